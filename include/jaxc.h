@@ -1,0 +1,385 @@
+/* jaxc.h -- JAX for C: NumPy-compatible arrays on a kernel compiler.
+ *
+ *   #include <jaxc.h>
+ *   int64_t shape[2] = {2, 3};
+ *   float data[6] = {1, 2, 3, 4, 5, 6};
+ *   jx_scope_begin();
+ *   jx_array *x = jx_array_from(data, JX_FLOAT32, 2, shape);
+ *   jx_array *y = jx_sum(jx_exp(x), 1, (int[]){1}, false);   // shape [2]
+ *   if (!y) fprintf(stderr, "%s\n", jx_last_error());
+ *   char *s = jx_to_string(y); puts(s); free(s);
+ *   jx_scope_end(0, NULL);                                     // frees x, exp(x), y
+ *
+ * OWNERSHIP -- one rule. Arguments are borrowed: no function takes ownership of an
+ * array you pass. Every function returning `jx_array *` returns a new reference;
+ * `jx_free` drops one (NULL is fine), `jx_ref` adds one. Between `jx_scope_begin()` and
+ * `jx_scope_end(n, keep)` every reference created is released at the end, except the n
+ * arrays in `keep`, which are handed to the enclosing scope (or the caller). Freeing an
+ * array early inside a scope is allowed; the scope then skips it.
+ *
+ * ERRORS -- sticky, never fatal. A failing op returns NULL and records the first error
+ * of the thread (status + a message naming the function, the shapes/dtypes involved and
+ * what was expected). An op given a NULL argument returns NULL and keeps the first
+ * error, so a chain is checked once at its end. Calls that are not array-valued return
+ * `jx_status`. The library never exits, aborts or prints on user error.
+ *
+ * SEMANTICS follow jax.numpy: broadcasting, JAX's type promotion with weak types
+ * (`jx_scalar` is a weakly typed Python float, `jx_scalar_int` a weak Python int), and
+ * JAX's jax_enable_x64 switch (off by default: 64-bit dtypes canonicalize to 32 bits).
+ * Shapes are int64_t. Axes are int; negative axes count from the end. An axis list is
+ * (int naxes, const int *axes), and axes == NULL means every axis (axis=None).
+ */
+#ifndef JAXC_H
+#define JAXC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define JAXC_VERSION_MAJOR 0
+#define JAXC_VERSION_MINOR 1
+#define JAXC_VERSION_PATCH 0
+
+/* Largest rank an array may have. */
+#define JX_MAX_NDIM 16
+
+/* ------------------------------------------------------------------ types */
+
+/* An n-d array (or, inside a transformation, a tracer). Opaque, refcounted. */
+typedef struct jx_array jx_array;
+
+/* Element types: JAX's dtypes. float16/bfloat16 are stored as 16 bits and computed in
+ * float32 (each op rounds its result back to 16 bits). */
+typedef enum jx_dtype {
+  JX_BOOL,
+  JX_INT8,
+  JX_UINT8,
+  JX_INT16,
+  JX_UINT16,
+  JX_INT32,
+  JX_UINT32,
+  JX_INT64,
+  JX_UINT64,
+  JX_FLOAT16,
+  JX_BFLOAT16,
+  JX_FLOAT32,
+  JX_FLOAT64,
+  JX_NUM_DTYPES
+} jx_dtype;
+
+typedef enum jx_status {
+  JX_OK = 0,
+  JX_ERR_SHAPE,       /* incompatible or invalid shapes, axes, indices */
+  JX_ERR_DTYPE,       /* dtype not accepted by the operation */
+  JX_ERR_VALUE,       /* bad scalar argument (NULL, negative count, ...) */
+  JX_ERR_OOM,         /* allocation failed or size overflows int64 */
+  JX_ERR_DEVICE,      /* device missing or failing */
+  JX_ERR_COMPILE,     /* generated code failed to compile */
+  JX_ERR_IO,          /* file missing, truncated or malformed */
+  JX_ERR_UNSUPPORTED, /* valid request jaxc does not implement */
+  JX_ERR_INTERNAL     /* a bug in jaxc: please report */
+} jx_status;
+
+/* ------------------------------------------------------- errors, lifetimes */
+
+/* First error recorded on this thread since the last jx_clear_error (JX_OK if none). */
+jx_status jx_last_status(void);
+/* Its message ("" if none). Valid until the next jx_clear_error on this thread. */
+const char *jx_last_error(void);
+void jx_clear_error(void);
+/* Short name of a status ("JX_ERR_SHAPE"). */
+const char *jx_status_name(jx_status s);
+
+/* Adds a reference to `a` and returns it (NULL passes through). */
+jx_array *jx_ref(jx_array *a);
+/* Drops one reference (NULL is fine). */
+void jx_free(jx_array *a);
+/* Opens a scope: references created until the matching jx_scope_end are released then. */
+void jx_scope_begin(void);
+/* Closes the innermost scope, releasing every reference created in it except the n
+ * arrays of `keep` (NULL entries allowed), which move to the enclosing scope or, with
+ * none open, to the caller. Returns JX_ERR_VALUE when no scope is open. */
+jx_status jx_scope_end(int n, jx_array *const *keep);
+/* Number of arrays alive now (all threads): tests use it to prove there are no leaks. */
+int64_t jx_live_arrays(void);
+
+/* -------------------------------------------------------- configuration */
+
+/* JAX's jax_enable_x64 (default off, or the env var JAXC_ENABLE_X64=1/true). With it off,
+ * requests for int64/uint64/float64 produce int32/uint32/float32 arrays, as in JAX.
+ * Affects arrays created afterwards. */
+void jx_config_enable_x64(bool enable);
+bool jx_config_x64_enabled(void);
+
+/* --------------------------------------------------------------- dtypes */
+
+/* NumPy name ("float32", "bfloat16", "bool"); NULL for an invalid value. */
+const char *jx_dtype_name(jx_dtype d);
+/* Bytes per element (bool: 1). 0 for an invalid value. */
+size_t jx_dtype_itemsize(jx_dtype d);
+/* jnp.result_type of two dtypes, each weak (Python scalar) or not: JAX's promotion
+ * lattice (jax._src.dtypes), canonicalized for the current x64 mode. */
+jx_dtype jx_promote_types(jx_dtype a, bool a_weak, jx_dtype b, bool b_weak, bool *weak_out);
+
+/* -------------------------------------------------------------- devices */
+
+/* NULL-terminated list of device names available in this process ("interp", ...). */
+const char *const *jx_devices(void);
+/* Sets the device new arrays are created on. JX_ERR_DEVICE for an unknown name. */
+jx_status jx_default_device(const char *name);
+/* Name of the device holding `a` (NULL for NULL). */
+const char *jx_device_of(const jx_array *a);
+/* A copy of `a` on the named device. */
+jx_array *jx_device_put(jx_array *a, const char *device);
+
+/* --------------------------------------------------------------- arrays */
+
+/* Copies `data` (C order, dtype-sized elements) into a new array. `data` may be NULL
+ * only when the shape has zero elements. int64/uint64/float64 data is converted to the
+ * canonical 32-bit dtype when x64 is off (as jnp.asarray does).
+ * Errors: JX_ERR_SHAPE for ndim outside [0, JX_MAX_NDIM] or negative dims,
+ * JX_ERR_OOM for element counts that overflow int64, JX_ERR_VALUE for NULL data. */
+jx_array *jx_array_from(const void *data, jx_dtype dtype, int ndim, const int64_t *shape);
+/* A weakly typed float scalar (a Python float in JAX). */
+jx_array *jx_scalar(double value);
+/* A weakly typed int scalar (a Python int in JAX); values outside int32 with x64 off
+ * are an error (JX_ERR_VALUE), as JAX raises OverflowError. */
+jx_array *jx_scalar_int(int64_t value);
+/* A strongly typed 0-d array: jnp.asarray(value, dtype). */
+jx_array *jx_scalar_of(double value, jx_dtype dtype);
+
+int jx_ndim(const jx_array *a);
+/* Pointer to ndim dims, valid while `a` lives. */
+const int64_t *jx_shape(const jx_array *a);
+int64_t jx_size(const jx_array *a);
+jx_dtype jx_dtype_of(const jx_array *a);
+/* True for weakly typed arrays (results of jx_scalar and ops on weak inputs only). */
+bool jx_is_weak(const jx_array *a);
+
+/* Copies the elements, C order, into dst (nbytes must equal size * itemsize).
+ * JX_ERR_VALUE for NULL or a wrong nbytes. */
+jx_status jx_read(jx_array *a, void *dst, size_t nbytes);
+/* The single element of a size-1 array, as double (NaN and the sticky error
+ * JX_ERR_SHAPE otherwise). */
+double jx_item(jx_array *a);
+/* Waits until `a` is computed. */
+jx_status jx_block_until_ready(jx_array *a);
+/* NumPy-style text ("[[1. 2.]\n [3. 4.]]"); the caller free()s it. NULL on error. */
+char *jx_to_string(jx_array *a);
+
+/* ---------------------------------------------------------------- creation */
+/* jnp.full / zeros / ones. dtype is canonicalized (x64 mode). */
+jx_array *jx_full(int ndim, const int64_t *shape, double value, jx_dtype dtype);
+jx_array *jx_zeros(int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_ones(int ndim, const int64_t *shape, jx_dtype dtype);
+/* jnp.zeros_like / ones_like / full_like: same shape and dtype as `a`. */
+jx_array *jx_zeros_like(jx_array *a);
+jx_array *jx_ones_like(jx_array *a);
+jx_array *jx_full_like(jx_array *a, double value);
+/* jnp.arange(start, stop, step, dtype): ceil((stop-start)/step) elements.
+ * JX_ERR_VALUE for step == 0 or non-finite arguments. */
+jx_array *jx_arange(double start, double stop, double step, jx_dtype dtype);
+/* jnp.linspace(start, stop, num, endpoint=True, dtype). JX_ERR_VALUE for num < 0. */
+jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype);
+/* jnp.eye(n, dtype): n x n identity. */
+jx_array *jx_eye(int64_t n, jx_dtype dtype);
+/* jnp.eye(n, m, k, dtype): ones on the k-th diagonal of an n x m array. */
+jx_array *jx_eye_k(int64_t n, int64_t m, int64_t k, jx_dtype dtype);
+/* jnp.tri(n, m, k, dtype): ones at and below the k-th diagonal. */
+jx_array *jx_tri(int64_t n, int64_t m, int64_t k, jx_dtype dtype);
+/* jnp.tril / jnp.triu(a, k) on the last two axes (ndim >= 2, else JX_ERR_SHAPE). */
+jx_array *jx_tril(jx_array *a, int64_t k);
+jx_array *jx_triu(jx_array *a, int64_t k);
+/* jnp.astype(a, dtype): convert_element_type. float->int saturates, NaN -> 0
+ * (XLA's conversion); to bool is a != 0. */
+jx_array *jx_astype(jx_array *a, jx_dtype dtype);
+/* lax.bitcast_convert_type between dtypes of equal itemsize (JX_ERR_DTYPE otherwise). */
+jx_array *jx_bitcast(jx_array *a, jx_dtype dtype);
+
+/* ---------------------------------------------------------- elementwise */
+/* Binary ops broadcast (NumPy rules) and promote (JAX rules). Errors: JX_ERR_SHAPE for
+ * shapes that do not broadcast; JX_ERR_DTYPE where JAX rejects the dtype (bitwise ops
+ * on floats, ...). */
+jx_array *jx_add(jx_array *x, jx_array *y);
+jx_array *jx_subtract(jx_array *x, jx_array *y);
+jx_array *jx_sub(jx_array *x, jx_array *y); /* alias of jx_subtract */
+jx_array *jx_multiply(jx_array *x, jx_array *y);
+jx_array *jx_mul(jx_array *x, jx_array *y); /* alias of jx_multiply */
+/* jnp.divide / true_divide: integer inputs promote to the default float. */
+jx_array *jx_divide(jx_array *x, jx_array *y);
+jx_array *jx_div(jx_array *x, jx_array *y); /* alias of jx_divide */
+jx_array *jx_true_divide(jx_array *x, jx_array *y);
+/* jnp.floor_divide / remainder (Python semantics: result has the sign of y);
+ * integer division by zero gives 0 (as XLA on CPU does... see docs/api.md). */
+jx_array *jx_floor_divide(jx_array *x, jx_array *y);
+jx_array *jx_remainder(jx_array *x, jx_array *y);
+jx_array *jx_mod(jx_array *x, jx_array *y); /* alias of jx_remainder */
+/* jnp.fmod: C fmod semantics (sign of x). */
+jx_array *jx_fmod(jx_array *x, jx_array *y);
+jx_array *jx_power(jx_array *x, jx_array *y);
+jx_array *jx_maximum(jx_array *x, jx_array *y); /* NaN-propagating */
+jx_array *jx_minimum(jx_array *x, jx_array *y);
+jx_array *jx_fmax(jx_array *x, jx_array *y); /* NaN-ignoring */
+jx_array *jx_fmin(jx_array *x, jx_array *y);
+jx_array *jx_arctan2(jx_array *y, jx_array *x);
+jx_array *jx_hypot(jx_array *x, jx_array *y);
+jx_array *jx_logaddexp(jx_array *x, jx_array *y);
+jx_array *jx_copysign(jx_array *x, jx_array *y);
+/* Comparisons return bool arrays. */
+jx_array *jx_equal(jx_array *x, jx_array *y);
+jx_array *jx_not_equal(jx_array *x, jx_array *y);
+jx_array *jx_less(jx_array *x, jx_array *y);
+jx_array *jx_less_equal(jx_array *x, jx_array *y);
+jx_array *jx_greater(jx_array *x, jx_array *y);
+jx_array *jx_greater_equal(jx_array *x, jx_array *y);
+/* Logical ops take any dtype (nonzero is true) and return bool. */
+jx_array *jx_logical_and(jx_array *x, jx_array *y);
+jx_array *jx_logical_or(jx_array *x, jx_array *y);
+jx_array *jx_logical_xor(jx_array *x, jx_array *y);
+jx_array *jx_logical_not(jx_array *x);
+/* Bitwise ops: bool and integer dtypes only. */
+jx_array *jx_bitwise_and(jx_array *x, jx_array *y);
+jx_array *jx_bitwise_or(jx_array *x, jx_array *y);
+jx_array *jx_bitwise_xor(jx_array *x, jx_array *y);
+jx_array *jx_bitwise_not(jx_array *x);
+jx_array *jx_invert(jx_array *x); /* alias of jx_bitwise_not */
+/* Shifts: integers only; right_shift is arithmetic for signed dtypes; shift counts
+ * outside [0, bits) give 0 (or -1 for negative values shifted right), as lax does. */
+jx_array *jx_left_shift(jx_array *x, jx_array *y);
+jx_array *jx_right_shift(jx_array *x, jx_array *y);
+
+/* Unary math. Integer inputs of the transcendental functions promote to the default
+ * float dtype, as in jax.numpy. */
+jx_array *jx_negative(jx_array *x);
+jx_array *jx_positive(jx_array *x);
+jx_array *jx_abs(jx_array *x);
+jx_array *jx_absolute(jx_array *x); /* alias of jx_abs */
+jx_array *jx_sign(jx_array *x);
+jx_array *jx_exp(jx_array *x);
+jx_array *jx_exp2(jx_array *x);
+jx_array *jx_expm1(jx_array *x);
+jx_array *jx_log(jx_array *x);
+jx_array *jx_log2(jx_array *x);
+jx_array *jx_log10(jx_array *x);
+jx_array *jx_log1p(jx_array *x);
+jx_array *jx_sqrt(jx_array *x);
+jx_array *jx_rsqrt(jx_array *x); /* lax.rsqrt */
+jx_array *jx_cbrt(jx_array *x);
+jx_array *jx_square(jx_array *x);
+jx_array *jx_reciprocal(jx_array *x);
+jx_array *jx_sin(jx_array *x);
+jx_array *jx_cos(jx_array *x);
+jx_array *jx_tan(jx_array *x);
+jx_array *jx_arcsin(jx_array *x);
+jx_array *jx_arccos(jx_array *x);
+jx_array *jx_arctan(jx_array *x);
+jx_array *jx_sinh(jx_array *x);
+jx_array *jx_cosh(jx_array *x);
+jx_array *jx_tanh(jx_array *x);
+jx_array *jx_arcsinh(jx_array *x);
+jx_array *jx_arccosh(jx_array *x);
+jx_array *jx_arctanh(jx_array *x);
+jx_array *jx_floor(jx_array *x);
+jx_array *jx_ceil(jx_array *x);
+jx_array *jx_trunc(jx_array *x);
+/* jnp.round(x, decimals=0) / jnp.rint: round half to even. */
+jx_array *jx_round(jx_array *x);
+jx_array *jx_rint(jx_array *x);
+jx_array *jx_isnan(jx_array *x);
+jx_array *jx_isinf(jx_array *x);
+jx_array *jx_isfinite(jx_array *x);
+jx_array *jx_signbit(jx_array *x);
+jx_array *jx_deg2rad(jx_array *x);
+jx_array *jx_rad2deg(jx_array *x);
+
+/* jnp.where(cond, x, y): cond is cast to bool; x, y promote together. */
+jx_array *jx_where(jx_array *cond, jx_array *x, jx_array *y);
+/* jnp.clip(x, lo, hi): either bound may be NULL (no bound). */
+jx_array *jx_clip(jx_array *x, jx_array *lo, jx_array *hi);
+
+/* ---------------------------------------------------------- reductions */
+/* jnp.sum / prod / max / min / mean / any / all over (naxes, axes); axes == NULL reduces
+ * every axis. Repeated or out-of-range axes: JX_ERR_SHAPE. sum/prod of bool and small
+ * ints accumulate in the default int dtype (as JAX); float16/bfloat16 accumulate in
+ * float32. max/min of an empty axis: JX_ERR_VALUE (JAX raises: no identity). */
+jx_array *jx_sum(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_prod(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_max(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_min(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_mean(jx_array *x, int naxes, const int *axes, bool keepdims);
+/* jnp.var / std with ddof. */
+jx_array *jx_var(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims);
+jx_array *jx_std(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims);
+jx_array *jx_any(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_all(jx_array *x, int naxes, const int *axes, bool keepdims);
+/* jnp.argmax / argmin along one axis (int32 indices; first occurrence; NaN wins, as in
+ * JAX). JX_ERR_VALUE for an empty axis. */
+jx_array *jx_argmax(jx_array *x, int axis, bool keepdims);
+jx_array *jx_argmin(jx_array *x, int axis, bool keepdims);
+
+/* ------------------------------------------------------------ movement */
+/* Views where possible: movement never copies data. */
+/* jnp.reshape; one dim may be -1. JX_ERR_SHAPE if sizes differ. */
+jx_array *jx_reshape(jx_array *x, int ndim, const int64_t *shape);
+jx_array *jx_ravel(jx_array *x);
+/* jnp.transpose(x, axes); perm == NULL reverses the axes. */
+jx_array *jx_transpose(jx_array *x, const int *perm);
+jx_array *jx_swapaxes(jx_array *x, int axis1, int axis2);
+jx_array *jx_moveaxis(jx_array *x, int source, int destination);
+jx_array *jx_broadcast_to(jx_array *x, int ndim, const int64_t *shape);
+jx_array *jx_expand_dims(jx_array *x, int axis);
+/* jnp.squeeze: axes == NULL drops every size-1 axis; naming an axis whose size is not 1
+ * is JX_ERR_SHAPE. */
+jx_array *jx_squeeze(jx_array *x, int naxes, const int *axes);
+/* jnp.concatenate / stack of n arrays along axis (they promote together). */
+jx_array *jx_concatenate(int n, jx_array *const *xs, int axis);
+jx_array *jx_stack(int n, jx_array *const *xs, int axis);
+/* jnp.split(x, sections, axis) into `sections` equal parts (JX_ERR_SHAPE if it does not
+ * divide). Fills out[0..sections-1]; returns JX_OK or the error. */
+jx_status jx_split(jx_array *x, int64_t sections, int axis, jx_array **out);
+/* jnp.split at indices (ascending): nidx + 1 pieces into out. */
+jx_status jx_split_indices(jx_array *x, int nidx, const int64_t *indices, int axis,
+                           jx_array **out);
+/* jnp.pad(x, pad_width, mode='constant', constant_values=value); pad_width holds
+ * (before, after) per axis: 2*ndim non-negative entries. */
+jx_array *jx_pad(jx_array *x, const int64_t *pad_width, double value);
+/* jnp.flip; axes == NULL flips every axis. */
+jx_array *jx_flip(jx_array *x, int naxes, const int *axes);
+/* jnp.roll(x, shift, axis); axis == JX_AXIS_NONE rolls the flattened array. */
+#define JX_AXIS_NONE (-1000000)
+jx_array *jx_roll(jx_array *x, int64_t shift, int axis);
+/* jnp.tile(x, reps) with nreps repetitions counts. */
+jx_array *jx_tile(jx_array *x, int nreps, const int64_t *reps);
+/* jnp.repeat(x, repeats, axis) with a scalar repeat count; axis == JX_AXIS_NONE
+ * flattens first. */
+jx_array *jx_repeat(jx_array *x, int64_t repeats, int axis);
+/* Basic and strided slicing x[start:stop:step, ...] over the first nslice axes, with
+ * Python's clamping of out-of-range bounds; step != 0. Use JX_SLICE_END for "to the end"
+ * (or to the start with negative steps). */
+#define JX_SLICE_END INT64_MAX
+jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t *stop,
+                   const int64_t *step);
+/* jnp.take(x, indices, axis): gather with integer indices (any shape); negative indices
+ * wrap; out-of-range indices are clamped (JAX's default mode for take is "fill" with NaN
+ * for inexact dtypes: see docs/api.md for the mode used). axis == JX_AXIS_NONE
+ * flattens x. */
+jx_array *jx_take(jx_array *x, jx_array *indices, int axis);
+
+/* ------------------------------------------------------------ products */
+/* jnp.matmul: 1-d operands are promoted as NumPy does; batch dims broadcast. */
+jx_array *jx_matmul(jx_array *x, jx_array *y);
+jx_array *jx_dot(jx_array *x, jx_array *y);
+jx_array *jx_vdot(jx_array *x, jx_array *y);
+jx_array *jx_inner(jx_array *x, jx_array *y);
+jx_array *jx_outer(jx_array *x, jx_array *y);
+/* jnp.tensordot(x, y, axes=n): contracts the last n axes of x with the first n of y. */
+jx_array *jx_tensordot(jx_array *x, jx_array *y, int n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JAXC_H */

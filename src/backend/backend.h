@@ -1,0 +1,53 @@
+/* backend.h -- the backend interface: a small table of functions every device
+ * implements (interp today; cpu and cuda later), and refcounted device buffers. */
+#ifndef JAXC_BACKEND_BACKEND_H
+#define JAXC_BACKEND_BACKEND_H
+
+#include "jaxc.h"
+#include "ir/alu.h"
+
+typedef struct Backend Backend;
+
+struct Backend {
+  const char *name;
+  /* Device memory of nbytes (nbytes may be 0). NULL on failure. */
+  void *(*alloc)(size_t nbytes);
+  /* Releases memory from alloc (NULL is fine). */
+  void (*free)(void *mem);
+  /* Host -> device and device -> host copies of nbytes. */
+  jx_status (*copy_in)(void *mem, const void *host, size_t nbytes);
+  jx_status (*copy_out)(void *host, const void *mem, size_t nbytes);
+  /* Compiles (or looks up) a kernel; *exe is owned by the backend's cache. */
+  jx_status (*prepare)(const Kernel *k, void **exe);
+  /* Runs a prepared kernel: inputs[i] are k->nargs device buffers, out has k->size
+   * elements of k->dtype. */
+  jx_status (*dispatch)(void *exe, const Kernel *k, void *const *inputs, void *out);
+  /* Waits for every dispatched kernel. */
+  jx_status (*synchronize)(void);
+};
+
+/* A refcounted device allocation. */
+typedef struct Buffer {
+  const Backend *backend;
+  int64_t refcount;
+  size_t nbytes;
+  void *mem;
+} Buffer;
+
+/* Allocates a buffer on the backend; NULL + JX_ERR_OOM on failure. */
+Buffer *buffer_new(const Backend *be, size_t nbytes);
+Buffer *buffer_ref(Buffer *b);
+void buffer_free(Buffer *b);
+
+/* Registry. backend_get returns NULL for unknown names. */
+const Backend *backend_get(const char *name);
+const Backend *backend_default(void);
+void backend_set_default(const Backend *be);
+
+/* Compiles (via be->prepare) and runs a kernel into a new buffer of k->size elements.
+ * NULL (with the error set) on failure. */
+Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs);
+
+extern const Backend backend_interp;
+
+#endif

@@ -1,0 +1,42 @@
+/* array.h -- the jx_array struct: refcount, scope bookkeeping, dtype, shape, and either
+ * a device buffer seen through a shape tracker (concrete arrays) or a tracer. */
+#ifndef JAXC_CORE_ARRAY_H
+#define JAXC_CORE_ARRAY_H
+
+#include "jaxc.h"
+#include "backend/backend.h"
+#include "core/shape.h"
+
+struct jx_array {
+  int64_t refcount; /* references held by the user, scopes and the library */
+  int32_t nscope;   /* entries for this array in open scopes' lists */
+  int32_t nskip;    /* of those, entries whose reference was already dropped */
+  jx_dtype dtype;
+  bool weak;        /* JAX weak type (Python scalar semantics) */
+  int ndim;
+  int64_t shape[JX_MAX_NDIM];
+  Buffer *buf;      /* concrete arrays: the data ... */
+  ShapeTracker *st; /* ... and how the logical shape maps onto it */
+  void *tracer;     /* transformations (later): non-NULL for tracers */
+};
+
+/* A new concrete array owning one reference to buf and taking ownership of st; the
+ * new reference is registered with the innermost open scope. On failure (NULL) buf's
+ * reference is still consumed and st freed. */
+jx_array *array_new(Buffer *buf, ShapeTracker *st, jx_dtype dtype, bool weak);
+/* A new contiguous array copied from host data of shape/dtype on the default backend. */
+jx_array *array_from_host(const void *data, jx_dtype dtype, bool weak, int ndim,
+                          const int64_t *shape);
+/* Validates a user shape for `fn`: ndim in range, dims >= 0, product fits int64. */
+bool array_check_shape(const char *fn, int ndim, const int64_t *shape);
+/* Normalizes axis for rank ndim (negative counts from the end); false + JX_ERR_SHAPE
+ * naming fn if out of range. */
+bool array_normalize_axis(const char *fn, int *axis, int ndim);
+/* Normalizes an axis list into a sorted bool mask of ndim entries; axes == NULL marks
+ * every axis. Repeated or out-of-range axes: false + JX_ERR_SHAPE. */
+bool array_axes_mask(const char *fn, int naxes, const int *axes, int ndim, bool *mask);
+/* Formats "float32[2,3]" into buf (ERROR_SHAPE_BUF + 16 bytes). */
+const char *array_describe(char *buf, const jx_array *a);
+#define ARRAY_DESCRIBE_BUF (JX_MAX_NDIM * 21 + 24)
+
+#endif

@@ -1,0 +1,137 @@
+/* alu.h -- the kernel IR: AluExp, a hash-consed DAG of scalar operations (ops in
+ * alu.def), with interval analysis, a simplifier, a printer and a checker; and Kernel,
+ * one loop nest computing an output array, with an optional Reduction.
+ *
+ * Every AluExp is immutable and unique: constructors return the existing node when an
+ * equal one exists, so pointer equality is structural equality. Nodes live for the
+ * process (an arena that grows with the number of distinct expressions). Index
+ * arithmetic uses JX_INT64. */
+#ifndef JAXC_IR_ALU_H
+#define JAXC_IR_ALU_H
+
+#include "jaxc.h"
+
+typedef enum AluOp {
+#define X(name, arity, group) ALU_##name,
+#include "ir/alu.def"
+#undef X
+  ALU_NUM_OPS
+} AluOp;
+
+typedef enum AluGroup {
+  ALU_GROUP_BINARY,
+  ALU_GROUP_COMPARE,
+  ALU_GROUP_UNARY,
+  ALU_GROUP_UNARY_PRED,
+  ALU_GROUP_SPECIAL,
+  ALU_GROUP_LEAF
+} AluGroup;
+
+/* A scalar value. Signed ints and bool live in .i, sign-extended from their width;
+ * unsigned ints in .u, zero-extended; floats in .f holding a value exactly
+ * representable in the dtype (float32/float16/bfloat16 values are rounded). */
+typedef union AluValue {
+  int64_t i;
+  uint64_t u;
+  double f;
+} AluValue;
+
+typedef struct AluExp AluExp;
+struct AluExp {
+  AluOp op;
+  jx_dtype dtype;
+  int nsrc;
+  const AluExp *src[4];
+  AluValue value;   /* ALU_CONST */
+  int64_t arg;      /* SPECIAL: range; GLOBAL_INDEX: input number; else 0 */
+  const char *name; /* SPECIAL / VARIABLE: interned name; else NULL */
+  int64_t lo, hi;   /* interval of integer/bool values (INT64_MIN/MAX if unknown) */
+  uint64_t hash;
+  uint64_t id;      /* creation order: stable, deterministic ordering */
+};
+
+const char *alu_op_name(AluOp op); /* "ADD" */
+int alu_op_arity(AluOp op);
+AluGroup alu_op_group(AluOp op);
+
+/* Constructors (hash-consed; they fold constants and apply cheap local rewrites).
+ * They never fail except on OOM, where they return NULL and set JX_ERR_OOM; a NULL
+ * source gives NULL. */
+const AluExp *alu_const(jx_dtype dtype, AluValue v);
+const AluExp *alu_const_int(jx_dtype dtype, int64_t v); /* any int/bool dtype */
+const AluExp *alu_const_float(jx_dtype dtype, double v); /* rounds to dtype */
+const AluExp *alu_special(const char *name, int64_t range); /* int64 in [0, range) */
+const AluExp *alu_variable(const char *name, jx_dtype dtype);
+const AluExp *alu_global(int64_t input, jx_dtype dtype, const AluExp *index);
+/* Elementwise: srcs share a dtype (WHERE: src0 bool, src1/src2 equal; SHL/SHR: same
+ * dtype). Result dtype: bool for COMPARE and UNARY_PRED, else the sources'. */
+const AluExp *alu_unary(AluOp op, const AluExp *x);
+const AluExp *alu_binary(AluOp op, const AluExp *a, const AluExp *b);
+const AluExp *alu_where(const AluExp *cond, const AluExp *a, const AluExp *b);
+const AluExp *alu_cast(const AluExp *x, jx_dtype dtype);
+const AluExp *alu_bitcast(const AluExp *x, jx_dtype dtype);
+const AluExp *alu_threefry2x32(const AluExp *k0, const AluExp *k1, const AluExp *c0,
+                               const AluExp *c1);
+/* Generic constructor used by rewriting passes. */
+const AluExp *alu_make(AluOp op, jx_dtype dtype, int nsrc, const AluExp *const *src,
+                       AluValue value, int64_t arg, const char *name);
+
+/* Scalar semantics of one op (alu.def), shared by the interpreter and constant folding.
+ * `dtype` is the result dtype, src_dtype the dtype of src0 (matters for CAST/BITCAST
+ * and compares). */
+AluValue alu_eval_op(AluOp op, jx_dtype dtype, jx_dtype src_dtype, const AluValue *args);
+/* Rounds/wraps a raw value into the canonical representation of dtype. */
+AluValue alu_normalize(jx_dtype dtype, AluValue v);
+/* Reads element i of a buffer of dtype as an AluValue, and writes one. */
+AluValue alu_load(const void *buf, jx_dtype dtype, int64_t i);
+void alu_store(void *buf, jx_dtype dtype, int64_t i, AluValue v);
+
+/* Replaces every VARIABLE/SPECIAL named `name` by `with`. */
+const AluExp *alu_substitute(const AluExp *e, const char *name, const AluExp *with);
+/* Full simplification: constant folding, algebraic identities that are exact for the
+ * dtype (never x*0 -> 0 for floats), and the index rewrites that cancel the div/mod
+ * chains views create, correct for truncating division of negative values (uses the
+ * intervals). Idempotent. */
+const AluExp *alu_simplify(const AluExp *e);
+/* Type/shape check of the DAG: arities, dtypes per op, GLOBAL_INDEX inputs < nargs with
+ * matching dtypes (arg_dtypes may be NULL to skip). Returns JX_OK or JX_ERR_INTERNAL
+ * with a message naming the offending node. */
+jx_status alu_check(const AluExp *e, int nargs, const jx_dtype *arg_dtypes);
+/* Deterministic text: shared subexpressions are named (%0 = ADD i64 ...). malloc'd. */
+char *alu_print(const AluExp *e);
+/* Number of distinct nodes reachable from e. */
+int64_t alu_count(const AluExp *e);
+
+/* ---------------------------------------------------------------- kernels */
+
+/* A reduction: acc starts at identity; for ridx in [0, size): acc = op(acc, exp).
+ * Then out = epilogue, where epilogue refers to the accumulator as VARIABLE "acc" (of
+ * `dtype`). op is ADD, MUL, MIN, MAX, AND or OR. */
+typedef struct Reduction {
+  AluOp op;
+  jx_dtype dtype;
+  AluValue identity;
+  int64_t size;
+  const AluExp *epilogue; /* NULL: out = acc */
+} Reduction;
+
+#define KERNEL_MAX_ARGS 64
+
+/* One output array of `size` elements of `dtype`: out[gidx] = exp (SPECIAL "gidx"),
+ * or with a reduction, exp also uses SPECIAL "ridx" and out[gidx] = epilogue(acc). */
+typedef struct Kernel {
+  int nargs;
+  jx_dtype arg_dtypes[KERNEL_MAX_ARGS];
+  int64_t size;
+  jx_dtype dtype;
+  const AluExp *exp;
+  bool has_reduction;
+  Reduction reduction;
+} Kernel;
+
+/* Checks a kernel (alu_check on its expressions, gidx/ridx ranges). */
+jx_status kernel_check(const Kernel *k);
+/* Readable deterministic text of a kernel. malloc'd. */
+char *kernel_print(const Kernel *k);
+
+#endif

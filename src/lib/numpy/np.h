@@ -1,0 +1,35 @@
+/* np.h -- helpers shared by the jax.numpy implementations in src/lib/numpy: JAX type
+ * promotion and NumPy broadcasting of operands, built only from primitives (prim.h).
+ * `fn` is the public function name used in error messages ("jx_add"). All return
+ * new references; on failure they return NULL/false with the sticky error set and
+ * leave no references behind. */
+#ifndef JAXC_LIB_NUMPY_NP_H
+#define JAXC_LIB_NUMPY_NP_H
+
+#include "jaxc.h"
+#include "core/array.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "trace/prim.h"
+
+/* jnp.result_type of n arrays (weak types included) -> dtype, *weak. */
+jx_dtype np_result_type(int n, jx_array *const *xs, bool *weak);
+/* Converts x to dtype (weak flag as given); a new reference to x if nothing changes. */
+jx_array *np_convert(jx_array *x, jx_dtype dtype, bool weak);
+/* Promotes n arrays to their common dtype: out[i] new references. */
+bool np_promote(const char *fn, int n, jx_array *const *in, jx_array **out);
+/* NumPy broadcast of n shapes; JX_ERR_SHAPE naming fn and the shapes otherwise. */
+bool np_broadcast_shapes(const char *fn, int n, jx_array *const *in, int *ndim,
+                         int64_t *shape);
+/* Broadcasts x (NumPy rules, trailing alignment) to shape; a new ref if unchanged. */
+jx_array *np_broadcast_to(const char *fn, jx_array *x, int ndim, const int64_t *shape);
+/* Promote then broadcast n operands together (what every NumPy ufunc does first). */
+bool np_prepare(const char *fn, int n, jx_array *const *in, jx_array **out);
+/* Inexact operand: bool/int inputs become the default float dtype (weakness kept). */
+jx_array *np_to_inexact(jx_array *x);
+/* A 0-d array of `dtype` holding value (strong), broadcast later by the caller. */
+jx_array *np_constant(double value, jx_dtype dtype);
+/* Shape as "(2,3)" for messages. */
+const char *np_shape_str(char *buf, const jx_array *x);
+
+#endif

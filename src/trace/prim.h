@@ -1,0 +1,100 @@
+/* prim.h -- binding primitives (primitives.def). Every array operation in src/lib is
+ * built from these calls. A bind goes to the innermost active trace of the interpreter
+ * stack; at the bottom, eval runs the primitive's implementation (a kernel or a view).
+ *
+ * Preconditions are the primitive's, not NumPy's: elementwise operands have equal
+ * shapes and dtypes (src/lib broadcasts and promotes first). A violated precondition
+ * sets JX_ERR_SHAPE / JX_ERR_DTYPE naming the primitive. NULL inputs give NULL.
+ * Results are new references (registered with the innermost scope). The result of an
+ * operation is weakly typed iff every operand is. */
+#ifndef JAXC_TRACE_PRIM_H
+#define JAXC_TRACE_PRIM_H
+
+#include "jaxc.h"
+#include "ir/alu.h"
+
+typedef enum Prim {
+#define X(name, kind, alu) PRIM_##name,
+#include "trace/primitives.def"
+#undef X
+  PRIM_NUM
+} Prim;
+
+typedef enum PrimKind {
+  PRIM_KIND_UNARY,
+  PRIM_KIND_UNARY_PRED,
+  PRIM_KIND_BINARY,
+  PRIM_KIND_COMPARE,
+  PRIM_KIND_SELECT,
+  PRIM_KIND_CONVERT,
+  PRIM_KIND_BITCAST,
+  PRIM_KIND_REDUCE,
+  PRIM_KIND_MOVEMENT,
+  PRIM_KIND_CONCATENATE,
+  PRIM_KIND_GATHER,
+  PRIM_KIND_DOT,
+  PRIM_KIND_IOTA
+} PrimKind;
+
+/* Parameters of a primitive application (a jaxpr equation's params). Unused fields
+ * are zero. */
+typedef struct PrimParams {
+  jx_dtype dtype;                /* convert_element_type, bitcast, iota */
+  bool weak;                     /* convert_element_type: result weak type */
+  int naxes;                     /* reduce_*, rev: axes; transpose: perm;        */
+  int axes[JX_MAX_NDIM];         /* broadcast_in_dim: broadcast_dimensions       */
+  int ndim;                      /* reshape, broadcast_in_dim, iota: result shape */
+  int64_t shape[JX_MAX_NDIM];
+  int64_t start[JX_MAX_NDIM];    /* slice: start/stop/step; pad: lo in start, */
+  int64_t stop[JX_MAX_NDIM];     /*        hi in stop                         */
+  int64_t step[JX_MAX_NDIM];
+  double value;                  /* pad: padding value */
+  int axis;                      /* concatenate, gather, iota */
+  int ncontract, nbatch;         /* dot_general: lhs/rhs contracting and batch dims */
+  int lhs_contract[JX_MAX_NDIM], rhs_contract[JX_MAX_NDIM];
+  int lhs_batch[JX_MAX_NDIM], rhs_batch[JX_MAX_NDIM];
+} PrimParams;
+
+const char *prim_name(Prim p);
+PrimKind prim_kind(Prim p);
+AluOp prim_alu_op(Prim p);
+
+/* The one entry point: applies p to nin inputs. */
+jx_array *prim_bind(Prim p, int nin, jx_array *const *in, const PrimParams *params);
+
+/* Convenience wrappers over prim_bind. */
+jx_array *prim_unary(Prim p, jx_array *x);
+jx_array *prim_binary(Prim p, jx_array *x, jx_array *y);
+/* lax.select_n with a bool predicate: cond ? x : y (equal shapes; x, y equal dtypes). */
+jx_array *prim_select(jx_array *cond, jx_array *x, jx_array *y);
+/* lax.convert_element_type (weak: result weak type). */
+jx_array *prim_convert(jx_array *x, jx_dtype dtype, bool weak);
+jx_array *prim_bitcast(jx_array *x, jx_dtype dtype);
+/* Reduces the axes with mask[d] true (removed from the shape). Result dtype = x's. */
+jx_array *prim_reduce(Prim p, jx_array *x, const bool *mask);
+jx_array *prim_reshape(jx_array *x, int ndim, const int64_t *shape);
+jx_array *prim_transpose(jx_array *x, const int *perm);
+/* lax.broadcast_in_dim: x's dim i becomes result dim bdims[i] (bdims increasing); x's
+ * dims are equal to the result's or 1. */
+jx_array *prim_broadcast_in_dim(jx_array *x, int ndim, const int64_t *shape,
+                                const int *bdims);
+/* lax.pad with lo/hi >= 0 and no interior padding. */
+jx_array *prim_pad(jx_array *x, const int64_t *lo, const int64_t *hi, double value);
+/* lax.slice with strides: 0 <= start <= stop <= dim, step >= 1. */
+jx_array *prim_slice(jx_array *x, const int64_t *start, const int64_t *stop,
+                     const int64_t *step);
+/* lax.rev over the axes with mask[d] true. */
+jx_array *prim_rev(jx_array *x, const bool *mask);
+/* lax.concatenate: equal dtypes and equal shapes except along axis. */
+jx_array *prim_concatenate(int n, jx_array *const *xs, int axis);
+/* Gathers along `axis` of x with integer indices (any shape): the result's shape is
+ * x.shape[:axis] + idx.shape + x.shape[axis+1:]; indices are clamped to [0, dim-1]. */
+jx_array *prim_gather(jx_array *x, jx_array *idx, int axis);
+/* lax.dot_general with equal input dtypes; result dims: batch, lhs free, rhs free. */
+jx_array *prim_dot_general(jx_array *x, jx_array *y, int ncontract, const int *lhs_contract,
+                           const int *rhs_contract, int nbatch, const int *lhs_batch,
+                           const int *rhs_batch);
+/* lax.broadcasted_iota. */
+jx_array *prim_iota(jx_dtype dtype, int ndim, const int64_t *shape, int dimension);
+
+#endif

@@ -1,0 +1,71 @@
+/* test.c -- see test.h. */
+#include "test.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+int test_failures = 0;
+int test_checks = 0;
+const char *test_current = "";
+static int cases_passed = 0, cases_failed = 0;
+
+void test_fail(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "FAIL [%s] %s:%d: ", test_current, file, line);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  test_failures++;
+}
+
+void test_check_error(const char *file, int line, jx_status status, const char *needle) {
+  test_checks++;
+  jx_status got = jx_last_status();
+  const char *msg = jx_last_error();
+  if (got != status)
+    test_fail(file, line, "expected status %s, got %s (%s)", jx_status_name(status),
+              jx_status_name(got), msg);
+  else if (needle && !strstr(msg, needle))
+    test_fail(file, line, "error message \"%s\" lacks \"%s\"", msg, needle);
+  jx_clear_error();
+}
+
+void test_run(const char *name, void (*fn)(void)) {
+  int before_fail = test_failures;
+  int64_t live = jx_live_arrays();
+  test_current = name;
+  jx_clear_error();
+  fn();
+  if (jx_last_status() != JX_OK)
+    test_fail(__FILE__, __LINE__, "error left pending: %s", jx_last_error());
+  jx_clear_error();
+  int64_t now = jx_live_arrays();
+  if (now != live) test_fail(__FILE__, __LINE__, "leaked %lld arrays", (long long)(now - live));
+  if (test_failures == before_fail) cases_passed++;
+  else cases_failed++;
+}
+
+int test_finish(void) {
+  printf("%d passed, %d failed\n", cases_passed, cases_failed);
+  return cases_failed ? 1 : 0;
+}
+
+double *test_read_f64(jx_array *a) {
+  if (!a) return NULL;
+  jx_array *d = jx_astype(a, JX_FLOAT64);
+  if (!d) return NULL;
+  int64_t n = jx_size(d);
+  size_t item = jx_dtype_itemsize(jx_dtype_of(d));
+  double *out = malloc(n ? (size_t)n * sizeof(double) : 1);
+  if (item == 8) {
+    jx_read(d, out, (size_t)n * 8);
+  } else { /* x64 off: float64 canonicalized to float32 */
+    float *tmp = malloc(n ? (size_t)n * 4 : 1);
+    jx_read(d, tmp, (size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) out[i] = tmp[i];
+    free(tmp);
+  }
+  jx_free(d);
+  return out;
+}
