@@ -1,0 +1,77 @@
+/* backend.c -- device buffers, the backend registry and the common "run one kernel
+ * into a fresh buffer" path every device shares. */
+#include "backend/backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+
+Buffer *buffer_new(const Backend *be, size_t nbytes) {
+  Buffer *b = malloc(sizeof *b);
+  void *mem = b ? be->alloc(nbytes) : NULL;
+  if (!mem) {
+    free(b);
+    error_set(JX_ERR_OOM, "out of memory allocating %zu bytes on %s", nbytes, be->name);
+    return NULL;
+  }
+  *b = (Buffer){.backend = be, .refcount = 1, .nbytes = nbytes, .mem = mem};
+  return b;
+}
+
+Buffer *buffer_ref(Buffer *b) {
+  if (b) __atomic_add_fetch(&b->refcount, 1, __ATOMIC_RELAXED);
+  return b;
+}
+
+void buffer_free(Buffer *b) {
+  if (!b || __atomic_sub_fetch(&b->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+  b->backend->free(b->mem);
+  free(b);
+}
+
+static const Backend *const backends[] = {&backend_interp};
+static const char *const backend_names[] = {"interp", NULL};
+static const Backend *default_backend = &backend_interp;
+
+const Backend *backend_get(const char *name) {
+  if (!name) return NULL;
+  for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+    if (strcmp(backends[i]->name, name) == 0) return backends[i];
+  return NULL;
+}
+
+const Backend *backend_default(void) { return default_backend; }
+void backend_set_default(const Backend *be) { default_backend = be; }
+
+Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs) {
+  size_t item = jx_dtype_itemsize(k->dtype);
+  Buffer *out = buffer_new(be, (size_t)k->size * item);
+  if (!out) return NULL;
+  void *exe = NULL;
+  void *mems[KERNEL_MAX_ARGS];
+  for (int i = 0; i < k->nargs; i++) mems[i] = inputs[i]->mem;
+  jx_status s = be->prepare(k, &exe);
+  if (s == JX_OK && k->size > 0) s = be->dispatch(exe, k, mems, out->mem);
+  if (s != JX_OK) {
+    buffer_free(out);
+    return NULL;
+  }
+  return out;
+}
+
+/* ------------------------------------------------------------ public API */
+
+const char *const *jx_devices(void) { return backend_names; }
+
+jx_status jx_default_device(const char *name) {
+  const Backend *be = backend_get(name);
+  if (!be) {
+    error_set(JX_ERR_DEVICE, "jx_default_device: unknown device \"%s\"",
+              name ? name : "(null)");
+    return JX_ERR_DEVICE;
+  }
+  backend_set_default(be);
+  return JX_OK;
+}

@@ -1,0 +1,222 @@
+/* interp.c -- the reference interpreter: evaluates kernels directly from the IR, one
+ * chunk of iterations at a time, with the scalar semantics of alu_eval_op. It is slow
+ * by design and simple enough to trust: every other backend is tested against it. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/dtype.h"
+#include "core/error.h"
+
+/* Iterations evaluated together: large enough to amortize the per-node dispatch. */
+#define CHUNK 512
+
+/* A prepared kernel: the DAG nodes of exp and the epilogue in topological order. */
+typedef struct Program {
+  const AluExp *exp, *epilogue; /* the structural key (nodes are hash-consed) */
+  AluOp red_op;
+  bool has_reduction;
+  int nnodes, nepi;             /* nodes[0..nnodes) for exp, then nepi for epilogue */
+  const AluExp **nodes;
+  struct Program *next;
+} Program;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static Program *cache; /* a list: interp kernels are few and the walk is cheap */
+
+static void *interp_alloc(size_t nbytes) { return malloc(nbytes ? nbytes : 1); }
+static void interp_free(void *mem) { free(mem); }
+static jx_status interp_copy_in(void *mem, const void *host, size_t n) {
+  if (n) memcpy(mem, host, n);
+  return JX_OK;
+}
+static jx_status interp_copy_out(void *host, const void *mem, size_t n) {
+  if (n) memcpy(host, mem, n);
+  return JX_OK;
+}
+static jx_status interp_synchronize(void) { return JX_OK; }
+
+/* Appends the nodes below e (post-order) that are not yet listed. */
+static bool topo_visit(const AluExp *e, const AluExp ***list, int *n, int *cap) {
+  for (int i = 0; i < *n; i++)
+    if ((*list)[i] == e) return true;
+  for (int s = 0; s < e->nsrc; s++)
+    if (!topo_visit(e->src[s], list, n, cap)) return false;
+  if (*n == *cap) {
+    *cap = *cap ? *cap * 2 : 32;
+    const AluExp **l = realloc(*list, (size_t)*cap * sizeof *l);
+    if (!l) return false;
+    *list = l;
+  }
+  (*list)[(*n)++] = e;
+  return true;
+}
+
+static jx_status interp_prepare(const Kernel *k, void **exe) {
+  const AluExp *epi = k->has_reduction ? k->reduction.epilogue : NULL;
+  AluOp red = k->has_reduction ? k->reduction.op : ALU_ADD;
+  pthread_mutex_lock(&cache_lock);
+  for (Program *p = cache; p; p = p->next)
+    if (p->exp == k->exp && p->epilogue == epi && p->has_reduction == k->has_reduction &&
+        p->red_op == red) {
+      pthread_mutex_unlock(&cache_lock);
+      *exe = p;
+      return JX_OK;
+    }
+  Program *p = calloc(1, sizeof *p);
+  int cap = 0;
+  bool ok = p && topo_visit(k->exp, &p->nodes, &p->nnodes, &cap);
+  if (ok && epi) {
+    /* Epilogue nodes are evaluated separately, so list them after a marker count. */
+    int before = p->nnodes;
+    const AluExp **tail = NULL;
+    int ntail = 0, tcap = 0;
+    ok = topo_visit(epi, &tail, &ntail, &tcap);
+    if (ok) {
+      const AluExp **all = realloc(p->nodes, (size_t)(before + ntail) * sizeof *all);
+      ok = all != NULL;
+      if (ok) {
+        memcpy(all + before, tail, (size_t)ntail * sizeof *all);
+        p->nodes = all;
+        p->nepi = ntail;
+      }
+    }
+    free(tail);
+  }
+  if (!ok) {
+    pthread_mutex_unlock(&cache_lock);
+    if (p) free(p->nodes);
+    free(p);
+    error_set(JX_ERR_OOM, "interp: out of memory preparing a kernel");
+    return JX_ERR_OOM;
+  }
+  p->exp = k->exp;
+  p->epilogue = epi;
+  p->red_op = red;
+  p->has_reduction = k->has_reduction;
+  p->next = cache;
+  cache = p;
+  pthread_mutex_unlock(&cache_lock);
+  *exe = p;
+  return JX_OK;
+}
+
+/* Evaluation state of one chunk: a value row per node. */
+typedef struct Chunk {
+  int64_t n;               /* iterations in this chunk */
+  const int64_t *gidx;     /* per iteration */
+  const int64_t *ridx;     /* per iteration (reductions) */
+  const AluValue *acc;     /* per iteration (epilogue) */
+  void *const *inputs;
+  AluValue *rows;          /* nnodes x CHUNK */
+} Chunk;
+
+static int node_slot(const AluExp *const *nodes, int lo, int hi, const AluExp *e) {
+  for (int i = lo; i < hi; i++)
+    if (nodes[i] == e) return i;
+  return -1;
+}
+
+/* Evaluates nodes[lo..hi) over the chunk. Sources of a node precede it in the list. */
+static void eval_nodes(const AluExp *const *nodes, int lo, int hi, Chunk *c) {
+  for (int i = lo; i < hi; i++) {
+    const AluExp *e = nodes[i];
+    AluValue *out = c->rows + (int64_t)i * CHUNK;
+    const AluValue *src[4] = {0};
+    for (int s = 0; s < e->nsrc; s++)
+      src[s] = c->rows + (int64_t)node_slot(nodes, lo, i, e->src[s]) * CHUNK;
+    switch (e->op) {
+    case ALU_CONST:
+      for (int64_t j = 0; j < c->n; j++) out[j] = e->value;
+      break;
+    case ALU_SPECIAL: {
+      const int64_t *idx = strcmp(e->name, "ridx") == 0 ? c->ridx : c->gidx;
+      for (int64_t j = 0; j < c->n; j++) out[j].i = idx[j];
+      break;
+    }
+    case ALU_VARIABLE: /* the only bound variable is the accumulator */
+      for (int64_t j = 0; j < c->n; j++) out[j] = c->acc[j];
+      break;
+    case ALU_GLOBAL_INDEX:
+      for (int64_t j = 0; j < c->n; j++)
+        out[j] = alu_load(c->inputs[e->arg], e->dtype, src[0][j].i);
+      break;
+    default: {
+      jx_dtype sd = e->nsrc ? e->src[e->op == ALU_WHERE ? 1 : 0]->dtype : e->dtype;
+      if (e->op == ALU_CAST || e->op == ALU_BITCAST) sd = e->src[0]->dtype;
+      for (int64_t j = 0; j < c->n; j++) {
+        AluValue args[4];
+        for (int s = 0; s < e->nsrc; s++) args[s] = src[s][j];
+        out[j] = alu_eval_op(e->op, e->dtype, sd, args);
+      }
+    }
+    }
+  }
+}
+
+static jx_status interp_dispatch(void *exe, const Kernel *k, void *const *inputs,
+                                 void *out) {
+  Program *p = exe;
+  int total = p->nnodes + p->nepi;
+  AluValue *rows = malloc((size_t)total * CHUNK * sizeof *rows);
+  int64_t *gidx = malloc(CHUNK * sizeof *gidx), *ridx = malloc(CHUNK * sizeof *ridx);
+  AluValue *acc = NULL;
+  int64_t R = k->has_reduction ? k->reduction.size : 1;
+  if (k->has_reduction) acc = malloc((size_t)(k->size ? k->size : 1) * sizeof *acc);
+  if (!rows || !gidx || !ridx || (k->has_reduction && !acc)) {
+    free(rows), free(gidx), free(ridx), free(acc);
+    error_set(JX_ERR_OOM, "interp: out of memory running a kernel of %lld elements",
+              (long long)k->size);
+    return JX_ERR_OOM;
+  }
+  Chunk c = {.gidx = gidx, .ridx = ridx, .inputs = inputs, .rows = rows};
+  const AluValue *result = rows + (int64_t)(p->nnodes - 1) * CHUNK;
+  if (!k->has_reduction) {
+    for (int64_t g0 = 0; g0 < k->size; g0 += CHUNK) {
+      c.n = k->size - g0 < CHUNK ? k->size - g0 : CHUNK;
+      for (int64_t j = 0; j < c.n; j++) gidx[j] = g0 + j, ridx[j] = 0;
+      eval_nodes(p->nodes, 0, p->nnodes, &c);
+      for (int64_t j = 0; j < c.n; j++) alu_store(out, k->dtype, g0 + j, result[j]);
+    }
+  } else {
+    /* Iterate over (gidx, ridx) pairs in order, accumulating left to right. */
+    const Reduction *r = &k->reduction;
+    for (int64_t g = 0; g < k->size; g++) acc[g] = r->identity;
+    int64_t pairs = k->size * R; /* the caller checked this fits */
+    for (int64_t p0 = 0; p0 < pairs; p0 += CHUNK) {
+      c.n = pairs - p0 < CHUNK ? pairs - p0 : CHUNK;
+      for (int64_t j = 0; j < c.n; j++) gidx[j] = (p0 + j) / R, ridx[j] = (p0 + j) % R;
+      eval_nodes(p->nodes, 0, p->nnodes, &c);
+      for (int64_t j = 0; j < c.n; j++) {
+        AluValue args[2] = {acc[gidx[j]], result[j]};
+        acc[gidx[j]] = alu_eval_op(r->op, r->dtype, r->dtype, args);
+      }
+    }
+    if (!p->nepi) {
+      for (int64_t g = 0; g < k->size; g++) alu_store(out, k->dtype, g, acc[g]);
+    } else {
+      const AluValue *epi = rows + (int64_t)(total - 1) * CHUNK;
+      for (int64_t g0 = 0; g0 < k->size; g0 += CHUNK) {
+        c.n = k->size - g0 < CHUNK ? k->size - g0 : CHUNK;
+        for (int64_t j = 0; j < c.n; j++) gidx[j] = g0 + j, ridx[j] = 0;
+        c.acc = acc + g0;
+        eval_nodes(p->nodes, p->nnodes, total, &c);
+        for (int64_t j = 0; j < c.n; j++) alu_store(out, k->dtype, g0 + j, epi[j]);
+      }
+    }
+  }
+  free(rows), free(gidx), free(ridx), free(acc);
+  return JX_OK;
+}
+
+const Backend backend_interp = {
+    .name = "interp",
+    .alloc = interp_alloc,
+    .free = interp_free,
+    .copy_in = interp_copy_in,
+    .copy_out = interp_copy_out,
+    .prepare = interp_prepare,
+    .dispatch = interp_dispatch,
+    .synchronize = interp_synchronize,
+};

@@ -1,0 +1,226 @@
+/* array.c -- jx_array lifetimes: reference counts, scopes (per thread), the live-array
+ * count, introspection, and the argument checks every public entry point shares. */
+#include "core/array.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+
+static int64_t live_arrays; /* atomic */
+
+/* ------------------------------------------------------------------ scopes */
+
+typedef struct Scope {
+  jx_array **items;
+  int64_t n, cap;
+} Scope;
+
+static _Thread_local Scope *scopes;
+static _Thread_local int scope_depth, scope_cap;
+
+static bool scope_push_item(Scope *s, jx_array *a) {
+  if (s->n == s->cap) {
+    int64_t cap = s->cap ? s->cap * 2 : 64;
+    jx_array **items = realloc(s->items, (size_t)cap * sizeof *items);
+    if (!items) return false;
+    s->items = items;
+    s->cap = cap;
+  }
+  s->items[s->n++] = a;
+  a->nscope++;
+  return true;
+}
+
+void jx_scope_begin(void) {
+  if (scope_depth == scope_cap) {
+    int cap = scope_cap ? scope_cap * 2 : 8;
+    Scope *s = realloc(scopes, (size_t)cap * sizeof *s);
+    if (!s) {
+      error_set(JX_ERR_OOM, "jx_scope_begin: out of memory");
+      return;
+    }
+    scopes = s;
+    scope_cap = cap;
+  }
+  scopes[scope_depth++] = (Scope){0};
+}
+
+static void array_release(jx_array *a) {
+  buffer_free(a->buf);
+  shape_free(a->st);
+  a->buf = NULL;
+  a->st = NULL;
+  __atomic_sub_fetch(&live_arrays, 1, __ATOMIC_RELAXED);
+  /* The struct outlives its payload while scope entries still point at it. */
+  if (a->nscope == 0) free(a);
+}
+
+static void array_decref(jx_array *a) {
+  if (__atomic_sub_fetch(&a->refcount, 1, __ATOMIC_ACQ_REL) == 0) array_release(a);
+}
+
+jx_status jx_scope_end(int n, jx_array *const *keep) {
+  if (scope_depth == 0) {
+    error_set(JX_ERR_VALUE, "jx_scope_end: no scope is open");
+    return JX_ERR_VALUE;
+  }
+  if (n < 0 || (n > 0 && !keep)) {
+    error_set(JX_ERR_VALUE, "jx_scope_end: keep has %d entries but is %s", n,
+              keep ? "given" : "NULL");
+    n = 0;
+  }
+  Scope s = scopes[--scope_depth];
+  Scope *parent = scope_depth ? &scopes[scope_depth - 1] : NULL;
+  bool *kept = n ? calloc((size_t)n, sizeof *kept) : NULL;
+  jx_status status = JX_OK;
+  for (int64_t i = 0; i < s.n; i++) {
+    jx_array *a = s.items[i];
+    a->nscope--;
+    if (a->nskip > 0) { /* this reference was already dropped with jx_free */
+      a->nskip--;
+      if (a->refcount == 0 && a->nscope == 0) free(a);
+      continue;
+    }
+    int j = 0;
+    while (j < n && (keep[j] != a || (kept && kept[j]))) j++;
+    if (j < n) {
+      if (kept) kept[j] = true;
+      if (parent && !scope_push_item(parent, a)) status = JX_ERR_OOM;
+      continue;
+    }
+    array_decref(a);
+  }
+  free(kept);
+  free(s.items);
+  if (status != JX_OK) error_set(status, "jx_scope_end: out of memory");
+  return status;
+}
+
+/* ------------------------------------------------------------- lifetimes */
+
+int64_t jx_live_arrays(void) { return __atomic_load_n(&live_arrays, __ATOMIC_RELAXED); }
+
+jx_array *jx_ref(jx_array *a) {
+  if (!a) return NULL;
+  __atomic_add_fetch(&a->refcount, 1, __ATOMIC_RELAXED);
+  if (scope_depth && !scope_push_item(&scopes[scope_depth - 1], a)) {
+    error_set(JX_ERR_OOM, "jx_ref: out of memory");
+    array_decref(a);
+    return NULL;
+  }
+  return a;
+}
+
+void jx_free(jx_array *a) {
+  if (!a) return;
+  if (a->nscope > a->nskip) a->nskip++;
+  array_decref(a);
+}
+
+jx_array *array_new(Buffer *buf, ShapeTracker *st, jx_dtype dtype, bool weak) {
+  jx_array *a = buf && st ? calloc(1, sizeof *a) : NULL;
+  if (!a) {
+    buffer_free(buf);
+    shape_free(st);
+    error_set(JX_ERR_OOM, "out of memory creating an array");
+    return NULL;
+  }
+  a->refcount = 1;
+  a->dtype = dtype;
+  a->weak = weak;
+  a->ndim = shape_ndim(st);
+  memcpy(a->shape, shape_dims(st), (size_t)a->ndim * sizeof(int64_t));
+  a->buf = buf;
+  a->st = st;
+  __atomic_add_fetch(&live_arrays, 1, __ATOMIC_RELAXED);
+  if (scope_depth && !scope_push_item(&scopes[scope_depth - 1], a)) {
+    error_set(JX_ERR_OOM, "out of memory creating an array");
+    array_decref(a);
+    return NULL;
+  }
+  return a;
+}
+
+/* ---------------------------------------------------------- introspection */
+
+int jx_ndim(const jx_array *a) { return a ? a->ndim : 0; }
+const int64_t *jx_shape(const jx_array *a) { return a ? a->shape : NULL; }
+int64_t jx_size(const jx_array *a) { return a ? shape_numel(a->ndim, a->shape) : 0; }
+jx_dtype jx_dtype_of(const jx_array *a) { return a ? a->dtype : JX_FLOAT32; }
+bool jx_is_weak(const jx_array *a) { return a && a->weak; }
+const char *jx_device_of(const jx_array *a) {
+  return a && a->buf ? a->buf->backend->name : NULL;
+}
+
+/* ------------------------------------------------------- argument checks */
+
+bool array_check_shape(const char *fn, int ndim, const int64_t *shape) {
+  if (ndim < 0 || ndim > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "%s: ndim %d is outside [0, %d]", fn, ndim, JX_MAX_NDIM);
+    return false;
+  }
+  if (ndim > 0 && !shape) {
+    error_set(JX_ERR_VALUE, "%s: shape is NULL for ndim %d", fn, ndim);
+    return false;
+  }
+  char buf[ERROR_SHAPE_BUF];
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) {
+      error_set(JX_ERR_SHAPE, "%s: negative dimension in shape %s", fn,
+                error_shape_str(buf, ndim, shape));
+      return false;
+    }
+  if (shape_numel_checked(ndim, shape) < 0) {
+    error_set(JX_ERR_OOM, "%s: the size of shape %s overflows int64", fn,
+              error_shape_str(buf, ndim, shape));
+    return false;
+  }
+  return true;
+}
+
+bool array_normalize_axis(const char *fn, int *axis, int ndim) {
+  int a = *axis;
+  if (a < -ndim || a >= ndim) {
+    error_set(JX_ERR_SHAPE, "%s: axis %d is out of bounds for an array of rank %d", fn, a,
+              ndim);
+    return false;
+  }
+  *axis = a < 0 ? a + ndim : a;
+  return true;
+}
+
+bool array_axes_mask(const char *fn, int naxes, const int *axes, int ndim, bool *mask) {
+  for (int d = 0; d < ndim; d++) mask[d] = axes == NULL;
+  if (!axes) return true;
+  if (naxes < 0) {
+    error_set(JX_ERR_SHAPE, "%s: negative axis count %d", fn, naxes);
+    return false;
+  }
+  for (int i = 0; i < naxes; i++) {
+    int a = axes[i];
+    if (!array_normalize_axis(fn, &a, ndim)) return false;
+    if (mask[a]) {
+      error_set(JX_ERR_SHAPE, "%s: repeated axis %d", fn, axes[i]);
+      return false;
+    }
+    mask[a] = true;
+  }
+  return true;
+}
+
+const char *array_describe(char *buf, const jx_array *a) {
+  char shape[ERROR_SHAPE_BUF];
+  if (!a) return strcpy(buf, "NULL");
+  error_shape_str(shape, a->ndim, a->shape);
+  /* "(2,3)" -> "float32[2,3]" */
+  size_t n = strlen(shape);
+  shape[n - 1] = '\0';
+  if (a->ndim == 1) shape[n - 2] = '\0';
+  strcpy(buf, jx_dtype_name(a->dtype));
+  strcat(buf, "[");
+  strcat(buf, shape + 1);
+  strcat(buf, "]");
+  return buf;
+}

@@ -1,0 +1,57 @@
+/* error.c -- the thread's sticky first error (status + message). An op that fails
+ * records here and returns NULL; later failures keep the first message, so a chain of
+ * calls is checked once at its end. */
+#include "core/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local jx_status err_status = JX_OK;
+static _Thread_local char err_message[1024];
+
+void error_set(jx_status status, const char *fmt, ...) {
+  if (err_status != JX_OK) return;
+  err_status = status;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err_message, sizeof err_message, fmt, ap);
+  va_end(ap);
+}
+
+bool error_pending(void) { return err_status != JX_OK; }
+
+const char *error_shape_str(char *buf, int ndim, const int64_t *shape) {
+  int n = 0;
+  buf[n++] = '(';
+  for (int i = 0; i < ndim && i < JX_MAX_NDIM; i++)
+    n += snprintf(buf + n, 22, i ? ",%lld" : "%lld", (long long)shape[i]);
+  if (ndim == 1) buf[n++] = ',';
+  buf[n++] = ')';
+  buf[n] = '\0';
+  return buf;
+}
+
+jx_status jx_last_status(void) { return err_status; }
+const char *jx_last_error(void) { return err_status == JX_OK ? "" : err_message; }
+
+void jx_clear_error(void) {
+  err_status = JX_OK;
+  err_message[0] = '\0';
+}
+
+const char *jx_status_name(jx_status s) {
+  static const char *const names[] = {
+      [JX_OK] = "JX_OK",
+      [JX_ERR_SHAPE] = "JX_ERR_SHAPE",
+      [JX_ERR_DTYPE] = "JX_ERR_DTYPE",
+      [JX_ERR_VALUE] = "JX_ERR_VALUE",
+      [JX_ERR_OOM] = "JX_ERR_OOM",
+      [JX_ERR_DEVICE] = "JX_ERR_DEVICE",
+      [JX_ERR_COMPILE] = "JX_ERR_COMPILE",
+      [JX_ERR_IO] = "JX_ERR_IO",
+      [JX_ERR_UNSUPPORTED] = "JX_ERR_UNSUPPORTED",
+      [JX_ERR_INTERNAL] = "JX_ERR_INTERNAL",
+  };
+  if ((unsigned)s >= sizeof names / sizeof names[0]) return "JX_ERR_UNKNOWN";
+  return names[s];
+}

@@ -1,0 +1,592 @@
+/* shape.c -- the shape tracker (see shape.h): movement ops as edits of the top View,
+ * a new View only when a reshape cannot be expressed on the top one, and the int64
+ * index / bool validity AluExps that kernels use to read an array through its views.
+ * The design follows tinygrad's shape/view.py (canonical views, mask arithmetic,
+ * reshape by merging dims); the code is written from those ideas, not copied. */
+#include "core/shape.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+/* ------------------------------------------------------------- allocation */
+
+static ShapeTracker *tracker_alloc(int nviews) {
+  ShapeTracker *st = calloc(1, sizeof(ShapeTracker) + (size_t)nviews * sizeof(View));
+  if (!st) {
+    error_set(JX_ERR_OOM, "shape tracker: out of memory allocating %d views", nviews);
+    return NULL;
+  }
+  st->nviews = nviews;
+  return st;
+}
+
+/* A copy of st whose top view is replaced by *top (or, with push, a copy with *top
+ * added above the existing views). */
+static ShapeTracker *tracker_with_top(const ShapeTracker *st, const View *top, bool push) {
+  int n = st->nviews + (push ? 1 : 0);
+  ShapeTracker *out = tracker_alloc(n);
+  if (!out) return NULL;
+  memcpy(out->views, st->views, (size_t)st->nviews * sizeof(View));
+  out->views[n - 1] = *top;
+  return out;
+}
+
+/* ---------------------------------------------------------------- numbers */
+
+int64_t shape_numel(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= shape[d];
+  return n;
+}
+
+int64_t shape_numel_checked(int ndim, const int64_t *shape) {
+  /* A zero dim makes the product 0 even if a prefix would overflow, so look for
+   * negatives and zeros first. */
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] < 0) return -1;
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] == 0) return 0;
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) {
+    if (n > INT64_MAX / shape[d]) return -1;
+    n *= shape[d];
+  }
+  return n;
+}
+
+/* Floor division for a positive divisor (C's `/` truncates toward zero). */
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+/* ------------------------------------------------------------------ views */
+
+static void view_contiguous(View *v, int ndim, const int64_t *shape) {
+  memset(v, 0, sizeof *v);
+  v->ndim = ndim;
+  int64_t acc = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    v->shape[d] = shape[d];
+    v->strides[d] = shape[d] == 1 ? 0 : acc;
+    acc *= shape[d];
+  }
+}
+
+static bool view_mask_empty(const View *v) {
+  if (!v->masked) return false;
+  for (int d = 0; d < v->ndim; d++)
+    if (v->mask_lo[d] >= v->mask_hi[d]) return true;
+  return false;
+}
+
+/* Brings a view to its canonical form, so equal mappings compare equal and reshape
+ * sees the simplest strides (tinygrad's View.create does the same normalization):
+ *  - a mask with an empty dim makes every element invalid: strides 0, offset 0, all
+ *    mask ranges [0,0);
+ *  - a dim whose valid range holds one element gets stride 0 and that element's
+ *    contribution moves into the offset (size-1 dims are the unmasked case);
+ *  - a mask that covers the whole shape is dropped;
+ *  - entries past ndim, and the mask arrays of an unmasked view, are zero. */
+static void view_canon(View *v) {
+  for (int d = v->ndim; d < JX_MAX_NDIM; d++)
+    v->shape[d] = v->strides[d] = v->mask_lo[d] = v->mask_hi[d] = 0;
+  if (view_mask_empty(v)) {
+    v->offset = 0;
+    for (int d = 0; d < v->ndim; d++) v->strides[d] = v->mask_lo[d] = v->mask_hi[d] = 0;
+    return;
+  }
+  if (!v->masked) {
+    for (int d = 0; d < v->ndim; d++) {
+      v->mask_lo[d] = v->mask_hi[d] = 0;
+      if (v->shape[d] == 1) v->strides[d] = 0;
+    }
+    return;
+  }
+  bool full = true;
+  for (int d = 0; d < v->ndim; d++) {
+    if (v->mask_hi[d] - v->mask_lo[d] == 1) {
+      v->offset += v->mask_lo[d] * v->strides[d];
+      v->strides[d] = 0;
+    }
+    if (v->mask_lo[d] != 0 || v->mask_hi[d] != v->shape[d]) full = false;
+  }
+  if (full) {
+    v->masked = false;
+    for (int d = 0; d < v->ndim; d++) v->mask_lo[d] = v->mask_hi[d] = 0;
+  }
+}
+
+/* Mask range of dim d, the whole dim when unmasked. */
+static void view_range(const View *v, int d, int64_t *lo, int64_t *hi) {
+  *lo = v->masked ? v->mask_lo[d] : 0;
+  *hi = v->masked ? v->mask_hi[d] : v->shape[d];
+}
+
+/* Turns on the mask of v, each dim's range starting as the whole dim. */
+static void view_make_masked(View *v) {
+  if (v->masked) return;
+  v->masked = true;
+  for (int d = 0; d < v->ndim; d++) {
+    v->mask_lo[d] = 0;
+    v->mask_hi[d] = v->shape[d];
+  }
+}
+
+static bool view_equal(const View *a, const View *b) {
+  if (a->ndim != b->ndim || a->offset != b->offset || a->masked != b->masked) return false;
+  for (int d = 0; d < a->ndim; d++) {
+    if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d]) return false;
+    if (a->masked && (a->mask_lo[d] != b->mask_lo[d] || a->mask_hi[d] != b->mask_hi[d]))
+      return false;
+  }
+  return true;
+}
+
+/* ------------------------------------------------------- trackers, basics */
+
+ShapeTracker *shape_contiguous(int ndim, const int64_t *shape) {
+  ShapeTracker *st = tracker_alloc(1);
+  if (st) view_contiguous(&st->views[0], ndim, shape);
+  return st;
+}
+
+ShapeTracker *shape_copy(const ShapeTracker *st) {
+  ShapeTracker *out = tracker_alloc(st->nviews);
+  if (out) memcpy(out->views, st->views, (size_t)st->nviews * sizeof(View));
+  return out;
+}
+
+void shape_free(ShapeTracker *st) { free(st); }
+
+int shape_ndim(const ShapeTracker *st) { return st->views[st->nviews - 1].ndim; }
+
+const int64_t *shape_dims(const ShapeTracker *st) { return st->views[st->nviews - 1].shape; }
+
+bool shape_is_contiguous(const ShapeTracker *st) {
+  if (st->nviews != 1) return false;
+  const View *v = &st->views[0];
+  if (v->masked || v->offset != 0) return false;
+  int64_t acc = 1;
+  for (int d = v->ndim - 1; d >= 0; d--) {
+    if (v->shape[d] != 1 && v->strides[d] != acc) return false;
+    acc *= v->shape[d];
+  }
+  return true;
+}
+
+bool shape_equal(const ShapeTracker *a, const ShapeTracker *b) {
+  if (a->nviews != b->nviews) return false;
+  for (int i = 0; i < a->nviews; i++)
+    if (!view_equal(&a->views[i], &b->views[i])) return false;
+  return true;
+}
+
+/* ------------------------------------------------------------ movement ops */
+
+ShapeTracker *shape_permute(const ShapeTracker *st, const int *perm) {
+  const View *v = &st->views[st->nviews - 1];
+  View t = *v;
+  for (int d = 0; d < v->ndim; d++) {
+    t.shape[d] = v->shape[perm[d]];
+    t.strides[d] = v->strides[perm[d]];
+    t.mask_lo[d] = v->mask_lo[perm[d]];
+    t.mask_hi[d] = v->mask_hi[perm[d]];
+  }
+  view_canon(&t);
+  return tracker_with_top(st, &t, false);
+}
+
+ShapeTracker *shape_expand(const ShapeTracker *st, const int64_t *shape) {
+  View t = st->views[st->nviews - 1];
+  for (int d = 0; d < t.ndim; d++) {
+    if (t.shape[d] == shape[d]) continue;
+    /* A size-1 dim already has stride 0 (canonical); its range is [0,1) or, in an
+     * all-invalid view, [0,0), which stays empty. */
+    t.strides[d] = 0;
+    if (t.masked && t.mask_hi[d] > t.mask_lo[d]) {
+      t.mask_lo[d] = 0;
+      t.mask_hi[d] = shape[d];
+    }
+    t.shape[d] = shape[d];
+  }
+  view_canon(&t);
+  return tracker_with_top(st, &t, false);
+}
+
+ShapeTracker *shape_pad(const ShapeTracker *st, const int64_t *lo, const int64_t *hi) {
+  View t = st->views[st->nviews - 1];
+  bool any = false;
+  for (int d = 0; d < t.ndim; d++) any |= lo[d] != 0 || hi[d] != 0;
+  if (any) {
+    /* Index i of the padded dim is i - lo of the old one: the offset moves back by
+     * lo*stride and the old valid range moves up by lo. */
+    view_make_masked(&t);
+    for (int d = 0; d < t.ndim; d++) {
+      t.offset -= lo[d] * t.strides[d];
+      t.mask_lo[d] += lo[d];
+      t.mask_hi[d] += lo[d];
+      t.shape[d] += lo[d] + hi[d];
+    }
+  }
+  view_canon(&t);
+  return tracker_with_top(st, &t, false);
+}
+
+ShapeTracker *shape_shrink(const ShapeTracker *st, const int64_t *start, const int64_t *stop) {
+  View t = st->views[st->nviews - 1];
+  for (int d = 0; d < t.ndim; d++) {
+    int64_t n = stop[d] - start[d];
+    t.offset += start[d] * t.strides[d];
+    if (t.masked) { /* intersect the shifted valid range with [0, n) */
+      int64_t mlo = t.mask_lo[d] - start[d], mhi = t.mask_hi[d] - start[d];
+      mlo = mlo < 0 ? 0 : mlo;
+      mhi = mhi > n ? n : mhi;
+      if (mhi <= mlo) mlo = mhi = 0;
+      t.mask_lo[d] = mlo;
+      t.mask_hi[d] = mhi;
+    }
+    t.shape[d] = n;
+  }
+  view_canon(&t);
+  return tracker_with_top(st, &t, false);
+}
+
+ShapeTracker *shape_stride(const ShapeTracker *st, const int64_t *step) {
+  View t = st->views[st->nviews - 1];
+  for (int d = 0; d < t.ndim; d++) {
+    int64_t n = t.shape[d], k = step[d] < 0 ? -step[d] : step[d];
+    if (step[d] < 0 && n > 0) {
+      /* Flip first: new index i reads old n-1-i, and [lo,hi) becomes [n-hi, n-lo). */
+      t.offset += (n - 1) * t.strides[d];
+      t.strides[d] = -t.strides[d];
+      if (t.masked) {
+        int64_t mlo = n - t.mask_hi[d], mhi = n - t.mask_lo[d];
+        t.mask_lo[d] = mlo;
+        t.mask_hi[d] = mhi;
+      }
+    }
+    if (k != 1) {
+      /* Then new index i reads old i*k: valid where lo <= i*k < hi, that is
+       * ceil(lo/k) <= i < ceil(hi/k). */
+      int64_t m = ceil_div(n, k);
+      t.strides[d] *= k;
+      if (t.masked) {
+        int64_t mlo = ceil_div(t.mask_lo[d], k), mhi = ceil_div(t.mask_hi[d], k);
+        mhi = mhi > m ? m : mhi;
+        if (mhi <= mlo) mlo = mhi = 0;
+        t.mask_lo[d] = mlo;
+        t.mask_hi[d] = mhi;
+      }
+      t.shape[d] = m;
+    }
+  }
+  view_canon(&t);
+  return tracker_with_top(st, &t, false);
+}
+
+/* ---------------------------------------------------------------- reshape */
+
+/* One dim, or a run of dims merged into one, seen through its valid range: for index j
+ * in [lo, hi) the run adds j*stride to the offset. */
+typedef struct Dim {
+  int64_t size, stride, lo, hi;
+} Dim;
+
+/* Merges `in` (inner) into *out (outer) when the pair is one dim of size
+ * out->size*in->size with a single valid range, adding to *extra the offset correction
+ * that the merged stride needs. Two ways this holds on every valid element:
+ *  - the outer dim has one valid index L: j = L*n + i, so offset L*S + i*s equals
+ *    j*s + L*S - L*n*s (this is why masked and broadcast dims merge too);
+ *  - the inner dim is whole and S == s*n (C-contiguous, including both strides 0).
+ * Any other pair has a valid set that is not one range, or no single stride. */
+static bool dim_merge(Dim *out, const Dim *in, int64_t *extra) {
+  int64_t n = in->size;
+  if (out->hi - out->lo == 1) {
+    *extra += out->lo * out->stride - out->lo * n * in->stride;
+    out->lo = out->lo * n + in->lo;
+    out->hi = out->hi * n - n + in->hi;
+  } else if (in->lo == 0 && in->hi == n && out->stride == in->stride * n) {
+    out->lo *= n;
+    out->hi *= n;
+  } else {
+    return false;
+  }
+  out->size *= n;
+  out->stride = in->stride;
+  return true;
+}
+
+/* Splits the merged dim m over the new dims `sizes` (product m.size), writing their
+ * strides and valid ranges. The valid range [lo, hi) of m must be a box in the new
+ * dims: walking outward in, either it covers whole blocks of the inner product R (then
+ * all inner dims are whole), or it lies inside one block (then that dim has one valid
+ * index and the rest recurses). Returns false otherwise. */
+static bool dim_split(Dim m, int n, const int64_t *sizes, int64_t *strides, int64_t *lo,
+                      int64_t *hi) {
+  int64_t r = m.size, s_lo = m.lo, s_hi = m.hi;
+  bool whole = false;
+  for (int t = 0; t < n; t++) {
+    r /= sizes[t];
+    strides[t] = m.stride * r;
+    if (whole) {
+      lo[t] = 0;
+      hi[t] = sizes[t];
+    } else if (s_lo % r == 0 && s_hi % r == 0) {
+      lo[t] = s_lo / r;
+      hi[t] = s_hi / r;
+      whole = true;
+    } else {
+      int64_t q = s_lo / r;
+      if ((s_hi - 1) / r != q) return false;
+      lo[t] = q;
+      hi[t] = q + 1;
+      s_lo -= q * r;
+      s_hi -= q * r;
+    }
+  }
+  return true;
+}
+
+/* Expresses the reshape of v to `shape` as one view in *out, if it can be. Dims of
+ * size 1 carry nothing and are dropped on both sides; the rest are cut into groups of
+ * old and new dims with equal products (boundaries where the prefix products agree).
+ * Within a group the old dims must merge into one (dim_merge) which then splits into
+ * the new ones (dim_split). */
+static bool view_reshape(const View *v, int ndim, const int64_t *shape, View *out) {
+  memset(out, 0, sizeof *out);
+  out->ndim = ndim;
+  for (int d = 0; d < ndim; d++) out->shape[d] = shape[d];
+  if (view_mask_empty(v)) { /* all invalid stays all invalid */
+    out->masked = true;
+    view_canon(out);
+    return true;
+  }
+  Dim old[JX_MAX_NDIM];
+  int nold = 0, nnew = 0, newpos[JX_MAX_NDIM];
+  for (int d = 0; d < v->ndim; d++) {
+    if (v->shape[d] == 1) continue;
+    Dim *o = &old[nold++];
+    o->size = v->shape[d];
+    o->stride = v->strides[d];
+    view_range(v, d, &o->lo, &o->hi);
+  }
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] != 1) newpos[nnew++] = d;
+  out->offset = v->offset;
+  out->masked = v->masked;
+  int i = 0, j = 0;
+  while (i < nold) {
+    /* Grow the group until both sides have the same product (same total overall). */
+    int i0 = i, j0 = j;
+    int64_t po = old[i++].size, pn = shape[newpos[j++]];
+    while (po != pn) {
+      if (po < pn) po *= old[i++].size;
+      else pn *= shape[newpos[j++]];
+    }
+    Dim m = old[i0];
+    for (int k = i0 + 1; k < i; k++)
+      if (!dim_merge(&m, &old[k], &out->offset)) return false;
+    int64_t sizes[JX_MAX_NDIM], strides[JX_MAX_NDIM], lo[JX_MAX_NDIM], hi[JX_MAX_NDIM];
+    for (int k = j0; k < j; k++) sizes[k - j0] = shape[newpos[k]];
+    if (!dim_split(m, j - j0, sizes, strides, lo, hi)) return false;
+    for (int k = j0; k < j; k++) {
+      int d = newpos[k];
+      out->strides[d] = strides[k - j0];
+      out->mask_lo[d] = lo[k - j0];
+      out->mask_hi[d] = hi[k - j0];
+    }
+  }
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] == 1) out->mask_hi[d] = 1;
+  view_canon(out);
+  return true;
+}
+
+ShapeTracker *shape_reshape(const ShapeTracker *st, int ndim, const int64_t *shape) {
+  const View *v = &st->views[st->nviews - 1];
+  if (v->ndim == ndim && memcmp(v->shape, shape, (size_t)ndim * sizeof *shape) == 0)
+    return shape_copy(st);
+  /* Nothing is ever read from an empty array: forget how it was viewed. */
+  if (shape_numel(ndim, shape) == 0) return shape_contiguous(ndim, shape);
+  View t;
+  if (view_reshape(v, ndim, shape, &t)) return tracker_with_top(st, &t, false);
+  /* The new shape reads the old one in C order: a contiguous view on top whose flat
+   * offset is the index into the old top view. */
+  view_contiguous(&t, ndim, shape);
+  return tracker_with_top(st, &t, true);
+}
+
+/* ------------------------------------------------------------ expressions */
+
+static const AluExp *i64(int64_t v) { return alu_const_int(JX_INT64, v); }
+
+/* a + b*k with the trivial cases skipped, so unsimplified expressions stay small. */
+static const AluExp *add_scaled(const AluExp *a, const AluExp *b, int64_t k) {
+  if (k == 0 || !b) return a;
+  const AluExp *term = k == 1 ? b : alu_binary(ALU_MUL, b, i64(k));
+  return a ? alu_binary(ALU_ADD, a, term) : term;
+}
+
+static const AluExp *and_valid(const AluExp *valid, const AluExp *c) {
+  return valid ? alu_binary(ALU_AND, valid, c) : c;
+}
+
+/* Validity of index x of a dim with valid range [lo, hi) out of size n: the bounds
+ * that can fail, as CMPLT (x >= lo is lo-1 < x). */
+static const AluExp *range_valid(const AluExp *valid, const AluExp *x, int64_t lo, int64_t hi,
+                                 int64_t n) {
+  if (lo > 0) valid = and_valid(valid, alu_binary(ALU_CMPLT, i64(lo - 1), x));
+  if (hi < n) valid = and_valid(valid, alu_binary(ALU_CMPLT, x, i64(hi)));
+  return valid;
+}
+
+/* One view applied to `flat`, a C-order index over its shape: returns the linear
+ * offset and ANDs the mask test into *valid (NULL standing for true). Dims are merged
+ * first (dim_merge), so a contiguous view is one dim of stride 1 and its offset is
+ * flat itself: no div/mod chain for the simplifier to cancel. The outermost dim needs
+ * no mod since flat < numel wherever the element is valid. */
+static const AluExp *view_exp(const View *v, const AluExp *flat, const AluExp **valid) {
+  if (view_mask_empty(v) || shape_numel(v->ndim, v->shape) == 0) {
+    *valid = alu_const_int(JX_BOOL, 0);
+    return i64(0);
+  }
+  Dim dims[JX_MAX_NDIM];
+  int n = 0;
+  int64_t offset = v->offset;
+  for (int d = 0; d < v->ndim; d++) {
+    if (v->shape[d] == 1) continue;
+    Dim x = {v->shape[d], v->strides[d], 0, v->shape[d]};
+    view_range(v, d, &x.lo, &x.hi);
+    if (n == 0 || !dim_merge(&dims[n - 1], &x, &offset)) dims[n++] = x;
+  }
+  const AluExp *sum = NULL;
+  int64_t r = 1;
+  for (int t = n - 1; t >= 0; t--) {
+    const Dim *x = &dims[t];
+    bool masked = x->lo != 0 || x->hi != x->size;
+    if (x->stride != 0 || masked) {
+      const AluExp *idx = r == 1 ? flat : alu_binary(ALU_DIV, flat, i64(r));
+      if (t > 0) idx = alu_binary(ALU_MOD, idx, i64(x->size));
+      sum = add_scaled(sum, idx, x->stride);
+      *valid = range_valid(*valid, idx, x->lo, x->hi, x->size);
+    }
+    r *= x->size;
+  }
+  if (!sum) return i64(offset);
+  return offset ? alu_binary(ALU_ADD, sum, i64(offset)) : sum;
+}
+
+/* Feeds `index`, the offset produced by views[top], down through the views below it. */
+static void lower_views(const ShapeTracker *st, int top, const AluExp *index,
+                        const AluExp *valid, const AluExp **index_out,
+                        const AluExp **valid_out) {
+  for (int i = top - 1; i >= 0; i--) index = view_exp(&st->views[i], index, &valid);
+  if (!valid) valid = alu_const_int(JX_BOOL, 1);
+  *index_out = alu_simplify(index);
+  *valid_out = alu_simplify(valid);
+}
+
+void shape_to_exp(const ShapeTracker *st, const AluExp *flat, const AluExp **index,
+                  const AluExp **valid) {
+  const AluExp *v = NULL;
+  const AluExp *x = view_exp(&st->views[st->nviews - 1], flat, &v);
+  lower_views(st, st->nviews - 1, x, v, index, valid);
+}
+
+void shape_to_exp_dims(const ShapeTracker *st, const AluExp *const *idx, const AluExp **index,
+                       const AluExp **valid) {
+  const View *top = &st->views[st->nviews - 1];
+  const AluExp *sum = NULL, *v = NULL;
+  if (view_mask_empty(top)) {
+    v = alu_const_int(JX_BOOL, 0);
+  } else {
+    for (int d = 0; d < top->ndim; d++) {
+      int64_t lo, hi;
+      view_range(top, d, &lo, &hi);
+      sum = add_scaled(sum, idx[d], top->strides[d]);
+      v = range_valid(v, idx[d], lo, hi, top->shape[d]);
+    }
+  }
+  const AluExp *x = !sum ? i64(top->offset)
+                   : top->offset ? alu_binary(ALU_ADD, sum, i64(top->offset)) : sum;
+  lower_views(st, st->nviews - 1, x, v, index, valid);
+}
+
+/* ------------------------------------------------------------------ print */
+
+/* Appends to a growing malloc'd buffer; on OOM frees it and leaves NULL. */
+typedef struct Buf {
+  char *s;
+  size_t len, cap;
+} Buf;
+
+static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(Buf *b, const char *fmt, ...) {
+  if (!b->s) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (b->len + (size_t)n >= b->cap) {
+    size_t cap = (b->len + (size_t)n + 1) * 2;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+      free(b->s);
+      b->s = NULL;
+      return;
+    }
+    b->s = s;
+    b->cap = cap;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+  }
+  b->len += (size_t)n;
+}
+
+static void buf_tuple(Buf *b, int n, const int64_t *xs) {
+  buf_printf(b, "(");
+  for (int d = 0; d < n; d++) buf_printf(b, d ? ",%lld" : "%lld", (long long)xs[d]);
+  buf_printf(b, n == 1 ? ",)" : ")");
+}
+
+static void buf_view(Buf *b, const View *v) {
+  buf_printf(b, "View(shape=");
+  buf_tuple(b, v->ndim, v->shape);
+  buf_printf(b, ", strides=");
+  buf_tuple(b, v->ndim, v->strides);
+  buf_printf(b, ", offset=%lld, mask=", (long long)v->offset);
+  if (!v->masked) {
+    buf_printf(b, "None)");
+    return;
+  }
+  buf_printf(b, "(");
+  for (int d = 0; d < v->ndim; d++)
+    buf_printf(b, "%s(%lld,%lld)", d ? "," : "", (long long)v->mask_lo[d],
+               (long long)v->mask_hi[d]);
+  buf_printf(b, v->ndim == 1 ? ",))" : "))");
+}
+
+char *shape_print(const ShapeTracker *st) {
+  Buf b = {malloc(128), 0, 128};
+  if (st->nviews == 1) {
+    buf_view(&b, &st->views[0]);
+  } else { /* bottom (buffer) view first, as tinygrad prints them */
+    buf_printf(&b, "ShapeTracker(views=(");
+    for (int i = 0; i < st->nviews; i++) {
+      if (i) buf_printf(&b, ", ");
+      buf_view(&b, &st->views[i]);
+    }
+    buf_printf(&b, "))");
+  }
+  if (!b.s) error_set(JX_ERR_OOM, "shape_print: out of memory");
+  return b.s;
+}

@@ -1,0 +1,201 @@
+/* bind.c -- the primitive table (from primitives.def), argument validation, and
+ * prim_bind, the single entry point every array operation goes through. Today the
+ * interpreter stack has only its bottom level (eval); transformations add levels. */
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "trace/trace.h"
+
+static const struct {
+  const char *name;
+  PrimKind kind;
+  AluOp alu;
+} prim_table[PRIM_NUM] = {
+#define X(name, kind, alu) [PRIM_##name] = {#name, PRIM_KIND_##kind, ALU_##alu},
+#include "trace/primitives.def"
+#undef X
+};
+
+const char *prim_name(Prim p) { return (unsigned)p < PRIM_NUM ? prim_table[p].name : "?"; }
+PrimKind prim_kind(Prim p) { return prim_table[p].kind; }
+AluOp prim_alu_op(Prim p) { return prim_table[p].alu; }
+
+static bool same_shape(const jx_array *a, const jx_array *b) {
+  return a->ndim == b->ndim && memcmp(a->shape, b->shape, (size_t)a->ndim * 8) == 0;
+}
+
+/* Checks the preconditions of elementwise primitives: equal shapes, equal dtypes
+ * (select: bool predicate). */
+static bool check_elementwise(Prim p, int nin, jx_array *const *in) {
+  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+  int first = p == PRIM_select ? 1 : 0;
+  if (p == PRIM_select && in[0]->dtype != JX_BOOL) {
+    error_set(JX_ERR_DTYPE, "select: predicate must be bool, got %s",
+              array_describe(b0, in[0]));
+    return false;
+  }
+  for (int i = 1; i < nin; i++) {
+    if (!same_shape(in[0], in[i])) {
+      error_set(JX_ERR_SHAPE, "%s: operand shapes differ: %s and %s", prim_name(p),
+                array_describe(b0, in[0]), array_describe(b1, in[i]));
+      return false;
+    }
+    if (i > first && in[i]->dtype != in[first]->dtype) {
+      error_set(JX_ERR_DTYPE, "%s: operand dtypes differ: %s and %s", prim_name(p),
+                array_describe(b0, in[first]), array_describe(b1, in[i]));
+      return false;
+    }
+  }
+  return true;
+}
+
+jx_array *prim_bind(Prim p, int nin, jx_array *const *in, const PrimParams *params) {
+  if ((unsigned)p >= PRIM_NUM) {
+    error_set(JX_ERR_INTERNAL, "prim_bind: invalid primitive %d", (int)p);
+    return NULL;
+  }
+  for (int i = 0; i < nin; i++)
+    if (!in[i]) return NULL; /* keeps the first error */
+  switch (prim_table[p].kind) {
+  case PRIM_KIND_UNARY:
+  case PRIM_KIND_UNARY_PRED:
+  case PRIM_KIND_BINARY:
+  case PRIM_KIND_COMPARE:
+  case PRIM_KIND_SELECT:
+    if (!check_elementwise(p, nin, in)) return NULL;
+    break;
+  default:
+    break;
+  }
+  return impl_apply(p, nin, in, params);
+}
+
+/* ------------------------------------------------------------- wrappers */
+
+jx_array *prim_unary(Prim p, jx_array *x) {
+  PrimParams pp = {0};
+  return prim_bind(p, 1, &x, &pp);
+}
+
+jx_array *prim_binary(Prim p, jx_array *x, jx_array *y) {
+  PrimParams pp = {0};
+  return prim_bind(p, 2, (jx_array *[]){x, y}, &pp);
+}
+
+jx_array *prim_select(jx_array *cond, jx_array *x, jx_array *y) {
+  PrimParams pp = {0};
+  return prim_bind(PRIM_select, 3, (jx_array *[]){cond, x, y}, &pp);
+}
+
+jx_array *prim_convert(jx_array *x, jx_dtype dtype, bool weak) {
+  PrimParams pp = {.dtype = dtype, .weak = weak};
+  return prim_bind(PRIM_convert_element_type, 1, &x, &pp);
+}
+
+jx_array *prim_bitcast(jx_array *x, jx_dtype dtype) {
+  PrimParams pp = {.dtype = dtype};
+  return prim_bind(PRIM_bitcast_convert_type, 1, &x, &pp);
+}
+
+jx_array *prim_reduce(Prim p, jx_array *x, const bool *mask) {
+  if (!x) return NULL;
+  PrimParams pp = {0};
+  for (int d = 0; d < x->ndim; d++)
+    if (mask[d]) pp.axes[pp.naxes++] = d;
+  return prim_bind(p, 1, &x, &pp);
+}
+
+jx_array *prim_reshape(jx_array *x, int ndim, const int64_t *shape) {
+  PrimParams pp = {.ndim = ndim};
+  if (ndim < 0 || ndim > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "reshape: rank %d outside [0, %d]", ndim, JX_MAX_NDIM);
+    return NULL;
+  }
+  if (ndim) memcpy(pp.shape, shape, (size_t)ndim * 8);
+  return prim_bind(PRIM_reshape, 1, &x, &pp);
+}
+
+jx_array *prim_transpose(jx_array *x, const int *perm) {
+  if (!x) return NULL;
+  PrimParams pp = {.naxes = x->ndim};
+  if (x->ndim) memcpy(pp.axes, perm, (size_t)x->ndim * sizeof(int));
+  return prim_bind(PRIM_transpose, 1, &x, &pp);
+}
+
+jx_array *prim_broadcast_in_dim(jx_array *x, int ndim, const int64_t *shape,
+                                const int *bdims) {
+  if (!x) return NULL;
+  if (ndim < 0 || ndim > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "broadcast_in_dim: rank %d outside [0, %d]", ndim, JX_MAX_NDIM);
+    return NULL;
+  }
+  PrimParams pp = {.ndim = ndim, .naxes = x->ndim};
+  if (ndim) memcpy(pp.shape, shape, (size_t)ndim * 8);
+  if (x->ndim) memcpy(pp.axes, bdims, (size_t)x->ndim * sizeof(int));
+  return prim_bind(PRIM_broadcast_in_dim, 1, &x, &pp);
+}
+
+jx_array *prim_pad(jx_array *x, const int64_t *lo, const int64_t *hi, double value) {
+  if (!x) return NULL;
+  PrimParams pp = {.value = value};
+  if (x->ndim) memcpy(pp.start, lo, (size_t)x->ndim * 8);
+  if (x->ndim) memcpy(pp.stop, hi, (size_t)x->ndim * 8);
+  return prim_bind(PRIM_pad, 1, &x, &pp);
+}
+
+jx_array *prim_slice(jx_array *x, const int64_t *start, const int64_t *stop,
+                     const int64_t *step) {
+  if (!x) return NULL;
+  PrimParams pp = {0};
+  for (int d = 0; d < x->ndim; d++) {
+    pp.start[d] = start[d];
+    pp.stop[d] = stop[d];
+    pp.step[d] = step ? step[d] : 1;
+  }
+  return prim_bind(PRIM_slice, 1, &x, &pp);
+}
+
+jx_array *prim_rev(jx_array *x, const bool *mask) {
+  if (!x) return NULL;
+  PrimParams pp = {0};
+  for (int d = 0; d < x->ndim; d++)
+    if (mask[d]) pp.axes[pp.naxes++] = d;
+  return prim_bind(PRIM_rev, 1, &x, &pp);
+}
+
+jx_array *prim_concatenate(int n, jx_array *const *xs, int axis) {
+  PrimParams pp = {.axis = axis};
+  if (n < 1) {
+    error_set(JX_ERR_VALUE, "concatenate: needs at least one operand");
+    return NULL;
+  }
+  return prim_bind(PRIM_concatenate, n, xs, &pp);
+}
+
+jx_array *prim_gather(jx_array *x, jx_array *idx, int axis) {
+  PrimParams pp = {.axis = axis};
+  return prim_bind(PRIM_gather, 2, (jx_array *[]){x, idx}, &pp);
+}
+
+jx_array *prim_dot_general(jx_array *x, jx_array *y, int ncontract, const int *lhs_contract,
+                           const int *rhs_contract, int nbatch, const int *lhs_batch,
+                           const int *rhs_batch) {
+  PrimParams pp = {.ncontract = ncontract, .nbatch = nbatch};
+  if (ncontract < 0 || nbatch < 0 || ncontract > JX_MAX_NDIM || nbatch > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "dot_general: bad dimension counts %d, %d", ncontract, nbatch);
+    return NULL;
+  }
+  for (int i = 0; i < ncontract; i++)
+    pp.lhs_contract[i] = lhs_contract[i], pp.rhs_contract[i] = rhs_contract[i];
+  for (int i = 0; i < nbatch; i++)
+    pp.lhs_batch[i] = lhs_batch[i], pp.rhs_batch[i] = rhs_batch[i];
+  return prim_bind(PRIM_dot_general, 2, (jx_array *[]){x, y}, &pp);
+}
+
+jx_array *prim_iota(jx_dtype dtype, int ndim, const int64_t *shape, int dimension) {
+  if (!array_check_shape("iota", ndim, shape)) return NULL;
+  PrimParams pp = {.dtype = dtype, .ndim = ndim, .axis = dimension};
+  if (ndim) memcpy(pp.shape, shape, (size_t)ndim * 8);
+  return prim_bind(PRIM_iota, 0, NULL, &pp);
+}

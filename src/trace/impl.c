@@ -1,0 +1,510 @@
+/* impl.c -- eval rules: how each primitive runs on concrete arrays. Movement
+ * primitives return views (a new shape tracker over the same buffer); everything else
+ * builds one Kernel -- an AluExp over the inputs' views -- and runs it on the backend. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "trace/trace.h"
+
+/* ----------------------------------------------------------- kernel help */
+
+static const AluExp *idx_const(int64_t v) { return alu_const_int(JX_INT64, v); }
+
+/* Value of input `arg` (array a) at the element whose per-dim indices are idx. Reads in
+ * padding give 0; the load index is forced in bounds there so no backend reads out of
+ * its buffer. */
+static const AluExp *load_dims(const jx_array *a, int arg, const AluExp *const *idx) {
+  const AluExp *index, *valid;
+  shape_to_exp_dims(a->st, idx, &index, &valid);
+  const AluExp *zero = alu_const_int(a->dtype, 0);
+  if (dtype_is_floating(a->dtype)) zero = alu_const_float(a->dtype, 0.0);
+  const AluExp *safe = alu_where(valid, index, idx_const(0));
+  return alu_where(valid, alu_global(arg, a->dtype, safe), zero);
+}
+
+/* Splits a flat C-order index over shape into per-dim index expressions. */
+static void unflatten(const AluExp *flat, int ndim, const int64_t *shape,
+                      const AluExp **idx) {
+  int64_t stride = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    const AluExp *q = stride == 1 ? flat : alu_binary(ALU_DIV, flat, idx_const(stride));
+    idx[d] = d == 0 ? q : alu_binary(ALU_MOD, q, idx_const(shape[d]));
+    stride *= shape[d] ? shape[d] : 1;
+  }
+}
+
+static const AluExp *load_flat(const jx_array *a, int arg, const AluExp *flat) {
+  const AluExp *idx[JX_MAX_NDIM];
+  unflatten(flat, a->ndim, a->shape, idx);
+  return load_dims(a, arg, idx);
+}
+
+/* Runs kernel k (inputs in[0..nargs)) into a new contiguous array of shape. */
+static jx_array *run_kernel(Kernel *k, jx_array *const *in, int ndim, const int64_t *shape,
+                            bool weak) {
+  if (!k->exp) return NULL;
+  for (int i = 0; i < k->nargs; i++) k->arg_dtypes[i] = in[i]->dtype;
+  k->exp = alu_simplify(k->exp);
+  if (k->has_reduction && k->reduction.epilogue)
+    k->reduction.epilogue = alu_simplify(k->reduction.epilogue);
+  if (!k->exp || error_pending()) return NULL;
+  const Backend *be = in && k->nargs ? in[0]->buf->backend : backend_default();
+  Buffer *bufs[KERNEL_MAX_ARGS];
+  for (int i = 0; i < k->nargs; i++) bufs[i] = in[i]->buf;
+  Buffer *out = backend_run(be, k, bufs);
+  if (!out) return NULL;
+  ShapeTracker *st = shape_contiguous(ndim, shape);
+  return array_new(out, st, k->dtype, weak);
+}
+
+static bool all_weak(int nin, jx_array *const *in) {
+  for (int i = 0; i < nin; i++)
+    if (!in[i]->weak) return false;
+  return nin > 0;
+}
+
+/* ------------------------------------------------------------ elementwise */
+
+static jx_array *impl_elementwise(Prim p, int nin, jx_array *const *in,
+                                  const PrimParams *pp) {
+  const jx_array *x = in[0];
+  int64_t n = shape_numel(x->ndim, x->shape);
+  const AluExp *gidx = alu_special("gidx", n);
+  const AluExp *v[3];
+  for (int i = 0; i < nin; i++) v[i] = load_flat(in[i], i, gidx);
+  Kernel k = {.nargs = nin, .size = n};
+  bool weak = all_weak(nin, in);
+  switch (prim_kind(p)) {
+  case PRIM_KIND_UNARY:
+  case PRIM_KIND_UNARY_PRED:
+    k.exp = alu_unary(prim_alu_op(p), v[0]);
+    break;
+  case PRIM_KIND_BINARY:
+  case PRIM_KIND_COMPARE:
+    k.exp = alu_binary(prim_alu_op(p), v[0], v[1]);
+    break;
+  case PRIM_KIND_SELECT:
+    k.exp = alu_where(v[0], v[1], v[2]);
+    weak = in[1]->weak && in[2]->weak;
+    break;
+  case PRIM_KIND_CONVERT:
+    k.exp = alu_cast(v[0], pp->dtype);
+    weak = pp->weak;
+    break;
+  case PRIM_KIND_BITCAST:
+    k.exp = alu_bitcast(v[0], pp->dtype);
+    weak = false;
+    break;
+  default:
+    return NULL;
+  }
+  if (!k.exp) return NULL;
+  if (prim_kind(p) == PRIM_KIND_COMPARE || prim_kind(p) == PRIM_KIND_UNARY_PRED)
+    weak = false;
+  k.dtype = k.exp->dtype;
+  return run_kernel(&k, in, x->ndim, x->shape, weak);
+}
+
+static jx_array *impl_convert(jx_array *x, const PrimParams *pp) {
+  if (!dtype_is_valid(pp->dtype)) {
+    error_set(JX_ERR_DTYPE, "convert_element_type: invalid dtype %d", (int)pp->dtype);
+    return NULL;
+  }
+  if (x->dtype == pp->dtype) { /* a view: only the weak type may change */
+    jx_array *y = array_new(buffer_ref(x->buf), shape_copy(x->st), x->dtype, pp->weak);
+    return y;
+  }
+  return impl_elementwise(PRIM_convert_element_type, 1, &x, pp);
+}
+
+static jx_array *impl_bitcast(jx_array *x, const PrimParams *pp) {
+  char b[ARRAY_DESCRIBE_BUF];
+  if (!dtype_is_valid(pp->dtype) || jx_dtype_itemsize(pp->dtype) != jx_dtype_itemsize(x->dtype)) {
+    error_set(JX_ERR_DTYPE, "bitcast_convert_type: cannot bitcast %s to %s (itemsizes differ)",
+              array_describe(b, x), dtype_is_valid(pp->dtype) ? jx_dtype_name(pp->dtype) : "?");
+    return NULL;
+  }
+  return impl_elementwise(PRIM_bitcast_convert_type, 1, &x, pp);
+}
+
+/* ------------------------------------------------------------- reductions */
+
+static AluValue reduce_identity(AluOp op, jx_dtype d) {
+  bool fl = dtype_is_floating(d);
+  switch (op) {
+  case ALU_ADD: case ALU_OR: case ALU_XOR:
+    return fl ? alu_const_float(d, 0.0)->value : alu_const_int(d, 0)->value;
+  case ALU_MUL:
+    return fl ? alu_const_float(d, 1.0)->value : alu_const_int(d, 1)->value;
+  case ALU_AND:
+    return alu_const_int(d, dtype_is_bool(d) ? 1 : -1)->value;
+  case ALU_MAX:
+    if (fl) return alu_const_float(d, -INFINITY)->value;
+    return alu_normalize(d, (AluValue){.i = dtype_is_unsigned(d) ? 0 : (int64_t)dtype_min_value(d)});
+  default: /* ALU_MIN */
+    if (fl) return alu_const_float(d, INFINITY)->value;
+    if (d == JX_UINT64) return (AluValue){.u = UINT64_MAX};
+    if (d == JX_INT64) return (AluValue){.i = INT64_MAX};
+    if (dtype_is_bool(d)) return (AluValue){.i = 1};
+    return alu_normalize(d, (AluValue){.i = (int64_t)dtype_max_value(d)});
+  }
+}
+
+static jx_array *impl_reduce(Prim p, jx_array *x, const PrimParams *pp) {
+  bool mask[JX_MAX_NDIM] = {false};
+  for (int i = 0; i < pp->naxes; i++) {
+    if (pp->axes[i] < 0 || pp->axes[i] >= x->ndim || mask[pp->axes[i]]) {
+      error_set(JX_ERR_SHAPE, "%s: bad axis %d for rank %d", prim_name(p), pp->axes[i],
+                x->ndim);
+      return NULL;
+    }
+    mask[pp->axes[i]] = true;
+  }
+  int perm[JX_MAX_NDIM], nkeep = 0, n = 0;
+  int64_t out_shape[JX_MAX_NDIM], R = 1;
+  for (int d = 0; d < x->ndim; d++)
+    if (!mask[d]) perm[n++] = d, out_shape[nkeep++] = x->shape[d];
+  for (int d = 0; d < x->ndim; d++)
+    if (mask[d]) perm[n++] = d, R *= x->shape[d];
+  int64_t size = shape_numel(nkeep, out_shape);
+  /* Index the permuted view as (kept..., reduced...) = gidx * R + ridx. */
+  const AluExp *gidx = alu_special("gidx", size), *ridx = alu_special("ridx", R);
+  const AluExp *flat = alu_binary(ALU_ADD, alu_binary(ALU_MUL, gidx, idx_const(R)), ridx);
+  const AluExp *idx_perm[JX_MAX_NDIM], *idx[JX_MAX_NDIM];
+  int64_t pshape[JX_MAX_NDIM];
+  for (int d = 0; d < x->ndim; d++) pshape[d] = x->shape[perm[d]];
+  unflatten(flat, x->ndim, pshape, idx_perm);
+  for (int d = 0; d < x->ndim; d++) idx[perm[d]] = idx_perm[d];
+  AluOp op = prim_alu_op(p);
+  Kernel k = {.nargs = 1, .size = size, .dtype = x->dtype, .has_reduction = true};
+  k.exp = load_dims(x, 0, idx);
+  k.reduction = (Reduction){.op = op, .dtype = x->dtype, .size = R,
+                            .identity = reduce_identity(op, x->dtype)};
+  if (R == 0) { /* nothing to reduce: the identity everywhere */
+    k.has_reduction = false;
+    k.exp = alu_const(x->dtype, k.reduction.identity);
+    k.nargs = 0;
+  }
+  return run_kernel(&k, &x, nkeep, out_shape, x->weak);
+}
+
+/* --------------------------------------------------------------- movement */
+
+static jx_array *view_of(jx_array *x, ShapeTracker *st) {
+  if (!st) return NULL;
+  return array_new(buffer_ref(x->buf), st, x->dtype, x->weak);
+}
+
+static jx_array *impl_reshape(jx_array *x, const PrimParams *pp) {
+  char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+  if (!array_check_shape("reshape", pp->ndim, pp->shape)) return NULL;
+  if (shape_numel(pp->ndim, pp->shape) != shape_numel(x->ndim, x->shape)) {
+    error_set(JX_ERR_SHAPE, "reshape: cannot reshape %s into %s",
+              error_shape_str(b0, x->ndim, x->shape), error_shape_str(b1, pp->ndim, pp->shape));
+    return NULL;
+  }
+  return view_of(x, shape_reshape(x->st, pp->ndim, pp->shape));
+}
+
+static jx_array *impl_transpose(jx_array *x, const PrimParams *pp) {
+  bool seen[JX_MAX_NDIM] = {false};
+  for (int d = 0; d < x->ndim; d++) {
+    int a = pp->axes[d];
+    if (a < 0 || a >= x->ndim || seen[a]) {
+      error_set(JX_ERR_SHAPE, "transpose: axes are not a permutation of rank %d", x->ndim);
+      return NULL;
+    }
+    seen[a] = true;
+  }
+  return view_of(x, shape_permute(x->st, pp->axes));
+}
+
+static jx_array *impl_broadcast_in_dim(jx_array *x, const PrimParams *pp) {
+  char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+  int64_t mid[JX_MAX_NDIM];
+  for (int d = 0; d < pp->ndim; d++) mid[d] = 1;
+  bool ok = array_check_shape("broadcast_in_dim", pp->ndim, pp->shape) && pp->naxes == x->ndim;
+  for (int i = 0; ok && i < x->ndim; i++) {
+    int d = pp->axes[i];
+    ok = d >= 0 && d < pp->ndim && (i == 0 || d > pp->axes[i - 1]) &&
+         (x->shape[i] == pp->shape[d] || x->shape[i] == 1);
+    if (ok) mid[d] = x->shape[i];
+  }
+  if (!ok) {
+    error_set(JX_ERR_SHAPE, "broadcast_in_dim: cannot broadcast %s to %s",
+              error_shape_str(b0, x->ndim, x->shape), error_shape_str(b1, pp->ndim, pp->shape));
+    return NULL;
+  }
+  ShapeTracker *st = shape_reshape(x->st, pp->ndim, mid);
+  ShapeTracker *st2 = st ? shape_expand(st, pp->shape) : NULL;
+  shape_free(st);
+  return view_of(x, st2);
+}
+
+static jx_array *impl_pad(jx_array *x, const PrimParams *pp) {
+  int64_t shape[JX_MAX_NDIM];
+  for (int d = 0; d < x->ndim; d++) {
+    if (pp->start[d] < 0 || pp->stop[d] < 0) {
+      error_set(JX_ERR_SHAPE, "pad: negative padding on axis %d", d);
+      return NULL;
+    }
+    shape[d] = x->shape[d] + pp->start[d] + pp->stop[d];
+  }
+  if (!array_check_shape("pad", x->ndim, shape)) return NULL;
+  jx_array *v = view_of(x, shape_pad(x->st, pp->start, pp->stop));
+  if (!v || pp->value == 0.0) return v; /* padding reads as zero: a pure view */
+  /* Another padding value needs a kernel: where(inside, x, value). */
+  int64_t n = shape_numel(x->ndim, shape);
+  const AluExp *gidx = alu_special("gidx", n), *idx[JX_MAX_NDIM], *inside = NULL;
+  unflatten(gidx, x->ndim, shape, idx);
+  for (int d = 0; d < x->ndim; d++) {
+    const AluExp *in_d = alu_binary(
+        ALU_AND, alu_unary(ALU_NOT, alu_binary(ALU_CMPLT, idx[d], idx_const(pp->start[d]))),
+        alu_binary(ALU_CMPLT, idx[d], idx_const(pp->start[d] + x->shape[d])));
+    inside = inside ? alu_binary(ALU_AND, inside, in_d) : in_d;
+  }
+  const AluExp *fill = dtype_is_floating(x->dtype) ? alu_const_float(x->dtype, pp->value)
+                                                   : alu_const_int(x->dtype, (int64_t)pp->value);
+  Kernel k = {.nargs = 1, .size = n, .dtype = x->dtype};
+  k.exp = inside ? alu_where(inside, load_dims(v, 0, idx), fill) : load_dims(v, 0, idx);
+  jx_array *out = run_kernel(&k, &v, x->ndim, shape, x->weak);
+  jx_free(v);
+  return out;
+}
+
+static jx_array *impl_slice(jx_array *x, const PrimParams *pp) {
+  int64_t step[JX_MAX_NDIM];
+  bool strided = false;
+  for (int d = 0; d < x->ndim; d++) {
+    if (pp->start[d] < 0 || pp->start[d] > pp->stop[d] || pp->stop[d] > x->shape[d] ||
+        pp->step[d] < 1) {
+      error_set(JX_ERR_SHAPE, "slice: bad bounds [%lld:%lld:%lld] for axis %d of size %lld",
+                (long long)pp->start[d], (long long)pp->stop[d], (long long)pp->step[d], d,
+                (long long)x->shape[d]);
+      return NULL;
+    }
+    step[d] = pp->step[d];
+    strided |= step[d] != 1;
+  }
+  ShapeTracker *st = shape_shrink(x->st, pp->start, pp->stop);
+  if (st && strided) {
+    ShapeTracker *s2 = shape_stride(st, step);
+    shape_free(st);
+    st = s2;
+  }
+  return view_of(x, st);
+}
+
+static jx_array *impl_rev(jx_array *x, const PrimParams *pp) {
+  int64_t step[JX_MAX_NDIM];
+  for (int d = 0; d < x->ndim; d++) step[d] = 1;
+  for (int i = 0; i < pp->naxes; i++) {
+    if (pp->axes[i] < 0 || pp->axes[i] >= x->ndim) {
+      error_set(JX_ERR_SHAPE, "rev: bad axis %d for rank %d", pp->axes[i], x->ndim);
+      return NULL;
+    }
+    step[pp->axes[i]] = -1;
+  }
+  return view_of(x, shape_stride(x->st, step));
+}
+
+/* ------------------------------------------------- concatenate and gather */
+
+static jx_array *impl_concatenate(int n, jx_array *const *in, const PrimParams *pp) {
+  const jx_array *x = in[0];
+  int axis = pp->axis;
+  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+  if (axis < 0 || axis >= x->ndim) {
+    error_set(JX_ERR_SHAPE, "concatenate: axis %d out of range for rank %d", axis, x->ndim);
+    return NULL;
+  }
+  if (n > KERNEL_MAX_ARGS) {
+    error_set(JX_ERR_UNSUPPORTED, "concatenate: more than %d operands", KERNEL_MAX_ARGS);
+    return NULL;
+  }
+  int64_t shape[JX_MAX_NDIM];
+  memcpy(shape, x->shape, sizeof shape);
+  shape[axis] = 0;
+  for (int i = 0; i < n; i++) {
+    bool ok = in[i]->ndim == x->ndim && in[i]->dtype == x->dtype;
+    for (int d = 0; ok && d < x->ndim; d++) ok = d == axis || in[i]->shape[d] == x->shape[d];
+    if (!ok) {
+      error_set(JX_ERR_SHAPE, "concatenate: operands %s and %s differ off axis %d",
+                array_describe(b0, x), array_describe(b1, in[i]), axis);
+      return NULL;
+    }
+    shape[axis] += in[i]->shape[axis];
+  }
+  if (!array_check_shape("concatenate", x->ndim, shape)) return NULL;
+  int64_t size = shape_numel(x->ndim, shape);
+  const AluExp *gidx = alu_special("gidx", size), *idx[JX_MAX_NDIM];
+  unflatten(gidx, x->ndim, shape, idx);
+  const AluExp *pos = idx[axis], *exp = NULL;
+  int64_t offset = shape[axis];
+  for (int i = n - 1; i >= 0; i--) { /* where(pos >= offset_i, x_i[pos - offset_i], ...) */
+    offset -= in[i]->shape[axis];
+    const AluExp *local = alu_binary(ALU_SUB, pos, idx_const(offset));
+    const AluExp *after = alu_unary(ALU_NOT, alu_binary(ALU_CMPLT, pos, idx_const(offset)));
+    const AluExp *sub[JX_MAX_NDIM];
+    memcpy(sub, idx, sizeof sub);
+    sub[axis] = exp ? alu_where(after, local, idx_const(0)) : local;
+    const AluExp *v = load_dims(in[i], i, sub);
+    exp = exp ? alu_where(after, v, exp) : v;
+  }
+  Kernel k = {.nargs = n, .size = size, .dtype = x->dtype, .exp = exp};
+  return run_kernel(&k, in, x->ndim, shape, all_weak(n, in));
+}
+
+static jx_array *impl_gather(jx_array *x, jx_array *ind, const PrimParams *pp) {
+  int axis = pp->axis;
+  char b0[ARRAY_DESCRIBE_BUF];
+  if (axis < 0 || axis >= x->ndim || x->ndim - 1 + ind->ndim > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "gather: axis %d out of range for %s", axis, array_describe(b0, x));
+    return NULL;
+  }
+  if (!dtype_is_integer(ind->dtype)) {
+    error_set(JX_ERR_DTYPE, "gather: indices must be integers, got %s", array_describe(b0, ind));
+    return NULL;
+  }
+  if (x->shape[axis] == 0 && shape_numel(ind->ndim, ind->shape) > 0) {
+    error_set(JX_ERR_SHAPE, "gather: cannot index into an empty axis of %s", array_describe(b0, x));
+    return NULL;
+  }
+  int64_t shape[JX_MAX_NDIM];
+  int ndim = 0;
+  for (int d = 0; d < axis; d++) shape[ndim++] = x->shape[d];
+  for (int d = 0; d < ind->ndim; d++) shape[ndim++] = ind->shape[d];
+  for (int d = axis + 1; d < x->ndim; d++) shape[ndim++] = x->shape[d];
+  if (!array_check_shape("gather", ndim, shape)) return NULL;
+  int64_t size = shape_numel(ndim, shape);
+  const AluExp *gidx = alu_special("gidx", size), *idx[JX_MAX_NDIM], *xi[JX_MAX_NDIM];
+  unflatten(gidx, ndim, shape, idx);
+  const AluExp *pos = load_dims(ind, 1, idx + axis);
+  pos = alu_cast(pos, JX_INT64);
+  pos = alu_binary(ALU_MAX, alu_binary(ALU_MIN, pos, idx_const(x->shape[axis] - 1)), idx_const(0));
+  for (int d = 0; d < axis; d++) xi[d] = idx[d];
+  xi[axis] = pos;
+  for (int d = axis + 1; d < x->ndim; d++) xi[d] = idx[d - 1 + ind->ndim];
+  Kernel k = {.nargs = 2, .size = size, .dtype = x->dtype, .exp = load_dims(x, 0, xi)};
+  return run_kernel(&k, (jx_array *[]){x, ind}, ndim, shape, x->weak);
+}
+
+/* ------------------------------------------------------------ dot_general */
+
+static bool dims_valid(int n, const int *dims, int ndim, bool *used) {
+  for (int i = 0; i < n; i++) {
+    if (dims[i] < 0 || dims[i] >= ndim || used[dims[i]]) return false;
+    used[dims[i]] = true;
+  }
+  return true;
+}
+
+static jx_array *impl_dot_general(jx_array *x, jx_array *y, const PrimParams *pp) {
+  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+  bool xu[JX_MAX_NDIM] = {false}, yu[JX_MAX_NDIM] = {false};
+  bool ok = x->dtype == y->dtype && dims_valid(pp->ncontract, pp->lhs_contract, x->ndim, xu) &&
+            dims_valid(pp->nbatch, pp->lhs_batch, x->ndim, xu) &&
+            dims_valid(pp->ncontract, pp->rhs_contract, y->ndim, yu) &&
+            dims_valid(pp->nbatch, pp->rhs_batch, y->ndim, yu);
+  for (int i = 0; ok && i < pp->ncontract; i++)
+    ok = x->shape[pp->lhs_contract[i]] == y->shape[pp->rhs_contract[i]];
+  for (int i = 0; ok && i < pp->nbatch; i++)
+    ok = x->shape[pp->lhs_batch[i]] == y->shape[pp->rhs_batch[i]];
+  if (!ok) {
+    error_set(x->dtype == y->dtype ? JX_ERR_SHAPE : JX_ERR_DTYPE,
+              "dot_general: operands %s and %s do not match the dimension numbers",
+              array_describe(b0, x), array_describe(b1, y));
+    return NULL;
+  }
+  /* Output dims: batch, lhs free, rhs free. */
+  int64_t shape[JX_MAX_NDIM], cshape[JX_MAX_NDIM], R = 1;
+  int ndim = 0, xfree[JX_MAX_NDIM], yfree[JX_MAX_NDIM], nxf = 0, nyf = 0;
+  for (int i = 0; i < pp->nbatch; i++) shape[ndim++] = x->shape[pp->lhs_batch[i]];
+  for (int d = 0; d < x->ndim; d++)
+    if (!xu[d]) xfree[nxf++] = d;
+  for (int d = 0; d < y->ndim; d++)
+    if (!yu[d]) yfree[nyf++] = d;
+  if (pp->nbatch + nxf + nyf > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "dot_general: result rank exceeds %d", JX_MAX_NDIM);
+    return NULL;
+  }
+  for (int i = 0; i < nxf; i++) shape[ndim++] = x->shape[xfree[i]];
+  for (int i = 0; i < nyf; i++) shape[ndim++] = y->shape[yfree[i]];
+  for (int i = 0; i < pp->ncontract; i++) R *= (cshape[i] = x->shape[pp->lhs_contract[i]]);
+  if (!array_check_shape("dot_general", ndim, shape)) return NULL;
+  int64_t size = shape_numel(ndim, shape);
+  const AluExp *oi[JX_MAX_NDIM], *ci[JX_MAX_NDIM], *xi[JX_MAX_NDIM], *yi[JX_MAX_NDIM];
+  unflatten(alu_special("gidx", size), ndim, shape, oi);
+  unflatten(alu_special("ridx", R), pp->ncontract, cshape, ci);
+  for (int i = 0; i < pp->nbatch; i++) xi[pp->lhs_batch[i]] = yi[pp->rhs_batch[i]] = oi[i];
+  for (int i = 0; i < pp->ncontract; i++) xi[pp->lhs_contract[i]] = yi[pp->rhs_contract[i]] = ci[i];
+  for (int i = 0; i < nxf; i++) xi[xfree[i]] = oi[pp->nbatch + i];
+  for (int i = 0; i < nyf; i++) yi[yfree[i]] = oi[pp->nbatch + nxf + i];
+  /* float16/bfloat16 accumulate in float32, as XLA does; bool dots are an or of ands. */
+  jx_dtype acc = x->dtype == JX_FLOAT16 || x->dtype == JX_BFLOAT16 ? JX_FLOAT32 : x->dtype;
+  AluOp mul = x->dtype == JX_BOOL ? ALU_AND : ALU_MUL, add = x->dtype == JX_BOOL ? ALU_OR : ALU_ADD;
+  const AluExp *a = alu_cast(load_dims(x, 0, xi), acc), *b = alu_cast(load_dims(y, 1, yi), acc);
+  Kernel k = {.nargs = 2, .size = size, .dtype = x->dtype, .has_reduction = R > 0};
+  k.reduction = (Reduction){.op = add, .dtype = acc, .size = R,
+                            .identity = reduce_identity(add, acc)};
+  if (acc != x->dtype) k.reduction.epilogue = alu_cast(alu_variable("acc", acc), x->dtype);
+  k.exp = R > 0 ? alu_binary(mul, a, b) : alu_const(x->dtype, reduce_identity(add, x->dtype));
+  if (R == 0) k.nargs = 0;
+  return run_kernel(&k, (jx_array *[]){x, y}, ndim, shape, x->weak && y->weak);
+}
+
+static jx_array *impl_iota(const PrimParams *pp) {
+  if (!dtype_is_valid(pp->dtype) || pp->axis < 0 || pp->axis >= pp->ndim) {
+    error_set(JX_ERR_SHAPE, "iota: dimension %d out of range for rank %d", pp->axis, pp->ndim);
+    return NULL;
+  }
+  int64_t size = shape_numel(pp->ndim, pp->shape);
+  const AluExp *idx[JX_MAX_NDIM];
+  unflatten(alu_special("gidx", size), pp->ndim, pp->shape, idx);
+  Kernel k = {.nargs = 0, .size = size, .dtype = pp->dtype, .exp = alu_cast(idx[pp->axis], pp->dtype)};
+  return run_kernel(&k, NULL, pp->ndim, pp->shape, false);
+}
+
+/* ------------------------------------------------------------- dispatch */
+
+jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp) {
+  switch (prim_kind(p)) {
+  case PRIM_KIND_UNARY:
+  case PRIM_KIND_UNARY_PRED:
+  case PRIM_KIND_BINARY:
+  case PRIM_KIND_COMPARE:
+  case PRIM_KIND_SELECT:
+    return impl_elementwise(p, nin, in, pp);
+  case PRIM_KIND_CONVERT: return impl_convert(in[0], pp);
+  case PRIM_KIND_BITCAST: return impl_bitcast(in[0], pp);
+  case PRIM_KIND_REDUCE: return impl_reduce(p, in[0], pp);
+  case PRIM_KIND_CONCATENATE: return impl_concatenate(nin, in, pp);
+  case PRIM_KIND_GATHER: return impl_gather(in[0], in[1], pp);
+  case PRIM_KIND_DOT: return impl_dot_general(in[0], in[1], pp);
+  case PRIM_KIND_IOTA: return impl_iota(pp);
+  case PRIM_KIND_MOVEMENT:
+    switch (p) {
+    case PRIM_reshape: return impl_reshape(in[0], pp);
+    case PRIM_transpose: return impl_transpose(in[0], pp);
+    case PRIM_broadcast_in_dim: return impl_broadcast_in_dim(in[0], pp);
+    case PRIM_pad: return impl_pad(in[0], pp);
+    case PRIM_slice: return impl_slice(in[0], pp);
+    case PRIM_rev: return impl_rev(in[0], pp);
+    default: break;
+    }
+  }
+  error_set(JX_ERR_INTERNAL, "no eval rule for primitive %s", prim_name(p));
+  return NULL;
+}
+
+jx_array *impl_contiguous(jx_array *a) {
+  if (!a) return NULL;
+  if (shape_is_contiguous(a->st)) return jx_ref(a);
+  int64_t n = shape_numel(a->ndim, a->shape);
+  Kernel k = {.nargs = 1, .size = n, .dtype = a->dtype,
+              .exp = load_flat(a, 0, alu_special("gidx", n))};
+  return run_kernel(&k, &a, a->ndim, a->shape, a->weak);
+}

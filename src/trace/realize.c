@@ -1,0 +1,157 @@
+/* realize.c -- arrays at the boundary with the host: creation from host data and
+ * scalars, readback, and moving arrays between devices. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "trace/trace.h"
+
+/* Converts n elements of host data from `from` to `to` (x64 canonicalization). */
+static void convert_host(void *dst, jx_dtype to, const void *src, jx_dtype from, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    AluValue v = alu_load(src, from, i);
+    AluValue args[1] = {v};
+    alu_store(dst, to, i, alu_eval_op(ALU_CAST, to, from, args));
+  }
+}
+
+jx_array *array_from_host(const void *data, jx_dtype dtype, bool weak, int ndim,
+                          const int64_t *shape) {
+  jx_dtype canon = dtype_canonicalize(dtype);
+  int64_t n = shape_numel(ndim, shape);
+  size_t nbytes = (size_t)n * jx_dtype_itemsize(canon);
+  const Backend *be = backend_default();
+  Buffer *buf = buffer_new(be, nbytes);
+  if (!buf) return NULL;
+  jx_status s = JX_OK;
+  if (canon == dtype) {
+    s = be->copy_in(buf->mem, data, nbytes);
+  } else {
+    void *tmp = malloc(nbytes ? nbytes : 1);
+    if (!tmp) s = JX_ERR_OOM;
+    else {
+      convert_host(tmp, canon, data, dtype, n);
+      s = be->copy_in(buf->mem, tmp, nbytes);
+      free(tmp);
+    }
+  }
+  if (s != JX_OK) {
+    buffer_free(buf);
+    error_set(s, "copying %zu bytes to device %s failed", nbytes, be->name);
+    return NULL;
+  }
+  return array_new(buf, shape_contiguous(ndim, shape), canon, weak);
+}
+
+jx_array *jx_array_from(const void *data, jx_dtype dtype, int ndim, const int64_t *shape) {
+  if (!dtype_is_valid(dtype)) {
+    error_set(JX_ERR_DTYPE, "jx_array_from: invalid dtype %d", (int)dtype);
+    return NULL;
+  }
+  if (!array_check_shape("jx_array_from", ndim, shape)) return NULL;
+  if (!data && shape_numel(ndim, shape) > 0) {
+    error_set(JX_ERR_VALUE, "jx_array_from: data is NULL for a non-empty shape");
+    return NULL;
+  }
+  return array_from_host(data, dtype, false, ndim, shape);
+}
+
+jx_array *jx_scalar(double value) {
+  return array_from_host(&value, JX_FLOAT64, true, 0, NULL);
+}
+
+jx_array *jx_scalar_int(int64_t value) {
+  if (!dtype_x64() && (value < INT32_MIN || value > INT32_MAX)) {
+    error_set(JX_ERR_VALUE,
+              "jx_scalar_int: %lld does not fit int32 (enable x64 for 64-bit integers)",
+              (long long)value);
+    return NULL;
+  }
+  return array_from_host(&value, JX_INT64, true, 0, NULL);
+}
+
+jx_array *jx_scalar_of(double value, jx_dtype dtype) {
+  if (!dtype_is_valid(dtype)) {
+    error_set(JX_ERR_DTYPE, "jx_scalar_of: invalid dtype %d", (int)dtype);
+    return NULL;
+  }
+  jx_dtype canon = dtype_canonicalize(dtype);
+  AluValue v = alu_eval_op(ALU_CAST, canon, JX_FLOAT64, (AluValue[]){{.f = value}});
+  unsigned char bytes[8];
+  alu_store(bytes, canon, 0, v);
+  return array_from_host(bytes, canon, false, 0, NULL);
+}
+
+/* ------------------------------------------------------------- readback */
+
+jx_status jx_read(jx_array *a, void *dst, size_t nbytes) {
+  if (!a || !dst) {
+    if (!error_pending())
+      error_set(JX_ERR_VALUE, "jx_read: %s is NULL", a ? "dst" : "the array");
+    return jx_last_status();
+  }
+  size_t want = (size_t)jx_size(a) * jx_dtype_itemsize(a->dtype);
+  if (nbytes != want) {
+    char b[ARRAY_DESCRIBE_BUF];
+    error_set(JX_ERR_VALUE, "jx_read: %s needs %zu bytes, got %zu", array_describe(b, a),
+              want, nbytes);
+    return JX_ERR_VALUE;
+  }
+  jx_array *c = impl_contiguous(a);
+  if (!c) return jx_last_status();
+  const Backend *be = c->buf->backend;
+  jx_status s = be->synchronize();
+  if (s == JX_OK) s = be->copy_out(dst, c->buf->mem, nbytes);
+  jx_free(c);
+  if (s != JX_OK) error_set(s, "jx_read: copy from device %s failed", be->name);
+  return s;
+}
+
+double jx_item(jx_array *a) {
+  if (!a) return NAN;
+  if (jx_size(a) != 1) {
+    char b[ARRAY_DESCRIBE_BUF];
+    error_set(JX_ERR_SHAPE, "jx_item: %s has %lld elements, expected 1", array_describe(b, a),
+              (long long)jx_size(a));
+    return NAN;
+  }
+  unsigned char bytes[8];
+  if (jx_read(a, bytes, jx_dtype_itemsize(a->dtype)) != JX_OK) return NAN;
+  AluValue v = alu_load(bytes, a->dtype, 0);
+  return alu_eval_op(ALU_CAST, JX_FLOAT64, a->dtype, &v).f;
+}
+
+jx_status jx_block_until_ready(jx_array *a) {
+  if (!a) return error_pending() ? jx_last_status() : JX_ERR_VALUE;
+  return a->buf->backend->synchronize();
+}
+
+jx_array *jx_device_put(jx_array *a, const char *device) {
+  if (!a) return NULL;
+  const Backend *be = backend_get(device);
+  if (!be) {
+    error_set(JX_ERR_DEVICE, "jx_device_put: unknown device \"%s\"", device ? device : "(null)");
+    return NULL;
+  }
+  if (be == a->buf->backend) return jx_ref(a);
+  size_t nbytes = (size_t)jx_size(a) * jx_dtype_itemsize(a->dtype);
+  void *tmp = malloc(nbytes ? nbytes : 1);
+  if (!tmp) {
+    error_set(JX_ERR_OOM, "jx_device_put: out of memory");
+    return NULL;
+  }
+  jx_array *out = NULL;
+  if (jx_read(a, tmp, nbytes) == JX_OK) {
+    Buffer *buf = buffer_new(be, nbytes);
+    if (buf && be->copy_in(buf->mem, tmp, nbytes) == JX_OK)
+      out = array_new(buf, shape_contiguous(a->ndim, a->shape), a->dtype, a->weak);
+    else if (buf) {
+      buffer_free(buf);
+      error_set(JX_ERR_DEVICE, "jx_device_put: copy to %s failed", be->name);
+    }
+  }
+  free(tmp);
+  return out;
+}
