@@ -3,6 +3,7 @@
  * (JAX 0.10): the lattice, its least upper bound, and jnp's promote_dtypes on top of it. */
 #include "core/dtype.h"
 
+#include <ctype.h>
 #include <float.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -63,7 +64,7 @@ static bool env_truthy(const char *s) {
   if (!s) return false;
   for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
     const char *a = s, *b = on[i];
-    while (*a && *b && (*a | 0x20) == *b) a++, b++;  /* ASCII case-insensitive */
+    while (*a && *b && tolower((unsigned char)*a) == *b) a++, b++;
     if (!*a && !*b) return true;
   }
   return false;
