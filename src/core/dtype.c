@@ -108,8 +108,8 @@ enum { NODE_I = JX_NUM_DTYPES, NODE_F, NUM_NODES };
 #define BIT(n) (1u << (n))
 
 /* Immediate successors, from _type_promotion_lattice (non-strict). With x64 off JAX
- * replaces u32 -> i64 by u32 -> i32, so no promotion forms a 64-bit type from 32-bit
- * inputs (uint32 + int32 = int32 there, int64 -> int32 with x64 on). */
+ * replaces u32 -> i64 by u32 -> i32 so that no promotion forms a 64-bit type; for these
+ * dtypes that gives what canonicalizing int64 -> int32 would, but we mirror JAX. */
 static uint32_t successors(int n, bool x64) {
   switch (n) {
   case JX_BOOL:     return BIT(NODE_I);
@@ -178,12 +178,16 @@ jx_dtype dtype_promote(jx_dtype a, bool a_weak, jx_dtype b, bool b_weak, bool *w
     b = dtype_canonicalize(b);
     if (a == b && !(a_weak && b_weak)) {
       r = a;
-    } else if (a_weak && b_weak) {
-      r = (jx_dtype)least_upper_bound((int)a, (int)b, x64);
-      weak = r != JX_BOOL;
     } else {
-      int n = least_upper_bound(node_of(a, a_weak), node_of(b, b_weak), x64);
-      weak = n == NODE_I || n == NODE_F;
+      int n;
+      if (a_weak && b_weak) {
+        n = least_upper_bound((int)a, (int)b, x64);
+        weak = n != JX_BOOL;
+      } else {
+        n = least_upper_bound(node_of(a, a_weak), node_of(b, b_weak), x64);
+        weak = n == NODE_I || n == NODE_F;
+      }
+      /* dtype(i_) / dtype(f_): the default dtypes (uint64 + int8 = weak float64). */
       r = n == NODE_I ? dtype_default_int() : n == NODE_F ? dtype_default_float() : (jx_dtype)n;
     }
     r = dtype_canonicalize(r);

@@ -24,15 +24,18 @@ static ShapeTracker *tracker_alloc(int nviews) {
   return st;
 }
 
-/* A copy of st whose top view is replaced by *top (or, with push, a copy with *top
- * added above the existing views). */
-static ShapeTracker *tracker_with_top(const ShapeTracker *st, const View *top, bool push) {
-  int n = st->nviews + (push ? 1 : 0);
-  ShapeTracker *out = tracker_alloc(n);
+/* A tracker of st's views [0, nkeep) with *top added above them (st unchanged). */
+static ShapeTracker *tracker_build(const ShapeTracker *st, int nkeep, const View *top) {
+  ShapeTracker *out = tracker_alloc(nkeep + 1);
   if (!out) return NULL;
-  memcpy(out->views, st->views, (size_t)st->nviews * sizeof(View));
-  out->views[n - 1] = *top;
+  memcpy(out->views, st->views, (size_t)nkeep * sizeof(View));
+  out->views[nkeep] = *top;
   return out;
+}
+
+/* A copy of st with its top view replaced by *top: what every op but reshape returns. */
+static ShapeTracker *tracker_with_top(const ShapeTracker *st, const View *top) {
+  return tracker_build(st, st->nviews - 1, top);
 }
 
 /* ---------------------------------------------------------------- numbers */
@@ -139,6 +142,17 @@ static void view_make_masked(View *v) {
   }
 }
 
+/* True for a view whose offset is its flat index: unmasked, offset 0, C strides. */
+static bool view_is_identity(const View *v) {
+  if (v->masked || v->offset != 0) return false;
+  int64_t acc = 1;
+  for (int d = v->ndim - 1; d >= 0; d--) {
+    if (v->shape[d] != 1 && v->strides[d] != acc) return false;
+    acc *= v->shape[d];
+  }
+  return true;
+}
+
 static bool view_equal(const View *a, const View *b) {
   if (a->ndim != b->ndim || a->offset != b->offset || a->masked != b->masked) return false;
   for (int d = 0; d < a->ndim; d++) {
@@ -170,15 +184,7 @@ int shape_ndim(const ShapeTracker *st) { return st->views[st->nviews - 1].ndim; 
 const int64_t *shape_dims(const ShapeTracker *st) { return st->views[st->nviews - 1].shape; }
 
 bool shape_is_contiguous(const ShapeTracker *st) {
-  if (st->nviews != 1) return false;
-  const View *v = &st->views[0];
-  if (v->masked || v->offset != 0) return false;
-  int64_t acc = 1;
-  for (int d = v->ndim - 1; d >= 0; d--) {
-    if (v->shape[d] != 1 && v->strides[d] != acc) return false;
-    acc *= v->shape[d];
-  }
-  return true;
+  return st->nviews == 1 && view_is_identity(&st->views[0]);
 }
 
 bool shape_equal(const ShapeTracker *a, const ShapeTracker *b) {
@@ -200,7 +206,7 @@ ShapeTracker *shape_permute(const ShapeTracker *st, const int *perm) {
     t.mask_hi[d] = v->mask_hi[perm[d]];
   }
   view_canon(&t);
-  return tracker_with_top(st, &t, false);
+  return tracker_with_top(st, &t);
 }
 
 ShapeTracker *shape_expand(const ShapeTracker *st, const int64_t *shape) {
@@ -217,7 +223,7 @@ ShapeTracker *shape_expand(const ShapeTracker *st, const int64_t *shape) {
     t.shape[d] = shape[d];
   }
   view_canon(&t);
-  return tracker_with_top(st, &t, false);
+  return tracker_with_top(st, &t);
 }
 
 ShapeTracker *shape_pad(const ShapeTracker *st, const int64_t *lo, const int64_t *hi) {
@@ -236,7 +242,7 @@ ShapeTracker *shape_pad(const ShapeTracker *st, const int64_t *lo, const int64_t
     }
   }
   view_canon(&t);
-  return tracker_with_top(st, &t, false);
+  return tracker_with_top(st, &t);
 }
 
 ShapeTracker *shape_shrink(const ShapeTracker *st, const int64_t *start, const int64_t *stop) {
@@ -255,7 +261,7 @@ ShapeTracker *shape_shrink(const ShapeTracker *st, const int64_t *start, const i
     t.shape[d] = n;
   }
   view_canon(&t);
-  return tracker_with_top(st, &t, false);
+  return tracker_with_top(st, &t);
 }
 
 ShapeTracker *shape_stride(const ShapeTracker *st, const int64_t *step) {
@@ -274,21 +280,19 @@ ShapeTracker *shape_stride(const ShapeTracker *st, const int64_t *step) {
     }
     if (k != 1) {
       /* Then new index i reads old i*k: valid where lo <= i*k < hi, that is
-       * ceil(lo/k) <= i < ceil(hi/k). */
-      int64_t m = ceil_div(n, k);
+       * ceil(lo/k) <= i < ceil(hi/k) (<= ceil(n/k), the new size, as hi <= n). */
       t.strides[d] *= k;
       if (t.masked) {
         int64_t mlo = ceil_div(t.mask_lo[d], k), mhi = ceil_div(t.mask_hi[d], k);
-        mhi = mhi > m ? m : mhi;
         if (mhi <= mlo) mlo = mhi = 0;
         t.mask_lo[d] = mlo;
         t.mask_hi[d] = mhi;
       }
-      t.shape[d] = m;
+      t.shape[d] = ceil_div(n, k);
     }
   }
   view_canon(&t);
-  return tracker_with_top(st, &t, false);
+  return tracker_with_top(st, &t);
 }
 
 /* ---------------------------------------------------------------- reshape */
@@ -415,43 +419,69 @@ ShapeTracker *shape_reshape(const ShapeTracker *st, int ndim, const int64_t *sha
     return shape_copy(st);
   /* Nothing is ever read from an empty array: forget how it was viewed. */
   if (shape_numel(ndim, shape) == 0) return shape_contiguous(ndim, shape);
+  /* An identity view over all of the view below (a shrink may have left it covering a
+   * prefix only) just renames that view's flat order, so a reshape can drop it and
+   * reshape the view below instead: reshaping back to a shape seen before pops the
+   * views a reshape pushed. */
+  int n = st->nviews;
+  while (n > 1 && view_is_identity(&st->views[n - 1]) &&
+         shape_numel(st->views[n - 1].ndim, st->views[n - 1].shape) ==
+             shape_numel(st->views[n - 2].ndim, st->views[n - 2].shape))
+    n--;
+  v = &st->views[n - 1];
   View t;
-  if (view_reshape(v, ndim, shape, &t)) return tracker_with_top(st, &t, false);
+  if (v->ndim == ndim && memcmp(v->shape, shape, (size_t)ndim * sizeof *shape) == 0)
+    return tracker_build(st, n - 1, v);
+  if (view_reshape(v, ndim, shape, &t)) return tracker_build(st, n - 1, &t);
   /* The new shape reads the old one in C order: a contiguous view on top whose flat
    * offset is the index into the old top view. */
   view_contiguous(&t, ndim, shape);
-  return tracker_with_top(st, &t, true);
+  return tracker_build(st, n, &t);
 }
 
 /* ------------------------------------------------------------ expressions */
 
 static const AluExp *i64(int64_t v) { return alu_const_int(JX_INT64, v); }
 
-/* a + b*k with the trivial cases skipped, so unsimplified expressions stay small. */
-static const AluExp *add_scaled(const AluExp *a, const AluExp *b, int64_t k) {
-  if (k == 0 || !b) return a;
-  const AluExp *term = k == 1 ? b : alu_binary(ALU_MUL, b, i64(k));
-  return a ? alu_binary(ALU_ADD, a, term) : term;
+static bool is_const(const AluExp *e, int64_t v) {
+  return e && e->op == ALU_CONST && e->value.i == v;
 }
 
-static const AluExp *and_valid(const AluExp *valid, const AluExp *c) {
-  return valid ? alu_binary(ALU_AND, valid, c) : c;
+/* Builders that skip the trivial cases (+0, *1, *0, AND true) so expressions stay small
+ * before simplification, and that pass NULL (OOM) through to the result. */
+static const AluExp *add(const AluExp *a, const AluExp *b) {
+  if (is_const(a, 0)) return b;
+  if (is_const(b, 0)) return a;
+  return alu_binary(ALU_ADD, a, b);
 }
 
-/* Validity of index x of a dim with valid range [lo, hi) out of size n: the bounds
- * that can fail, as CMPLT (x >= lo is lo-1 < x). */
+static const AluExp *mul(const AluExp *a, int64_t k) {
+  if (!a || k == 1) return a;
+  return k == 0 ? i64(0) : alu_binary(ALU_MUL, a, i64(k));
+}
+
+static const AluExp *and_(const AluExp *a, const AluExp *b) {
+  if (is_const(a, 1)) return b;
+  if (is_const(b, 1)) return a;
+  return alu_binary(ALU_AND, a, b);
+}
+
+/* ANDs into `valid` the tests that can fail for index x of a dim of size n with valid
+ * range [lo, hi), as CMPLT (x >= lo is lo-1 < x). */
 static const AluExp *range_valid(const AluExp *valid, const AluExp *x, int64_t lo, int64_t hi,
                                  int64_t n) {
-  if (lo > 0) valid = and_valid(valid, alu_binary(ALU_CMPLT, i64(lo - 1), x));
-  if (hi < n) valid = and_valid(valid, alu_binary(ALU_CMPLT, x, i64(hi)));
+  if (lo > 0) valid = and_(valid, alu_binary(ALU_CMPLT, i64(lo - 1), x));
+  if (hi < n) valid = and_(valid, alu_binary(ALU_CMPLT, x, i64(hi)));
   return valid;
 }
 
 /* One view applied to `flat`, a C-order index over its shape: returns the linear
- * offset and ANDs the mask test into *valid (NULL standing for true). Dims are merged
- * first (dim_merge), so a contiguous view is one dim of stride 1 and its offset is
- * flat itself: no div/mod chain for the simplifier to cancel. The outermost dim needs
- * no mod since flat < numel wherever the element is valid. */
+ * offset and ANDs the mask test into *valid. Dims are merged first (dim_merge), so a
+ * contiguous view is one dim of stride 1 and its offset is flat itself: no div/mod
+ * chain for the simplifier to cancel. The outermost dim needs no mod since
+ * flat < numel wherever the element is valid, and an unmasked stride-0 dim needs no
+ * index at all. Offsets computed where *valid is false are meaningless (they may lie
+ * outside the buffer): readers must test valid before loading. */
 static const AluExp *view_exp(const View *v, const AluExp *flat, const AluExp **valid) {
   if (view_mask_empty(v) || shape_numel(v->ndim, v->shape) == 0) {
     *valid = alu_const_int(JX_BOOL, 0);
@@ -466,36 +496,36 @@ static const AluExp *view_exp(const View *v, const AluExp *flat, const AluExp **
     view_range(v, d, &x.lo, &x.hi);
     if (n == 0 || !dim_merge(&dims[n - 1], &x, &offset)) dims[n++] = x;
   }
-  const AluExp *sum = NULL;
-  int64_t r = 1;
+  const AluExp *sum = i64(0);
+  int64_t r = 1; /* product of the sizes of the dims inside dims[t] */
   for (int t = n - 1; t >= 0; t--) {
     const Dim *x = &dims[t];
-    bool masked = x->lo != 0 || x->hi != x->size;
-    if (x->stride != 0 || masked) {
+    if (x->stride != 0 || x->lo != 0 || x->hi != x->size) {
       const AluExp *idx = r == 1 ? flat : alu_binary(ALU_DIV, flat, i64(r));
       if (t > 0) idx = alu_binary(ALU_MOD, idx, i64(x->size));
-      sum = add_scaled(sum, idx, x->stride);
+      sum = add(sum, mul(idx, x->stride));
       *valid = range_valid(*valid, idx, x->lo, x->hi, x->size);
     }
     r *= x->size;
   }
-  if (!sum) return i64(offset);
-  return offset ? alu_binary(ALU_ADD, sum, i64(offset)) : sum;
+  return add(sum, i64(offset));
 }
 
-/* Feeds `index`, the offset produced by views[top], down through the views below it. */
+/* Feeds `index`, the offset produced by views[top], down through the views below it,
+ * and simplifies. On OOM both results are NULL (the error is set). */
 static void lower_views(const ShapeTracker *st, int top, const AluExp *index,
                         const AluExp *valid, const AluExp **index_out,
                         const AluExp **valid_out) {
   for (int i = top - 1; i >= 0; i--) index = view_exp(&st->views[i], index, &valid);
-  if (!valid) valid = alu_const_int(JX_BOOL, 1);
-  *index_out = alu_simplify(index);
-  *valid_out = alu_simplify(valid);
+  index = index ? alu_simplify(index) : NULL;
+  valid = valid ? alu_simplify(valid) : NULL;
+  *index_out = index && valid ? index : NULL;
+  *valid_out = index && valid ? valid : NULL;
 }
 
 void shape_to_exp(const ShapeTracker *st, const AluExp *flat, const AluExp **index,
                   const AluExp **valid) {
-  const AluExp *v = NULL;
+  const AluExp *v = alu_const_int(JX_BOOL, 1);
   const AluExp *x = view_exp(&st->views[st->nviews - 1], flat, &v);
   lower_views(st, st->nviews - 1, x, v, index, valid);
 }
@@ -503,19 +533,17 @@ void shape_to_exp(const ShapeTracker *st, const AluExp *flat, const AluExp **ind
 void shape_to_exp_dims(const ShapeTracker *st, const AluExp *const *idx, const AluExp **index,
                        const AluExp **valid) {
   const View *top = &st->views[st->nviews - 1];
-  const AluExp *sum = NULL, *v = NULL;
+  const AluExp *x = i64(top->offset), *v = alu_const_int(JX_BOOL, 1);
   if (view_mask_empty(top)) {
     v = alu_const_int(JX_BOOL, 0);
   } else {
     for (int d = 0; d < top->ndim; d++) {
       int64_t lo, hi;
       view_range(top, d, &lo, &hi);
-      sum = add_scaled(sum, idx[d], top->strides[d]);
+      x = add(x, mul(idx[d], top->strides[d]));
       v = range_valid(v, idx[d], lo, hi, top->shape[d]);
     }
   }
-  const AluExp *x = !sum ? i64(top->offset)
-                   : top->offset ? alu_binary(ALU_ADD, sum, i64(top->offset)) : sum;
   lower_views(st, st->nviews - 1, x, v, index, valid);
 }
 

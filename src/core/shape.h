@@ -40,6 +40,9 @@ int64_t shape_numel(int ndim, const int64_t *shape);
 int64_t shape_numel_checked(int ndim, const int64_t *shape);
 /* True if the tracker is a single unmasked view with C-order strides and offset 0. */
 bool shape_is_contiguous(const ShapeTracker *st);
+/* Structural equality of two trackers (views are canonical, so equal views map every
+ * index the same way); usable in cache keys. */
+bool shape_equal(const ShapeTracker *a, const ShapeTracker *b);
 
 /* Movement. Arguments are validated by the caller (sizes match, perm is a
  * permutation, ranges within bounds); these only fail on OOM (NULL). */
@@ -58,7 +61,8 @@ ShapeTracker *shape_stride(const ShapeTracker *st, const int64_t *step);
 /* Index expressions: given `flat`, an int64 AluExp indexing the tracker's logical shape
  * in C order, sets *index to the element index into the buffer and *valid to a bool
  * AluExp that is false where the element lies in padding (constant true when the
- * tracker has no masks). Both simplified. */
+ * tracker has no masks). Both simplified. Where valid is false the index is meaningless
+ * (possibly outside the buffer), so a load must be guarded by valid. Both NULL on OOM. */
 void shape_to_exp(const ShapeTracker *st, const AluExp *flat, const AluExp **index,
                   const AluExp **valid);
 /* Same, from one int64 index expression per logical dim. */

@@ -102,6 +102,24 @@ char *alu_print(const AluExp *e);
 /* Number of distinct nodes reachable from e. */
 int64_t alu_count(const AluExp *e);
 
+/* The local type rule of one node (arity, dtypes of its sources, leaf fields), not
+ * recursive: NULL when well-typed, else `buf` holding the reason. Shared by the
+ * constructors (which leave ill-typed nodes unrewritten) and alu_check. */
+const char *alu_node_error(const AluExp *e, char *buf, size_t n);
+/* The nodes reachable from e, each once, sources before users (post-order, so the
+ * order is deterministic). malloc'd, count in *n; NULL with JX_ERR_OOM on failure. */
+const AluExp **alu_toposort(const AluExp *e, int64_t *n);
+/* A pointer-keyed map from nodes to values, for passes over a DAG. */
+typedef struct AluMap {
+  const AluExp **keys;
+  const void **vals;
+  size_t cap, count;
+} AluMap;
+void alu_map_init(AluMap *m);
+bool alu_map_put(AluMap *m, const AluExp *k, const void *v); /* false: OOM (error set) */
+bool alu_map_get(const AluMap *m, const AluExp *k, const void **v); /* found? v may be NULL */
+void alu_map_free(AluMap *m);
+
 /* ---------------------------------------------------------------- kernels */
 
 /* A reduction: acc starts at identity; for ridx in [0, size): acc = op(acc, exp).

@@ -2,7 +2,8 @@
 # check_install.sh -- proves that an installed jaxc is usable from outside the project.
 # Installs the given build tree into a fresh prefix, then builds and runs the consumers
 # in this folder (C11 and C++, including only <jaxc.h>) two ways: with pkg-config and
-# with find_package(jaxc). Registered as the CTest test `install` by tests/CMakeLists.txt.
+# with find_package(jaxc); it also compiles and runs the README's C quickstart.
+# Registered as the CTest test `install` by tests/CMakeLists.txt.
 #
 #   check_install.sh BUILD_DIR WORK_DIR [C_COMPILER]
 #
@@ -81,6 +82,20 @@ run() {
 for exe in "$work/pc/consumer_c" ${cxx:+"$work/pc/consumer_cxx"}; do
   LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} run "$exe"
 done
+
+# The README's C quickstart must compile (warnings as errors) and run.
+readme=$here/../../README.md
+if [[ -f $readme ]]; then
+  awk '/<!-- quickstart/ { mark = 1; next }
+       mark && /^```c/ { body = 1; next }
+       body && /^```/ { exit }
+       body { print }' "$readme" > "$work/pc/quickstart.c"
+  [[ -s $work/pc/quickstart.c ]] || fail "no quickstart block found in $readme"
+  # shellcheck disable=SC2046
+  "$cc" -std=c11 -Wall -Wextra -Wpedantic -Werror "$work/pc/quickstart.c" \
+    -o "$work/pc/quickstart" $(pkg-config --cflags --libs jaxc)
+  LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} run "$work/pc/quickstart"
+fi
 
 # --------------------------------------------------------------- find_package
 step "find_package(jaxc)"

@@ -1,0 +1,198 @@
+/* creation.c -- jnp array constructors: full/zeros/ones (and *_like), arange, linspace,
+ * eye, tri, tril, triu. Constants are one 0-d value broadcast (a view); ranges and
+ * triangles come from iota and comparisons. Formulas from jax/_src/numpy/lax_numpy.py
+ * (_arange, tri, tril, triu), array_creation.py (_linspace) and lax._eye. */
+#include <math.h>
+
+#include "lib/numpy/np.h"
+
+/* Every public function runs in its own scope: temporaries die at its end, only the
+ * result survives (a NULL result is fine). */
+static jx_array *scope_return(jx_array *r) {
+  jx_scope_end(1, &r);
+  return r;
+}
+
+static bool null_arg(const char *fn, const void *x, const char *what) {
+  if (x) return false;
+  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
+  return true;
+}
+
+/* A 0-d constant of dtype (weak as given) broadcast to shape. */
+static jx_array *const_shaped(double value, jx_dtype dtype, bool weak, int ndim,
+                              const int64_t *shape) {
+  jx_array *c = np_constant(value, dtype);
+  if (c && weak) c = prim_convert(c, dtype, true);
+  if (!c || ndim == 0) return c;
+  int none[1] = {0};
+  return prim_broadcast_in_dim(c, ndim, shape, none);
+}
+
+/* Validates a user dtype and returns its canonical form (x64 mode). */
+static bool user_dtype(const char *fn, jx_dtype *dtype) {
+  if (!dtype_is_valid(*dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: invalid dtype %d", fn, (int)*dtype);
+    return false;
+  }
+  *dtype = dtype_canonicalize(*dtype);
+  return true;
+}
+
+/* ---------------------------------------------------------- full, zeros, ones */
+
+static jx_array *full_impl(const char *fn, int ndim, const int64_t *shape, double value,
+                           jx_dtype dtype) {
+  if (!array_check_shape(fn, ndim, shape) || !user_dtype(fn, &dtype)) return NULL;
+  jx_scope_begin();
+  return scope_return(const_shaped(value, dtype, false, ndim, shape));
+}
+
+jx_array *jx_full(int ndim, const int64_t *shape, double value, jx_dtype dtype) {
+  return full_impl("jx_full", ndim, shape, value, dtype);
+}
+
+jx_array *jx_zeros(int ndim, const int64_t *shape, jx_dtype dtype) {
+  return full_impl("jx_zeros", ndim, shape, 0.0, dtype);
+}
+
+jx_array *jx_ones(int ndim, const int64_t *shape, jx_dtype dtype) {
+  return full_impl("jx_ones", ndim, shape, 1.0, dtype);
+}
+
+/* lax.full_like keeps the weak type of `a` (dtype not given). */
+static jx_array *full_like_impl(const char *fn, jx_array *a, double value) {
+  if (null_arg(fn, a, "a")) return NULL;
+  jx_scope_begin();
+  return scope_return(const_shaped(value, a->dtype, a->weak, a->ndim, a->shape));
+}
+
+jx_array *jx_zeros_like(jx_array *a) { return full_like_impl("jx_zeros_like", a, 0.0); }
+jx_array *jx_ones_like(jx_array *a) { return full_like_impl("jx_ones_like", a, 1.0); }
+jx_array *jx_full_like(jx_array *a, double value) {
+  return full_like_impl("jx_full_like", a, value);
+}
+
+/* ------------------------------------------------------------------ ranges */
+
+/* jnp.arange(start, stop, step, dtype), as lax_numpy._arange with a step: size
+ * ceil((stop - start) / step) (at least 0), values start + step * iota computed in
+ * the dtype (float16/bfloat16 in float32), then converted. bool: JX_ERR_DTYPE. */
+jx_array *jx_arange(double start, double stop, double step, jx_dtype dtype) {
+  const char *fn = "jx_arange";
+  if (!user_dtype(fn, &dtype)) return NULL;
+  if (dtype_is_bool(dtype)) { /* lax.iota rejects bool, so jnp.arange does */
+    error_set(JX_ERR_DTYPE, "%s: dtype bool is not supported (iota needs a number type)", fn);
+    return NULL;
+  }
+  if (step == 0 || !isfinite(start) || !isfinite(stop) || !isfinite(step)) {
+    error_set(JX_ERR_VALUE, "%s: start %g, stop %g and step %g must be finite, step nonzero",
+              fn, start, stop, step);
+    return NULL;
+  }
+  double len = ceil((stop - start) / step);
+  if (!(len < 9.2e18)) {
+    error_set(JX_ERR_OOM, "%s: %g elements (start %g, stop %g, step %g) overflow int64", fn,
+              len, start, stop, step);
+    return NULL;
+  }
+  int64_t n = len > 0 ? (int64_t)len : 0;
+  jx_dtype wd = dtype == JX_FLOAT16 || dtype == JX_BFLOAT16 ? JX_FLOAT32 : dtype;
+  jx_scope_begin();
+  jx_array *iota = prim_iota(wd, 1, &n, 0);
+  jx_array *r = prim_binary(PRIM_mul, const_shaped(step, wd, false, 1, &n), iota);
+  r = prim_binary(PRIM_add, const_shaped(start, wd, false, 1, &n), r);
+  return scope_return(r ? np_convert(r, dtype, false) : NULL);
+}
+
+/* jnp.linspace(start, stop, num, endpoint=True, dtype), as array_creation._linspace:
+ * in the computation dtype (the dtype, or the default float for bool/int dtypes)
+ * step = iota(num-1) / (num-1), out = start * (1 - step) + stop * step, then stop
+ * appended; integer dtypes take the floor before converting. */
+jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype) {
+  const char *fn = "jx_linspace";
+  if (!user_dtype(fn, &dtype)) return NULL;
+  if (num < 0) {
+    error_set(JX_ERR_VALUE, "%s: number of samples %lld must be non-negative", fn,
+              (long long)num);
+    return NULL;
+  }
+  jx_dtype cd = dtype_is_floating(dtype) ? dtype : dtype_default_float();
+  jx_scope_begin();
+  jx_array *out;
+  if (num <= 1) {
+    out = const_shaped(start, cd, false, 1, &num);
+  } else {
+    int64_t div = num - 1;
+    jx_array *step = prim_binary(PRIM_div, prim_iota(cd, 1, &div, 0),
+                                 const_shaped((double)div, cd, false, 1, &div));
+    jx_array *one_m = prim_binary(PRIM_sub, const_shaped(1, cd, false, 1, &div), step);
+    jx_array *a = prim_binary(PRIM_mul, const_shaped(start, cd, false, 1, &div), one_m);
+    jx_array *b = prim_binary(PRIM_mul, const_shaped(stop, cd, false, 1, &div), step);
+    int64_t one = 1;
+    jx_array *parts[2] = {prim_binary(PRIM_add, a, b), const_shaped(stop, cd, false, 1, &one)};
+    out = prim_concatenate(2, parts, 0);
+  }
+  if (out && dtype_is_integer(dtype)) out = prim_unary(PRIM_floor, out);
+  return scope_return(out ? np_convert(out, dtype, false) : NULL);
+}
+
+/* ------------------------------------------------------------- triangles */
+
+/* Bool (n, m) mask of iota0 + k `cmp` iota1: eq for eye, "iota1 <= iota0 + k" for tri.
+ * k is clamped to [-n, m], which changes no entry and keeps the index arithmetic in
+ * range. */
+static jx_array *diag_mask(const char *fn, int64_t n, int64_t m, int64_t k, bool lower) {
+  int64_t shape[2] = {n, m};
+  if (!array_check_shape(fn, 2, shape)) return NULL;
+  k = k < -n ? -n : k > m ? m : k;
+  jx_dtype it = dtype_default_int(); /* as lax._eye / _tri: default-int iotas */
+  jx_array *i0 = prim_iota(it, 2, shape, 0), *i1 = prim_iota(it, 2, shape, 1);
+  jx_array *ik = prim_binary(PRIM_add, i0, const_shaped((double)k, it, false, 2, shape));
+  if (!lower) return prim_binary(PRIM_eq, ik, i1);
+  return prim_unary(PRIM_not, prim_binary(PRIM_lt, ik, i1));
+}
+
+jx_array *jx_eye_k(int64_t n, int64_t m, int64_t k, jx_dtype dtype) {
+  if (!user_dtype("jx_eye_k", &dtype)) return NULL;
+  jx_scope_begin();
+  jx_array *mask = diag_mask("jx_eye_k", n, m, k, false);
+  return scope_return(mask ? np_convert(mask, dtype, false) : NULL);
+}
+
+jx_array *jx_eye(int64_t n, jx_dtype dtype) {
+  if (!user_dtype("jx_eye", &dtype)) return NULL;
+  jx_scope_begin();
+  jx_array *mask = diag_mask("jx_eye", n, n, 0, false);
+  return scope_return(mask ? np_convert(mask, dtype, false) : NULL);
+}
+
+jx_array *jx_tri(int64_t n, int64_t m, int64_t k, jx_dtype dtype) {
+  if (!user_dtype("jx_tri", &dtype)) return NULL;
+  jx_scope_begin();
+  jx_array *mask = diag_mask("jx_tri", n, m, k, true);
+  return scope_return(mask ? np_convert(mask, dtype, false) : NULL);
+}
+
+/* tril keeps a where tri(k) holds; triu keeps a where tri(k - 1) does not (as
+ * lax_numpy.tril/triu). The mask covers the last two axes and broadcasts. */
+static jx_array *tri_select(const char *fn, jx_array *a, int64_t k, bool lower) {
+  if (null_arg(fn, a, "a")) return NULL;
+  if (a->ndim < 2) {
+    char b[ERROR_SHAPE_BUF];
+    error_set(JX_ERR_SHAPE, "%s: input must be at least 2-d, got shape %s", fn,
+              error_shape_str(b, a->ndim, a->shape));
+    return NULL;
+  }
+  int64_t n = a->shape[a->ndim - 2], m = a->shape[a->ndim - 1];
+  if (!lower) k = k <= -n ? -n : k - 1;
+  jx_scope_begin();
+  int bd[2] = {a->ndim - 2, a->ndim - 1};
+  jx_array *mask = prim_broadcast_in_dim(diag_mask(fn, n, m, k, true), a->ndim, a->shape, bd);
+  jx_array *zero = const_shaped(0, a->dtype, a->weak, a->ndim, a->shape);
+  jx_array *r = lower ? prim_select(mask, a, zero) : prim_select(mask, zero, a);
+  return scope_return(r);
+}
+
+jx_array *jx_tril(jx_array *a, int64_t k) { return tri_select("jx_tril", a, k, true); }
+jx_array *jx_triu(jx_array *a, int64_t k) { return tri_select("jx_triu", a, k, false); }

@@ -1,0 +1,253 @@
+/* reduce.c -- jnp reductions: sum, prod, max, min, mean, var, std, any, all, argmax,
+ * argmin, built from the reduce_* primitives. Dtype rules follow JAX's
+ * jax/_src/numpy/reductions.py (_reduction, _promote_integer_dtype, _upcast_f16, _mean,
+ * _var) and lax_numpy.py (_argmax). */
+#include <math.h>
+
+#include "lib/numpy/np.h"
+
+/* Every public function runs in its own scope: temporaries die at its end, only the
+ * result survives (a NULL result is fine). */
+static jx_array *scope_return(jx_array *r) {
+  jx_scope_end(1, &r);
+  return r;
+}
+
+static bool null_arg(const char *fn, const void *x, const char *what) {
+  if (x) return false;
+  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
+  return true;
+}
+
+/* A 0-d constant of dtype broadcast to like's shape. */
+static jx_array *const_like(double value, jx_dtype dtype, int ndim, const int64_t *shape) {
+  jx_array *c = np_constant(value, dtype);
+  if (!c || ndim == 0) return c;
+  int none[1] = {0};
+  return prim_broadcast_in_dim(c, ndim, shape, none);
+}
+
+/* The reduced axes of x: mask, the number of elements per output element, and the
+ * keepdims shape (reduced dims set to 1). */
+typedef struct Red {
+  bool mask[JX_MAX_NDIM];
+  bool any;                   /* some axis is reduced */
+  int64_t count;              /* product of the reduced dims */
+  int64_t kshape[JX_MAX_NDIM]; /* keepdims shape, rank x->ndim */
+} Red;
+
+static bool red_setup(const char *fn, jx_array *x, int naxes, const int *axes, Red *r) {
+  if (null_arg(fn, x, "x")) return false;
+  if (!array_axes_mask(fn, naxes, axes, x->ndim, r->mask)) return false;
+  r->any = false;
+  r->count = 1;
+  for (int d = 0; d < x->ndim; d++) {
+    r->kshape[d] = r->mask[d] ? 1 : x->shape[d];
+    if (r->mask[d]) {
+      r->any = true;
+      r->count *= x->shape[d]; /* a divisor of the array's size: no overflow */
+    }
+  }
+  return true;
+}
+
+/* Reduces x (already in the computation dtype) with p over r's axes; restores the
+ * reduced axes as size 1 when keepdims. */
+static jx_array *red_apply(Prim p, jx_array *x, const Red *r, bool keepdims) {
+  if (!x) return NULL;
+  jx_array *y = r->any ? prim_reduce(p, x, r->mask) : jx_ref(x);
+  if (y && keepdims && r->any) y = prim_reshape(y, x->ndim, r->kshape);
+  return y;
+}
+
+/* JAX's _promote_integer_dtype: bool and ints narrower than the default int (uint)
+ * accumulate in the default int (uint). */
+static jx_dtype promote_integer(jx_dtype d) {
+  if (dtype_is_bool(d)) return dtype_default_int();
+  if (dtype_is_unsigned(d))
+    return dtype_bits(d) < dtype_bits(dtype_default_uint()) ? dtype_default_uint() : d;
+  if (dtype_is_integer(d))
+    return dtype_bits(d) < dtype_bits(dtype_default_int()) ? dtype_default_int() : d;
+  return d;
+}
+
+/* JAX's _upcast_f16: half-precision floats are computed in float32. */
+static jx_dtype upcast_f16(jx_dtype d) {
+  return d == JX_FLOAT16 || d == JX_BFLOAT16 ? JX_FLOAT32 : d;
+}
+
+/* dtypes.to_inexact_dtype: bool and ints become the default float. */
+static jx_dtype to_inexact(jx_dtype d) { return dtype_is_floating(d) ? d : dtype_default_float(); }
+
+/* sum/prod: result dtype promote_integer(x); float16/bfloat16 accumulate in float32
+ * and are rounded back (reductions.py: upcast_f16_for_computation when dtype=None). */
+static jx_array *sum_prod(const char *fn, Prim p, jx_array *x, int naxes, const int *axes,
+                          bool keepdims) {
+  Red r;
+  if (!red_setup(fn, x, naxes, axes, &r)) return NULL;
+  jx_scope_begin();
+  jx_dtype out = promote_integer(x->dtype), comp = upcast_f16(out);
+  jx_array *y = red_apply(p, np_convert(x, comp, false), &r, keepdims);
+  return scope_return(y ? np_convert(y, out, false) : NULL);
+}
+
+jx_array *jx_sum(jx_array *x, int naxes, const int *axes, bool keepdims) {
+  return sum_prod("jx_sum", PRIM_reduce_sum, x, naxes, axes, keepdims);
+}
+
+jx_array *jx_prod(jx_array *x, int naxes, const int *axes, bool keepdims) {
+  return sum_prod("jx_prod", PRIM_reduce_prod, x, naxes, axes, keepdims);
+}
+
+/* max/min keep the dtype and have no identity: an empty reduced axis is an error, as
+ * JAX raises "zero-size array to reduction operation max which has no identity". */
+static jx_array *max_min(const char *fn, bool is_max, jx_array *x, int naxes,
+                         const int *axes, bool keepdims) {
+  Red r;
+  if (!red_setup(fn, x, naxes, axes, &r)) return NULL;
+  for (int d = 0; d < x->ndim; d++) {
+    if (r.mask[d] && x->shape[d] == 0) {
+      char b[ERROR_SHAPE_BUF];
+      error_set(JX_ERR_VALUE,
+                "%s: zero-size array %s to reduction operation %s which has no identity "
+                "(axis %d)",
+                fn, error_shape_str(b, x->ndim, x->shape), is_max ? "max" : "min", d);
+      return NULL;
+    }
+  }
+  Prim p = is_max ? PRIM_reduce_max : PRIM_reduce_min;
+  if (dtype_is_bool(x->dtype)) p = is_max ? PRIM_reduce_or : PRIM_reduce_and;
+  jx_scope_begin();
+  return scope_return(red_apply(p, np_convert(x, x->dtype, false), &r, keepdims));
+}
+
+jx_array *jx_max(jx_array *x, int naxes, const int *axes, bool keepdims) {
+  return max_min("jx_max", true, x, naxes, axes, keepdims);
+}
+
+jx_array *jx_min(jx_array *x, int naxes, const int *axes, bool keepdims) {
+  return max_min("jx_min", false, x, naxes, axes, keepdims);
+}
+
+/* any/all: x != 0 (NaN is true), then or/and. */
+static jx_array *any_all(const char *fn, bool is_any, jx_array *x, int naxes,
+                         const int *axes, bool keepdims) {
+  Red r;
+  if (!red_setup(fn, x, naxes, axes, &r)) return NULL;
+  jx_scope_begin();
+  jx_array *b = np_convert(x, JX_BOOL, false);
+  return scope_return(red_apply(is_any ? PRIM_reduce_or : PRIM_reduce_and, b, &r, keepdims));
+}
+
+jx_array *jx_any(jx_array *x, int naxes, const int *axes, bool keepdims) {
+  return any_all("jx_any", true, x, naxes, axes, keepdims);
+}
+
+jx_array *jx_all(jx_array *x, int naxes, const int *axes, bool keepdims) {
+  return any_all("jx_all", false, x, naxes, axes, keepdims);
+}
+
+/* sum(xc) / count in xc's dtype (reductions.py _mean: the count is converted to the
+ * computation dtype). An empty reduction gives 0/0 = NaN, as JAX. */
+static jx_array *mean_of(jx_array *xc, const Red *r, bool keepdims) {
+  jx_array *s = red_apply(PRIM_reduce_sum, xc, r, keepdims);
+  if (!s) return NULL;
+  jx_array *n = const_like((double)r->count, s->dtype, s->ndim, s->shape);
+  return prim_binary(PRIM_div, s, n);
+}
+
+/* jnp.mean: result dtype to_inexact(x); float16/bfloat16 accumulate in float32. */
+jx_array *jx_mean(jx_array *x, int naxes, const int *axes, bool keepdims) {
+  Red r;
+  if (!red_setup("jx_mean", x, naxes, axes, &r)) return NULL;
+  jx_scope_begin();
+  jx_dtype out = to_inexact(x->dtype), comp = upcast_f16(out);
+  jx_array *m = mean_of(np_convert(x, comp, false), &r, keepdims);
+  return scope_return(m ? np_convert(m, out, false) : NULL);
+}
+
+/* Two passes, as reductions.py _var: mean (kept dims), squared deviations, their sum
+ * divided by count - ddof; a divisor <= 0 gives NaN. Ints give the default float;
+ * float16/bfloat16 are computed in float32 and rounded back. */
+static jx_array *var_impl(const char *fn, jx_array *x, int naxes, const int *axes,
+                          int64_t ddof, bool keepdims) {
+  Red r;
+  if (!red_setup(fn, x, naxes, axes, &r)) return NULL;
+  jx_dtype out = to_inexact(x->dtype), comp = upcast_f16(out);
+  jx_array *xc = np_convert(x, comp, false);
+  jx_array *m = mean_of(xc, &r, true);
+  if (!m) return NULL;
+  int all[JX_MAX_NDIM];
+  for (int d = 0; d < x->ndim; d++) all[d] = d;
+  jx_array *mb = prim_broadcast_in_dim(m, x->ndim, x->shape, all);
+  jx_array *c = prim_binary(PRIM_sub, xc, mb);
+  jx_array *s = red_apply(PRIM_reduce_sum, prim_binary(PRIM_mul, c, c), &r, keepdims);
+  if (!s) return NULL;
+  double norm = (double)r.count - (double)ddof;
+  jx_array *v = norm > 0 ? prim_binary(PRIM_div, s, const_like(norm, comp, s->ndim, s->shape))
+                         : const_like(NAN, comp, s->ndim, s->shape);
+  return v ? np_convert(v, out, false) : NULL;
+}
+
+jx_array *jx_var(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims) {
+  jx_scope_begin();
+  return scope_return(var_impl("jx_var", x, naxes, axes, ddof, keepdims));
+}
+
+jx_array *jx_std(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims) {
+  jx_scope_begin();
+  jx_array *v = var_impl("jx_std", x, naxes, axes, ddof, keepdims);
+  return scope_return(v ? prim_unary(PRIM_sqrt, v) : NULL);
+}
+
+/* argmax/argmin as lax.argmax: m = reduce_max (NaN-propagating), hit = (x == m) or
+ * isnan(x), so the first NaN wins when there is one; the index is the smallest iota
+ * among the hits (first occurrence). JX_AXIS_NONE flattens x first. */
+static jx_array *arg_impl(const char *fn, bool is_max, jx_array *x, int axis, bool keepdims) {
+  if (null_arg(fn, x, "x")) return NULL;
+  jx_array *v = x;
+  int ax = axis;
+  if (axis == JX_AXIS_NONE) {
+    int64_t n = jx_size(x);
+    v = prim_reshape(x, 1, &n);
+    ax = 0;
+    if (!v) return NULL;
+  } else if (!array_normalize_axis(fn, &ax, x->ndim)) {
+    return NULL;
+  }
+  if (v->shape[ax] == 0) {
+    char b[ERROR_SHAPE_BUF];
+    error_set(JX_ERR_VALUE, "%s: attempt to get %s of an empty sequence (shape %s, axis %d)",
+              fn, is_max ? "argmax" : "argmin", error_shape_str(b, x->ndim, x->shape), axis);
+    return NULL;
+  }
+  if (dtype_is_bool(v->dtype)) v = np_convert(v, JX_INT32, false);
+  bool mask[JX_MAX_NDIM] = {false};
+  mask[ax] = true;
+  int keep[JX_MAX_NDIM], k = 0;
+  for (int d = 0; d < v->ndim; d++)
+    if (d != ax) keep[k++] = d;
+  jx_array *m = prim_reduce(is_max ? PRIM_reduce_max : PRIM_reduce_min, v, mask);
+  jx_array *hit = prim_binary(PRIM_eq, v, prim_broadcast_in_dim(m, v->ndim, v->shape, keep));
+  if (dtype_is_floating(v->dtype)) hit = prim_binary(PRIM_or, hit, prim_binary(PRIM_ne, v, v));
+  jx_dtype it = dtype_default_int();
+  jx_array *iota = prim_iota(it, v->ndim, v->shape, ax);
+  jx_array *none = const_like((double)v->shape[ax], it, v->ndim, v->shape);
+  jx_array *r = prim_reduce(PRIM_reduce_min, prim_select(hit, iota, none), mask);
+  if (r && keepdims) {
+    int64_t ks[JX_MAX_NDIM];
+    for (int d = 0; d < x->ndim; d++) ks[d] = (axis == JX_AXIS_NONE || d == ax) ? 1 : x->shape[d];
+    r = prim_reshape(r, x->ndim, ks);
+  }
+  return r;
+}
+
+jx_array *jx_argmax(jx_array *x, int axis, bool keepdims) {
+  jx_scope_begin();
+  return scope_return(arg_impl("jx_argmax", true, x, axis, keepdims));
+}
+
+jx_array *jx_argmin(jx_array *x, int axis, bool keepdims) {
+  jx_scope_begin();
+  return scope_return(arg_impl("jx_argmin", false, x, axis, keepdims));
+}
