@@ -332,7 +332,7 @@ AluValue alu_eval_op(AluOp op, jx_dtype dtype, jx_dtype src_dtype, const AluValu
     r.f = eval_float_unary(op, args[0].f);
     return alu_normalize(dtype, r);
   case ALU_GROUP_UNARY_PRED:
-    if (is_float(src_dtype)) r.i = op == ALU_ISNAN ? isnan(args[0].f) : isinf(args[0].f);
+    if (is_float(src_dtype)) r.i = (op == ALU_ISNAN ? isnan(args[0].f) : isinf(args[0].f)) != 0; /* glibc isinf: +-1 */
     return r;
   default:
     break;

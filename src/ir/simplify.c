@@ -86,11 +86,11 @@ static int cmp_node(const AluExp *a, const AluExp *b, int depth) {
   if ((x) != (y)) return (x) < (y) ? -1 : 1
   CMP(a->op, b->op);
   CMP(a->dtype, b->dtype);
-  CMP(a->arg, b->arg);
   if (a->name != b->name) {
     int r = strcmp(a->name ? a->name : "", b->name ? b->name : "");
     if (r) return r < 0 ? -1 : 1;
   }
+  CMP(a->arg, b->arg);
   CMP(a->value.u, b->value.u);
   CMP(a->nsrc, b->nsrc);
   if (depth > 0)

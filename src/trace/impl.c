@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
+#include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "trace/trace.h"
@@ -51,6 +54,11 @@ static jx_array *run_kernel(Kernel *k, jx_array *const *in, int ndim, const int6
   if (k->has_reduction && k->reduction.epilogue)
     k->reduction.epilogue = alu_simplify(k->reduction.epilogue);
   if (!k->exp || error_pending()) return NULL;
+  if (config_debug_level() >= 3) {
+    char *text = kernel_print(k);
+    fprintf(stderr, "[jaxc] kernel:\n%s\n", text ? text : "(out of memory)");
+    free(text);
+  }
   const Backend *be = in && k->nargs ? in[0]->buf->backend : backend_default();
   Buffer *bufs[KERNEL_MAX_ARGS];
   for (int i = 0; i < k->nargs; i++) bufs[i] = in[i]->buf;
@@ -342,17 +350,21 @@ static jx_array *impl_concatenate(int n, jx_array *const *in, const PrimParams *
   int64_t size = shape_numel(x->ndim, shape);
   const AluExp *gidx = alu_special("gidx", size), *idx[JX_MAX_NDIM];
   unflatten(gidx, x->ndim, shape, idx);
+  /* exp = where(pos >= offset_i, x_i[pos - offset_i], <earlier operands>); each load
+   * index is kept inside its operand so no read leaves its buffer. */
   const AluExp *pos = idx[axis], *exp = NULL;
-  int64_t offset = shape[axis];
-  for (int i = n - 1; i >= 0; i--) { /* where(pos >= offset_i, x_i[pos - offset_i], ...) */
-    offset -= in[i]->shape[axis];
-    const AluExp *local = alu_binary(ALU_SUB, pos, idx_const(offset));
+  int64_t offset = 0;
+  for (int i = 0; i < n; i++) {
+    int64_t len = in[i]->shape[axis];
     const AluExp *after = alu_unary(ALU_NOT, alu_binary(ALU_CMPLT, pos, idx_const(offset)));
+    const AluExp *inside =
+        alu_binary(ALU_AND, after, alu_binary(ALU_CMPLT, pos, idx_const(offset + len)));
     const AluExp *sub[JX_MAX_NDIM];
     memcpy(sub, idx, sizeof sub);
-    sub[axis] = exp ? alu_where(after, local, idx_const(0)) : local;
+    sub[axis] = alu_where(inside, alu_binary(ALU_SUB, pos, idx_const(offset)), idx_const(0));
     const AluExp *v = load_dims(in[i], i, sub);
     exp = exp ? alu_where(after, v, exp) : v;
+    offset += len;
   }
   Kernel k = {.nargs = n, .size = size, .dtype = x->dtype, .exp = exp};
   return run_kernel(&k, in, x->ndim, shape, all_weak(n, in));
