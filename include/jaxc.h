@@ -107,6 +107,30 @@ jx_status jx_scope_end(int n, jx_array *const *keep);
 /* Number of arrays alive now (all threads): tests use it to prove there are no leaks. */
 int64_t jx_live_arrays(void);
 
+/* ------------------------------------------------------------ functions */
+
+/* A callable (refcounted, managed explicitly -- not by scopes). */
+typedef struct jx_fn jx_fn;
+/* A user function: reads in[0..nin), fills out[0..nout) with arrays and returns JX_OK
+ * (or an error status). It runs inside an implicit scope: it never frees anything; the
+ * arrays it puts in out[] are handed to the caller. Arrays reached through ctx are
+ * constants of a trace (closed-over values), as in JAX. */
+typedef jx_status (*jx_fn_impl)(void *ctx, jx_array *const *in, jx_array **out);
+/* A new function of nin inputs and nout outputs (nin >= 0, nout >= 1). name is copied
+ * (NULL allowed). Returns NULL with JX_ERR_VALUE for bad counts or a NULL impl. */
+jx_fn *jx_fn_new(const char *name, int nin, int nout, jx_fn_impl impl, void *ctx);
+jx_fn *jx_fn_ref(jx_fn *f);
+void jx_fn_free(jx_fn *f);
+int jx_fn_nin(const jx_fn *f);
+int jx_fn_nout(const jx_fn *f);
+const char *jx_fn_name(const jx_fn *f);
+/* Calls f: out[0..nout) receive new references (all NULL on failure). Returns JX_OK
+ * or the first error: JX_ERR_VALUE for NULL arguments or an impl that left an output
+ * unset, the impl's own status otherwise. */
+jx_status jx_call(jx_fn *f, jx_array *const *in, jx_array **out);
+/* Number of jx_fn alive now: tests use it to prove there are no leaks. */
+int64_t jx_live_fns(void);
+
 /* -------------------------------------------------------- configuration */
 
 /* JAX's jax_enable_x64 (default off, or the env var JAXC_ENABLE_X64=1/true). With it off,

@@ -840,16 +840,17 @@ static void test_check(void) {
 /* ------------------------------------------------------------ concurrency */
 
 #define NTHREADS 8
-static const AluExp *thread_out[NTHREADS][64];
+#define NEXPRS 32
+static const AluExp *thread_out[NTHREADS][NEXPRS];
 
 static void *build_many(void *arg) {
   int t = (int)(intptr_t)arg;
-  for (int i = 0; i < 64; i++) {
+  for (int i = 0; i < NEXPRS; i++) {
     char name[16];
     snprintf(name, sizeof name, "v%d", i % 7);
     const AluExp *v = alu_special(name, 100 + i);
     const AluExp *e = v;
-    for (int j = 0; j < 50; j++) e = add(mul(e, ci(j + 2)), alu_binary(ALU_MIN, v, ci(j)));
+    for (int j = 0; j < 20; j++) e = add(mul(e, ci(j + 2)), alu_binary(ALU_MIN, v, ci(j)));
     thread_out[t][i] = alu_simplify(e);
   }
   return NULL;
@@ -860,7 +861,7 @@ static void test_threads(void) {
   for (int t = 0; t < NTHREADS; t++) pthread_create(&th[t], NULL, build_many, (void *)(intptr_t)t);
   for (int t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
   for (int t = 1; t < NTHREADS; t++)
-    for (int i = 0; i < 64; i++) CHECK(thread_out[t][i] && thread_out[t][i] == thread_out[0][i]);
+    for (int i = 0; i < NEXPRS; i++) CHECK(thread_out[t][i] && thread_out[t][i] == thread_out[0][i]);
 }
 
 int main(void) {
