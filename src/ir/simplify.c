@@ -325,21 +325,30 @@ static const AluExp *rule_linear(Simp *c, const AluExp *e) {
 
 /* ------------------------------------------------------------ div and mod */
 
-/* Splits an exact linear form of x by c > 0 into x = c*Q + R, term by term: remainders
- * in [0, c) (floor) or in (-c, 0] (ceil). Returns false if the split overflows. */
-static bool lin_split(const Lin *X, int64_t c, bool floor_mode, Lin *Q, Lin *R) {
+/* How lin_split picks each term's remainder r = k - c*q: floor (r in [0, c)), trunc (r
+ * with k's sign) or ceil (r in (-c, 0]). */
+typedef enum { SPLIT_FLOOR, SPLIT_TRUNC, SPLIT_CEIL } SplitMode;
+
+/* Splits an exact linear form of x by c > 0 into x = c*Q + R, term by term. Fails when
+ * a term's remainder would be larger in magnitude than its coefficient: R must be no
+ * more complex than x (constants may move freely). */
+static bool lin_split(const Lin *X, int64_t c, SplitMode mode, Lin *Q, Lin *R) {
   lin_init(Q, X->d, false);
   lin_init(R, X->d, false);
   for (int i = -1; i < X->n; i++) {
     int64_t k = i < 0 ? X->k0 : X->t[i].k;
-    __int128 q = floor_mode ? floordiv(k, c) : ceildiv(k, c), r = k - q * c;
+    __int128 q = mode == SPLIT_FLOOR ? floordiv(k, c)
+                 : mode == SPLIT_CEIL ? ceildiv(k, c)
+                                      : (__int128)k / c;
+    __int128 r = k - q * c;
     if (i < 0) {
       Q->k0 = (int64_t)q;
       R->k0 = (int64_t)r;
-    } else {
-      if (q) lin_add_term(Q, X->t[i].atom, (int64_t)q);
-      if (r) lin_add_term(R, X->t[i].atom, (int64_t)r);
+      continue;
     }
+    if (r < 0 ? -r > uabs(k) : r > (__int128)uabs(k)) return false;
+    if (q) lin_add_term(Q, X->t[i].atom, (int64_t)q);
+    if (r) lin_add_term(R, X->t[i].atom, (int64_t)r);
   }
   return Q->ok && R->ok;
 }
@@ -357,14 +366,54 @@ static void lin_scale_down(Lin *X, int64_t g) {
   X->k0 /= g;
 }
 
-static bool lin_is_zero(const Lin *X) {
+static bool lin_has_terms(const Lin *X) {
   for (int i = 0; i < X->n; i++)
-    if (X->t[i].k) return false;
-  return X->k0 == 0;
+    if (X->t[i].k) return true;
+  return false;
+}
+
+/* The exact linear form of x, or false. */
+static bool exact_form(const AluExp *x, Lin *X) {
+  if (!is_signed_int(x->dtype) || !nowrap(x)) return false;
+  lin_init(X, x->dtype, true);
+  lin_collect(X, x, 1);
+  lin_compact(X);
+  return X->ok;
+}
+
+/* x / c or x % c by splitting x = c*Q + R. Truncation is floor division for x >= 0
+ * and ceil division for x <= 0 (x of mixed sign: no rule), so
+ *   x / c = Q + floor(R/c)  and  x % c = R - c*floor(R/c)   (x >= 0)
+ *   x / c = Q + ceil(R/c)   and  x % c = R - c*ceil(R/c)    (x <= 0)
+ * for any split. When R's interval lies in one bucket those are closed forms; else,
+ * when R has x's sign, floor/ceil of R/c is R's own truncating division. Tries the
+ * three remainder choices in turn. */
+static const AluExp *split_divmod(const AluExp *e, const AluExp *x, const Lin *X, int64_t cv) {
+  jx_dtype d = e->dtype;
+  bool is_div = e->op == ALU_DIV, pos = x->lo >= 0;
+  if (!pos && x->hi > 0) return e;
+  for (SplitMode mode = SPLIT_FLOOR; mode <= SPLIT_CEIL; mode++) {
+    Lin Q, R;
+    if (!lin_split(X, cv, mode, &Q, &R)) continue;
+    if (is_div && !lin_has_terms(&Q) && Q.k0 == 0) continue; /* nothing moved out */
+    const AluExp *rn = lin_build(&R), *qn = is_div ? lin_build(&Q) : NULL;
+    if (!rn || (is_div && !qn)) return NULL;
+    if (!is_const(rn) && !nowrap(rn)) continue;
+    __int128 b0 = pos ? floordiv(rn->lo, cv) : ceildiv(rn->lo, cv);
+    __int128 b1 = pos ? floordiv(rn->hi, cv) : ceildiv(rn->hi, cv);
+    if (b0 == b1) {
+      if (is_div) return bin(ALU_ADD, qn, kconst(d, (int64_t)b0));
+      return bin(ALU_SUB, rn, kconst(d, (int64_t)(b0 * cv)));
+    }
+    if (pos ? rn->lo < 0 : rn->hi > 0) continue;
+    if (is_div) return bin(ALU_ADD, qn, bin(ALU_DIV, rn, e->src[1]));
+    if (rn != x) return bin(ALU_MOD, rn, e->src[1]);
+  }
+  return e;
 }
 
 /* x / c with c > 0. */
-static const AluExp *rule_div(Simp *c, const AluExp *e, const AluExp *x, int64_t cv) {
+static const AluExp *rule_div(const AluExp *e, const AluExp *x, int64_t cv) {
   jx_dtype d = e->dtype;
   /* (y / a) / c == y / (a*c) for a, c > 0: trunc(trunc(y/a)/c) = trunc(y/(a*c)) */
   int64_t a = x->op == ALU_DIV || x->op == ALU_MOD ? pos_const(x->src[1]) : 0, ac;
@@ -373,35 +422,19 @@ static const AluExp *rule_div(Simp *c, const AluExp *e, const AluExp *x, int64_t
   /* (y % (c*b)) / c == (y / c) % b: odd in y, and for y >= 0 both are digit b of y */
   if (x->op == ALU_MOD && a > 0 && a % cv == 0)
     return bin(ALU_MOD, bin(ALU_DIV, x->src[0], e->src[1]), kconst(d, a / cv));
-  if (!is_signed_int(d) || !nowrap(x)) return e;
-  Lin X, Q, R;
-  lin_init(&X, d, true);
-  lin_collect(&X, x, 1);
-  lin_compact(&X);
-  if (!X.ok) return e;
+  Lin X;
+  if (!exact_form(x, &X)) return e;
   /* (g*x') / (g*c') == x' / c' exactly, for either sign of x' */
   int64_t g = lin_gcd(&X, cv);
   if (g > 1) {
     lin_scale_down(&X, g);
     return bin(ALU_DIV, lin_build(&X), kconst(d, cv / g));
   }
-  /* x = c*Q + R: for x >= 0 trunc is floor and x/c = Q + floor(R/c); for x <= 0 it is
-   * ceil and x/c = Q + ceil(R/c). The R node must be proven exact (no wrap). */
-  bool pos = x->lo >= 0;
-  if (!pos && x->hi > 0) return e;
-  if (!lin_split(&X, cv, pos, &Q, &R) || lin_is_zero(&Q)) return e;
-  const AluExp *rn = lin_build(&R), *qn = lin_build(&Q);
-  if (!rn || !qn) return NULL;
-  if (!is_const(rn) && !nowrap(rn)) return e;
-  __int128 b0 = pos ? floordiv(rn->lo, cv) : ceildiv(rn->lo, cv);
-  __int128 b1 = pos ? floordiv(rn->hi, cv) : ceildiv(rn->hi, cv);
-  if (b0 == b1) return bin(ALU_ADD, qn, kconst(d, (int64_t)b0));
-  if (pos ? rn->lo >= 0 : rn->hi <= 0) return bin(ALU_ADD, qn, bin(ALU_DIV, rn, e->src[1]));
-  return e;
+  return split_divmod(e, x, &X, cv);
 }
 
 /* x % c with c > 0. */
-static const AluExp *rule_mod(Simp *c, const AluExp *e, const AluExp *x, int64_t cv) {
+static const AluExp *rule_mod(const AluExp *e, const AluExp *x, int64_t cv) {
   jx_dtype d = e->dtype;
   /* |x| < c: x % c == x */
   if (nowrap(x) && x->lo > -cv && x->hi < cv) return x;
@@ -409,32 +442,15 @@ static const AluExp *rule_mod(Simp *c, const AluExp *e, const AluExp *x, int64_t
    * are smaller than c in magnitude */
   int64_t a = x->op == ALU_MOD ? pos_const(x->src[1]) : 0;
   if (a > 0 && a % cv == 0) return bin(ALU_MOD, x->src[0], e->src[1]);
-  if (!is_signed_int(d) || !nowrap(x)) return e;
-  Lin X, Q, R;
-  lin_init(&X, d, true);
-  lin_collect(&X, x, 1);
-  lin_compact(&X);
-  if (!X.ok) return e;
+  Lin X;
+  if (!exact_form(x, &X)) return e;
   /* (g*x') % (g*c') == g * (x' % c') */
   int64_t g = lin_gcd(&X, cv);
   if (g > 1) {
     lin_scale_down(&X, g);
     return bin(ALU_MUL, bin(ALU_MOD, lin_build(&X), kconst(d, cv / g)), kconst(d, g));
   }
-  /* x = c*Q + R: for x >= 0, x % c is the floor remainder, which ignores c*Q; for x <= 0
-   * the ceil remainder. When R stays in one bucket of width c, that is R - bucket*c. */
-  bool pos = x->lo >= 0;
-  if (!pos && x->hi > 0) return e;
-  if (!lin_split(&X, cv, pos, &Q, &R)) return e;
-  const AluExp *rn = lin_build(&R);
-  if (!rn) return NULL;
-  if (!is_const(rn) && !nowrap(rn)) return e;
-  __int128 b0 = pos ? floordiv(rn->lo, cv) : ceildiv(rn->lo, cv);
-  __int128 b1 = pos ? floordiv(rn->hi, cv) : ceildiv(rn->hi, cv);
-  if (b0 == b1) return bin(ALU_SUB, rn, kconst(d, (int64_t)(b0 * cv)));
-  /* otherwise x % c == R % c needs R to have x's sign (then trunc mod is floor/ceil mod) */
-  if (rn == x || (pos ? rn->lo < 0 : rn->hi > 0)) return e;
-  return bin(ALU_MOD, rn, e->src[1]);
+  return split_divmod(e, x, &X, cv);
 }
 
 /* --------------------------------------------------------------- compares */
@@ -514,7 +530,7 @@ static const AluExp *rules(Simp *c, const AluExp *e) {
     }
     int64_t cv = pos_const(e->src[1]);
     if (cv <= 0) return e;
-    return e->op == ALU_DIV ? rule_div(c, e, x, cv) : rule_mod(c, e, x, cv);
+    return e->op == ALU_DIV ? rule_div(e, x, cv) : rule_mod(e, x, cv);
   }
   case ALU_MIN:
   case ALU_MAX: {

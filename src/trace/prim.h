@@ -55,6 +55,21 @@ typedef struct PrimParams {
   int lhs_batch[JX_MAX_NDIM], rhs_batch[JX_MAX_NDIM];
 } PrimParams;
 
+/* An abstract value: what a tracer knows about the array it stands for. */
+typedef struct Aval {
+  jx_dtype dtype;
+  bool weak;
+  int ndim;
+  int64_t shape[JX_MAX_NDIM];
+} Aval;
+
+/* Abstract evaluation: validates p's operands and params and computes the result's
+ * aval, without data. The shared check every trace level relies on; on failure sets
+ * JX_ERR_SHAPE / JX_ERR_DTYPE naming the primitive and returns false. */
+bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
+/* Aval of an array. */
+Aval prim_aval_of(const jx_array *a);
+
 const char *prim_name(Prim p);
 PrimKind prim_kind(Prim p);
 AluOp prim_alu_op(Prim p);

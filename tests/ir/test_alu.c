@@ -526,12 +526,36 @@ static const TNode *tnew(TNode n) {
   return &pool[pool_n++];
 }
 
+static const TNode *tconst(int64_t c) { return tnew((TNode){.kind = 1, .c = c}); }
+static const TNode *tvar(void) { return tnew((TNode){.kind = 0, .var = (int)(rnd() % NVARS)}); }
+static const TNode *top(AluOp op, const TNode *a, const TNode *b) {
+  return tnew((TNode){.kind = 2, .op = op, .a = a, .b = b});
+}
+static int64_t nice_pos(void) {
+  static const int64_t k[] = {1, 2, 3, 4, 5, 6, 8, 12, 16, 24};
+  return k[rnd() % (sizeof k / sizeof k[0])];
+}
+
+/* What views produce: sums of ((v / a) % b) * stride + offset, then more / and %. */
+static const TNode *rand_view(void) {
+  const TNode *sum = NULL;
+  for (int t = (int)rint_in(1, 3); t > 0; t--) {
+    const TNode *x = tvar();
+    if (rnd() % 2) x = top(ALU_DIV, x, tconst(nice_pos()));
+    if (rnd() % 2) x = top(ALU_MOD, x, tconst(nice_pos()));
+    if (rnd() % 3) x = top(ALU_MUL, x, tconst(rnd() % 5 ? nice_pos() : -nice_pos()));
+    sum = sum ? top(ALU_ADD, sum, x) : x;
+  }
+  if (rnd() % 2) sum = top(ALU_ADD, sum, tconst(rint_in(-12, 12)));
+  for (int t = (int)rint_in(0, 2); t > 0; t--)
+    sum = top(rnd() % 2 ? ALU_DIV : ALU_MOD, sum, tconst(rnd() % 6 ? nice_pos() : -nice_pos()));
+  return sum;
+}
+
 static const TNode *rand_tree(int depth) {
   int r = (int)(rnd() % 16);
-  if (depth == 0 || r < 3) {
-    if (rnd() % 4 == 0) return tnew((TNode){.kind = 1, .c = rand_const()});
-    return tnew((TNode){.kind = 0, .var = (int)(rnd() % NVARS)});
-  }
+  if (depth == 0 || r < 2) return rnd() % 4 == 0 ? tconst(rand_const()) : tvar();
+  if (r < 6) return rand_view();
   static const AluOp ops[] = {ALU_ADD, ALU_ADD, ALU_SUB, ALU_MUL, ALU_MUL, ALU_DIV, ALU_DIV,
                               ALU_DIV, ALU_MOD, ALU_MOD, ALU_MOD, ALU_MIN, ALU_MAX, ALU_NEG,
                               ALU_WHERE, ALU_ADD};
@@ -540,10 +564,10 @@ static const TNode *rand_tree(int depth) {
   n.a = rand_tree(depth - 1);
   if (op == ALU_NEG) return tnew(n);
   bool const_rhs = op == ALU_DIV || op == ALU_MOD || op == ALU_MUL ? rnd() % 8 != 0 : rnd() % 2;
-  n.b = const_rhs ? tnew((TNode){.kind = 1, .c = rand_const()}) : rand_tree(depth - 1);
+  n.b = const_rhs ? tconst(rand_const()) : rand_tree(depth - 1);
   if (op == ALU_WHERE) { /* where(x < k, a, b) or where(k < x, ...) or (x == k) */
     TNode cmp = {.kind = 2, .op = rnd() % 3 == 0 ? ALU_CMPEQ : ALU_CMPLT};
-    const TNode *x = rand_tree(depth - 1), *k = tnew((TNode){.kind = 1, .c = rint_in(-10, 30)});
+    const TNode *x = rand_tree(depth - 1), *k = tconst(rint_in(-10, 30));
     bool flip = rnd() & 1;
     cmp.a = flip ? k : x;
     cmp.b = flip ? x : k;
@@ -585,7 +609,7 @@ static void check_random_exprs(jx_dtype d, int count) {
   for (int iter = 0; iter < count && bad < 5; iter++) {
     pool_n = 0;
     for (int v = 0; v < NVARS; v++) var_range[v] = rint_in(1, v == 0 ? 30 : 7);
-    const TNode *t = rand_tree((int)rint_in(1, 6));
+    const TNode *t = rand_tree((int)rint_in(1, 5));
     const AluExp *e = tbuild(t, d), *s = alu_simplify(e);
     if (!e || !s) {
       CHECK_MSG(false, "construction failed: %s", jx_last_error());

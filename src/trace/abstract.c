@@ -1,0 +1,249 @@
+/* abstract.c -- abstract evaluation: each primitive's result dtype, weak type and
+ * shape, computed from its operands' avals and params, with the argument checks
+ * every trace level shares (JAX's abstract_eval rules). */
+#include <string.h>
+
+#include "core/array.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "trace/prim.h"
+
+Aval prim_aval_of(const jx_array *a) {
+  Aval v = {.dtype = a->dtype, .weak = a->weak, .ndim = a->ndim};
+  memcpy(v.shape, a->shape, (size_t)a->ndim * sizeof(int64_t));
+  return v;
+}
+
+static const char *aval_str(char *buf, const Aval *a) {
+  char shape[ERROR_SHAPE_BUF];
+  error_shape_str(shape, a->ndim, a->shape);
+  strcpy(buf, jx_dtype_name(a->dtype));
+  strcat(buf, shape);
+  return buf;
+}
+#define AVAL_BUF (ERROR_SHAPE_BUF + 16)
+
+static bool same_shape(const Aval *a, const Aval *b) {
+  return a->ndim == b->ndim && memcmp(a->shape, b->shape, (size_t)a->ndim * 8) == 0;
+}
+
+static bool fail(jx_status s, Prim p, const char *what, const Aval *a, const Aval *b) {
+  char b0[AVAL_BUF], b1[AVAL_BUF];
+  if (b)
+    error_set(s, "%s: %s: %s and %s", prim_name(p), what, aval_str(b0, a), aval_str(b1, b));
+  else
+    error_set(s, "%s: %s: %s", prim_name(p), what, aval_str(b0, a));
+  return false;
+}
+
+static bool set_shape(Aval *out, int ndim, const int64_t *shape, const char *fn) {
+  if (!array_check_shape(fn, ndim, shape)) return false;
+  out->ndim = ndim;
+  if (ndim) memcpy(out->shape, shape, (size_t)ndim * 8);
+  return true;
+}
+
+static bool eval_elementwise(Prim p, int nin, const Aval *in, Aval *out) {
+  int first = p == PRIM_select ? 1 : 0;
+  if (p == PRIM_select && in[0].dtype != JX_BOOL)
+    return fail(JX_ERR_DTYPE, p, "predicate must be bool", &in[0], NULL);
+  bool weak = true;
+  for (int i = 0; i < nin; i++) {
+    if (!same_shape(&in[0], &in[i]))
+      return fail(JX_ERR_SHAPE, p, "operand shapes differ", &in[0], &in[i]);
+    if (i > first && in[i].dtype != in[first].dtype)
+      return fail(JX_ERR_DTYPE, p, "operand dtypes differ", &in[first], &in[i]);
+    if (i >= first) weak = weak && in[i].weak;
+  }
+  *out = in[first];
+  out->weak = weak;
+  memcpy(out->shape, in[0].shape, sizeof out->shape);
+  PrimKind k = prim_kind(p);
+  if (k == PRIM_KIND_COMPARE || k == PRIM_KIND_UNARY_PRED) out->dtype = JX_BOOL, out->weak = false;
+  return true;
+}
+
+static bool eval_reduce(Prim p, const Aval *x, const PrimParams *pp, Aval *out) {
+  bool mask[JX_MAX_NDIM] = {false};
+  for (int i = 0; i < pp->naxes; i++) {
+    int a = pp->axes[i];
+    if (a < 0 || a >= x->ndim || mask[a]) return fail(JX_ERR_SHAPE, p, "bad reduction axes", x, NULL);
+    mask[a] = true;
+  }
+  *out = *x;
+  out->ndim = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (!mask[d]) out->shape[out->ndim++] = x->shape[d];
+  return true;
+}
+
+static bool eval_broadcast(const Aval *x, const PrimParams *pp, Aval *out) {
+  Aval want = {.dtype = x->dtype, .ndim = pp->ndim};
+  memcpy(want.shape, pp->shape, sizeof want.shape);
+  bool ok = pp->ndim >= 0 && pp->ndim <= JX_MAX_NDIM && pp->naxes == x->ndim;
+  for (int i = 0; ok && i < x->ndim; i++) {
+    int d = pp->axes[i];
+    ok = d >= 0 && d < pp->ndim && (i == 0 || d > pp->axes[i - 1]) &&
+         (x->shape[i] == pp->shape[d] || x->shape[i] == 1);
+  }
+  if (!ok) return fail(JX_ERR_SHAPE, PRIM_broadcast_in_dim, "cannot broadcast", x, &want);
+  *out = *x;
+  return set_shape(out, pp->ndim, pp->shape, "broadcast_in_dim");
+}
+
+static bool eval_movement(Prim p, const Aval *x, const PrimParams *pp, Aval *out) {
+  int64_t shape[JX_MAX_NDIM];
+  *out = *x;
+  switch (p) {
+  case PRIM_reshape: {
+    Aval want = {.dtype = x->dtype, .ndim = pp->ndim};
+    if (pp->ndim < 0 || pp->ndim > JX_MAX_NDIM) return fail(JX_ERR_SHAPE, p, "bad rank", x, NULL);
+    memcpy(want.shape, pp->shape, sizeof want.shape);
+    if (!array_check_shape("reshape", pp->ndim, pp->shape)) return false;
+    if (shape_numel(pp->ndim, pp->shape) != shape_numel(x->ndim, x->shape))
+      return fail(JX_ERR_SHAPE, p, "sizes differ", x, &want);
+    return set_shape(out, pp->ndim, pp->shape, "reshape");
+  }
+  case PRIM_transpose: {
+    bool seen[JX_MAX_NDIM] = {false};
+    if (pp->naxes != x->ndim) return fail(JX_ERR_SHAPE, p, "permutation has the wrong length", x, NULL);
+    for (int d = 0; d < x->ndim; d++) {
+      int a = pp->axes[d];
+      if (a < 0 || a >= x->ndim || seen[a]) return fail(JX_ERR_SHAPE, p, "axes are not a permutation", x, NULL);
+      seen[a] = true;
+      shape[d] = x->shape[a];
+    }
+    return set_shape(out, x->ndim, shape, "transpose");
+  }
+  case PRIM_broadcast_in_dim:
+    return eval_broadcast(x, pp, out);
+  case PRIM_pad:
+    for (int d = 0; d < x->ndim; d++) {
+      if (pp->start[d] < 0 || pp->stop[d] < 0) return fail(JX_ERR_SHAPE, p, "negative padding", x, NULL);
+      if (pp->start[d] > INT64_MAX - pp->stop[d] - x->shape[d]) return fail(JX_ERR_OOM, p, "padded size overflows", x, NULL);
+      shape[d] = x->shape[d] + pp->start[d] + pp->stop[d];
+    }
+    return set_shape(out, x->ndim, shape, "pad");
+  case PRIM_slice:
+    for (int d = 0; d < x->ndim; d++) {
+      if (pp->start[d] < 0 || pp->start[d] > pp->stop[d] || pp->stop[d] > x->shape[d] || pp->step[d] < 1)
+        return fail(JX_ERR_SHAPE, p, "slice bounds out of range", x, NULL);
+      shape[d] = (pp->stop[d] - pp->start[d] + pp->step[d] - 1) / pp->step[d];
+    }
+    return set_shape(out, x->ndim, shape, "slice");
+  case PRIM_rev:
+    for (int i = 0; i < pp->naxes; i++)
+      if (pp->axes[i] < 0 || pp->axes[i] >= x->ndim) return fail(JX_ERR_SHAPE, p, "bad axis", x, NULL);
+    return true;
+  default:
+    return fail(JX_ERR_INTERNAL, p, "not a movement primitive", x, NULL);
+  }
+}
+
+static bool eval_concatenate(int n, const Aval *in, const PrimParams *pp, Aval *out) {
+  const Aval *x = &in[0];
+  int axis = pp->axis;
+  if (axis < 0 || axis >= x->ndim) return fail(JX_ERR_SHAPE, PRIM_concatenate, "axis out of range", x, NULL);
+  *out = *x;
+  out->shape[axis] = 0;
+  for (int i = 0; i < n; i++) {
+    bool ok = in[i].ndim == x->ndim;
+    for (int d = 0; ok && d < x->ndim; d++) ok = d == axis || in[i].shape[d] == x->shape[d];
+    if (!ok) return fail(JX_ERR_SHAPE, PRIM_concatenate, "operands differ off the axis", x, &in[i]);
+    if (in[i].dtype != x->dtype) return fail(JX_ERR_DTYPE, PRIM_concatenate, "operand dtypes differ", x, &in[i]);
+    if (out->shape[axis] > INT64_MAX - in[i].shape[axis]) return fail(JX_ERR_OOM, PRIM_concatenate, "size overflows", x, NULL);
+    out->shape[axis] += in[i].shape[axis];
+    out->weak = out->weak && in[i].weak;
+  }
+  return array_check_shape("concatenate", out->ndim, out->shape);
+}
+
+static bool eval_gather(const Aval *x, const Aval *idx, const PrimParams *pp, Aval *out) {
+  int axis = pp->axis;
+  if (axis < 0 || axis >= x->ndim || x->ndim - 1 + idx->ndim > JX_MAX_NDIM)
+    return fail(JX_ERR_SHAPE, PRIM_gather, "axis out of range", x, NULL);
+  if (!dtype_is_integer(idx->dtype)) return fail(JX_ERR_DTYPE, PRIM_gather, "indices must be integers", idx, NULL);
+  if (x->shape[axis] == 0 && shape_numel(idx->ndim, idx->shape) > 0)
+    return fail(JX_ERR_SHAPE, PRIM_gather, "cannot index an empty axis", x, NULL);
+  int64_t shape[JX_MAX_NDIM];
+  int n = 0;
+  for (int d = 0; d < axis; d++) shape[n++] = x->shape[d];
+  for (int d = 0; d < idx->ndim; d++) shape[n++] = idx->shape[d];
+  for (int d = axis + 1; d < x->ndim; d++) shape[n++] = x->shape[d];
+  *out = *x;
+  return set_shape(out, n, shape, "gather");
+}
+
+static bool dims_valid(int n, const int *dims, int ndim, bool *used) {
+  for (int i = 0; i < n; i++) {
+    if (dims[i] < 0 || dims[i] >= ndim || used[dims[i]]) return false;
+    used[dims[i]] = true;
+  }
+  return true;
+}
+
+static bool eval_dot_general(const Aval *x, const Aval *y, const PrimParams *pp, Aval *out) {
+  bool xu[JX_MAX_NDIM] = {false}, yu[JX_MAX_NDIM] = {false};
+  if (x->dtype != y->dtype) return fail(JX_ERR_DTYPE, PRIM_dot_general, "operand dtypes differ", x, y);
+  bool ok = dims_valid(pp->ncontract, pp->lhs_contract, x->ndim, xu) &&
+            dims_valid(pp->nbatch, pp->lhs_batch, x->ndim, xu) &&
+            dims_valid(pp->ncontract, pp->rhs_contract, y->ndim, yu) &&
+            dims_valid(pp->nbatch, pp->rhs_batch, y->ndim, yu);
+  for (int i = 0; ok && i < pp->ncontract; i++) ok = x->shape[pp->lhs_contract[i]] == y->shape[pp->rhs_contract[i]];
+  for (int i = 0; ok && i < pp->nbatch; i++) ok = x->shape[pp->lhs_batch[i]] == y->shape[pp->rhs_batch[i]];
+  if (!ok) return fail(JX_ERR_SHAPE, PRIM_dot_general, "operands do not match the dimension numbers", x, y);
+  int64_t shape[JX_MAX_NDIM];
+  int n = 0;
+  if (pp->nbatch + (x->ndim - pp->nbatch - pp->ncontract) + (y->ndim - pp->nbatch - pp->ncontract) > JX_MAX_NDIM)
+    return fail(JX_ERR_SHAPE, PRIM_dot_general, "result rank too large", x, y);
+  for (int i = 0; i < pp->nbatch; i++) shape[n++] = x->shape[pp->lhs_batch[i]];
+  for (int d = 0; d < x->ndim; d++)
+    if (!xu[d]) shape[n++] = x->shape[d];
+  for (int d = 0; d < y->ndim; d++)
+    if (!yu[d]) shape[n++] = y->shape[d];
+  *out = *x;
+  out->weak = x->weak && y->weak;
+  return set_shape(out, n, shape, "dot_general");
+}
+
+bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
+  char b[AVAL_BUF];
+  switch (prim_kind(p)) {
+  case PRIM_KIND_UNARY:
+  case PRIM_KIND_UNARY_PRED:
+  case PRIM_KIND_BINARY:
+  case PRIM_KIND_COMPARE:
+  case PRIM_KIND_SELECT:
+    return eval_elementwise(p, nin, in, out);
+  case PRIM_KIND_CONVERT:
+    if (!dtype_is_valid(pp->dtype)) return fail(JX_ERR_DTYPE, p, "invalid target dtype", &in[0], NULL);
+    *out = in[0];
+    out->dtype = pp->dtype;
+    out->weak = pp->weak;
+    return true;
+  case PRIM_KIND_BITCAST:
+    if (!dtype_is_valid(pp->dtype) || jx_dtype_itemsize(pp->dtype) != jx_dtype_itemsize(in[0].dtype)) {
+      error_set(JX_ERR_DTYPE, "%s: cannot bitcast %s to %s (itemsizes differ)", prim_name(p),
+                aval_str(b, &in[0]), dtype_is_valid(pp->dtype) ? jx_dtype_name(pp->dtype) : "?");
+      return false;
+    }
+    *out = in[0];
+    out->dtype = pp->dtype;
+    out->weak = false;
+    return true;
+  case PRIM_KIND_REDUCE: return eval_reduce(p, &in[0], pp, out);
+  case PRIM_KIND_MOVEMENT: return eval_movement(p, &in[0], pp, out);
+  case PRIM_KIND_CONCATENATE: return eval_concatenate(nin, in, pp, out);
+  case PRIM_KIND_GATHER: return eval_gather(&in[0], &in[1], pp, out);
+  case PRIM_KIND_DOT: return eval_dot_general(&in[0], &in[1], pp, out);
+  case PRIM_KIND_IOTA:
+    if (!dtype_is_valid(pp->dtype) || pp->axis < 0 || pp->axis >= pp->ndim) {
+      error_set(JX_ERR_SHAPE, "iota: dimension %d out of range for rank %d", pp->axis, pp->ndim);
+      return false;
+    }
+    *out = (Aval){.dtype = pp->dtype};
+    return set_shape(out, pp->ndim, pp->shape, "iota");
+  }
+  error_set(JX_ERR_INTERNAL, "no abstract eval rule for %s", prim_name(p));
+  return false;
+}
