@@ -131,6 +131,25 @@ jx_status jx_call(jx_fn *f, jx_array *const *in, jx_array **out);
 /* Number of jx_fn alive now: tests use it to prove there are no leaks. */
 int64_t jx_live_fns(void);
 
+/* -------------------------------------------------------- transformations */
+/* JAX's composable transformations. Each returns a new jx_fn holding its own reference
+ * to f (free your handle whenever you like). Every transformation composes with every
+ * other: grad(grad(f)), vmap(grad(f)), jacfwd(jacrev(f)), ... */
+
+/* jax.make_jaxpr(f)(*example_in): the jaxpr of f traced at the shapes/dtypes of the
+ * example inputs, in JAX's text format ("{ lambda ; a:f32[3]. let b:f32[3] = sin a in
+ * (b,) }"). The caller free()s it. NULL on error (f's own errors propagate). */
+char *jx_make_jaxpr(jx_fn *f, jx_array *const *example_in);
+
+/* jax.vmap(f, in_axes, out_axes): maps f over the axis in_axes[i] of input i
+ * (JX_NOT_MAPPED: broadcast that input) and stacks the outputs along out_axes[o]
+ * (JX_NOT_MAPPED: the output must not depend on the mapped axis). in_axes == NULL
+ * maps axis 0 of every input; out_axes == NULL stacks every output on axis 0. Axes may
+ * be negative. Errors at call time: JX_ERR_SHAPE for mapped axes of different sizes
+ * or out of range, JX_ERR_VALUE when no input is mapped. */
+#define JX_NOT_MAPPED (-2147483647 - 1)
+jx_fn *jx_vmap(jx_fn *f, const int *in_axes, const int *out_axes);
+
 /* -------------------------------------------------------- configuration */
 
 /* JAX's jax_enable_x64 (default off, or the env var JAXC_ENABLE_X64=1/true). With it off,

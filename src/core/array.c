@@ -48,6 +48,8 @@ void jx_scope_begin(void) {
 }
 
 static void array_release(jx_array *a) {
+  if (a->tracer) a->tracer->release(a->tracer);
+  a->tracer = NULL;
   buffer_free(a->buf);
   shape_free(a->st);
   a->buf = NULL;
@@ -113,6 +115,15 @@ jx_array *jx_ref(jx_array *a) {
   return a;
 }
 
+jx_array *array_retain(jx_array *a) {
+  if (a) __atomic_add_fetch(&a->refcount, 1, __ATOMIC_RELAXED);
+  return a;
+}
+
+void array_drop(jx_array *a) {
+  if (a) array_decref(a);
+}
+
 void jx_free(jx_array *a) {
   if (!a) return;
   if (a->nscope > a->nskip) a->nskip++;
@@ -143,6 +154,29 @@ jx_array *array_new(Buffer *buf, ShapeTracker *st, jx_dtype dtype, bool weak) {
   return a;
 }
 
+jx_array *array_new_tracer(Tracer *t, jx_dtype dtype, bool weak, int ndim,
+                           const int64_t *shape) {
+  jx_array *a = t ? calloc(1, sizeof *a) : NULL;
+  if (!a) {
+    if (t) t->release(t);
+    error_set(JX_ERR_OOM, "out of memory creating a tracer");
+    return NULL;
+  }
+  a->refcount = 1;
+  a->dtype = dtype;
+  a->weak = weak;
+  a->ndim = ndim;
+  if (ndim) memcpy(a->shape, shape, (size_t)ndim * sizeof(int64_t));
+  a->tracer = t;
+  __atomic_add_fetch(&live_arrays, 1, __ATOMIC_RELAXED);
+  if (scope_depth && !scope_push_item(&scopes[scope_depth - 1], a)) {
+    error_set(JX_ERR_OOM, "out of memory creating a tracer");
+    array_decref(a);
+    return NULL;
+  }
+  return a;
+}
+
 /* ---------------------------------------------------------- introspection */
 
 int jx_ndim(const jx_array *a) { return a ? a->ndim : 0; }
@@ -151,7 +185,8 @@ int64_t jx_size(const jx_array *a) { return a ? shape_numel(a->ndim, a->shape) :
 jx_dtype jx_dtype_of(const jx_array *a) { return a ? a->dtype : JX_FLOAT32; }
 bool jx_is_weak(const jx_array *a) { return a && a->weak; }
 const char *jx_device_of(const jx_array *a) {
-  return a && a->buf ? a->buf->backend->name : NULL;
+  if (!a) return NULL;
+  return a->buf ? a->buf->backend->name : "tracer";
 }
 
 /* ------------------------------------------------------- argument checks */

@@ -17,8 +17,23 @@ struct jx_array {
   int64_t shape[JX_MAX_NDIM];
   Buffer *buf;      /* concrete arrays: the data ... */
   ShapeTracker *st; /* ... and how the logical shape maps onto it */
-  void *tracer;     /* transformations (later): non-NULL for tracers */
+  struct Tracer *tracer; /* non-NULL for tracers (then buf and st are NULL) */
 };
+
+/* The common head of every tracer payload: its trace level, and how to release it. */
+typedef struct Tracer {
+  struct Trace *trace;
+  void (*release)(struct Tracer *t);
+} Tracer;
+
+/* References the library holds internally (inside tracers, jaxprs, closures): not
+ * registered with any scope. */
+jx_array *array_retain(jx_array *a);
+void array_drop(jx_array *a);
+
+/* A new tracer array with the given aval fields, owning `t`. */
+jx_array *array_new_tracer(Tracer *t, jx_dtype dtype, bool weak, int ndim,
+                           const int64_t *shape);
 
 /* A new concrete array owning one reference to buf and taking ownership of st; the
  * new reference is registered with the innermost open scope. On failure (NULL) buf's

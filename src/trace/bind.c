@@ -21,35 +21,6 @@ const char *prim_name(Prim p) { return (unsigned)p < PRIM_NUM ? prim_table[p].na
 PrimKind prim_kind(Prim p) { return prim_table[p].kind; }
 AluOp prim_alu_op(Prim p) { return prim_table[p].alu; }
 
-static bool same_shape(const jx_array *a, const jx_array *b) {
-  return a->ndim == b->ndim && memcmp(a->shape, b->shape, (size_t)a->ndim * 8) == 0;
-}
-
-/* Checks the preconditions of elementwise primitives: equal shapes, equal dtypes
- * (select: bool predicate). */
-static bool check_elementwise(Prim p, int nin, jx_array *const *in) {
-  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
-  int first = p == PRIM_select ? 1 : 0;
-  if (p == PRIM_select && in[0]->dtype != JX_BOOL) {
-    error_set(JX_ERR_DTYPE, "select: predicate must be bool, got %s",
-              array_describe(b0, in[0]));
-    return false;
-  }
-  for (int i = 1; i < nin; i++) {
-    if (!same_shape(in[0], in[i])) {
-      error_set(JX_ERR_SHAPE, "%s: operand shapes differ: %s and %s", prim_name(p),
-                array_describe(b0, in[0]), array_describe(b1, in[i]));
-      return false;
-    }
-    if (i > first && in[i]->dtype != in[first]->dtype) {
-      error_set(JX_ERR_DTYPE, "%s: operand dtypes differ: %s and %s", prim_name(p),
-                array_describe(b0, in[first]), array_describe(b1, in[i]));
-      return false;
-    }
-  }
-  return true;
-}
-
 jx_array *prim_bind(Prim p, int nin, jx_array *const *in, const PrimParams *params) {
   if ((unsigned)p >= PRIM_NUM) {
     error_set(JX_ERR_INTERNAL, "prim_bind: invalid primitive %d", (int)p);
@@ -57,17 +28,26 @@ jx_array *prim_bind(Prim p, int nin, jx_array *const *in, const PrimParams *para
   }
   for (int i = 0; i < nin; i++)
     if (!in[i]) return NULL; /* keeps the first error */
-  switch (prim_table[p].kind) {
-  case PRIM_KIND_UNARY:
-  case PRIM_KIND_UNARY_PRED:
-  case PRIM_KIND_BINARY:
-  case PRIM_KIND_COMPARE:
-  case PRIM_KIND_SELECT:
-    if (!check_elementwise(p, nin, in)) return NULL;
-    break;
-  default:
-    break;
+  Aval avals[KERNEL_MAX_ARGS], out;
+  if (nin > KERNEL_MAX_ARGS) {
+    error_set(JX_ERR_UNSUPPORTED, "%s: more than %d operands", prim_name(p), KERNEL_MAX_ARGS);
+    return NULL;
   }
+  for (int i = 0; i < nin; i++) avals[i] = prim_aval_of(in[i]);
+  if (!prim_abstract_eval(p, nin, avals, params, &out)) return NULL;
+  /* The highest trace level among the inputs processes the primitive. */
+  Trace *top = NULL;
+  for (int i = 0; i < nin; i++) {
+    Trace *t = trace_of(in[i]);
+    if (!t) continue;
+    if (!t->active) {
+      error_set(JX_ERR_VALUE, "%s: operand %d is a tracer that escaped its transformation "
+                "(JAX's UnexpectedTracerError)", prim_name(p), i);
+      return NULL;
+    }
+    if (!top || t->level > top->level) top = t;
+  }
+  if (top) return top->type->process(top, p, nin, in, params, &out);
   return impl_apply(p, nin, in, params);
 }
 

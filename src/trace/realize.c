@@ -86,12 +86,22 @@ jx_array *jx_scalar_of(double value, jx_dtype dtype) {
 
 /* ------------------------------------------------------------- readback */
 
+/* Readback needs data: a tracer has none (JAX's ConcretizationTypeError). */
+static bool require_concrete(const char *fn, const jx_array *a) {
+  if (!a->tracer) return true;
+  char b[ARRAY_DESCRIBE_BUF];
+  error_set(JX_ERR_VALUE, "%s: %s is a tracer inside a transformation; its value is not "
+            "known here (JAX's ConcretizationTypeError)", fn, array_describe(b, a));
+  return false;
+}
+
 jx_status jx_read(jx_array *a, void *dst, size_t nbytes) {
   if (!a || !dst) {
     if (!error_pending())
       error_set(JX_ERR_VALUE, "jx_read: %s is NULL", a ? "dst" : "the array");
     return jx_last_status();
   }
+  if (!require_concrete("jx_read", a)) return JX_ERR_VALUE;
   size_t want = (size_t)jx_size(a) * jx_dtype_itemsize(a->dtype);
   if (nbytes != want) {
     char b[ARRAY_DESCRIBE_BUF];
@@ -125,6 +135,7 @@ double jx_item(jx_array *a) {
 
 jx_status jx_block_until_ready(jx_array *a) {
   if (!a) return error_pending() ? jx_last_status() : JX_ERR_VALUE;
+  if (!require_concrete("jx_block_until_ready", a)) return JX_ERR_VALUE;
   return a->buf->backend->synchronize();
 }
 
@@ -135,6 +146,7 @@ jx_array *jx_device_put(jx_array *a, const char *device) {
     error_set(JX_ERR_DEVICE, "jx_device_put: unknown device \"%s\"", device ? device : "(null)");
     return NULL;
   }
+  if (!require_concrete("jx_device_put", a)) return NULL;
   if (be == a->buf->backend) return jx_ref(a);
   size_t nbytes = (size_t)jx_size(a) * jx_dtype_itemsize(a->dtype);
   void *tmp = malloc(nbytes ? nbytes : 1);

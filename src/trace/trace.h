@@ -13,4 +13,41 @@ jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *par
  * dense in its buffer). */
 jx_array *impl_contiguous(jx_array *a);
 
+/* ------------------------------------------------------ interpreter stack */
+
+typedef struct Trace Trace;
+
+/* A kind of trace level (eval is implicit at the bottom; jvp, vmap, staging...). */
+typedef struct TraceType {
+  const char *name;
+  /* Applies p where at least one input is a tracer of t (the highest level among the
+   * inputs). Other inputs belong to lower levels or are concrete; `out` is the result's
+   * aval from abstract evaluation. Returns a new reference. */
+  jx_array *(*process)(Trace *t, Prim p, int nin, jx_array *const *in, const PrimParams *pp,
+                       const Aval *out);
+  /* Releases the trace's data when its last reference goes. */
+  void (*release)(void *data);
+} TraceType;
+
+struct Trace {
+  const TraceType *type;
+  int level;      /* position on the stack: higher levels process first */
+  bool active;    /* false once popped: its tracers have escaped */
+  int64_t refcount;
+  void *data;
+};
+
+/* Pushes a new level of the given type (owning data) on this thread's stack. */
+Trace *trace_push(const TraceType *type, void *data);
+/* Pops t (which must be the top) and drops the stack's reference. */
+void trace_pop(Trace *t);
+Trace *trace_ref(Trace *t);
+void trace_unref(Trace *t);
+/* The trace of a tracer array (NULL for concrete arrays). */
+Trace *trace_of(const jx_array *a);
+/* True if `a` is a tracer of t. */
+bool trace_owns(const Trace *t, const jx_array *a);
+/* Current depth of this thread's stack. */
+int trace_depth(void);
+
 #endif

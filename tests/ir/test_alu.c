@@ -517,8 +517,9 @@ static int64_t rand_const(void) {
   static const int64_t nice[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, -1, -2, -3, -4, -6, 0, 5, 7};
   int r = (int)(rnd() % 20);
   if (r < 14) return nice[rnd() % (sizeof nice / sizeof nice[0])];
-  if (r < 19) return rint_in(-30, 30);
-  return (rnd() & 1 ? 1 : -1) * ((int64_t)1 << 61) + rint_in(-3, 3); /* provoke wraps */
+  if (r < 18) return rint_in(-30, 30);
+  /* provoke wrap-around in 64 and in 32 bits (narrower dtypes wrap at every size) */
+  return (rnd() & 1 ? 1 : -1) * ((int64_t)1 << (r == 18 ? 61 : 29)) + rint_in(-3, 3);
 }
 
 static const TNode *tnew(TNode n) {
@@ -648,6 +649,8 @@ static void test_simplify_random(void) {
   int n = env ? atoi(env) : 4000;
   check_random_exprs(JX_INT64, n);
   check_random_exprs(JX_INT32, n / 4);
+  check_random_exprs(JX_INT8, n / 4);
+  check_random_exprs(JX_UINT32, n / 4);
 }
 
 #define CHECK_RET(c) (test_checks++, (c) ? true : (test_fail(__FILE__, __LINE__, "%s", #c), false))

@@ -122,9 +122,11 @@ static double eps_of(jx_dtype d) {
 
 static void tolerance(Acc acc, jx_dtype d, double *rtol, double *atol) {
   bool half = d == JX_FLOAT16 || d == JX_BFLOAT16;
-  double ulps = acc == NEAR ? 1 : acc == APPROX ? (half ? 2 : 4) : acc == WIDE ? (half ? 2 : 32) : 0;
-  *rtol = ulps * eps_of(d);
-  *atol = acc < APPROX ? 0 : d == JX_FLOAT16 ? 0x1p-23 : d == JX_FLOAT64 ? 0x1p-1021 : 0x1p-125;
+  static const double ulps32[] = {[EXACT] = 0, [NEAR] = 1, [APPROX] = 4, [WIDE] = 32};
+  static const double ulps16[] = {[EXACT] = 0, [NEAR] = 1, [APPROX] = 2, [WIDE] = 2};
+  *rtol = (half ? ulps16 : ulps32)[acc] * eps_of(d);
+  double tiny = d == JX_FLOAT16 ? 0x1p-24 : d == JX_FLOAT64 ? 0x1p-1022 : 0x1p-126;
+  *atol = acc >= APPROX ? 2 * tiny : 0;
 }
 
 static jx_dtype parse_param_dtype(const GoldenCase *c) {
@@ -160,7 +162,8 @@ static jx_array *call_case(const GoldenCase *c, jx_array **in, Acc *acc, bool *k
     if (c->nin == 1 + lo + hi)
       return jx_clip(in[0], lo ? in[1] : NULL, hi ? in[1 + lo] : NULL);
   }
-  if (strcmp(c->fn, "astype") == 0 && c->nin == 1) return jx_astype(in[0], parse_param_dtype(c));
+  if (strcmp(c->fn, "astype") == 0 && c->nin == 1)
+    return jx_astype(in[0], parse_param_dtype(c));
   if (strcmp(c->fn, "bitcast") == 0 && c->nin == 1)
     return jx_bitcast(in[0], parse_param_dtype(c));
   *known = false;

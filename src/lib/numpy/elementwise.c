@@ -110,8 +110,12 @@ static jx_array *ne(Tmp *t, jx_array *x, jx_array *y) { return bin(t, PRIM_ne, x
 static jx_array *and_(Tmp *t, jx_array *x, jx_array *y) { return bin(t, PRIM_and, x, y); }
 static jx_array *or_(Tmp *t, jx_array *x, jx_array *y) { return bin(t, PRIM_or, x, y); }
 /* x == v and x != v against a constant of x's dtype (a predicate: weakness moot). */
-static jx_array *eqc(Tmp *t, jx_array *x, double v) { return eq(t, x, like(t, x, v, STRONG)); }
-static jx_array *nec(Tmp *t, jx_array *x, double v) { return ne(t, x, like(t, x, v, STRONG)); }
+static jx_array *eqc(Tmp *t, jx_array *x, double v) {
+  return eq(t, x, like(t, x, v, STRONG));
+}
+static jx_array *nec(Tmp *t, jx_array *x, double v) {
+  return ne(t, x, like(t, x, v, STRONG));
+}
 
 /* ------------------------------------------------------------ promotion */
 
@@ -212,16 +216,16 @@ static jx_array *round_away(Tmp *t, jx_array *x) {
  *   mod = rem(x, y); div = (y == 0 ? x : x - mod) / y
  *   where mod != 0 and sign(y) != sign(mod): mod += y, div -= 1
  *   return round(div), mod */
-static void float_divmod(Tmp *t, jx_array *x, jx_array *y, jx_array **q, jx_array **m) {
+static jx_array *float_floor_divide(Tmp *t, jx_array *x, jx_array *y) {
   jx_array *mod = bin(t, PRIM_rem, x, y);
   jx_array *xc = sel(t, eqc(t, y, 0), x, sub(t, x, mod));
   jx_array *div = dv(t, xc, y);
   jx_array *ind = and_(t, nec(t, mod, 0),
                        ne(t, un(t, PRIM_sign, y), un(t, PRIM_sign, mod)));
-  if (m) *m = sel(t, ind, add(t, mod, y), mod);
-  /* `div - 1.0`: a Python float keeps div's dtype and weak type. */
+  /* (mod itself is not needed here.) `div - 1.0`: a Python float keeps div's dtype
+   * and weak type. */
   div = sel(t, ind, sub(t, div, like(t, div, 1.0, FULL)), div);
-  *q = round_away(t, div);
+  return round_away(t, div);
 }
 
 /* jnp.floor_divide: unsigned -> lax.div; signed -> truncated quotient minus one where
@@ -238,9 +242,7 @@ static jx_array *floor_divide_(const char *fn, jx_array *x, jx_array *y) {
                          nec(&t, bin(&t, PRIM_rem, a, b), 0));
     return done(&t, sel(&t, fix, sub(&t, q, like(&t, q, 1, FULL)), q));
   }
-  jx_array *q;
-  float_divmod(&t, a, b, &q, NULL);
-  return done(&t, q);
+  return done(&t, float_floor_divide(&t, a, b));
 }
 
 /* jnp.remainder (ufuncs.py): integer divisors of 0 become 1 (so x % 0 = 0); then

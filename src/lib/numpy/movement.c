@@ -29,6 +29,19 @@ static jx_array *const_shaped(double value, jx_dtype dtype, int ndim, const int6
   return prim_broadcast_in_dim(c, ndim, shape, none);
 }
 
+/* JX_ERR_OOM for a result shape whose dims or size overflow int64 (over is set by the
+ * caller's per-dim checks); otherwise validates it like any user shape. */
+static bool check_result(const char *fn, const jx_array *x, int ndim, const int64_t *shape,
+                         bool over) {
+  char b[ERROR_SHAPE_BUF];
+  if (over || shape_numel_checked(ndim, shape) < 0) {
+    error_set(JX_ERR_OOM, "%s: the result of shape %s would have more than INT64_MAX "
+              "elements", fn, error_shape_str(b, x->ndim, x->shape));
+    return false;
+  }
+  return array_check_shape(fn, ndim, shape);
+}
+
 /* x[start:stop] along one axis (0 <= start <= stop <= dim). */
 static jx_array *slice_axis(jx_array *x, int axis, int64_t start, int64_t stop) {
   int64_t lo[JX_MAX_NDIM], hi[JX_MAX_NDIM], st[JX_MAX_NDIM];
@@ -346,6 +359,7 @@ jx_array *jx_pad(jx_array *x, const int64_t *pad_width, double value) {
   if (null_arg(fn, x, "x") || (x->ndim > 0 && null_arg(fn, pad_width, "pad_width")))
     return NULL;
   int64_t lo[JX_MAX_NDIM], hi[JX_MAX_NDIM], s[JX_MAX_NDIM];
+  bool over = false;
   for (int d = 0; d < x->ndim; d++) {
     lo[d] = pad_width[2 * d];
     hi[d] = pad_width[2 * d + 1];
@@ -354,10 +368,11 @@ jx_array *jx_pad(jx_array *x, const int64_t *pad_width, double value) {
                 (long long)lo[d], (long long)hi[d], d);
       return NULL;
     }
-    bool over = lo[d] > INT64_MAX - x->shape[d] || hi[d] > INT64_MAX - x->shape[d] - lo[d];
-    s[d] = over ? -1 : x->shape[d] + lo[d] + hi[d];
+    bool o = lo[d] > INT64_MAX - x->shape[d] || hi[d] > INT64_MAX - x->shape[d] - lo[d];
+    s[d] = o ? 0 : x->shape[d] + lo[d] + hi[d];
+    over |= o;
   }
-  if (!array_check_shape(fn, x->ndim, s)) return NULL;
+  if (!check_result(fn, x, x->ndim, s, over)) return NULL;
   return prim_pad(x, lo, hi, value);
 }
 
@@ -418,6 +433,7 @@ jx_array *jx_tile(jx_array *x, int nreps, const int64_t *reps) {
   }
   int nd = nreps > x->ndim ? nreps : x->ndim;
   int64_t xs[JX_MAX_NDIM], rs[JX_MAX_NDIM], out[JX_MAX_NDIM];
+  bool over = false;
   for (int d = 0; d < nd; d++) {
     xs[d] = d < nd - x->ndim ? 1 : x->shape[d - (nd - x->ndim)];
     rs[d] = d < nd - nreps ? 1 : reps[d - (nd - nreps)];
@@ -425,9 +441,10 @@ jx_array *jx_tile(jx_array *x, int nreps, const int64_t *reps) {
       error_set(JX_ERR_VALUE, "%s: negative repetition count %lld", fn, (long long)rs[d]);
       return NULL;
     }
-    out[d] = xs[d] && rs[d] > INT64_MAX / xs[d] ? -1 : xs[d] * rs[d];
+    over |= xs[d] && rs[d] > INT64_MAX / xs[d];
+    out[d] = over ? 0 : xs[d] * rs[d];
   }
-  if (!array_check_shape(fn, nd, out)) return NULL;
+  if (!check_result(fn, x, nd, out, over)) return NULL;
   for (int d = 0; d < nd && nd == JX_MAX_NDIM; d++) {
     if (rs[d] != 1) { /* tile_axis needs one spare dimension */
       error_set(JX_ERR_UNSUPPORTED, "%s: tiling a rank-%d array is not supported", fn, nd);
@@ -463,8 +480,9 @@ jx_array *jx_repeat(jx_array *x, int64_t repeats, int axis) {
   for (int d = 0; d <= nd; d++) s[d] = d <= axis ? shape[d] : shape[d - 1];
   s[axis + 1] = repeats;
   for (int d = 0; d < nd; d++) bd[d] = d <= axis ? d : d + 1, out[d] = shape[d];
-  out[axis] = shape[axis] && repeats > INT64_MAX / shape[axis] ? -1 : shape[axis] * repeats;
-  if (!array_check_shape(fn, nd, out)) return NULL;
+  bool over = shape[axis] && repeats > INT64_MAX / shape[axis];
+  out[axis] = over ? 0 : shape[axis] * repeats;
+  if (!check_result(fn, x, nd, out, over)) return NULL;
   jx_scope_begin();
   jx_array *b = prim_broadcast_in_dim(prim_reshape(x, nd, shape), nd + 1, s, bd);
   return scope_return(prim_reshape(b, nd, out));

@@ -1,0 +1,444 @@
+/* jaxpr.c -- building, checking, printing, evaluating and simplifying Jaxprs. */
+#include "jaxpr/jaxpr.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/array.h"
+#include "core/dtype.h"
+#include "core/error.h"
+
+/* ------------------------------------------------------------ building */
+
+static bool grow(void **p, int *cap, int need, size_t item) {
+  if (need <= *cap) return true;
+  int cap2 = *cap ? *cap * 2 : 16;
+  while (cap2 < need) cap2 *= 2;
+  void *q = realloc(*p, (size_t)cap2 * item);
+  if (!q) {
+    error_set(JX_ERR_OOM, "out of memory building a jaxpr");
+    return false;
+  }
+  *p = q;
+  *cap = cap2;
+  return true;
+}
+
+Jaxpr *jaxpr_new(void) {
+  Jaxpr *j = calloc(1, sizeof *j);
+  if (!j) error_set(JX_ERR_OOM, "out of memory building a jaxpr");
+  return j;
+}
+
+void jaxpr_free(Jaxpr *j) {
+  if (!j) return;
+  for (int i = 0; i < j->nconst; i++) array_drop(j->consts[i]);
+  for (int i = 0; i < j->neqns; i++) free(j->eqns[i].in);
+  free(j->vars), free(j->invars), free(j->constvars), free(j->consts), free(j->eqns);
+  free(j->outvars);
+  free(j);
+}
+
+int jaxpr_add_var(Jaxpr *j, const Aval *aval) {
+  if (!grow((void **)&j->vars, &j->vcap, j->nvars + 1, sizeof *j->vars)) return -1;
+  j->vars[j->nvars] = *aval;
+  return j->nvars++;
+}
+
+static bool push_int(int **list, int *n, int v) {
+  int cap = *n; /* lists grow one at a time: they are short */
+  int *q = realloc(*list, (size_t)(cap + 1) * sizeof *q);
+  if (!q) {
+    error_set(JX_ERR_OOM, "out of memory building a jaxpr");
+    return false;
+  }
+  q[(*n)++] = v;
+  *list = q;
+  return true;
+}
+
+int jaxpr_add_const(Jaxpr *j, jx_array *value) {
+  for (int i = 0; i < j->nconst; i++)
+    if (j->consts[i] == value) return j->constvars[i];
+  Aval av = prim_aval_of(value);
+  int v = jaxpr_add_var(j, &av);
+  if (v < 0) return -1;
+  jx_array **c = realloc(j->consts, (size_t)(j->nconst + 1) * sizeof *c);
+  if (!c) {
+    error_set(JX_ERR_OOM, "out of memory building a jaxpr");
+    return -1;
+  }
+  j->consts = c;
+  c[j->nconst] = array_retain(value);
+  int n = j->nconst;
+  if (!push_int(&j->constvars, &n, v)) {
+    array_drop(value);
+    return -1;
+  }
+  j->nconst = n;
+  return v;
+}
+
+bool jaxpr_add_invar(Jaxpr *j, int var) { return push_int(&j->invars, &j->nin, var); }
+bool jaxpr_add_outvar(Jaxpr *j, int var) { return push_int(&j->outvars, &j->nout, var); }
+
+bool jaxpr_add_eqn(Jaxpr *j, Prim p, const PrimParams *pp, int nin, const int *in, int out) {
+  if (!grow((void **)&j->eqns, &j->ecap, j->neqns + 1, sizeof *j->eqns)) return false;
+  int *copy = malloc((size_t)(nin ? nin : 1) * sizeof *copy);
+  if (!copy) {
+    error_set(JX_ERR_OOM, "out of memory building a jaxpr");
+    return false;
+  }
+  if (nin) memcpy(copy, in, (size_t)nin * sizeof *copy);
+  j->eqns[j->neqns++] = (JaxprEqn){.prim = p, .params = *pp, .nin = nin, .in = copy, .out = out};
+  return true;
+}
+
+/* ------------------------------------------------------------ checking */
+
+static bool aval_equal(const Aval *a, const Aval *b) {
+  return a->dtype == b->dtype && a->weak == b->weak && a->ndim == b->ndim &&
+         memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0;
+}
+
+jx_status jaxpr_check(const Jaxpr *j) {
+  bool *defined = calloc((size_t)(j->nvars ? j->nvars : 1), 1);
+  jx_status s = JX_OK;
+  if (!defined) return JX_ERR_OOM;
+#define BAD(...)                                   \
+  do {                                             \
+    error_set(JX_ERR_INTERNAL, "jaxpr_check: " __VA_ARGS__); \
+    s = JX_ERR_INTERNAL;                           \
+    goto done;                                     \
+  } while (0)
+  for (int i = 0; i < j->nconst; i++) defined[j->constvars[i]] = true;
+  for (int i = 0; i < j->nin; i++) {
+    if (defined[j->invars[i]]) BAD("input %d redefines a variable", i);
+    defined[j->invars[i]] = true;
+  }
+  for (int e = 0; e < j->neqns; e++) {
+    const JaxprEqn *q = &j->eqns[e];
+    Aval in[KERNEL_MAX_ARGS], out;
+    for (int i = 0; i < q->nin; i++) {
+      if (q->in[i] < 0 || q->in[i] >= j->nvars || !defined[q->in[i]])
+        BAD("equation %d (%s) uses an undefined variable", e, prim_name(q->prim));
+      in[i] = j->vars[q->in[i]];
+    }
+    if (q->out < 0 || q->out >= j->nvars || defined[q->out])
+      BAD("equation %d (%s) redefines its output", e, prim_name(q->prim));
+    defined[q->out] = true;
+    if (!prim_abstract_eval(q->prim, q->nin, in, &q->params, &out)) {
+      s = JX_ERR_INTERNAL;
+      goto done;
+    }
+    if (!aval_equal(&out, &j->vars[q->out]))
+      BAD("equation %d (%s) has an output type that differs from its abstract evaluation", e,
+          prim_name(q->prim));
+  }
+  for (int i = 0; i < j->nout; i++)
+    if (j->outvars[i] < 0 || j->outvars[i] >= j->nvars || !defined[j->outvars[i]])
+      BAD("output %d is undefined", i);
+#undef BAD
+done:
+  free(defined);
+  return s;
+}
+
+/* ------------------------------------------------------------ printing */
+
+typedef struct Text {
+  char *s;
+  size_t n, cap;
+} Text;
+
+static void put(Text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(Text *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int len = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (len < 0 || !t->s) return;
+  if (t->n + (size_t)len + 1 > t->cap) {
+    size_t cap = (t->cap + (size_t)len + 1) * 2;
+    char *s = realloc(t->s, cap);
+    if (!s) {
+      free(t->s);
+      t->s = NULL;
+      return;
+    }
+    t->s = s;
+    t->cap = cap;
+  }
+  va_start(ap, fmt);
+  vsnprintf(t->s + t->n, (size_t)len + 1, fmt, ap);
+  va_end(ap);
+  t->n += (size_t)len;
+}
+
+/* JAX's variable names: a..z, then ba, bb, ... */
+static void var_name(char *buf, int k) {
+  char tmp[16];
+  int n = 0;
+  do {
+    tmp[n++] = (char)('a' + k % 26);
+    k = k / 26;
+  } while (k > 0);
+  for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+  buf[n] = '\0';
+}
+
+static void put_aval(Text *t, const Aval *a) {
+  put(t, "%s[", dtype_short_name(a->dtype));
+  for (int d = 0; d < a->ndim; d++) put(t, d ? ",%lld" : "%lld", (long long)a->shape[d]);
+  put(t, "]");
+}
+
+static void put_ints(Text *t, int n, const int *v) {
+  put(t, "(");
+  for (int i = 0; i < n; i++) put(t, i ? ", %d" : "%d", v[i]);
+  put(t, n == 1 ? ",)" : ")");
+}
+
+static void put_i64s(Text *t, int n, const int64_t *v) {
+  put(t, "(");
+  for (int i = 0; i < n; i++) put(t, i ? ", %lld" : "%lld", (long long)v[i]);
+  put(t, n == 1 ? ",)" : ")");
+}
+
+static void put_list(Text *t, int n, const int *v) {
+  put(t, "[");
+  for (int i = 0; i < n; i++) put(t, i ? ", %d" : "%d", v[i]);
+  put(t, "]");
+}
+
+/* Params, JAX-style, sorted by name as JAX prints them. */
+static void put_params(Text *t, const JaxprEqn *q, const Aval *in0) {
+  const PrimParams *p = &q->params;
+  int nd = in0 ? in0->ndim : 0;
+  switch (prim_kind(q->prim)) {
+  case PRIM_KIND_CONVERT:
+    put(t, "[new_dtype=%s weak_type=%s]", jx_dtype_name(p->dtype), p->weak ? "True" : "False");
+    break;
+  case PRIM_KIND_BITCAST: put(t, "[new_dtype=%s]", jx_dtype_name(p->dtype)); break;
+  case PRIM_KIND_REDUCE:
+    put(t, "[axes=");
+    put_ints(t, p->naxes, p->axes);
+    put(t, "]");
+    break;
+  case PRIM_KIND_CONCATENATE: put(t, "[dimension=%d]", p->axis); break;
+  case PRIM_KIND_GATHER: put(t, "[axis=%d mode=clip]", p->axis); break;
+  case PRIM_KIND_IOTA:
+    put(t, "[dimension=%d dtype=%s shape=", p->axis, jx_dtype_name(p->dtype));
+    put_i64s(t, p->ndim, p->shape);
+    put(t, "]");
+    break;
+  case PRIM_KIND_DOT:
+    put(t, "[dimension_numbers=((");
+    put_list(t, p->ncontract, p->lhs_contract);
+    put(t, ", ");
+    put_list(t, p->ncontract, p->rhs_contract);
+    put(t, "), (");
+    put_list(t, p->nbatch, p->lhs_batch);
+    put(t, ", ");
+    put_list(t, p->nbatch, p->rhs_batch);
+    put(t, "))]");
+    break;
+  case PRIM_KIND_MOVEMENT:
+    switch (q->prim) {
+    case PRIM_reshape:
+      put(t, "[dimensions=None new_sizes=");
+      put_i64s(t, p->ndim, p->shape);
+      put(t, "]");
+      break;
+    case PRIM_transpose:
+      put(t, "[permutation=");
+      put_ints(t, p->naxes, p->axes);
+      put(t, "]");
+      break;
+    case PRIM_broadcast_in_dim:
+      put(t, "[broadcast_dimensions=");
+      put_ints(t, p->naxes, p->axes);
+      put(t, " shape=");
+      put_i64s(t, p->ndim, p->shape);
+      put(t, "]");
+      break;
+    case PRIM_pad:
+      put(t, "[padding_config=(");
+      for (int d = 0; d < nd; d++)
+        put(t, "%s(%lld, %lld, 0)", d ? ", " : "", (long long)p->start[d], (long long)p->stop[d]);
+      put(t, nd == 1 ? ",) padding_value=%g]" : ") padding_value=%g]", p->value);
+      break;
+    case PRIM_slice:
+      put(t, "[limit_indices=");
+      put_i64s(t, nd, p->stop);
+      put(t, " start_indices=");
+      put_i64s(t, nd, p->start);
+      put(t, " strides=");
+      put_i64s(t, nd, p->step);
+      put(t, "]");
+      break;
+    case PRIM_rev:
+      put(t, "[dimensions=");
+      put_ints(t, p->naxes, p->axes);
+      put(t, "]");
+      break;
+    default: break;
+    }
+    break;
+  default: break;
+  }
+}
+
+/* A 0-d constant prints inline as a literal ("2.0:f32[]"); NULL otherwise. */
+static bool put_literal(Text *t, const Jaxpr *j, int var) {
+  for (int i = 0; i < j->nconst; i++) {
+    if (j->constvars[i] != var) continue;
+    jx_array *c = j->consts[i];
+    if (c->ndim != 0 || c->tracer) return false;
+    double v = jx_item(c);
+    if (dtype_is_floating(c->dtype)) {
+      char buf[32];
+      snprintf(buf, sizeof buf, "%.8g", v);
+      if (!strpbrk(buf, ".eni")) strcat(buf, ".0");
+      put(t, "%s:%s[]", buf, dtype_short_name(c->dtype));
+    } else if (dtype_is_bool(c->dtype)) {
+      put(t, "%s:bool[]", v != 0 ? "True" : "False");
+    } else {
+      put(t, "%lld:%s[]", (long long)v, dtype_short_name(c->dtype));
+    }
+    return true;
+  }
+  return false;
+}
+
+char *jaxpr_print(const Jaxpr *j) {
+  /* Names in order of definition: non-literal constvars, invars, equation outputs. */
+  int *name = malloc((size_t)(j->nvars ? j->nvars : 1) * sizeof *name);
+  bool *literal = calloc((size_t)(j->nvars ? j->nvars : 1), 1);
+  Text t = {.s = malloc(256), .cap = 256};
+  if (!name || !literal || !t.s) {
+    free(name), free(literal), free(t.s);
+    error_set(JX_ERR_OOM, "jaxpr_print: out of memory");
+    return NULL;
+  }
+  t.s[0] = '\0';
+  int next = 0;
+  Text scratch = {.s = malloc(64), .cap = 64};
+  for (int i = 0; i < j->nconst; i++) {
+    scratch.n = 0;
+    if (scratch.s && put_literal(&scratch, j, j->constvars[i])) literal[j->constvars[i]] = true;
+    else name[j->constvars[i]] = next++;
+  }
+  for (int i = 0; i < j->nin; i++) name[j->invars[i]] = next++;
+  for (int e = 0; e < j->neqns; e++) name[j->eqns[e].out] = next++;
+  char nm[16];
+#define PUT_VAR(v)                             \
+  do {                                         \
+    if (literal[v]) put_literal(&t, j, v);     \
+    else {                                     \
+      var_name(nm, name[v]);                   \
+      put(&t, "%s", nm);                       \
+    }                                          \
+  } while (0)
+  put(&t, "{ lambda ");
+  bool first = true;
+  for (int i = 0; i < j->nconst; i++) {
+    int v = j->constvars[i];
+    if (literal[v]) continue;
+    var_name(nm, name[v]);
+    put(&t, "%s%s:", first ? "" : " ", nm);
+    put_aval(&t, &j->vars[v]);
+    first = false;
+  }
+  put(&t, "; ");
+  for (int i = 0; i < j->nin; i++) {
+    var_name(nm, name[j->invars[i]]);
+    put(&t, "%s%s:", i ? " " : "", nm);
+    put_aval(&t, &j->vars[j->invars[i]]);
+  }
+  put(&t, ". let");
+  bool multiline = j->neqns > 1;
+  for (int e = 0; e < j->neqns; e++) {
+    const JaxprEqn *q = &j->eqns[e];
+    put(&t, multiline ? "\n    " : " ");
+    var_name(nm, name[q->out]);
+    put(&t, "%s:", nm);
+    put_aval(&t, &j->vars[q->out]);
+    put(&t, " = %s", prim_name(q->prim));
+    put_params(&t, q, q->nin ? &j->vars[q->in[0]] : NULL);
+    for (int i = 0; i < q->nin; i++) {
+      put(&t, " ");
+      PUT_VAR(q->in[i]);
+    }
+  }
+  put(&t, multiline ? "\n  in (" : " in (");
+  for (int i = 0; i < j->nout; i++) {
+    if (i) put(&t, ", ");
+    PUT_VAR(j->outvars[i]);
+  }
+  put(&t, j->nout == 1 ? ",) }" : ") }");
+#undef PUT_VAR
+  free(name), free(literal), free(scratch.s);
+  if (!t.s) error_set(JX_ERR_OOM, "jaxpr_print: out of memory");
+  return t.s;
+}
+
+/* ----------------------------------------------------------- evaluation */
+
+jx_status jaxpr_eval(const Jaxpr *j, jx_array *const *in, jx_array **out) {
+  jx_array **env = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof *env);
+  if (!env) {
+    error_set(JX_ERR_OOM, "jaxpr_eval: out of memory");
+    return JX_ERR_OOM;
+  }
+  jx_scope_begin();
+  for (int i = 0; i < j->nconst; i++) env[j->constvars[i]] = j->consts[i];
+  for (int i = 0; i < j->nin; i++) env[j->invars[i]] = in[i];
+  jx_status s = JX_OK;
+  for (int e = 0; e < j->neqns && s == JX_OK; e++) {
+    const JaxprEqn *q = &j->eqns[e];
+    jx_array *args[KERNEL_MAX_ARGS];
+    for (int i = 0; i < q->nin; i++) args[i] = env[q->in[i]];
+    env[q->out] = prim_bind(q->prim, q->nin, args, &q->params);
+    if (!env[q->out]) s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
+  }
+  for (int i = 0; i < j->nout; i++) out[i] = s == JX_OK ? jx_ref(env[j->outvars[i]]) : NULL;
+  jx_scope_end(s == JX_OK ? j->nout : 0, out);
+  free(env);
+  return s;
+}
+
+/* ---------------------------------------------------------------- DCE */
+
+void jaxpr_dce(Jaxpr *j) {
+  bool *live = calloc((size_t)(j->nvars ? j->nvars : 1), 1);
+  if (!live) return; /* DCE is an optimization: skipping it is safe */
+  for (int i = 0; i < j->nout; i++) live[j->outvars[i]] = true;
+  int kept = 0;
+  for (int e = j->neqns - 1; e >= 0; e--) {
+    JaxprEqn *q = &j->eqns[e];
+    if (!live[q->out]) {
+      free(q->in);
+      q->in = NULL;
+      q->nin = -1; /* marked dead */
+      continue;
+    }
+    for (int i = 0; i < q->nin; i++) live[q->in[i]] = true;
+  }
+  for (int e = 0; e < j->neqns; e++)
+    if (j->eqns[e].nin >= 0) j->eqns[kept++] = j->eqns[e];
+  j->neqns = kept;
+  int nc = 0;
+  for (int i = 0; i < j->nconst; i++) {
+    if (live[j->constvars[i]]) {
+      j->constvars[nc] = j->constvars[i];
+      j->consts[nc++] = j->consts[i];
+    } else {
+      array_drop(j->consts[i]);
+    }
+  }
+  j->nconst = nc;
+  free(live);
+}

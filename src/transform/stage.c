@@ -1,0 +1,132 @@
+/* stage.c -- the staging trace (JAX's DynamicJaxprTrace / autodidax's JaxprTrace):
+ * primitives applied to its tracers are recorded as Jaxpr equations instead of run.
+ * make_jaxpr stages every input; linearize stages only tangents, so the primal work
+ * runs and only the linear part is recorded (partial evaluation). */
+#include <stdlib.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "transform/transform.h"
+
+typedef struct StageTracer {
+  Tracer base;
+  int var;
+} StageTracer;
+
+static void stage_release_tracer(Tracer *t) {
+  trace_unref(t->trace);
+  free(t);
+}
+
+static jx_array *stage_tracer(Trace *t, int var, const Aval *aval) {
+  StageTracer *s = malloc(sizeof *s);
+  if (!s) {
+    error_set(JX_ERR_OOM, "out of memory staging a jaxpr");
+    return NULL;
+  }
+  *s = (StageTracer){.base = {.trace = trace_ref(t), .release = stage_release_tracer}, .var = var};
+  return array_new_tracer(&s->base, aval->dtype, aval->weak, aval->ndim, aval->shape);
+}
+
+/* The variable standing for x in t's jaxpr (constants are added on first use). */
+static int stage_var(Trace *t, jx_array *x) {
+  if (trace_owns(t, x)) return ((StageTracer *)x->tracer)->var;
+  return jaxpr_add_const(t->data, x);
+}
+
+static jx_array *stage_process(Trace *t, Prim p, int nin, jx_array *const *in,
+                               const PrimParams *pp, const Aval *out) {
+  Jaxpr *j = t->data;
+  int vars[KERNEL_MAX_ARGS];
+  for (int i = 0; i < nin; i++)
+    if ((vars[i] = stage_var(t, in[i])) < 0) return NULL;
+  int ov = jaxpr_add_var(j, out);
+  if (ov < 0 || !jaxpr_add_eqn(j, p, pp, nin, vars, ov)) return NULL;
+  return stage_tracer(t, ov, out);
+}
+
+static void stage_release(void *data) { jaxpr_free(data); }
+
+static const TraceType stage_type = {
+    .name = "stage", .process = stage_process, .release = stage_release};
+
+Trace *stage_begin(void) {
+  Jaxpr *j = jaxpr_new();
+  return j ? trace_push(&stage_type, j) : NULL;
+}
+
+jx_array *stage_new_input(Trace *t, const Aval *aval) {
+  int v = jaxpr_add_var(t->data, aval);
+  if (v < 0 || !jaxpr_add_invar(t->data, v)) return NULL;
+  return stage_tracer(t, v, aval);
+}
+
+Jaxpr *stage_end(Trace *t, int nout, jx_array *const *outs) {
+  Jaxpr *j = t->data;
+  bool ok = true;
+  for (int i = 0; ok && i < nout; i++) {
+    int v = outs[i] ? stage_var(t, outs[i]) : -1;
+    ok = v >= 0 && jaxpr_add_outvar(j, v);
+  }
+  t->data = NULL; /* the jaxpr now belongs to the caller */
+  trace_pop(t);
+  if (!ok) {
+    jaxpr_free(j);
+    return NULL;
+  }
+  return j;
+}
+
+/* ------------------------------------------------------------ constants */
+
+jx_array *tx_full(const Aval *aval, double value) {
+  jx_dtype d = aval->dtype;
+  AluValue v = alu_eval_op(ALU_CAST, d, JX_FLOAT64, (AluValue[]){{.f = value}});
+  unsigned char bytes[8];
+  alu_store(bytes, d, 0, v);
+  jx_array *s = array_from_host(bytes, d, aval->weak, 0, NULL);
+  if (!s || aval->ndim == 0) return s;
+  jx_array *b = prim_broadcast_in_dim(s, aval->ndim, aval->shape, NULL);
+  jx_free(s);
+  return b;
+}
+
+jx_array *tx_zeros(const Aval *aval) { return tx_full(aval, 0.0); }
+
+jx_array *tx_full_like(jx_array *x, double value) {
+  if (!x) return NULL;
+  Aval a = prim_aval_of(x);
+  return tx_full(&a, value);
+}
+
+/* ------------------------------------------------------------ make_jaxpr */
+
+char *jx_make_jaxpr(jx_fn *f, jx_array *const *example_in) {
+  if (!f || (jx_fn_nin(f) > 0 && !example_in)) {
+    error_set(JX_ERR_VALUE, "jx_make_jaxpr: %s is NULL", f ? "example_in" : "the function");
+    return NULL;
+  }
+  int nin = jx_fn_nin(f), nout = jx_fn_nout(f);
+  for (int i = 0; i < nin; i++)
+    if (!example_in[i]) {
+      if (!error_pending()) error_set(JX_ERR_VALUE, "jx_make_jaxpr: input %d is NULL", i);
+      return NULL;
+    }
+  Trace *t = stage_begin();
+  if (!t) return NULL;
+  jx_scope_begin();
+  jx_array **ins = calloc((size_t)nin + 1, sizeof *ins), **outs = calloc((size_t)nout, sizeof *outs);
+  bool ok = ins && outs;
+  for (int i = 0; ok && i < nin; i++) {
+    Aval a = prim_aval_of(example_in[i]);
+    ok = (ins[i] = stage_new_input(t, &a)) != NULL;
+  }
+  ok = ok && jx_call(f, ins, outs) == JX_OK;
+  Jaxpr *j = stage_end(t, ok ? nout : 0, outs);
+  for (int i = 0; ok && i < nout; i++) jx_free(outs[i]);
+  jx_scope_end(0, NULL);
+  free(ins), free(outs);
+  char *text = ok && j ? jaxpr_print(j) : NULL;
+  jaxpr_free(j);
+  return text;
+}

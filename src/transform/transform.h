@@ -1,0 +1,26 @@
+/* transform.h -- shared helpers of the transformations (src/transform): constants
+ * built from primitives, and the staging trace that records Jaxprs. */
+#ifndef JAXC_TRANSFORM_TRANSFORM_H
+#define JAXC_TRANSFORM_TRANSFORM_H
+
+#include "core/array.h"
+#include "jaxpr/jaxpr.h"
+#include "trace/trace.h"
+
+/* An array of `aval` filled with value (a broadcast view of one scalar: no copy).
+ * Weak iff aval->weak. */
+jx_array *tx_full(const Aval *aval, double value);
+jx_array *tx_zeros(const Aval *aval);
+/* tx_full with x's aval. */
+jx_array *tx_full_like(jx_array *x, double value);
+
+/* The staging trace: records every primitive applied to its tracers into a Jaxpr.
+ * Values from lower levels become constants of the jaxpr (JAX's closed-over consts). */
+Trace *stage_begin(void);
+/* A new input of the jaxpr being staged. */
+jx_array *stage_new_input(Trace *t, const Aval *aval);
+/* Ends staging: outs become the outputs (non-tracers become constants), pops t and
+ * returns the jaxpr (NULL on error). */
+Jaxpr *stage_end(Trace *t, int nout, jx_array *const *outs);
+
+#endif

@@ -1,0 +1,168 @@
+/* test_creation.c -- jnp constructors (src/lib/numpy/creation.c: full, zeros, ones,
+ * *_like, arange, linspace, eye, tri, tril, triu) against JAX goldens
+ * (tests/golden/reduce_movement.txt, tools/golden_reduce_movement.py) and their errors:
+ * negative and overflowing shapes, bad dtypes, bad ranges. */
+#include <stdlib.h>
+
+#include "golden.h"
+#include "test.h"
+
+static GoldenCase *cases;
+static int ncases;
+
+/* Param `key` as an int64 list ("2,3"); empty for "" or an absent key. */
+static int param_list(const GoldenCase *c, const char *key, int64_t *out) {
+  const char *s = golden_param(c, key);
+  int n = 0;
+  while (s && *s && n < JX_MAX_NDIM) {
+    char *end;
+    out[n++] = strtoll(s, &end, 10);
+    if (end == s) break;
+    s = *end == ',' ? end + 1 : end;
+  }
+  return n;
+}
+
+static double param_f(const GoldenCase *c, const char *key) {
+  const char *s = golden_param(c, key);
+  return s ? strtod(s, NULL) : 0;
+}
+
+static jx_dtype param_dtype(const GoldenCase *c) {
+  jx_dtype d = JX_FLOAT32;
+  bool weak;
+  const char *s = golden_param(c, "dtype");
+  if (s) golden_parse_dtype(s, &d, &weak);
+  return d;
+}
+
+/* Runs a creation case; *known is false when c->fn is not a constructor. */
+static jx_array *call_creation(const GoldenCase *c, jx_array *x, bool *known) {
+  int64_t s[JX_MAX_NDIM];
+  int n = param_list(c, "shape", s);
+  const char *f = c->fn;
+  jx_dtype d = param_dtype(c);
+  long long k = golden_param_int(c, "k", 0);
+  *known = true;
+  if (!strcmp(f, "full")) return jx_full(n, s, param_f(c, "value"), d);
+  if (!strcmp(f, "zeros")) return jx_zeros(n, s, d);
+  if (!strcmp(f, "ones")) return jx_ones(n, s, d);
+  if (!strcmp(f, "zeros_like")) return jx_zeros_like(x);
+  if (!strcmp(f, "ones_like")) return jx_ones_like(x);
+  if (!strcmp(f, "full_like")) return jx_full_like(x, param_f(c, "value"));
+  if (!strcmp(f, "arange"))
+    return jx_arange(param_f(c, "start"), param_f(c, "stop"), param_f(c, "step"), d);
+  if (!strcmp(f, "linspace"))
+    return jx_linspace(param_f(c, "start"), param_f(c, "stop"), golden_param_int(c, "num", 0), d);
+  if (!strcmp(f, "eye")) return jx_eye(golden_param_int(c, "n", 0), d);
+  if (!strcmp(f, "eye_k"))
+    return jx_eye_k(golden_param_int(c, "n", 0), golden_param_int(c, "m", 0), k, d);
+  if (!strcmp(f, "tri"))
+    return jx_tri(golden_param_int(c, "n", 0), golden_param_int(c, "m", 0), k, d);
+  if (!strcmp(f, "tril")) return jx_tril(x, k);
+  if (!strcmp(f, "triu")) return jx_triu(x, k);
+  *known = false;
+  return NULL;
+}
+
+/* arange and linspace compute in floating point: the last bit may differ from XLA's
+ * (a fused multiply-add, say); everything else is exact. */
+static void tolerance(const GoldenCase *c, jx_dtype d, double *rtol, double *atol) {
+  *rtol = *atol = 0;
+  if (strcmp(c->fn, "arange") && strcmp(c->fn, "linspace")) return;
+  if (d == JX_FLOAT32) *rtol = 2.4e-7, *atol = 1e-7;
+  if (d == JX_FLOAT16) *rtol = 1e-3, *atol = 1e-4;
+  if (d == JX_BFLOAT16) *rtol = 8e-3, *atol = 1e-3;
+}
+
+static void test_golden_creation(void) {
+  int run = 0;
+  CHECK_MSG(cases != NULL, "cannot load reduce_movement.txt (run tools/golden_reduce_movement.py)");
+  for (int i = 0; i < ncases; i++) {
+    const GoldenCase *c = &cases[i];
+    char ctx[256];
+    snprintf(ctx, sizeof ctx, "%s (line %d)", c->name, c->line);
+    jx_scope_begin();
+    jx_array *x = c->nin ? golden_to_array(&c->in[0]) : NULL;
+    bool known;
+    jx_array *got = call_creation(c, x, &known);
+    if (known) {
+      run++;
+      if (c->err) {
+        CHECK_MSG(got == NULL && jx_last_status() == c->err, "%s: expected %s, got %s (%s)", ctx,
+                  jx_status_name(c->err), jx_status_name(jx_last_status()), jx_last_error());
+      } else {
+        double rtol, atol;
+        tolerance(c, c->out[0].dtype, &rtol, &atol);
+        golden_compare(ctx, got, &c->out[0], rtol, atol);
+      }
+    }
+    jx_clear_error();
+    jx_scope_end(0, NULL);
+  }
+  CHECK_MSG(run > 100, "only %d creation cases ran", run);
+  printf("%d golden creation cases\n", run);
+}
+
+/* ------------------------------------------------------------ bad inputs */
+
+static void test_shape_errors(void) {
+  CHECK(jx_full(2, (int64_t[]){2, -1}, 1, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_full: negative dimension in shape (2,-1)");
+  CHECK(jx_zeros(3, (int64_t[]){INT64_MAX, 2, 2}, JX_INT8) == NULL);
+  CHECK_ERROR(JX_ERR_OOM, "jx_zeros: the size of shape (9223372036854775807,2,2)");
+  CHECK(jx_ones(17, (int64_t[17]){0}, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_ones: ndim 17");
+  CHECK(jx_ones(-1, NULL, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_ones");
+  CHECK(jx_full(2, NULL, 0, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_full: shape is NULL");
+  CHECK(jx_full(1, (int64_t[]){2}, 0, (jx_dtype)99) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_full: invalid dtype 99");
+  CHECK(jx_eye(-3, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_eye: negative dimension in shape (-3,-3)");
+  CHECK(jx_tri(INT64_MAX, 4, 0, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_OOM, "jx_tri");
+  CHECK(jx_zeros_like(NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_zeros_like");
+  CHECK(jx_triu(NULL, 0) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_triu");
+  jx_array *v = jx_zeros(1, (int64_t[]){3}, JX_FLOAT32);
+  CHECK(jx_tril(v, 0) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_tril: input must be at least 2-d, got shape (3,)");
+  jx_free(v);
+  /* A 0-d full and an empty one are fine. */
+  jx_array *s = jx_full(0, NULL, 2.5, JX_FLOAT32), *e = jx_ones(2, (int64_t[]){0, 5}, JX_BOOL);
+  CHECK(s && jx_item(s) == 2.5 && jx_ndim(s) == 0);
+  CHECK(e && jx_size(e) == 0 && jx_shape(e)[1] == 5);
+  jx_free(s), jx_free(e);
+}
+
+static void test_range_errors(void) {
+  CHECK(jx_arange(0, 10, 0, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_arange");
+  CHECK(jx_arange(0, INFINITY, 1, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_arange");
+  CHECK(jx_arange(NAN, 1, 1, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_arange");
+  CHECK(jx_arange(0, 1e300, 1e-300, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_OOM, "jx_arange");
+  CHECK(jx_arange(0, 3, 1, JX_BOOL) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_arange: dtype bool");
+  CHECK(jx_linspace(0, 1, -1, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_linspace: number of samples -1");
+  /* x64 requests canonicalize with x64 off. */
+  jx_array *a = jx_arange(0, 4, 1, JX_INT64), *b = jx_zeros(1, (int64_t[]){2}, JX_FLOAT64);
+  CHECK_EQ_INT(jx_dtype_of(a), JX_INT32);
+  CHECK_EQ_INT(jx_dtype_of(b), JX_FLOAT32);
+  jx_free(a), jx_free(b);
+}
+
+int main(void) {
+  cases = golden_load("reduce_movement.txt", &ncases);
+  TEST_RUN(test_golden_creation);
+  TEST_RUN(test_shape_errors);
+  TEST_RUN(test_range_errors);
+  golden_free(cases, ncases);
+  return test_finish();
+}
