@@ -256,8 +256,9 @@ jx_array *jx_mul(jx_array *x, jx_array *y); /* alias of jx_multiply */
 jx_array *jx_divide(jx_array *x, jx_array *y);
 jx_array *jx_div(jx_array *x, jx_array *y); /* alias of jx_divide */
 jx_array *jx_true_divide(jx_array *x, jx_array *y);
-/* jnp.floor_divide / remainder (Python semantics: result has the sign of y);
- * integer division by zero gives 0 (as XLA on CPU does... see docs/api.md). */
+/* jnp.floor_divide / remainder (Python semantics: result has the sign of y).
+ * Integer x // 0 gives what JAX on CPU gives (-2, or -1 for 0 // 0) and x % 0 gives 0;
+ * see docs/api.md. */
 jx_array *jx_floor_divide(jx_array *x, jx_array *y);
 jx_array *jx_remainder(jx_array *x, jx_array *y);
 jx_array *jx_mod(jx_array *x, jx_array *y); /* alias of jx_remainder */

@@ -38,6 +38,13 @@ static void dtype_limits(jx_dtype d, int64_t *lo, int64_t *hi) {
   else *lo = -(int64_t)(1ull << (bits - 1)), *hi = (int64_t)((1ull << (bits - 1)) - 1);
 }
 
+/* Is a*b a positive constant of dtype d (no overflow in int64 or in d)? */
+static bool product_fits(jx_dtype d, int64_t a, int64_t b, int64_t *ab) {
+  int64_t lo, hi;
+  dtype_limits(d, &lo, &hi);
+  return !__builtin_mul_overflow(a, b, ab) && *ab <= hi;
+}
+
 /* Proven free of wrap-around: constructors give a possibly-wrapped node the whole range
  * of its dtype, so any narrower interval was computed exactly. */
 static bool nowrap(const AluExp *e) {
@@ -292,7 +299,7 @@ static bool lin_recombine(Simp *c, Lin *L) {
     if (t->op == ALU_MOD && t->src[0]->op == ALU_DIV) {
       const AluExp *dv = t->src[0], *y = dv->src[0];
       int64_t b = pos_const(t->src[1]), a = pos_const(dv->src[1]), ab;
-      if (a <= 1 || b <= 1 || k % a != 0 || __builtin_mul_overflow(a, b, &ab)) continue;
+      if (a <= 1 || b <= 1 || k % a != 0 || !product_fits(L->d, a, b, &ab)) continue;
       int64_t m = k / a;
       const AluExp *mod = simp(c, bin(ALU_MOD, y, dv->src[1]));
       if (!mod) return false;
@@ -417,7 +424,7 @@ static const AluExp *rule_div(const AluExp *e, const AluExp *x, int64_t cv) {
   jx_dtype d = e->dtype;
   /* (y / a) / c == y / (a*c) for a, c > 0: trunc(trunc(y/a)/c) = trunc(y/(a*c)) */
   int64_t a = x->op == ALU_DIV || x->op == ALU_MOD ? pos_const(x->src[1]) : 0, ac;
-  if (x->op == ALU_DIV && a > 0 && !__builtin_mul_overflow(a, cv, &ac))
+  if (x->op == ALU_DIV && a > 0 && product_fits(d, a, cv, &ac))
     return bin(ALU_DIV, x->src[0], kconst(d, ac));
   /* (y % (c*b)) / c == (y / c) % b: odd in y, and for y >= 0 both are digit b of y */
   if (x->op == ALU_MOD && a > 0 && a % cv == 0)

@@ -59,7 +59,7 @@ static bool eval_elementwise(Prim p, int nin, const Aval *in, Aval *out) {
   out->weak = weak;
   memcpy(out->shape, in[0].shape, sizeof out->shape);
   PrimKind k = prim_kind(p);
-  if (k == PRIM_KIND_COMPARE || k == PRIM_KIND_UNARY_PRED) out->dtype = JX_BOOL, out->weak = false;
+  if (k == PRIM_KIND_COMPARE || k == PRIM_KIND_UNARY_PRED) out->dtype = JX_BOOL; /* weak iff inputs are, as in JAX */
   return true;
 }
 

@@ -28,7 +28,7 @@ jx_array *prim_bind(Prim p, int nin, jx_array *const *in, const PrimParams *para
   }
   for (int i = 0; i < nin; i++)
     if (!in[i]) return NULL; /* keeps the first error */
-  Aval avals[KERNEL_MAX_ARGS], out;
+  Aval avals[KERNEL_MAX_ARGS] = {{0}}, out;
   if (nin > KERNEL_MAX_ARGS) {
     error_set(JX_ERR_UNSUPPORTED, "%s: more than %d operands", prim_name(p), KERNEL_MAX_ARGS);
     return NULL;
@@ -48,7 +48,7 @@ jx_array *prim_bind(Prim p, int nin, jx_array *const *in, const PrimParams *para
     if (!top || t->level > top->level) top = t;
   }
   if (top) return top->type->process(top, p, nin, in, params, &out);
-  return impl_apply(p, nin, in, params);
+  return impl_apply(p, nin, in, params, &out);
 }
 
 /* ------------------------------------------------------------- wrappers */

@@ -110,8 +110,6 @@ static jx_array *impl_elementwise(Prim p, int nin, jx_array *const *in,
     return NULL;
   }
   if (!k.exp) return NULL;
-  if (prim_kind(p) == PRIM_KIND_COMPARE || prim_kind(p) == PRIM_KIND_UNARY_PRED)
-    weak = false;
   k.dtype = k.exp->dtype;
   return run_kernel(&k, in, x->ndim, x->shape, weak);
 }
@@ -482,7 +480,7 @@ static jx_array *impl_iota(const PrimParams *pp) {
 
 /* ------------------------------------------------------------- dispatch */
 
-jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp) {
+static jx_array *impl_dispatch(Prim p, int nin, jx_array *const *in, const PrimParams *pp) {
   switch (prim_kind(p)) {
   case PRIM_KIND_UNARY:
   case PRIM_KIND_UNARY_PRED:
@@ -510,6 +508,13 @@ jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp)
   }
   error_set(JX_ERR_INTERNAL, "no eval rule for primitive %s", prim_name(p));
   return NULL;
+}
+
+jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp,
+                     const Aval *out) {
+  jx_array *r = impl_dispatch(p, nin, in, pp);
+  if (r) r->weak = out->weak; /* abstract evaluation decides the weak type */
+  return r;
 }
 
 jx_array *impl_contiguous(jx_array *a) {

@@ -6,8 +6,10 @@
 #include "core/array.h"
 #include "trace/prim.h"
 
-/* Runs primitive p on concrete arrays (validated by prim_bind). */
-jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *params);
+/* Runs primitive p on concrete arrays (validated by prim_bind; out is the result's
+ * aval from abstract evaluation). */
+jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *params,
+                     const Aval *out);
 
 /* A contiguous copy of `a` (a new reference to `a` itself if already contiguous and
  * dense in its buffer). */
