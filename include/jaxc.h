@@ -119,6 +119,9 @@ typedef jx_status (*jx_fn_impl)(void *ctx, jx_array *const *in, jx_array **out);
 /* A new function of nin inputs and nout outputs (nin >= 0, nout >= 1). name is copied
  * (NULL allowed). Returns NULL with JX_ERR_VALUE for bad counts or a NULL impl. */
 jx_fn *jx_fn_new(const char *name, int nin, int nout, jx_fn_impl impl, void *ctx);
+/* Same, and free_ctx(ctx) runs when the last reference is dropped (NULL: nothing). */
+jx_fn *jx_fn_new_with_free(const char *name, int nin, int nout, jx_fn_impl impl, void *ctx,
+                           void (*free_ctx)(void *ctx));
 jx_fn *jx_fn_ref(jx_fn *f);
 void jx_fn_free(jx_fn *f);
 int jx_fn_nin(const jx_fn *f);

@@ -12,11 +12,17 @@ struct jx_fn {
   int nin, nout;
   jx_fn_impl impl;
   void *ctx;
+  void (*free_ctx)(void *ctx);
 };
 
 static int64_t live_fns; /* atomic */
 
 jx_fn *jx_fn_new(const char *name, int nin, int nout, jx_fn_impl impl, void *ctx) {
+  return jx_fn_new_with_free(name, nin, nout, impl, ctx, NULL);
+}
+
+jx_fn *jx_fn_new_with_free(const char *name, int nin, int nout, jx_fn_impl impl, void *ctx,
+                           void (*free_ctx)(void *ctx)) {
   if (nin < 0 || nout < 1 || !impl) {
     error_set(JX_ERR_VALUE, "jx_fn_new(%s): needs nin >= 0, nout >= 1 and an impl (got %d, %d, %s)",
               name ? name : "", nin, nout, impl ? "impl" : "NULL");
@@ -30,7 +36,8 @@ jx_fn *jx_fn_new(const char *name, int nin, int nout, jx_fn_impl impl, void *ctx
     error_set(JX_ERR_OOM, "jx_fn_new: out of memory");
     return NULL;
   }
-  *f = (jx_fn){.refcount = 1, .name = copy, .nin = nin, .nout = nout, .impl = impl, .ctx = ctx};
+  *f = (jx_fn){.refcount = 1, .name = copy, .nin = nin, .nout = nout, .impl = impl, .ctx = ctx,
+               .free_ctx = free_ctx};
   __atomic_add_fetch(&live_fns, 1, __ATOMIC_RELAXED);
   return f;
 }
@@ -42,6 +49,7 @@ jx_fn *jx_fn_ref(jx_fn *f) {
 
 void jx_fn_free(jx_fn *f) {
   if (!f || __atomic_sub_fetch(&f->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+  if (f->free_ctx) f->free_ctx(f->ctx);
   free(f->name);
   free(f);
   __atomic_sub_fetch(&live_fns, 1, __ATOMIC_RELAXED);
