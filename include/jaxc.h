@@ -144,6 +144,27 @@ int64_t jx_live_fns(void);
  * (b,) }"). The caller free()s it. NULL on error (f's own errors propagate). */
 char *jx_make_jaxpr(jx_fn *f, jx_array *const *example_in);
 
+/* jax.jvp(f, primals, tangents): f's outputs and their tangents (new references).
+ * Tangents must match their primals' shapes and dtypes (JX_ERR_SHAPE). */
+jx_status jx_jvp(jx_fn *f, jx_array *const *primals, jx_array *const *tangents,
+                 jx_array **primals_out, jx_array **tangents_out);
+/* jax.vjp(f, *primals): fills primals_out with f's outputs and returns the pullback, a
+ * jx_fn from output cotangents (one per output, same shapes/dtypes) to input
+ * cotangents. */
+jx_fn *jx_vjp(jx_fn *f, jx_array *const *primals, jx_array **primals_out);
+/* jax.linearize(f, *primals): fills primals_out and returns f's JVP at primals as a
+ * jx_fn from input tangents to output tangents. */
+jx_fn *jx_linearize(jx_fn *f, jx_array *const *primals, jx_array **primals_out);
+/* jax.grad(f, argnums, has_aux=True-style): f's first output must be a scalar float;
+ * returns grads (one per argnum, like its input) followed by f's other outputs
+ * (auxiliary data). argnums == NULL means {0}. Differentiated inputs must be float
+ * (JX_ERR_DTYPE). */
+jx_fn *jx_grad(jx_fn *f, int nargnums, const int *argnums);
+/* jax.value_and_grad: returns value, aux..., grads.... */
+jx_fn *jx_value_and_grad(jx_fn *f, int nargnums, const int *argnums);
+/* lax.stop_gradient: x itself, with zero derivative. */
+jx_array *jx_stop_gradient(jx_array *x);
+
 /* jax.vmap(f, in_axes, out_axes): maps f over the axis in_axes[i] of input i
  * (JX_NOT_MAPPED: broadcast that input) and stacks the outputs along out_axes[o]
  * (JX_NOT_MAPPED: the output must not depend on the mapped axis). in_axes == NULL
@@ -214,24 +235,35 @@ jx_status jx_read(jx_array *a, void *dst, size_t nbytes);
 double jx_item(jx_array *a);
 /* Waits until `a` is computed. */
 jx_status jx_block_until_ready(jx_array *a);
-/* NumPy-style text ("[[1. 2.]\n [3. 4.]]"); the caller free()s it. NULL on error. */
+/* str(np.asarray(a)) as NumPy 2 prints it ("[[1. 2.]\n [3. 4.]]"): shortest round-trip
+ * digits (at most 8 after the point), one format per array, 75-column lines, "..." and
+ * 3 edge items per axis above 1000 elements, a 0-d array as the bare scalar ("1.5",
+ * "True"); bfloat16 as ml_dtypes prints it ("%g"-style, unaligned). The caller free()s
+ * the text. NULL (JX_ERR_VALUE) for NULL. */
 char *jx_to_string(jx_array *a);
 
 /* ---------------------------------------------------------------- creation */
-/* jnp.full / zeros / ones. dtype is canonicalized (x64 mode). */
+/* jnp.full / zeros / ones: one value broadcast (a view). dtype is canonicalized (x64
+ * mode). Errors: JX_ERR_SHAPE for bad ndim or negative dims, JX_ERR_OOM when the size
+ * overflows int64, JX_ERR_DTYPE for an invalid dtype. */
 jx_array *jx_full(int ndim, const int64_t *shape, double value, jx_dtype dtype);
 jx_array *jx_zeros(int ndim, const int64_t *shape, jx_dtype dtype);
 jx_array *jx_ones(int ndim, const int64_t *shape, jx_dtype dtype);
-/* jnp.zeros_like / ones_like / full_like: same shape and dtype as `a`. */
+/* jnp.zeros_like / ones_like / full_like: same shape, dtype and weak type as `a`. */
 jx_array *jx_zeros_like(jx_array *a);
 jx_array *jx_ones_like(jx_array *a);
 jx_array *jx_full_like(jx_array *a, double value);
-/* jnp.arange(start, stop, step, dtype): ceil((stop-start)/step) elements.
- * JX_ERR_VALUE for step == 0 or non-finite arguments. */
+/* jnp.arange(start, stop, step, dtype): max(0, ceil((stop-start)/step)) elements
+ * start + i*step, computed in dtype (float16/bfloat16: in float32) as JAX does.
+ * JX_ERR_VALUE for step == 0 or non-finite arguments, JX_ERR_DTYPE for bool (lax.iota
+ * rejects it), JX_ERR_OOM for a length beyond int64. */
 jx_array *jx_arange(double start, double stop, double step, jx_dtype dtype);
-/* jnp.linspace(start, stop, num, endpoint=True, dtype). JX_ERR_VALUE for num < 0. */
+/* jnp.linspace(start, stop, num, endpoint=True, dtype): start * (1 - t) + stop * t with
+ * t = i / (num-1), computed in dtype (bool/int dtypes: the default float, then floor)
+ * as XLA evaluates JAX's formula; the last element is exactly stop. JX_ERR_VALUE for
+ * num < 0. */
 jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype);
-/* jnp.eye(n, dtype): n x n identity. */
+/* jnp.eye(n, dtype): n x n identity. JX_ERR_SHAPE for n < 0. */
 jx_array *jx_eye(int64_t n, jx_dtype dtype);
 /* jnp.eye(n, m, k, dtype): ones on the k-th diagonal of an n x m array. */
 jx_array *jx_eye_k(int64_t n, int64_t m, int64_t k, jx_dtype dtype);
@@ -358,19 +390,24 @@ jx_array *jx_prod(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_max(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_min(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_mean(jx_array *x, int naxes, const int *axes, bool keepdims);
-/* jnp.var / std with ddof. */
+/* jnp.var / std with ddof, two passes (mean, then squared deviations); int inputs give
+ * the default float; a divisor count - ddof <= 0 gives NaN, as JAX. */
 jx_array *jx_var(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims);
 jx_array *jx_std(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims);
 jx_array *jx_any(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_all(jx_array *x, int naxes, const int *axes, bool keepdims);
-/* jnp.argmax / argmin along one axis (int32 indices; first occurrence; NaN wins, as in
- * JAX). JX_ERR_VALUE for an empty axis. */
+/* jnp.argmax / argmin along one axis, or of the flattened array with JX_AXIS_NONE
+ * (with keepdims every axis is kept as size 1). Indices have the default int dtype
+ * (int32; int64 with x64); the first occurrence wins, and a NaN counts as the extreme
+ * (the first NaN wins), as lax.argmax does. JX_ERR_VALUE for an empty axis, JX_ERR_SHAPE
+ * for a bad axis. */
 jx_array *jx_argmax(jx_array *x, int axis, bool keepdims);
 jx_array *jx_argmin(jx_array *x, int axis, bool keepdims);
 
 /* ------------------------------------------------------------ movement */
 /* Views where possible: movement never copies data. */
-/* jnp.reshape; one dim may be -1. JX_ERR_SHAPE if sizes differ. */
+/* jnp.reshape; one dim may be -1 (inferred). JX_ERR_SHAPE if sizes differ, for dims
+ * < -1, for several -1, or for a -1 next to a 0 dim (ambiguous). */
 jx_array *jx_reshape(jx_array *x, int ndim, const int64_t *shape);
 jx_array *jx_ravel(jx_array *x);
 /* jnp.transpose(x, axes); perm == NULL reverses the axes. */
@@ -388,36 +425,45 @@ jx_array *jx_stack(int n, jx_array *const *xs, int axis);
 /* jnp.split(x, sections, axis) into `sections` equal parts (JX_ERR_SHAPE if it does not
  * divide). Fills out[0..sections-1]; returns JX_OK or the error. */
 jx_status jx_split(jx_array *x, int64_t sections, int axis, jx_array **out);
-/* jnp.split at indices (ascending): nidx + 1 pieces into out. */
+/* jnp.split at indices: nidx + 1 pieces into out. As in JAX the indices must ascend
+ * within [0, dim] (JX_ERR_SHAPE otherwise; out is then all NULL). */
 jx_status jx_split_indices(jx_array *x, int nidx, const int64_t *indices, int axis,
                            jx_array **out);
 /* jnp.pad(x, pad_width, mode='constant', constant_values=value); pad_width holds
- * (before, after) per axis: 2*ndim non-negative entries. */
+ * (before, after) per axis: 2*ndim non-negative entries (JX_ERR_VALUE otherwise;
+ * JX_ERR_OOM if the result's size overflows int64). value is converted to x's dtype. */
 jx_array *jx_pad(jx_array *x, const int64_t *pad_width, double value);
 /* jnp.flip; axes == NULL flips every axis. */
 jx_array *jx_flip(jx_array *x, int naxes, const int *axes);
 /* jnp.roll(x, shift, axis); axis == JX_AXIS_NONE rolls the flattened array. */
 #define JX_AXIS_NONE (-1000000)
 jx_array *jx_roll(jx_array *x, int64_t shift, int axis);
-/* jnp.tile(x, reps) with nreps repetitions counts. */
+/* jnp.tile(x, reps) with nreps repetition counts (>= 0; fewer than ndim apply to the
+ * last axes, more add leading axes). */
 jx_array *jx_tile(jx_array *x, int nreps, const int64_t *reps);
 /* jnp.repeat(x, repeats, axis) with a scalar repeat count; axis == JX_AXIS_NONE
  * flattens first. */
 jx_array *jx_repeat(jx_array *x, int64_t repeats, int axis);
 /* Basic and strided slicing x[start:stop:step, ...] over the first nslice axes, with
- * Python's clamping of out-of-range bounds; step != 0. Use JX_SLICE_END for "to the end"
- * (or to the start with negative steps). */
+ * Python's clamping of out-of-range bounds; step != 0 (JX_ERR_VALUE). JX_SLICE_END in
+ * start or stop is an omitted bound (Python's None): x[::-1] is start = stop =
+ * JX_SLICE_END, step = -1. NULL start/stop mean all JX_SLICE_END, NULL step all 1. */
 #define JX_SLICE_END INT64_MAX
 jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t *stop,
                    const int64_t *step);
-/* jnp.take(x, indices, axis): gather with integer indices (any shape); negative indices
- * wrap; out-of-range indices are clamped (JAX's default mode for take is "fill" with NaN
- * for inexact dtypes: see docs/api.md for the mode used). axis == JX_AXIS_NONE
- * flattens x. */
+/* jnp.take(x, indices, axis) in JAX's default mode "fill": integer indices of any shape
+ * (result shape x.shape[:axis] + indices.shape + x.shape[axis+1:]); indices in [-n, 0)
+ * wrap; any other index outside [0, n) gives the fill value: NaN for floats, the most
+ * negative value for signed ints, the largest for unsigned ints, true for bool.
+ * axis == JX_AXIS_NONE flattens x. JX_ERR_DTYPE for non-integer indices, JX_ERR_SHAPE
+ * for a non-empty take from an empty axis (an empty take gives zeros). */
 jx_array *jx_take(jx_array *x, jx_array *indices, int axis);
 
 /* ------------------------------------------------------------ products */
-/* jnp.matmul: 1-d operands are promoted as NumPy does; batch dims broadcast. */
+/* jnp.matmul / dot / vdot / inner / outer: operands promote (JAX rules); float16 and
+ * bfloat16 accumulate in float32 and round back; bool products are or-of-ands.
+ * matmul: 1-d operands are promoted as NumPy does; batch dims broadcast. Mismatched
+ * shapes: JX_ERR_SHAPE naming both. */
 jx_array *jx_matmul(jx_array *x, jx_array *y);
 jx_array *jx_dot(jx_array *x, jx_array *y);
 jx_array *jx_vdot(jx_array *x, jx_array *y);

@@ -216,7 +216,8 @@ def arg_cases():
                     case(f"{fn}_{dt}_{axis}_{int(kd)}", fn, [mat(dt)],
                          lambda x, a=axis, k=kd, g=f: g(x, axis=a, keepdims=k),
                          f"axis={lst([axis])} keepdims={int(kd)}")
-            case(f"{fn}_{dt}_cube", fn, [cube(dt)], lambda x, g=f: g(x, axis=1), "axis=1 keepdims=0")
+            case(f"{fn}_{dt}_cube", fn, [cube(dt)], lambda x, g=f: g(x, axis=1),
+                 "axis=1 keepdims=0")
         for dt in FLOATS:
             x = arr(SPECIAL, dt, (4, 4))
             for axis in (None, 0, 1):
@@ -312,7 +313,8 @@ def movement_cases():
     case("split_bad", "split", [x], lambda a: jnp.split(a, 3, axis=2), "sections=3 axis=2",
          "JX_ERR_SHAPE")
     # padding, flipping, rolling
-    case("pad_0d", "pad", [arr(2.0, "float32")], lambda a: jnp.pad(a, np.zeros((0, 2), int)), "pad= value=0")
+    case("pad_0d", "pad", [arr(2.0, "float32")], lambda a: jnp.pad(a, np.zeros((0, 2), int)),
+         "pad= value=0")
     case("pad_nan", "pad", [arr([1.0, 2.0], "float32")],
          lambda a: jnp.pad(a, ((2, 1),), constant_values=NAN), "pad=2,1 value=nan")
     case("pad_negzero", "pad", [arr([1.0], "float32")],
@@ -339,7 +341,8 @@ def movement_cases():
         case(f"repeat_{reps}_{axis}", "repeat", [x],
              lambda a, r=reps, ax=axis: jnp.repeat(a, r, axis=ax),
              f"repeats={reps} axis={lst([axis])}")
-    case("repeat_0d", "repeat", [arr(2.0, "float32")], lambda a: jnp.repeat(a, 3), "repeats=3 axis=none")
+    case("repeat_0d", "repeat", [arr(2.0, "float32")], lambda a: jnp.repeat(a, 3),
+         "repeats=3 axis=none")
     slice_cases(x)
     take_cases(x)
 
@@ -388,14 +391,16 @@ def creation_cases():
         case(f"full_{dt}", "full", [], lambda d=dt: jnp.full((2, 3), -1.5 if d in FLOATS else 3, d),
              f"shape=2,3 value={-1.5 if dt in FLOATS else 3} dtype={dt}")
         case(f"zeros_{dt}", "zeros", [], lambda d=dt: jnp.zeros((3,), d), f"shape=3 dtype={dt}")
-        case(f"ones_{dt}", "ones", [], lambda d=dt: jnp.ones((2, 0, 2), d), f"shape=2,0,2 dtype={dt}")
+        case(f"ones_{dt}", "ones", [], lambda d=dt: jnp.ones((2, 0, 2), d),
+             f"shape=2,0,2 dtype={dt}")
         case(f"zeros_like_{dt}", "zeros_like", [mat(dt)], jnp.zeros_like)
         case(f"ones_like_{dt}", "ones_like", [mat(dt)], jnp.ones_like)
         case(f"full_like_{dt}", "full_like", [mat(dt)], lambda a: jnp.full_like(a, 2), "value=2")
         case(f"eye_{dt}", "eye", [], lambda d=dt: jnp.eye(3, dtype=d), f"n=3 dtype={dt}")
         case(f"tril_{dt}", "tril", [cube(dt)], lambda a: jnp.tril(a), "k=0")
         case(f"triu_{dt}", "triu", [cube(dt)], lambda a: jnp.triu(a, 1), "k=1")
-    case("full_0d", "full", [], lambda: jnp.full((), NAN, jnp.float32), "shape= value=nan dtype=float32")
+    case("full_0d", "full", [], lambda: jnp.full((), NAN, jnp.float32),
+         "shape= value=nan dtype=float32")
     case("full_negzero", "full", [], lambda: jnp.full((2,), -0.0, jnp.float16),
          "shape=2 value=-0.0 dtype=float16")
     case("full_inf_int", "full", [], lambda: jnp.full((2,), 300, jnp.int32),
@@ -422,7 +427,10 @@ def creation_cases():
                                  (0, 10, 4, "int32"), (-5, 5, 7, "int8"),
                                  (0, 1, 1, "float32"), (0, 1, 0, "float32"),
                                  (2, 2, 3, "float32"), (0, 1, 3, "bool"),
-                                 (1e-3, 1e3, 6, "float32"), (0, 255, 4, "uint8")):
+                                 (1e-3, 1e3, 6, "float32"), (0, 255, 4, "uint8"),
+                                 (-7.04, -12.65, 44, "float32"), (1.26, -1.32, 19, "float16"),
+                                 (3.62, 13.04, 58, "bfloat16"), (-9.5, 3.25, 37, "float16"),
+                                 (0.3, -0.7, 23, "bfloat16")):
         case(f"linspace_{start}_{stop}_{num}_{dt}", "linspace", [],
              lambda a=start, b=stop, n=num, d=dt: jnp.linspace(a, b, n, dtype=d),
              f"start={start!r} stop={stop!r} num={num} dtype={dt}")

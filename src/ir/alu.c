@@ -64,7 +64,9 @@ static uint64_t mix64(uint64_t x) { /* splitmix64 finalizer */
   x *= 0x94d049bb133111ebull;
   return x ^ (x >> 31);
 }
-static uint64_t hash_combine(uint64_t h, uint64_t v) { return mix64(h ^ (v + 0x9e3779b97f4a7c15ull)); }
+static uint64_t hash_combine(uint64_t h, uint64_t v) {
+  return mix64(h ^ (v + 0x9e3779b97f4a7c15ull));
+}
 
 static uint64_t hash_str(const char *s) { /* FNV-1a */
   uint64_t h = 0xcbf29ce484222325ull;

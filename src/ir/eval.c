@@ -26,7 +26,9 @@ static float round_to_odd_f32(double d) {
   return f;
 }
 
-static double round_f16(double d) { return dtype_f16_to_f32(dtype_f32_to_f16(round_to_odd_f32(d))); }
+static double round_f16(double d) {
+  return dtype_f16_to_f32(dtype_f32_to_f16(round_to_odd_f32(d)));
+}
 static double round_bf16(double d) {
   return dtype_bf16_to_f32(dtype_f32_to_bf16(round_to_odd_f32(d)));
 }
@@ -332,7 +334,8 @@ AluValue alu_eval_op(AluOp op, jx_dtype dtype, jx_dtype src_dtype, const AluValu
     r.f = eval_float_unary(op, args[0].f);
     return alu_normalize(dtype, r);
   case ALU_GROUP_UNARY_PRED:
-    if (is_float(src_dtype)) r.i = (op == ALU_ISNAN ? isnan(args[0].f) : isinf(args[0].f)) != 0; /* glibc isinf: +-1 */
+    if (is_float(src_dtype)) /* != 0: glibc's isinf returns -1 for -inf */
+      r.i = (op == ALU_ISNAN ? isnan(args[0].f) : isinf(args[0].f)) != 0;
     return r;
   default:
     break;

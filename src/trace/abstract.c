@@ -131,6 +131,8 @@ static bool eval_movement(Prim p, const Aval *x, const PrimParams *pp, Aval *out
       shape[d] = (pp->stop[d] - pp->start[d] + pp->step[d] - 1) / pp->step[d];
     }
     return set_shape(out, x->ndim, shape, "slice");
+  case PRIM_stop_gradient:
+    return true;
   case PRIM_rev:
     for (int i = 0; i < pp->naxes; i++)
       if (pp->axes[i] < 0 || pp->axes[i] >= x->ndim) return fail(JX_ERR_SHAPE, p, "bad axis", x, NULL);

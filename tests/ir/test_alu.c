@@ -471,7 +471,7 @@ static void test_load_store(void) {
 
 typedef struct {
   const char *name;
-  int64_t value;
+  AluValue value;
 } Binding;
 
 /* Reference evaluation of an AluExp over integer loop indices (recursive; the test
@@ -480,7 +480,7 @@ static AluValue eval_exp(const AluExp *e, const Binding *b, int nb) {
   if (e->op == ALU_CONST) return e->value;
   if (e->op == ALU_SPECIAL || e->op == ALU_VARIABLE) {
     for (int i = 0; i < nb; i++)
-      if (strcmp(b[i].name, e->name) == 0) return VI(b[i].value);
+      if (strcmp(b[i].name, e->name) == 0) return b[i].value;
     return VI(0);
   }
   AluValue a[4];
@@ -507,7 +507,9 @@ static uint64_t rnd(void) { /* xorshift64* */
   rng ^= rng >> 27;
   return rng * 2685821657736338717ull;
 }
-static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+static int64_t rint_in(int64_t lo, int64_t hi) {
+  return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
 
 #define NVARS 3
 static const char *var_names[NVARS] = {"a", "b", "c"};
@@ -623,7 +625,7 @@ static void check_random_exprs(jx_dtype d, int count) {
       for (vals[1] = 0; vals[1] < var_range[1]; vals[1]++)
         for (vals[2] = 0; vals[2] < var_range[2]; vals[2]++) {
           Binding b[NVARS];
-          for (int v = 0; v < NVARS; v++) b[v] = (Binding){var_names[v], vals[v]};
+          for (int v = 0; v < NVARS; v++) b[v] = (Binding){var_names[v], VI(vals[v])};
           AluValue want = teval(t, vals, d), got_e = eval_exp(e, b, NVARS),
                    got_s = eval_exp(s, b, NVARS);
           if (got_e.u == want.u && got_s.u == want.u) continue;
@@ -654,13 +656,123 @@ static void test_simplify_random(void) {
 }
 
 #define CHECK_RET(c) (test_checks++, (c) ? true : (test_fail(__FILE__, __LINE__, "%s", #c), false))
+/* Floats and bools: the constructors' rewrites must be exact for NaN, +-0 and +-inf.
+ * Random expressions over two f32 variables and one bool are built (folding and
+ * rewriting on), simplified, and compared with the tree evaluated op by op. */
+typedef struct FNode {
+  AluOp op; /* ALU_VARIABLE / ALU_CONST for leaves */
+  jx_dtype dt;
+  int var;
+  double c;
+  const struct FNode *s[3];
+} FNode;
+static FNode fpool[4096];
+static int fpool_n;
+static const double fspecial[] = {0.0, -0.0, 1.0, -1.0, 0.5, 3.0, INFINITY, -INFINITY, NAN};
+#define NFSPECIAL (sizeof fspecial / sizeof fspecial[0])
+
+static const FNode *fnew(FNode n) {
+  fpool[fpool_n] = n;
+  return &fpool[fpool_n++];
+}
+
+static const FNode *rand_ftree(int depth, jx_dtype dt) {
+  if (depth == 0 || rnd() % 5 == 0) {
+    if (dt == JX_BOOL) {
+      if (rnd() % 3 == 0) return fnew((FNode){ALU_CONST, JX_BOOL, 0, (double)(rnd() & 1), {0}});
+      return fnew((FNode){ALU_VARIABLE, JX_BOOL, 2, 0, {0}});
+    }
+    if (rnd() % 3 == 0) return fnew((FNode){ALU_CONST, dt, 0, fspecial[rnd() % NFSPECIAL], {0}});
+    return fnew((FNode){ALU_VARIABLE, dt, (int)(rnd() % 2), 0, {0}});
+  }
+  if (dt == JX_BOOL) {
+    static const AluOp bops[] = {ALU_AND, ALU_OR, ALU_XOR, ALU_NOT, ALU_CMPLT, ALU_CMPNE,
+                                 ALU_CMPEQ, ALU_ISNAN, ALU_WHERE, ALU_CMPNE, ALU_CMPEQ};
+    AluOp op = bops[rnd() % (sizeof bops / sizeof bops[0])];
+    FNode n = {op, JX_BOOL, 0, 0, {0}};
+    jx_dtype sd = op == ALU_CMPLT || op == ALU_ISNAN || rnd() % 2 ? JX_FLOAT32 : JX_BOOL;
+    if (op == ALU_AND || op == ALU_OR || op == ALU_XOR || op == ALU_NOT || op == ALU_WHERE)
+      sd = JX_BOOL;
+    int ar = alu_op_arity(op);
+    for (int i = 0; i < ar; i++)
+      n.s[i] = rand_ftree(depth - 1, op == ALU_WHERE && i == 0 ? JX_BOOL : sd);
+    return fnew(n);
+  }
+  static const AluOp fops[] = {ALU_ADD, ALU_SUB, ALU_MUL, ALU_DIV, ALU_MIN, ALU_MAX, ALU_NEG,
+                               ALU_ABS, ALU_FLOOR, ALU_ROUND, ALU_WHERE, ALU_CAST, ALU_MOD,
+                               ALU_SIGN, ALU_SQRT};
+  AluOp op = fops[rnd() % (sizeof fops / sizeof fops[0])];
+  FNode n = {op, dt, 0, 0, {0}};
+  if (op == ALU_CAST) { /* through f64, f16 or i32 and back */
+    static const jx_dtype mids[] = {JX_FLOAT64, JX_FLOAT16, JX_INT32, JX_BOOL};
+    jx_dtype mid = mids[rnd() % 4];
+    FNode inner = {ALU_CAST, mid, 0, 0, {rand_ftree(depth - 1, dt)}};
+    n.s[0] = fnew(inner);
+    return fnew(n);
+  }
+  int ar = alu_op_arity(op);
+  for (int i = 0; i < ar; i++)
+    n.s[i] = rand_ftree(depth - 1, op == ALU_WHERE && i == 0 ? JX_BOOL : dt);
+  return fnew(n);
+}
+
+static AluValue feval(const FNode *t, const AluValue *vars) {
+  if (t->op == ALU_VARIABLE) return vars[t->var];
+  if (t->op == ALU_CONST)
+    return t->dt == JX_BOOL ? VI(t->c != 0) : alu_normalize(t->dt, VF(t->c));
+  AluValue a[3];
+  int ar = alu_op_arity(t->op);
+  for (int i = 0; i < ar; i++) a[i] = feval(t->s[i], vars);
+  return alu_eval_op(t->op, t->dt, t->s[0]->dt, a);
+}
+
+static const char *fvar_names[3] = {"p", "q", "flag"};
+
+static const AluExp *fbuild(const FNode *t) {
+  if (t->op == ALU_VARIABLE) return alu_variable(fvar_names[t->var], t->dt);
+  if (t->op == ALU_CONST)
+    return t->dt == JX_BOOL ? alu_const_int(JX_BOOL, t->c != 0) : alu_const_float(t->dt, t->c);
+  const AluExp *s[3] = {0};
+  int ar = alu_op_arity(t->op);
+  for (int i = 0; i < ar; i++) s[i] = fbuild(t->s[i]);
+  return alu_make(t->op, t->dt, ar, s, VI(0), 0, NULL);
+}
+
+static void test_float_rewrites_random(void) {
+  int bad = 0;
+  int n = getenv("JAXC_TEST_ITERS") ? atoi(getenv("JAXC_TEST_ITERS")) : 3000;
+  for (int iter = 0; iter < n && bad < 5; iter++) {
+    fpool_n = 0;
+    const FNode *t = rand_ftree((int)rint_in(1, 5), rnd() % 4 ? JX_FLOAT32 : JX_BOOL);
+    const AluExp *e = fbuild(t), *s = alu_simplify(e);
+    CHECK(e && s && alu_check(s, 0, NULL) == JX_OK);
+    if (!e || !s) return;
+    for (size_t i = 0; i < NFSPECIAL * NFSPECIAL * 2; i++) {
+      AluValue vars[3] = {VF(fspecial[i % NFSPECIAL]), VF(fspecial[(i / NFSPECIAL) % NFSPECIAL]),
+                          VI(i / (NFSPECIAL * NFSPECIAL))};
+      Binding b[3] = {{"p", vars[0]}, {"q", vars[1]}, {"flag", vars[2]}};
+      AluValue want = feval(t, vars), got = eval_exp(e, b, 3), got_s = eval_exp(s, b, 3);
+      if (same_value(t->dt, want, got) && same_value(t->dt, want, got_s)) continue;
+      char *pe = alu_print(e), *ps = alu_print(s);
+      CHECK_MSG(false, "iteration %d, p=%g q=%g flag=%d: want %.17g/%lld got %.17g/%lld, "
+                "simplified %.17g/%lld\n%s=>\n%s", iter, vars[0].f, vars[1].f, (int)vars[2].i,
+                want.f, (long long)want.i, got.f, (long long)got.i, got_s.f, (long long)got_s.i,
+                pe, ps);
+      free(pe);
+      free(ps);
+      bad++;
+      break;
+    }
+  }
+}
+
 static const AluExp *S(const AluExp *e) { return alu_simplify(e); }
 
 /* Checks that e and its simplification agree on x in [0, n) (one variable "gidx"). */
 static bool agrees(const AluExp *e, int64_t n) {
   const AluExp *s = S(e);
   for (int64_t x = 0; x < n; x++) {
-    Binding b = {"gidx", x};
+    Binding b = {"gidx", VI(x)};
     if (eval_exp(e, &b, 1).u != eval_exp(s, &b, 1).u) return false;
   }
   return true;
@@ -888,7 +1000,8 @@ static void test_threads(void) {
   for (int t = 0; t < NTHREADS; t++) pthread_create(&th[t], NULL, build_many, (void *)(intptr_t)t);
   for (int t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
   for (int t = 1; t < NTHREADS; t++)
-    for (int i = 0; i < NEXPRS; i++) CHECK(thread_out[t][i] && thread_out[t][i] == thread_out[0][i]);
+    for (int i = 0; i < NEXPRS; i++)
+      CHECK(thread_out[t][i] && thread_out[t][i] == thread_out[0][i]);
 }
 
 int main(void) {
@@ -899,6 +1012,7 @@ int main(void) {
   TEST_RUN(test_load_store);
   TEST_RUN(test_simplify_views);
   TEST_RUN(test_simplify_random);
+  TEST_RUN(test_float_rewrites_random);
   TEST_RUN(test_print);
   TEST_RUN(test_check);
   TEST_RUN(test_threads);

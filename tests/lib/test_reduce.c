@@ -147,6 +147,27 @@ static void test_empty(void) {
   jx_free(m), jx_free(s), jx_free(e);
 }
 
+/* Reductions read views (broadcast, transposed, flipped, strided) through the shape
+ * tracker: results equal those of the contiguous copy. */
+static void test_views(void) {
+  float row[4] = {1, -2, 3.5f, 8};
+  jx_array *r = jx_array_from(row, JX_FLOAT32, 1, (int64_t[]){4});
+  jx_array *b = jx_broadcast_to(r, 2, (int64_t[]){3, 4});          /* (3,4) */
+  jx_array *t = jx_transpose(b, NULL);                              /* (4,3) */
+  jx_array *f = jx_slice(t, 1, (int64_t[]){JX_SLICE_END}, (int64_t[]){JX_SLICE_END},
+                         (int64_t[]){-2});                          /* rows 3, 1 */
+  jx_array *s0 = jx_sum(t, 1, (int[]){1}, false), *s1 = jx_max(f, 1, (int[]){0}, true);
+  jx_array *a = jx_argmin(t, JX_AXIS_NONE, false), *m = jx_mean(b, 0, NULL, false);
+  double *v0 = test_read_f64(s0), *v1 = test_read_f64(s1);
+  CHECK(v0 && v0[0] == 3 && v0[1] == -6 && v0[2] == 10.5 && v0[3] == 24);
+  CHECK(v1 && jx_ndim(s1) == 2 && jx_shape(s1)[0] == 1 && v1[0] == 8 && v1[2] == 8);
+  CHECK_NEAR(jx_item(a), 3, 0);
+  CHECK_NEAR(jx_item(m), 2.625, 0);
+  free(v0), free(v1);
+  jx_free(r), jx_free(b), jx_free(t), jx_free(f), jx_free(s0), jx_free(s1), jx_free(a);
+  jx_free(m);
+}
+
 /* With x64 on, the default int and float are 64-bit (jax_enable_x64). */
 static void test_x64_dtypes(void) {
   jx_config_enable_x64(true);
@@ -170,6 +191,7 @@ int main(void) {
   TEST_RUN(test_null_inputs);
   TEST_RUN(test_bad_axes);
   TEST_RUN(test_empty);
+  TEST_RUN(test_views);
   TEST_RUN(test_x64_dtypes);
   golden_free(cases, ncases);
   return test_finish();

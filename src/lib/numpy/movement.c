@@ -232,6 +232,20 @@ static bool check_concat(const char *fn, int n, jx_array *const *xs, int *axis) 
   return true;
 }
 
+/* prim_concatenate takes at most KERNEL_MAX_ARGS operands: join groups of 32 first.
+ * Overwrites p (entry m is written after group m*32 was read). */
+static jx_array *concat_many(int n, jx_array **p, int axis) {
+  while (n > 32) {
+    int m = 0;
+    for (int i = 0; i < n; i += 32) {
+      int k = n - i < 32 ? n - i : 32;
+      p[m++] = k == 1 ? p[i] : prim_concatenate(k, p + i, axis);
+    }
+    n = m;
+  }
+  return prim_concatenate(n, p, axis);
+}
+
 /* Promotes (JAX rules) then concatenates; call inside a scope. */
 static jx_array *concat_impl(const char *fn, int n, jx_array *const *xs, int axis) {
   if (!check_concat(fn, n, xs, &axis)) return NULL;
@@ -240,7 +254,7 @@ static jx_array *concat_impl(const char *fn, int n, jx_array *const *xs, int axi
     error_set(JX_ERR_OOM, "%s: out of memory", fn);
     return NULL;
   }
-  jx_array *r = np_promote(fn, n, xs, p) ? prim_concatenate(n, p, axis) : NULL;
+  jx_array *r = np_promote(fn, n, xs, p) ? concat_many(n, p, axis) : NULL;
   free(p);
   return r;
 }
@@ -535,8 +549,9 @@ jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t 
     uint64_t mag = s < 0 ? 0 - (uint64_t)s : (uint64_t)s;
     lo[d] = count ? (rev[d] ? n - 1 - first : first) : 0;
     /* stop = last index + 1 fits: the last index is < n. */
-    hi[d] = count ? lo[d] + (int64_t)((uint64_t)(count - 1) * (mag > (uint64_t)n ? 0 : mag)) + 1 : 0;
+    /* A step longer than the axis takes one element (then step n, or 1 when n == 0). */
     st[d] = mag > (uint64_t)n ? (n ? n : 1) : (int64_t)mag;
+    hi[d] = count ? lo[d] + (count - 1) * st[d] + 1 : 0;
   }
   jx_scope_begin();
   jx_array *y = prim_slice(prim_rev(x, rev), lo, hi, st);

@@ -1,0 +1,222 @@
+/* prelude.h -- the C prelude of every generated kernel: the scalar helpers the op table
+ * in render.c names (jx_add_i32, jx_fmin_f32, jx_cvt_i8_f32, jx_rnd_f16, ...). Embedded
+ * into the library at build time and pasted in front of each translation unit.
+ *
+ * Every helper reproduces src/ir/eval.c exactly: integers wrap (signed arithmetic goes
+ * through unsigned types, so there is no undefined behaviour), x/0 = -1 and x%0 = x,
+ * shifts by out-of-range counts give 0 (or -1), float->int casts saturate with NaN -> 0,
+ * float16/bfloat16 values live in float and are rounded back after every inexact op.
+ * Helpers are branch-light so loops over them vectorize. JX_FN may be predefined by a
+ * target (e.g. with __device__); the default suits C compilers. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef JX_FN
+#define JX_FN static inline __attribute__((always_inline, unused))
+#endif
+
+/* ---------------------------------------------------------------- bits */
+
+JX_FN uint32_t jx_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+JX_FN float jx_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+JX_FN uint64_t jx_f64_bits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
+JX_FN double jx_bits_f64(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
+
+/* ------------------------------------------------------- 16-bit floats */
+
+/* IEEE binary16 -> float32: exact. Subnormals are man * 2^-24, exact in float. */
+JX_FN float jx_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  if (exp == 0x1f) return jx_bits_f32(sign | 0x7f800000u | man << 13); /* inf, NaN */
+  if (exp == 0) return jx_bits_f32(sign | jx_f32_bits((float)man * 0x1p-24f));
+  return jx_bits_f32(sign | (exp + 112) << 23 | man << 13);
+}
+
+/* float32 -> binary16, round to nearest even; NaN keeps its top payload bits, quieted
+ * (the same bits as dtype_f32_to_f16 in src/core/dtype.c). */
+JX_FN uint16_t jx_f32_to_f16(float f) {
+  uint32_t x = jx_f32_bits(f);
+  uint32_t sign = (x >> 16) & 0x8000;
+  x &= 0x7fffffffu;
+  if (x >= 0x7f800000u)
+    return (uint16_t)(x == 0x7f800000u ? sign | 0x7c00 : sign | 0x7e00 | ((x >> 13) & 0x3ff));
+  int e = (int)(x >> 23) - 112; /* float16 biased exponent */
+  if (e >= 31) return (uint16_t)(sign | 0x7c00);
+  uint32_t man = (x & 0x7fffffu) | 0x800000u, h;
+  int shift = 13;
+  if (e <= 0) {
+    shift = 14 - e;
+    if (shift > 24) return (uint16_t)sign;
+    h = man >> shift;
+  } else {
+    h = (uint32_t)e << 10 | ((man >> 13) & 0x3ff);
+  }
+  uint32_t rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+  h += rem > half || (rem == half && (h & 1));
+  return (uint16_t)(sign | h);
+}
+
+JX_FN float jx_bf16_to_f32(uint16_t h) { return jx_bits_f32((uint32_t)h << 16); }
+
+JX_FN uint16_t jx_f32_to_bf16(float f) {
+  uint32_t x = jx_f32_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40); /* NaN */
+  x += 0x7fffu + ((x >> 16) & 1);
+  return (uint16_t)(x >> 16);
+}
+
+/* double -> float rounding to odd (truncate, set the last bit if inexact): rounding the
+ * result again to a format with >= 2 fewer significand bits is then correct (Boldo &
+ * Melquiond 2008). eval.c rounds doubles to f16/bf16 this way. */
+JX_FN float jx_f64_to_f32_odd(double d) {
+  float f = (float)d;
+  if (d != d || (double)f == d || fabs(d) == (double)INFINITY || fabsf(f) == INFINITY)
+    return f;
+  uint32_t u = jx_f32_bits(f);
+  if (fabs((double)f) > fabs(d)) u -= 1; /* one step toward zero (f is nonzero) */
+  return jx_bits_f32(u | 1);
+}
+
+/* Values of f16/bf16 dtypes are floats holding a representable value. */
+JX_FN float jx_rnd_f16(float x) { return jx_f16_to_f32(jx_f32_to_f16(x)); }
+JX_FN float jx_rnd_bf16(float x) { return jx_bf16_to_f32(jx_f32_to_bf16(x)); }
+JX_FN float jx_rnd_f16_f64(double x) { return jx_rnd_f16(jx_f64_to_f32_odd(x)); }
+JX_FN float jx_rnd_bf16_f64(double x) { return jx_rnd_bf16(jx_f64_to_f32_odd(x)); }
+
+/* ---------------------------------------------------------------- floats */
+
+/* MIN/MAX: NaN propagates (a quiet NaN, as eval.c); min(-0,+0) = -0, max(-0,+0) = +0.
+ * For equal operands the bits are OR-ed (min) or AND-ed (max), which only matters for
+ * zeros of different signs. */
+#define JX_FLOAT_OPS(S, F, U, TOBITS, FROMBITS, QNAN)                                   \
+  JX_FN F jx_fmin_##S(F a, F b) {                                                      \
+    F m = a == b ? FROMBITS(TOBITS(a) | TOBITS(b)) : a < b ? a : b;                    \
+    return a != a || b != b ? FROMBITS(QNAN) : m;                                      \
+  }                                                                                    \
+  JX_FN F jx_fmax_##S(F a, F b) {                                                      \
+    F m = a == b ? FROMBITS(TOBITS(a) & TOBITS(b)) : a > b ? a : b;                    \
+    return a != a || b != b ? FROMBITS(QNAN) : m;                                      \
+  }                                                                                    \
+  JX_FN F jx_fsign_##S(F x) { return x > 0 ? (F)1 : x < 0 ? (F)-1 : x; }
+JX_FLOAT_OPS(f32, float, uint32_t, jx_f32_bits, jx_bits_f32, 0x7fc00000u)
+JX_FLOAT_OPS(f64, double, uint64_t, jx_f64_bits, jx_bits_f64, 0x7ff8000000000000ull)
+#undef JX_FLOAT_OPS
+
+/* RSQRT is 1/sqrt computed in double and rounded once, as eval.c does. */
+JX_FN double jx_rsqrt_f64(double x) { return 1.0 / sqrt(x); }
+JX_FN float jx_rsqrt_f32(float x) { return (float)(1.0 / sqrt((double)x)); }
+JX_FN float jx_rsqrt_f16(float x) { return jx_rnd_f16_f64(1.0 / sqrt((double)x)); }
+JX_FN float jx_rsqrt_bf16(float x) { return jx_rnd_bf16_f64(1.0 / sqrt((double)x)); }
+
+/* Saturating float -> int, NaN -> 0 (XLA's convert). F is float or double; HI is
+ * 2^(bits-1) (signed) or 2^bits (unsigned), exact in F. */
+#define JX_CVT_SIGNED(TS, T, TMIN, TMAX, FS, F, HI)                                     \
+  JX_FN T jx_cvt_##TS##_##FS(F x) {                                                    \
+    return x != x ? (T)0 : x >= (F)HI ? TMAX : x < -(F)HI ? TMIN : (T)x;               \
+  }
+#define JX_CVT_UNSIGNED(TS, T, TMAX, FS, F, HI)                                         \
+  JX_FN T jx_cvt_##TS##_##FS(F x) {                                                    \
+    return x != x || x <= (F)-1 ? (T)0 : x >= (F)HI ? TMAX : x < 0 ? (T)0 : (T)x;      \
+  }
+#define JX_CVT_ALL(FS, F)                                                               \
+  JX_CVT_SIGNED(i8, int8_t, INT8_MIN, INT8_MAX, FS, F, 0x1p7)                          \
+  JX_CVT_SIGNED(i16, int16_t, INT16_MIN, INT16_MAX, FS, F, 0x1p15)                     \
+  JX_CVT_SIGNED(i32, int32_t, INT32_MIN, INT32_MAX, FS, F, 0x1p31)                     \
+  JX_CVT_SIGNED(i64, int64_t, INT64_MIN, INT64_MAX, FS, F, 0x1p63)                     \
+  JX_CVT_UNSIGNED(u8, uint8_t, UINT8_MAX, FS, F, 0x1p8)                                \
+  JX_CVT_UNSIGNED(u16, uint16_t, UINT16_MAX, FS, F, 0x1p16)                            \
+  JX_CVT_UNSIGNED(u32, uint32_t, UINT32_MAX, FS, F, 0x1p32)                            \
+  JX_CVT_UNSIGNED(u64, uint64_t, UINT64_MAX, FS, F, 0x1p64)
+JX_CVT_ALL(f32, float)
+JX_CVT_ALL(f64, double)
+#undef JX_CVT_ALL
+#undef JX_CVT_SIGNED
+#undef JX_CVT_UNSIGNED
+
+/* -------------------------------------------------------------- integers */
+
+/* x**y by squaring, wrapping; a negative signed exponent gives 0 except for bases 1
+ * and -1 (XLA's integer pow). base and e are the operands widened to 64 bits. */
+JX_FN uint64_t jx_ipow(uint64_t base, uint64_t e, int is_signed) {
+  if (is_signed && (int64_t)e < 0)
+    return (int64_t)base == 1 ? 1 : (int64_t)base == -1 ? ((e & 1) ? (uint64_t)-1 : 1) : 0;
+  uint64_t r = 1;
+  for (; e; e >>= 1, base *= base)
+    if (e & 1) r *= base;
+  return r;
+}
+
+/* W is the unsigned type arithmetic wraps in (at least unsigned int, so narrow types
+ * never promote to a signed int that could overflow). */
+#define JX_SIGNED_OPS(S, T, W, BITS)                                                    \
+  JX_FN T jx_add_##S(T a, T b) { return (T)((W)a + (W)b); }                            \
+  JX_FN T jx_sub_##S(T a, T b) { return (T)((W)a - (W)b); }                            \
+  JX_FN T jx_mul_##S(T a, T b) { return (T)((W)a * (W)b); }                            \
+  JX_FN T jx_neg_##S(T a) { return (T)((W)0 - (W)a); }                                 \
+  JX_FN T jx_abs_##S(T a) { return a < 0 ? jx_neg_##S(a) : a; }                        \
+  JX_FN T jx_sign_##S(T a) { return (T)((a > 0) - (a < 0)); }                          \
+  JX_FN T jx_div_##S(T a, T b) { /* x/0 = -1, INT_MIN/-1 = INT_MIN */                  \
+    T q = (T)(a / (b == 0 || b == -1 ? (T)1 : b));                                     \
+    return b == 0 ? (T)-1 : b == -1 ? jx_neg_##S(a) : q;                               \
+  }                                                                                    \
+  JX_FN T jx_mod_##S(T a, T b) { /* x%0 = x, sign of x */                              \
+    T r = (T)(a % (b == 0 || b == -1 ? (T)1 : b));                                     \
+    return b == 0 ? a : b == -1 ? (T)0 : r;                                            \
+  }                                                                                    \
+  JX_FN T jx_shl_##S(T a, T b) { return b < 0 || b >= BITS ? (T)0 : (T)((W)a << b); }  \
+  JX_FN T jx_shr_##S(T a, T b) { /* arithmetic; out-of-range counts fill the sign */   \
+    if (b < 0 || b >= BITS) return a < 0 ? (T)-1 : (T)0;                               \
+    return (T)(a < 0 ? ~(~a >> b) : a >> b);                                           \
+  }                                                                                    \
+  JX_FN T jx_pow_##S(T a, T b) {                                                       \
+    return (T)jx_ipow((uint64_t)(int64_t)a, (uint64_t)(int64_t)b, 1);                  \
+  }
+#define JX_UNSIGNED_OPS(S, T, W, BITS)                                                  \
+  JX_FN T jx_add_##S(T a, T b) { return (T)((W)a + (W)b); }                            \
+  JX_FN T jx_sub_##S(T a, T b) { return (T)((W)a - (W)b); }                            \
+  JX_FN T jx_mul_##S(T a, T b) { return (T)((W)a * (W)b); }                            \
+  JX_FN T jx_neg_##S(T a) { return (T)((W)0 - (W)a); }                                 \
+  JX_FN T jx_abs_##S(T a) { return a; }                                                \
+  JX_FN T jx_sign_##S(T a) { return (T)(a != 0); }                                     \
+  JX_FN T jx_div_##S(T a, T b) { /* x/0 = all ones */                                  \
+    T q = (T)(a / (b ? b : (T)1));                                                     \
+    return b ? q : (T)~(W)0;                                                           \
+  }                                                                                    \
+  JX_FN T jx_mod_##S(T a, T b) {                                                       \
+    T r = (T)(a % (b ? b : (T)1));                                                     \
+    return b ? r : a;                                                                  \
+  }                                                                                    \
+  JX_FN T jx_shl_##S(T a, T b) { return b >= BITS ? (T)0 : (T)((W)a << b); }          \
+  JX_FN T jx_shr_##S(T a, T b) { return b >= BITS ? (T)0 : (T)(a >> b); }              \
+  JX_FN T jx_pow_##S(T a, T b) { return (T)jx_ipow((uint64_t)a, (uint64_t)b, 0); }
+JX_SIGNED_OPS(i8, int8_t, uint32_t, 8)
+JX_SIGNED_OPS(i16, int16_t, uint32_t, 16)
+JX_SIGNED_OPS(i32, int32_t, uint32_t, 32)
+JX_SIGNED_OPS(i64, int64_t, uint64_t, 64)
+JX_UNSIGNED_OPS(u8, uint8_t, uint32_t, 8)
+JX_UNSIGNED_OPS(u16, uint16_t, uint32_t, 16)
+JX_UNSIGNED_OPS(u32, uint32_t, uint32_t, 32)
+JX_UNSIGNED_OPS(u64, uint64_t, uint64_t, 64)
+#undef JX_SIGNED_OPS
+#undef JX_UNSIGNED_OPS
+
+/* ---------------------------------------------------------------- random */
+
+/* Threefry-2x32, 20 rounds (Random123; JAX's threefry2x32), as in eval.c: the two
+ * output words packed hi:lo into a uint64. */
+JX_FN uint64_t jx_threefry2x32(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1) {
+  static const int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+  uint32_t ks[3] = {k0, k1, k0 ^ k1 ^ 0x1BD11BDAu};
+  uint32_t x0 = c0 + ks[0], x1 = c1 + ks[1];
+  for (int i = 0; i < 5; i++) {
+    for (int r = 0; r < 4; r++) {
+      x0 += x1;
+      x1 = (x1 << rot[i % 2][r]) | (x1 >> (32 - rot[i % 2][r]));
+      x1 ^= x0;
+    }
+    x0 += ks[(i + 1) % 3];
+    x1 += ks[(i + 2) % 3] + (uint32_t)(i + 1);
+  }
+  return ((uint64_t)x0 << 32) | x1;
+}

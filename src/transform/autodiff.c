@@ -1,0 +1,345 @@
+/* autodiff.c -- the public differentiation API: jvp, linearize (jvp + partial
+ * evaluation: tangents are staged into a linear jaxpr while primals are computed), vjp
+ * (linearize + transpose), grad and value_and_grad (has_aux: outputs after the first
+ * are auxiliary data), and stop_gradient. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "transform/jvp.h"
+#include "transform/transpose.h"
+
+static bool check_fn_args(const char *fn, jx_fn *f, jx_array *const *in, int n, const char *what) {
+  if (!f) {
+    if (!error_pending()) error_set(JX_ERR_VALUE, "%s: the function is NULL", fn);
+    return false;
+  }
+  if (n > 0 && !in) {
+    error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
+    return false;
+  }
+  for (int i = 0; i < n; i++)
+    if (!in[i]) {
+      if (!error_pending()) error_set(JX_ERR_VALUE, "%s: %s[%d] is NULL", fn, what, i);
+      return false;
+    }
+  return true;
+}
+
+/* --------------------------------------------------------------------- jvp */
+
+jx_status jx_jvp(jx_fn *f, jx_array *const *primals, jx_array *const *tangents,
+                 jx_array **primals_out, jx_array **tangents_out) {
+  int nin = jx_fn_nin(f), nout = jx_fn_nout(f);
+  if (!check_fn_args("jx_jvp", f, primals, nin, "primals") ||
+      !check_fn_args("jx_jvp", f, tangents, nin, "tangents"))
+    return jx_last_status();
+  if (!primals_out || !tangents_out) {
+    error_set(JX_ERR_VALUE, "jx_jvp: output arrays are NULL");
+    return JX_ERR_VALUE;
+  }
+  for (int i = 0; i < nin; i++) {
+    Aval a = prim_aval_of(primals[i]), b = prim_aval_of(tangents[i]);
+    if (a.dtype != b.dtype || a.ndim != b.ndim || memcmp(a.shape, b.shape, 8 * (size_t)a.ndim)) {
+      char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+      error_set(JX_ERR_SHAPE, "jx_jvp: tangent %d is %s but its primal is %s", i,
+                array_describe(b0, tangents[i]), array_describe(b1, primals[i]));
+      return JX_ERR_SHAPE;
+    }
+  }
+  Trace *t = jvp_begin();
+  if (!t) return jx_last_status();
+  jx_scope_begin();
+  jx_array **in = calloc((size_t)nin + 1, sizeof *in), **out = calloc((size_t)nout, sizeof *out);
+  jx_array **keep = calloc(2 * (size_t)nout, sizeof *keep);
+  bool ok = in && out && keep;
+  for (int i = 0; ok && i < nin; i++) ok = (in[i] = jvp_tracer(t, primals[i], tangents[i])) != NULL;
+  ok = ok && jx_call(f, in, out) == JX_OK;
+  for (int o = 0; ok && o < nout; o++) {
+    jx_array *p, *tn;
+    jvp_unpack(t, out[o], &p, &tn);
+    keep[o] = jx_ref(p);
+    keep[nout + o] = tn ? jx_ref(tn) : tx_full_like(p, 0.0);
+    ok = keep[nout + o] != NULL;
+  }
+  trace_pop(t);
+  jx_scope_end(ok ? 2 * nout : 0, keep);
+  for (int o = 0; o < nout; o++) {
+    primals_out[o] = ok ? keep[o] : NULL;
+    tangents_out[o] = ok ? keep[nout + o] : NULL;
+  }
+  free(in), free(out), free(keep);
+  if (!ok && !error_pending()) error_set(JX_ERR_OOM, "jx_jvp: out of memory");
+  return ok ? JX_OK : jx_last_status();
+}
+
+/* -------------------------------------------------------------- linearize */
+
+/* Linearizes f at primals with respect to the inputs with diff[i] (others are passed
+ * through as constants) and the first `nlin` outputs. primals_out gets every output;
+ * *lin the linear jaxpr from the diff inputs' tangents to the nlin output tangents. */
+static jx_status linearize(const char *fn, jx_fn *f, jx_array *const *primals, const bool *diff,
+                           int nlin, jx_array **primals_out, Jaxpr **lin) {
+  int nin = jx_fn_nin(f), nout = jx_fn_nout(f);
+  *lin = NULL;
+  Trace *s = stage_begin();
+  if (!s) return jx_last_status();
+  Trace *t = jvp_begin();
+  if (!t) {
+    jaxpr_free(stage_end(s, 0, NULL));
+    return jx_last_status();
+  }
+  jx_scope_begin();
+  jx_array **in = calloc((size_t)nin + 1, sizeof *in), **out = calloc((size_t)nout, sizeof *out);
+  jx_array **tout = calloc((size_t)nout, sizeof *tout);
+  bool ok = in && out && tout;
+  for (int i = 0; ok && i < nin; i++) {
+    if (!diff[i]) {
+      in[i] = primals[i];
+      continue;
+    }
+    Aval a = prim_aval_of(primals[i]);
+    jx_array *tan = stage_new_input(s, &a);
+    ok = tan && (in[i] = jvp_tracer(t, primals[i], tan)) != NULL;
+  }
+  ok = ok && jx_call(f, in, out) == JX_OK;
+  for (int o = 0; ok && o < nout; o++) {
+    jx_array *p, *tn;
+    jvp_unpack(t, out[o], &p, &tn);
+    primals_out[o] = jx_ref(p);
+    if (o < nlin) tout[o] = tn ? tn : tx_full_like(p, 0.0);
+    ok = o >= nlin || tout[o];
+  }
+  trace_pop(t);
+  Jaxpr *j = stage_end(s, ok ? nlin : 0, tout);
+  jx_scope_end(ok ? nout : 0, primals_out);
+  if (!ok || !j) {
+    for (int o = 0; o < nout; o++) primals_out[o] = NULL;
+    jaxpr_free(j);
+    j = NULL;
+    ok = false;
+  }
+  free(in), free(out), free(tout);
+  if (!ok && !error_pending()) error_set(JX_ERR_OOM, "%s: out of memory", fn);
+  if (j) jaxpr_dce(j);
+  *lin = j;
+  return ok ? JX_OK : jx_last_status();
+}
+
+typedef struct Linear {
+  Jaxpr *jaxpr;
+  int nout_ct; /* cotangent inputs of the pullback */
+} Linear;
+
+static void linear_free(void *ctx) {
+  Linear *l = ctx;
+  jaxpr_free(l->jaxpr);
+  free(l);
+}
+
+static bool check_avals(const char *fn, const Jaxpr *j, const int *vars, int n,
+                        jx_array *const *xs, const char *what) {
+  for (int i = 0; i < n; i++) {
+    Aval want = j->vars[vars[i]], got = prim_aval_of(xs[i]);
+    if (want.dtype != got.dtype || want.ndim != got.ndim ||
+        memcmp(want.shape, got.shape, 8 * (size_t)want.ndim)) {
+      char b0[ARRAY_DESCRIBE_BUF];
+      error_set(JX_ERR_SHAPE, "%s: %s %d is %s but must be %s[%d dims]", fn, what, i,
+                array_describe(b0, xs[i]), jx_dtype_name(want.dtype), want.ndim);
+      return false;
+    }
+  }
+  return true;
+}
+
+static jx_status pullback_impl(void *ctx, jx_array *const *in, jx_array **out) {
+  Linear *l = ctx;
+  if (!check_avals("vjp pullback", l->jaxpr, l->jaxpr->outvars, l->jaxpr->nout, in, "cotangent"))
+    return JX_ERR_SHAPE;
+  return transpose_jaxpr(l->jaxpr, in, out);
+}
+
+static jx_status pushforward_impl(void *ctx, jx_array *const *in, jx_array **out) {
+  Linear *l = ctx;
+  if (!check_avals("linearize", l->jaxpr, l->jaxpr->invars, l->jaxpr->nin, in, "tangent"))
+    return JX_ERR_SHAPE;
+  return jaxpr_eval(l->jaxpr, in, out);
+}
+
+static jx_fn *linear_fn(const char *name, Jaxpr *j, bool transpose) {
+  Linear *l = malloc(sizeof *l);
+  if (!l) {
+    jaxpr_free(j);
+    error_set(JX_ERR_OOM, "%s: out of memory", name);
+    return NULL;
+  }
+  *l = (Linear){.jaxpr = j};
+  jx_fn *g = transpose ? jx_fn_new_with_free(name, j->nout, j->nin, pullback_impl, l, linear_free)
+                       : jx_fn_new_with_free(name, j->nin, j->nout, pushforward_impl, l, linear_free);
+  if (!g) linear_free(l);
+  return g;
+}
+
+static jx_fn *linearized(const char *fn, jx_fn *f, jx_array *const *primals,
+                         jx_array **primals_out, bool transpose) {
+  int nin = jx_fn_nin(f);
+  if (!check_fn_args(fn, f, primals, nin, "primals")) return NULL;
+  if (!primals_out) {
+    error_set(JX_ERR_VALUE, "%s: primals_out is NULL", fn);
+    return NULL;
+  }
+  bool *diff = malloc((size_t)nin + 1);
+  if (!diff) {
+    error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    return NULL;
+  }
+  for (int i = 0; i < nin; i++) diff[i] = true;
+  Jaxpr *j = NULL;
+  jx_status s = linearize(fn, f, primals, diff, jx_fn_nout(f), primals_out, &j);
+  free(diff);
+  if (s != JX_OK) return NULL;
+  jx_fn *g = linear_fn(transpose ? "vjp" : "linearize", j, transpose);
+  if (!g)
+    for (int o = 0; o < jx_fn_nout(f); o++) jx_free(primals_out[o]), primals_out[o] = NULL;
+  return g;
+}
+
+jx_fn *jx_vjp(jx_fn *f, jx_array *const *primals, jx_array **primals_out) {
+  return linearized("jx_vjp", f, primals, primals_out, true);
+}
+
+jx_fn *jx_linearize(jx_fn *f, jx_array *const *primals, jx_array **primals_out) {
+  return linearized("jx_linearize", f, primals, primals_out, false);
+}
+
+/* --------------------------------------------------------- grad, value_and_grad */
+
+typedef struct Grad {
+  jx_fn *f;
+  int nargnums;
+  int *argnums;
+  bool with_value;
+} Grad;
+
+static void grad_free(void *ctx) {
+  Grad *g = ctx;
+  jx_fn_free(g->f);
+  free(g->argnums);
+  free(g);
+}
+
+static jx_status grad_impl(void *ctx, jx_array *const *in, jx_array **out) {
+  Grad *g = ctx;
+  const char *fn = g->with_value ? "jx_value_and_grad" : "jx_grad";
+  int nin = jx_fn_nin(g->f), nout = jx_fn_nout(g->f), na = g->nargnums;
+  bool *diff = calloc((size_t)nin + 1, 1);
+  if (!diff) {
+    error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    return JX_ERR_OOM;
+  }
+  for (int k = 0; k < na; k++) {
+    jx_array *x = in[g->argnums[k]];
+    if (!dtype_is_floating(x->dtype)) {
+      char b[ARRAY_DESCRIBE_BUF];
+      error_set(JX_ERR_DTYPE, "%s: argument %d is %s; differentiation needs float inputs", fn,
+                g->argnums[k], array_describe(b, x));
+      free(diff);
+      return JX_ERR_DTYPE;
+    }
+    diff[g->argnums[k]] = true;
+  }
+  jx_array **pout = calloc((size_t)nout, sizeof *pout), **cts = calloc((size_t)nin + 1, sizeof *cts);
+  Jaxpr *j = NULL;
+  jx_status s = pout && cts ? linearize(fn, g->f, in, diff, 1, pout, &j) : JX_ERR_OOM;
+  if (s == JX_OK) {
+    jx_array *y = pout[0];
+    if (y->ndim != 0 || !dtype_is_floating(y->dtype)) {
+      char b[ARRAY_DESCRIBE_BUF];
+      error_set(JX_ERR_SHAPE, "%s: the function's first output must be a scalar float, got %s",
+                fn, array_describe(b, y));
+      s = JX_ERR_SHAPE;
+    }
+  }
+  if (s == JX_OK) {
+    jx_array *one = tx_full_like(pout[0], 1.0);
+    s = one ? transpose_jaxpr(j, &one, cts) : jx_last_status();
+    jx_free(one);
+  }
+  if (s == JX_OK) {
+    /* value_and_grad: value, aux..., grads...; grad: grads..., aux... */
+    int k = 0;
+    if (g->with_value) out[k++] = pout[0];
+    else jx_free(pout[0]);
+    if (g->with_value)
+      for (int o = 1; o < nout; o++) out[k++] = pout[o];
+    /* cts are ordered like the jaxpr's invars: the diff inputs in input order */
+    for (int a = 0; a < na; a++) {
+      int rank = 0;
+      for (int i = 0; i < g->argnums[a]; i++) rank += diff[i];
+      out[k++] = jx_ref(cts[rank]);
+    }
+    if (!g->with_value)
+      for (int o = 1; o < nout; o++) out[k++] = pout[o];
+    int ndiff = 0;
+    for (int i = 0; i < nin; i++) ndiff += diff[i];
+    for (int i = 0; i < ndiff; i++) jx_free(cts[i]);
+  } else if (pout) {
+    for (int o = 0; o < nout; o++) jx_free(pout[o]);
+  }
+  jaxpr_free(j);
+  free(pout), free(cts), free(diff);
+  if (s == JX_OK) return s;
+  if (!error_pending()) error_set(s, "%s: failed", fn);
+  return s;
+}
+
+static jx_fn *make_grad(const char *fn, jx_fn *f, int nargnums, const int *argnums, bool value) {
+  if (!f) {
+    if (!error_pending()) error_set(JX_ERR_VALUE, "%s: the function is NULL", fn);
+    return NULL;
+  }
+  int nin = jx_fn_nin(f);
+  int def = 0;
+  if (!argnums) nargnums = 1, argnums = &def;
+  if (nargnums < 1 || nargnums > nin) {
+    error_set(JX_ERR_VALUE, "%s: %d argnums for a function of %d inputs", fn, nargnums, nin);
+    return NULL;
+  }
+  Grad *g = calloc(1, sizeof *g);
+  int *an = malloc((size_t)nargnums * sizeof *an);
+  if (!g || !an) {
+    free(g), free(an);
+    error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    return NULL;
+  }
+  for (int k = 0; k < nargnums; k++) {
+    int a = argnums[k] < 0 ? argnums[k] + nin : argnums[k];
+    bool dup = false;
+    for (int m = 0; m < k; m++) dup |= an[m] == a;
+    if (a < 0 || a >= nin || dup) {
+      error_set(JX_ERR_VALUE, "%s: argnum %d is %s for a function of %d inputs", fn, argnums[k],
+                dup ? "repeated" : "out of range", nin);
+      free(g), free(an);
+      return NULL;
+    }
+    an[k] = a;
+  }
+  *g = (Grad){.f = jx_fn_ref(f), .nargnums = nargnums, .argnums = an, .with_value = value};
+  int nout = nargnums + jx_fn_nout(f) - 1 + (value ? 1 : 0);
+  jx_fn *r = jx_fn_new_with_free(value ? "value_and_grad" : "grad", nin, nout, grad_impl, g, grad_free);
+  if (!r) grad_free(g);
+  return r;
+}
+
+jx_fn *jx_grad(jx_fn *f, int nargnums, const int *argnums) {
+  return make_grad("jx_grad", f, nargnums, argnums, false);
+}
+
+jx_fn *jx_value_and_grad(jx_fn *f, int nargnums, const int *argnums) {
+  return make_grad("jx_value_and_grad", f, nargnums, argnums, true);
+}
+
+/* ---------------------------------------------------------- stop_gradient */
+
+jx_array *jx_stop_gradient(jx_array *x) { return prim_unary(PRIM_stop_gradient, x); }

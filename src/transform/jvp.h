@@ -1,0 +1,16 @@
+/* jvp.h -- the forward-mode (JVP) trace level, used by jx_jvp, linearize and jacfwd. */
+#ifndef JAXC_TRANSFORM_JVP_H
+#define JAXC_TRANSFORM_JVP_H
+
+#include "transform/transform.h"
+
+/* Pushes a JVP level (pop it with trace_pop). */
+Trace *jvp_begin(void);
+/* A JVP tracer of t with the given primal and tangent (both retained). */
+jx_array *jvp_tracer(Trace *t, jx_array *primal, jx_array *tangent);
+/* Primal and tangent of x at level t (borrowed); for values not of t, tangent = NULL. */
+void jvp_unpack(Trace *t, jx_array *x, jx_array **primal, jx_array **tangent);
+/* True if primitive p has a JVP rule (the rest have no floating outputs). */
+bool jvp_has_rule(Prim p);
+
+#endif

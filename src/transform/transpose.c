@@ -1,0 +1,330 @@
+/* transpose.c -- transposition of linear Jaxprs (reverse mode): a backward pass over the
+ * equations, accumulating cotangents, with one rule per linear primitive. Written with
+ * primitives only, so the backward pass itself can be differentiated, batched, staged.
+ * The jaxprs come from linearize: every equation is linear in the jaxpr's inputs, and
+ * its other operands are constants. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "transform/transpose.h"
+
+/* Cotangents of the linear operands (ct_in[i] for linear[i]) from the output's ct.
+ * x[i] are the constant operands (NULL where linear); in[i] every operand's aval. */
+typedef bool (*TransposeRule)(jx_array *ct, int nin, jx_array *const *x, const bool *linear,
+                              const Aval *in, const PrimParams *pp, jx_array **ct_in);
+
+static jx_array *zeros_like(jx_array *x) { return tx_full_like(x, 0.0); }
+
+static bool t_neg(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                  const PrimParams *pp, jx_array **out) {
+  out[0] = prim_unary(PRIM_neg, ct);
+  return out[0] != NULL;
+}
+static bool t_add(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                  const PrimParams *pp, jx_array **out) {
+  out[0] = lin[0] ? ct : NULL;
+  out[1] = lin[1] ? ct : NULL;
+  return true;
+}
+static bool t_sub(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                  const PrimParams *pp, jx_array **out) {
+  out[0] = lin[0] ? ct : NULL;
+  out[1] = lin[1] ? prim_unary(PRIM_neg, ct) : NULL;
+  return !lin[1] || out[1];
+}
+static bool t_mul(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                  const PrimParams *pp, jx_array **out) {
+  if (lin[0] && lin[1]) {
+    error_set(JX_ERR_INTERNAL, "transpose: mul of two linear operands");
+    return false;
+  }
+  out[0] = lin[0] ? prim_binary(PRIM_mul, ct, x[1]) : NULL;
+  out[1] = lin[1] ? prim_binary(PRIM_mul, x[0], ct) : NULL;
+  return (out[0] || !lin[0]) && (out[1] || !lin[1]);
+}
+static bool t_div(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                  const PrimParams *pp, jx_array **out) {
+  if (lin[1]) {
+    error_set(JX_ERR_INTERNAL, "transpose: div by a linear operand");
+    return false;
+  }
+  out[0] = prim_binary(PRIM_div, ct, x[1]);
+  return out[0] != NULL;
+}
+static bool t_convert(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                      const PrimParams *pp, jx_array **out) {
+  out[0] = prim_convert(ct, in[0].dtype, in[0].weak);
+  return out[0] != NULL;
+}
+static bool t_reduce_sum(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
+                         const Aval *in, const PrimParams *pp, jx_array **out) {
+  bool mask[JX_MAX_NDIM] = {false};
+  int bdims[JX_MAX_NDIM], n = 0;
+  for (int i = 0; i < pp->naxes; i++) mask[pp->axes[i]] = true;
+  for (int d = 0; d < in[0].ndim; d++)
+    if (!mask[d]) bdims[n++] = d;
+  out[0] = prim_broadcast_in_dim(ct, in[0].ndim, in[0].shape, bdims);
+  return out[0] != NULL;
+}
+static bool t_reshape(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                      const PrimParams *pp, jx_array **out) {
+  out[0] = prim_reshape(ct, in[0].ndim, in[0].shape);
+  return out[0] != NULL;
+}
+static bool t_transpose(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
+                        const Aval *in, const PrimParams *pp, jx_array **out) {
+  int inv[JX_MAX_NDIM];
+  for (int d = 0; d < pp->naxes; d++) inv[pp->axes[d]] = d;
+  out[0] = prim_transpose(ct, inv);
+  return out[0] != NULL;
+}
+static bool t_broadcast(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
+                        const Aval *in, const PrimParams *pp, jx_array **out) {
+  /* sum over the new dims and over the dims broadcast from size 1 */
+  bool mask[JX_MAX_NDIM];
+  for (int d = 0; d < pp->ndim; d++) mask[d] = true;
+  for (int i = 0; i < in[0].ndim; i++)
+    mask[pp->axes[i]] = in[0].shape[i] == 1 && pp->shape[pp->axes[i]] != 1;
+  jx_array *s = prim_reduce(PRIM_reduce_sum, ct, mask);
+  out[0] = prim_reshape(s, in[0].ndim, in[0].shape);
+  return out[0] != NULL;
+}
+static bool t_pad(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                  const PrimParams *pp, jx_array **out) {
+  int64_t stop[JX_MAX_NDIM];
+  for (int d = 0; d < in[0].ndim; d++) stop[d] = pp->start[d] + in[0].shape[d];
+  out[0] = prim_slice(ct, pp->start, stop, NULL);
+  return out[0] != NULL;
+}
+static bool t_slice(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                    const PrimParams *pp, jx_array **out) {
+  /* Spread strided elements apart with zeros (insert a unit dim after d, pad it to the
+   * stride, merge), then pad to the operand's extent. */
+  jx_array *g = ct;
+  int nd = in[0].ndim;
+  for (int d = 0; d < nd && g; d++) {
+    if (pp->step[d] == 1 || g->shape[d] == 0) continue;
+    if (nd + 1 > JX_MAX_NDIM) {
+      error_set(JX_ERR_UNSUPPORTED, "transpose of a strided slice needs rank %d", nd + 1);
+      return false;
+    }
+    int64_t shape[JX_MAX_NDIM], lo[JX_MAX_NDIM] = {0}, hi[JX_MAX_NDIM] = {0};
+    int k = 0;
+    for (int e = 0; e < nd; e++) {
+      shape[k++] = g->shape[e];
+      if (e == d) shape[k++] = 1;
+    }
+    hi[d + 1] = pp->step[d] - 1;
+    jx_array *p = prim_pad(prim_reshape(g, nd + 1, shape), lo, hi, 0.0);
+    if (!p) return false;
+    memcpy(shape, g->shape, sizeof(int64_t) * (size_t)nd);
+    shape[d] *= pp->step[d];
+    g = prim_reshape(p, nd, shape);
+  }
+  if (!g) return false;
+  int64_t lo[JX_MAX_NDIM], hi[JX_MAX_NDIM], start[JX_MAX_NDIM] = {0}, stop[JX_MAX_NDIM];
+  bool trim = false;
+  for (int d = 0; d < nd; d++) {
+    lo[d] = pp->start[d];
+    hi[d] = in[0].shape[d] - pp->start[d] - g->shape[d];
+    stop[d] = g->shape[d];
+    if (hi[d] < 0) stop[d] += hi[d], hi[d] = 0, trim = true;
+  }
+  if (trim) g = prim_slice(g, start, stop, NULL);
+  out[0] = prim_pad(g, lo, hi, 0.0);
+  return out[0] != NULL;
+}
+static bool t_rev(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                  const PrimParams *pp, jx_array **out) {
+  out[0] = prim_bind(PRIM_rev, 1, &ct, pp);
+  return out[0] != NULL;
+}
+static bool t_concatenate(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
+                          const Aval *in, const PrimParams *pp, jx_array **out) {
+  int64_t start[JX_MAX_NDIM] = {0}, stop[JX_MAX_NDIM], off = 0;
+  for (int i = 0; i < nin; i++) {
+    out[i] = NULL;
+    if (lin[i]) {
+      memcpy(stop, ct->shape, sizeof(int64_t) * (size_t)ct->ndim);
+      start[pp->axis] = off;
+      stop[pp->axis] = off + in[i].shape[pp->axis];
+      if (!(out[i] = prim_slice(ct, start, stop, NULL))) return false;
+    }
+    off += in[i].shape[pp->axis];
+  }
+  return true;
+}
+static bool t_select(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
+                     const Aval *in, const PrimParams *pp, jx_array **out) {
+  jx_array *z = zeros_like(ct);
+  out[0] = NULL;
+  out[1] = lin[1] ? prim_select(x[0], ct, z) : NULL;
+  out[2] = lin[2] ? prim_select(x[0], z, ct) : NULL;
+  return (!lin[1] || out[1]) && (!lin[2] || out[2]);
+}
+static bool t_gather(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
+                     const Aval *in, const PrimParams *pp, jx_array **out) {
+  /* x[A, n, B] gathered by idx[I] gives ct[A, I, B]. The transpose is a scatter-add,
+   * written as a contraction with one_hot(clamp(idx), n)[I, n]: O(|I| n), exact. */
+  jx_array *idx = x[1];
+  int axis = pp->axis, ni = idx->ndim, nd = in[0].ndim;
+  int64_t n = in[0].shape[axis];
+  if (ni + 1 > JX_MAX_NDIM) {
+    error_set(JX_ERR_UNSUPPORTED, "transpose of gather: index rank %d too large", ni);
+    return false;
+  }
+  Aval ia = prim_aval_of(idx);
+  jx_array *lo = tx_full(&ia, 0), *hi = tx_full(&ia, (double)(n - 1));
+  jx_array *cl = prim_binary(PRIM_max, prim_binary(PRIM_min, idx, hi), lo);
+  int64_t oh_shape[JX_MAX_NDIM];
+  int bd[JX_MAX_NDIM];
+  for (int d = 0; d < ni; d++) oh_shape[d] = idx->shape[d], bd[d] = d;
+  oh_shape[ni] = n;
+  jx_array *ib = prim_broadcast_in_dim(cl, ni + 1, oh_shape, bd);
+  jx_array *io = prim_iota(idx->dtype, ni + 1, oh_shape, ni);
+  jx_array *oh = prim_convert(prim_binary(PRIM_eq, ib, io), ct->dtype, ct->weak);
+  int lc[JX_MAX_NDIM], rc[JX_MAX_NDIM];
+  for (int d = 0; d < ni; d++) lc[d] = axis + d, rc[d] = d;
+  jx_array *r = prim_dot_general(ct, oh, ni, lc, rc, 0, NULL, NULL); /* [A, B, n] */
+  int perm[JX_MAX_NDIM];
+  for (int d = 0; d < nd; d++) perm[d] = d < axis ? d : d == axis ? nd - 1 : d - 1;
+  out[0] = prim_transpose(r, perm);
+  out[1] = NULL;
+  return out[0] != NULL;
+}
+/* Position of value v in the sorted list of the n dims. */
+static int rank_among(int v, int n, const int *dims) {
+  int r = 0;
+  for (int i = 0; i < n; i++) r += dims[i] < v;
+  return r;
+}
+static bool t_dot_general(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
+                          const Aval *in, const PrimParams *pp, jx_array **out) {
+  /* ct dims: [batch, lhs free, rhs free]. The operand's ct is ct contracted with the
+   * other operand over the other's free dims, batched over batch dims, then permuted
+   * back into the operand's dim order. */
+  int nb = pp->nbatch, nc = pp->ncontract;
+  for (int side = 0; side < 2; side++) {
+    out[side] = NULL;
+    if (!lin[side]) continue;
+    const Aval *me = &in[side], *other = &in[1 - side];
+    const int *my_c = side ? pp->rhs_contract : pp->lhs_contract;
+    const int *my_b = side ? pp->rhs_batch : pp->lhs_batch;
+    const int *ot_c = side ? pp->lhs_contract : pp->rhs_contract;
+    const int *ot_b = side ? pp->lhs_batch : pp->rhs_batch;
+    int nlf = in[0].ndim - nb - nc, nrf = in[1].ndim - nb - nc;
+    int my_nf = side ? nrf : nlf, ot_nf = side ? nlf : nrf;
+    int ct_ot_free0 = nb + (side ? 0 : nlf); /* where the other's free dims sit in ct */
+    int ct_my_free0 = nb + (side ? nlf : 0);
+    bool used[JX_MAX_NDIM] = {false};
+    for (int i = 0; i < nc; i++) used[ot_c[i]] = true;
+    for (int i = 0; i < nb; i++) used[ot_b[i]] = true;
+    int lc[JX_MAX_NDIM], rc[JX_MAX_NDIM], lb[JX_MAX_NDIM], rb[JX_MAX_NDIM], k = 0;
+    for (int d = 0; d < other->ndim; d++)
+      if (!used[d]) lc[k] = ct_ot_free0 + k, rc[k] = d, k++;
+    for (int i = 0; i < nb; i++) lb[i] = i, rb[i] = ot_b[i];
+    /* result dims: [batch, my free (in ct order), other's contract dims in its order] */
+    jx_array *r = prim_dot_general(ct, x[1 - side], ot_nf, lc, rc, nb, lb, rb);
+    if (!r) return false;
+    bool mine_c[JX_MAX_NDIM] = {false}, mine_b[JX_MAX_NDIM] = {false};
+    for (int i = 0; i < nc; i++) mine_c[my_c[i]] = true;
+    for (int i = 0; i < nb; i++) mine_b[my_b[i]] = true;
+    int perm[JX_MAX_NDIM], f = 0;
+    for (int d = 0; d < me->ndim; d++) {
+      if (mine_b[d]) {
+        for (int i = 0; i < nb; i++)
+          if (my_b[i] == d) perm[d] = i;
+      } else if (mine_c[d]) {
+        for (int i = 0; i < nc; i++)
+          if (my_c[i] == d) perm[d] = nb + my_nf + rank_among(ot_c[i], nc, ot_c);
+      } else {
+        perm[d] = nb + f++;
+      }
+    }
+    (void)ct_my_free0;
+    out[side] = prim_transpose(r, perm);
+    if (!out[side]) return false;
+  }
+  return true;
+}
+
+/* One line per linear primitive. Others never appear in linear jaxprs (linearize
+ * evaluates them on known values); meeting one is an internal error. */
+static const TransposeRule transpose_rules[PRIM_NUM] = {
+    [PRIM_neg] = t_neg,
+    [PRIM_add] = t_add,
+    [PRIM_sub] = t_sub,
+    [PRIM_mul] = t_mul,
+    [PRIM_div] = t_div,
+    [PRIM_convert_element_type] = t_convert,
+    [PRIM_reduce_sum] = t_reduce_sum,
+    [PRIM_reshape] = t_reshape,
+    [PRIM_transpose] = t_transpose,
+    [PRIM_broadcast_in_dim] = t_broadcast,
+    [PRIM_pad] = t_pad,
+    [PRIM_slice] = t_slice,
+    [PRIM_rev] = t_rev,
+    [PRIM_concatenate] = t_concatenate,
+    [PRIM_select] = t_select,
+    [PRIM_gather] = t_gather,
+    [PRIM_dot_general] = t_dot_general,
+};
+
+bool transpose_has_rule(Prim p) { return transpose_rules[p] != NULL; }
+
+/* ct[v] += g */
+static bool accumulate(jx_array **ct, int v, jx_array *g) {
+  if (!g) return true;
+  ct[v] = ct[v] ? prim_binary(PRIM_add, ct[v], g) : g;
+  return ct[v] != NULL;
+}
+
+jx_status transpose_jaxpr(const Jaxpr *j, jx_array *const *ct_out, jx_array **ct_in) {
+  jx_array **ct = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof *ct);
+  bool *is_const = calloc((size_t)(j->nvars ? j->nvars : 1), 1);
+  jx_array **cval = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof *cval);
+  if (!ct || !is_const || !cval) {
+    free(ct), free(is_const), free(cval);
+    error_set(JX_ERR_OOM, "transpose: out of memory");
+    return JX_ERR_OOM;
+  }
+  for (int i = 0; i < j->nconst; i++) is_const[j->constvars[i]] = true, cval[j->constvars[i]] = j->consts[i];
+  jx_scope_begin();
+  bool ok = true;
+  for (int i = 0; ok && i < j->nout; i++)
+    if (!is_const[j->outvars[i]]) ok = accumulate(ct, j->outvars[i], ct_out[i]);
+  for (int e = j->neqns - 1; ok && e >= 0; e--) {
+    const JaxprEqn *q = &j->eqns[e];
+    if (!ct[q->out]) continue; /* zero cotangent */
+    TransposeRule rule = transpose_rules[q->prim];
+    if (!rule) {
+      error_set(JX_ERR_INTERNAL, "transpose: no rule for %s in a linear jaxpr", prim_name(q->prim));
+      ok = false;
+      break;
+    }
+    jx_array *x[KERNEL_MAX_ARGS], *g[KERNEL_MAX_ARGS];
+    bool lin[KERNEL_MAX_ARGS];
+    Aval in[KERNEL_MAX_ARGS];
+    for (int i = 0; i < q->nin; i++) {
+      lin[i] = !is_const[q->in[i]];
+      x[i] = lin[i] ? NULL : cval[q->in[i]];
+      in[i] = j->vars[q->in[i]];
+      g[i] = NULL;
+    }
+    ok = rule(ct[q->out], q->nin, x, lin, in, &q->params, g);
+    for (int i = 0; ok && i < q->nin; i++)
+      if (lin[i]) ok = accumulate(ct, q->in[i], g[i]);
+  }
+  for (int i = 0; i < j->nin; i++) {
+    int v = j->invars[i];
+    ct_in[i] = !ok ? NULL : ct[v] ? jx_ref(ct[v]) : tx_zeros(&j->vars[v]);
+    ok = ok && ct_in[i];
+  }
+  jx_scope_end(ok ? j->nin : 0, ct_in);
+  if (!ok)
+    for (int i = 0; i < j->nin; i++) ct_in[i] = NULL;
+  free(ct), free(is_const), free(cval);
+  return ok ? JX_OK : (jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL);
+}

@@ -1,0 +1,12 @@
+/* transpose.h -- reverse mode: transposing linear jaxprs. */
+#ifndef JAXC_TRANSFORM_TRANSPOSE_H
+#define JAXC_TRANSFORM_TRANSPOSE_H
+
+#include "transform/transform.h"
+
+/* Given cotangents of j's outputs, computes cotangents of its inputs (new references,
+ * zeros where an input does not reach an output). j must be linear in its inputs. */
+jx_status transpose_jaxpr(const Jaxpr *j, jx_array *const *ct_out, jx_array **ct_in);
+bool transpose_has_rule(Prim p);
+
+#endif
