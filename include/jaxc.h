@@ -162,6 +162,16 @@ jx_fn *jx_linearize(jx_fn *f, jx_array *const *primals, jx_array **primals_out);
 jx_fn *jx_grad(jx_fn *f, int nargnums, const int *argnums);
 /* jax.value_and_grad: returns value, aux..., grads.... */
 jx_fn *jx_value_and_grad(jx_fn *f, int nargnums, const int *argnums);
+/* jax.jacfwd / jax.jacrev(f, argnums): the returned function gives, for every output
+ * y_o and differentiated input x_a, J[o][a] of shape y_o.shape + x_a.shape, ordered
+ * o-major (out[o * nargnums + a]). jacfwd pushes the input basis through jvp under
+ * vmap; jacrev pulls the output basis back through vjp under vmap. argnums == NULL
+ * means {0}; differentiated inputs must be float (JX_ERR_DTYPE). */
+jx_fn *jx_jacfwd(jx_fn *f, int nargnums, const int *argnums);
+jx_fn *jx_jacrev(jx_fn *f, int nargnums, const int *argnums);
+/* jax.hessian: jacfwd(jacrev(f, argnums), argnums); for a scalar output and one
+ * argnum, an array of shape x.shape + x.shape. */
+jx_fn *jx_hessian(jx_fn *f, int nargnums, const int *argnums);
 /* lax.stop_gradient: x itself, with zero derivative. */
 jx_array *jx_stop_gradient(jx_array *x);
 

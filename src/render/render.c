@@ -1,0 +1,704 @@
+/* render.c -- renders a Kernel as C-family source. Data flows through three tables: the
+ * per-dtype C types and conversions (dtype_c), the per-op format strings (op_fmt, with
+ * per-target overrides in a RenderLang), and the loop framing of a kernel (elementwise,
+ * or a reduction that keeps the interpreter's accumulation order). The helpers the
+ * formats name (jx_add_i32, jx_fmin_f32, ...) live in prelude.h. */
+#include "render/render.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+
+const RenderLang render_c = {
+    .name = "c", .fn_prefix = "", .restrict_kw = "restrict", .overrides = NULL};
+
+/* Outputs of one reduction block: accumulators kept side by side so the loop over them
+ * vectorizes (each output still accumulates ridx = 0, 1, ... in order). */
+#define REDUCE_BLOCK 16
+/* A single-use expression longer than this gets its own local, for readability. */
+#define INLINE_MAX 80
+
+/* ------------------------------------------------------------ text buffer */
+
+typedef struct Buf {
+  char *s;
+  size_t len, cap;
+  bool oom;
+} Buf;
+
+static void buf_add(Buf *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (b->len + n + 1 > cap) cap *= 2;
+    char *p = realloc(b->s, cap);
+    if (!p) {
+      b->oom = true;
+      return;
+    }
+    b->s = p;
+    b->cap = cap;
+  }
+  memcpy(b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = 0;
+}
+
+static void buf_str(Buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(Buf *b, const char *fmt, ...) {
+  char tmp[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n < sizeof tmp) {
+    buf_add(b, tmp, (size_t)n);
+    return;
+  }
+  char *big = malloc((size_t)n + 1);
+  if (!big) {
+    b->oom = true;
+    return;
+  }
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  buf_add(b, big, (size_t)n);
+  free(big);
+}
+
+/* Takes the text (the buffer is reset); NULL if it ran out of memory. */
+static char *buf_take(Buf *b) {
+  char *s = b->oom ? NULL : b->s;
+  if (b->oom) free(b->s);
+  if (!s && !b->oom) s = calloc(1, 1);
+  *b = (Buf){0};
+  return s;
+}
+
+/* ------------------------------------------------------------ dtype table */
+
+/* How values of a dtype live in generated code. Formats take the operand as $0. */
+typedef struct DtypeC {
+  const char *elem;      /* buffer element type */
+  const char *ctype;     /* type values are computed in (f16/bf16: float) */
+  const char *sfx;       /* suffix of the prelude helpers for ctype: jx_add_i32 */
+  const char *wide;      /* unsigned type integer arithmetic wraps in */
+  const char *load;      /* buffer element -> value */
+  const char *store;     /* value -> buffer element */
+  const char *bits;      /* value -> unsigned bits of the same width (BITCAST) */
+  const char *from_bits; /* unsigned bits -> value */
+  const char *round;     /* float result -> value of the dtype (f16/bf16 only) */
+  const char *round64;   /* double -> value of the dtype (floats only) */
+} DtypeC;
+
+static const DtypeC dtype_c[JX_NUM_DTYPES] = {
+    [JX_BOOL] = {"uint8_t", "uint8_t", "u8", "uint32_t", "($0 != 0)", "$0", NULL, NULL},
+    [JX_INT8] = {"int8_t", "int8_t", "i8", "uint32_t", "$0", "$0", "(uint8_t)$0", "(int8_t)$0"},
+    [JX_UINT8] = {"uint8_t", "uint8_t", "u8", "uint32_t", "$0", "$0", "$0", "$0"},
+    [JX_INT16] = {"int16_t", "int16_t", "i16", "uint32_t", "$0", "$0", "(uint16_t)$0",
+                  "(int16_t)$0"},
+    [JX_UINT16] = {"uint16_t", "uint16_t", "u16", "uint32_t", "$0", "$0", "$0", "$0"},
+    [JX_INT32] = {"int32_t", "int32_t", "i32", "uint32_t", "$0", "$0", "(uint32_t)$0",
+                  "(int32_t)$0"},
+    [JX_UINT32] = {"uint32_t", "uint32_t", "u32", "uint32_t", "$0", "$0", "$0", "$0"},
+    [JX_INT64] = {"int64_t", "int64_t", "i64", "uint64_t", "$0", "$0", "(uint64_t)$0",
+                  "(int64_t)$0"},
+    [JX_UINT64] = {"uint64_t", "uint64_t", "u64", "uint64_t", "$0", "$0", "$0", "$0"},
+    [JX_FLOAT16] = {"uint16_t", "float", "f32", NULL, "jx_f16_to_f32($0)",
+                    "jx_f32_to_f16($0)", "jx_f32_to_f16($0)", "jx_f16_to_f32($0)",
+                    "jx_rnd_f16($0)", "jx_rnd_f16_f64($0)"},
+    [JX_BFLOAT16] = {"uint16_t", "float", "f32", NULL, "jx_bf16_to_f32($0)",
+                     "jx_f32_to_bf16($0)", "jx_f32_to_bf16($0)", "jx_bf16_to_f32($0)",
+                     "jx_rnd_bf16($0)", "jx_rnd_bf16_f64($0)"},
+    [JX_FLOAT32] = {"float", "float", "f32", NULL, "$0", "$0", "jx_f32_bits($0)",
+                    "jx_bits_f32($0)", NULL, "(float)$0"},
+    [JX_FLOAT64] = {"double", "double", "f64", NULL, "$0", "$0", "jx_f64_bits($0)",
+                    "jx_bits_f64($0)", NULL, "$0"},
+};
+
+static bool is_float(jx_dtype d) { return dtype_is_floating(d); }
+static bool float_in_f32(jx_dtype d) { return is_float(d) && d != JX_FLOAT64; }
+
+/* --------------------------------------------------------------- op table */
+
+enum {
+  EXACT = 1,   /* on f16/bf16 values the float result is already representable */
+  ROUNDED = 2, /* the helper returns a value of the dtype (it rounds itself) */
+};
+
+/* Per-op formats. Placeholders: $0..$3 operands, $T compute type, $S helper suffix of
+ * the compute type, $D the dtype's own suffix (f16, bf16, ...), $W the wide unsigned
+ * type, $f the libm suffix ("f" for float, "" for double). Each operand appears once,
+ * so operands may be inlined expressions. */
+typedef struct OpFmt {
+  const char *flt;   /* floating dtypes, computed in float or double */
+  const char *ints;  /* integers and bool: always defined (wrapping helpers) */
+  const char *plain; /* integers, when the intervals prove the C operator is defined
+                        (no signed overflow, no x/0 or INT_MIN/-1, shift in range) */
+  const char *bools; /* bool, when it differs from ints */
+  int flags;
+} OpFmt;
+
+static const OpFmt op_fmt[ALU_NUM_OPS] = {
+    [ALU_ADD] = {"($0 + $1)", "jx_add_$S($0, $1)", "($0 + $1)"},
+    [ALU_SUB] = {"($0 - $1)", "jx_sub_$S($0, $1)", "($0 - $1)"},
+    [ALU_MUL] = {"($0 * $1)", "jx_mul_$S($0, $1)", "($0 * $1)"},
+    [ALU_DIV] = {"($0 / $1)", "jx_div_$S($0, $1)", "($0 / $1)"},
+    [ALU_MOD] = {"fmod$f($0, $1)", "jx_mod_$S($0, $1)", "($0 % $1)", .flags = EXACT},
+    [ALU_MIN] = {"jx_fmin_$S($0, $1)", "jx_min_$S($0, $1)", .flags = EXACT},
+    [ALU_MAX] = {"jx_fmax_$S($0, $1)", "jx_max_$S($0, $1)", .flags = EXACT},
+    [ALU_POW] = {"pow$f($0, $1)", "jx_pow_$S($0, $1)"},
+    [ALU_ATAN2] = {"atan2$f($0, $1)"},
+    [ALU_AND] = {NULL, "($0 & $1)"},
+    [ALU_OR] = {NULL, "($0 | $1)"},
+    [ALU_XOR] = {NULL, "($0 ^ $1)"},
+    [ALU_SHL] = {NULL, "jx_shl_$S($0, $1)", "(($W)$0 << $1)"},
+    [ALU_SHR] = {NULL, "jx_shr_$S($0, $1)", "($0 >> $1)"},
+    [ALU_CMPLT] = {"($0 < $1)", "($0 < $1)"},
+    [ALU_CMPNE] = {"($0 != $1)", "($0 != $1)"},
+    [ALU_CMPEQ] = {"($0 == $1)", "($0 == $1)"},
+    [ALU_NEG] = {"(-$0)", "jx_neg_$S($0)", "(-$0)", .flags = EXACT},
+    [ALU_NOT] = {NULL, "(~$0)", .bools = "($0 ^ 1)"},
+    [ALU_ABS] = {"fabs$f($0)", "jx_abs_$S($0)", .flags = EXACT},
+    [ALU_SIGN] = {"jx_fsign_$S($0)", "jx_sign_$S($0)", .flags = EXACT},
+    [ALU_SIN] = {"sin$f($0)"},
+    [ALU_COS] = {"cos$f($0)"},
+    [ALU_TAN] = {"tan$f($0)"},
+    [ALU_ASIN] = {"asin$f($0)"},
+    [ALU_ACOS] = {"acos$f($0)"},
+    [ALU_ATAN] = {"atan$f($0)"},
+    [ALU_SINH] = {"sinh$f($0)"},
+    [ALU_COSH] = {"cosh$f($0)"},
+    [ALU_TANH] = {"tanh$f($0)"},
+    [ALU_ASINH] = {"asinh$f($0)"},
+    [ALU_ACOSH] = {"acosh$f($0)"},
+    [ALU_ATANH] = {"atanh$f($0)"},
+    [ALU_EXP] = {"exp$f($0)"},
+    [ALU_EXP2] = {"exp2$f($0)"},
+    [ALU_EXPM1] = {"expm1$f($0)"},
+    [ALU_LOG] = {"log$f($0)"},
+    [ALU_LOG2] = {"log2$f($0)"},
+    [ALU_LOG1P] = {"log1p$f($0)"},
+    [ALU_SQRT] = {"sqrt$f($0)"},
+    [ALU_RSQRT] = {"jx_rsqrt_$D($0)", .flags = ROUNDED},
+    [ALU_CBRT] = {"cbrt$f($0)"},
+    [ALU_RECIPROCAL] = {"(1 / $0)"},
+    [ALU_FLOOR] = {"floor$f($0)", .flags = EXACT},
+    [ALU_CEIL] = {"ceil$f($0)", .flags = EXACT},
+    [ALU_ROUND] = {"rint$f($0)", .flags = EXACT}, /* half to even: the default mode */
+    [ALU_TRUNC] = {"trunc$f($0)", .flags = EXACT},
+    [ALU_ERF] = {"erf$f($0)"},
+    [ALU_ERFC] = {"erfc$f($0)"},
+    [ALU_ISNAN] = {"($0 != $0)"},
+    [ALU_ISINF] = {"(fabs$f($0) == INFINITY)"},
+    [ALU_WHERE] = {"($0 ? $1 : $2)", "($0 ? $1 : $2)", .flags = EXACT},
+    [ALU_THREEFRY2X32] = {NULL, "jx_threefry2x32($0, $1, $2, $3)"},
+};
+
+/* The format of op for operands of dtype d under lang, or NULL. */
+static const char *op_format(const RenderLang *lang, AluOp op, jx_dtype d, bool plain) {
+  for (const RenderOverride *o = lang->overrides; o && (o->fmt_float || o->fmt_int); o++)
+    if (o->op == op) {
+      const char *f = is_float(d) ? o->fmt_float : o->fmt_int;
+      if (f) return f;
+    }
+  const OpFmt *f = &op_fmt[op];
+  if (is_float(d)) return f->flt;
+  if (d == JX_BOOL && f->bools) return f->bools;
+  return plain && f->plain ? f->plain : f->ints;
+}
+
+/* Expands a format: operands ops[0..3], dtype placeholders from d. */
+static void expand(Buf *b, const char *fmt, const char *const *ops, jx_dtype d) {
+  const DtypeC *c = &dtype_c[d];
+  for (const char *p = fmt; *p; p++) {
+    if (*p != '$' || !p[1]) {
+      buf_add(b, p, 1);
+      continue;
+    }
+    char t = *++p;
+    if (t >= '0' && t <= '3') buf_str(b, ops[t - '0']);
+    else if (t == 'T') buf_str(b, c->ctype);
+    else if (t == 'S') buf_str(b, c->sfx);
+    else if (t == 'D') buf_str(b, dtype_short_name(d));
+    else if (t == 'W') buf_str(b, c->wide ? c->wide : "?");
+    else if (t == 'f') buf_str(b, d == JX_FLOAT64 ? "" : "f");
+    else buf_add(b, p - 1, 2);
+  }
+}
+
+static void expand1(Buf *b, const char *fmt, const char *op0, jx_dtype d) {
+  const char *ops[4] = {op0, "", "", ""};
+  expand(b, fmt, ops, d);
+}
+
+/* ------------------------------------------------------ plain integer ops */
+
+static bool full_range(const AluExp *e) {
+  int bits = dtype_bits(e->dtype);
+  if (e->dtype == JX_INT64 || e->dtype == JX_UINT64)
+    return e->lo == INT64_MIN && e->hi == INT64_MAX;
+  if (dtype_is_unsigned(e->dtype)) return e->lo == 0 && e->hi == (int64_t)((1ull << bits) - 1);
+  return e->lo == -(int64_t)(1ull << (bits - 1)) && e->hi == (int64_t)((1ull << (bits - 1)) - 1);
+}
+
+/* Whether the known interval of e lies in [lo, hi] (u64 intervals above INT64_MAX are
+ * unknown and stored as the full int64 range, which never passes). */
+static bool within(const AluExp *e, int64_t lo, int64_t hi) {
+  if (!dtype_is_integer(e->dtype) && e->dtype != JX_BOOL) return false;
+  return e->lo >= lo && e->hi <= hi && !(e->lo == INT64_MIN && e->hi == INT64_MAX);
+}
+
+/* Whether the C operator on the compute type is defined and gives the wrapped result
+ * (after a cast to the dtype for narrow types, which promote to int). */
+static bool plain_ok(const AluExp *e) {
+  jx_dtype d = e->dtype;
+  int bits = dtype_bits(d);
+  bool u = dtype_is_unsigned(d);
+  switch (e->op) {
+  case ALU_ADD: case ALU_SUB: case ALU_MUL: case ALU_NEG:
+    if (u && bits >= 32) return true;             /* unsigned arithmetic wraps */
+    if (bits < 32) return !(e->op == ALU_MUL && d == JX_UINT16); /* fits in int */
+    return !full_range(e); /* the interval fit the dtype: no overflow happened */
+  case ALU_DIV: case ALU_MOD:
+    return within(e->src[1], 1, INT64_MAX) || (!u && within(e->src[1], INT64_MIN, -2));
+  case ALU_SHL:
+    return within(e->src[1], 0, bits - 1);
+  case ALU_SHR:
+    return within(e->src[1], 0, bits - 1) && (u || within(e->src[0], 0, INT64_MAX));
+  default:
+    return false;
+  }
+}
+
+/* -------------------------------------------------------------- constants */
+
+static void render_const(Buf *b, jx_dtype d, AluValue v) {
+  int bits = dtype_bits(d);
+  switch (d) {
+  case JX_BOOL: buf_str(b, v.i ? "1" : "0"); return;
+  case JX_INT8: case JX_INT16: buf_printf(b, "((%s)%" PRId64 ")", dtype_c[d].ctype, v.i); return;
+  case JX_UINT8: case JX_UINT16: buf_printf(b, "((%s)%" PRIu64 "u)", dtype_c[d].ctype, v.u); return;
+  case JX_INT32:
+    if (v.i == INT32_MIN) buf_str(b, "INT32_MIN");
+    else buf_printf(b, "%" PRId64, v.i);
+    return;
+  case JX_UINT32: buf_printf(b, "%" PRIu64 "u", v.u); return;
+  case JX_INT64:
+    if (v.i == INT64_MIN) buf_str(b, "INT64_MIN");
+    else buf_printf(b, "INT64_C(%" PRId64 ")", v.i);
+    return;
+  case JX_UINT64: buf_printf(b, "UINT64_C(%" PRIu64 ")", v.u); return;
+  default: break;
+  }
+  (void)bits;
+  bool dbl = d == JX_FLOAT64;
+  double x = dbl ? v.f : (double)(float)v.f;
+  if (isnan(x)) {
+    if (dbl) {
+      buf_printf(b, "jx_bits_f64(UINT64_C(0x%016" PRIx64 "))", v.u);
+    } else {
+      float f = (float)v.f;
+      uint32_t u;
+      memcpy(&u, &f, 4);
+      buf_printf(b, "jx_bits_f32(0x%08" PRIx32 "u)", u);
+    }
+  } else if (isinf(x)) {
+    buf_printf(b, dbl ? "(%sHUGE_VAL)" : "(%sHUGE_VALF)", x < 0 ? "-" : "");
+  } else if (x == floor(x) && fabs(x) < 0x1p24 && !(x == 0 && signbit(x))) {
+    buf_printf(b, "%.1f%s", x, dbl ? "" : "f");
+  } else {
+    buf_printf(b, "%a%s", x, dbl ? "" : "f");
+  }
+}
+
+/* -------------------------------------------------------------- expressions */
+
+/* One part of a kernel (its exp or its epilogue) rendered as statements into `out`
+ * (each line prefixed by `indent`); the value of the root is returned as text. */
+typedef struct Part {
+  const RenderLang *lang;
+  Buf *out;
+  const char *indent;
+  int *nlocals; /* counter shared by the parts of a kernel: v0, v1, ... */
+  bool failed;
+} Part;
+
+static void render_cast(Buf *b, const AluExp *e, const char *x) {
+  jx_dtype to = e->dtype, from = e->src[0]->dtype;
+  const DtypeC *t = &dtype_c[to];
+  if (to == from) {
+    buf_str(b, x);
+  } else if (to == JX_BOOL) {
+    buf_printf(b, "(%s != 0)", x);
+  } else if (is_float(from) && is_float(to)) {
+    if (to == JX_FLOAT64) buf_printf(b, "(double)%s", x);
+    else if (from == JX_FLOAT64) expand1(b, t->round64, x, to); /* via round to odd */
+    else if (to == JX_FLOAT32) buf_str(b, x);                  /* f16/bf16 are exact */
+    else expand1(b, t->round, x, to);
+  } else if (is_float(from)) { /* saturating, NaN -> 0 */
+    buf_printf(b, "jx_cvt_%s_%s(%s)", dtype_short_name(to), from == JX_FLOAT64 ? "f64" : "f32", x);
+  } else if (to == JX_FLOAT32 || to == JX_FLOAT64) {
+    buf_printf(b, "(%s)%s", t->ctype, x); /* correctly rounded */
+  } else if (is_float(to)) {
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, "(double)%s", "$0"); /* eval.c goes through double */
+    Buf inner = {0};
+    expand1(&inner, tmp, x, to);
+    expand1(b, t->round64, inner.s ? inner.s : "", to);
+    b->oom |= inner.oom;
+    free(inner.s);
+  } else {
+    buf_printf(b, "((%s)%s)", t->ctype, x); /* int -> int wraps */
+  }
+}
+
+static void render_bitcast(Buf *b, const AluExp *e, const char *x) {
+  Buf bits = {0};
+  expand1(&bits, dtype_c[e->src[0]->dtype].bits, x, e->src[0]->dtype);
+  expand1(b, dtype_c[e->dtype].from_bits, bits.s ? bits.s : "", e->dtype);
+  b->oom |= bits.oom;
+  free(bits.s);
+}
+
+/* The expression of node e given its operands' texts; NULL format -> failure. */
+static bool render_node(Part *p, Buf *b, const AluExp *e, const char *const *ops) {
+  jx_dtype d = e->dtype;
+  switch (e->op) {
+  case ALU_CONST: render_const(b, d, e->value); return true;
+  case ALU_SPECIAL:
+  case ALU_VARIABLE: buf_str(b, e->name); return true;
+  case ALU_GLOBAL_INDEX: {
+    char elem[64];
+    snprintf(elem, sizeof elem, "in%lld[%s]", (long long)e->arg, "$0");
+    Buf idx = {0};
+    expand1(&idx, elem, ops[0], d);
+    expand1(b, dtype_c[d].load, idx.s ? idx.s : "", d);
+    b->oom |= idx.oom;
+    free(idx.s);
+    return true;
+  }
+  case ALU_CAST: render_cast(b, e, ops[0]); return true;
+  case ALU_BITCAST: render_bitcast(b, e, ops[0]); return true;
+  default: break;
+  }
+  /* Operand dtype decides the format (compares and ISNAN return bool). */
+  jx_dtype sd = e->op == ALU_WHERE ? e->src[1]->dtype : e->nsrc ? e->src[0]->dtype : d;
+  bool plain = !is_float(sd) && plain_ok(e);
+  const char *fmt = op_format(p->lang, e->op, sd, plain);
+  if (!fmt) {
+    error_set(JX_ERR_UNSUPPORTED, "render: no %s format for %s on %s", p->lang->name,
+              alu_op_name(e->op), dtype_short_name(sd));
+    return false;
+  }
+  AluGroup g = alu_op_group(e->op);
+  bool to_bool = g == ALU_GROUP_COMPARE || g == ALU_GROUP_UNARY_PRED;
+  if (is_float(d) && dtype_c[d].round && !(op_fmt[e->op].flags & (EXACT | ROUNDED))) {
+    Buf v = {0}; /* f16/bf16: computed in float, rounded back after every op */
+    expand(&v, fmt, ops, sd);
+    expand1(b, dtype_c[d].round, v.s ? v.s : "", d);
+    b->oom |= v.oom;
+    free(v.s);
+  } else if (!is_float(d) && !to_bool && d != JX_BOOL && strncmp(fmt, "jx_", 3) != 0 &&
+             (dtype_bits(d) < 32 || strstr(fmt, "$W"))) {
+    /* Narrow integers promote to int in C: cast back to wrap (and keep the type). */
+    buf_printf(b, "((%s)", dtype_c[d].ctype);
+    expand(b, fmt, ops, sd);
+    buf_str(b, ")");
+  } else {
+    expand(b, fmt, ops, sd);
+  }
+  return true;
+}
+
+/* Renders the DAG below root; returns the malloc'd text of its value (NULL: failed,
+ * error set). Shared nodes (and long expressions) become locals, in topological order. */
+static char *render_part(Part *p, const AluExp *root) {
+  int64_t n;
+  const AluExp **order = alu_toposort(root, &n);
+  if (!order) return NULL;
+  AluMap index;
+  alu_map_init(&index);
+  int *uses = calloc((size_t)n, sizeof *uses);
+  char **text = calloc((size_t)n, sizeof *text);
+  char *result = NULL;
+  if (!uses || !text) goto oom;
+  for (int64_t i = 0; i < n; i++)
+    if (!alu_map_put(&index, order[i], (const void *)(intptr_t)i)) goto fail;
+  for (int64_t i = 0; i < n; i++)
+    for (int s = 0; s < order[i]->nsrc; s++) {
+      const void *j;
+      alu_map_get(&index, order[i]->src[s], &j);
+      uses[(intptr_t)j]++;
+    }
+  for (int64_t i = 0; i < n; i++) {
+    const AluExp *e = order[i];
+    const char *ops[4] = {"", "", "", ""};
+    for (int s = 0; s < e->nsrc; s++) {
+      const void *j;
+      alu_map_get(&index, e->src[s], &j);
+      ops[s] = text[(intptr_t)j];
+    }
+    Buf b = {0};
+    if (!render_node(p, &b, e, ops)) {
+      free(b.s);
+      goto fail;
+    }
+    char *t = buf_take(&b);
+    if (!t) goto oom;
+    bool leaf = e->nsrc == 0;
+    if (!leaf && i + 1 < n && (uses[i] > 1 || strlen(t) > INLINE_MAX)) {
+      int v = (*p->nlocals)++;
+      buf_printf(p->out, "%sconst %s v%d = %s;\n", p->indent, dtype_c[e->dtype].ctype, v, t);
+      free(t);
+      char name[24];
+      snprintf(name, sizeof name, "v%d", v);
+      t = strdup(name);
+      if (!t) goto oom;
+    }
+    text[i] = t;
+  }
+  result = text[n - 1];
+  text[n - 1] = NULL;
+  goto done;
+oom:
+  error_set(JX_ERR_OOM, "render: out of memory");
+fail:
+  p->failed = true;
+done:
+  for (int64_t i = 0; text && i < n; i++) free(text[i]);
+  free(text);
+  free(uses);
+  alu_map_free(&index);
+  free((void *)order);
+  return result;
+}
+
+/* ------------------------------------------------------------------ names */
+
+static uint64_t fnv1a(const char *s, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* Appends the lowercase names of the value ops below e (not index arithmetic), each
+ * once, up to 3 in all. */
+static void name_ops(const AluExp *e, char *ops, size_t cap, int *count) {
+  int64_t n;
+  const AluExp **order = alu_toposort(e, &n);
+  if (!order) return;
+  AluMap index_only; /* nodes reached only through a load's index */
+  alu_map_init(&index_only);
+  for (int64_t i = 0; i < n; i++)
+    if (order[i]->op == ALU_GLOBAL_INDEX) alu_map_put(&index_only, order[i]->src[0], NULL);
+  for (int64_t i = n - 1; i >= 0 && *count < 3; i--) {
+    const AluExp *x = order[i];
+    if (!x->nsrc || x->op == ALU_GLOBAL_INDEX || alu_map_get(&index_only, x, NULL)) {
+      for (int s = 0; s < x->nsrc; s++) alu_map_put(&index_only, x->src[s], NULL);
+      continue;
+    }
+    char lower[24];
+    const char *nm = alu_op_name(x->op);
+    size_t k = 0;
+    for (; nm[k] && k + 1 < sizeof lower; k++) lower[k] = (char)(nm[k] | 0x20);
+    lower[k] = 0;
+    char probe[32];
+    snprintf(probe, sizeof probe, "_%s_", lower);
+    char padded[64];
+    snprintf(padded, sizeof padded, "_%s_", ops);
+    if (strstr(padded, probe)) continue;
+    if (strlen(ops) + k + 2 > cap) break;
+    if (*ops) strcat(ops, "_");
+    strcat(ops, lower);
+    (*count)++;
+  }
+  alu_map_free(&index_only);
+  free((void *)order);
+}
+
+static const char *reduce_name(const Reduction *r) {
+  switch (r->op) {
+  case ALU_ADD: return "sum";
+  case ALU_MUL: return "prod";
+  case ALU_MAX: return "max";
+  case ALU_MIN: return "min";
+  case ALU_AND: return r->dtype == JX_BOOL ? "all" : "and";
+  case ALU_OR: return r->dtype == JX_BOOL ? "any" : "or";
+  default: return "reduce";
+  }
+}
+
+static void kernel_name(const Kernel *k, const char *body, char *name) {
+  char ops[40] = "";
+  int count = 0;
+  if (k->has_reduction) {
+    snprintf(ops, sizeof ops, "%s", reduce_name(&k->reduction));
+    count = 1;
+    if (k->reduction.epilogue) name_ops(k->reduction.epilogue, ops, sizeof ops, &count);
+  }
+  name_ops(k->exp, ops, sizeof ops, &count);
+  if (!*ops) snprintf(ops, sizeof ops, "copy");
+  char size[48];
+  if (k->has_reduction)
+    snprintf(size, sizeof size, "%lldx%lld", (long long)k->size, (long long)k->reduction.size);
+  else
+    snprintf(size, sizeof size, "%lld", (long long)k->size);
+  uint32_t h = (uint32_t)fnv1a(body, strlen(body));
+  snprintf(name, RENDER_NAME_MAX, "k_%s_%s_%08x", ops, size, h);
+}
+
+/* ---------------------------------------------------------------- framing */
+
+/* The accumulator step acc = op(acc, x) as text (rounded for f16/bf16). */
+static bool render_step(Part *p, Buf *b, const Reduction *r, const char *acc, const char *x) {
+  AluExp probe = {.op = r->op, .dtype = r->dtype, .nsrc = 2};
+  const AluExp *leaf = alu_variable("acc", r->dtype);
+  if (!leaf) return false;
+  probe.src[0] = probe.src[1] = leaf;
+  probe.lo = INT64_MIN, probe.hi = INT64_MAX; /* nothing known: wrapping forms */
+  const char *ops[4] = {acc, x, "", ""};
+  return render_node(p, b, &probe, ops);
+}
+
+static void render_args(Buf *b, const RenderLang *lang, const Kernel *k) {
+  for (int i = 0; i < k->nargs; i++)
+    buf_printf(b, "  const %s *%s in%d = (const %s *)in[%d];\n", dtype_c[k->arg_dtypes[i]].elem,
+               lang->restrict_kw, i, dtype_c[k->arg_dtypes[i]].elem, i);
+  if (!k->nargs) buf_str(b, "  (void)in;\n");
+  buf_printf(b, "  %s *%s out0 = (%s *)out;\n", dtype_c[k->dtype].elem, lang->restrict_kw,
+             dtype_c[k->dtype].elem);
+}
+
+static void render_store(Buf *b, const Kernel *k, const char *indent, const char *value) {
+  buf_printf(b, "%sout0[gidx] = ", indent);
+  expand1(b, dtype_c[k->dtype].store, value, k->dtype);
+  buf_str(b, ";\n");
+}
+
+static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
+  buf_str(b, "  for (int64_t gidx = start; gidx < end; gidx++) {\n");
+  Part p = {.lang = lang, .out = b, .indent = "    ", .nlocals = nlocals};
+  char *v = render_part(&p, k->exp);
+  if (!v) return false;
+  render_store(b, k, "    ", v);
+  free(v);
+  buf_str(b, "  }\n");
+  return true;
+}
+
+/* Outputs go in blocks of REDUCE_BLOCK: the block's accumulators are updated together
+ * for each ridx, a loop over j that vectorizes while each output keeps the sequential
+ * order ridx = 0, 1, ... of the interpreter. The body is pasted twice: a full block
+ * (constant trip count) and the tail. */
+static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
+  const Reduction *r = &k->reduction;
+  const char *acct = dtype_c[r->dtype].ctype;
+  Buf body = {0}, step = {0}, ident = {0};
+  Part p = {.lang = lang, .out = &body, .indent = "          ", .nlocals = nlocals};
+  char *v = render_part(&p, k->exp);
+  bool ok = v && render_step(&p, &step, r, "accs[j]", v);
+  free(v);
+  render_const(&ident, r->dtype, r->identity);
+  if (ok && !body.oom && !step.oom && !ident.oom) {
+    buf_printf(b, "  for (int64_t g0 = start; g0 < end; g0 += %d) {\n", REDUCE_BLOCK);
+    buf_printf(b, "    const int64_t gn = end - g0 < %d ? end - g0 : %d;\n", REDUCE_BLOCK,
+               REDUCE_BLOCK);
+    buf_printf(b, "    %s accs[%d];\n", acct, REDUCE_BLOCK);
+    buf_printf(b, "    for (int64_t j = 0; j < %d; j++) accs[j] = %s;\n", REDUCE_BLOCK, ident.s);
+    for (int tail = 0; tail < 2; tail++) {
+      if (!tail) buf_printf(b, "    if (gn == %d) {\n", REDUCE_BLOCK);
+      else buf_str(b, "    } else {\n");
+      buf_printf(b, "      for (int64_t ridx = 0; ridx < INT64_C(%lld); ridx++) {\n",
+                 (long long)r->size);
+      if (!tail) buf_printf(b, "        for (int64_t j = 0; j < %d; j++) {\n", REDUCE_BLOCK);
+      else buf_str(b, "        for (int64_t j = 0; j < gn; j++) {\n");
+      buf_str(b, "          const int64_t gidx = g0 + j;\n");
+      buf_str(b, body.s ? body.s : "");
+      buf_printf(b, "          accs[j] = %s;\n", step.s);
+      buf_str(b, "        }\n      }\n");
+    }
+    buf_str(b, "    }\n");
+    buf_str(b, "    for (int64_t j = 0; j < gn; j++) {\n");
+    buf_str(b, "      const int64_t gidx = g0 + j;\n");
+    buf_printf(b, "      const %s acc = accs[j];\n", acct);
+    char *e = NULL;
+    if (r->epilogue) {
+      Part pe = {.lang = lang, .out = b, .indent = "      ", .nlocals = nlocals};
+      e = render_part(&pe, r->epilogue);
+      ok = e != NULL;
+    } else {
+      e = strdup("acc");
+      if (!e) error_set(JX_ERR_OOM, "render: out of memory");
+      ok = e != NULL;
+    }
+    if (ok) render_store(b, k, "      ", e);
+    free(e);
+    buf_str(b, "    }\n  }\n");
+  }
+  free(body.s);
+  free(step.s);
+  free(ident.s);
+  return ok;
+}
+
+char *render_kernel(const RenderLang *lang, const Kernel *k, char name[RENDER_NAME_MAX]) {
+  if (!k || !k->exp || k->nargs < 0 || k->nargs > KERNEL_MAX_ARGS) {
+    error_set(JX_ERR_INTERNAL, "render_kernel: invalid kernel");
+    return NULL;
+  }
+  Buf body = {0};
+  int nlocals = 0;
+  render_args(&body, lang, k);
+  bool ok = k->has_reduction ? render_reduction(lang, k, &body, &nlocals)
+                             : render_elementwise(lang, k, &body, &nlocals);
+  buf_str(&body, "}\n");
+  char *text = buf_take(&body);
+  if (!ok || !text) {
+    free(text);
+    if (ok) error_set(JX_ERR_OOM, "render: out of memory");
+    return NULL;
+  }
+  kernel_name(k, text, name);
+  Buf full = {0};
+  char *printed = kernel_print(k); /* the IR, as a comment above the function */
+  if (printed) {
+    buf_str(&full, "/*\n");
+    for (char *line = printed, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
+      nl = strchr(line, '\n');
+      size_t len = nl ? (size_t)(nl - line) : strlen(line);
+      buf_str(&full, " * ");
+      buf_add(&full, line, len);
+      buf_str(&full, "\n");
+      if (!nl) break;
+    }
+    buf_str(&full, " */\n");
+    free(printed);
+  }
+  buf_printf(&full, "%svoid %s(void *const *in, void *out, int64_t start, int64_t end) {\n",
+             lang->fn_prefix, name);
+  buf_str(&full, text);
+  free(text);
+  char *result = buf_take(&full);
+  if (!result) error_set(JX_ERR_OOM, "render: out of memory");
+  return result;
+}
+
+/* --------------------------------------------------------------- prelude */
+
+/* Generated at build time from prelude.h (CMakeLists.txt, jaxc_embed). */
+extern const char render_prelude_text[];
+extern const size_t render_prelude_text_len;
+
+const char *render_prelude(void) { return render_prelude_text; }
+size_t render_prelude_len(void) { return render_prelude_text_len; }
