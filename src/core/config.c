@@ -1,7 +1,9 @@
 /* config.c -- reads jaxc's environment variables (see config.h for the list). */
 #include "core/config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int config_debug_level(void) {
   static int level = -1;
@@ -11,4 +13,33 @@ int config_debug_level(void) {
     if (level < 0) level = 0;
   }
   return level;
+}
+
+const char *config_cc(void) {
+  const char *s = getenv("CC");
+  return s && *s ? s : NULL;
+}
+
+bool config_cache_dir(char *buf, size_t n) {
+  const char *s = getenv("JAXC_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
+  const char *home = getenv("HOME");
+  int len;
+  if (s && *s) len = snprintf(buf, n, "%s", s);
+  else if (xdg && *xdg) len = snprintf(buf, n, "%s/jaxc", xdg);
+  else if (home && *home) len = snprintf(buf, n, "%s/.cache/jaxc", home);
+  else return false;
+  return len > 0 && (size_t)len < n;
+}
+
+const char *config_tmp_dir(void) {
+  const char *s = getenv("TMPDIR");
+  return s && *s ? s : "/tmp";
+}
+
+int config_num_threads(void) {
+  const char *s = getenv("JAXC_NUM_THREADS");
+  int n = s ? atoi(s) : 0;
+  if (n > 0) return n;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 ? (int)cores : 1;
 }

@@ -1,13 +1,28 @@
 /* config.h -- the environment variables jaxc reads, all in one place:
  *   JAXC_DEBUG=1..4   1: kernel launches and timings; 2: jaxprs; 3: kernel IR; 4: source
  *   JAXC_ENABLE_X64   jax_enable_x64 (read in dtype.c through config_env_flag)
- *   JAXC_CACHE_DIR, JAXC_NUM_THREADS  (used by the cpu backend, when it exists) */
+ *   JAXC_CACHE_DIR    compiled-kernel cache (default $XDG_CACHE_HOME/jaxc, ~/.cache/jaxc)
+ *   JAXC_NUM_THREADS  cpu backend threads (default: online cores)
+ *   CC, TMPDIR        the C compiler for generated kernels; scratch space */
 #ifndef JAXC_CORE_CONFIG_H
 #define JAXC_CORE_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* JAXC_DEBUG as an integer (0 if unset or not a number), read once. */
 int config_debug_level(void);
+
+/* The following read the environment on every call (the cpu backend reads them once,
+ * and again when tests ask it to). */
+/* $CC (a command, possibly with arguments), or NULL when unset or empty. */
+const char *config_cc(void);
+/* The compiled-kernel cache directory: JAXC_CACHE_DIR, else $XDG_CACHE_HOME/jaxc, else
+ * $HOME/.cache/jaxc, written to buf. false when none can be formed (or it is too long). */
+bool config_cache_dir(char *buf, size_t n);
+/* $TMPDIR, else "/tmp". */
+const char *config_tmp_dir(void);
+/* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */
+int config_num_threads(void);
 
 #endif

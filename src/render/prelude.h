@@ -156,6 +156,8 @@ JX_FN uint64_t jx_ipow(uint64_t base, uint64_t e, int is_signed) {
   JX_FN T jx_neg_##S(T a) { return (T)((W)0 - (W)a); }                                 \
   JX_FN T jx_abs_##S(T a) { return a < 0 ? jx_neg_##S(a) : a; }                        \
   JX_FN T jx_sign_##S(T a) { return (T)((a > 0) - (a < 0)); }                          \
+  JX_FN T jx_min_##S(T a, T b) { return a < b ? a : b; }                                \
+  JX_FN T jx_max_##S(T a, T b) { return a > b ? a : b; }                                \
   JX_FN T jx_div_##S(T a, T b) { /* x/0 = -1, INT_MIN/-1 = INT_MIN */                  \
     T q = (T)(a / (b == 0 || b == -1 ? (T)1 : b));                                     \
     return b == 0 ? (T)-1 : b == -1 ? jx_neg_##S(a) : q;                               \
@@ -179,6 +181,8 @@ JX_FN uint64_t jx_ipow(uint64_t base, uint64_t e, int is_signed) {
   JX_FN T jx_neg_##S(T a) { return (T)((W)0 - (W)a); }                                 \
   JX_FN T jx_abs_##S(T a) { return a; }                                                \
   JX_FN T jx_sign_##S(T a) { return (T)(a != 0); }                                     \
+  JX_FN T jx_min_##S(T a, T b) { return a < b ? a : b; }                                \
+  JX_FN T jx_max_##S(T a, T b) { return a > b ? a : b; }                                \
   JX_FN T jx_div_##S(T a, T b) { /* x/0 = all ones */                                  \
     T q = (T)(a / (b ? b : (T)1));                                                     \
     return b ? q : (T)~(W)0;                                                           \

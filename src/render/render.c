@@ -199,8 +199,8 @@ static const OpFmt op_fmt[ALU_NUM_OPS] = {
     [ALU_TRUNC] = {"trunc$f($0)", .flags = EXACT},
     [ALU_ERF] = {"erf$f($0)"},
     [ALU_ERFC] = {"erfc$f($0)"},
-    [ALU_ISNAN] = {"($0 != $0)"},
-    [ALU_ISINF] = {"(fabs$f($0) == INFINITY)"},
+    [ALU_ISNAN] = {"(isnan($0) != 0)"},
+    [ALU_ISINF] = {"(isinf($0) != 0)"},
     [ALU_WHERE] = {"($0 ? $1 : $2)", "($0 ? $1 : $2)", .flags = EXACT},
     [ALU_THREEFRY2X32] = {NULL, "jx_threefry2x32($0, $1, $2, $3)"},
 };
@@ -291,7 +291,7 @@ static void render_const(Buf *b, jx_dtype d, AluValue v) {
   case JX_UINT8: case JX_UINT16: buf_printf(b, "((%s)%" PRIu64 "u)", dtype_c[d].ctype, v.u); return;
   case JX_INT32:
     if (v.i == INT32_MIN) buf_str(b, "INT32_MIN");
-    else buf_printf(b, "%" PRId64, v.i);
+    else buf_printf(b, v.i < 0 ? "(%" PRId64 ")" : "%" PRId64, v.i);
     return;
   case JX_UINT32: buf_printf(b, "%" PRIu64 "u", v.u); return;
   case JX_INT64:
@@ -315,10 +315,11 @@ static void render_const(Buf *b, jx_dtype d, AluValue v) {
     }
   } else if (isinf(x)) {
     buf_printf(b, dbl ? "(%sHUGE_VAL)" : "(%sHUGE_VALF)", x < 0 ? "-" : "");
-  } else if (x == floor(x) && fabs(x) < 0x1p24 && !(x == 0 && signbit(x))) {
-    buf_printf(b, "%.1f%s", x, dbl ? "" : "f");
-  } else {
-    buf_printf(b, "%a%s", x, dbl ? "" : "f");
+  } else { /* negative literals in parentheses: "(-$0)" must not become "--" */
+    bool neg = signbit(x);
+    bool whole = x == floor(x) && fabs(x) < 0x1p24 && !(x == 0 && neg);
+    buf_printf(b, whole ? "%s%.1f%s%s" : "%s%a%s%s", neg ? "(" : "", x, dbl ? "" : "f",
+               neg ? ")" : "");
   }
 }
 
@@ -350,11 +351,9 @@ static void render_cast(Buf *b, const AluExp *e, const char *x) {
     buf_printf(b, "jx_cvt_%s_%s(%s)", dtype_short_name(to), from == JX_FLOAT64 ? "f64" : "f32", x);
   } else if (to == JX_FLOAT32 || to == JX_FLOAT64) {
     buf_printf(b, "(%s)%s", t->ctype, x); /* correctly rounded */
-  } else if (is_float(to)) {
-    char tmp[32];
-    snprintf(tmp, sizeof tmp, "(double)%s", "$0"); /* eval.c goes through double */
+  } else if (is_float(to)) { /* f16/bf16: through double, as eval.c */
     Buf inner = {0};
-    expand1(&inner, tmp, x, to);
+    buf_printf(&inner, "(double)%s", x);
     expand1(b, t->round64, inner.s ? inner.s : "", to);
     b->oom |= inner.oom;
     free(inner.s);
@@ -372,7 +371,8 @@ static void render_bitcast(Buf *b, const AluExp *e, const char *x) {
 }
 
 /* The expression of node e given its operands' texts; NULL format -> failure. */
-static bool render_node(Part *p, Buf *b, const AluExp *e, const char *const *ops) {
+static bool render_node(Part *p, Buf *b, const AluExp *e, const char *const *ops,
+                        bool allow_plain) {
   jx_dtype d = e->dtype;
   switch (e->op) {
   case ALU_CONST: render_const(b, d, e->value); return true;
@@ -394,7 +394,7 @@ static bool render_node(Part *p, Buf *b, const AluExp *e, const char *const *ops
   }
   /* Operand dtype decides the format (compares and ISNAN return bool). */
   jx_dtype sd = e->op == ALU_WHERE ? e->src[1]->dtype : e->nsrc ? e->src[0]->dtype : d;
-  bool plain = !is_float(sd) && plain_ok(e);
+  bool plain = allow_plain && !is_float(sd) && plain_ok(e);
   const char *fmt = op_format(p->lang, e->op, sd, plain);
   if (!fmt) {
     error_set(JX_ERR_UNSUPPORTED, "render: no %s format for %s on %s", p->lang->name,
@@ -450,7 +450,7 @@ static char *render_part(Part *p, const AluExp *root) {
       ops[s] = text[(intptr_t)j];
     }
     Buf b = {0};
-    if (!render_node(p, &b, e, ops)) {
+    if (!render_node(p, &b, e, ops, true)) {
       free(b.s);
       goto fail;
     }
@@ -566,9 +566,8 @@ static bool render_step(Part *p, Buf *b, const Reduction *r, const char *acc, co
   const AluExp *leaf = alu_variable("acc", r->dtype);
   if (!leaf) return false;
   probe.src[0] = probe.src[1] = leaf;
-  probe.lo = INT64_MIN, probe.hi = INT64_MAX; /* nothing known: wrapping forms */
   const char *ops[4] = {acc, x, "", ""};
-  return render_node(p, b, &probe, ops);
+  return render_node(p, b, &probe, ops, false); /* nothing known: wrapping forms */
 }
 
 static void render_args(Buf *b, const RenderLang *lang, const Kernel *k) {
@@ -678,7 +677,8 @@ char *render_kernel(const RenderLang *lang, const Kernel *k, char name[RENDER_NA
       nl = strchr(line, '\n');
       size_t len = nl ? (size_t)(nl - line) : strlen(line);
       buf_str(&full, " * ");
-      buf_add(&full, line, len);
+      for (size_t c = 0; c < len; c++) /* never close the comment early */
+        buf_add(&full, line[c] == '*' && c + 1 < len && line[c + 1] == '/' ? "+" : line + c, 1);
       buf_str(&full, "\n");
       if (!nl) break;
     }

@@ -261,7 +261,7 @@ static jx_array *impl_pad(jx_array *x, const PrimParams *pp) {
   }
   if (!array_check_shape("pad", x->ndim, shape)) return NULL;
   jx_array *v = view_of(x, shape_pad(x->st, pp->start, pp->stop));
-  if (!v || pp->value == 0.0) return v; /* padding reads as zero: a pure view */
+  if (!v || (pp->value == 0.0 && !signbit(pp->value))) return v; /* reads as +0: a view */
   /* Another padding value needs a kernel: where(inside, x, value). */
   int64_t n = shape_numel(x->ndim, shape);
   const AluExp *gidx = alu_special("gidx", n), *idx[JX_MAX_NDIM], *inside = NULL;

@@ -1,0 +1,70 @@
+/* cpu.h -- the cpu backend: kernels rendered to C (src/render), compiled by the system
+ * C compiler into shared objects that are cached in memory and on disk, loaded with
+ * dlopen, and run on a thread pool. Internal to src/backend/cpu and its tests. */
+#ifndef JAXC_BACKEND_CPU_CPU_H
+#define JAXC_BACKEND_CPU_CPU_H
+
+#include "backend/backend.h"
+
+/* ------------------------------------------------------------------ cpu.c */
+
+/* The device "cpu". Buffers are 64-byte aligned host memory (interchangeable with the
+ * interpreter's). Without a C compiler it still works: prepare/dispatch fall back to
+ * the interpreter (one warning at JAXC_DEBUG >= 1). Use backend_set_default(&backend_cpu)
+ * or jx_default_device("cpu") to make it the default. */
+extern const Backend backend_cpu;
+
+/* Kernel signature of everything render_kernel emits. */
+typedef void (*CpuKernelFn)(void *const *in, void *out, int64_t start, int64_t end);
+
+/* Counters since process start (tests, JAXC_DEBUG). */
+typedef struct CpuStats {
+  int64_t compiles;    /* compiler runs, successful or not */
+  int64_t disk_hits;   /* shared objects reused from the disk cache */
+  int64_t memory_hits; /* prepares answered by the in-memory caches */
+  int64_t fallbacks;   /* prepares sent to the interpreter (no compiler) */
+  int64_t launches;    /* dispatches */
+} CpuStats;
+CpuStats cpu_stats(void);
+
+/* Whether kernels are compiled (a C compiler was found). */
+bool cpu_has_compiler(void);
+/* Re-reads CC, JAXC_CACHE_DIR, TMPDIR and JAXC_NUM_THREADS and empties the in-memory
+ * caches (tests; not safe while other threads use the backend). */
+void cpu_reset(void);
+/* Work (element-iterations: outputs x reduction size) below which a kernel runs on the
+ * calling thread, and the least work per thread above it. Returns the previous value;
+ * tests lower it to exercise the thread pool on small arrays. */
+int64_t cpu_set_min_work(int64_t work);
+
+/* -------------------------------------------------------------- compile.c */
+
+/* Reads the compiler settings (CC or cc/gcc/clang on PATH, cache directory); called by
+ * cpu.c at first use and by cpu_reset. */
+void compile_configure(void);
+/* Whether a compiler command was found (it may still fail). */
+bool compile_available(void);
+/* The compiler command and the flags every kernel is compiled with. */
+const char *compile_command(void);
+const char *compile_flags(void);
+/* Makes a shared object for translation unit `source` and loads the function `name`
+ * from it: reused from the disk cache when the stored source (which records compiler,
+ * flags and CPU) matches byte for byte, else compiled. *compiled says whether the
+ * compiler ran. JX_ERR_COMPILE when it fails (the message names the kept source file
+ * and quotes the compiler's output), JX_ERR_IO when no cache directory is writable.
+ * Not thread-safe: cpu.c serializes calls. */
+jx_status compile_load(const char *source, size_t len, const char *name, CpuKernelFn *fn,
+                       bool *compiled);
+
+/* ----------------------------------------------------------------- pool.c */
+
+typedef void (*PoolFn)(void *ctx, int64_t start, int64_t end);
+/* Sets the number of threads (including the caller) used from now on. */
+void pool_configure(int nthreads);
+int pool_threads(void);
+/* Runs fn over [0, n) split into `nchunks` contiguous pieces whose inner boundaries are
+ * multiples of `align`, on the pool's workers and the calling thread; returns when all
+ * pieces are done. Runs inline when the pool is busy with another caller's job. */
+void pool_run(PoolFn fn, void *ctx, int64_t n, int nchunks, int64_t align);
+
+#endif
