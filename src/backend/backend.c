@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu.h"
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -31,8 +32,9 @@ void buffer_free(Buffer *b) {
   free(b);
 }
 
-static const Backend *const backends[] = {&backend_interp};
-static const char *const backend_names[] = {"interp", NULL};
+/* "cpu" is registered but not yet the default: backend_set_default(&backend_cpu). */
+static const Backend *const backends[] = {&backend_interp, &backend_cpu};
+static const char *const backend_names[] = {"interp", "cpu", NULL};
 static const Backend *default_backend = &backend_interp;
 
 const Backend *backend_get(const char *name) {

@@ -618,3 +618,13 @@ char *shape_print(const ShapeTracker *st) {
   if (!b.s) error_set(JX_ERR_OOM, "shape_print: out of memory");
   return b.s;
 }
+
+void shape_unflatten(const AluExp *flat, int ndim, const int64_t *shape, const AluExp **idx) {
+  int64_t stride = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    const AluExp *q =
+        stride == 1 ? flat : alu_binary(ALU_DIV, flat, alu_const_int(JX_INT64, stride));
+    idx[d] = d == 0 ? q : alu_binary(ALU_MOD, q, alu_const_int(JX_INT64, shape[d]));
+    stride *= shape[d] ? shape[d] : 1;
+  }
+}

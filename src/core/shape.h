@@ -69,6 +69,10 @@ void shape_to_exp(const ShapeTracker *st, const AluExp *flat, const AluExp **ind
 void shape_to_exp_dims(const ShapeTracker *st, const AluExp *const *idx, const AluExp **index,
                        const AluExp **valid);
 
+/* Splits a flat C-order int64 index over shape into one index expression per dim
+ * (div/mod by suffix products; the outermost dim gets no mod). */
+void shape_unflatten(const AluExp *flat, int ndim, const int64_t *shape, const AluExp **idx);
+
 /* Debug text, e.g. "View(shape=(2,3), strides=(3,1), offset=0, mask=None)". malloc'd. */
 char *shape_print(const ShapeTracker *st);
 

@@ -80,6 +80,9 @@ const AluExp *alu_make(AluOp op, jx_dtype dtype, int nsrc, const AluExp *const *
  * `dtype` is the result dtype, src_dtype the dtype of src0 (matters for CAST/BITCAST
  * and compares). */
 AluValue alu_eval_op(AluOp op, jx_dtype dtype, jx_dtype src_dtype, const AluValue *args);
+/* Identity of a reduction op (ADD, MUL, MIN, MAX, AND, OR, XOR) in dtype: 0, 1, +inf or
+ * the dtype's max, -inf or its min, all ones, 0. */
+AluValue alu_reduce_identity(AluOp op, jx_dtype dtype);
 /* Rounds/wraps a raw value into the canonical representation of dtype. */
 AluValue alu_normalize(jx_dtype dtype, AluValue v);
 /* Reads element i of a buffer of dtype as an AluValue, and writes one. */

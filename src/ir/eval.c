@@ -392,3 +392,27 @@ void alu_store(void *buf, jx_dtype dtype, int64_t i, AluValue v) {
   default: ((double *)buf)[i] = v.f; break;
   }
 }
+
+AluValue alu_reduce_identity(AluOp op, jx_dtype d) {
+  bool fl = dtype_is_floating(d);
+  switch (op) {
+  case ALU_MUL:
+    return fl ? alu_normalize(d, (AluValue){.f = 1.0}) : alu_normalize(d, (AluValue){.i = 1});
+  case ALU_AND:
+    return d == JX_UINT64 ? (AluValue){.u = UINT64_MAX}
+                          : alu_normalize(d, (AluValue){.i = dtype_is_bool(d) ? 1 : -1});
+  case ALU_MAX:
+    if (fl) return (AluValue){.f = -INFINITY};
+    if (dtype_is_unsigned(d) || dtype_is_bool(d)) return alu_normalize(d, (AluValue){.i = 0});
+    return (AluValue){.i = d == JX_INT64 ? INT64_MIN : (int64_t)dtype_min_value(d)};
+  case ALU_MIN:
+    if (fl) return (AluValue){.f = INFINITY};
+    if (d == JX_UINT64) return (AluValue){.u = UINT64_MAX};
+    if (d == JX_INT64) return (AluValue){.i = INT64_MAX};
+    if (dtype_is_bool(d)) return (AluValue){.i = 1};
+    if (dtype_is_unsigned(d)) return (AluValue){.u = (uint64_t)dtype_max_value(d)};
+    return (AluValue){.i = (int64_t)dtype_max_value(d)};
+  default: /* ADD, OR, XOR */
+    return fl ? (AluValue){.f = 0.0} : alu_normalize(d, (AluValue){.i = 0});
+  }
+}

@@ -28,20 +28,9 @@ static const AluExp *load_dims(const jx_array *a, int arg, const AluExp *const *
   return alu_where(valid, alu_global(arg, a->dtype, safe), zero);
 }
 
-/* Splits a flat C-order index over shape into per-dim index expressions. */
-static void unflatten(const AluExp *flat, int ndim, const int64_t *shape,
-                      const AluExp **idx) {
-  int64_t stride = 1;
-  for (int d = ndim - 1; d >= 0; d--) {
-    const AluExp *q = stride == 1 ? flat : alu_binary(ALU_DIV, flat, idx_const(stride));
-    idx[d] = d == 0 ? q : alu_binary(ALU_MOD, q, idx_const(shape[d]));
-    stride *= shape[d] ? shape[d] : 1;
-  }
-}
-
 static const AluExp *load_flat(const jx_array *a, int arg, const AluExp *flat) {
   const AluExp *idx[JX_MAX_NDIM];
-  unflatten(flat, a->ndim, a->shape, idx);
+  shape_unflatten(flat, a->ndim, a->shape, idx);
   return load_dims(a, arg, idx);
 }
 
@@ -138,27 +127,6 @@ static jx_array *impl_bitcast(jx_array *x, const PrimParams *pp) {
 
 /* ------------------------------------------------------------- reductions */
 
-static AluValue reduce_identity(AluOp op, jx_dtype d) {
-  bool fl = dtype_is_floating(d);
-  switch (op) {
-  case ALU_ADD: case ALU_OR: case ALU_XOR:
-    return fl ? alu_const_float(d, 0.0)->value : alu_const_int(d, 0)->value;
-  case ALU_MUL:
-    return fl ? alu_const_float(d, 1.0)->value : alu_const_int(d, 1)->value;
-  case ALU_AND:
-    return alu_const_int(d, dtype_is_bool(d) ? 1 : -1)->value;
-  case ALU_MAX:
-    if (fl) return alu_const_float(d, -INFINITY)->value;
-    return alu_normalize(d, (AluValue){.i = dtype_is_unsigned(d) ? 0 : (int64_t)dtype_min_value(d)});
-  default: /* ALU_MIN */
-    if (fl) return alu_const_float(d, INFINITY)->value;
-    if (d == JX_UINT64) return (AluValue){.u = UINT64_MAX};
-    if (d == JX_INT64) return (AluValue){.i = INT64_MAX};
-    if (dtype_is_bool(d)) return (AluValue){.i = 1};
-    return alu_normalize(d, (AluValue){.i = (int64_t)dtype_max_value(d)});
-  }
-}
-
 static jx_array *impl_reduce(Prim p, jx_array *x, const PrimParams *pp) {
   bool mask[JX_MAX_NDIM] = {false};
   for (int i = 0; i < pp->naxes; i++) {
@@ -182,13 +150,13 @@ static jx_array *impl_reduce(Prim p, jx_array *x, const PrimParams *pp) {
   const AluExp *idx_perm[JX_MAX_NDIM], *idx[JX_MAX_NDIM];
   int64_t pshape[JX_MAX_NDIM];
   for (int d = 0; d < x->ndim; d++) pshape[d] = x->shape[perm[d]];
-  unflatten(flat, x->ndim, pshape, idx_perm);
+  shape_unflatten(flat, x->ndim, pshape, idx_perm);
   for (int d = 0; d < x->ndim; d++) idx[perm[d]] = idx_perm[d];
   AluOp op = prim_alu_op(p);
   Kernel k = {.nargs = 1, .size = size, .dtype = x->dtype, .has_reduction = true};
   k.exp = load_dims(x, 0, idx);
   k.reduction = (Reduction){.op = op, .dtype = x->dtype, .size = R,
-                            .identity = reduce_identity(op, x->dtype)};
+                            .identity = alu_reduce_identity(op, x->dtype)};
   if (R == 0) { /* nothing to reduce: the identity everywhere */
     k.has_reduction = false;
     k.exp = alu_const(x->dtype, k.reduction.identity);
@@ -265,7 +233,7 @@ static jx_array *impl_pad(jx_array *x, const PrimParams *pp) {
   /* Another padding value needs a kernel: where(inside, x, value). */
   int64_t n = shape_numel(x->ndim, shape);
   const AluExp *gidx = alu_special("gidx", n), *idx[JX_MAX_NDIM], *inside = NULL;
-  unflatten(gidx, x->ndim, shape, idx);
+  shape_unflatten(gidx, x->ndim, shape, idx);
   for (int d = 0; d < x->ndim; d++) {
     const AluExp *in_d = alu_binary(
         ALU_AND, alu_unary(ALU_NOT, alu_binary(ALU_CMPLT, idx[d], idx_const(pp->start[d]))),
@@ -347,7 +315,7 @@ static jx_array *impl_concatenate(int n, jx_array *const *in, const PrimParams *
   if (!array_check_shape("concatenate", x->ndim, shape)) return NULL;
   int64_t size = shape_numel(x->ndim, shape);
   const AluExp *gidx = alu_special("gidx", size), *idx[JX_MAX_NDIM];
-  unflatten(gidx, x->ndim, shape, idx);
+  shape_unflatten(gidx, x->ndim, shape, idx);
   /* exp = where(pos >= offset_i, x_i[pos - offset_i], <earlier operands>); each load
    * index is kept inside its operand so no read leaves its buffer. */
   const AluExp *pos = idx[axis], *exp = NULL;
@@ -391,7 +359,7 @@ static jx_array *impl_gather(jx_array *x, jx_array *ind, const PrimParams *pp) {
   if (!array_check_shape("gather", ndim, shape)) return NULL;
   int64_t size = shape_numel(ndim, shape);
   const AluExp *gidx = alu_special("gidx", size), *idx[JX_MAX_NDIM], *xi[JX_MAX_NDIM];
-  unflatten(gidx, ndim, shape, idx);
+  shape_unflatten(gidx, ndim, shape, idx);
   const AluExp *pos = load_dims(ind, 1, idx + axis);
   pos = alu_cast(pos, JX_INT64);
   pos = alu_binary(ALU_MAX, alu_binary(ALU_MIN, pos, idx_const(x->shape[axis] - 1)), idx_const(0));
@@ -447,8 +415,8 @@ static jx_array *impl_dot_general(jx_array *x, jx_array *y, const PrimParams *pp
   if (!array_check_shape("dot_general", ndim, shape)) return NULL;
   int64_t size = shape_numel(ndim, shape);
   const AluExp *oi[JX_MAX_NDIM], *ci[JX_MAX_NDIM], *xi[JX_MAX_NDIM], *yi[JX_MAX_NDIM];
-  unflatten(alu_special("gidx", size), ndim, shape, oi);
-  unflatten(alu_special("ridx", R), pp->ncontract, cshape, ci);
+  shape_unflatten(alu_special("gidx", size), ndim, shape, oi);
+  shape_unflatten(alu_special("ridx", R), pp->ncontract, cshape, ci);
   for (int i = 0; i < pp->nbatch; i++) xi[pp->lhs_batch[i]] = yi[pp->rhs_batch[i]] = oi[i];
   for (int i = 0; i < pp->ncontract; i++) xi[pp->lhs_contract[i]] = yi[pp->rhs_contract[i]] = ci[i];
   for (int i = 0; i < nxf; i++) xi[xfree[i]] = oi[pp->nbatch + i];
@@ -459,9 +427,9 @@ static jx_array *impl_dot_general(jx_array *x, jx_array *y, const PrimParams *pp
   const AluExp *a = alu_cast(load_dims(x, 0, xi), acc), *b = alu_cast(load_dims(y, 1, yi), acc);
   Kernel k = {.nargs = 2, .size = size, .dtype = x->dtype, .has_reduction = R > 0};
   k.reduction = (Reduction){.op = add, .dtype = acc, .size = R,
-                            .identity = reduce_identity(add, acc)};
+                            .identity = alu_reduce_identity(add, acc)};
   if (acc != x->dtype) k.reduction.epilogue = alu_cast(alu_variable("acc", acc), x->dtype);
-  k.exp = R > 0 ? alu_binary(mul, a, b) : alu_const(x->dtype, reduce_identity(add, x->dtype));
+  k.exp = R > 0 ? alu_binary(mul, a, b) : alu_const(x->dtype, alu_reduce_identity(add, x->dtype));
   if (R == 0) k.nargs = 0;
   return run_kernel(&k, (jx_array *[]){x, y}, ndim, shape, x->weak && y->weak);
 }
@@ -473,7 +441,7 @@ static jx_array *impl_iota(const PrimParams *pp) {
   }
   int64_t size = shape_numel(pp->ndim, pp->shape);
   const AluExp *idx[JX_MAX_NDIM];
-  unflatten(alu_special("gidx", size), pp->ndim, pp->shape, idx);
+  shape_unflatten(alu_special("gidx", size), pp->ndim, pp->shape, idx);
   Kernel k = {.nargs = 0, .size = size, .dtype = pp->dtype, .exp = alu_cast(idx[pp->axis], pp->dtype)};
   return run_kernel(&k, NULL, pp->ndim, pp->shape, false);
 }

@@ -360,6 +360,7 @@ static const struct {
     [PRIM_pad] = {batch_pad},
     [PRIM_slice] = {batch_slice},
     [PRIM_rev] = {batch_rev},
+    [PRIM_stop_gradient] = {batch_elementwise}, /* identity: the batch axis stays */
     [PRIM_concatenate] = {batch_concatenate},
     [PRIM_gather] = {batch_gather},
     [PRIM_dot_general] = {batch_dot_general},

@@ -1,0 +1,348 @@
+/* compile.c -- turns a generated translation unit into a loaded function: finds the
+ * system C compiler, keeps sources and shared objects in the disk cache (JAXC_CACHE_DIR),
+ * runs the compiler with posix_spawn and loads the result with dlopen.
+ *
+ * Disk layout: <dir>/<kernel name>-<key hash>.c and .so, where the key hashes the
+ * source with the compiler (command and --version), the flags and the CPU. The .c file
+ * starts with a header recording that key, so reuse compares the stored file byte for
+ * byte with what would be written now -- a hash alone never decides. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu.h"
+#include "core/config.h"
+#include "core/error.h"
+
+extern char **environ;
+
+/* No fast-math: + - * / sqrt must match the interpreter bit for bit. -ffp-contract=off
+ * forbids fused multiply-adds; -fno-math-errno only lets sqrt inline (and vectorize),
+ * since generated code never reads errno. */
+#define FLAGS "-O3 -march=native -ffp-contract=off -fno-math-errno -fPIC -shared -w -pipe"
+
+#define MAX_ARGS 32
+#define PATH_CAP 4096
+
+static struct {
+  bool configured, found;
+  char command[1024];        /* as configured, e.g. "ccache gcc" */
+  char words[1024];          /* command split in place */
+  char *argv[MAX_ARGS];      /* the command's words */
+  int argc;
+  char version[256];         /* first line of `command --version` ("" until asked) */
+  bool version_known;
+  uint64_t cpu_hash;         /* FNV-1a of the CPU's flags (-march=native depends on it) */
+  char dir[PATH_CAP];        /* writable cache directory ("" until first needed) */
+} cc;
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
+  return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ull
+
+/* --------------------------------------------------------------- compiler */
+
+static bool executable(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* Whether `name` runs: a path, or found on PATH. */
+static bool on_path(const char *name) {
+  if (strchr(name, '/')) return executable(name);
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/bin:/bin";
+  char buf[PATH_CAP];
+  for (const char *p = path; *p;) {
+    const char *end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len && len + strlen(name) + 2 < sizeof buf) {
+      memcpy(buf, p, len);
+      buf[len] = '/';
+      strcpy(buf + len + 1, name);
+      if (executable(buf)) return true;
+    }
+    if (!end) break;
+    p = end + 1;
+  }
+  return false;
+}
+
+static void split_command(void) {
+  snprintf(cc.words, sizeof cc.words, "%s", cc.command);
+  cc.argc = 0;
+  char *save = NULL;
+  for (char *p = strtok_r(cc.words, " \t", &save); p && cc.argc < MAX_ARGS - 8;
+       p = strtok_r(NULL, " \t", &save))
+    cc.argv[cc.argc++] = p;
+}
+
+static uint64_t cpu_flags_hash(void) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  uint64_t h = FNV_INIT;
+  if (!f) return h;
+  char line[8192];
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0 ||
+        strncmp(line, "model name", 10) == 0) {
+      h = fnv1a(h, line, strlen(line));
+      if (line[0] != 'm') break; /* the first processor's flags are enough */
+    }
+  fclose(f);
+  return h;
+}
+
+void compile_configure(void) {
+  memset(&cc, 0, sizeof cc);
+  cc.configured = true;
+  const char *env = config_cc();
+  if (env) {
+    snprintf(cc.command, sizeof cc.command, "%s", env);
+    split_command();
+    cc.found = cc.argc > 0 && on_path(cc.argv[0]);
+  } else {
+    static const char *const candidates[] = {"cc", "gcc", "clang"};
+    for (size_t i = 0; i < sizeof candidates / sizeof *candidates && !cc.found; i++)
+      if (on_path(candidates[i])) {
+        snprintf(cc.command, sizeof cc.command, "%s", candidates[i]);
+        split_command();
+        cc.found = true;
+      }
+  }
+  cc.cpu_hash = cpu_flags_hash();
+}
+
+bool compile_available(void) {
+  if (!cc.configured) compile_configure();
+  return cc.found;
+}
+
+const char *compile_command(void) { return cc.command; }
+const char *compile_flags(void) { return FLAGS; }
+
+/* ------------------------------------------------------------- processes */
+
+/* Runs argv with stdout and stderr sent to log_path; returns the exit status (or -1 when
+ * it could not start, -2 when it died of a signal). */
+static int run(char *const *argv, const char *log_path) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+}
+
+/* Reads up to cap-1 bytes of a file into buf (NUL-terminated); returns the length. */
+static size_t read_head(const char *path, char *buf, size_t cap) {
+  buf[0] = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, cap - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return n;
+}
+
+/* --------------------------------------------------------------- disk cache */
+
+static bool mkdir_p(const char *dir) {
+  char buf[PATH_CAP];
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) return false;
+  for (char *p = buf + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      if (mkdir(buf, 0755) != 0 && errno != EEXIST) return false;
+      *p = '/';
+    }
+  if (mkdir(buf, 0755) != 0 && errno != EEXIST) return false;
+  return access(buf, W_OK | X_OK) == 0;
+}
+
+/* The cache directory: the configured one, else a per-user one under TMPDIR. */
+static bool cache_dir(void) {
+  if (cc.dir[0]) return true;
+  char dir[PATH_CAP];
+  if (config_cache_dir(dir, sizeof dir) && mkdir_p(dir)) {
+    snprintf(cc.dir, sizeof cc.dir, "%s", dir);
+    return true;
+  }
+  snprintf(dir, sizeof dir, "%s/jaxc-%ld", config_tmp_dir(), (long)getuid());
+  if (mkdir_p(dir)) {
+    snprintf(cc.dir, sizeof cc.dir, "%s", dir);
+    return true;
+  }
+  return false;
+}
+
+static void compiler_version(void) {
+  if (cc.version_known) return;
+  cc.version_known = true;
+  char log[PATH_CAP];
+  snprintf(log, sizeof log, "%s/version.%ld.tmp", cc.dir, (long)getpid());
+  char *argv[MAX_ARGS + 2];
+  for (int i = 0; i < cc.argc; i++) argv[i] = cc.argv[i];
+  argv[cc.argc] = "--version";
+  argv[cc.argc + 1] = NULL;
+  if (run(argv, log) == 0) {
+    char head[512];
+    read_head(log, head, sizeof head);
+    head[strcspn(head, "\n")] = 0;
+    snprintf(cc.version, sizeof cc.version, "%s", head);
+  }
+  unlink(log);
+}
+
+/* Whether the file at path holds exactly text[0..len). */
+static bool file_equals(const char *path, const char *text, size_t len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  bool same = true;
+  char buf[65536];
+  size_t off = 0, n;
+  while (same && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+    same = off + n <= len && memcmp(buf, text + off, n) == 0;
+    off += n;
+  }
+  fclose(f);
+  return same && off == len;
+}
+
+/* Writes text atomically (temporary file + rename). */
+static bool write_file(const char *path, const char *text, size_t len) {
+  static atomic_int counter;
+  char tmp[PATH_CAP];
+  snprintf(tmp, sizeof tmp, "%s.%ld.%d.tmp", path, (long)getpid(), atomic_fetch_add(&counter, 1));
+  FILE *f = fopen(tmp, "wb");
+  if (!f) return false;
+  bool ok = fwrite(text, 1, len, f) == len;
+  ok = fclose(f) == 0 && ok;
+  if (ok) ok = rename(tmp, path) == 0;
+  if (!ok) unlink(tmp);
+  return ok;
+}
+
+/* dlopen + dlsym; `report` records a failure as the error (else it is silent). */
+static jx_status load(const char *so, const char *name, CpuKernelFn *fn, bool report) {
+  void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *why = dlerror();
+    if (report) error_set(JX_ERR_COMPILE, "cpu: cannot load %s: %s", so, why ? why : "?");
+    return JX_ERR_COMPILE;
+  }
+  void *sym = dlsym(h, name);
+  if (!sym) {
+    if (report) error_set(JX_ERR_COMPILE, "cpu: %s has no function %s", so, name);
+    return JX_ERR_COMPILE; /* the handle stays open: harmless, and rare */
+  }
+  /* Handles are never closed: callers may keep function pointers (see cpu.c). */
+  memcpy(fn, &sym, sizeof sym);
+  return JX_OK;
+}
+
+jx_status compile_load(const char *source, size_t len, const char *name, CpuKernelFn *fn,
+                       bool *compiled) {
+  *compiled = false;
+  if (!compile_available()) {
+    error_set(JX_ERR_COMPILE, "cpu: no C compiler found (CC=%s)", cc.command[0] ? cc.command : "unset");
+    return JX_ERR_COMPILE;
+  }
+  if (!cache_dir()) {
+    error_set(JX_ERR_IO, "cpu: no writable kernel cache directory (JAXC_CACHE_DIR, "
+              "XDG_CACHE_HOME, HOME, TMPDIR) for %s", name);
+    return JX_ERR_IO;
+  }
+  compiler_version();
+  /* The stored text: a header with the whole key, then the source. */
+  char header[2048];
+  int hn = snprintf(header, sizeof header,
+                    "/* jaxc kernel cache entry\n * compiler: %s\n * version: %s\n"
+                    " * flags: %s\n * cpu: %016" PRIx64 "\n */\n",
+                    cc.command, cc.version, FLAGS, cc.cpu_hash);
+  if (hn < 0 || (size_t)hn >= sizeof header) hn = (int)strlen(header);
+  size_t total = (size_t)hn + len;
+  char *text = malloc(total + 1);
+  if (!text) {
+    error_set(JX_ERR_OOM, "cpu: out of memory compiling %s", name);
+    return JX_ERR_OOM;
+  }
+  memcpy(text, header, (size_t)hn);
+  memcpy(text + hn, source, len);
+  text[total] = 0;
+  uint64_t key = fnv1a(FNV_INIT, text, total);
+  char base[PATH_CAP], c_path[PATH_CAP], so_path[PATH_CAP], tmp_so[PATH_CAP], log[PATH_CAP];
+  snprintf(base, sizeof base, "%s/%s-%016" PRIx64, cc.dir, name, key);
+  snprintf(c_path, sizeof c_path, "%s.c", base);
+  snprintf(so_path, sizeof so_path, "%s.so", base);
+  snprintf(log, sizeof log, "%s.log", base);
+
+  /* Reuse: the stored source is exactly ours and its object loads. */
+  if (file_equals(c_path, text, total) && access(so_path, R_OK) == 0) {
+    if (load(so_path, name, fn, false) == JX_OK) {
+      free(text);
+      return JX_OK;
+    }
+    /* a broken object: compile again */
+  }
+  if (!write_file(c_path, text, total)) {
+    free(text);
+    error_set(JX_ERR_IO, "cpu: cannot write %s: %s", c_path, strerror(errno));
+    return JX_ERR_IO;
+  }
+  free(text);
+  static atomic_int counter;
+  snprintf(tmp_so, sizeof tmp_so, "%s.%ld.%d.so", base, (long)getpid(),
+           atomic_fetch_add(&counter, 1));
+  char flags[] = FLAGS;
+  char *argv[MAX_ARGS * 2];
+  int argc = 0;
+  for (int i = 0; i < cc.argc; i++) argv[argc++] = cc.argv[i];
+  char *save = NULL;
+  for (char *p = strtok_r(flags, " ", &save); p && argc < MAX_ARGS * 2 - 6;
+       p = strtok_r(NULL, " ", &save))
+    argv[argc++] = p;
+  argv[argc++] = "-o";
+  argv[argc++] = tmp_so;
+  argv[argc++] = c_path;
+  argv[argc++] = "-lm";
+  argv[argc] = NULL;
+  *compiled = true;
+  int status = run(argv, log);
+  if (status != 0 || access(tmp_so, R_OK) != 0) {
+    char out[600];
+    read_head(log, out, sizeof out);
+    unlink(tmp_so);
+    const char *how = status == -1 ? "could not be started" : status == -2 ? "crashed" : "failed";
+    error_set(JX_ERR_COMPILE,
+              "cpu: compiling kernel %s %s (%s, exit status %d); generated source kept at %s; "
+              "compiler output (%s):\n%s",
+              name, how, cc.command, status, c_path, log, out[0] ? out : "(none)");
+    return JX_ERR_COMPILE;
+  }
+  unlink(log);
+  if (rename(tmp_so, so_path) != 0) {
+    unlink(tmp_so);
+    error_set(JX_ERR_IO, "cpu: cannot write %s: %s", so_path, strerror(errno));
+    return JX_ERR_IO;
+  }
+  return load(so_path, name, fn, true);
+}

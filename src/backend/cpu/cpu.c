@@ -1,0 +1,430 @@
+/* cpu.c -- the cpu backend's function table: prepare renders a kernel to C, compiles
+ * and loads it (compile.c) behind two in-memory caches, dispatch runs it on the thread
+ * pool (pool.c). Without a C compiler kernels run on the interpreter instead.
+ *
+ * Caches: `kernels` maps a kernel's full structure (hash-consed expression pointers,
+ * sizes, dtypes, reduction) to its executable, so a repeated eager op skips rendering;
+ * `sources` maps the full rendered source text to its executable (the translation unit
+ * is the fixed prelude + that text). Both are bounded. Executables themselves are never
+ * freed and their shared objects never closed: callers may hold them (the backend
+ * interface has no release), and they are small. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/cpu/cpu.h"
+#include "core/config.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "render/render.h"
+
+#define KERNELS_MAX 8192           /* structural entries before the table is emptied */
+#define SOURCES_MAX 4096           /* source entries ... */
+#define SOURCES_MAX_BYTES (64 << 20) /* ... and bytes of source text kept */
+#define ALIGN_ELEMS 64             /* chunk boundaries (a multiple of the reduce block) */
+
+typedef struct CpuExe {
+  CpuKernelFn fn;       /* NULL when running on the interpreter */
+  void *interp;         /* the interpreter's program, without a compiler */
+  char name[RENDER_NAME_MAX];
+  struct CpuExe *all;   /* every executable, for the lifetime of the process */
+} CpuExe;
+
+/* The full structure of a kernel (expressions are hash-consed: pointer equality is
+ * structural equality). */
+typedef struct KernelKey {
+  const AluExp *exp, *epilogue;
+  int64_t size, rsize;
+  AluValue identity;
+  int nargs;
+  jx_dtype dtype, rdtype;
+  AluOp rop;
+  bool has_reduction;
+  jx_dtype arg_dtypes[KERNEL_MAX_ARGS];
+} KernelKey;
+
+typedef struct KernelEntry {
+  KernelKey key;
+  uint64_t hash;
+  CpuExe *exe;
+} KernelEntry;
+
+typedef struct SourceEntry {
+  char *text;
+  size_t len;
+  uint64_t hash;
+  CpuExe *exe;
+  struct SourceEntry *next;    /* bucket chain */
+  struct SourceEntry *younger; /* insertion order, for eviction */
+} SourceEntry;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;         /* caches, stats */
+static pthread_mutex_t compile_lock = PTHREAD_MUTEX_INITIALIZER; /* one compile at a time */
+static bool configured;
+static bool warned_no_compiler;
+static int64_t min_work = 1 << 15;
+static CpuStats stats;
+static CpuExe *all_exes;
+
+static KernelEntry *kernels; /* open addressing; cap a power of two */
+static size_t kernels_cap, kernels_count;
+
+#define SOURCE_BUCKETS 4096
+static SourceEntry *sources[SOURCE_BUCKETS];
+static SourceEntry *oldest, *youngest;
+static size_t sources_count, sources_bytes;
+
+/* ------------------------------------------------------------ configuration */
+
+static void configure_locked(void) {
+  compile_configure();
+  pool_configure(config_num_threads());
+  configured = true;
+}
+
+static void ensure_configured(void) {
+  pthread_mutex_lock(&lock);
+  if (!configured) configure_locked();
+  pthread_mutex_unlock(&lock);
+}
+
+bool cpu_has_compiler(void) {
+  ensure_configured();
+  return compile_available();
+}
+
+CpuStats cpu_stats(void) {
+  pthread_mutex_lock(&lock);
+  CpuStats s = stats;
+  pthread_mutex_unlock(&lock);
+  return s;
+}
+
+int64_t cpu_set_min_work(int64_t work) {
+  pthread_mutex_lock(&lock);
+  int64_t old = min_work;
+  min_work = work < 1 ? 1 : work;
+  pthread_mutex_unlock(&lock);
+  return old;
+}
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* ------------------------------------------------------------------- caches */
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+static KernelKey key_of(const Kernel *k) {
+  KernelKey key;
+  memset(&key, 0, sizeof key);
+  key.exp = k->exp;
+  key.size = k->size;
+  key.nargs = k->nargs;
+  key.dtype = k->dtype;
+  key.has_reduction = k->has_reduction;
+  if (k->has_reduction) {
+    key.epilogue = k->reduction.epilogue;
+    key.rsize = k->reduction.size;
+    key.identity = k->reduction.identity;
+    key.rdtype = k->reduction.dtype;
+    key.rop = k->reduction.op;
+  }
+  for (int i = 0; i < k->nargs && i < KERNEL_MAX_ARGS; i++) key.arg_dtypes[i] = k->arg_dtypes[i];
+  return key;
+}
+
+static uint64_t key_hash(const KernelKey *key) {
+  uint64_t h = mix(key->exp ? key->exp->hash : 0, key->epilogue ? key->epilogue->hash : 1);
+  h = mix(h, (uint64_t)key->size);
+  h = mix(h, (uint64_t)key->rsize);
+  h = mix(h, key->identity.u);
+  h = mix(h, (uint64_t)key->nargs << 32 | (uint64_t)key->dtype << 16 | (uint64_t)key->rdtype);
+  h = mix(h, (uint64_t)key->rop << 1 | key->has_reduction);
+  for (int i = 0; i < key->nargs; i++) h = mix(h, (uint64_t)key->arg_dtypes[i]);
+  return h;
+}
+
+static bool key_equal(const KernelKey *a, const KernelKey *b) {
+  if (a->exp != b->exp || a->epilogue != b->epilogue || a->size != b->size ||
+      a->rsize != b->rsize || a->identity.u != b->identity.u || a->nargs != b->nargs ||
+      a->dtype != b->dtype || a->rdtype != b->rdtype || a->rop != b->rop ||
+      a->has_reduction != b->has_reduction)
+    return false;
+  for (int i = 0; i < a->nargs; i++)
+    if (a->arg_dtypes[i] != b->arg_dtypes[i]) return false;
+  return true;
+}
+
+static CpuExe *kernels_get(const KernelKey *key, uint64_t h) {
+  if (!kernels_cap) return NULL;
+  for (size_t i = h & (kernels_cap - 1);; i = (i + 1) & (kernels_cap - 1)) {
+    KernelEntry *e = &kernels[i];
+    if (!e->exe) return NULL;
+    if (e->hash == h && key_equal(&e->key, key)) return e->exe;
+  }
+}
+
+static void kernels_put(const KernelKey *key, uint64_t h, CpuExe *exe) {
+  if (kernels_count >= KERNELS_MAX) { /* bounded: start over (entries are rebuilt) */
+    memset(kernels, 0, kernels_cap * sizeof *kernels);
+    kernels_count = 0;
+  }
+  if ((kernels_count + 1) * 2 > kernels_cap) {
+    size_t cap = kernels_cap ? kernels_cap * 2 : 256;
+    KernelEntry *t = calloc(cap, sizeof *t);
+    if (!t) return; /* only a missed cache entry */
+    for (size_t i = 0; i < kernels_cap; i++) {
+      if (!kernels[i].exe) continue;
+      size_t j = kernels[i].hash & (cap - 1);
+      while (t[j].exe) j = (j + 1) & (cap - 1);
+      t[j] = kernels[i];
+    }
+    free(kernels);
+    kernels = t;
+    kernels_cap = cap;
+  }
+  size_t i = h & (kernels_cap - 1);
+  while (kernels[i].exe) i = (i + 1) & (kernels_cap - 1);
+  kernels[i] = (KernelEntry){.key = *key, .hash = h, .exe = exe};
+  kernels_count++;
+}
+
+static uint64_t text_hash(const char *s, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static CpuExe *sources_get(const char *text, size_t len, uint64_t h) {
+  for (SourceEntry *e = sources[h % SOURCE_BUCKETS]; e; e = e->next)
+    if (e->hash == h && e->len == len && memcmp(e->text, text, len) == 0) return e->exe;
+  return NULL;
+}
+
+static void sources_evict_oldest(void) {
+  SourceEntry *e = oldest;
+  SourceEntry **p = &sources[e->hash % SOURCE_BUCKETS];
+  while (*p != e) p = &(*p)->next;
+  *p = e->next;
+  oldest = e->younger;
+  if (!oldest) youngest = NULL;
+  sources_count--;
+  sources_bytes -= e->len;
+  free(e->text);
+  free(e);
+}
+
+static void sources_put(const char *text, size_t len, uint64_t h, CpuExe *exe) {
+  SourceEntry *e = malloc(sizeof *e);
+  char *copy = malloc(len + 1);
+  if (!e || !copy) {
+    free(e);
+    free(copy);
+    return;
+  }
+  memcpy(copy, text, len + 1);
+  *e = (SourceEntry){.text = copy, .len = len, .hash = h, .exe = exe};
+  while (oldest && (sources_count >= SOURCES_MAX || sources_bytes + len > SOURCES_MAX_BYTES))
+    sources_evict_oldest();
+  e->next = sources[h % SOURCE_BUCKETS];
+  sources[h % SOURCE_BUCKETS] = e;
+  if (youngest) youngest->younger = e;
+  else oldest = e;
+  youngest = e;
+  sources_count++;
+  sources_bytes += len;
+}
+
+static CpuExe *exe_new(const char *name) {
+  CpuExe *x = calloc(1, sizeof *x);
+  if (!x) {
+    error_set(JX_ERR_OOM, "cpu: out of memory preparing a kernel");
+    return NULL;
+  }
+  snprintf(x->name, sizeof x->name, "%s", name);
+  x->all = all_exes; /* under lock */
+  all_exes = x;
+  return x;
+}
+
+void cpu_reset(void) {
+  pthread_mutex_lock(&compile_lock);
+  pthread_mutex_lock(&lock);
+  configure_locked();
+  warned_no_compiler = false;
+  memset(kernels, 0, kernels_cap * sizeof *kernels);
+  kernels_count = 0;
+  while (oldest) sources_evict_oldest();
+  pthread_mutex_unlock(&lock);
+  pthread_mutex_unlock(&compile_lock);
+}
+
+/* ------------------------------------------------------------------ backend */
+
+static void *cpu_alloc(size_t nbytes) {
+  size_t n = (nbytes + 63) / 64 * 64;
+  return aligned_alloc(64, n ? n : 64);
+}
+static void cpu_free(void *mem) { free(mem); }
+static jx_status cpu_copy_in(void *mem, const void *host, size_t n) {
+  if (n) memcpy(mem, host, n);
+  return JX_OK;
+}
+static jx_status cpu_copy_out(void *host, const void *mem, size_t n) {
+  if (n) memcpy(host, mem, n);
+  return JX_OK;
+}
+static jx_status cpu_synchronize(void) { return JX_OK; }
+
+/* Without a compiler: the interpreter's program, wrapped. */
+static jx_status prepare_interp(const Kernel *k, const KernelKey *key, uint64_t h, void **exe) {
+  if (!warned_no_compiler && config_debug_level() >= 1) {
+    warned_no_compiler = true;
+    fprintf(stderr, "[jaxc] warning: no C compiler found (CC=%s; tried cc, gcc, clang): the "
+            "cpu device runs kernels on the interpreter\n",
+            config_cc() ? config_cc() : "unset");
+  }
+  void *p = NULL;
+  jx_status st = backend_interp.prepare(k, &p);
+  if (st != JX_OK) return st;
+  pthread_mutex_lock(&lock);
+  CpuExe *x = exe_new("interp");
+  if (x) {
+    x->interp = p;
+    kernels_put(key, h, x);
+    stats.fallbacks++;
+  }
+  pthread_mutex_unlock(&lock);
+  *exe = x;
+  return x ? JX_OK : JX_ERR_OOM;
+}
+
+/* Renders, then finds or builds the object for that source. */
+static jx_status prepare_compiled(const Kernel *k, const KernelKey *key, uint64_t h, void **exe) {
+  char name[RENDER_NAME_MAX];
+  char *text = render_kernel(&render_c, k, name);
+  if (!text) return jx_last_status() != JX_OK ? jx_last_status() : JX_ERR_INTERNAL;
+  size_t len = strlen(text);
+  uint64_t th = text_hash(text, len);
+  pthread_mutex_lock(&compile_lock);
+  pthread_mutex_lock(&lock);
+  CpuExe *x = sources_get(text, len, th);
+  if (x) {
+    stats.memory_hits++;
+    kernels_put(key, h, x);
+  }
+  pthread_mutex_unlock(&lock);
+  jx_status st = JX_OK;
+  if (!x) {
+    int debug = config_debug_level();
+    if (debug >= 4)
+      fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude, src/render/prelude.h):\n%s\n",
+              name, text);
+    size_t plen = render_prelude_len();
+    char *tu = malloc(plen + len + 2);
+    if (!tu) {
+      st = JX_ERR_OOM;
+      error_set(st, "cpu: out of memory compiling %s", name);
+    } else {
+      memcpy(tu, render_prelude(), plen);
+      tu[plen] = '\n';
+      memcpy(tu + plen + 1, text, len + 1);
+      CpuKernelFn fn = NULL;
+      bool compiled = false;
+      double t0 = now_us();
+      st = compile_load(tu, plen + 1 + len, name, &fn, &compiled);
+      double ms = (now_us() - t0) * 1e-3;
+      free(tu);
+      pthread_mutex_lock(&lock);
+      stats.compiles += compiled;
+      stats.disk_hits += st == JX_OK && !compiled;
+      if (st == JX_OK && (x = exe_new(name)) != NULL) {
+        x->fn = fn;
+        sources_put(text, len, th, x);
+        kernels_put(key, h, x);
+      } else if (st == JX_OK) {
+        st = JX_ERR_OOM;
+      }
+      pthread_mutex_unlock(&lock);
+      if (debug >= 1 && st == JX_OK)
+        fprintf(stderr, "[jaxc] cpu: %s %s in %.1f ms\n", compiled ? "compiled" : "loaded cached",
+                name, ms);
+    }
+  }
+  pthread_mutex_unlock(&compile_lock);
+  free(text);
+  *exe = x;
+  return st;
+}
+
+static jx_status cpu_prepare(const Kernel *k, void **exe) {
+  ensure_configured();
+  KernelKey key = key_of(k);
+  uint64_t h = key_hash(&key);
+  pthread_mutex_lock(&lock);
+  CpuExe *x = kernels_get(&key, h);
+  if (x) stats.memory_hits++;
+  pthread_mutex_unlock(&lock);
+  if (x) {
+    *exe = x;
+    return JX_OK;
+  }
+  if (!compile_available()) return prepare_interp(k, &key, h, exe);
+  return prepare_compiled(k, &key, h, exe);
+}
+
+typedef struct Launch {
+  CpuKernelFn fn;
+  void *const *in;
+  void *out;
+} Launch;
+
+static void launch_chunk(void *ctx, int64_t start, int64_t end) {
+  const Launch *l = ctx;
+  l->fn(l->in, l->out, start, end);
+}
+
+static jx_status cpu_dispatch(void *exe, const Kernel *k, void *const *inputs, void *out) {
+  CpuExe *x = exe;
+  if (!x->fn) return backend_interp.dispatch(x->interp, k, inputs, out);
+  int debug = config_debug_level();
+  double t0 = debug >= 1 ? now_us() : 0;
+  /* Work in element-iterations, saturating; small kernels stay on this thread. */
+  int64_t per = k->has_reduction && k->reduction.size > 1 ? k->reduction.size : 1;
+  int64_t work = k->size > INT64_MAX / per ? INT64_MAX : k->size * per;
+  int64_t chunks = work / min_work, most = (k->size + ALIGN_ELEMS - 1) / ALIGN_ELEMS;
+  if (chunks > pool_threads()) chunks = pool_threads();
+  if (chunks > most) chunks = most;
+  if (chunks <= 1) {
+    x->fn(inputs, out, 0, k->size);
+  } else {
+    Launch l = {x->fn, inputs, out};
+    pool_run(launch_chunk, &l, k->size, (int)chunks, ALIGN_ELEMS);
+  }
+  __atomic_add_fetch(&stats.launches, 1, __ATOMIC_RELAXED);
+  if (debug >= 1)
+    fprintf(stderr, "[jaxc] cpu: %s size=%" PRId64 " threads=%" PRId64 " %.1f us\n", x->name,
+            k->size, chunks < 1 ? (int64_t)1 : chunks, now_us() - t0);
+  return JX_OK;
+}
+
+const Backend backend_cpu = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy_in = cpu_copy_in,
+    .copy_out = cpu_copy_out,
+    .prepare = cpu_prepare,
+    .dispatch = cpu_dispatch,
+    .synchronize = cpu_synchronize,
+};

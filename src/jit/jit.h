@@ -1,0 +1,48 @@
+/* jit.h -- compiling Jaxprs into Programs of fused kernels (JAX's jit, rebuilt the
+ * jax-js/tinygrad way): elementwise chains, views, gathers and concatenations fuse into
+ * the kernel that consumes them; a reduction fuses with its elementwise producers;
+ * values are materialized only when they are outputs, feed several consumers, or are
+ * reduced. Buffers are freed at their last use. */
+#ifndef JAXC_JIT_JIT_H
+#define JAXC_JIT_JIT_H
+
+#include "backend/backend.h"
+#include "jaxpr/jaxpr.h"
+
+/* Where a program value lives: an input, a constant, or a kernel's output. */
+typedef enum SlotKind { SLOT_INPUT, SLOT_CONST, SLOT_TEMP } SlotKind;
+
+typedef struct Step {
+  Kernel kernel;
+  int *args; /* kernel.nargs slots */
+  int out;   /* slot written */
+  int nfree; /* slots whose last use is this step */
+  int *frees;
+} Step;
+
+typedef struct ProgramOutput {
+  int slot;          /* the buffer ... */
+  ShapeTracker *st;  /* ... seen through this view */
+  Aval aval;
+} ProgramOutput;
+
+typedef struct Program {
+  int nslots;
+  SlotKind *kinds;
+  int *index;        /* SLOT_INPUT: input number; SLOT_CONST: const number */
+  int nsteps;
+  Step *steps;
+  int nout;
+  ProgramOutput *outs;
+  int nkernels_fused_ops; /* primitive applications folded into kernels (stats) */
+} Program;
+
+/* Lowers a (checked) jaxpr into a program. NULL with the error set on failure. */
+Program *jit_lower(const Jaxpr *j);
+void jit_program_free(Program *p);
+/* Runs p on concrete inputs (any views; made contiguous first) with j's constants. */
+jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_array **out);
+/* Text of the program's kernels (JAXC_DEBUG=3). malloc'd. */
+char *jit_program_print(const Program *p);
+
+#endif

@@ -1,0 +1,445 @@
+/* lower.c -- Jaxpr -> Program. Every jaxpr variable becomes a Lazy value: a source
+ * (a program slot holding a buffer, or a scalar expression of the flat index "idx" of
+ * its contiguous shape) seen through a shape tracker. Movement primitives change only
+ * the tracker; elementwise primitives build expressions; reductions and dot_general
+ * emit kernels whose loads inline their producers. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/array.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "jit/jit.h"
+
+typedef struct Lazy {
+  int slot;              /* >= 0: the source is this slot's buffer */
+  const AluExp *src;     /* else: value at VARIABLE "idx" over src_shape */
+  int src_ndim;
+  int64_t src_shape[JX_MAX_NDIM];
+  ShapeTracker *st;      /* the view of the source that is this value */
+  Aval aval;
+  int uses;              /* consumers left (equations and outputs) */
+} Lazy;
+
+typedef struct Lower {
+  const Jaxpr *j;
+  Program *p;
+  Lazy *vals;            /* by jaxpr variable */
+  int *last_use;         /* by slot: last step reading it (-1: never) */
+} Lower;
+
+static const AluExp *i64(int64_t v) { return alu_const_int(JX_INT64, v); }
+static const AluExp *idx_var(void) { return alu_variable("idx", JX_INT64); }
+
+static const AluExp *zero_of(jx_dtype d) {
+  return dtype_is_floating(d) ? alu_const_float(d, 0.0) : alu_const_int(d, 0);
+}
+
+static int new_slot(Lower *L, SlotKind kind, int index) {
+  Program *p = L->p;
+  int n = p->nslots + 1;
+  SlotKind *k = realloc(p->kinds, (size_t)n * sizeof *k);
+  if (k) p->kinds = k;
+  int *ix = k ? realloc(p->index, (size_t)n * sizeof *ix) : NULL;
+  if (ix) p->index = ix;
+  int *lu = ix ? realloc(L->last_use, (size_t)n * sizeof *lu) : NULL;
+  if (!lu) {
+    error_set(JX_ERR_OOM, "jit: out of memory");
+    return -1;
+  }
+  L->last_use = lu;
+  p->kinds[p->nslots] = kind;
+  p->index[p->nslots] = index;
+  lu[p->nslots] = -1;
+  return p->nslots++;
+}
+
+/* The value of lazy v at per-dim indices idx (of v's shape), with slot loads as
+ * GLOBAL_INDEX(slot). Reads in padding give 0. */
+static const AluExp *lazy_load(const Lazy *v, const AluExp *const *idx) {
+  const AluExp *index, *valid;
+  shape_to_exp_dims(v->st, idx, &index, &valid);
+  const AluExp *safe = alu_where(valid, index, i64(0)), *x;
+  if (v->slot >= 0) x = alu_global(v->slot, v->aval.dtype, safe);
+  else x = alu_substitute(v->src, "idx", safe);
+  return alu_where(valid, x, zero_of(v->aval.dtype));
+}
+
+static const AluExp *lazy_load_flat(const Lazy *v, const AluExp *flat) {
+  const AluExp *idx[JX_MAX_NDIM];
+  shape_unflatten(flat, v->aval.ndim, v->aval.shape, idx);
+  return lazy_load(v, idx);
+}
+
+/* A lazy value computed by exp (over VARIABLE idx) with shape aval. */
+static bool set_exp(Lazy *out, const AluExp *exp, const Aval *aval) {
+  out->slot = -1;
+  out->src = exp;
+  out->aval = *aval;
+  out->src_ndim = aval->ndim;
+  memcpy(out->src_shape, aval->shape, sizeof out->src_shape);
+  out->st = shape_contiguous(aval->ndim, aval->shape);
+  return exp && out->st;
+}
+
+/* Renumbers GLOBAL_INDEX(slot) loads to kernel args 0..n-1; fills args with the slots. */
+static const AluExp *remap(const AluExp *e, AluMap *memo, int *args, int *nargs) {
+  const void *hit;
+  if (alu_map_get(memo, e, &hit)) return hit;
+  const AluExp *src[4];
+  for (int s = 0; s < e->nsrc; s++) src[s] = remap(e->src[s], memo, args, nargs);
+  int64_t arg = e->arg;
+  if (e->op == ALU_GLOBAL_INDEX) {
+    int a = 0;
+    while (a < *nargs && args[a] != e->arg) a++;
+    if (a == *nargs) args[(*nargs)++] = (int)e->arg;
+    arg = a;
+  }
+  const AluExp *r = alu_make(e->op, e->dtype, e->nsrc, src, e->value, arg, e->name);
+  alu_map_put(memo, e, r);
+  return r;
+}
+
+/* Emits a kernel (exp over SPECIAL gidx/ridx with slot loads) writing a new slot. */
+static int emit(Lower *L, Kernel *k) {
+  int args[KERNEL_MAX_ARGS], nargs = 0;
+  AluMap memo;
+  alu_map_init(&memo);
+  /* remap can only see KERNEL_MAX_ARGS distinct slots; count first */
+  int64_t n = 0;
+  const AluExp **nodes = alu_toposort(k->exp, &n);
+  int distinct[4 * KERNEL_MAX_ARGS], nd = 0;
+  for (int64_t i = 0; nodes && i < n; i++)
+    if (nodes[i]->op == ALU_GLOBAL_INDEX) {
+      int d = 0;
+      while (d < nd && distinct[d] != nodes[i]->arg) d++;
+      if (d == nd && nd < 4 * KERNEL_MAX_ARGS) distinct[nd++] = (int)nodes[i]->arg;
+    }
+  free(nodes);
+  if (nd > KERNEL_MAX_ARGS) {
+    alu_map_free(&memo);
+    error_set(JX_ERR_UNSUPPORTED, "jit: a fused kernel reads %d buffers (max %d)", nd, KERNEL_MAX_ARGS);
+    return -1;
+  }
+  k->exp = alu_simplify(remap(k->exp, &memo, args, &nargs));
+  alu_map_free(&memo);
+  if (k->has_reduction && k->reduction.epilogue)
+    k->reduction.epilogue = alu_simplify(k->reduction.epilogue);
+  k->nargs = nargs;
+  int out = new_slot(L, SLOT_TEMP, -1);
+  Program *p = L->p;
+  Step *steps = out >= 0 ? realloc(p->steps, (size_t)(p->nsteps + 1) * sizeof *steps) : NULL;
+  int *sargs = steps ? malloc((size_t)(nargs ? nargs : 1) * sizeof *sargs) : NULL;
+  if (!sargs) {
+    if (steps) p->steps = steps;
+    if (out >= 0) error_set(JX_ERR_OOM, "jit: out of memory");
+    return -1;
+  }
+  p->steps = steps;
+  memcpy(sargs, args, (size_t)nargs * sizeof *sargs);
+  steps[p->nsteps] = (Step){.kernel = *k, .args = sargs, .out = out};
+  for (int a = 0; a < nargs; a++) L->last_use[args[a]] = p->nsteps;
+  p->nsteps++;
+  return out;
+}
+
+/* Materializes lazy v into a contiguous buffer slot (no-op if it already is one). */
+static bool realize(Lower *L, Lazy *v) {
+  if (v->slot >= 0 && shape_is_contiguous(v->st)) return true;
+  int64_t n = shape_numel(v->aval.ndim, v->aval.shape);
+  Kernel k = {.size = n, .dtype = v->aval.dtype};
+  k.exp = lazy_load_flat(v, alu_special("gidx", n));
+  int s = emit(L, &k);
+  if (s < 0) return false;
+  shape_free(v->st);
+  v->slot = s;
+  v->src = NULL;
+  v->st = shape_contiguous(v->aval.ndim, v->aval.shape);
+  return v->st != NULL;
+}
+
+/* ------------------------------------------------------------ per primitive */
+
+static bool lower_elementwise(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
+  const AluExp *idx[JX_MAX_NDIM], *v[3];
+  shape_unflatten(idx_var(), av->ndim, av->shape, idx);
+  for (int i = 0; i < q->nin; i++) v[i] = lazy_load(in[i], idx);
+  const AluExp *e;
+  switch (prim_kind(q->prim)) {
+  case PRIM_KIND_UNARY:
+  case PRIM_KIND_UNARY_PRED: e = alu_unary(prim_alu_op(q->prim), v[0]); break;
+  case PRIM_KIND_BINARY:
+  case PRIM_KIND_COMPARE: e = alu_binary(prim_alu_op(q->prim), v[0], v[1]); break;
+  case PRIM_KIND_SELECT: e = alu_where(v[0], v[1], v[2]); break;
+  case PRIM_KIND_CONVERT: e = alu_cast(v[0], q->params.dtype); break;
+  default: e = alu_bitcast(v[0], q->params.dtype); break;
+  }
+  return set_exp(out, e, av);
+}
+
+static bool lower_movement(const JaxprEqn *q, Lazy *x, Lazy *out, const Aval *av) {
+  const PrimParams *pp = &q->params;
+  ShapeTracker *st = NULL;
+  *out = *x;
+  out->aval = *av;
+  switch (q->prim) {
+  case PRIM_reshape: st = shape_reshape(x->st, pp->ndim, pp->shape); break;
+  case PRIM_transpose: st = shape_permute(x->st, pp->axes); break;
+  case PRIM_stop_gradient: st = shape_copy(x->st); break;
+  case PRIM_broadcast_in_dim: {
+    int64_t mid[JX_MAX_NDIM];
+    for (int d = 0; d < pp->ndim; d++) mid[d] = 1;
+    for (int i = 0; i < x->aval.ndim; i++) mid[pp->axes[i]] = x->aval.shape[i];
+    ShapeTracker *r = shape_reshape(x->st, pp->ndim, mid);
+    st = r ? shape_expand(r, pp->shape) : NULL;
+    shape_free(r);
+    break;
+  }
+  case PRIM_pad: st = shape_pad(x->st, pp->start, pp->stop); break;
+  case PRIM_slice: {
+    ShapeTracker *r = shape_shrink(x->st, pp->start, pp->stop);
+    st = r ? shape_stride(r, pp->step) : NULL;
+    shape_free(r);
+    break;
+  }
+  case PRIM_rev: {
+    int64_t step[JX_MAX_NDIM];
+    for (int d = 0; d < x->aval.ndim; d++) step[d] = 1;
+    for (int i = 0; i < pp->naxes; i++) step[pp->axes[i]] = -1;
+    st = shape_stride(x->st, step);
+    break;
+  }
+  default: break;
+  }
+  out->st = st;
+  if (!st) return false;
+  if (q->prim == PRIM_pad && !(pp->value == 0.0 && !signbit(pp->value))) {
+    /* another padding value: where(inside, x, value) as an expression */
+    const AluExp *idx[JX_MAX_NDIM], *inside = NULL;
+    shape_unflatten(idx_var(), av->ndim, av->shape, idx);
+    for (int d = 0; d < av->ndim; d++) {
+      const AluExp *in_d = alu_binary(
+          ALU_AND, alu_unary(ALU_NOT, alu_binary(ALU_CMPLT, idx[d], i64(pp->start[d]))),
+          alu_binary(ALU_CMPLT, idx[d], i64(pp->start[d] + x->aval.shape[d])));
+      inside = inside ? alu_binary(ALU_AND, inside, in_d) : in_d;
+    }
+    jx_dtype d = av->dtype;
+    const AluExp *fill = dtype_is_floating(d) ? alu_const_float(d, pp->value) : alu_const_int(d, (int64_t)pp->value);
+    const AluExp *e = lazy_load(out, idx);
+    shape_free(out->st);
+    return set_exp(out, inside ? alu_where(inside, e, fill) : e, av);
+  }
+  return true;
+}
+
+static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *out, const Aval *av) {
+  bool mask[JX_MAX_NDIM] = {false};
+  for (int i = 0; i < q->params.naxes; i++) mask[q->params.axes[i]] = true;
+  int perm[JX_MAX_NDIM], n = 0;
+  int64_t R = 1, pshape[JX_MAX_NDIM];
+  for (int d = 0; d < x->aval.ndim; d++)
+    if (!mask[d]) perm[n++] = d;
+  for (int d = 0; d < x->aval.ndim; d++)
+    if (mask[d]) perm[n++] = d, R *= x->aval.shape[d];
+  for (int d = 0; d < x->aval.ndim; d++) pshape[d] = x->aval.shape[perm[d]];
+  int64_t size = shape_numel(av->ndim, av->shape);
+  const AluExp *flat = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_special("gidx", size), i64(R)),
+                                  alu_special("ridx", R));
+  const AluExp *ip[JX_MAX_NDIM], *idx[JX_MAX_NDIM];
+  shape_unflatten(flat, x->aval.ndim, pshape, ip);
+  for (int d = 0; d < x->aval.ndim; d++) idx[perm[d]] = ip[d];
+  AluOp op = prim_alu_op(q->prim);
+  jx_dtype dt = av->dtype;
+  AluValue id = alu_reduce_identity(op, dt);
+  Kernel k = {.size = size, .dtype = dt, .has_reduction = R > 0};
+  k.reduction = (Reduction){.op = op, .dtype = dt, .identity = id, .size = R};
+  k.exp = R > 0 ? lazy_load(x, idx) : alu_const(dt, id);
+  int s = emit(L, &k);
+  if (s < 0) return false;
+  *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
+  return out->st != NULL;
+}
+
+static bool lower_dot(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out, const Aval *av) {
+  const PrimParams *pp = &q->params;
+  bool xu[JX_MAX_NDIM] = {false}, yu[JX_MAX_NDIM] = {false};
+  for (int i = 0; i < pp->ncontract; i++) xu[pp->lhs_contract[i]] = yu[pp->rhs_contract[i]] = true;
+  for (int i = 0; i < pp->nbatch; i++) xu[pp->lhs_batch[i]] = yu[pp->rhs_batch[i]] = true;
+  int xfree[JX_MAX_NDIM], yfree[JX_MAX_NDIM], nxf = 0, nyf = 0;
+  for (int d = 0; d < x->aval.ndim; d++)
+    if (!xu[d]) xfree[nxf++] = d;
+  for (int d = 0; d < y->aval.ndim; d++)
+    if (!yu[d]) yfree[nyf++] = d;
+  int64_t cshape[JX_MAX_NDIM], R = 1, size = shape_numel(av->ndim, av->shape);
+  for (int i = 0; i < pp->ncontract; i++) R *= (cshape[i] = x->aval.shape[pp->lhs_contract[i]]);
+  const AluExp *oi[JX_MAX_NDIM], *ci[JX_MAX_NDIM], *xi[JX_MAX_NDIM], *yi[JX_MAX_NDIM];
+  shape_unflatten(alu_special("gidx", size), av->ndim, av->shape, oi);
+  shape_unflatten(alu_special("ridx", R), pp->ncontract, cshape, ci);
+  for (int i = 0; i < pp->nbatch; i++) xi[pp->lhs_batch[i]] = yi[pp->rhs_batch[i]] = oi[i];
+  for (int i = 0; i < pp->ncontract; i++) xi[pp->lhs_contract[i]] = yi[pp->rhs_contract[i]] = ci[i];
+  for (int i = 0; i < nxf; i++) xi[xfree[i]] = oi[pp->nbatch + i];
+  for (int i = 0; i < nyf; i++) yi[yfree[i]] = oi[pp->nbatch + nxf + i];
+  jx_dtype dt = av->dtype;
+  jx_dtype acc = dt == JX_FLOAT16 || dt == JX_BFLOAT16 ? JX_FLOAT32 : dt;
+  AluOp mul = dt == JX_BOOL ? ALU_AND : ALU_MUL, add = dt == JX_BOOL ? ALU_OR : ALU_ADD;
+  Kernel k = {.size = size, .dtype = dt, .has_reduction = R > 0};
+  k.reduction = (Reduction){.op = add, .dtype = acc, .size = R,
+                            .identity = alu_reduce_identity(add, acc)};
+  if (acc != dt) k.reduction.epilogue = alu_cast(alu_variable("acc", acc), dt);
+  k.exp = R > 0 ? alu_binary(mul, alu_cast(lazy_load(x, xi), acc), alu_cast(lazy_load(y, yi), acc))
+                : alu_const(dt, k.reduction.identity);
+  int s = emit(L, &k);
+  if (s < 0) return false;
+  *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
+  return out->st != NULL;
+}
+
+static bool lower_concatenate(const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
+  int axis = q->params.axis;
+  const AluExp *idx[JX_MAX_NDIM], *e = NULL;
+  shape_unflatten(idx_var(), av->ndim, av->shape, idx);
+  const AluExp *pos = idx[axis];
+  int64_t off = 0;
+  for (int i = 0; i < q->nin; i++) {
+    int64_t len = in[i]->aval.shape[axis];
+    const AluExp *after = alu_unary(ALU_NOT, alu_binary(ALU_CMPLT, pos, i64(off)));
+    const AluExp *inside = alu_binary(ALU_AND, after, alu_binary(ALU_CMPLT, pos, i64(off + len)));
+    const AluExp *sub[JX_MAX_NDIM];
+    memcpy(sub, idx, sizeof sub);
+    sub[axis] = alu_where(inside, alu_binary(ALU_SUB, pos, i64(off)), i64(0));
+    const AluExp *v = lazy_load(in[i], sub);
+    e = e ? alu_where(after, v, e) : v;
+    off += len;
+  }
+  return set_exp(out, e, av);
+}
+
+static bool lower_gather(const JaxprEqn *q, Lazy *x, Lazy *ind, Lazy *out, const Aval *av) {
+  int axis = q->params.axis;
+  const AluExp *idx[JX_MAX_NDIM], *xi[JX_MAX_NDIM];
+  shape_unflatten(idx_var(), av->ndim, av->shape, idx);
+  const AluExp *pos = alu_cast(lazy_load(ind, idx + axis), JX_INT64);
+  pos = alu_binary(ALU_MAX, alu_binary(ALU_MIN, pos, i64(x->aval.shape[axis] - 1)), i64(0));
+  for (int d = 0; d < axis; d++) xi[d] = idx[d];
+  xi[axis] = pos;
+  for (int d = axis + 1; d < x->aval.ndim; d++) xi[d] = idx[d - 1 + ind->aval.ndim];
+  return set_exp(out, lazy_load(x, xi), av);
+}
+
+static bool lower_iota(const JaxprEqn *q, Lazy *out, const Aval *av) {
+  const AluExp *idx[JX_MAX_NDIM];
+  shape_unflatten(idx_var(), av->ndim, av->shape, idx);
+  return set_exp(out, alu_cast(idx[q->params.axis], q->params.dtype), av);
+}
+
+/* A value read by several consumers is materialized once, unless it is a view of a
+ * buffer or cheap to recompute (a few nodes). */
+static bool maybe_share(Lower *L, Lazy *v) {
+  if (v->slot >= 0 || v->uses < 2) return true;
+  if (alu_count(v->src) <= 6) return true;
+  return realize(L, v);
+}
+
+static bool lower_eqn(Lower *L, const JaxprEqn *q) {
+  Lazy *in[KERNEL_MAX_ARGS];
+  for (int i = 0; i < q->nin; i++) {
+    in[i] = &L->vals[q->in[i]];
+    if (!maybe_share(L, in[i])) return false;
+  }
+  Lazy *out = &L->vals[q->out];
+  const Aval *av = &L->j->vars[q->out];
+  L->p->nkernels_fused_ops++;
+  bool ok;
+  switch (prim_kind(q->prim)) {
+  case PRIM_KIND_UNARY: case PRIM_KIND_UNARY_PRED: case PRIM_KIND_BINARY:
+  case PRIM_KIND_COMPARE: case PRIM_KIND_SELECT: case PRIM_KIND_CONVERT: case PRIM_KIND_BITCAST:
+    ok = lower_elementwise(L, q, in, out, av);
+    break;
+  case PRIM_KIND_MOVEMENT: ok = lower_movement(q, in[0], out, av); break;
+  case PRIM_KIND_REDUCE: ok = lower_reduce(L, q, in[0], out, av); break;
+  case PRIM_KIND_DOT: ok = lower_dot(L, q, in[0], in[1], out, av); break;
+  case PRIM_KIND_CONCATENATE: ok = lower_concatenate(q, in, out, av); break;
+  case PRIM_KIND_GATHER: ok = lower_gather(q, in[0], in[1], out, av); break;
+  case PRIM_KIND_IOTA: ok = lower_iota(q, out, av); break;
+  default:
+    error_set(JX_ERR_UNSUPPORTED, "jit: no lowering for %s", prim_name(q->prim));
+    return false;
+  }
+  if (!ok && !error_pending()) error_set(JX_ERR_OOM, "jit: out of memory lowering %s", prim_name(q->prim));
+  out->uses = 0;
+  return ok;
+}
+
+Program *jit_lower(const Jaxpr *j) {
+  Program *p = calloc(1, sizeof *p);
+  Lower L = {.j = j, .p = p, .vals = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof(Lazy))};
+  bool ok = p && L.vals;
+  /* uses per variable, so shared values are materialized once */
+  for (int e = 0; ok && e < j->neqns; e++)
+    for (int i = 0; i < j->eqns[e].nin; i++) L.vals[j->eqns[e].in[i]].uses++;
+  for (int o = 0; ok && o < j->nout; o++) L.vals[j->outvars[o]].uses++;
+  for (int i = 0; ok && i < j->nin; i++) {
+    Lazy *v = &L.vals[j->invars[i]];
+    int uses = v->uses;
+    v->aval = j->vars[j->invars[i]];
+    v->slot = new_slot(&L, SLOT_INPUT, i);
+    v->st = shape_contiguous(v->aval.ndim, v->aval.shape); /* inputs are made contiguous */
+    v->uses = uses;
+    ok = v->slot >= 0 && v->st;
+  }
+  for (int c = 0; ok && c < j->nconst; c++) {
+    Lazy *v = &L.vals[j->constvars[c]];
+    int uses = v->uses;
+    v->aval = j->vars[j->constvars[c]];
+    v->slot = new_slot(&L, SLOT_CONST, c);
+    v->st = shape_copy(j->consts[c]->st);
+    v->uses = uses;
+    ok = v->slot >= 0 && v->st;
+  }
+  for (int e = 0; ok && e < j->neqns; e++) {
+    int uses = L.vals[j->eqns[e].out].uses;
+    ok = lower_eqn(&L, &j->eqns[e]);
+    L.vals[j->eqns[e].out].uses = uses;
+  }
+  if (ok) {
+    p->outs = calloc((size_t)(j->nout ? j->nout : 1), sizeof *p->outs);
+    p->nout = j->nout;
+    ok = p->outs != NULL;
+  }
+  for (int o = 0; ok && o < j->nout; o++) {
+    Lazy *v = &L.vals[j->outvars[o]];
+    if (v->slot < 0) ok = realize(&L, v); /* outputs that are views of buffers stay views */
+    if (ok) {
+      p->outs[o] = (ProgramOutput){.slot = v->slot, .st = shape_copy(v->st), .aval = v->aval};
+      ok = p->outs[o].st != NULL;
+      L.last_use[v->slot] = p->nsteps; /* outputs live past the last step */
+    }
+  }
+  /* free temporaries at their last use */
+  for (int s = 0; ok && s < p->nslots; s++) {
+    int at = L.last_use[s];
+    if (p->kinds[s] != SLOT_TEMP || at < 0 || at >= p->nsteps) continue;
+    Step *st = &p->steps[at];
+    int *f = realloc(st->frees, (size_t)(st->nfree + 1) * sizeof *f);
+    if (!f) ok = false;
+    else f[st->nfree++] = s, st->frees = f;
+  }
+  for (int v = 0; L.vals && v < j->nvars; v++) shape_free(L.vals[v].st);
+  free(L.vals);
+  free(L.last_use);
+  if (!ok) {
+    if (!error_pending()) error_set(JX_ERR_OOM, "jit: out of memory");
+    jit_program_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+void jit_program_free(Program *p) {
+  if (!p) return;
+  for (int s = 0; s < p->nsteps; s++) free(p->steps[s].args), free(p->steps[s].frees);
+  for (int o = 0; p->outs && o < p->nout; o++) shape_free(p->outs[o].st);
+  free(p->steps), free(p->kinds), free(p->index), free(p->outs);
+  free(p);
+}
