@@ -144,6 +144,11 @@ int64_t jx_live_fns(void);
  * (b,) }"). The caller free()s it. NULL on error (f's own errors propagate). */
 char *jx_make_jaxpr(jx_fn *f, jx_array *const *example_in);
 
+/* jax.jit(f): traces f once per input signature (shapes, dtypes, weak types) into a
+ * jaxpr, fuses it into few kernels and runs those on later calls. Under another
+ * transformation it behaves like f. Set JAXC_DEBUG=2 to see the jaxprs, 3 the kernels. */
+jx_fn *jx_jit(jx_fn *f);
+
 /* jax.jvp(f, primals, tangents): f's outputs and their tangents (new references).
  * Tangents must match their primals' shapes and dtypes (JX_ERR_SHAPE). */
 jx_status jx_jvp(jx_fn *f, jx_array *const *primals, jx_array *const *tangents,

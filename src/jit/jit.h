@@ -7,6 +7,7 @@
 #define JAXC_JIT_JIT_H
 
 #include "backend/backend.h"
+#include "core/shape.h"
 #include "jaxpr/jaxpr.h"
 
 /* Where a program value lives: an input, a constant, or a kernel's output. */

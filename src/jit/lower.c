@@ -84,16 +84,17 @@ static bool set_exp(Lazy *out, const AluExp *exp, const Aval *aval) {
 }
 
 /* Renumbers GLOBAL_INDEX(slot) loads to kernel args 0..n-1; fills args with the slots. */
-static const AluExp *remap(const AluExp *e, AluMap *memo, int *args, int *nargs) {
+static const AluExp *remap(const AluExp *e, AluMap *memo, int *args, int *nargs,
+                           jx_dtype *dtypes) {
   const void *hit;
   if (alu_map_get(memo, e, &hit)) return hit;
   const AluExp *src[4];
-  for (int s = 0; s < e->nsrc; s++) src[s] = remap(e->src[s], memo, args, nargs);
+  for (int s = 0; s < e->nsrc; s++) src[s] = remap(e->src[s], memo, args, nargs, dtypes);
   int64_t arg = e->arg;
   if (e->op == ALU_GLOBAL_INDEX) {
     int a = 0;
     while (a < *nargs && args[a] != e->arg) a++;
-    if (a == *nargs) args[(*nargs)++] = (int)e->arg;
+    if (a == *nargs) dtypes[*nargs] = e->dtype, args[(*nargs)++] = (int)e->arg;
     arg = a;
   }
   const AluExp *r = alu_make(e->op, e->dtype, e->nsrc, src, e->value, arg, e->name);
@@ -122,7 +123,7 @@ static int emit(Lower *L, Kernel *k) {
     error_set(JX_ERR_UNSUPPORTED, "jit: a fused kernel reads %d buffers (max %d)", nd, KERNEL_MAX_ARGS);
     return -1;
   }
-  k->exp = alu_simplify(remap(k->exp, &memo, args, &nargs));
+  k->exp = alu_simplify(remap(k->exp, &memo, args, &nargs, k->arg_dtypes));
   alu_map_free(&memo);
   if (k->has_reduction && k->reduction.epilogue)
     k->reduction.epilogue = alu_simplify(k->reduction.epilogue);

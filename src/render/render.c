@@ -127,7 +127,6 @@ static const DtypeC dtype_c[JX_NUM_DTYPES] = {
 };
 
 static bool is_float(jx_dtype d) { return dtype_is_floating(d); }
-static bool float_in_f32(jx_dtype d) { return is_float(d) && d != JX_FLOAT64; }
 
 /* --------------------------------------------------------------- op table */
 
@@ -283,8 +282,17 @@ static bool plain_ok(const AluExp *e) {
 
 /* -------------------------------------------------------------- constants */
 
+/* Shortest decimal that reads back (as the compiler will: strtof for float literals)
+ * to exactly x. */
+static void shortest_decimal(char *out, size_t n, double x, bool dbl) {
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(out, n, "%.*g", prec, x);
+    if (dbl ? strtod(out, NULL) == x : strtof(out, NULL) == (float)x) break;
+  }
+  if (!strpbrk(out, ".en")) strncat(out, ".0", n - strlen(out) - 1);
+}
+
 static void render_const(Buf *b, jx_dtype d, AluValue v) {
-  int bits = dtype_bits(d);
   switch (d) {
   case JX_BOOL: buf_str(b, v.i ? "1" : "0"); return;
   case JX_INT8: case JX_INT16: buf_printf(b, "((%s)%" PRId64 ")", dtype_c[d].ctype, v.i); return;
@@ -294,14 +302,18 @@ static void render_const(Buf *b, jx_dtype d, AluValue v) {
     else buf_printf(b, v.i < 0 ? "(%" PRId64 ")" : "%" PRId64, v.i);
     return;
   case JX_UINT32: buf_printf(b, "%" PRIu64 "u", v.u); return;
-  case JX_INT64:
-    if (v.i == INT64_MIN) buf_str(b, "INT64_MIN");
+  case JX_INT64: /* small values as int literals: operands of 64-bit ops promote */
+    if (v.i >= INT32_MIN && v.i <= INT32_MAX)
+      buf_printf(b, v.i < 0 ? "(%" PRId64 ")" : "%" PRId64, v.i);
+    else if (v.i == INT64_MIN) buf_str(b, "INT64_MIN");
     else buf_printf(b, "INT64_C(%" PRId64 ")", v.i);
     return;
-  case JX_UINT64: buf_printf(b, "UINT64_C(%" PRIu64 ")", v.u); return;
+  case JX_UINT64:
+    if (v.u <= UINT32_MAX) buf_printf(b, "%" PRIu64 "u", v.u);
+    else buf_printf(b, "UINT64_C(%" PRIu64 ")", v.u);
+    return;
   default: break;
   }
-  (void)bits;
   bool dbl = d == JX_FLOAT64;
   double x = dbl ? v.f : (double)(float)v.f;
   if (isnan(x)) {
@@ -316,10 +328,10 @@ static void render_const(Buf *b, jx_dtype d, AluValue v) {
   } else if (isinf(x)) {
     buf_printf(b, dbl ? "(%sHUGE_VAL)" : "(%sHUGE_VALF)", x < 0 ? "-" : "");
   } else { /* negative literals in parentheses: "(-$0)" must not become "--" */
+    char t[48];
+    shortest_decimal(t, sizeof t, x, dbl);
     bool neg = signbit(x);
-    bool whole = x == floor(x) && fabs(x) < 0x1p24 && !(x == 0 && neg);
-    buf_printf(b, whole ? "%s%.1f%s%s" : "%s%a%s%s", neg ? "(" : "", x, dbl ? "" : "f",
-               neg ? ")" : "");
+    buf_printf(b, "%s%s%s%s", neg ? "(" : "", t, dbl ? "" : "f", neg ? ")" : "");
   }
 }
 

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,16 @@ static struct {
   uint64_t cpu_hash;         /* FNV-1a of the CPU's flags (-march=native depends on it) */
   char dir[PATH_CAP];        /* writable cache directory ("" until first needed) */
 } cc;
+
+/* snprintf into a path buffer of PATH_CAP bytes; false (and a cut path) if too long. */
+static bool path_printf(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool path_printf(char *buf, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, PATH_CAP, fmt, ap);
+  va_end(ap);
+  return n >= 0 && n < PATH_CAP;
+}
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
   const unsigned char *s = p;
@@ -186,8 +197,7 @@ static bool cache_dir(void) {
     snprintf(cc.dir, sizeof cc.dir, "%s", dir);
     return true;
   }
-  snprintf(dir, sizeof dir, "%s/jaxc-%ld", config_tmp_dir(), (long)getuid());
-  if (mkdir_p(dir)) {
+  if (path_printf(dir, "%s/jaxc-%ld", config_tmp_dir(), (long)getuid()) && mkdir_p(dir)) {
     snprintf(cc.dir, sizeof cc.dir, "%s", dir);
     return true;
   }
@@ -198,7 +208,7 @@ static void compiler_version(void) {
   if (cc.version_known) return;
   cc.version_known = true;
   char log[PATH_CAP];
-  snprintf(log, sizeof log, "%s/version.%ld.tmp", cc.dir, (long)getpid());
+  path_printf(log, "%s/version.%ld.tmp", cc.dir, (long)getpid());
   char *argv[MAX_ARGS + 2];
   for (int i = 0; i < cc.argc; i++) argv[i] = cc.argv[i];
   argv[cc.argc] = "--version";
@@ -231,7 +241,8 @@ static bool file_equals(const char *path, const char *text, size_t len) {
 static bool write_file(const char *path, const char *text, size_t len) {
   static atomic_int counter;
   char tmp[PATH_CAP];
-  snprintf(tmp, sizeof tmp, "%s.%ld.%d.tmp", path, (long)getpid(), atomic_fetch_add(&counter, 1));
+  if (!path_printf(tmp, "%s.%ld.%d.tmp", path, (long)getpid(), atomic_fetch_add(&counter, 1)))
+    return false;
   FILE *f = fopen(tmp, "wb");
   if (!f) return false;
   bool ok = fwrite(text, 1, len, f) == len;
@@ -290,10 +301,13 @@ jx_status compile_load(const char *source, size_t len, const char *name, CpuKern
   text[total] = 0;
   uint64_t key = fnv1a(FNV_INIT, text, total);
   char base[PATH_CAP], c_path[PATH_CAP], so_path[PATH_CAP], tmp_so[PATH_CAP], log[PATH_CAP];
-  snprintf(base, sizeof base, "%s/%s-%016" PRIx64, cc.dir, name, key);
-  snprintf(c_path, sizeof c_path, "%s.c", base);
-  snprintf(so_path, sizeof so_path, "%s.so", base);
-  snprintf(log, sizeof log, "%s.log", base);
+  if (!path_printf(base, "%s/%s-%016" PRIx64, cc.dir, name, key) ||
+      !path_printf(c_path, "%s.c", base) || !path_printf(so_path, "%s.so", base) ||
+      !path_printf(log, "%s.log", base)) {
+    free(text);
+    error_set(JX_ERR_IO, "cpu: cache path too long under %s", cc.dir);
+    return JX_ERR_IO;
+  }
 
   /* Reuse: the stored source is exactly ours and its object loads. */
   if (file_equals(c_path, text, total) && access(so_path, R_OK) == 0) {
@@ -310,8 +324,7 @@ jx_status compile_load(const char *source, size_t len, const char *name, CpuKern
   }
   free(text);
   static atomic_int counter;
-  snprintf(tmp_so, sizeof tmp_so, "%s.%ld.%d.so", base, (long)getpid(),
-           atomic_fetch_add(&counter, 1));
+  path_printf(tmp_so, "%s.%ld.%d.so", base, (long)getpid(), atomic_fetch_add(&counter, 1));
   char flags[] = FLAGS;
   char *argv[MAX_ARGS * 2];
   int argc = 0;

@@ -1,0 +1,172 @@
+/* jit.c -- jx_jit: traces the function once per input signature (dtypes, weak types,
+ * shapes, x64 mode) into a Jaxpr, lowers it into a Program of fused kernels, and runs
+ * that on later calls. Under another transformation (tracer inputs) the cached Jaxpr
+ * is evaluated primitive by primitive instead, which composes with every trace. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "jit/jit.h"
+#include "transform/transform.h"
+
+/* Signatures cached per jitted function; the oldest is dropped past this. */
+#define JIT_CACHE_MAX 32
+
+typedef struct Entry {
+  Aval *avals;     /* the full key: one aval per input ... */
+  bool x64;        /* ... and the x64 mode */
+  Jaxpr *jaxpr;
+  Program *program; /* NULL: evaluate the jaxpr (lowering unsupported) */
+  struct Entry *next;
+} Entry;
+
+typedef struct Jit {
+  jx_fn *f;
+  Entry *entries;
+  int nentries;
+  int64_t traces; /* how many times f was traced (tests read it) */
+} Jit;
+
+static void entry_free(Entry *e) {
+  jaxpr_free(e->jaxpr);
+  jit_program_free(e->program);
+  free(e->avals);
+  free(e);
+}
+
+static void jit_free(void *ctx) {
+  Jit *J = ctx;
+  for (Entry *e = J->entries, *n; e; e = n) n = e->next, entry_free(e);
+  jx_fn_free(J->f);
+  free(J);
+}
+
+static bool aval_eq(const Aval *a, const Aval *b) {
+  return a->dtype == b->dtype && a->weak == b->weak && a->ndim == b->ndim &&
+         memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0;
+}
+
+static Entry *lookup(Jit *J, int nin, jx_array *const *in) {
+  Entry *prev = NULL;
+  for (Entry *e = J->entries; e; prev = e, e = e->next) {
+    bool hit = e->x64 == dtype_x64();
+    for (int i = 0; hit && i < nin; i++) {
+      Aval a = prim_aval_of(in[i]);
+      hit = aval_eq(&a, &e->avals[i]);
+    }
+    if (!hit) continue;
+    if (prev) { /* move to front: most recently used first */
+      prev->next = e->next;
+      e->next = J->entries;
+      J->entries = e;
+    }
+    return e;
+  }
+  return NULL;
+}
+
+static Jaxpr *trace(Jit *J, int nin, jx_array *const *in) {
+  int nout = jx_fn_nout(J->f);
+  Trace *t = stage_begin();
+  if (!t) return NULL;
+  jx_scope_begin();
+  jx_array **ins = calloc((size_t)nin + 1, sizeof *ins), **outs = calloc((size_t)nout, sizeof *outs);
+  bool ok = ins && outs;
+  for (int i = 0; ok && i < nin; i++) {
+    Aval a = prim_aval_of(in[i]);
+    ok = (ins[i] = stage_new_input(t, &a)) != NULL;
+  }
+  ok = ok && jx_call(J->f, ins, outs) == JX_OK;
+  Jaxpr *j = stage_end(t, ok ? nout : 0, outs);
+  for (int o = 0; ok && o < nout; o++) jx_free(outs[o]);
+  jx_scope_end(0, NULL);
+  free(ins), free(outs);
+  if (!ok) {
+    jaxpr_free(j);
+    return NULL;
+  }
+  J->traces++;
+  return j;
+}
+
+static bool has_tracer_consts(const Jaxpr *j) {
+  for (int c = 0; c < j->nconst; c++)
+    if (j->consts[c]->tracer) return true;
+  return false;
+}
+
+static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
+  Jit *J = ctx;
+  int nin = jx_fn_nin(J->f);
+  bool traced = false;
+  for (int i = 0; i < nin; i++) traced |= in[i]->tracer != NULL;
+  Entry *e = lookup(J, nin, in);
+  if (!e) {
+    Jaxpr *j = trace(J, nin, in);
+    if (!j) return jx_last_status();
+    if (config_debug_level() >= 2) {
+      char *text = jaxpr_print(j);
+      fprintf(stderr, "[jaxc] jit(%s) jaxpr:\n%s\n", jx_fn_name(J->f), text ? text : "?");
+      free(text);
+    }
+    if (has_tracer_consts(j)) { /* closes over an outer tracer: valid for this call only */
+      jx_status s = jaxpr_eval(j, in, out);
+      jaxpr_free(j);
+      return s;
+    }
+    e = calloc(1, sizeof *e);
+    Aval *avals = e ? calloc((size_t)nin + 1, sizeof *avals) : NULL;
+    if (!avals) {
+      free(e);
+      jaxpr_free(j);
+      error_set(JX_ERR_OOM, "jx_jit: out of memory");
+      return JX_ERR_OOM;
+    }
+    for (int i = 0; i < nin; i++) avals[i] = prim_aval_of(in[i]);
+    *e = (Entry){.avals = avals, .x64 = dtype_x64(), .jaxpr = j, .next = J->entries};
+    e->program = jit_lower(j);
+    if (!e->program) {
+      if (jx_last_status() != JX_ERR_UNSUPPORTED) {
+        entry_free(e);
+        return jx_last_status();
+      }
+      jx_clear_error(); /* unsupported fusion: fall back to evaluating the jaxpr */
+    }
+    if (e->program && config_debug_level() >= 3) {
+      char *text = jit_program_print(e->program);
+      fprintf(stderr, "[jaxc] jit(%s) program:\n%s\n", jx_fn_name(J->f), text ? text : "?");
+      free(text);
+    }
+    J->entries = e;
+    if (++J->nentries > JIT_CACHE_MAX) { /* drop the least recently used */
+      Entry *p = J->entries;
+      while (p->next && p->next->next) p = p->next;
+      entry_free(p->next);
+      p->next = NULL;
+      J->nentries--;
+    }
+  }
+  if (traced || !e->program) return jaxpr_eval(e->jaxpr, in, out);
+  return jit_run(e->program, e->jaxpr, in, out);
+}
+
+jx_fn *jx_jit(jx_fn *f) {
+  if (!f) {
+    if (!error_pending()) error_set(JX_ERR_VALUE, "jx_jit: the function is NULL");
+    return NULL;
+  }
+  Jit *J = calloc(1, sizeof *J);
+  if (!J) {
+    error_set(JX_ERR_OOM, "jx_jit: out of memory");
+    return NULL;
+  }
+  J->f = jx_fn_ref(f);
+  char name[256];
+  snprintf(name, sizeof name, "jit(%s)", jx_fn_name(f));
+  jx_fn *r = jx_fn_new_with_free(name, jx_fn_nin(f), jx_fn_nout(f), jit_impl, J, jit_free);
+  if (!r) jit_free(J);
+  return r;
+}

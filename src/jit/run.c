@@ -1,0 +1,97 @@
+/* run.c -- executing a lowered Program: inputs made contiguous, kernels dispatched in
+ * order on the inputs' backend, temporaries freed at their last use, outputs wrapped
+ * as arrays (views where the program's output is a view of a buffer). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/array.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "jit/jit.h"
+#include "trace/trace.h"
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_array **out) {
+  Buffer **bufs = calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *bufs);
+  jx_array **contig = calloc((size_t)(j->nin ? j->nin : 1), sizeof *contig);
+  if (!bufs || !contig) {
+    free(bufs), free(contig);
+    error_set(JX_ERR_OOM, "jit: out of memory");
+    return JX_ERR_OOM;
+  }
+  jx_status s = JX_OK;
+  const Backend *be = j->nin ? NULL : backend_default();
+  for (int i = 0; i < j->nin && s == JX_OK; i++) {
+    contig[i] = impl_contiguous(in[i]);
+    if (!contig[i]) s = jx_last_status();
+    else if (!be) be = contig[i]->buf->backend;
+  }
+  for (int slot = 0; slot < p->nslots && s == JX_OK; slot++) {
+    if (p->kinds[slot] == SLOT_INPUT) bufs[slot] = contig[p->index[slot]]->buf;
+    if (p->kinds[slot] == SLOT_CONST) bufs[slot] = j->consts[p->index[slot]]->buf;
+  }
+  int debug = config_debug_level();
+  for (int k = 0; k < p->nsteps && s == JX_OK; k++) {
+    const Step *st = &p->steps[k];
+    Buffer *args[KERNEL_MAX_ARGS];
+    for (int a = 0; a < st->kernel.nargs; a++) args[a] = bufs[st->args[a]];
+    double t0 = debug >= 1 ? now_us() : 0;
+    bufs[st->out] = backend_run(be, &st->kernel, args);
+    if (!bufs[st->out]) {
+      s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
+      break;
+    }
+    if (debug >= 1)
+      fprintf(stderr, "[jaxc] jit step %d/%d: %lld elements%s on %s, %.1f us\n", k + 1, p->nsteps,
+              (long long)st->kernel.size, st->kernel.has_reduction ? " (reduction)" : "", be->name,
+              now_us() - t0);
+    for (int f = 0; f < st->nfree; f++) {
+      buffer_free(bufs[st->frees[f]]);
+      bufs[st->frees[f]] = NULL;
+    }
+  }
+  for (int o = 0; o < p->nout; o++) {
+    const ProgramOutput *po = &p->outs[o];
+    out[o] = NULL;
+    if (s != JX_OK) continue;
+    out[o] = array_new(buffer_ref(bufs[po->slot]), shape_copy(po->st), po->aval.dtype, po->aval.weak);
+    if (!out[o]) s = jx_last_status();
+  }
+  if (s != JX_OK)
+    for (int o = 0; o < p->nout; o++) jx_free(out[o]), out[o] = NULL;
+  for (int slot = 0; slot < p->nslots; slot++)
+    if (p->kinds[slot] == SLOT_TEMP) buffer_free(bufs[slot]);
+  for (int i = 0; i < j->nin; i++) jx_free(contig[i]);
+  free(bufs), free(contig);
+  return s;
+}
+
+char *jit_program_print(const Program *p) {
+  size_t cap = 256, n = 0;
+  char *text = malloc(cap);
+  if (!text) return NULL;
+  text[0] = '\0';
+  for (int k = 0; k < p->nsteps; k++) {
+    char *kt = kernel_print(&p->steps[k].kernel);
+    if (!kt) continue;
+    size_t need = n + strlen(kt) + 64;
+    if (need > cap) {
+      char *t2 = realloc(text, cap = need * 2);
+      if (!t2) {
+        free(kt);
+        break;
+      }
+      text = t2;
+    }
+    n += (size_t)snprintf(text + n, cap - n, "step %d -> slot %d:\n%s\n", k, p->steps[k].out, kt);
+    free(kt);
+  }
+  return text;
+}
