@@ -414,9 +414,9 @@ Program *jit_lower(const Jaxpr *j) {
     if (ok) {
       p->outs[o] = (ProgramOutput){.slot = v->slot, .st = shape_copy(v->st), .aval = v->aval};
       ok = p->outs[o].st != NULL;
-      L.last_use[v->slot] = p->nsteps; /* outputs live past the last step */
     }
   }
+  for (int o = 0; ok && o < j->nout; o++) L.last_use[p->outs[o].slot] = p->nsteps; /* live past the end */
   /* free temporaries at their last use */
   for (int s = 0; ok && s < p->nslots; s++) {
     int at = L.last_use[s];

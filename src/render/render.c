@@ -282,14 +282,21 @@ static bool plain_ok(const AluExp *e) {
 
 /* -------------------------------------------------------------- constants */
 
-/* Shortest decimal that reads back (as the compiler will: strtof for float literals)
- * to exactly x. */
-static void shortest_decimal(char *out, size_t n, double x, bool dbl) {
+/* A float literal reading back exactly x: the shortest decimal that does (checked with
+ * strtof for float literals, as the compiler reads them), or, when the C locale's
+ * number format is not in effect, an exact hex literal built without printf. */
+static void float_literal(char *out, size_t n, double x, bool dbl) {
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(out, n, "%.*g", prec, x);
     if (dbl ? strtod(out, NULL) == x : strtof(out, NULL) == (float)x) break;
   }
   if (!strpbrk(out, ".en")) strncat(out, ".0", n - strlen(out) - 1);
+  if (strspn(out, "0123456789.e+-") == strlen(out) &&
+      (dbl ? strtod(out, NULL) == x : strtof(out, NULL) == (float)x))
+    return;
+  int e;
+  double m = frexp(fabs(x), &e); /* |x| = m * 2^e, m in [0.5, 1) */
+  snprintf(out, n, "%s0x%" PRIx64 "p%d", x < 0 ? "-" : "", (uint64_t)ldexp(m, 53), e - 53);
 }
 
 static void render_const(Buf *b, jx_dtype d, AluValue v) {
@@ -329,7 +336,7 @@ static void render_const(Buf *b, jx_dtype d, AluValue v) {
     buf_printf(b, dbl ? "(%sHUGE_VAL)" : "(%sHUGE_VALF)", x < 0 ? "-" : "");
   } else { /* negative literals in parentheses: "(-$0)" must not become "--" */
     char t[48];
-    shortest_decimal(t, sizeof t, x, dbl);
+    float_literal(t, sizeof t, x, dbl);
     bool neg = signbit(x);
     buf_printf(b, "%s%s%s%s", neg ? "(" : "", t, dbl ? "" : "f", neg ? ")" : "");
   }

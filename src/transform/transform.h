@@ -23,4 +23,7 @@ jx_array *stage_new_input(Trace *t, const Aval *aval);
  * returns the jaxpr (NULL on error). */
 Jaxpr *stage_end(Trace *t, int nout, jx_array *const *outs);
 
+/* True if primitive p has a batching rule; else *absent says why (vmap.c). */
+bool vmap_has_rule(Prim p, const char **absent);
+
 #endif

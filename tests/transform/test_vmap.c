@@ -7,9 +7,7 @@
 #include "test.h"
 #include "trace/prim.h"
 #include "trace/trace.h"
-
-/* From src/transform/vmap.c (for the rule-table walk). */
-bool vmap_has_rule(Prim p, const char **absent);
+#include "transform/transform.h"
 
 #define NM JX_NOT_MAPPED
 

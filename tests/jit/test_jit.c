@@ -1,0 +1,206 @@
+/* test_jit.c -- jit against eager: every kind of primitive fused into kernels, random
+ * fused graphs, trace caching by signature, views as outputs, composition with grad
+ * and vmap, and errors. */
+#include <stdlib.h>
+
+#include "test.h"
+
+/* Compares two arrays exactly (same dtype, shape, bits via float64 view). */
+static void check_same(jx_array *a, jx_array *b, const char *what) {
+  CHECK_MSG(a && b, "%s: NULL (%s)", what, jx_last_error());
+  if (!a || !b) return;
+  CHECK_EQ_INT(jx_dtype_of(a), jx_dtype_of(b));
+  CHECK_EQ_INT(jx_ndim(a), jx_ndim(b));
+  for (int d = 0; d < jx_ndim(a) && d < jx_ndim(b); d++) CHECK_EQ_INT(jx_shape(a)[d], jx_shape(b)[d]);
+  if (jx_size(a) != jx_size(b)) return;
+  double *x = test_read_f64(a), *y = test_read_f64(b);
+  for (int64_t i = 0; i < jx_size(a); i++)
+    CHECK_MSG(x[i] == y[i] || (isnan(x[i]) && isnan(y[i])), "%s[%lld]: %.9g vs %.9g", what,
+              (long long)i, x[i], y[i]);
+  free(x), free(y);
+}
+
+static jx_array *randn(uint32_t *seed, int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= shape[d];
+  float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  for (int64_t i = 0; i < n; i++) {
+    *seed = *seed * 1664525u + 1013904223u;
+    v[i] = (float)((*seed >> 8) % 2001) / 500.0f - 2.0f;
+  }
+  jx_array *a = jx_array_from(v, JX_FLOAT32, ndim, shape);
+  free(v);
+  return a;
+}
+
+/* A model-like function touching every primitive family. */
+static jx_status mixed(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *x = in[0], *w = in[1]; /* x (4,6), w (6,3) */
+  jx_array *h = jx_tanh(jx_add(jx_matmul(x, w), jx_scalar(0.5)));          /* (4,3) */
+  jx_array *s = jx_sum(jx_exp(jx_sub(h, jx_max(h, 1, (int[]){1}, true))), 1, (int[]){1}, false);
+  jx_array *t = jx_transpose(jx_slice(x, 2, (int64_t[]){0, 5}, (int64_t[]){4, 0},
+                                      (int64_t[]){1, -2}), NULL);           /* (3,4) */
+  jx_array *c = jx_concatenate(2, (jx_array *[]){t, jx_flip(t, 0, NULL)}, 1); /* (3,8) */
+  jx_array *p = jx_pad(c, (int64_t[]){1, 0, 0, 2}, 1.5);                     /* (4,10) */
+  jx_array *g = jx_take(p, jx_array_from((int32_t[]){3, 0, 9, 9}, JX_INT32, 1, (int64_t[]){4}), 1);
+  out[0] = jx_add(jx_mean(g, 1, (int[]){0}, false), s);                      /* (4,) */
+  out[1] = jx_where(jx_greater(p, jx_scalar(0.0)), p, jx_mul(p, jx_scalar(0.1)));
+  out[2] = jx_transpose(h, NULL); /* a view output */
+  return JX_OK;
+}
+
+static void test_mixed_matches_eager(void) {
+  uint32_t seed = 1;
+  jx_array *x = randn(&seed, 2, (int64_t[]){4, 6}), *w = randn(&seed, 2, (int64_t[]){6, 3});
+  jx_fn *f = jx_fn_new("mixed", 2, 3, mixed, NULL), *jf = jx_jit(f);
+  jx_array *e[3], *j[3], *j2[3];
+  CHECK_EQ_INT(jx_call(f, (jx_array *[]){x, w}, e), JX_OK);
+  CHECK_EQ_INT(jx_call(jf, (jx_array *[]){x, w}, j), JX_OK);
+  CHECK_EQ_INT(jx_call(jf, (jx_array *[]){x, w}, j2), JX_OK); /* cached program */
+  for (int i = 0; i < 3; i++) {
+    check_same(e[i], j[i], "jit vs eager");
+    check_same(j[i], j2[i], "second call");
+    jx_free(e[i]), jx_free(j[i]), jx_free(j2[i]);
+  }
+  jx_free(x), jx_free(w);
+  jx_fn_free(jf), jx_fn_free(f);
+}
+
+/* Random elementwise/broadcast/reduce/view chains. */
+typedef struct Recipe {
+  int ops[12];
+  int n;
+} Recipe;
+
+static jx_status random_graph(void *ctx, jx_array *const *in, jx_array **out) {
+  const Recipe *r = ctx;
+  jx_array *a = in[0], *b = in[1]; /* (5,4) and (4,) */
+  for (int i = 0; i < r->n; i++) {
+    switch (r->ops[i]) {
+    case 0: a = jx_add(a, b); break;
+    case 1: a = jx_mul(a, jx_sin(a)); break;
+    case 2: a = jx_sub(a, jx_mean(a, 1, (int[]){0}, true)); break;
+    case 3: a = jx_flip(a, 1, (int[]){1}); break;
+    case 4: a = jx_maximum(a, jx_scalar(-0.25)); break;
+    case 5: a = jx_astype(jx_astype(a, JX_FLOAT16), JX_FLOAT32); break;
+    case 6: a = jx_reshape(jx_transpose(jx_reshape(a, 2, (int64_t[]){4, 5}), NULL), 2, (int64_t[]){5, 4}); break;
+    case 7: b = jx_sum(a, 1, (int[]){0}, false); break;
+    case 8: a = jx_where(jx_less(a, b), a, jx_exp(jx_negative(a))); break;
+    case 9: a = jx_roll(a, 2, 0); break;
+    default: a = jx_sqrt(jx_abs(a)); break;
+    }
+  }
+  out[0] = jx_add(a, b);
+  return JX_OK;
+}
+
+static void test_random_fused_graphs(void) {
+  uint32_t seed = 7;
+  for (int trial = 0; trial < 40; trial++) {
+    Recipe r = {.n = 1 + trial % 12};
+    for (int i = 0; i < r.n; i++) {
+      seed = seed * 1664525u + 1013904223u;
+      r.ops[i] = (int)((seed >> 10) % 11);
+    }
+    jx_array *a = randn(&seed, 2, (int64_t[]){5, 4}), *b = randn(&seed, 1, (int64_t[]){4});
+    jx_fn *f = jx_fn_new("random", 2, 1, random_graph, &r), *jf = jx_jit(f);
+    jx_array *e, *j;
+    CHECK_EQ_INT(jx_call(f, (jx_array *[]){a, b}, &e), JX_OK);
+    CHECK_EQ_INT(jx_call(jf, (jx_array *[]){a, b}, &j), JX_OK);
+    check_same(e, j, "random graph");
+    jx_free(e), jx_free(j), jx_free(a), jx_free(b);
+    jx_fn_free(jf), jx_fn_free(f);
+  }
+}
+
+static int ncalls;
+static jx_status counted(void *ctx, jx_array *const *in, jx_array **out) {
+  ncalls++;
+  out[0] = jx_sum(jx_square(in[0]), 0, NULL, false);
+  return JX_OK;
+}
+
+static void test_trace_cache(void) {
+  jx_fn *f = jx_fn_new("counted", 1, 1, counted, NULL), *jf = jx_jit(f);
+  jx_array *a = jx_ones(1, (int64_t[]){3}, JX_FLOAT32), *b = jx_ones(1, (int64_t[]){4}, JX_FLOAT32);
+  jx_array *o;
+  ncalls = 0;
+  for (int i = 0; i < 3; i++) {
+    CHECK_EQ_INT(jx_call(jf, &a, &o), JX_OK);
+    CHECK(jx_item(o) == 3.0);
+    jx_free(o);
+  }
+  CHECK_EQ_INT(ncalls, 1); /* traced once */
+  CHECK_EQ_INT(jx_call(jf, &b, &o), JX_OK);
+  CHECK(jx_item(o) == 4.0);
+  jx_free(o);
+  CHECK_EQ_INT(ncalls, 2); /* a new shape traces again */
+  jx_scope_begin();
+  jx_array *t = jx_transpose(jx_reshape(jx_arange(0, 6, 1, JX_FLOAT32), 2, (int64_t[]){2, 3}), NULL);
+  jx_array *r = jx_ravel(t); /* a non-contiguous input view of 6 elements */
+  jx_scope_end(2, (jx_array *[]){t, r});
+  jx_array *want = jx_sum(jx_square(r), 0, NULL, false);
+  CHECK_EQ_INT(jx_call(jf, &r, &o), JX_OK);
+  check_same(want, o, "view input");
+  jx_free(o), jx_free(want), jx_free(r), jx_free(t);
+  jx_free(a), jx_free(b);
+  jx_fn_free(jf), jx_fn_free(f);
+}
+
+static jx_status loss(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_sum(jx_mul(jx_tanh(jx_matmul(in[1], in[0])), in[1]), 0, NULL, false);
+  return JX_OK;
+}
+
+static void test_composes_with_grad_and_vmap(void) {
+  uint32_t seed = 3;
+  jx_array *w = randn(&seed, 2, (int64_t[]){3, 3}), *x = randn(&seed, 1, (int64_t[]){3});
+  jx_fn *f = jx_fn_new("loss", 2, 1, loss, NULL);
+  jx_fn *jf = jx_jit(f);
+  jx_fn *g = jx_grad(f, 1, NULL), *gj = jx_grad(jf, 1, NULL), *jg = jx_jit(g);
+  jx_array *a, *b, *c;
+  CHECK_EQ_INT(jx_call(g, (jx_array *[]){w, x}, &a), JX_OK);
+  CHECK_EQ_INT(jx_call(gj, (jx_array *[]){w, x}, &b), JX_OK);
+  CHECK_EQ_INT(jx_call(jg, (jx_array *[]){w, x}, &c), JX_OK);
+  check_same(a, b, "grad(jit(f))");
+  double *va = test_read_f64(a), *vc = test_read_f64(c);
+  for (int i = 0; i < 9; i++) CHECK_NEAR(va[i], vc[i], 1e-6);
+  free(va), free(vc);
+  jx_free(a), jx_free(b), jx_free(c);
+  /* vmap(jit(f)) over a batch of x */
+  jx_array *xs = randn(&seed, 2, (int64_t[]){4, 3});
+  jx_fn *vf = jx_vmap(jf, (int[]){JX_NOT_MAPPED, 0}, NULL), *vj = jx_vmap(f, (int[]){JX_NOT_MAPPED, 0}, NULL);
+  CHECK_EQ_INT(jx_call(vf, (jx_array *[]){w, xs}, &a), JX_OK);
+  CHECK_EQ_INT(jx_call(vj, (jx_array *[]){w, xs}, &b), JX_OK);
+  check_same(a, b, "vmap(jit(f))");
+  jx_free(a), jx_free(b), jx_free(xs), jx_free(w), jx_free(x);
+  jx_fn_free(vf), jx_fn_free(vj), jx_fn_free(jg), jx_fn_free(gj), jx_fn_free(g), jx_fn_free(jf);
+  jx_fn_free(f);
+}
+
+static jx_status bad(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_add(in[0], jx_ones(1, (int64_t[]){5}, JX_FLOAT32));
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_errors(void) {
+  CHECK(jx_jit(NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_jit");
+  jx_fn *f = jx_fn_new("bad", 1, 1, bad, NULL), *jf = jx_jit(f);
+  jx_array *a = jx_ones(1, (int64_t[]){3}, JX_FLOAT32), *o;
+  CHECK_EQ_INT(jx_call(jf, &a, &o), JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "(5,)");
+  jx_free(a);
+  jx_fn_free(jf), jx_fn_free(f);
+}
+
+int main(void) {
+  int64_t fns = jx_live_fns();
+  TEST_RUN(test_mixed_matches_eager);
+  TEST_RUN(test_random_fused_graphs);
+  TEST_RUN(test_trace_cache);
+  TEST_RUN(test_composes_with_grad_and_vmap);
+  TEST_RUN(test_errors);
+  if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
+  return test_finish();
+}
