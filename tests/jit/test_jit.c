@@ -138,8 +138,8 @@ static void test_trace_cache(void) {
   jx_scope_begin();
   jx_array *t = jx_transpose(jx_reshape(jx_arange(0, 6, 1, JX_FLOAT32), 2, (int64_t[]){2, 3}), NULL);
   jx_array *r = jx_ravel(t); /* a non-contiguous input view of 6 elements */
-  jx_scope_end(2, (jx_array *[]){t, r});
   jx_array *want = jx_sum(jx_square(r), 0, NULL, false);
+  jx_scope_end(3, (jx_array *[]){t, r, want});
   CHECK_EQ_INT(jx_call(jf, &r, &o), JX_OK);
   check_same(want, o, "view input");
   jx_free(o), jx_free(want), jx_free(r), jx_free(t);
