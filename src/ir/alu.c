@@ -838,3 +838,10 @@ int64_t alu_count(const AluExp *e) {
   free((void *)alu_toposort(e, &n));
   return n;
 }
+
+const AluExp *alu_threefry_word(const AluExp *k0, const AluExp *k1, const AluExp *c0,
+                                const AluExp *c1, int word) {
+  const AluExp *t = alu_threefry2x32(k0, k1, c0, c1);
+  if (word == 0) t = alu_binary(ALU_SHR, t, alu_const_int(JX_UINT64, 32));
+  return alu_cast(t, JX_UINT32);
+}

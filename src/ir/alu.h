@@ -72,6 +72,9 @@ const AluExp *alu_cast(const AluExp *x, jx_dtype dtype);
 const AluExp *alu_bitcast(const AluExp *x, jx_dtype dtype);
 const AluExp *alu_threefry2x32(const AluExp *k0, const AluExp *k1, const AluExp *c0,
                                const AluExp *c1);
+/* Word (0: high, 1: low) of alu_threefry2x32 as uint32. */
+const AluExp *alu_threefry_word(const AluExp *k0, const AluExp *k1, const AluExp *c0,
+                                const AluExp *c1, int word);
 /* Generic constructor used by rewriting passes. */
 const AluExp *alu_make(AluOp op, jx_dtype dtype, int nsrc, const AluExp *const *src,
                        AluValue value, int64_t arg, const char *name);

@@ -222,6 +222,7 @@ static void put_params(Text *t, const JaxprEqn *q, const Aval *in0) {
     put(t, "[new_dtype=%s weak_type=%s]", jx_dtype_name(p->dtype), p->weak ? "True" : "False");
     break;
   case PRIM_KIND_BITCAST: put(t, "[new_dtype=%s]", jx_dtype_name(p->dtype)); break;
+  case PRIM_KIND_THREEFRY: put(t, "[word=%d]", p->axis); break;
   case PRIM_KIND_REDUCE:
     put(t, "[axes=");
     put_ints(t, p->naxes, p->axes);

@@ -163,7 +163,7 @@ static bool realize(Lower *L, Lazy *v) {
 /* ------------------------------------------------------------ per primitive */
 
 static bool lower_elementwise(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
-  const AluExp *idx[JX_MAX_NDIM], *v[3];
+  const AluExp *idx[JX_MAX_NDIM], *v[4];
   shape_unflatten(idx_var(), av->ndim, av->shape, idx);
   for (int i = 0; i < q->nin; i++) v[i] = lazy_load(in[i], idx);
   const AluExp *e;
@@ -174,6 +174,7 @@ static bool lower_elementwise(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy
   case PRIM_KIND_COMPARE: e = alu_binary(prim_alu_op(q->prim), v[0], v[1]); break;
   case PRIM_KIND_SELECT: e = alu_where(v[0], v[1], v[2]); break;
   case PRIM_KIND_CONVERT: e = alu_cast(v[0], q->params.dtype); break;
+  case PRIM_KIND_THREEFRY: e = alu_threefry_word(v[0], v[1], v[2], v[3], q->params.axis); break;
   default: e = alu_bitcast(v[0], q->params.dtype); break;
   }
   return set_exp(out, e, av);
@@ -355,6 +356,7 @@ static bool lower_eqn(Lower *L, const JaxprEqn *q) {
   switch (prim_kind(q->prim)) {
   case PRIM_KIND_UNARY: case PRIM_KIND_UNARY_PRED: case PRIM_KIND_BINARY:
   case PRIM_KIND_COMPARE: case PRIM_KIND_SELECT: case PRIM_KIND_CONVERT: case PRIM_KIND_BITCAST:
+  case PRIM_KIND_THREEFRY:
     ok = lower_elementwise(L, q, in, out, av);
     break;
   case PRIM_KIND_MOVEMENT: ok = lower_movement(q, in[0], out, av); break;

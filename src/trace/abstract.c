@@ -233,6 +233,10 @@ bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, A
     out->dtype = pp->dtype;
     out->weak = false;
     return true;
+  case PRIM_KIND_THREEFRY:
+    if (pp->axis != 0 && pp->axis != 1) return fail(JX_ERR_VALUE, p, "word must be 0 or 1", &in[0], NULL);
+    if (in[0].dtype != JX_UINT32) return fail(JX_ERR_DTYPE, p, "operands must be uint32", &in[0], NULL);
+    return eval_elementwise(p, nin, in, out);
   case PRIM_KIND_REDUCE: return eval_reduce(p, &in[0], pp, out);
   case PRIM_KIND_MOVEMENT: return eval_movement(p, &in[0], pp, out);
   case PRIM_KIND_CONCATENATE: return eval_concatenate(nin, in, pp, out);

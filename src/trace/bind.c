@@ -173,6 +173,11 @@ jx_array *prim_dot_general(jx_array *x, jx_array *y, int ncontract, const int *l
   return prim_bind(PRIM_dot_general, 2, (jx_array *[]){x, y}, &pp);
 }
 
+jx_array *prim_threefry2x32(jx_array *k0, jx_array *k1, jx_array *c0, jx_array *c1, int word) {
+  PrimParams pp = {.axis = word};
+  return prim_bind(PRIM_threefry2x32, 4, (jx_array *[]){k0, k1, c0, c1}, &pp);
+}
+
 jx_array *prim_iota(jx_dtype dtype, int ndim, const int64_t *shape, int dimension) {
   if (!array_check_shape("iota", ndim, shape)) return NULL;
   PrimParams pp = {.dtype = dtype, .ndim = ndim, .axis = dimension};

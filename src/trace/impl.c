@@ -70,7 +70,7 @@ static jx_array *impl_elementwise(Prim p, int nin, jx_array *const *in,
   const jx_array *x = in[0];
   int64_t n = shape_numel(x->ndim, x->shape);
   const AluExp *gidx = alu_special("gidx", n);
-  const AluExp *v[3];
+  const AluExp *v[4];
   for (int i = 0; i < nin; i++) v[i] = load_flat(in[i], i, gidx);
   Kernel k = {.nargs = nin, .size = n};
   bool weak = all_weak(nin, in);
@@ -90,6 +90,9 @@ static jx_array *impl_elementwise(Prim p, int nin, jx_array *const *in,
   case PRIM_KIND_CONVERT:
     k.exp = alu_cast(v[0], pp->dtype);
     weak = pp->weak;
+    break;
+  case PRIM_KIND_THREEFRY:
+    k.exp = alu_threefry_word(v[0], v[1], v[2], v[3], pp->axis);
     break;
   case PRIM_KIND_BITCAST:
     k.exp = alu_bitcast(v[0], pp->dtype);
@@ -458,6 +461,7 @@ static jx_array *impl_dispatch(Prim p, int nin, jx_array *const *in, const PrimP
     return impl_elementwise(p, nin, in, pp);
   case PRIM_KIND_CONVERT: return impl_convert(in[0], pp);
   case PRIM_KIND_BITCAST: return impl_bitcast(in[0], pp);
+  case PRIM_KIND_THREEFRY: return impl_elementwise(p, nin, in, pp);
   case PRIM_KIND_REDUCE: return impl_reduce(p, in[0], pp);
   case PRIM_KIND_CONCATENATE: return impl_concatenate(nin, in, pp);
   case PRIM_KIND_GATHER: return impl_gather(in[0], in[1], pp);

@@ -33,7 +33,8 @@ typedef enum PrimKind {
   PRIM_KIND_CONCATENATE,
   PRIM_KIND_GATHER,
   PRIM_KIND_DOT,
-  PRIM_KIND_IOTA
+  PRIM_KIND_IOTA,
+  PRIM_KIND_THREEFRY
 } PrimKind;
 
 /* Parameters of a primitive application (a jaxpr equation's params). Unused fields
@@ -109,6 +110,9 @@ jx_array *prim_gather(jx_array *x, jx_array *idx, int axis);
 jx_array *prim_dot_general(jx_array *x, jx_array *y, int ncontract, const int *lhs_contract,
                            const int *rhs_contract, int nbatch, const int *lhs_batch,
                            const int *rhs_batch);
+/* Word `word` (0 or 1) of the threefry2x32 hash of counts (c0, c1) under key (k0, k1):
+ * four uint32 arrays of one shape -> uint32 (JAX's threefry2x32_p, one output each). */
+jx_array *prim_threefry2x32(jx_array *k0, jx_array *k1, jx_array *c0, jx_array *c1, int word);
 /* lax.broadcasted_iota. */
 jx_array *prim_iota(jx_dtype dtype, int ndim, const int64_t *shape, int dimension);
 

@@ -361,6 +361,7 @@ static const struct {
     [PRIM_slice] = {batch_slice},
     [PRIM_rev] = {batch_rev},
     [PRIM_stop_gradient] = {batch_elementwise}, /* identity: the batch axis stays */
+    [PRIM_threefry2x32] = {batch_elementwise},
     [PRIM_concatenate] = {batch_concatenate},
     [PRIM_gather] = {batch_gather},
     [PRIM_dot_general] = {batch_dot_general},

@@ -312,6 +312,11 @@ static void test_movement(void) {
   check_prim_case(&(PrimCase){"rev 02", PRIM_rev, 1, {F32(S234)}, {.naxes = 2, .axes = {0, 2}}});
   check_prim_case(&(PrimCase){"rev 1", PRIM_rev, 1, {F32(S234)}, {.naxes = 1, .axes = {1}}});
   check_prim_case(&(PrimCase){"stop_gradient", PRIM_stop_gradient, 1, {F32(S234)}, {0}});
+  for (int w = 0; w < 2; w++) /* uint32 keys and counts from small ints (wrapped) */
+    check_prim_case(&(PrimCase){"threefry2x32", PRIM_threefry2x32, 4,
+                                {{JX_UINT32, G_SHIFT, 2, {2, 3}}, {JX_UINT32, G_INT, 2, {2, 3}},
+                                 {JX_UINT32, G_SHIFT, 2, {2, 3}}, {JX_UINT32, G_INT, 2, {2, 3}}},
+                                {.axis = w}});
 }
 
 static void test_concatenate(void) {
