@@ -474,6 +474,16 @@ jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t 
  * for a non-empty take from an empty axis (an empty take gives zeros). */
 jx_array *jx_take(jx_array *x, jx_array *indices, int axis);
 
+/* ------------------------------------------------------------- sorting */
+/* jnp.sort(x, axis, descending=...) with JAX's total order: -0.0 == 0.0, NaN (either
+ * sign) after +inf, stable. descending reverses the ascending result (NaNs first).
+ * axis == JX_AXIS_NONE sorts the flattened array. Differentiable (the tangent follows
+ * the permutation), batchable, jittable. JX_ERR_SHAPE for a 0-d x or a bad axis. */
+jx_array *jx_sort(jx_array *x, int axis, bool descending);
+/* jnp.argsort: positions of the stable sort (int32; int64 with x64 on). With
+ * descending, equal elements keep their input order, as in JAX. */
+jx_array *jx_argsort(jx_array *x, int axis, bool descending);
+
 /* ------------------------------------------------------------ products */
 /* jnp.matmul / dot / vdot / inner / outer: operands promote (JAX rules); float16 and
  * bfloat16 accumulate in float32 and round back; bool products are or-of-ands.
@@ -486,6 +496,49 @@ jx_array *jx_inner(jx_array *x, jx_array *y);
 jx_array *jx_outer(jx_array *x, jx_array *y);
 /* jnp.tensordot(x, y, axes=n): contracts the last n axes of x with the first n of y. */
 jx_array *jx_tensordot(jx_array *x, jx_array *y, int n);
+
+/* ------------------------------------------------------------------ io */
+/* Array files. Readers take plain or gzip-compressed files (recognized by content, not
+ * by name) and return arrays on the default device, with the file's dtype and shape;
+ * 64-bit data follows the x64 mode (converted to 32 bits when it is off, as
+ * jnp.asarray does). Malformed, truncated or corrupt files give JX_ERR_IO with a
+ * message naming the function, the path and what is wrong; valid files jaxc cannot
+ * represent (a dtype it lacks, more than JX_MAX_NDIM dims) give JX_ERR_UNSUPPORTED.
+ * Writers report JX_ERR_IO for files they cannot write and remove what they wrote. */
+
+/* Reads an IDX file (the MNIST / Fashion-MNIST format: bytes 00 00 <type> <ndim>,
+ * ndim big-endian int32 dims, then big-endian data in C order). Type codes: 0x08
+ * uint8, 0x09 int8, 0x0B int16, 0x0C int32, 0x0D float32, 0x0E float64. The data must
+ * fill the file exactly (a short or a longer file is JX_ERR_IO). */
+jx_array *jx_io_read_idx(const char *path);
+/* Writes `a` as IDX, gzip-compressed when `gzip`. dtypes: uint8, int8, int16, int32,
+ * float32, float64 (JX_ERR_DTYPE otherwise); dims above INT32_MAX: JX_ERR_SHAPE. */
+jx_status jx_io_write_idx(const char *path, jx_array *a, bool gzip);
+
+/* Writes n arrays as a safetensors file (huggingface.co/docs/safetensors): tensor i
+ * is called names[i]; names must be distinct and not "__metadata__" (JX_ERR_VALUE).
+ * dtypes map to BOOL, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64. */
+jx_status jx_io_save_safetensors(const char *path, int n, const char *const *names,
+                                 jx_array *const *arrays);
+/* Reads a safetensors file: *n tensors, in the order of the file's header, named
+ * (*names)[i] with data (*arrays)[i]. Each array is a new reference (jx_free it, or
+ * let the enclosing scope release it); the two lists are malloc'd: free the names with
+ * jx_io_free_names(*n, *names) and the pointer list with free(*arrays). "__metadata__"
+ * is checked and skipped. On error *n = 0 and both lists are NULL. Offsets are
+ * validated as the format requires (in range, no overlaps or holes, byte counts equal
+ * to dtype size * shape); FP8 and other dtypes jaxc lacks: JX_ERR_UNSUPPORTED. */
+jx_status jx_io_load_safetensors(const char *path, int *n, char ***names,
+                                 jx_array ***arrays);
+/* Frees n names and their list, as returned by jx_io_load_safetensors (NULL is fine). */
+void jx_io_free_names(int n, char **names);
+
+/* Reads a NumPy .npy file (format versions 1-3; numpy.lib.format): dtypes bool,
+ * int8..int64, uint8..uint64, float16, float32, float64, either byte order. A
+ * Fortran-order file gives the transposed view of its data (no copy). */
+jx_array *jx_io_load_npy(const char *path);
+/* Writes `a` as .npy (np.save: version 1.0, or 2.0 for huge headers; little-endian,
+ * C order). bfloat16 has no NumPy dtype: JX_ERR_UNSUPPORTED. */
+jx_status jx_io_save_npy(const char *path, jx_array *a);
 
 #ifdef __cplusplus
 }

@@ -63,6 +63,20 @@ Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs) {
   return out;
 }
 
+Buffer *backend_run_routine(const Backend *be, const Routine *r, Buffer *const *inputs,
+                            int nin, size_t out_nbytes) {
+  Buffer *out = buffer_new(be, out_nbytes);
+  if (!out) return NULL;
+  void *mems[8];
+  for (int i = 0; i < nin && i < 8; i++) mems[i] = inputs[i]->mem;
+  jx_status s = be->routine ? be->routine(r, mems, out->mem) : routine_run_host(r, mems, out->mem);
+  if (s != JX_OK) {
+    buffer_free(out);
+    return NULL;
+  }
+  return out;
+}
+
 /* ------------------------------------------------------------ public API */
 
 const char *const *jx_devices(void) { return backend_names; }

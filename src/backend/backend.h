@@ -22,6 +22,9 @@ struct Backend {
   /* Runs a prepared kernel: inputs[i] are k->nargs device buffers, out has k->size
    * elements of k->dtype. */
   jx_status (*dispatch)(void *exe, const Kernel *k, void *const *inputs, void *out);
+  /* Runs a routine (ir/alu.h); NULL means the backend's buffers are host memory and
+   * routines run on the host (routine_run_host). */
+  jx_status (*routine)(const Routine *r, void *const *inputs, void *out);
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(void);
 };
@@ -47,6 +50,10 @@ void backend_set_default(const Backend *be);
 /* Compiles (via be->prepare) and runs a kernel into a new buffer of k->size elements.
  * NULL (with the error set) on failure. */
 Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs);
+
+/* Runs a routine into a new buffer of out_nbytes. NULL (error set) on failure. */
+Buffer *backend_run_routine(const Backend *be, const Routine *r, Buffer *const *inputs,
+                            int nin, size_t out_nbytes);
 
 extern const Backend backend_interp;
 

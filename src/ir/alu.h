@@ -153,6 +153,30 @@ typedef struct Kernel {
   Reduction reduction;
 } Kernel;
 
+/* ---------------------------------------------------------------- routines */
+
+/* A routine: a custom operation that is not a loop nest of AluExps (sorting, scatter,
+ * BLAS calls). Operands are contiguous buffers laid out as (outer, n, inner), the axis
+ * of interest in the middle. */
+typedef enum RoutineOp {
+  ROUTINE_SORT,        /* in: x -> out: x sorted along n, stable, JAX's total order */
+  ROUTINE_ARGSORT,     /* in: x -> out: index_dtype positions of the stable sort */
+  ROUTINE_SCATTER_ADD, /* in: x (outer,n,inner), idx (m), upd (outer,m,inner) -> out:
+                          x with upd[o,k,i] added at [o, clamp(idx[k], 0, n-1), i] */
+} RoutineOp;
+
+typedef struct Routine {
+  RoutineOp op;
+  jx_dtype dtype;       /* the data operand's dtype */
+  jx_dtype index_dtype; /* argsort's output, scatter's indices */
+  int64_t outer, n, inner;
+  int64_t m;            /* scatter: number of indices */
+} Routine;
+
+const char *routine_name(RoutineOp op);
+/* Runs a routine on host memory: inputs/outputs as described for its op. */
+jx_status routine_run_host(const Routine *r, void *const *inputs, void *out);
+
 /* Checks a kernel (alu_check on its expressions, gidx/ridx ranges). */
 jx_status kernel_check(const Kernel *k);
 /* Readable deterministic text of a kernel. malloc'd. */

@@ -14,8 +14,12 @@
 typedef enum SlotKind { SLOT_INPUT, SLOT_CONST, SLOT_TEMP } SlotKind;
 
 typedef struct Step {
-  Kernel kernel;
-  int *args; /* kernel.nargs slots */
+  Kernel kernel;     /* a kernel step, or ... */
+  bool is_routine;   /* ... a routine step (sort, scatter): */
+  Routine routine;
+  int nroutine_args;
+  size_t out_nbytes;
+  int *args; /* kernel.nargs (or nroutine_args) slots */
   int out;   /* slot written */
   int nfree; /* slots whose last use is this step */
   int *frees;

@@ -102,6 +102,26 @@ static const AluExp *remap(const AluExp *e, AluMap *memo, int *args, int *nargs,
   return r;
 }
 
+/* Appends a step reading `args` and writing a new slot. */
+static int push_step(Lower *L, const Step *st, const int *args, int nargs) {
+  int out = new_slot(L, SLOT_TEMP, -1);
+  Program *p = L->p;
+  Step *steps = out >= 0 ? realloc(p->steps, (size_t)(p->nsteps + 1) * sizeof *steps) : NULL;
+  int *sargs = steps ? malloc((size_t)(nargs ? nargs : 1) * sizeof *sargs) : NULL;
+  if (steps) p->steps = steps;
+  if (!sargs) {
+    if (out >= 0) error_set(JX_ERR_OOM, "jit: out of memory");
+    return -1;
+  }
+  memcpy(sargs, args, (size_t)nargs * sizeof *sargs);
+  steps[p->nsteps] = *st;
+  steps[p->nsteps].args = sargs;
+  steps[p->nsteps].out = out;
+  for (int a = 0; a < nargs; a++) L->last_use[args[a]] = p->nsteps;
+  p->nsteps++;
+  return out;
+}
+
 /* Emits a kernel (exp over SPECIAL gidx/ridx with slot loads) writing a new slot. */
 static int emit(Lower *L, Kernel *k) {
   int args[KERNEL_MAX_ARGS], nargs = 0;
@@ -128,21 +148,7 @@ static int emit(Lower *L, Kernel *k) {
   if (k->has_reduction && k->reduction.epilogue)
     k->reduction.epilogue = alu_simplify(k->reduction.epilogue);
   k->nargs = nargs;
-  int out = new_slot(L, SLOT_TEMP, -1);
-  Program *p = L->p;
-  Step *steps = out >= 0 ? realloc(p->steps, (size_t)(p->nsteps + 1) * sizeof *steps) : NULL;
-  int *sargs = steps ? malloc((size_t)(nargs ? nargs : 1) * sizeof *sargs) : NULL;
-  if (!sargs) {
-    if (steps) p->steps = steps;
-    if (out >= 0) error_set(JX_ERR_OOM, "jit: out of memory");
-    return -1;
-  }
-  p->steps = steps;
-  memcpy(sargs, args, (size_t)nargs * sizeof *sargs);
-  steps[p->nsteps] = (Step){.kernel = *k, .args = sargs, .out = out};
-  for (int a = 0; a < nargs; a++) L->last_use[args[a]] = p->nsteps;
-  p->nsteps++;
-  return out;
+  return push_step(L, &(Step){.kernel = *k}, args, nargs);
 }
 
 /* Materializes lazy v into a contiguous buffer slot (no-op if it already is one). */
@@ -297,6 +303,31 @@ static bool lower_dot(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out, 
   return out->st != NULL;
 }
 
+static bool lower_routine(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
+  int args[3];
+  for (int i = 0; i < q->nin; i++) {
+    if (!realize(L, in[i])) return false; /* routines read contiguous buffers */
+    args[i] = in[i]->slot;
+  }
+  const Aval *x = &in[0]->aval;
+  int axis = q->params.axis;
+  Step st = {.is_routine = true, .nroutine_args = q->nin,
+             .out_nbytes = (size_t)shape_numel(av->ndim, av->shape) * jx_dtype_itemsize(av->dtype)};
+  Routine *r = &st.routine;
+  *r = (Routine){.dtype = x->dtype, .outer = shape_numel(axis, x->shape), .n = x->shape[axis],
+                 .inner = shape_numel(x->ndim - axis - 1, x->shape + axis + 1)};
+  r->op = q->prim == PRIM_sort ? ROUTINE_SORT : q->prim == PRIM_argsort ? ROUTINE_ARGSORT : ROUTINE_SCATTER_ADD;
+  if (q->prim == PRIM_argsort) r->index_dtype = q->params.dtype;
+  if (q->prim == PRIM_scatter_add) {
+    r->index_dtype = in[1]->aval.dtype;
+    r->m = shape_numel(in[1]->aval.ndim, in[1]->aval.shape);
+  }
+  int s = push_step(L, &st, args, q->nin);
+  if (s < 0) return false;
+  *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
+  return out->st != NULL;
+}
+
 static bool lower_concatenate(const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
   int axis = q->params.axis;
   const AluExp *idx[JX_MAX_NDIM], *e = NULL;
@@ -365,6 +396,7 @@ static bool lower_eqn(Lower *L, const JaxprEqn *q) {
   case PRIM_KIND_CONCATENATE: ok = lower_concatenate(q, in, out, av); break;
   case PRIM_KIND_GATHER: ok = lower_gather(q, in[0], in[1], out, av); break;
   case PRIM_KIND_IOTA: ok = lower_iota(q, out, av); break;
+  case PRIM_KIND_ROUTINE: ok = lower_routine(L, q, in, out, av); break;
   default:
     error_set(JX_ERR_UNSUPPORTED, "jit: no lowering for %s", prim_name(q->prim));
     return false;

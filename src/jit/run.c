@@ -41,9 +41,11 @@ jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_arra
   for (int k = 0; k < p->nsteps && s == JX_OK; k++) {
     const Step *st = &p->steps[k];
     Buffer *args[KERNEL_MAX_ARGS];
-    for (int a = 0; a < st->kernel.nargs; a++) args[a] = bufs[st->args[a]];
+    int nargs = st->is_routine ? st->nroutine_args : st->kernel.nargs;
+    for (int a = 0; a < nargs; a++) args[a] = bufs[st->args[a]];
     double t0 = debug >= 1 ? now_us() : 0;
-    bufs[st->out] = backend_run(be, &st->kernel, args);
+    bufs[st->out] = st->is_routine ? backend_run_routine(be, &st->routine, args, nargs, st->out_nbytes)
+                                   : backend_run(be, &st->kernel, args);
     if (!bufs[st->out]) {
       s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
       break;
@@ -79,7 +81,8 @@ char *jit_program_print(const Program *p) {
   if (!text) return NULL;
   text[0] = '\0';
   for (int k = 0; k < p->nsteps; k++) {
-    char *kt = kernel_print(&p->steps[k].kernel);
+    char *kt = p->steps[k].is_routine ? strdup(routine_name(p->steps[k].routine.op))
+                                      : kernel_print(&p->steps[k].kernel);
     if (!kt) continue;
     size_t need = n + strlen(kt) + 64;
     if (need > cap) {

@@ -208,6 +208,25 @@ static bool eval_dot_general(const Aval *x, const Aval *y, const PrimParams *pp,
   return set_shape(out, n, shape, "dot_general");
 }
 
+static bool eval_routine(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
+  const Aval *x = &in[0];
+  if (pp->axis < 0 || pp->axis >= x->ndim) return fail(JX_ERR_SHAPE, p, "axis out of range", x, NULL);
+  *out = *x;
+  if (p == PRIM_argsort) {
+    if (!dtype_is_integer(pp->dtype)) return fail(JX_ERR_DTYPE, p, "index dtype must be an integer", x, NULL);
+    out->dtype = pp->dtype;
+    out->weak = false;
+    return true;
+  }
+  if (p != PRIM_scatter_add) return true;
+  Aval g;
+  if (!eval_gather(x, &in[1], pp, &g)) return false;
+  if (!same_shape(&g, &in[2]) || in[2].dtype != x->dtype)
+    return fail(JX_ERR_SHAPE, p, "updates must have gather's result shape and x's dtype", &g, &in[2]);
+  out->weak = x->weak && in[2].weak;
+  return true;
+}
+
 bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
   char b[AVAL_BUF];
   switch (prim_kind(p)) {
@@ -237,6 +256,7 @@ bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, A
     if (pp->axis != 0 && pp->axis != 1) return fail(JX_ERR_VALUE, p, "word must be 0 or 1", &in[0], NULL);
     if (in[0].dtype != JX_UINT32) return fail(JX_ERR_DTYPE, p, "operands must be uint32", &in[0], NULL);
     return eval_elementwise(p, nin, in, out);
+  case PRIM_KIND_ROUTINE: return eval_routine(p, nin, in, pp, out);
   case PRIM_KIND_REDUCE: return eval_reduce(p, &in[0], pp, out);
   case PRIM_KIND_MOVEMENT: return eval_movement(p, &in[0], pp, out);
   case PRIM_KIND_CONCATENATE: return eval_concatenate(nin, in, pp, out);

@@ -178,6 +178,21 @@ jx_array *prim_threefry2x32(jx_array *k0, jx_array *k1, jx_array *c0, jx_array *
   return prim_bind(PRIM_threefry2x32, 4, (jx_array *[]){k0, k1, c0, c1}, &pp);
 }
 
+jx_array *prim_sort(jx_array *x, int axis) {
+  PrimParams pp = {.axis = axis};
+  return prim_bind(PRIM_sort, 1, &x, &pp);
+}
+
+jx_array *prim_argsort(jx_array *x, int axis, jx_dtype index_dtype) {
+  PrimParams pp = {.axis = axis, .dtype = index_dtype};
+  return prim_bind(PRIM_argsort, 1, &x, &pp);
+}
+
+jx_array *prim_scatter_add(jx_array *x, jx_array *idx, jx_array *upd, int axis) {
+  PrimParams pp = {.axis = axis};
+  return prim_bind(PRIM_scatter_add, 3, (jx_array *[]){x, idx, upd}, &pp);
+}
+
 jx_array *prim_iota(jx_dtype dtype, int ndim, const int64_t *shape, int dimension) {
   if (!array_check_shape("iota", ndim, shape)) return NULL;
   PrimParams pp = {.dtype = dtype, .ndim = ndim, .axis = dimension};

@@ -449,6 +449,43 @@ static jx_array *impl_iota(const PrimParams *pp) {
   return run_kernel(&k, NULL, pp->ndim, pp->shape, false);
 }
 
+/* --------------------------------------------------------------- routines */
+
+/* Lays x's shape out as (outer, n, inner) around axis. */
+static void routine_layout(Routine *r, const jx_array *x, int axis) {
+  r->outer = shape_numel(axis, x->shape);
+  r->n = x->shape[axis];
+  r->inner = shape_numel(x->ndim - axis - 1, x->shape + axis + 1);
+}
+
+static jx_array *impl_routine(Prim p, int nin, jx_array *const *in, const PrimParams *pp,
+                              const Aval *out) {
+  Routine r = {.dtype = in[0]->dtype};
+  routine_layout(&r, in[0], pp->axis);
+  r.op = p == PRIM_sort ? ROUTINE_SORT : p == PRIM_argsort ? ROUTINE_ARGSORT : ROUTINE_SCATTER_ADD;
+  if (p == PRIM_argsort) r.index_dtype = pp->dtype;
+  if (p == PRIM_scatter_add) {
+    r.index_dtype = in[1]->dtype;
+    r.m = shape_numel(in[1]->ndim, in[1]->shape);
+  }
+  jx_array *c[3] = {NULL, NULL, NULL};
+  Buffer *bufs[3];
+  bool ok = true;
+  for (int i = 0; i < nin && ok; i++) {
+    c[i] = impl_contiguous(in[i]);
+    ok = c[i] != NULL;
+    if (ok) bufs[i] = c[i]->buf;
+  }
+  jx_array *res = NULL;
+  if (ok) {
+    size_t nbytes = (size_t)shape_numel(out->ndim, out->shape) * jx_dtype_itemsize(out->dtype);
+    Buffer *b = backend_run_routine(c[0]->buf->backend, &r, bufs, nin, nbytes);
+    if (b) res = array_new(b, shape_contiguous(out->ndim, out->shape), out->dtype, out->weak);
+  }
+  for (int i = 0; i < nin; i++) jx_free(c[i]);
+  return res;
+}
+
 /* ------------------------------------------------------------- dispatch */
 
 static jx_array *impl_dispatch(Prim p, int nin, jx_array *const *in, const PrimParams *pp) {
@@ -467,6 +504,7 @@ static jx_array *impl_dispatch(Prim p, int nin, jx_array *const *in, const PrimP
   case PRIM_KIND_GATHER: return impl_gather(in[0], in[1], pp);
   case PRIM_KIND_DOT: return impl_dot_general(in[0], in[1], pp);
   case PRIM_KIND_IOTA: return impl_iota(pp);
+  case PRIM_KIND_ROUTINE: break; /* impl_apply runs routines */
   case PRIM_KIND_MOVEMENT:
     switch (p) {
     case PRIM_reshape: return impl_reshape(in[0], pp);
@@ -485,6 +523,7 @@ static jx_array *impl_dispatch(Prim p, int nin, jx_array *const *in, const PrimP
 
 jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp,
                      const Aval *out) {
+  if (prim_kind(p) == PRIM_KIND_ROUTINE) return impl_routine(p, nin, in, pp, out);
   jx_array *r = impl_dispatch(p, nin, in, pp);
   if (r) r->weak = out->weak; /* abstract evaluation decides the weak type */
   return r;

@@ -34,7 +34,8 @@ typedef enum PrimKind {
   PRIM_KIND_GATHER,
   PRIM_KIND_DOT,
   PRIM_KIND_IOTA,
-  PRIM_KIND_THREEFRY
+  PRIM_KIND_THREEFRY,
+  PRIM_KIND_ROUTINE
 } PrimKind;
 
 /* Parameters of a primitive application (a jaxpr equation's params). Unused fields
@@ -113,6 +114,13 @@ jx_array *prim_dot_general(jx_array *x, jx_array *y, int ncontract, const int *l
 /* Word `word` (0 or 1) of the threefry2x32 hash of counts (c0, c1) under key (k0, k1):
  * four uint32 arrays of one shape -> uint32 (JAX's threefry2x32_p, one output each). */
 jx_array *prim_threefry2x32(jx_array *k0, jx_array *k1, jx_array *c0, jx_array *c1, int word);
+/* lax.sort along axis (stable; -0.0 == 0.0; NaN last), and the sorting permutation
+ * (int32 positions; int64 when x64 is on and dimension needs it: dtype chosen by caller). */
+jx_array *prim_sort(jx_array *x, int axis);
+jx_array *prim_argsort(jx_array *x, int axis, jx_dtype index_dtype);
+/* x with upd added at the positions gather(x, idx, axis) reads (clamped): the
+ * transpose of prim_gather. upd has gather's result shape. */
+jx_array *prim_scatter_add(jx_array *x, jx_array *idx, jx_array *upd, int axis);
 /* lax.broadcasted_iota. */
 jx_array *prim_iota(jx_dtype dtype, int ndim, const int64_t *shape, int dimension);
 

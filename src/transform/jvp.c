@@ -260,6 +260,14 @@ static jx_array *jvp_dot_general(int nin, jx_array *const *x, jx_array *const *t
              prim_bind(PRIM_dot_general, 2, (jx_array *[]){x[0], t[1]}, pp));
 }
 
+static jx_array *jvp_sort(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  jx_dtype it = x[0]->shape[pp->axis] > INT32_MAX ? JX_INT64 : JX_INT32;
+  return tx_take_along(t[0], prim_argsort(x[0], pp->axis, it), pp->axis);
+}
+static jx_array *jvp_scatter_add(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  return prim_scatter_add(t[0], x[1], t[2], pp->axis);
+}
+
 /* One line per primitive. Absent on purpose: rules for primitives whose outputs are
  * never floating (comparisons, not/and/or/xor, shifts, reduce_and/or, is_nan/is_inf,
  * bitcast to ints): jvp_process gives them zero tangents. iota has no operands. */
@@ -297,6 +305,7 @@ static const JvpRule jvp_rules[PRIM_NUM] = {
     [PRIM_rev] = jvp_rev,           [PRIM_concatenate] = jvp_concatenate,
     [PRIM_gather] = jvp_gather,     [PRIM_dot_general] = jvp_dot_general,
     [PRIM_stop_gradient] = jvp_zero,
+    [PRIM_sort] = jvp_sort,         [PRIM_scatter_add] = jvp_scatter_add,
 };
 
 bool jvp_has_rule(Prim p) { return jvp_rules[p] != NULL; }

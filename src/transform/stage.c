@@ -2,6 +2,7 @@
  * primitives applied to its tracers are recorded as Jaxpr equations instead of run.
  * make_jaxpr stages every input; linearize stages only tangents, so the primal work
  * runs and only the linear part is recorded (partial evaluation). */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "core/dtype.h"
@@ -97,6 +98,37 @@ jx_array *tx_full_like(jx_array *x, double value) {
   if (!x) return NULL;
   Aval a = prim_aval_of(x);
   return tx_full(&a, value);
+}
+
+jx_array *tx_take_along(jx_array *x, jx_array *perm, int axis) {
+  /* flat index = ((o * n) + perm) * inner + i over x's C-order layout */
+  int nd = x->ndim;
+  int64_t n = x->shape[axis], inner = shape_numel(nd - axis - 1, x->shape + axis + 1);
+  int64_t total = shape_numel(nd, x->shape), flat_shape[1] = {total};
+  jx_dtype it = total > INT32_MAX ? JX_INT64 : JX_INT32;
+  jx_scope_begin();
+  Aval pa = prim_aval_of(perm);
+  pa.dtype = it;
+  pa.weak = false;
+  jx_array *p = prim_convert(perm, it, false);
+  jx_array *flat = NULL, *g = NULL, *r = NULL;
+  if (p) {
+    /* base = position of element with axis index 0 = flat - axis_index * inner */
+    jx_array *pos = NULL;
+    for (int d = 0; d < nd; d++) {
+      int64_t stride = shape_numel(nd - d - 1, x->shape + d + 1);
+      jx_array *term = prim_binary(PRIM_mul, prim_iota(it, nd, x->shape, d), tx_full(&pa, (double)stride));
+      if (d == axis) term = prim_binary(PRIM_mul, p, tx_full(&pa, (double)inner));
+      pos = pos ? prim_binary(PRIM_add, pos, term) : term;
+    }
+    if (nd == 0) pos = p;
+    flat = prim_reshape(x, 1, flat_shape);
+    g = prim_gather(flat, pos, 0);
+    r = g ? prim_reshape(g, nd, x->shape) : NULL;
+  }
+  (void)n;
+  jx_scope_end(r ? 1 : 0, &r);
+  return r;
 }
 
 /* ------------------------------------------------------------ make_jaxpr */

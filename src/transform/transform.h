@@ -14,6 +14,10 @@ jx_array *tx_zeros(const Aval *aval);
 /* tx_full with x's aval. */
 jx_array *tx_full_like(jx_array *x, double value);
 
+/* take_along_axis(x, perm, axis) for perm of x's shape with entries in [0, n): built
+ * from a gather on the flattened array (used by sort's JVP). */
+jx_array *tx_take_along(jx_array *x, jx_array *perm, int axis);
+
 /* The staging trace: records every primitive applied to its tracers into a Jaxpr.
  * Values from lower levels become constants of the jaxpr (JAX's closed-over consts). */
 Trace *stage_begin(void);

@@ -166,33 +166,22 @@ static bool t_select(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
 }
 static bool t_gather(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
                      const Aval *in, const PrimParams *pp, jx_array **out) {
-  /* x[A, n, B] gathered by idx[I] gives ct[A, I, B]. The transpose is a scatter-add,
-   * written as a contraction with one_hot(clamp(idx), n)[I, n]: O(|I| n), exact. */
-  jx_array *idx = x[1];
-  int axis = pp->axis, ni = idx->ndim, nd = in[0].ndim;
-  int64_t n = in[0].shape[axis];
-  if (ni + 1 > JX_MAX_NDIM) {
-    error_set(JX_ERR_UNSUPPORTED, "transpose of gather: index rank %d too large", ni);
-    return false;
-  }
-  Aval ia = prim_aval_of(idx);
-  jx_array *lo = tx_full(&ia, 0), *hi = tx_full(&ia, (double)(n - 1));
-  jx_array *cl = prim_binary(PRIM_max, prim_binary(PRIM_min, idx, hi), lo);
-  int64_t oh_shape[JX_MAX_NDIM];
-  int bd[JX_MAX_NDIM];
-  for (int d = 0; d < ni; d++) oh_shape[d] = idx->shape[d], bd[d] = d;
-  oh_shape[ni] = n;
-  jx_array *ib = prim_broadcast_in_dim(cl, ni + 1, oh_shape, bd);
-  jx_array *io = prim_iota(idx->dtype, ni + 1, oh_shape, ni);
-  jx_array *oh = prim_convert(prim_binary(PRIM_eq, ib, io), ct->dtype, ct->weak);
-  int lc[JX_MAX_NDIM], rc[JX_MAX_NDIM];
-  for (int d = 0; d < ni; d++) lc[d] = axis + d, rc[d] = d;
-  jx_array *r = prim_dot_general(ct, oh, ni, lc, rc, 0, NULL, NULL); /* [A, B, n] */
-  int perm[JX_MAX_NDIM];
-  for (int d = 0; d < nd; d++) perm[d] = d < axis ? d : d == axis ? nd - 1 : d - 1;
-  out[0] = prim_transpose(r, perm);
+  /* gather's transpose is a scatter-add of ct into zeros at the same clamped indices */
+  jx_array *z = tx_zeros(&in[0]);
+  out[0] = z ? prim_scatter_add(z, x[1], ct, pp->axis) : NULL;
   out[1] = NULL;
   return out[0] != NULL;
+}
+static bool t_scatter_add(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
+                          const Aval *in, const PrimParams *pp, jx_array **out) {
+  if (lin[1]) {
+    error_set(JX_ERR_INTERNAL, "transpose: scatter_add with linear indices");
+    return false;
+  }
+  out[0] = lin[0] ? ct : NULL;
+  out[1] = NULL;
+  out[2] = lin[2] ? prim_gather(ct, x[1], pp->axis) : NULL;
+  return !lin[2] || out[2];
 }
 /* Position of value v in the sorted list of the n dims. */
 static int rank_among(int v, int n, const int *dims) {
@@ -269,6 +258,7 @@ static const TransposeRule transpose_rules[PRIM_NUM] = {
     [PRIM_concatenate] = t_concatenate,
     [PRIM_select] = t_select,
     [PRIM_gather] = t_gather,
+    [PRIM_scatter_add] = t_scatter_add,
     [PRIM_dot_general] = t_dot_general,
 };
 

@@ -290,6 +290,52 @@ static int batch_dot_general(Prim p, int nin, jx_array *const *x, const int *bd,
 }
 
 /* One line per primitive (primitives.def). An entry without a rule says why. */
+
+/* sort / argsort along an axis: the batch axis is one more kept axis. */
+static int batch_sort(Prim p, int nin, jx_array *const *x, const int *bd,
+                      const PrimParams *pp, jx_array **y) {
+  PrimParams q = *pp;
+  q.axis = shifted(pp->axis, bd[0]);
+  *y = prim_bind(p, 1, x, &q);
+  return bd[0];
+}
+
+/* scatter_add(x, idx, upd): x and upd get the batch axis at 0 (broadcast if unmapped).
+ * Unmapped indices: scatter along axis + 1. Mapped indices: x's batch axis moves next
+ * to `axis` and merges with it, and each batch entry's indices are offset by b*n, as
+ * in the gather rule. */
+static int batch_scatter_add(Prim p, int nin, jx_array *const *x, const int *bd,
+                             const PrimParams *pp, jx_array **y) {
+  int axis = pp->axis;
+  int64_t B = batch_size(nin, x, bd);
+  jx_array *v = batch_at(x[0], bd[0], B, 0), *idx = x[1];
+  if (bd[1] == NM) {
+    jx_array *u = batch_at(x[2], bd[2], B, 0);
+    *y = prim_scatter_add(v, idx, u, axis + 1);
+    return 0;
+  }
+  /* v (B, pre, n, post) -> (pre, B*n, post); idx (B, I) -> idx + b*n;
+   * upd (pre, B, I, post): its batch axis goes just before the index dims. */
+  v = move_axis(v, 0, axis);
+  if (!v) return NM;
+  int64_t n = v->shape[axis + 1], shape[JX_MAX_NDIM];
+  int nd = 0;
+  for (int d = 0; d < v->ndim; d++) {
+    if (d == axis + 1) continue;
+    shape[nd++] = d == axis ? v->shape[d] * n : v->shape[d];
+  }
+  jx_array *merged = prim_reshape(v, nd, shape);
+  idx = move_axis(idx, bd[1], 0);
+  jx_array *u = batch_at(x[2], bd[2], B, axis);
+  if (!merged || !idx || !u) return NM;
+  jx_array *r = prim_scatter_add(merged, merged_indices(idx, n), u, axis);
+  if (!r) return NM;
+  int64_t back[JX_MAX_NDIM];
+  memcpy(back, v->shape, (size_t)v->ndim * sizeof(int64_t));
+  *y = prim_reshape(r, v->ndim, back);
+  return axis;
+}
+
 static const struct {
   BatchRule rule;
   const char *absent; /* why there is no rule (rule == NULL only) */
@@ -365,6 +411,9 @@ static const struct {
     [PRIM_concatenate] = {batch_concatenate},
     [PRIM_gather] = {batch_gather},
     [PRIM_dot_general] = {batch_dot_general},
+    [PRIM_sort] = {batch_sort},
+    [PRIM_argsort] = {batch_sort},
+    [PRIM_scatter_add] = {batch_scatter_add},
     [PRIM_iota] = {NULL, "no operands, so never applied to a batch tracer"},
 };
 

@@ -312,6 +312,14 @@ static void test_movement(void) {
   check_prim_case(&(PrimCase){"rev 02", PRIM_rev, 1, {F32(S234)}, {.naxes = 2, .axes = {0, 2}}});
   check_prim_case(&(PrimCase){"rev 1", PRIM_rev, 1, {F32(S234)}, {.naxes = 1, .axes = {1}}});
   check_prim_case(&(PrimCase){"stop_gradient", PRIM_stop_gradient, 1, {F32(S234)}, {0}});
+  check_prim_case(&(PrimCase){"sort axis 1", PRIM_sort, 1, {{JX_FLOAT32, G_SPECIAL, 3, {2, 3, 4}}}, {.axis = 1}});
+  check_prim_case(&(PrimCase){"sort axis 0 int", PRIM_sort, 1, {{JX_INT32, G_INT, 2, {5, 3}}}, {.axis = 0}});
+  check_prim_case(&(PrimCase){"argsort", PRIM_argsort, 1, {{JX_INT32, G_INT, 2, {3, 6}}},
+                              {.axis = 1, .dtype = JX_INT32}});
+  check_prim_case(&(PrimCase){"scatter_add axis 1", PRIM_scatter_add, 3,
+                              {F32(2, {3, 4}), {JX_INT32, G_IDX, 1, {5}}, F32(2, {3, 5})}, {.axis = 1}});
+  check_prim_case(&(PrimCase){"scatter_add axis 0", PRIM_scatter_add, 3,
+                              {F32(2, {4, 2}), {JX_INT32, G_IDX, 2, {2, 3}}, F32(3, {2, 3, 2})}, {.axis = 0}});
   for (int w = 0; w < 2; w++) /* uint32 keys and counts from small ints (wrapped) */
     check_prim_case(&(PrimCase){"threefry2x32", PRIM_threefry2x32, 4,
                                 {{JX_UINT32, G_SHIFT, 2, {2, 3}}, {JX_UINT32, G_INT, 2, {2, 3}},

@@ -92,7 +92,7 @@ static bool resolve_shape(const char *fn, const jx_array *x, int ndim, const int
 }
 
 jx_array *jx_reshape(jx_array *x, int ndim, const int64_t *shape) {
-  int64_t s[JX_MAX_NDIM];
+  int64_t s[JX_MAX_NDIM] = {0};
   if (null_arg("jx_reshape", x, "x") || !resolve_shape("jx_reshape", x, ndim, shape, s))
     return NULL;
   return prim_reshape(x, ndim, s);

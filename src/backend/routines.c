@@ -1,0 +1,98 @@
+/* routines.c -- host implementations of the routines (ir/alu.h): stable sorting in
+ * JAX's total order (-0.0 == 0.0; NaN of either sign after +inf; ties keep input order)
+ * and scatter-add with clamped indices (the transpose of gather). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "ir/alu.h"
+
+const char *routine_name(RoutineOp op) {
+  static const char *const names[] = {
+      [ROUTINE_SORT] = "sort", [ROUTINE_ARGSORT] = "argsort", [ROUTINE_SCATTER_ADD] = "scatter_add"};
+  return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
+}
+
+typedef struct Key {
+  AluValue v;
+  int64_t pos;
+} Key;
+
+/* a < b in JAX's total order for dtype d (strict; equal keys keep input order). */
+static bool key_less(jx_dtype d, const AluValue *a, const AluValue *b) {
+  if (dtype_is_floating(d)) {
+    bool an = isnan(a->f), bn = isnan(b->f);
+    if (an || bn) return !an && bn;
+    return a->f < b->f; /* -0.0 < 0.0 is false: they tie */
+  }
+  if (dtype_is_unsigned(d)) return a->u < b->u;
+  return a->i < b->i;
+}
+
+/* Stable merge sort of keys[0..n) with scratch tmp. */
+static void merge_sort(jx_dtype d, Key *keys, Key *tmp, int64_t n) {
+  for (int64_t width = 1; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      int64_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) tmp[k++] = key_less(d, &keys[j].v, &keys[i].v) ? keys[j++] : keys[i++];
+      while (i < mid) tmp[k++] = keys[i++];
+      while (j < hi) tmp[k++] = keys[j++];
+    }
+    memcpy(keys, tmp, (size_t)n * sizeof *keys);
+  }
+}
+
+static jx_status run_sort(const Routine *r, const void *x, void *out) {
+  int64_t n = r->n;
+  Key *keys = malloc((size_t)(n ? n : 1) * sizeof *keys), *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+  if (!keys || !tmp) {
+    free(keys), free(tmp);
+    error_set(JX_ERR_OOM, "%s: out of memory for %lld keys", routine_name(r->op), (long long)n);
+    return JX_ERR_OOM;
+  }
+  for (int64_t o = 0; o < r->outer; o++)
+    for (int64_t in = 0; in < r->inner; in++) {
+      int64_t base = o * n * r->inner + in;
+      for (int64_t k = 0; k < n; k++) keys[k] = (Key){alu_load(x, r->dtype, base + k * r->inner), k};
+      merge_sort(r->dtype, keys, tmp, n);
+      for (int64_t k = 0; k < n; k++) {
+        int64_t at = base + k * r->inner;
+        if (r->op == ROUTINE_SORT) alu_store(out, r->dtype, at, keys[k].v);
+        else alu_store(out, r->index_dtype, at, (AluValue){.i = keys[k].pos});
+      }
+    }
+  free(keys), free(tmp);
+  return JX_OK;
+}
+
+static jx_status run_scatter_add(const Routine *r, void *const *in, void *out) {
+  size_t item = jx_dtype_itemsize(r->dtype);
+  memcpy(out, in[0], (size_t)(r->outer * r->n * r->inner) * item);
+  for (int64_t k = 0; k < r->m; k++) {
+    AluValue iv = alu_load(in[1], r->index_dtype, k);
+    int64_t j = dtype_is_unsigned(r->index_dtype) ? (iv.u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)iv.u) : iv.i;
+    j = j < 0 ? 0 : j >= r->n ? r->n - 1 : j;
+    for (int64_t o = 0; o < r->outer; o++)
+      for (int64_t i = 0; i < r->inner; i++) {
+        int64_t dst = (o * r->n + j) * r->inner + i, src = (o * r->m + k) * r->inner + i;
+        AluValue args[2] = {alu_load(out, r->dtype, dst), alu_load(in[2], r->dtype, src)};
+        alu_store(out, r->dtype, dst, alu_eval_op(r->dtype == JX_BOOL ? ALU_OR : ALU_ADD, r->dtype, r->dtype, args));
+      }
+  }
+  return JX_OK;
+}
+
+jx_status routine_run_host(const Routine *r, void *const *inputs, void *out) {
+  switch (r->op) {
+  case ROUTINE_SORT:
+  case ROUTINE_ARGSORT: return run_sort(r, inputs[0], out);
+  case ROUTINE_SCATTER_ADD:
+    if (r->n == 0) return JX_OK; /* nothing to add into: out is empty */
+    return run_scatter_add(r, inputs, out);
+  }
+  error_set(JX_ERR_INTERNAL, "unknown routine %d", (int)r->op);
+  return JX_ERR_INTERNAL;
+}

@@ -1,0 +1,1009 @@
+/* test_cpu.c -- the cpu backend (generated C) against the interpreter, its oracle: every
+ * kernel-IR op on every dtype it accepts, over edge inputs (NaN, +-inf, -0, INT_MIN, zero
+ * divisors, shift counts 40 and -1, all float16/bfloat16 patterns), casts and bitcasts
+ * between all dtypes, reductions with epilogues, random fused DAGs with broadcast index
+ * arithmetic; then the caches (memory, disk), compile errors, the no-compiler fallback,
+ * the thread pool around chunk boundaries, SIMD in the generated code and the public API
+ * on device "cpu". Results must match bit for bit (NaNs of any payload are equal), or
+ * within 2 ulps of the dtype for libm functions. Skips, passing, without a C compiler.
+ *
+ * To keep compiles few (each is ~50 ms), ops are tested in banks: one kernel computes
+ * op s of the bank on the inputs at j, for gidx = s * per + j. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu.h"
+#include "core/dtype.h"
+#include "ir/alu.h"
+#include "render/render.h"
+#include "test.h"
+
+static char cache_dir[512]; /* JAXC_CACHE_DIR of this run */
+static bool own_cache_dir;  /* created here, removed at the end */
+
+/* ------------------------------------------------------------------ random */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) { /* splitmix64 */
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static int rnd_int(int n) { return (int)(rnd() % (uint64_t)n); }
+static double rnd_unit(void) { return (double)(rnd() >> 11) * 0x1p-53; }
+
+/* ------------------------------------------------------------------ values */
+
+static const jx_dtype all_dtypes[] = {JX_BOOL,  JX_INT8,   JX_UINT8,    JX_INT16, JX_UINT16,
+                                      JX_INT32, JX_UINT32, JX_INT64,    JX_UINT64, JX_FLOAT16,
+                                      JX_BFLOAT16, JX_FLOAT32, JX_FLOAT64};
+#define NDTYPES ((int)(sizeof all_dtypes / sizeof all_dtypes[0]))
+
+static bool is_float(jx_dtype d) { return dtype_is_floating(d); }
+
+static const double float_edges[] = {
+    0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, 0.1, -0.7, 3.14159265358979,
+    100.0, -100.0, 1e-3, 40.0, 7.0, 127.9, -128.5, 255.5, 65504.0, 70000.0, 1e10, -1e10,
+    2147483648.0, -2147483649.0, 4294967296.0, 9.3e18, -9.3e18, 2e19, 1e30, 1e-30, 1e-40,
+    5e-324, 1.7976931348623157e308, 3.4028234663852886e38, INFINITY, -INFINITY, NAN};
+static const int64_t int_edges[] = {
+    0, 1, -1, 2, -2, 3, -3, 7, 8, 40, -40, 63, 64, 100, -100, 127, -128, 255, 256, 32767,
+    -32768, 65535, INT32_MAX, INT32_MIN, (int64_t)UINT32_MAX, INT64_MAX, INT64_MIN,
+    0x123456789ll, -0x7edcba987ll};
+
+/* Edge values of d (normalized to d), at most cap. */
+static int edge_values(jx_dtype d, AluValue *out, int cap) {
+  int n = 0;
+  if (d == JX_BOOL) {
+    out[n++] = (AluValue){.i = 0};
+    out[n++] = (AluValue){.i = 1};
+  } else if (is_float(d)) {
+    for (size_t i = 0; i < sizeof float_edges / sizeof *float_edges && n < cap; i++)
+      out[n++] = alu_normalize(d, (AluValue){.f = float_edges[i]});
+  } else {
+    for (size_t i = 0; i < sizeof int_edges / sizeof *int_edges && n < cap; i++)
+      out[n++] = alu_normalize(d, (AluValue){.u = (uint64_t)int_edges[i]});
+  }
+  return n;
+}
+
+/* A random value of d: an edge value, or random bits (floats: never a signaling NaN,
+ * which the interpreter's double representation would quiet). */
+static AluValue random_value(jx_dtype d) {
+  AluValue e[64];
+  if (rnd_int(3) == 0) return e[rnd_int(edge_values(d, e, 64))];
+  if (d == JX_BOOL) return (AluValue){.i = rnd_int(2)};
+  if (!is_float(d)) return alu_normalize(d, (AluValue){.u = rnd() >> rnd_int(64)});
+  if (rnd_int(2)) return alu_normalize(d, (AluValue){.f = (rnd_unit() * 2 - 1) * 10});
+  uint64_t b = rnd();
+  AluValue v;
+  switch (d) {
+  case JX_FLOAT16: v.f = dtype_f16_to_f32((uint16_t)b); break;
+  case JX_BFLOAT16: v.f = dtype_bf16_to_f32((uint16_t)b); break;
+  case JX_FLOAT32: {
+    uint32_t u = (uint32_t)b;
+    float f;
+    memcpy(&f, &u, 4);
+    v.f = f;
+    break;
+  }
+  default: memcpy(&v.f, &b, 8); break;
+  }
+  if (isnan(v.f)) v.f = NAN;
+  return v;
+}
+
+static void *buffer_of(jx_dtype d, const AluValue *v, int64_t n) {
+  void *b = calloc((size_t)(n ? n : 1), jx_dtype_itemsize(d));
+  for (int64_t i = 0; i < n; i++) alu_store(b, d, i, v[i]);
+  return b;
+}
+
+/* ---------------------------------------------------------------- comparing */
+
+static uint64_t elem_bits(const void *buf, jx_dtype d, int64_t i) {
+  size_t s = jx_dtype_itemsize(d);
+  uint64_t u = 0;
+  memcpy(&u, (const char *)buf + (size_t)i * s, s); /* little-endian hosts */
+  return u;
+}
+
+static bool bits_nan(jx_dtype d, uint64_t b) {
+  switch (d) {
+  case JX_FLOAT16: return (b & 0x7c00) == 0x7c00 && (b & 0x3ff);
+  case JX_BFLOAT16: return (b & 0x7f80) == 0x7f80 && (b & 0x7f);
+  case JX_FLOAT32: return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffff);
+  case JX_FLOAT64:
+    return (b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull && (b & 0xfffffffffffffull);
+  default: return false;
+  }
+}
+
+/* Distance in units in the last place (of d's own format). */
+static uint64_t ulp_distance(jx_dtype d, uint64_t a, uint64_t b) {
+  int bits = (int)jx_dtype_itemsize(d) * 8;
+  uint64_t sign = 1ull << (bits - 1);
+  int64_t oa = (a & sign) ? -(int64_t)(a & (sign - 1)) : (int64_t)a;
+  int64_t ob = (b & sign) ? -(int64_t)(b & (sign - 1)) : (int64_t)b;
+  return oa > ob ? (uint64_t)(oa - ob) : (uint64_t)(ob - oa);
+}
+
+static double as_double(const void *buf, jx_dtype d, int64_t i) {
+  AluValue v = alu_load(buf, d, i);
+  return is_float(d) ? v.f : dtype_is_unsigned(d) ? (double)v.u : (double)v.i;
+}
+
+/* Tolerance (ulps) and a label for element i of a kernel's output. */
+typedef struct Judge {
+  int (*ulps)(int64_t i, const void *ctx);
+  const char *(*label)(int64_t i, const void *ctx);
+  const void *ctx;
+} Judge;
+
+static bool run_on(const Backend *be, const Kernel *k, void *const *in, void *out) {
+  void *exe = NULL;
+  if (be->prepare(k, &exe) != JX_OK) return false;
+  return k->size == 0 || be->dispatch(exe, k, in, out) == JX_OK;
+}
+
+/* Runs k on both backends and compares; returns the number of mismatches (the first
+ * few are reported). in[i] holds the inputs. */
+static int64_t compare(const char *what, const Kernel *k, void *const *in, const Judge *j) {
+  size_t bytes = (size_t)(k->size ? k->size : 1) * jx_dtype_itemsize(k->dtype);
+  void *want = calloc(1, bytes), *got = calloc(1, bytes);
+  int64_t bad = 0;
+  if (kernel_check(k) != JX_OK) {
+    char *t = kernel_print(k);
+    CHECK_MSG(false, "%s: kernel_check: %s\n%s", what, jx_last_error(), t ? t : "");
+    free(t);
+    jx_clear_error();
+    bad = 1;
+  } else if (!run_on(&backend_interp, k, in, want) || !run_on(&backend_cpu, k, in, got)) {
+    CHECK_MSG(false, "%s: %s", what, jx_last_error());
+    jx_clear_error();
+    bad = 1;
+  } else {
+    for (int64_t i = 0; i < k->size; i++) {
+      uint64_t a = elem_bits(want, k->dtype, i), b = elem_bits(got, k->dtype, i);
+      if (a == b) continue;
+      if (is_float(k->dtype)) {
+        if (bits_nan(k->dtype, a) && bits_nan(k->dtype, b)) continue;
+        int ulps = j && j->ulps ? j->ulps(i, j->ctx) : 0;
+        if (ulps && !bits_nan(k->dtype, a) && !bits_nan(k->dtype, b) &&
+            ulp_distance(k->dtype, a, b) <= (uint64_t)ulps)
+          continue;
+      }
+      if (bad++ < 6) {
+        char *t = bad == 1 && k->size < 5000 ? kernel_print(k) : NULL;
+        test_fail(__FILE__, __LINE__,
+                  "%s [%s] %s element %lld: interp %.17g (0x%llx), cpu %.17g (0x%llx)%s%s", what,
+                  j && j->label ? j->label(i, j->ctx) : "", dtype_short_name(k->dtype),
+                  (long long)i, as_double(want, k->dtype, i), (unsigned long long)a,
+                  as_double(got, k->dtype, i), (unsigned long long)b, t ? "\n" : "", t ? t : "");
+        free(t);
+      }
+    }
+    test_checks++;
+  }
+  free(want);
+  free(got);
+  return bad;
+}
+
+/* --------------------------------------------------------------- op banks */
+
+static bool libm_op(AluOp op) {
+  switch (op) {
+  case ALU_SIN: case ALU_COS: case ALU_TAN: case ALU_ASIN: case ALU_ACOS: case ALU_ATAN:
+  case ALU_SINH: case ALU_COSH: case ALU_TANH: case ALU_ASINH: case ALU_ACOSH:
+  case ALU_ATANH: case ALU_EXP: case ALU_EXP2: case ALU_EXPM1: case ALU_LOG: case ALU_LOG2:
+  case ALU_LOG1P: case ALU_CBRT: case ALU_ERF: case ALU_ERFC: case ALU_POW: case ALU_ATAN2:
+    return true;
+  default:
+    return false;
+  }
+}
+
+typedef struct Bank {
+  AluOp ops[ALU_NUM_OPS];
+  int nops;
+  int64_t per;   /* elements per op */
+  jx_dtype src;  /* operand dtype */
+} Bank;
+
+static int bank_ulps(int64_t i, const void *ctx) {
+  const Bank *b = ctx;
+  return libm_op(b->ops[i / b->per]) && b->src != JX_FLOAT64 ? 2 : 0;
+}
+static const char *bank_label(int64_t i, const void *ctx) {
+  const Bank *b = ctx;
+  return alu_op_name(b->ops[i / b->per]);
+}
+
+/* The node op(x...), or NULL when op does not accept these operands. */
+static const AluExp *try_op(AluOp op, const AluExp *const *x) {
+  const AluExp *e = NULL;
+  switch (alu_op_group(op)) {
+  case ALU_GROUP_BINARY: case ALU_GROUP_COMPARE: e = alu_binary(op, x[0], x[1]); break;
+  case ALU_GROUP_UNARY: case ALU_GROUP_UNARY_PRED: e = alu_unary(op, x[0]); break;
+  default: return NULL;
+  }
+  char buf[160];
+  if (!e || alu_node_error(e, buf, sizeof buf)) {
+    jx_clear_error();
+    return NULL;
+  }
+  return e;
+}
+
+/* out[s * per + j] = ops[s](in0[j], in1[j]): a chain of WHEREs on s = gidx / per. */
+static const AluExp *bank_exp(Bank *b, const AluExp *const *x, const AluExp *sel) {
+  const AluExp *exp = NULL;
+  for (int s = b->nops - 1; s >= 0; s--) {
+    const AluExp *node = try_op(b->ops[s], x);
+    exp = exp ? alu_where(alu_binary(ALU_CMPEQ, sel, alu_const_int(JX_INT64, s)), node, exp)
+              : node;
+  }
+  return exp;
+}
+
+/* Runs every op of `group` (BINARY, COMPARE, UNARY or UNARY_PRED) on dtype d. */
+static void run_bank(jx_dtype d, AluGroup group) {
+  Bank b = {.src = d};
+  const AluExp *probe = alu_global(0, d, alu_special("gidx", 1));
+  const AluExp *px[2] = {probe, alu_global(1, d, alu_special("gidx", 1))};
+  for (int op = 0; op < ALU_NUM_OPS; op++)
+    if (alu_op_group((AluOp)op) == group && try_op((AluOp)op, px)) b.ops[b.nops++] = (AluOp)op;
+  if (!b.nops) return;
+  bool binary = group == ALU_GROUP_BINARY || group == ALU_GROUP_COMPARE;
+  /* Operands: all pairs of edge values plus random ones (binary); edge values, random
+   * values and, for 16-bit floats, a third of all bit patterns (unary). */
+  AluValue edges[64];
+  int ne = edge_values(d, edges, 64);
+  int64_t nrand = binary ? (is_float(d) ? 1000 : 300) : (is_float(d) ? 3000 : 200);
+  int64_t nall = !binary && (d == JX_FLOAT16 || d == JX_BFLOAT16) ? 65536 / 3 : 0;
+  b.per = (binary ? (int64_t)ne * ne : ne) + nrand + nall;
+  AluValue *x0 = malloc((size_t)b.per * sizeof *x0), *x1 = malloc((size_t)b.per * sizeof *x1);
+  int64_t n = 0;
+  if (binary) {
+    for (int i = 0; i < ne; i++)
+      for (int k = 0; k < ne; k++) x0[n] = edges[i], x1[n++] = edges[k];
+  } else {
+    for (int i = 0; i < ne; i++) x0[n] = x1[n] = edges[i], n++;
+  }
+  for (int64_t i = 0; i < nall; i++) {
+    uint16_t h = (uint16_t)(i * 3 + 1);
+    x0[n].f = d == JX_FLOAT16 ? dtype_f16_to_f32(h) : dtype_bf16_to_f32(h);
+    if (isnan(x0[n].f)) x0[n].f = NAN;
+    x1[n] = x0[n];
+    n++;
+  }
+  while (n < b.per) x0[n] = random_value(d), x1[n++] = random_value(d);
+  int64_t size = b.per * b.nops;
+  const AluExp *g = alu_special("gidx", size);
+  const AluExp *j = alu_binary(ALU_MOD, g, alu_const_int(JX_INT64, b.per));
+  const AluExp *sel = alu_binary(ALU_DIV, g, alu_const_int(JX_INT64, b.per));
+  const AluExp *x[2] = {alu_global(0, d, j), alu_global(1, d, j)};
+  Kernel k = {.nargs = 2, .arg_dtypes = {d, d}, .size = size, .exp = bank_exp(&b, x, sel)};
+  k.dtype = k.exp->dtype;
+  void *in[2] = {buffer_of(d, x0, b.per), buffer_of(d, x1, b.per)};
+  char what[64];
+  snprintf(what, sizeof what, "%s ops on %s", group == ALU_GROUP_BINARY ? "binary"
+           : group == ALU_GROUP_COMPARE ? "compare" : group == ALU_GROUP_UNARY ? "unary" : "predicate",
+           dtype_short_name(d));
+  Judge judge = {bank_ulps, bank_label, &b};
+  compare(what, &k, in, &judge);
+  free(in[0]);
+  free(in[1]);
+  free(x0);
+  free(x1);
+}
+
+static void test_binary_ops(void) {
+  for (int i = 0; i < NDTYPES; i++) run_bank(all_dtypes[i], ALU_GROUP_BINARY);
+}
+static void test_compare_ops(void) {
+  for (int i = 0; i < NDTYPES; i++) run_bank(all_dtypes[i], ALU_GROUP_COMPARE);
+}
+static void test_unary_ops(void) {
+  for (int i = 0; i < NDTYPES; i++) {
+    run_bank(all_dtypes[i], ALU_GROUP_UNARY);
+    run_bank(all_dtypes[i], ALU_GROUP_UNARY_PRED);
+  }
+}
+
+/* ----------------------------------------------------- casts, bitcasts, ... */
+
+typedef struct CastBank {
+  jx_dtype src[NDTYPES];
+  int n;
+  int64_t per;
+} CastBank;
+
+static const char *cast_label(int64_t i, const void *ctx) {
+  const CastBank *c = ctx;
+  return dtype_short_name(c->src[i / c->per]);
+}
+
+/* For each target dtype, one kernel: CAST (or BITCAST) from every source dtype. */
+static void run_casts(bool bitcast) {
+  int64_t per = 65536 + 200; /* 16-bit floats: every pattern; others: edges + random */
+  void *in[NDTYPES];
+  for (int s = 0; s < NDTYPES; s++) {
+    jx_dtype d = all_dtypes[s];
+    AluValue *v = malloc((size_t)per * sizeof *v), edges[64];
+    int ne = edge_values(d, edges, 64);
+    for (int64_t i = 0; i < per; i++) {
+      if (i < ne) v[i] = edges[i];
+      else if ((d == JX_FLOAT16 || d == JX_BFLOAT16) && i - ne < 65536) {
+        uint16_t h = (uint16_t)(i - ne);
+        v[i].f = d == JX_FLOAT16 ? dtype_f16_to_f32(h) : dtype_bf16_to_f32(h);
+        if (isnan(v[i].f)) v[i].f = NAN;
+      } else {
+        v[i] = random_value(d);
+      }
+    }
+    in[s] = buffer_of(d, v, per);
+    free(v);
+  }
+  for (int t = 0; t < NDTYPES; t++) {
+    jx_dtype to = all_dtypes[t];
+    CastBank c = {.per = per};
+    int args[NDTYPES];
+    for (int s = 0; s < NDTYPES; s++) {
+      jx_dtype from = all_dtypes[s];
+      if (bitcast && (from == JX_BOOL || to == JX_BOOL || from == to ||
+                      dtype_bits(from) != dtype_bits(to)))
+        continue;
+      args[c.n] = s;
+      c.src[c.n++] = from;
+    }
+    if (!c.n) continue;
+    int64_t size = per * c.n;
+    const AluExp *g = alu_special("gidx", size);
+    const AluExp *j = alu_binary(ALU_MOD, g, alu_const_int(JX_INT64, per));
+    const AluExp *sel = alu_binary(ALU_DIV, g, alu_const_int(JX_INT64, per));
+    Kernel k = {.nargs = c.n, .size = size, .dtype = to};
+    void *kin[NDTYPES];
+    for (int s = c.n - 1; s >= 0; s--) {
+      k.arg_dtypes[s] = c.src[s];
+      kin[s] = in[args[s]];
+      const AluExp *x = alu_global(s, c.src[s], j);
+      const AluExp *node = bitcast ? alu_bitcast(x, to) : alu_cast(x, to);
+      k.exp = k.exp ? alu_where(alu_binary(ALU_CMPEQ, sel, alu_const_int(JX_INT64, s)), node, k.exp)
+                    : node;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%s to %s", bitcast ? "bitcast" : "cast", dtype_short_name(to));
+    Judge judge = {NULL, cast_label, &c};
+    compare(what, &k, kin, &judge);
+  }
+  for (int s = 0; s < NDTYPES; s++) free(in[s]);
+}
+
+static void test_casts(void) { run_casts(false); }
+static void test_bitcasts(void) { run_casts(true); }
+
+static void test_where_threefry(void) {
+  int64_t n = 3000;
+  AluValue *c = malloc((size_t)n * sizeof *c), *a = malloc((size_t)n * sizeof *a),
+           *b = malloc((size_t)n * sizeof *b);
+  for (int t = 0; t < NDTYPES; t++) {
+    jx_dtype d = all_dtypes[t];
+    for (int64_t i = 0; i < n; i++)
+      c[i].i = rnd_int(2), a[i] = random_value(d), b[i] = random_value(d);
+    const AluExp *g = alu_special("gidx", n);
+    Kernel k = {.nargs = 3, .arg_dtypes = {JX_BOOL, d, d}, .size = n, .dtype = d};
+    k.exp = alu_where(alu_global(0, JX_BOOL, g), alu_global(1, d, g), alu_global(2, d, g));
+    void *in[3] = {buffer_of(JX_BOOL, c, n), buffer_of(d, a, n), buffer_of(d, b, n)};
+    compare("where", &k, in, NULL);
+    for (int i = 0; i < 3; i++) free(in[i]);
+  }
+  /* Threefry on random keys and counters (known answers are in tests/ir/test_alu.c). */
+  const AluExp *g = alu_special("gidx", n), *x[4];
+  void *in[4];
+  for (int i = 0; i < 4; i++) {
+    for (int64_t e = 0; e < n; e++) a[e].u = (uint32_t)rnd();
+    in[i] = buffer_of(JX_UINT32, a, n);
+    x[i] = alu_global(i, JX_UINT32, g);
+  }
+  Kernel k = {.nargs = 4, .arg_dtypes = {JX_UINT32, JX_UINT32, JX_UINT32, JX_UINT32},
+              .size = n, .dtype = JX_UINT64, .exp = alu_threefry2x32(x[0], x[1], x[2], x[3])};
+  compare("threefry2x32", &k, in, NULL);
+  for (int i = 0; i < 4; i++) free(in[i]);
+  free(a), free(b), free(c);
+}
+
+/* --------------------------------------------------------------- reductions */
+
+static AluValue identity_of(AluOp op, jx_dtype d) {
+  bool fl = is_float(d);
+  switch (op) {
+  case ALU_ADD: case ALU_OR: return alu_normalize(d, fl ? (AluValue){.f = 0} : (AluValue){.u = 0});
+  case ALU_MUL: return alu_normalize(d, fl ? (AluValue){.f = 1} : (AluValue){.u = 1});
+  case ALU_AND: return alu_normalize(d, (AluValue){.i = d == JX_BOOL ? 1 : -1});
+  case ALU_MAX:
+    if (fl) return (AluValue){.f = -INFINITY};
+    return dtype_is_unsigned(d) || d == JX_BOOL ? (AluValue){.u = 0}
+           : alu_normalize(d, (AluValue){.u = 1ull << (dtype_bits(d) - 1)});
+  default: /* MIN */
+    if (fl) return (AluValue){.f = INFINITY};
+    if (d == JX_BOOL) return (AluValue){.i = 1};
+    if (dtype_is_unsigned(d)) return alu_normalize(d, (AluValue){.u = UINT64_MAX});
+    return alu_normalize(d, (AluValue){.u = (1ull << (dtype_bits(d) - 1)) - 1});
+  }
+}
+
+/* A reduction of op over x (size outputs x rsize), rows contiguous or (transposed)
+ * columns, with an optional epilogue mixing acc with a second input at gidx. */
+static void run_reduction(AluOp op, jx_dtype d, int64_t size, int64_t rsize, bool transposed,
+                          bool epilogue) {
+  int64_t total = size * rsize;
+  AluValue *x = malloc((size_t)(total ? total : 1) * sizeof *x);
+  AluValue *y = malloc((size_t)(size ? size : 1) * sizeof *y);
+  bool small = op == ALU_MUL && !is_float(d); /* keep integer products from all wrapping */
+  for (int64_t i = 0; i < total; i++)
+    x[i] = small ? alu_normalize(d, (AluValue){.u = (uint64_t)(rnd_int(5) - 2)}) : random_value(d);
+  if (op == ALU_ADD && is_float(d) && rnd_int(2)) /* mostly finite sums */
+    for (int64_t i = 0; i < total; i++)
+      x[i] = alu_normalize(d, (AluValue){.f = (rnd_unit() * 2 - 1) * 100});
+  for (int64_t i = 0; i < size; i++) y[i] = random_value(d);
+  const AluExp *g = alu_special("gidx", size), *r = alu_special("ridx", rsize);
+  const AluExp *idx =
+      transposed ? alu_binary(ALU_ADD, alu_binary(ALU_MUL, r, alu_const_int(JX_INT64, size)), g)
+                 : alu_binary(ALU_ADD, alu_binary(ALU_MUL, g, alu_const_int(JX_INT64, rsize)), r);
+  Kernel k = {.nargs = 2, .arg_dtypes = {d, d}, .size = size, .dtype = d, .has_reduction = true};
+  k.exp = alu_global(0, d, idx);
+  k.reduction = (Reduction){.op = op, .dtype = d, .size = rsize, .identity = identity_of(op, d)};
+  if (epilogue) { /* out = f32(acc < y[gidx] ? acc : y[gidx]) */
+    const AluExp *acc = alu_variable("acc", d), *yv = alu_global(1, d, g);
+    k.reduction.epilogue =
+        alu_cast(alu_where(alu_binary(ALU_CMPLT, acc, yv), acc, yv), JX_FLOAT32);
+    k.dtype = JX_FLOAT32;
+  }
+  void *in[2] = {buffer_of(d, x, total), buffer_of(d, y, size)};
+  char what[96];
+  snprintf(what, sizeof what, "reduce %s %s %lldx%lld%s%s", alu_op_name(op), dtype_short_name(d),
+           (long long)size, (long long)rsize, transposed ? " transposed" : "",
+           epilogue ? " with epilogue" : "");
+  compare(what, &k, in, NULL);
+  free(in[0]), free(in[1]), free(x), free(y);
+}
+
+static void test_reductions(void) {
+  static const AluOp ops[] = {ALU_ADD, ALU_MUL, ALU_MIN, ALU_MAX, ALU_AND, ALU_OR};
+  static const int64_t shapes[][2] = {{1, 1000}, {37, 13}, {100, 1}, {16, 16}, {17, 33}, {3, 0}};
+  int n = 0;
+  for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+    for (int t = 0; t < NDTYPES; t++) {
+      jx_dtype d = all_dtypes[t];
+      const AluExp *acc = alu_variable("acc", d);
+      if (!try_op(ops[o], (const AluExp *[]){acc, acc})) continue;
+      const int64_t *s = shapes[n % 6];
+      run_reduction(ops[o], d, s[0], s[1], n % 3 == 1, n % 2 == 0);
+      n++;
+    }
+  /* Every shape, both layouts, float32 sums (the common case). */
+  for (int s = 0; s < 6; s++)
+    for (int tr = 0; tr < 2; tr++)
+      run_reduction(ALU_ADD, JX_FLOAT32, shapes[s][0], shapes[s][1], tr, s % 2);
+}
+
+/* ------------------------------------------------------------ random DAGs */
+
+typedef struct Gen {
+  bool approx;   /* continuous float ops only (libm results compared with a tolerance) */
+  int nin;
+  jx_dtype in_dt[4];
+  const AluExp *idx[4];
+  const AluExp *pool[64];
+  int npool;
+} Gen;
+
+static jx_dtype random_dtype(bool approx) {
+  if (approx) return rnd_int(2) ? JX_FLOAT32 : JX_FLOAT64;
+  return all_dtypes[rnd_int(NDTYPES)];
+}
+
+static const AluExp *gen(Gen *g, jx_dtype d, int depth);
+
+static const AluExp *gen_leaf(Gen *g, jx_dtype d) {
+  int k = rnd_int(g->nin + 1);
+  if (k == g->nin) {
+    AluValue v = random_value(d);
+    if (g->approx) v = alu_normalize(d, (AluValue){.f = (rnd_unit() * 2 - 1) * 2});
+    return alu_const(d, v);
+  }
+  const AluExp *x = alu_global(k, g->in_dt[k], g->idx[k]);
+  return x->dtype == d ? x : alu_cast(x, d);
+}
+
+static const AluExp *gen_approx(Gen *g, jx_dtype d, int depth) {
+  static const AluOp unary[] = {ALU_SIN, ALU_COS, ALU_TANH, ALU_ATAN, ALU_ERF, ALU_EXP, ALU_LOG1P,
+                                ALU_SQRT, ALU_CBRT, ALU_NEG};
+  static const AluOp binary[] = {ALU_ADD, ALU_SUB, ALU_MUL, ALU_MAX, ALU_MIN};
+  if (depth <= 0 || rnd_int(5) == 0) return gen_leaf(g, d);
+  if (rnd_int(2)) {
+    AluOp op = unary[rnd_int(sizeof unary / sizeof *unary)];
+    const AluExp *x = gen_approx(g, d, depth - 1);
+    if (op == ALU_EXP) x = alu_unary(ALU_TANH, x);                           /* bounded */
+    if (op == ALU_LOG1P || op == ALU_SQRT) x = alu_unary(ALU_ABS, x);        /* in domain */
+    return alu_unary(op, x);
+  }
+  AluOp op = binary[rnd_int(sizeof binary / sizeof *binary)];
+  const AluExp *a = gen_approx(g, d, depth - 1), *b = gen_approx(g, d, depth - 1);
+  if (op == ALU_MUL) a = alu_unary(ALU_TANH, a); /* keep magnitudes moderate */
+  return alu_binary(op, a, b);
+}
+
+static const AluExp *gen(Gen *g, jx_dtype d, int depth) {
+  static const AluOp unary[] = {ALU_NEG, ALU_ABS, ALU_SIGN, ALU_NOT, ALU_FLOOR, ALU_CEIL,
+                                ALU_ROUND, ALU_TRUNC, ALU_SQRT, ALU_RSQRT, ALU_RECIPROCAL};
+  static const AluOp binary[] = {ALU_ADD, ALU_SUB, ALU_MUL, ALU_DIV, ALU_MOD, ALU_MIN, ALU_MAX,
+                                 ALU_AND, ALU_OR, ALU_XOR, ALU_SHL, ALU_SHR, ALU_POW};
+  if (g->approx) return gen_approx(g, d, depth);
+  if (depth <= 0 || rnd_int(6) == 0) return gen_leaf(g, d);
+  if (g->npool && rnd_int(5) == 0) { /* share a node: a DAG, not a tree */
+    const AluExp *p = g->pool[rnd_int(g->npool)];
+    if (p->dtype == d) return p;
+  }
+  const AluExp *e = NULL;
+  for (int tries = 0; tries < 4 && !e; tries++) {
+    int kind = rnd_int(10);
+    if (kind < 3) {
+      const AluExp *x = gen(g, d, depth - 1);
+      e = try_op(unary[rnd_int(sizeof unary / sizeof *unary)], &x);
+    } else if (kind < 7) {
+      AluOp op = binary[rnd_int(sizeof binary / sizeof *binary)];
+      if (op == ALU_POW && is_float(d)) continue; /* libm: compared exactly here */
+      const AluExp *x[2] = {gen(g, d, depth - 1), gen(g, d, depth - 1)};
+      e = try_op(op, x);
+    } else if (kind < 8) {
+      jx_dtype t = random_dtype(false);
+      AluOp cmp = (AluOp[]){ALU_CMPLT, ALU_CMPNE, ALU_CMPEQ}[rnd_int(3)];
+      const AluExp *c = alu_binary(cmp, gen(g, t, depth - 1), gen(g, t, depth - 1));
+      e = alu_where(c, gen(g, d, depth - 1), gen(g, d, depth - 1));
+    } else if (kind < 9) {
+      e = alu_cast(gen(g, random_dtype(false), depth - 1), d);
+    } else if (d != JX_BOOL) {
+      jx_dtype same[NDTYPES];
+      int n = 0;
+      for (int i = 0; i < NDTYPES; i++)
+        if (all_dtypes[i] != JX_BOOL && dtype_bits(all_dtypes[i]) == dtype_bits(d))
+          same[n++] = all_dtypes[i];
+      e = alu_bitcast(gen(g, same[rnd_int(n)], depth - 1), d);
+    }
+  }
+  if (!e) e = gen_leaf(g, d);
+  if (g->npool < 64) g->pool[g->npool++] = e;
+  return e;
+}
+
+/* Index of an input broadcast over a virtual shape dims[0..nd): each dimension of the
+ * input is the full one, broadcast (size 1) or flipped; the index is the flat position
+ * (DIV/MOD chains over the flat loop index, as views make). Returns the input size. */
+static int64_t broadcast_index(const AluExp *flat, int nd, const int64_t *dims,
+                               const AluExp **index) {
+  int64_t stride_out = 1, stride_in = 1;
+  const AluExp *idx = alu_const_int(JX_INT64, 0);
+  for (int i = nd - 1; i >= 0; i--) {
+    const AluExp *q = stride_out == 1 ? flat : alu_binary(ALU_DIV, flat, alu_const_int(JX_INT64, stride_out));
+    const AluExp *di = i == 0 ? q : alu_binary(ALU_MOD, q, alu_const_int(JX_INT64, dims[i]));
+    stride_out *= dims[i];
+    int mode = rnd_int(3);
+    if (mode == 0) continue; /* broadcast */
+    if (mode == 2) di = alu_binary(ALU_SUB, alu_const_int(JX_INT64, dims[i] - 1), di);
+    idx = alu_binary(ALU_ADD, idx, alu_binary(ALU_MUL, di, alu_const_int(JX_INT64, stride_in)));
+    stride_in *= dims[i];
+  }
+  *index = idx;
+  return stride_in;
+}
+
+static void run_random_dag(int trial, bool approx) {
+  Gen g = {.approx = approx, .nin = 1 + rnd_int(4)};
+  int nd = 1 + rnd_int(3);
+  int64_t dims[4], size = 1;
+  for (int i = 0; i < nd; i++) size *= dims[i] = 1 + rnd_int(9);
+  bool reduce = rnd_int(3) == 0;
+  int64_t rsize = reduce ? rnd_int(12) : 1;
+  const AluExp *gidx = alu_special("gidx", size), *flat = gidx;
+  if (reduce) {
+    dims[nd++] = rsize;
+    flat = alu_binary(ALU_ADD, alu_binary(ALU_MUL, gidx, alu_const_int(JX_INT64, rsize)),
+                      alu_special("ridx", rsize));
+  }
+  void *in[4];
+  for (int k = 0; k < g.nin; k++) {
+    g.in_dt[k] = random_dtype(approx);
+    int64_t n = broadcast_index(flat, nd, dims, &g.idx[k]);
+    AluValue *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+      v[i] = approx ? alu_normalize(g.in_dt[k], (AluValue){.f = (rnd_unit() * 2 - 1) * 2})
+                    : random_value(g.in_dt[k]);
+    in[k] = buffer_of(g.in_dt[k], v, n);
+    free(v);
+  }
+  jx_dtype d = random_dtype(approx);
+  Kernel k = {.nargs = g.nin, .size = size, .exp = gen(&g, d, 2 + rnd_int(4))};
+  for (int i = 0; i < g.nin; i++) k.arg_dtypes[i] = g.in_dt[i];
+  k.dtype = d;
+  if (reduce) {
+    static const AluOp ops[] = {ALU_ADD, ALU_MUL, ALU_MIN, ALU_MAX, ALU_AND, ALU_OR};
+    const AluExp *acc = alu_variable("acc", d);
+    AluOp op = ALU_MAX;
+    for (int tries = 0; tries < 8; tries++) {
+      AluOp o = ops[rnd_int(approx ? 4 : 6)];
+      if (approx && o == ALU_MUL) continue;
+      if (try_op(o, (const AluExp *[]){acc, acc})) {
+        op = o;
+        break;
+      }
+    }
+    k.has_reduction = true;
+    k.reduction = (Reduction){.op = op, .dtype = d, .size = rsize, .identity = identity_of(op, d)};
+    int epi = rnd_int(3);
+    if (epi == 1 && !approx) {
+      k.dtype = random_dtype(false);
+      k.reduction.epilogue = alu_cast(acc, k.dtype);
+    } else if (epi == 2) {
+      Gen ge = g; /* an expression of acc (inputs are not indexed by gidx alone) */
+      ge.nin = 0;
+      ge.npool = 0;
+      const AluExp *e = gen(&ge, d, 2);
+      AluOp cmb = is_float(d) || d == JX_BOOL ? ALU_MAX : ALU_ADD;
+      k.reduction.epilogue = alu_binary(cmb, acc, e);
+    }
+  }
+  if (rnd_int(2)) { /* as the eager path does */
+    k.exp = alu_simplify(k.exp);
+    if (k.has_reduction && k.reduction.epilogue)
+      k.reduction.epilogue = alu_simplify(k.reduction.epilogue);
+  }
+  char what[64];
+  snprintf(what, sizeof what, "random %s DAG #%d", approx ? "float" : "exact", trial);
+  if (!approx) {
+    compare(what, &k, in, NULL);
+  } else { /* libm differs by ulps, which later ops may magnify: relative tolerance */
+    size_t bytes = (size_t)size * jx_dtype_itemsize(k.dtype);
+    void *want = calloc(1, bytes + 8), *got = calloc(1, bytes + 8);
+    if (run_on(&backend_interp, &k, in, want) && run_on(&backend_cpu, &k, in, got)) {
+      double tol = k.dtype == JX_FLOAT64 ? 1e-12 : 1e-4;
+      for (int64_t i = 0; i < size; i++) {
+        double a = as_double(want, k.dtype, i), b = as_double(got, k.dtype, i);
+        CHECK_MSG(a == b || (isnan(a) && isnan(b)) || fabs(a - b) <= tol * (1 + fabs(a)),
+                  "%s element %lld: interp %.17g, cpu %.17g", what, (long long)i, a, b);
+      }
+    } else {
+      CHECK_MSG(false, "%s: %s", what, jx_last_error());
+      jx_clear_error();
+    }
+    free(want), free(got);
+  }
+  for (int i = 0; i < g.nin; i++) free(in[i]);
+}
+
+static void test_random_dags(void) {
+  for (int t = 0; t < 120; t++) run_random_dag(t, false);
+}
+static void test_random_float_dags(void) {
+  for (int t = 0; t < 30; t++) run_random_dag(t, true);
+}
+
+/* ------------------------------------------------------------ the machinery */
+
+/* out = in0 * c + 1 (f32), for a c no other test uses: a kernel not compiled yet. */
+static Kernel fresh_kernel(int64_t n, float c) {
+  const AluExp *g = alu_special("gidx", n);
+  Kernel k = {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = n, .dtype = JX_FLOAT32};
+  k.exp = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_global(0, JX_FLOAT32, g),
+                                         alu_const_float(JX_FLOAT32, c)),
+                     alu_const_float(JX_FLOAT32, 1));
+  return k;
+}
+
+static float *iota(int64_t n) {
+  float *x = malloc((size_t)(n ? n : 1) * sizeof *x);
+  for (int64_t i = 0; i < n; i++) x[i] = (float)i * 0.25f - 3;
+  return x;
+}
+
+static void test_memory_cache(void) {
+  Kernel k = fresh_kernel(100, 1.0625f);
+  CpuStats s0 = cpu_stats();
+  void *e1 = NULL, *e2 = NULL;
+  CHECK(backend_cpu.prepare(&k, &e1) == JX_OK);
+  CpuStats s1 = cpu_stats(); /* compiled, or found on disk (JAXC_CACHE_DIR set by the user) */
+  CHECK_EQ_INT(s1.compiles + s1.disk_hits, s0.compiles + s0.disk_hits + 1);
+  Kernel k2 = fresh_kernel(100, 1.0625f); /* equal structure, built again */
+  CHECK(backend_cpu.prepare(&k2, &e2) == JX_OK);
+  CpuStats s2 = cpu_stats();
+  CHECK(e1 == e2);
+  CHECK_EQ_INT(s2.compiles, s1.compiles);
+  CHECK_EQ_INT(s2.memory_hits, s1.memory_hits + 1);
+  float *x = iota(100);
+  void *in[1] = {x};
+  compare("memory cache", &k, in, NULL);
+  free(x);
+}
+
+/* The cache files of kernel k: <dir>/<name>-<key>.c and .so. */
+static bool cache_files(const Kernel *k, char *c_path, char *so_path, size_t n) {
+  char name[RENDER_NAME_MAX];
+  char *text = render_kernel(&render_c, k, name);
+  free(text);
+  DIR *dir = opendir(cache_dir);
+  bool found = false;
+  for (struct dirent *e; dir && (e = readdir(dir));) {
+    size_t len = strlen(e->d_name), nl = strlen(name);
+    if (strncmp(e->d_name, name, nl) == 0 && e->d_name[nl] == '-' && len > 2 &&
+        strcmp(e->d_name + len - 2, ".c") == 0) {
+      snprintf(c_path, n, "%s/%s", cache_dir, e->d_name);
+      snprintf(so_path, n, "%.*s.so", (int)strlen(c_path) - 2, c_path);
+      found = true;
+    }
+  }
+  if (dir) closedir(dir);
+  return found;
+}
+
+static void test_disk_cache(void) {
+  Kernel k = fresh_kernel(77, 1.125f);
+  void *exe = NULL;
+  CHECK(backend_cpu.prepare(&k, &exe) == JX_OK);
+  char c_path[1024], so_path[1100];
+  CHECK(cache_files(&k, c_path, so_path, sizeof c_path));
+  CHECK(access(so_path, R_OK) == 0);
+  /* A new process would start with empty memory caches: reuse from disk. */
+  cpu_reset();
+  CpuStats s0 = cpu_stats();
+  CHECK(backend_cpu.prepare(&k, &exe) == JX_OK);
+  CpuStats s1 = cpu_stats();
+  CHECK_EQ_INT(s1.compiles, s0.compiles);
+  CHECK_EQ_INT(s1.disk_hits, s0.disk_hits + 1);
+  /* A stored source that differs (even by a byte) is not trusted: compile again. */
+  FILE *f = fopen(c_path, "ab");
+  if (f) fputs(" ", f), fclose(f);
+  cpu_reset();
+  CHECK(backend_cpu.prepare(&k, &exe) == JX_OK);
+  CpuStats s2 = cpu_stats();
+  CHECK_EQ_INT(s2.compiles, s1.compiles + 1);
+  CHECK_EQ_INT(s2.disk_hits, s1.disk_hits);
+  float *x = iota(77);
+  void *in[1] = {x};
+  compare("disk cache", &k, in, NULL);
+  free(x);
+}
+
+static void with_env(const char *name, const char *value) {
+  if (value) setenv(name, value, 1);
+  else unsetenv(name);
+  cpu_reset();
+}
+
+static void test_compile_error(void) {
+  const char *old = getenv("CC");
+  char *saved = old ? strdup(old) : NULL;
+  with_env("CC", "/bin/false");
+  CHECK(cpu_has_compiler());
+  Kernel k = fresh_kernel(5, 1.25f);
+  void *exe = NULL;
+  CHECK(backend_cpu.prepare(&k, &exe) == JX_ERR_COMPILE);
+  const char *msg = jx_last_error();
+  CHECK_MSG(strstr(msg, cache_dir) && strstr(msg, ".c"), "message lacks the source path: %s", msg);
+  const char *at = strstr(msg, "kept at ");
+  if (at) { /* the named file exists and holds the kernel */
+    char path[1024];
+    snprintf(path, sizeof path, "%s", at + 8);
+    path[strcspn(path, ";")] = 0;
+    CHECK_MSG(access(path, R_OK) == 0, "no source at %s", path);
+  }
+  CHECK(jx_last_status() == JX_ERR_COMPILE);
+  jx_clear_error();
+  with_env("CC", saved);
+  free(saved);
+}
+
+static void test_no_compiler(void) {
+  const char *old = getenv("CC");
+  char *saved = old ? strdup(old) : NULL;
+  with_env("CC", "/nonexistent/jaxc-test-cc");
+  CHECK(!cpu_has_compiler());
+  CpuStats s0 = cpu_stats();
+  Kernel k = fresh_kernel(50, 1.375f);
+  float *x = iota(50);
+  void *in[1] = {x};
+  CHECK_EQ_INT(compare("no compiler", &k, in, NULL), 0);
+  CHECK_EQ_INT(cpu_stats().fallbacks, s0.fallbacks + 1);
+  CHECK_EQ_INT(cpu_stats().compiles, s0.compiles);
+  free(x);
+  with_env("CC", saved);
+  free(saved);
+  CHECK(cpu_has_compiler());
+}
+
+static void test_thread_pool(void) {
+  with_env("JAXC_NUM_THREADS", "5");
+  CHECK_EQ_INT(pool_threads(), 5);
+  int64_t old = cpu_set_min_work(64);
+  static const int64_t sizes[] = {1, 63, 64, 65, 127, 128, 129, 320, 321, 1000, 4097, 100003};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    int64_t n = sizes[s];
+    Kernel k = fresh_kernel(n, 0.75f);
+    float *x = iota(n * 3);
+    void *in[1] = {x};
+    char what[48];
+    snprintf(what, sizeof what, "threads, size %lld", (long long)n);
+    compare(what, &k, in, NULL);
+    /* a reduction over rows of 3 */
+    const AluExp *g = alu_special("gidx", n), *r = alu_special("ridx", 3);
+    Kernel kr = {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = n, .dtype = JX_FLOAT32,
+                 .has_reduction = true};
+    kr.exp = alu_global(0, JX_FLOAT32,
+                        alu_binary(ALU_ADD, alu_binary(ALU_MUL, g, alu_const_int(JX_INT64, 3)), r));
+    kr.reduction = (Reduction){.op = ALU_ADD, .dtype = JX_FLOAT32, .size = 3, .identity = {.f = 0}};
+    snprintf(what, sizeof what, "threads, reduction size %lld", (long long)n);
+    compare(what, &kr, in, NULL);
+    free(x);
+  }
+  /* Several threads dispatching at once: the pool runs one job, others run inline. */
+  cpu_set_min_work(old);
+  with_env("JAXC_NUM_THREADS", NULL);
+}
+
+/* objdump of a compiled kernel shows packed SIMD float arithmetic: (v)addps, (v)mulps,
+ * (v)maxps, ... on xmm/ymm/zmm registers. The instructions seen are appended to `seen`. */
+static bool has_packed_simd(const char *so, const char *fn, char *seen, size_t cap) {
+  char cmd[1400];
+  snprintf(cmd, sizeof cmd, "objdump -d --no-show-raw-insn '%s' 2>/dev/null", so);
+  FILE *p = popen(cmd, "r");
+  if (!p) return false;
+  char line[512];
+  bool in_fn = false, packed = false;
+  while (fgets(line, sizeof line, p)) {
+    if (strchr(line, '<') && strstr(line, ">:")) in_fn = strstr(line, fn) != NULL;
+    char *tab = strchr(line, '\t');
+    if (!in_fn || !tab) continue;
+    char op[32] = "";
+    sscanf(tab + 1, "%31s", op);
+    const char *m = op[0] == 'v' ? op + 1 : op;
+    static const char *const arith[] = {"addps", "mulps", "maxps", "minps", "subps", "sqrtps"};
+    for (size_t i = 0; i < sizeof arith / sizeof *arith; i++)
+      if (strcmp(m, arith[i]) == 0 && strstr(tab, "mm")) {
+        char reg[8] = "";
+        const char *r = strstr(tab, "mm");
+        snprintf(reg, sizeof reg, "%.3s", r - 1);
+        if (!strstr(seen, op) && strlen(seen) + strlen(op) + 8 < cap)
+          strcat(strcat(strcat(strcat(seen, " "), op), "/"), reg);
+        packed = true;
+      }
+  }
+  pclose(p);
+  return packed;
+}
+
+static void test_simd(void) {
+#if defined(__x86_64__)
+  if (system("objdump --version >/dev/null 2>&1") != 0) {
+    printf("note: objdump not found; SIMD check skipped\n");
+    return;
+  }
+  Kernel k = fresh_kernel(4096, 1.5f);
+  const AluExp *g = alu_special("gidx", 64), *r = alu_special("ridx", 512);
+  Kernel kr = {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = 64, .dtype = JX_FLOAT32,
+               .has_reduction = true}; /* column sums of a (512, 64) array */
+  kr.exp = alu_global(0, JX_FLOAT32,
+                      alu_binary(ALU_ADD, alu_binary(ALU_MUL, r, alu_const_int(JX_INT64, 64)), g));
+  kr.reduction = (Reduction){.op = ALU_ADD, .dtype = JX_FLOAT32, .size = 512, .identity = {.f = 0}};
+  Kernel *ks[2] = {&k, &kr};
+  for (int i = 0; i < 2; i++) {
+    void *exe;
+    CHECK(backend_cpu.prepare(ks[i], &exe) == JX_OK);
+    char c_path[1024], so_path[1100], name[RENDER_NAME_MAX];
+    free(render_kernel(&render_c, ks[i], name));
+    CHECK(cache_files(ks[i], c_path, so_path, sizeof c_path));
+    char seen[256] = "";
+    CHECK_MSG(has_packed_simd(so_path, name, seen, sizeof seen),
+              "%s: no packed SIMD float ops in %s", name, so_path);
+    printf("simd: %s:%s\n", name, seen);
+  }
+#endif
+}
+
+/* ------------------------------------------------------------- public API */
+
+static void test_public_api(void) {
+  float xs[6] = {1, -2, 3.5f, 0, -0.0f, 7}, ys[6] = {0.5f, 2, -1, 4, 3, -8};
+  int64_t shape[2] = {2, 3};
+  float got[2][11]; /* z (2,3), sum over axis 1 (2,), max over axis 0 (3,) */
+  const char *devices[2] = {"interp", "cpu"};
+  for (int d = 0; d < 2; d++) {
+    CHECK(jx_default_device(devices[d]) == JX_OK);
+    jx_scope_begin();
+    jx_array *x = jx_array_from(xs, JX_FLOAT32, 2, shape), *y = jx_array_from(ys, JX_FLOAT32, 2, shape);
+    CHECK_STR(jx_device_of(x), devices[d]);
+    jx_array *z = jx_add(jx_mul(x, y), jx_exp(x));
+    jx_array *s = jx_sum(z, 1, (int[]){1}, false);
+    jx_array *m = jx_max(z, 1, (int[]){0}, false);
+    CHECK_STR(jx_device_of(s), devices[d]);
+    CHECK(jx_read(z, got[d], 6 * sizeof(float)) == JX_OK);
+    CHECK(jx_read(s, got[d] + 6, 2 * sizeof(float)) == JX_OK);
+    CHECK(jx_read(m, got[d] + 8, 3 * sizeof(float)) == JX_OK);
+    jx_scope_end(0, NULL);
+  }
+  for (int i = 0; i < 11; i++) CHECK_MSG(memcmp(&got[0][i], &got[1][i], 4) == 0 ||
+                                         fabsf(got[0][i] - got[1][i]) <= 2e-7f * fabsf(got[0][i]),
+                                         "element %d: interp %g, cpu %g", i, got[0][i], got[1][i]);
+  CHECK(jx_default_device("interp") == JX_OK);
+}
+
+static void test_names(void) {
+  Kernel k = fresh_kernel(1000, 2.0f);
+  char n1[RENDER_NAME_MAX], n2[RENDER_NAME_MAX];
+  char *t1 = render_kernel(&render_c, &k, n1), *t2 = render_kernel(&render_c, &k, n2);
+  CHECK(t1 && t2 && strcmp(t1, t2) == 0);
+  CHECK_STR(n1, n2);
+  CHECK_MSG(strncmp(n1, "k_add_mul_1000_", 15) == 0, "name %s", n1);
+  CHECK(t1 && strstr(t1, "restrict") && strstr(t1, n1));
+  free(t1), free(t2);
+  CHECK(render_prelude_len() > 1000 && strstr(render_prelude(), "jx_add_i32"));
+}
+
+/* ------------------------------------------------------------------- main */
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+int main(void) {
+  if (!cpu_has_compiler()) {
+    printf("note: no C compiler found; cpu backend tests skipped\n");
+    return 0;
+  }
+  const char *env = getenv("JAXC_CACHE_DIR");
+  if (env && *env) {
+    snprintf(cache_dir, sizeof cache_dir, "%s", env);
+  } else { /* a private cache, removed at the end */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(cache_dir, sizeof cache_dir, "%s/jaxc-test-cpu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(cache_dir)) {
+      printf("cannot create a cache directory\n");
+      return 1;
+    }
+    own_cache_dir = true;
+    setenv("JAXC_CACHE_DIR", cache_dir, 1);
+  }
+  cpu_reset();
+  TEST_RUN(test_names);
+  TEST_RUN(test_memory_cache);
+  TEST_RUN(test_disk_cache);
+  TEST_RUN(test_compile_error);
+  TEST_RUN(test_no_compiler);
+  TEST_RUN(test_binary_ops);
+  TEST_RUN(test_compare_ops);
+  TEST_RUN(test_unary_ops);
+  TEST_RUN(test_casts);
+  TEST_RUN(test_bitcasts);
+  TEST_RUN(test_where_threefry);
+  TEST_RUN(test_reductions);
+  TEST_RUN(test_random_dags);
+  TEST_RUN(test_random_float_dags);
+  TEST_RUN(test_thread_pool);
+  TEST_RUN(test_simd);
+  TEST_RUN(test_public_api);
+  CpuStats s = cpu_stats();
+  printf("cpu: %lld compiles, %lld disk hits, %lld memory hits, %lld launches\n",
+         (long long)s.compiles, (long long)s.disk_hits, (long long)s.memory_hits,
+         (long long)s.launches);
+  if (own_cache_dir) nftw(cache_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  return test_finish();
+}
