@@ -9,9 +9,13 @@
 #include "core/error.h"
 #include "ir/alu.h"
 
+#ifdef JAXC_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
 const char *routine_name(RoutineOp op) {
   static const char *const names[] = {
-      [ROUTINE_SORT] = "sort", [ROUTINE_ARGSORT] = "argsort", [ROUTINE_SCATTER_ADD] = "scatter_add"};
+      [ROUTINE_SORT] = "sort", [ROUTINE_ARGSORT] = "argsort", [ROUTINE_SCATTER_ADD] = "scatter_add", [ROUTINE_GEMM] = "gemm"};
   return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
 }
 
@@ -85,6 +89,47 @@ static jx_status run_scatter_add(const Routine *r, void *const *in, void *out) {
   return JX_OK;
 }
 
+/* out[b] = a[b] @ bm[b] for each batch entry; row-major. */
+static jx_status run_gemm(const Routine *r, const void *a, const void *bm, void *out) {
+  int64_t M = r->n, K = r->m, N = r->inner;
+  for (int64_t b = 0; b < r->outer; b++) {
+#ifdef JAXC_HAVE_CBLAS
+    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && M && N) {
+      if (r->dtype == JX_FLOAT32) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
+                    (const float *)a + b * M * K, K ? (int)K : 1, (const float *)bm + b * K * N,
+                    (int)N, 0.0f, (float *)out + b * M * N, (int)N);
+        continue;
+      }
+      if (r->dtype == JX_FLOAT64) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
+                    (const double *)a + b * M * K, K ? (int)K : 1, (const double *)bm + b * K * N,
+                    (int)N, 0.0, (double *)out + b * M * N, (int)N);
+        continue;
+      }
+    }
+#endif
+    /* reference loop (no BLAS): i-k-j order, accumulating in the dtype */
+    bool f32 = r->dtype == JX_FLOAT32;
+    for (int64_t i = 0; i < M; i++) {
+      for (int64_t j = 0; j < N; j++) {
+        if (f32) ((float *)out)[(b * M + i) * N + j] = 0.0f;
+        else ((double *)out)[(b * M + i) * N + j] = 0.0;
+      }
+      for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) {
+          if (f32)
+            ((float *)out)[(b * M + i) * N + j] +=
+                ((const float *)a)[(b * M + i) * K + k] * ((const float *)bm)[(b * K + k) * N + j];
+          else
+            ((double *)out)[(b * M + i) * N + j] +=
+                ((const double *)a)[(b * M + i) * K + k] * ((const double *)bm)[(b * K + k) * N + j];
+        }
+    }
+  }
+  return JX_OK;
+}
+
 jx_status routine_run_host(const Routine *r, void *const *inputs, void *out) {
   switch (r->op) {
   case ROUTINE_SORT:
@@ -92,6 +137,7 @@ jx_status routine_run_host(const Routine *r, void *const *inputs, void *out) {
   case ROUTINE_SCATTER_ADD:
     if (r->n == 0) return JX_OK; /* nothing to add into: out is empty */
     return run_scatter_add(r, inputs, out);
+  case ROUTINE_GEMM: return run_gemm(r, inputs[0], inputs[1], out);
   }
   error_set(JX_ERR_INTERNAL, "unknown routine %d", (int)r->op);
   return JX_ERR_INTERNAL;

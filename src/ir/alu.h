@@ -163,7 +163,12 @@ typedef enum RoutineOp {
   ROUTINE_ARGSORT,     /* in: x -> out: index_dtype positions of the stable sort */
   ROUTINE_SCATTER_ADD, /* in: x (outer,n,inner), idx (m), upd (outer,m,inner) -> out:
                           x with upd[o,k,i] added at [o, clamp(idx[k], 0, n-1), i] */
+  ROUTINE_GEMM,        /* in: a (outer, n, m), b (outer, m, inner) -> out: a @ b, float32
+                          or float64, through CBLAS when jaxc was built with OpenBLAS */
 } RoutineOp;
+
+/* dot_general products at least this large (m * n * k multiply-adds) go to GEMM. */
+#define ROUTINE_GEMM_MIN_WORK (64 * 64 * 64)
 
 typedef struct Routine {
   RoutineOp op;

@@ -269,8 +269,41 @@ static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *out, const 
   return out->st != NULL;
 }
 
+/* v permuted and reshaped to (B, R, C), materialized contiguous: a GEMM operand. */
+static int gemm_operand(Lower *L, const Lazy *v, const int *perm, int64_t B, int64_t R, int64_t C) {
+  Lazy t = *v;
+  ShapeTracker *p = shape_permute(v->st, perm);
+  t.st = p ? shape_reshape(p, 3, (int64_t[]){B, R, C}) : NULL;
+  shape_free(p);
+  t.aval.ndim = 3;
+  t.aval.shape[0] = B, t.aval.shape[1] = R, t.aval.shape[2] = C;
+  bool ok = t.st && realize(L, &t);
+  shape_free(t.st);
+  return ok ? t.slot : -1;
+}
+
+/* A large float product: a GEMM routine on canonical operand layouts. */
+static bool lower_gemm(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out, const Aval *av) {
+  DotLayout D;
+  prim_dot_layout(&q->params, &x->aval, &y->aval, &D);
+  int args[2] = {gemm_operand(L, x, D.xperm, D.B, D.M, D.K), gemm_operand(L, y, D.yperm, D.B, D.K, D.N)};
+  if (args[0] < 0 || args[1] < 0) return false;
+  Step st = {.is_routine = true, .nroutine_args = 2,
+             .out_nbytes = (size_t)(D.B * D.M * D.N) * jx_dtype_itemsize(av->dtype)};
+  st.routine = (Routine){.op = ROUTINE_GEMM, .dtype = av->dtype, .outer = D.B, .n = D.M, .m = D.K, .inner = D.N};
+  int s = push_step(L, &st, args, 2);
+  if (s < 0) return false;
+  *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
+  return out->st != NULL;
+}
+
 static bool lower_dot(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out, const Aval *av) {
   const PrimParams *pp = &q->params;
+  if (av->dtype == JX_FLOAT32 || av->dtype == JX_FLOAT64) {
+    DotLayout D;
+    prim_dot_layout(pp, &x->aval, &y->aval, &D);
+    if ((double)D.M * (double)D.N * (double)D.K >= ROUTINE_GEMM_MIN_WORK) return lower_gemm(L, q, x, y, out, av);
+  }
   bool xu[JX_MAX_NDIM] = {false}, yu[JX_MAX_NDIM] = {false};
   for (int i = 0; i < pp->ncontract; i++) xu[pp->lhs_contract[i]] = yu[pp->rhs_contract[i]] = true;
   for (int i = 0; i < pp->nbatch; i++) xu[pp->lhs_batch[i]] = yu[pp->rhs_batch[i]] = true;

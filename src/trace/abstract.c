@@ -273,3 +273,23 @@ bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, A
   error_set(JX_ERR_INTERNAL, "no abstract eval rule for %s", prim_name(p));
   return false;
 }
+
+void prim_dot_layout(const PrimParams *pp, const Aval *x, const Aval *y, DotLayout *L) {
+  bool xu[JX_MAX_NDIM] = {false}, yu[JX_MAX_NDIM] = {false};
+  int nx = 0, ny = 0;
+  *L = (DotLayout){.B = 1, .M = 1, .K = 1, .N = 1};
+  for (int i = 0; i < pp->nbatch; i++) {
+    L->xperm[nx++] = pp->lhs_batch[i], L->yperm[ny++] = pp->rhs_batch[i];
+    xu[pp->lhs_batch[i]] = yu[pp->rhs_batch[i]] = true;
+    L->B *= x->shape[pp->lhs_batch[i]];
+  }
+  for (int i = 0; i < pp->ncontract; i++) xu[pp->lhs_contract[i]] = yu[pp->rhs_contract[i]] = true;
+  for (int d = 0; d < x->ndim; d++)
+    if (!xu[d]) L->xperm[nx++] = d, L->M *= x->shape[d];
+  for (int i = 0; i < pp->ncontract; i++) {
+    L->xperm[nx++] = pp->lhs_contract[i], L->yperm[ny++] = pp->rhs_contract[i];
+    L->K *= x->shape[pp->lhs_contract[i]];
+  }
+  for (int d = 0; d < y->ndim; d++)
+    if (!yu[d]) L->yperm[ny++] = d, L->N *= y->shape[d];
+}

@@ -383,6 +383,33 @@ static bool dims_valid(int n, const int *dims, int ndim, bool *used) {
   return true;
 }
 
+/* Large float32/float64 products run as a GEMM routine on canonical layouts. */
+static jx_array *dot_as_gemm(jx_array *x, jx_array *y, const PrimParams *pp, const Aval *out) {
+  Aval xa = prim_aval_of(x), ya = prim_aval_of(y);
+  DotLayout L;
+  prim_dot_layout(pp, &xa, &ya, &L);
+  jx_scope_begin();
+  jx_array *a = prim_reshape(prim_transpose(x, L.xperm), 3, (int64_t[]){L.B, L.M, L.K});
+  jx_array *b = prim_reshape(prim_transpose(y, L.yperm), 3, (int64_t[]){L.B, L.K, L.N});
+  jx_array *ac = impl_contiguous(a), *bc = impl_contiguous(b), *r = NULL;
+  if (ac && bc) {
+    Routine rt = {.op = ROUTINE_GEMM, .dtype = x->dtype, .outer = L.B, .n = L.M, .m = L.K, .inner = L.N};
+    size_t nbytes = (size_t)(L.B * L.M * L.N) * jx_dtype_itemsize(x->dtype);
+    Buffer *buf = backend_run_routine(ac->buf->backend, &rt, (Buffer *[]){ac->buf, bc->buf}, 2, nbytes);
+    if (buf) r = array_new(buf, shape_contiguous(out->ndim, out->shape), out->dtype, out->weak);
+  }
+  jx_scope_end(r ? 1 : 0, &r);
+  return r;
+}
+
+bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y) {
+  if (dtype != JX_FLOAT32 && dtype != JX_FLOAT64) return false;
+  Aval xa = prim_aval_of(x), ya = prim_aval_of(y);
+  DotLayout L;
+  prim_dot_layout(pp, &xa, &ya, &L);
+  return (double)L.M * (double)L.N * (double)L.K >= ROUTINE_GEMM_MIN_WORK;
+}
+
 static jx_array *impl_dot_general(jx_array *x, jx_array *y, const PrimParams *pp) {
   char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   bool xu[JX_MAX_NDIM] = {false}, yu[JX_MAX_NDIM] = {false};
@@ -524,6 +551,8 @@ static jx_array *impl_dispatch(Prim p, int nin, jx_array *const *in, const PrimP
 jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp,
                      const Aval *out) {
   if (prim_kind(p) == PRIM_KIND_ROUTINE) return impl_routine(p, nin, in, pp, out);
+  if (p == PRIM_dot_general && impl_use_gemm(in[0]->dtype, pp, in[0], in[1]))
+    return dot_as_gemm(in[0], in[1], pp, out);
   jx_array *r = impl_dispatch(p, nin, in, pp);
   if (r) r->weak = out->weak; /* abstract evaluation decides the weak type */
   return r;

@@ -72,6 +72,15 @@ bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, A
 /* Aval of an array. */
 Aval prim_aval_of(const jx_array *a);
 
+/* dot_general as a batched matrix product: x permuted by xperm to (batch, free,
+ * contract) and reshaped to (B, M, K); y permuted by yperm to (batch, contract, free)
+ * and reshaped to (B, K, N); the (B, M, N) product reshapes to the result. */
+typedef struct DotLayout {
+  int xperm[JX_MAX_NDIM], yperm[JX_MAX_NDIM];
+  int64_t B, M, K, N;
+} DotLayout;
+void prim_dot_layout(const PrimParams *pp, const Aval *x, const Aval *y, DotLayout *out);
+
 const char *prim_name(Prim p);
 PrimKind prim_kind(Prim p);
 AluOp prim_alu_op(Prim p);

@@ -11,6 +11,9 @@
 jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *params,
                      const Aval *out);
 
+/* True if dot_general(x, y) of dtype is large enough to run as a GEMM routine. */
+bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y);
+
 /* A contiguous copy of `a` (a new reference to `a` itself if already contiguous and
  * dense in its buffer). */
 jx_array *impl_contiguous(jx_array *a);

@@ -176,6 +176,42 @@ static void test_iota_convert_bitcast(void) {
   jx_free(i), jx_free(f), jx_free(bits);
 }
 
+/* Products above ROUTINE_GEMM_MIN_WORK run as a GEMM routine (BLAS when available):
+ * check batched, transposed-operand products against a float64 loop, eager and jit. */
+static jx_status batched_product(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = prim_dot_general(in[0], in[1], 1, (int[]){1}, (int[]){2}, 1, (int[]){0}, (int[]){0});
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_gemm(void) {
+  int64_t B = 2, M = 70, K = 65, N = 66;
+  jx_scope_begin();
+  /* x: (B, K, M) contracted on dim 1 (a transposed operand); y: (B, N, K) on dim 2 */
+  jx_array *x = iota_f32(3, (int64_t[]){B, K, M}), *y = iota_f32(3, (int64_t[]){B, N, K});
+  jx_array *xs = prim_binary(PRIM_mul, x, jx_full(3, (int64_t[]){B, K, M}, 1e-3, JX_FLOAT32));
+  jx_fn *f = jx_fn_new("batched_product", 2, 1, batched_product, NULL), *jf = jx_jit(f);
+  jx_array *z, *zj;
+  CHECK_EQ_INT(jx_call(f, (jx_array *[]){xs, y}, &z), JX_OK);
+  CHECK_EQ_INT(jx_call(jf, (jx_array *[]){xs, y}, &zj), JX_OK);
+  float *got = malloc((size_t)(B * M * N) * 4), *gotj = malloc((size_t)(B * M * N) * 4);
+  read_f32(z, got);
+  read_f32(zj, gotj);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t i = 0; i < M; i += 7)
+      for (int64_t j = 0; j < N; j += 5) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; k++)
+          acc += (double)(float)((float)((b * K + k) * M + i) * 1e-3f) * (double)((b * N + j) * K + k);
+        float g = got[(b * M + i) * N + j];
+        CHECK_MSG(fabs(g - acc) <= 1e-5 * fabs(acc) + 1e-3, "gemm[%lld,%lld,%lld] = %g, want %g",
+                  (long long)b, (long long)i, (long long)j, g, acc);
+        CHECK(gotj[(b * M + i) * N + j] == g);
+      }
+  free(got), free(gotj);
+  jx_fn_free(jf), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 int main(void) {
   TEST_RUN(test_movement_is_view);
   TEST_RUN(test_broadcast_reshape);
@@ -185,5 +221,6 @@ int main(void) {
   TEST_RUN(test_concatenate_gather);
   TEST_RUN(test_dot_general);
   TEST_RUN(test_iota_convert_bitcast);
+  TEST_RUN(test_gemm);
   return test_finish();
 }
