@@ -1,0 +1,187 @@
+/* bench_jaxc.c -- jaxc's side of the benchmark suite (bench/run.py runs the peers and
+ * prints ratios). Each workload prints one line "name value unit" with the best time
+ * of several repetitions after a warm-up, so compile time is excluded (it is measured
+ * separately as jit_compile). Only the public API is used. */
+#define _GNU_SOURCE
+#include <jaxc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void die_if_error(const char *what) {
+  if (jx_last_status() != JX_OK) {
+    fprintf(stderr, "bench %s: %s\n", what, jx_last_error());
+    exit(1);
+  }
+}
+
+/* Best wall time of `reps` calls of f (after one warm-up call). */
+static double best_time(jx_fn *f, jx_array *const *in, int reps) {
+  int nout = jx_fn_nout(f);
+  jx_array *out[8];
+  double best = 1e30;
+  for (int r = 0; r <= reps; r++) {
+    double t0 = now();
+    jx_call(f, in, out);
+    for (int o = 0; o < nout; o++) jx_block_until_ready(out[o]);
+    double t = now() - t0;
+    for (int o = 0; o < nout; o++) jx_free(out[o]);
+    if (r > 0 && t < best) best = t;
+  }
+  die_if_error("call");
+  return best;
+}
+
+static jx_array *rand_f32(int ndim, const int64_t *shape, unsigned seed) {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= shape[d];
+  float *v = malloc((size_t)n * sizeof *v);
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    v[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
+  }
+  jx_array *a = jx_array_from(v, JX_FLOAT32, ndim, shape);
+  free(v);
+  return a;
+}
+
+/* ------------------------------------------------------------ workloads */
+
+static jx_status matmul_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_matmul(in[0], in[1]);
+  return JX_OK;
+}
+
+/* 10 elementwise ops: what jit must fuse into one pass over memory. */
+static jx_status chain_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *x = in[0];
+  jx_array *y = jx_mul(x, jx_scalar(1.5));
+  y = jx_add(y, jx_scalar(0.25));
+  y = jx_maximum(y, jx_scalar(0.0));
+  y = jx_sub(y, x);
+  y = jx_mul(y, y);
+  y = jx_add(y, jx_scalar(1.0));
+  y = jx_sqrt(y);
+  y = jx_mul(y, jx_scalar(0.5));
+  y = jx_minimum(y, jx_scalar(3.0));
+  out[0] = jx_add(y, x);
+  return JX_OK;
+}
+
+static jx_status copy_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_add(in[0], jx_scalar(1.0)); /* one read, one write: the roofline */
+  return JX_OK;
+}
+
+static jx_status softmax_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *x = in[0];
+  jx_array *e = jx_exp(jx_sub(x, jx_max(x, 1, (int[]){-1}, true)));
+  out[0] = jx_div(e, jx_sum(e, 1, (int[]){-1}, true));
+  return JX_OK;
+}
+
+static jx_status sum_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_sum(in[0], 0, NULL, false);
+  return JX_OK;
+}
+
+static jx_status argmax_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_argmax(in[0], 0, false);
+  return JX_OK;
+}
+
+/* MLP 784-512-10, ReLU, softmax cross-entropy with one-hot labels. */
+static jx_status mlp_loss(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *w1 = in[0], *b1 = in[1], *w2 = in[2], *b2 = in[3], *x = in[4], *y = in[5];
+  jx_array *h = jx_maximum(jx_add(jx_matmul(x, w1), b1), jx_scalar(0.0));
+  jx_array *logits = jx_add(jx_matmul(h, w2), b2);
+  jx_array *m = jx_max(logits, 1, (int[]){1}, true);
+  jx_array *lse = jx_add(jx_log(jx_sum(jx_exp(jx_sub(logits, m)), 1, (int[]){1}, true)), m);
+  jx_array *logp = jx_sub(logits, lse);
+  out[0] = jx_negative(jx_mean(jx_sum(jx_mul(logp, y), 1, (int[]){1}, false), 0, NULL, false));
+  return JX_OK;
+}
+
+static jx_fn *mlp_grad;
+/* One SGD step: params -> new params and the loss. */
+static jx_status mlp_step(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *res[5];
+  jx_status s = jx_call(mlp_grad, in, res);
+  if (s != JX_OK) return s;
+  out[4] = res[0];
+  for (int i = 0; i < 4; i++) out[i] = jx_sub(in[i], jx_mul(res[1 + i], jx_scalar(0.01)));
+  return JX_OK;
+}
+
+int main(int argc, char **argv) {
+  const char *only = argc > 1 ? argv[1] : "";
+  jx_scope_begin();
+  /* matmul */
+  for (int64_t n = 256; n <= 2048; n *= 2) {
+    if (*only && !strstr("matmul", only)) break;
+    jx_array *a = rand_f32(2, (int64_t[]){n, n}, 1), *b = rand_f32(2, (int64_t[]){n, n}, 2);
+    jx_fn *f = jx_jit(jx_fn_new("matmul", 2, 1, matmul_fn, NULL));
+    double t = best_time(f, (jx_array *[]){a, b}, n >= 2048 ? 3 : 5);
+    printf("matmul_%lld %.2f GFLOP/s\n", (long long)n, 2.0 * n * n * n / t / 1e9);
+    fflush(stdout);
+  }
+  /* fused elementwise chain vs the copy roofline */
+  for (int64_t n = 1000000; n <= 10000000; n *= 10) {
+    if (*only && !strstr("chain", only)) break;
+    jx_array *x = rand_f32(1, (int64_t[]){n}, 3);
+    jx_fn *c = jx_jit(jx_fn_new("chain", 1, 1, chain_fn, NULL));
+    jx_fn *cp = jx_jit(jx_fn_new("copy", 1, 1, copy_fn, NULL));
+    double tc = best_time(c, &x, 10), tcp = best_time(cp, &x, 10);
+    printf("chain_%lld %.2f GB/s\n", (long long)n, 8.0 * n / tc / 1e9);
+    printf("copy_%lld %.2f GB/s\n", (long long)n, 8.0 * n / tcp / 1e9);
+    fflush(stdout);
+  }
+  if (!*only || strstr("softmax", only)) {
+    jx_array *x = rand_f32(2, (int64_t[]){4096, 1024}, 4);
+    jx_fn *f = jx_jit(jx_fn_new("softmax", 1, 1, softmax_fn, NULL));
+    printf("softmax_4096x1024 %.3f ms\n", best_time(f, &x, 10) * 1e3);
+  }
+  if (!*only || strstr("reduce", only)) {
+    jx_array *x = rand_f32(1, (int64_t[]){10000000}, 5);
+    jx_fn *s = jx_jit(jx_fn_new("sum", 1, 1, sum_fn, NULL));
+    jx_fn *am = jx_jit(jx_fn_new("argmax", 1, 1, argmax_fn, NULL));
+    printf("sum_1e7 %.3f ms\n", best_time(s, &x, 10) * 1e3);
+    printf("argmax_1e7 %.3f ms\n", best_time(am, &x, 10) * 1e3);
+  }
+  if (!*only || strstr("mlp", only)) {
+    jx_array *in[6] = {rand_f32(2, (int64_t[]){784, 512}, 6), jx_zeros(1, (int64_t[]){512}, JX_FLOAT32),
+                       rand_f32(2, (int64_t[]){512, 10}, 7), jx_zeros(1, (int64_t[]){10}, JX_FLOAT32),
+                       rand_f32(2, (int64_t[]){128, 784}, 8), NULL};
+    float *y = calloc(128 * 10, sizeof *y);
+    for (int i = 0; i < 128; i++) y[i * 10 + i % 10] = 1.0f;
+    in[5] = jx_array_from(y, JX_FLOAT32, 2, (int64_t[]){128, 10});
+    free(y);
+    mlp_grad = jx_value_and_grad(jx_fn_new("mlp_loss", 6, 1, mlp_loss, NULL), 4, (int[]){0, 1, 2, 3});
+    jx_fn *step = jx_jit(jx_fn_new("mlp_step", 6, 5, mlp_step, NULL));
+    double t0 = now();
+    jx_array *out[5];
+    jx_call(step, in, out);
+    jx_block_until_ready(out[4]);
+    printf("jit_compile_mlp_step %.1f ms\n", (now() - t0) * 1e3);
+    for (int o = 0; o < 5; o++) jx_free(out[o]);
+    printf("mlp_step %.3f ms\n", best_time(step, in, 20) * 1e3);
+  }
+  if (!*only || strstr("eager", only)) {
+    jx_array *a = rand_f32(1, (int64_t[]){16}, 9), *b = rand_f32(1, (int64_t[]){16}, 10);
+    for (int i = 0; i < 100; i++) jx_free(jx_add(a, b)); /* warm the caches */
+    int reps = 20000;
+    double t0 = now();
+    for (int i = 0; i < reps; i++) jx_free(jx_add(a, b));
+    printf("eager_add_16 %.2f us\n", (now() - t0) / reps * 1e6);
+  }
+  die_if_error("end");
+  jx_scope_end(0, NULL);
+  return 0;
+}

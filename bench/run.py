@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""bench/run.py -- runs jaxc's benchmarks (bench_jaxc) and the same workloads in NumPy
+and JAX on CPU in one session on one machine, and prints ratios (higher = jaxc better).
+
+    pip install jax numpy && python3 bench/run.py [--build build] [--only NAME] [--md FILE]
+
+Times are best-of-N after a warm-up (compile excluded, except jit_compile_*)."""
+import argparse, os, platform, subprocess, sys, time
+
+import numpy as np
+
+
+def best(f, reps):
+    f()
+    t = 1e30
+    for _ in range(reps):
+        t0 = time.perf_counter(); f(); t = min(t, time.perf_counter() - t0)
+    return t
+
+
+def peers(only):
+    import jax, jax.numpy as jnp
+    jax.config.update("jax_platforms", "cpu")
+    res = {}
+    def want(name): return not only or only in name
+    block = lambda x: jax.block_until_ready(x)
+    rng = np.random.default_rng(0)
+    for n in (256, 512, 1024, 2048):
+        if not want("matmul"): break
+        a = rng.random((n, n), dtype=np.float32) - 0.5; b = rng.random((n, n), dtype=np.float32) - 0.5
+        reps = 3 if n >= 2048 else 5
+        res[f"matmul_{n}"] = {"numpy": 2 * n**3 / best(lambda: a @ b, reps) / 1e9}
+        ja, jb = jnp.asarray(a), jnp.asarray(b); mm = jax.jit(lambda x, y: x @ y)
+        res[f"matmul_{n}"]["jax"] = 2 * n**3 / best(lambda: block(mm(ja, jb)), reps) / 1e9
+    def chain(x, m):
+        y = x * 1.5 + 0.25; y = m.maximum(y, 0.0); y = y - x; y = y * y; y = y + 1.0
+        y = m.sqrt(y) * 0.5; y = m.minimum(y, 3.0); return y + x
+    for n in (1000000, 10000000):
+        if not want("chain"): break
+        x = (rng.random(n, dtype=np.float32) - 0.5); jx = jnp.asarray(x)
+        jc = jax.jit(lambda v: chain(v, jnp))
+        res[f"chain_{n}"] = {"numpy": 8 * n / best(lambda: chain(x, np), 10) / 1e9,
+                             "jax": 8 * n / best(lambda: block(jc(jx)), 10) / 1e9}
+        out = np.empty_like(x)
+        res[f"copy_{n}"] = {"numpy": 8 * n / best(lambda: np.add(x, 1.0, out=out), 10) / 1e9}
+    if want("softmax"):
+        x = rng.random((4096, 1024), dtype=np.float32); jx = jnp.asarray(x)
+        def np_softmax(v):
+            e = np.exp(v - v.max(-1, keepdims=True)); return e / e.sum(-1, keepdims=True)
+        js = jax.jit(lambda v: jax.nn.softmax(v, axis=-1))
+        res["softmax_4096x1024"] = {"numpy": best(lambda: np_softmax(x), 10) * 1e3,
+                                    "jax": best(lambda: block(js(jx)), 10) * 1e3}
+    if want("reduce"):
+        x = rng.random(10000000, dtype=np.float32); jx = jnp.asarray(x)
+        s, am = jax.jit(jnp.sum), jax.jit(jnp.argmax)
+        res["sum_1e7"] = {"numpy": best(lambda: x.sum(), 10) * 1e3, "jax": best(lambda: block(s(jx)), 10) * 1e3}
+        res["argmax_1e7"] = {"numpy": best(lambda: x.argmax(), 10) * 1e3, "jax": best(lambda: block(am(jx)), 10) * 1e3}
+    if want("mlp"):
+        p = [jnp.asarray(rng.random((784, 512), dtype=np.float32) - 0.5), jnp.zeros(512),
+             jnp.asarray(rng.random((512, 10), dtype=np.float32) - 0.5), jnp.zeros(10)]
+        x = jnp.asarray(rng.random((128, 784), dtype=np.float32) - 0.5)
+        y = jax.nn.one_hot(jnp.arange(128) % 10, 10)
+        def loss(w1, b1, w2, b2, x, y):
+            h = jax.nn.relu(x @ w1 + b1); logits = h @ w2 + b2
+            return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, axis=1))
+        vg = jax.value_and_grad(loss, argnums=(0, 1, 2, 3))
+        @jax.jit
+        def step(w1, b1, w2, b2, x, y):
+            l, g = vg(w1, b1, w2, b2, x, y)
+            return [a - 0.01 * b for a, b in zip((w1, b1, w2, b2), g)] + [l]
+        t0 = time.perf_counter(); block(step(*p, x, y)); tc = time.perf_counter() - t0
+        res["jit_compile_mlp_step"] = {"jax": tc * 1e3}
+        res["mlp_step"] = {"jax": best(lambda: block(step(*p, x, y)), 20) * 1e3}
+    if want("eager"):
+        a = rng.random(16, dtype=np.float32); b = rng.random(16, dtype=np.float32)
+        ja, jb = jnp.asarray(a), jnp.asarray(b)
+        reps = 20000
+        t0 = time.perf_counter()
+        for _ in range(reps): np.add(a, b)
+        tn = (time.perf_counter() - t0) / reps
+        for _ in range(100): jnp.add(ja, jb)
+        t0 = time.perf_counter()
+        for _ in range(2000): block(jnp.add(ja, jb))
+        tj = (time.perf_counter() - t0) / 2000
+        res["eager_add_16"] = {"numpy": tn * 1e6, "jax": tj * 1e6}
+    return res
+
+
+# For these units a smaller number is better (times); ratios are then peer / jaxc.
+LOWER_IS_BETTER = ("ms", "us")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--md", default="")
+    args = ap.parse_args()
+    exe = os.path.join(args.build, "jaxc_bench")
+    out = subprocess.run([exe, args.only], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"jaxc_bench failed: {out.stderr}")
+    ours = {}
+    for line in out.stdout.splitlines():
+        name, value, unit = line.split()
+        ours[name] = (float(value), unit)
+    theirs = peers(args.only)
+    rows = []
+    for name, (v, unit) in ours.items():
+        p = theirs.get(name, {})
+        def ratio(peer):
+            if peer not in p: return "-"
+            r = p[peer] / v if unit in LOWER_IS_BETTER else v / p[peer]
+            return f"{r:.2f}x"
+        fmt = lambda x: f"{x:.2f}" if x is not None else "-"
+        rows.append(f"| {name} | {unit} | {v:.2f} | {fmt(p.get('numpy'))} | {fmt(p.get('jax'))} "
+                    f"| {ratio('numpy')} | {ratio('jax')} |")
+    import jax
+    head = (f"Machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores; "
+            f"numpy {np.__version__}, jax {jax.__version__}; command: python3 bench/run.py"
+            + (f" --only {args.only}" if args.only else "") + "\n\n"
+            "| benchmark | unit | jaxc | numpy | jax | vs numpy | vs jax |\n|---|---|---|---|---|---|---|")
+    table = head + "\n" + "\n".join(rows)
+    print(table)
+    print("(ratios > 1 mean jaxc is faster / achieves more)")
+    if args.md:
+        with open(args.md, "a") as f:
+            f.write(f"\n### {time.strftime('%Y-%m-%d %H:%M')}\n\n{table}\n")
+
+
+if __name__ == "__main__":
+    main()
