@@ -72,6 +72,12 @@ for name, f, kw in [
 ]:
   reg(name, f, S(2, 3, **kw))
 
+reg("positive", jnp.positive, S(2, 3))
+reg("deg2rad", jnp.deg2rad, S(2, 3))
+reg("rad2deg", jnp.rad2deg, S(2, 3))
+reg("power_int3", lambda x: jnp.power(x, 3), S(2, 3))
+reg("power_intm2", lambda x: jnp.power(x, -2), S(2, 3, lo=0.5, hi=2.0, sym=True))
+
 # binary elementwise
 reg("add", jnp.add, S(2, 3), S(2, 3))
 reg("subtract", jnp.subtract, S(2, 3), S(2, 3))
@@ -84,13 +90,20 @@ reg("arctan2", jnp.arctan2, S(2, 3, lo=0.3, hi=2.0, sym=True), S(2, 3, lo=0.3, h
 reg("hypot", jnp.hypot, S(2, 3, lo=0.3, hi=2.0, sym=True), S(2, 3, lo=0.3, hi=2.0, sym=True))
 reg("logaddexp", jnp.logaddexp, S(2, 3), S(2, 3))
 reg("remainder", jnp.remainder, S(2, 3, lo=-5.0, hi=5.0), S(2, 3, lo=0.7, hi=1.3, sym=True))
+reg("fmax", jnp.fmax, S(2, 3), S(2, 3))
+reg("fmin", jnp.fmin, S(2, 3), S(2, 3))
+reg("fmod", jnp.fmod, S(2, 3, lo=-5.0, hi=5.0), S(2, 3, lo=0.7, hi=1.3, sym=True))
+reg("copysign", jnp.copysign, S(2, 3), S(2, 3, lo=0.3, hi=2.0, sym=True))
 reg("add_bcast", jnp.add, S(2, 3), S(3))
 reg("multiply_bcast", jnp.multiply, S(2, 1), S(1, 3))
 reg("divide_scalar", jnp.divide, S(2, 3), S(lo=0.5, hi=2.0))
 reg("power_const", lambda x: jnp.power(x, 2.5), S(2, 3, lo=0.5, hi=2.0))
 reg("where", lambda x, y: jnp.where(x > 0, x * y, jnp.sin(y)), S(2, 3, lo=0.2, hi=2.0, sym=True),
     S(2, 3))
+reg("where_bcast", lambda x, y: jnp.where(x > 0, x, y), S(2, 1, lo=0.2, hi=2.0, sym=True),
+    S(1, 3))
 reg("clip", lambda x: jnp.clip(x, -0.5, 0.5), S(2, 3, lo=-1.0, hi=1.0))
+reg("clip_lo", lambda x, lo: jnp.clip(x, lo, None), S(2, 3, lo=-1.5, hi=1.5), S(3, lo=-1.0, hi=-0.6))
 reg("clip3", jnp.clip, S(2, 3, lo=-1.5, hi=1.5), S(2, 3, lo=-1.0, hi=-0.6), S(2, 3, lo=0.6, hi=1.0))
 
 # reductions, shape (3, 4)
@@ -134,6 +147,15 @@ reg("repeat_none", lambda x: jnp.repeat(x, 3), S(2, 3))
 reg("slice_steps", lambda x: x[1:5:2, ::3], S(5, 6))
 reg("slice_neg", lambda x: x[::-1, 4:0:-2], S(5, 6))
 reg("slice_neg2", lambda x: x[3::-2, -2:], S(5, 6))
+reg("ravel", jnp.ravel, S(2, 3))
+reg("swapaxes", lambda x: jnp.swapaxes(x, 0, 2), S(2, 3, 4))
+reg("moveaxis", lambda x: jnp.moveaxis(x, 0, -1), S(2, 3, 4))
+reg("split", lambda x: jnp.split(x, 3, axis=1)[1], S(2, 6))
+reg("split_indices", lambda x: jnp.split(x, [1, 4], axis=1)[2], S(2, 6))
+reg("tril", lambda x: jnp.tril(x, -1), S(3, 4))
+reg("triu", lambda x: jnp.triu(x, 1), S(3, 4))
+reg("sort", lambda x: jnp.sort(x, axis=1), S(3, 4))
+reg("sort_desc_flat", lambda x: jnp.sort(x, axis=None, descending=True), S(3, 4))
 reg("take", lambda x: jnp.take(x, jnp.array([[2, 0], [1, 1]]), axis=1), S(2, 3))
 reg("take_none", lambda x: jnp.take(x, jnp.array([5, -1, 0, 3, 3])), S(2, 3))
 
@@ -150,6 +172,8 @@ reg("tensordot1", lambda x, y: jnp.tensordot(x, y, axes=1), S(2, 3), S(3, 4))
 reg("tensordot2", lambda x, y: jnp.tensordot(x, y, axes=2), S(2, 3, 4), S(3, 4, 2))
 reg("tensordot0", lambda x, y: jnp.tensordot(x, y, axes=0), S(2), S(3))
 reg("outer", jnp.outer, S(3), S(4))
+reg("vdot", jnp.vdot, S(2, 3), S(2, 3))
+reg("inner", jnp.inner, S(2, 3), S(4, 3))
 
 # compositions
 reg("logsumexp", lambda x: jnp.log(jnp.sum(jnp.exp(x))), S(2, 3))
