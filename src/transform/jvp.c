@@ -34,123 +34,116 @@ static jx_array *c(jx_array *like, double v) { return tx_full_like(like, v); }
 static jx_array *sq(jx_array *a) { return mul(a, a); }
 static jx_array *sel(jx_array *p, jx_array *a, jx_array *b) { return prim_select(p, a, b); }
 
+/* Tangent arithmetic with symbolic zeros (JAX's ad_util.Zero): NULL is a zero tangent,
+ * so a constant operand contributes no term -- no inf * 0 = NaN. Operands are
+ * evaluated in order, one statement each, so staged jaxprs are deterministic. */
+static jx_array *tmul(jx_array *t, jx_array *k) { return t ? mul(t, k) : NULL; }
+static jx_array *tdiv(jx_array *t, jx_array *k) { return t ? dv(t, k) : NULL; }
+static jx_array *tneg(jx_array *t) { return t ? neg(t) : NULL; }
+static jx_array *tadd(jx_array *a, jx_array *b) { return !a ? b : !b ? a : add(a, b); }
+static jx_array *tsub(jx_array *a, jx_array *b) { return !b ? a : !a ? neg(b) : sub(a, b); }
+/* A materialized tangent (zeros for a symbolic zero) shaped like x. */
+static jx_array *tfull(jx_array *t, jx_array *x) { return t ? t : c(x, 0); }
+
 /* ------------------------------------------------------------ the rules */
 
+/* Unary rules: tangent t[0] (non-NULL: jvp_process skips all-zero tangents). */
 static jx_array *jvp_neg(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   return neg(t[0]);
 }
 static jx_array *jvp_abs(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   /* select(x >= 0, t, -t): slope 1 at 0, as JAX */
-  return sel(prim_binary(PRIM_lt, x[0], c(x[0], 0)), neg(t[0]), t[0]);
+  jx_array *negative = prim_binary(PRIM_lt, x[0], c(x[0], 0));
+  jx_array *nt = neg(t[0]);
+  return sel(negative, nt, t[0]);
 }
 static jx_array *jvp_zero(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return c(y, 0);
+  return NULL;
 }
-static jx_array *jvp_sin(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], prim_unary(PRIM_cos, x[0]));
-}
-static jx_array *jvp_cos(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], neg(prim_unary(PRIM_sin, x[0])));
-}
-static jx_array *jvp_tan(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], add(c(y, 1), sq(y)));
-}
-static jx_array *jvp_asin(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], prim_unary(PRIM_rsqrt, sub(c(x[0], 1), sq(x[0]))));
-}
-static jx_array *jvp_acos(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return neg(mul(t[0], prim_unary(PRIM_rsqrt, sub(c(x[0], 1), sq(x[0])))));
-}
-static jx_array *jvp_atan(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return dv(t[0], add(c(x[0], 1), sq(x[0])));
-}
-static jx_array *jvp_sinh(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], prim_unary(PRIM_cosh, x[0]));
-}
-static jx_array *jvp_cosh(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], prim_unary(PRIM_sinh, x[0]));
-}
-static jx_array *jvp_tanh(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], sub(c(y, 1), sq(y)));
-}
-static jx_array *jvp_asinh(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], prim_unary(PRIM_rsqrt, add(sq(x[0]), c(x[0], 1))));
-}
-static jx_array *jvp_acosh(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  /* 1 / sqrt((x - 1)(x + 1)): JAX's form, accurate near 1 */
-  jx_array *one = c(x[0], 1);
-  return mul(t[0], prim_unary(PRIM_rsqrt, mul(sub(x[0], one), add(x[0], one))));
-}
-static jx_array *jvp_atanh(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return dv(t[0], sub(c(x[0], 1), sq(x[0])));
-}
-static jx_array *jvp_exp(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], y);
-}
-static jx_array *jvp_exp2(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], mul(y, c(y, M_LN2)));
-}
-static jx_array *jvp_expm1(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], add(y, c(y, 1)));
-}
-static jx_array *jvp_log(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return dv(t[0], x[0]);
-}
-static jx_array *jvp_log2(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return dv(t[0], mul(x[0], c(x[0], M_LN2)));
-}
-static jx_array *jvp_log1p(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return dv(t[0], add(x[0], c(x[0], 1)));
-}
-static jx_array *jvp_sqrt(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return dv(t[0], mul(y, c(y, 2))); /* inf at 0, as JAX */
-}
-static jx_array *jvp_rsqrt(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], mul(dv(y, x[0]), c(y, -0.5)));
-}
-static jx_array *jvp_cbrt(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], dv(c(y, 1.0 / 3.0), sq(y)));
-}
-static jx_array *jvp_reciprocal(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], neg(sq(y)));
-}
-static jx_array *jvp_erf(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], mul(c(x[0], 2.0 / sqrt(M_PI)), prim_unary(PRIM_exp, neg(sq(x[0])))));
-}
-static jx_array *jvp_erfc(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return mul(t[0], mul(c(x[0], -2.0 / sqrt(M_PI)), prim_unary(PRIM_exp, neg(sq(x[0])))));
-}
+/* t * k(x, y) for the elementwise unary rules below */
+#define UNARY_RULE(name, k)                                                              \
+  static jx_array *jvp_##name(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, \
+                              const PrimParams *pp) {                                   \
+    jx_array *a = x[0];                                                                 \
+    (void)a;                                                                            \
+    jx_array *slope = (k);                                                              \
+    return mul(t[0], slope);                                                            \
+  }
+UNARY_RULE(sin, prim_unary(PRIM_cos, a))
+UNARY_RULE(cos, neg(prim_unary(PRIM_sin, a)))
+UNARY_RULE(tan, add(c(y, 1), sq(y)))
+UNARY_RULE(asin, prim_unary(PRIM_rsqrt, sub(c(a, 1), sq(a))))
+UNARY_RULE(acos, neg(prim_unary(PRIM_rsqrt, sub(c(a, 1), sq(a)))))
+UNARY_RULE(atan, prim_unary(PRIM_reciprocal, add(c(a, 1), sq(a))))
+UNARY_RULE(sinh, prim_unary(PRIM_cosh, a))
+UNARY_RULE(cosh, prim_unary(PRIM_sinh, a))
+UNARY_RULE(tanh, sub(c(y, 1), sq(y)))
+UNARY_RULE(asinh, prim_unary(PRIM_rsqrt, add(sq(a), c(a, 1))))
+/* 1 / sqrt((x - 1)(x + 1)): JAX's form, accurate near 1 */
+UNARY_RULE(acosh, prim_unary(PRIM_rsqrt, mul(sub(a, c(a, 1)), add(a, c(a, 1)))))
+UNARY_RULE(atanh, prim_unary(PRIM_reciprocal, sub(c(a, 1), sq(a))))
+UNARY_RULE(exp, y)
+UNARY_RULE(exp2, mul(y, c(y, M_LN2)))
+UNARY_RULE(expm1, add(y, c(y, 1)))
+UNARY_RULE(log, prim_unary(PRIM_reciprocal, a))
+UNARY_RULE(log2, prim_unary(PRIM_reciprocal, mul(a, c(a, M_LN2))))
+UNARY_RULE(log1p, prim_unary(PRIM_reciprocal, add(a, c(a, 1))))
+UNARY_RULE(sqrt, prim_unary(PRIM_reciprocal, mul(y, c(y, 2)))) /* inf at 0, as JAX */
+UNARY_RULE(rsqrt, mul(dv(y, a), c(y, -0.5)))
+UNARY_RULE(cbrt, dv(c(y, 1.0 / 3.0), sq(y)))
+UNARY_RULE(reciprocal, neg(sq(y)))
+UNARY_RULE(erf, mul(c(a, 2.0 / sqrt(M_PI)), prim_unary(PRIM_exp, neg(sq(a)))))
+UNARY_RULE(erfc, mul(c(a, -2.0 / sqrt(M_PI)), prim_unary(PRIM_exp, neg(sq(a)))))
+#undef UNARY_RULE
+
 static jx_array *jvp_add(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return add(t[0], t[1]);
+  return tadd(t[0], t[1]);
 }
 static jx_array *jvp_sub(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return sub(t[0], t[1]);
+  return tsub(t[0], t[1]);
 }
 static jx_array *jvp_mul(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return add(mul(t[0], x[1]), mul(x[0], t[1]));
+  jx_array *a = tmul(t[0], x[1]);
+  jx_array *b = t[1] ? mul(x[0], t[1]) : NULL;
+  return tadd(a, b);
 }
 static jx_array *jvp_div(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return sub(dv(t[0], x[1]), mul(t[1], dv(y, x[1])));
+  jx_array *a = tdiv(t[0], x[1]);
+  jx_array *b = t[1] ? mul(t[1], dv(y, x[1])) : NULL;
+  return tsub(a, b);
 }
 static jx_array *jvp_rem(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   /* x - y * trunc(x / y) */
-  return sub(t[0], mul(t[1], prim_unary(PRIM_trunc, dv(x[0], x[1]))));
+  jx_array *b = t[1] ? mul(t[1], prim_unary(PRIM_trunc, dv(x[0], x[1]))) : NULL;
+  return tsub(t[0], b);
 }
 static jx_array *jvp_pow(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  /* JAX: d/dx = where(b == 0, 0, b * x^(b-1)); d/db = log(where(x == 0, 1, x)) * y */
-  jx_array *b = x[1], *zero = c(b, 0);
-  jx_array *dx = sel(prim_binary(PRIM_eq, b, zero), zero,
-                     mul(b, prim_binary(PRIM_pow, x[0], sub(b, c(b, 1)))));
-  jx_array *safe = sel(prim_binary(PRIM_eq, x[0], c(x[0], 0)), c(x[0], 1), x[0]);
-  return add(mul(t[0], dx), mul(t[1], mul(prim_unary(PRIM_log, safe), y)));
+  /* JAX: d/dx = b * x^(b-1) (0 where b == 0 for integer exponents only);
+   * d/db = log(where(x == 0, 1, x)) * y */
+  jx_array *a = NULL, *b = NULL, *e = x[1];
+  if (t[0]) {
+    jx_array *em1 = sub(e, c(e, 1));
+    jx_array *slope = mul(e, prim_binary(PRIM_pow, x[0], em1));
+    a = mul(t[0], slope);
+  }
+  if (t[1]) {
+    jx_array *zero = prim_binary(PRIM_eq, x[0], c(x[0], 0));
+    jx_array *safe = sel(zero, c(x[0], 1), x[0]);
+    jx_array *slope = mul(prim_unary(PRIM_log, safe), y);
+    b = mul(t[1], slope);
+  }
+  return tadd(a, b);
 }
 /* max/min: the tangent of the winner; ties split 0.5/0.5 (JAX). */
 static jx_array *minmax(jx_array *const *x, jx_array *const *t, bool is_max) {
   jx_array *a = x[0], *b = x[1];
   jx_array *wins = is_max ? prim_binary(PRIM_lt, b, a) : prim_binary(PRIM_lt, a, b);
   jx_array *tie = prim_binary(PRIM_eq, a, b);
-  jx_array *wa = sel(wins, c(a, 1), sel(tie, c(a, 0.5), c(a, 0)));
-  return add(mul(t[0], wa), mul(t[1], sub(c(a, 1), wa)));
+  jx_array *half = sel(tie, c(a, 0.5), c(a, 0));
+  jx_array *wa = sel(wins, c(a, 1), half);
+  jx_array *ta = tmul(t[0], wa);
+  jx_array *tb = t[1] ? mul(t[1], sub(c(a, 1), wa)) : NULL;
+  return tadd(ta, tb);
 }
 static jx_array *jvp_max(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   return minmax(x, t, true);
@@ -160,21 +153,27 @@ static jx_array *jvp_min(int nin, jx_array *const *x, jx_array *const *t, jx_arr
 }
 static jx_array *jvp_atan2(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   /* atan2(a, b): (ta * b - tb * a) / (a^2 + b^2) */
-  return dv(sub(mul(t[0], x[1]), mul(t[1], x[0])), add(sq(x[0]), sq(x[1])));
+  jx_array *den = add(sq(x[0]), sq(x[1]));
+  jx_array *ta = t[0] ? mul(t[0], dv(x[1], den)) : NULL;
+  jx_array *tb = t[1] ? mul(t[1], dv(x[0], den)) : NULL;
+  return tsub(ta, tb);
 }
 static jx_array *jvp_select(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return sel(x[0], t[1], t[2]);
+  if (!t[1] && !t[2]) return NULL;
+  jx_array *a = tfull(t[1], x[1]);
+  jx_array *b = tfull(t[2], x[2]);
+  return sel(x[0], a, b);
 }
 static jx_array *jvp_convert(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  if (!dtype_is_floating(x[0]->dtype)) return c(y, 0);
+  if (!dtype_is_floating(x[0]->dtype)) return NULL;
   return prim_convert(t[0], pp->dtype, pp->weak);
 }
-/* Linear primitives: the tangent goes through the same primitive. */
-static jx_array *jvp_linear(Prim p, jx_array *const *t, int nin, const PrimParams *pp) {
-  return prim_bind(p, nin, t, pp);
+/* Linear primitives of one operand: the tangent goes through the same primitive. */
+static jx_array *jvp_linear1(Prim p, jx_array *const *t, const PrimParams *pp) {
+  return prim_bind(p, 1, t, pp);
 }
 static jx_array *jvp_reduce_sum(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return jvp_linear(PRIM_reduce_sum, t, 1, pp);
+  return jvp_linear1(PRIM_reduce_sum, t, pp);
 }
 /* Broadcasts a reduction's result back over the reduced axes of x. */
 static jx_array *unreduce(jx_array *r, jx_array *x, const PrimParams *pp) {
@@ -187,15 +186,18 @@ static jx_array *unreduce(jx_array *r, jx_array *x, const PrimParams *pp) {
 }
 static jx_array *jvp_reduce_minmax(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   /* average the tangent over the elements equal to the result (JAX's location trick) */
-  jx_array *loc = prim_convert(prim_binary(PRIM_eq, x[0], unreduce(y, x[0], pp)), x[0]->dtype, false);
-  jx_array *num = prim_bind(PRIM_reduce_sum, 1, (jx_array *[]){mul(t[0], loc)}, pp);
-  jx_array *cnt = prim_bind(PRIM_reduce_sum, 1, (jx_array *[]){loc}, pp);
-  return dv(num, cnt);
+  jx_array *at = prim_binary(PRIM_eq, x[0], unreduce(y, x[0], pp));
+  jx_array *loc = prim_convert(at, x[0]->dtype, false);
+  jx_array *cnt = prim_bind(PRIM_reduce_sum, 1, &loc, pp);
+  jx_array *w = dv(loc, unreduce(cnt, x[0], pp));
+  jx_array *tw = mul(t[0], w);
+  return prim_bind(PRIM_reduce_sum, 1, &tw, pp);
 }
 static jx_array *jvp_reduce_prod(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  /* sum_i t_i * prod_{j != i} x_j, computed without division so zeros are exact:
-   * move the reduced axes last and flatten them to n, build (.., n, n) with t on the
-   * diagonal and x elsewhere, take the product over the last axis, sum the rest. */
+  /* sum_i t_i * prod_{j != i} x_j, the products from primals only (exact with zeros):
+   * move the reduced axes last and flatten them to n, build (.., n, n) holding x with
+   * ones on the diagonal, take the product over the last axis; then the tangent part
+   * is a (linear) sum of t times those products. */
   jx_array *a = x[0];
   bool mask[JX_MAX_NDIM] = {false};
   for (int i = 0; i < pp->naxes; i++) mask[pp->axes[i]] = true;
@@ -206,66 +208,72 @@ static jx_array *jvp_reduce_prod(int nin, jx_array *const *x, jx_array *const *t
   int nkeep = k;
   for (int d = 0; d < a->ndim; d++)
     if (mask[d]) perm[k++] = d, n *= a->shape[d];
+  if (nkeep + 2 > JX_MAX_NDIM) {
+    error_set(JX_ERR_UNSUPPORTED, "reduce_prod: jvp needs rank %d > %d", nkeep + 2, JX_MAX_NDIM);
+    return NULL;
+  }
   keep_shape[nkeep] = n;
   jx_array *xs = prim_reshape(prim_transpose(a, perm), nkeep + 1, keep_shape);
   jx_array *ts = prim_reshape(prim_transpose(t[0], perm), nkeep + 1, keep_shape);
   int64_t sq_shape[JX_MAX_NDIM + 2];
   memcpy(sq_shape, keep_shape, sizeof(int64_t) * (size_t)(nkeep + 1));
   sq_shape[nkeep + 1] = n;
-  if (nkeep + 2 > JX_MAX_NDIM) {
-    error_set(JX_ERR_UNSUPPORTED, "reduce_prod: jvp needs rank %d > %d", nkeep + 2, JX_MAX_NDIM);
-    return NULL;
-  }
   int bd[JX_MAX_NDIM];
   for (int d = 0; d < nkeep; d++) bd[d] = d;
   bd[nkeep] = nkeep + 1; /* element j along the last axis */
   jx_array *xb = prim_broadcast_in_dim(xs, nkeep + 2, sq_shape, bd);
-  jx_array *tb = prim_broadcast_in_dim(ts, nkeep + 2, sq_shape, bd);
   jx_array *i = prim_iota(JX_INT32, nkeep + 2, sq_shape, nkeep);
   jx_array *j = prim_iota(JX_INT32, nkeep + 2, sq_shape, nkeep + 1);
-  jx_array *m = sel(prim_binary(PRIM_eq, i, j), tb, xb);
+  jx_array *m = sel(prim_binary(PRIM_eq, i, j), c(xb, 1), xb);
   bool last[JX_MAX_NDIM] = {false}, mid[JX_MAX_NDIM] = {false};
   last[nkeep + 1] = true;
   mid[nkeep] = true;
-  return prim_reduce(PRIM_reduce_sum, prim_reduce(PRIM_reduce_prod, m, last), mid);
+  jx_array *others = prim_reduce(PRIM_reduce_prod, m, last); /* (.., n) */
+  return prim_reduce(PRIM_reduce_sum, mul(ts, others), mid);
 }
 static jx_array *jvp_reshape(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return jvp_linear(PRIM_reshape, t, 1, pp);
+  return jvp_linear1(PRIM_reshape, t, pp);
 }
 static jx_array *jvp_transpose(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return jvp_linear(PRIM_transpose, t, 1, pp);
+  return jvp_linear1(PRIM_transpose, t, pp);
 }
 static jx_array *jvp_broadcast(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return jvp_linear(PRIM_broadcast_in_dim, t, 1, pp);
+  return jvp_linear1(PRIM_broadcast_in_dim, t, pp);
 }
 static jx_array *jvp_pad(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   PrimParams zero = *pp;
   zero.value = 0.0; /* the padding value is a constant */
-  return jvp_linear(PRIM_pad, t, 1, &zero);
+  return jvp_linear1(PRIM_pad, t, &zero);
 }
 static jx_array *jvp_slice(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return jvp_linear(PRIM_slice, t, 1, pp);
+  return jvp_linear1(PRIM_slice, t, pp);
 }
 static jx_array *jvp_rev(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return jvp_linear(PRIM_rev, t, 1, pp);
+  return jvp_linear1(PRIM_rev, t, pp);
 }
 static jx_array *jvp_concatenate(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return jvp_linear(PRIM_concatenate, t, nin, pp);
+  jx_array *ts[KERNEL_MAX_ARGS];
+  for (int i = 0; i < nin; i++) ts[i] = tfull(t[i], x[i]);
+  return prim_bind(PRIM_concatenate, nin, ts, pp);
 }
 static jx_array *jvp_gather(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return prim_bind(PRIM_gather, 2, (jx_array *[]){t[0], x[1]}, pp);
+  return t[0] ? prim_bind(PRIM_gather, 2, (jx_array *[]){t[0], x[1]}, pp) : NULL;
 }
 static jx_array *jvp_dot_general(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return add(prim_bind(PRIM_dot_general, 2, (jx_array *[]){t[0], x[1]}, pp),
-             prim_bind(PRIM_dot_general, 2, (jx_array *[]){x[0], t[1]}, pp));
+  jx_array *a = t[0] ? prim_bind(PRIM_dot_general, 2, (jx_array *[]){t[0], x[1]}, pp) : NULL;
+  jx_array *b = t[1] ? prim_bind(PRIM_dot_general, 2, (jx_array *[]){x[0], t[1]}, pp) : NULL;
+  return tadd(a, b);
 }
-
 static jx_array *jvp_sort(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   jx_dtype it = x[0]->shape[pp->axis] > INT32_MAX ? JX_INT64 : JX_INT32;
-  return tx_take_along(t[0], prim_argsort(x[0], pp->axis, it), pp->axis);
+  jx_array *perm = prim_argsort(x[0], pp->axis, it);
+  return tx_take_along(t[0], perm, pp->axis);
 }
 static jx_array *jvp_scatter_add(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  return prim_scatter_add(t[0], x[1], t[2], pp->axis);
+  if (!t[0] && !t[2]) return NULL;
+  jx_array *a = tfull(t[0], x[0]);
+  jx_array *b = tfull(t[2], x[2]);
+  return prim_scatter_add(a, x[1], b, pp->axis);
 }
 
 /* One line per primitive. Absent on purpose: rules for primitives whose outputs are
@@ -328,6 +336,7 @@ jx_array *jvp_tracer(Trace *t, jx_array *primal, jx_array *tangent) {
   }
   *j = (JvpTracer){.base = {.trace = trace_ref(t), .release = jvp_release_tracer},
                    .primal = array_retain(primal), .tangent = array_retain(tangent)};
+  /* tangent may be NULL: a symbolic zero */
   return array_new_tracer(&j->base, primal->dtype, primal->weak, primal->ndim, primal->shape);
 }
 
@@ -345,22 +354,26 @@ void jvp_unpack(Trace *t, jx_array *x, jx_array **primal, jx_array **tangent) {
 static jx_array *jvp_process(Trace *t, Prim p, int nin, jx_array *const *in,
                              const PrimParams *pp, const Aval *out) {
   jx_array *x[KERNEL_MAX_ARGS], *tx[KERNEL_MAX_ARGS];
+  bool any = false;
   jx_scope_begin();
   for (int i = 0; i < nin; i++) {
     jvp_unpack(t, in[i], &x[i], &tx[i]);
-    if (!tx[i]) tx[i] = tx_full_like(in[i], 0.0);
+    any |= tx[i] != NULL;
   }
   jx_array *y = prim_bind(p, nin, x, pp), *ty = NULL;
-  if (y) {
-    if (!dtype_is_floating(out->dtype)) {
-      ty = tx_full_like(y, 0.0);
-    } else if (!jvp_rules[p]) {
+  bool ok = y != NULL;
+  /* Outputs that are not floating, and outputs of operands whose tangents are all
+   * symbolic zeros, get a symbolic-zero tangent without a rule. */
+  if (ok && any && dtype_is_floating(out->dtype)) {
+    if (!jvp_rules[p]) {
       error_set(JX_ERR_UNSUPPORTED, "jvp: primitive %s has no differentiation rule", prim_name(p));
+      ok = false;
     } else {
       ty = jvp_rules[p](nin, x, tx, y, pp);
+      ok = ty || !error_pending();
     }
   }
-  jx_array *r = y && ty ? jvp_tracer(t, y, ty) : NULL;
+  jx_array *r = ok ? jvp_tracer(t, y, ty) : NULL;
   jx_scope_end(r ? 1 : 0, &r); /* r moves to the caller's scope */
   return r;
 }

@@ -259,13 +259,8 @@ static const Op ops[] = {
     O("sum_all", op_sum_all, 1, S2(3, 4, STD)),
     O("sum_ax1", op_sum_ax1, 1, S2(3, 4, STD)),
     O("sum_ax0_keep", op_sum_ax0_keep, 1, S2(3, 4, STD)),
-    /* BUG (src/transform/jvp.c, jvp_reduce_prod): the tangent goes through reduce_prod,
-     * which has no transpose rule, so vjp/grad of prod fail with JX_ERR_INTERNAL
-     * "transpose: no rule for reduce_prod in a linear jaxpr". */
-    {.name = "prod_all", .fn = op_prod_all, .nin = 1, .in = {SYM2(3, 4, 0.5, 1.5)},
-     .reverse_bug = "jvp_reduce_prod is not transposable"},
-    {.name = "prod_ax1", .fn = op_prod_ax1, .nin = 1, .in = {SYM2(3, 4, 0.5, 1.5)},
-     .reverse_bug = "jvp_reduce_prod is not transposable"},
+    {.name = "prod_all", .fn = op_prod_all, .nin = 1, .in = {SYM2(3, 4, 0.5, 1.5)}},
+    {.name = "prod_ax1", .fn = op_prod_ax1, .nin = 1, .in = {SYM2(3, 4, 0.5, 1.5)}},
     O("max_all", op_max_all, 1, S2(3, 4, STD)),
     O("max_ax0", op_max_ax0, 1, S2(3, 4, STD)),
     O("min_all", op_min_all, 1, S2(3, 4, STD)),
@@ -632,22 +627,8 @@ static void test_numeric_products(void) { check_ops_in(op_index("matmul"), COUNT
 
 /* Cases left out: bugs in src/ reported to the lead (see each line). */
 static const char *const known_failures[] = {
-    /* jvp_reduce_prod is not transposable (see the op table): vjp/grad of prod fail */
-    "prod_all_grad", "prod_all_vjp", "prod_all_hvp", "prod_ax1_grad", "prod_ax1_vjp",
-    "prod_ax1_hvp", "prod_one_zero", "prod_two_zeros",
-    /* jx_logaddexp is differentiated through its formula max(x, y) + log1p(exp(-|x - y|)):
-     * at x == y that gives 0 and 1 (max splits 0.5/0.5, |.|' = 1 at 0); JAX's logaddexp
-     * has a custom JVP giving 0.5 and 0.5. */
-    "logaddexp_tie",
-    /* src/transform/jvp.c jvp_pow: d/dx = where(y == 0, 0, y x^(y-1)) is JAX's rule for
-     * integer exponents only; for a float exponent JAX uses y x^(y-1), NaN at x = y = 0. */
-    "power_at_zero",
-    /* Tangents of constants are materialized zeros (src/transform/jvp.c jvp_process), and
-     * rules multiply them by primal values: 0 * inf or 0 * log(-1.5) gives NaN in forward
-     * mode where JAX's symbolic zeros give the right tangent. x * 2 at inf: NaN, not 2;
-     * x * 0 at inf: NaN, not 0; x ** 2.0 at -1.5 (jvp_pow's t_y * log(x) * y term with
-     * log(-1.5) = NaN): NaN, not -3, also for jvp of grad (hvp). Reverse mode is right. */
-    "scale2_inf_jvp", "mul0_inf_jvp", "power2_neg_jvp", "power2_neg_hvp",
+    /* none: the bugs once listed here (prod's reverse mode, logaddexp's tie, pow at 0,
+     * materialized zero tangents) are fixed */
     NULL,
 };
 
