@@ -536,9 +536,326 @@ void jx_io_free_names(int n, char **names);
  * int8..int64, uint8..uint64, float16, float32, float64, either byte order. A
  * Fortran-order file gives the transposed view of its data (no copy). */
 jx_array *jx_io_load_npy(const char *path);
-/* Writes `a` as .npy (np.save: version 1.0, or 2.0 for huge headers; little-endian,
- * C order). bfloat16 has no NumPy dtype: JX_ERR_UNSUPPORTED. */
+/* Writes `a` as .npy, byte for byte as np.save does (format 1.0, little-endian, C
+ * order, data 64-byte aligned). bfloat16 has no NumPy dtype: JX_ERR_UNSUPPORTED. */
 jx_status jx_io_save_npy(const char *path, jx_array *a);
+
+/* ------------------------------------------------------------------ nn */
+/* jax.nn (src/lib/nn.c), built from jx_ operations: every function works under jx_grad,
+ * jx_vmap and jx_jit, and its derivative is JAX's (custom JVPs included: relu'(0) = 0,
+ * relu6'(0) = relu6'(6) = 0, softplus'(0) = sigmoid(0); sigmoid, softplus, log_sigmoid,
+ * logsumexp, softmax and log_softmax have finite gradients at large |x|).
+ * Activations are elementwise and keep x's shape. Integer inputs follow JAX: relu,
+ * hard_tanh and identity keep them; sigmoid, silu/swish and glu reject them
+ * (JX_ERR_DTYPE, as lax.logistic does); the others compute in the default float dtype.
+ * Scalar parameters are Python floats in JAX (weakly typed: x's dtype is kept).
+ * NULL x: JX_ERR_VALUE (or the pending error). */
+jx_array *jx_nn_relu(jx_array *x);          /* max(x, 0) */
+jx_array *jx_nn_relu6(jx_array *x);         /* min(max(x, 0), 6) */
+jx_array *jx_nn_sigmoid(jx_array *x);       /* 1 / (1 + exp(-x)) */
+jx_array *jx_nn_softplus(jx_array *x);      /* log(1 + exp(x)) = logaddexp(x, 0) */
+jx_array *jx_nn_sparse_plus(jx_array *x);   /* 0 | (x+1)^2/4 | x on (-inf,-1] (-1,1) [1,inf) */
+jx_array *jx_nn_soft_sign(jx_array *x);     /* x / (|x| + 1) */
+jx_array *jx_nn_silu(jx_array *x);          /* x * sigmoid(x) */
+jx_array *jx_nn_swish(jx_array *x);         /* alias of jx_nn_silu */
+jx_array *jx_nn_log_sigmoid(jx_array *x);   /* -softplus(-x) */
+jx_array *jx_nn_leaky_relu(jx_array *x, double negative_slope); /* JAX default 0.01 */
+jx_array *jx_nn_hard_sigmoid(jx_array *x);  /* relu6(x + 3) / 6 */
+jx_array *jx_nn_hard_silu(jx_array *x);     /* x * hard_sigmoid(x) */
+jx_array *jx_nn_hard_swish(jx_array *x);    /* alias of jx_nn_hard_silu */
+jx_array *jx_nn_hard_tanh(jx_array *x);     /* clip(x, -1, 1) */
+jx_array *jx_nn_elu(jx_array *x, double alpha);  /* x > 0 ? x : alpha (exp(x) - 1); JAX 1.0 */
+jx_array *jx_nn_celu(jx_array *x, double alpha); /* max(x,0) + alpha expm1(min(x,0)/alpha) */
+jx_array *jx_nn_selu(jx_array *x);          /* 1.0507... * elu(x, 1.6732...) */
+/* gelu: approximate (JAX's default true): the tanh form; false: 0.5 x erfc(-x / sqrt 2). */
+jx_array *jx_nn_gelu(jx_array *x, bool approximate);
+/* glu: x1 * sigmoid(x2) with x split in two halves along axis (JAX default -1).
+ * JX_ERR_SHAPE for a bad axis or an odd size. */
+jx_array *jx_nn_glu(jx_array *x, int axis);
+jx_array *jx_nn_squareplus(jx_array *x, double b); /* (x + sqrt(x^2 + b)) / 2; JAX b = 4 */
+jx_array *jx_nn_mish(jx_array *x);          /* x * tanh(softplus(x)) */
+jx_array *jx_nn_identity(jx_array *x);      /* x (a new reference) */
+
+/* jax.nn.softmax / log_softmax(x, axis, where) over (naxes, axes) (NULL = all axes, as
+ * in jx_sum; JAX's default is {-1}); stable (shifted by the max). `where` (NULL = none)
+ * is a mask broadcastable to x (any dtype, nonzero = true): masked elements are left
+ * out of the max and the sum and give 0 (softmax) or -inf (log_softmax); a fully
+ * masked slice gives 0 / -inf everywhere. Integer x computes in the default float.
+ * Errors: JX_ERR_SHAPE for bad or repeated axes or a mask that does not broadcast. */
+jx_array *jx_nn_softmax(jx_array *x, int naxes, const int *axes, jx_array *where);
+jx_array *jx_nn_log_softmax(jx_array *x, int naxes, const int *axes, jx_array *where);
+/* jax.nn.logsumexp(x, axis, b, keepdims, where): log(sum(b * exp(x))) over (naxes,
+ * axes), stable, with gradient softmax(x) even where exp(x) overflows. b (NULL = none)
+ * scales the terms and must broadcast to x (JX_ERR_SHAPE); a negative sum gives NaN.
+ * `where` as in jx_nn_softmax; a fully masked (or empty) slice gives -inf. */
+jx_array *jx_nn_logsumexp(jx_array *x, int naxes, const int *axes, jx_array *b,
+                          bool keepdims, jx_array *where);
+/* jax.nn.one_hot(x, num_classes, dtype, axis): x == class, cast to dtype, with the
+ * class axis of size num_classes inserted at `axis` of the result (JAX default -1).
+ * Out-of-range indices give all zeros. Errors: JX_ERR_VALUE for num_classes < 0,
+ * JX_ERR_DTYPE for bool x, JX_ERR_SHAPE for a bad axis. */
+jx_array *jx_nn_one_hot(jx_array *x, int64_t num_classes, jx_dtype dtype, int axis);
+/* jax.nn.standardize(x, axis, mean, variance, epsilon, where) with JAX's default
+ * algorithm "fast": (x - mean) * rsqrt(variance + epsilon), mean = mean(x) and variance =
+ * max(mean(x^2) - mean^2, 0) over (naxes, axes) with keepdims, each computed only when
+ * its argument is NULL (given ones must broadcast against x). `where` (NULL = none)
+ * restricts the means to the masked elements. JAX's default epsilon is 1e-5. */
+jx_array *jx_nn_standardize(jx_array *x, int naxes, const int *axes, jx_array *mean,
+                            jx_array *variance, double epsilon, jx_array *where);
+/* jax.nn.dot_product_attention(query, key, value, bias, mask, scale=, is_causal=), the
+ * "xla" implementation: softmax(scale * Q K^T + bias, masked) V per head.
+ * Shapes: query (B, T, N, H); key, value (B, S, K, H) with N a multiple of K (grouped-
+ * query attention); rank-3 inputs drop B. bias and mask (NULL = none) have rank <= 4,
+ * broadcasting to (B, N, T, S); mask is bool (true = attend). scale == 0 means JAX's
+ * default 1/sqrt(H). is_causal keeps key s <= query t. Masked logits become
+ * -0.7 * float32 max, as in JAX (a fully masked row attends uniformly). Logits are
+ * computed in promote(dtype, float32), the softmax in float32, the result in the
+ * inputs' dtype, shaped like query. Errors: JX_ERR_SHAPE for mismatched shapes,
+ * JX_ERR_DTYPE for differing or non-float dtypes or a non-bool mask. */
+jx_array *jx_nn_dot_product_attention(jx_array *query, jx_array *key, jx_array *value,
+                                      jx_array *bias, jx_array *mask, double scale,
+                                      bool is_causal);
+
+/* ------------------------------------------------------------------ lax */
+/* jax.lax functions built from primitives (src/lib/lax.c, lax_conv.c); all of them are
+ * differentiable and batchable through their primitives, and jit-compatible. */
+
+/* lax.dot_general(lhs, rhs, ((lhs_contracting, rhs_contracting), (lhs_batch,
+ * rhs_batch))): paired axes must have equal sizes; axes may be negative and may not
+ * repeat within an operand. Result dims: batch, lhs free, rhs free (lax's order).
+ * Operands promote (JAX rules; the result has the promoted dtype, as with
+ * preferred_element_type=None); float16/bfloat16 accumulate in float32, bool is an or
+ * of ands. Errors: JX_ERR_SHAPE for bad or mismatched axes, JX_ERR_VALUE for NULL. */
+jx_array *jx_lax_dot_general(jx_array *lhs, jx_array *rhs, int ncontract,
+                             const int *lhs_contracting, const int *rhs_contracting,
+                             int nbatch, const int *lhs_batch, const int *rhs_batch);
+/* jnp.einsum(subscripts, *operands) in NumPy's syntax: terms of letters a-z A-Z with at
+ * most one "..." each, separated by ',', optional "->output" (spaces ignored). Without
+ * "->" the output is the ellipsis dims, then the letters used once in ASCII order.
+ * Repeated letters in a term take a diagonal; letters absent from the output are
+ * summed; size-1 dims broadcast. Lowered to diagonals (strided slices), reduce_sum and
+ * a left-to-right chain of dot_generals. Operands promote together (JAX rules).
+ * Errors: JX_ERR_VALUE for malformed subscripts or a term count != n, JX_ERR_SHAPE
+ * for terms that do not fit their operands or labels with conflicting sizes. */
+jx_array *jx_einsum(const char *subscripts, int n, jx_array *const *operands);
+
+/* Padding of a windowed op: explicit (lo, hi) pairs -- a `pads` array of 2 * nspatial
+ * entries lo0, hi0, lo1, hi1, ...; negative amounts crop -- or one of JAX's strings:
+ * VALID (none), SAME (output extent ceil(in / stride), odd padding's extra element at
+ * the end), SAME_LOWER (extra element at the start). pads is ignored unless EXPLICIT. */
+typedef enum jx_padding {
+  JX_PADDING_EXPLICIT,
+  JX_PADDING_VALID,
+  JX_PADDING_SAME,
+  JX_PADDING_SAME_LOWER
+} jx_padding;
+
+/* Rarely used options of a convolution; NULL, or a zero-initialized struct, gives
+ * JAX's defaults. Arrays have nspatial entries. */
+typedef struct jx_conv_options {
+  const int64_t *lhs_dilation; /* NULL: all 1 (interior spacing of the input) */
+  const int64_t *rhs_dilation; /* NULL: all 1 (atrous kernel spacing) */
+  /* Dimension numbers as lax's strings, all three or none: lhs and out contain 'N'
+   * (batch) and 'C' (features), rhs 'O' and 'I', and each the same spatial letters
+   * ("NCHW", "OIHW", "NCHW"; "NHWC", "HWIO", "NHWC"). Spatial dims pair up in the
+   * order of rhs_spec; strides, dilations and pads follow that order. NULL: "NC...",
+   * "OI...", "NC..." (conv_transpose: "NHWC"-style; see there). */
+  const char *lhs_spec, *rhs_spec, *out_spec;
+  int64_t feature_group_count; /* 0 means 1: features split group-major */
+  int64_t batch_group_count;   /* 0 means 1: the lhs batch splits group-major */
+} jx_conv_options;
+
+/* lax.conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation,
+ * rhs_dilation, dimension_numbers, feature_group_count, batch_group_count): an n-d
+ * convolution (cross-correlation, as XLA's) of lhs (N, C, spatial...) with rhs (O, I,
+ * window...) giving (N / batch_group_count, O, out...), in the layouts the options
+ * name. lhs and rhs have rank nspatial + 2 and one dtype; window_strides (NULL: 1) has
+ * nspatial entries. Output extent per spatial dim: max(0, floor((dilated input + lo +
+ * hi - dilated window) / stride) + 1); SAME/VALID are computed on the undilated input
+ * and the dilated window (and are an error with lhs dilation, as in JAX). Computed as
+ * one dot_general of the stacked window taps (strided-slice views) with the kernel;
+ * float16/bfloat16 accumulate in float32. Errors: JX_ERR_SHAPE for ranks or feature /
+ * group counts that do not fit, JX_ERR_DTYPE for differing dtypes, JX_ERR_VALUE for
+ * bad dimension numbers, strides or dilations < 1, NULL arguments. */
+jx_array *jx_lax_conv_general_dilated(jx_array *lhs, jx_array *rhs, int nspatial,
+                                      const int64_t *window_strides, jx_padding padding,
+                                      const int64_t *pads, const jx_conv_options *options);
+/* lax.conv(lhs, rhs, window_strides, padding): NC.../OI... layouts, no dilation. */
+jx_array *jx_lax_conv(jx_array *lhs, jx_array *rhs, int nspatial,
+                      const int64_t *window_strides, jx_padding padding,
+                      const int64_t *pads);
+/* lax.conv_transpose(lhs, rhs, strides, padding, rhs_dilation, dimension_numbers,
+ * transpose_kernel): a convolution with unit strides of lhs dilated by `strides`. SAME
+ * and VALID give the padding of the forward conv's gradient (_conv_transpose_padding);
+ * explicit pads are the transposed conv's own (use_consistent_padding=False). Default
+ * layouts (NULL specs) are TensorFlow's: "NC"/"IO"/"NC", "NHC"/"HIO"/"NHC",
+ * "NHWC"/"HWIO"/"NHWC", "NHWDC"/"HWDIO"/"NHWDC" for 0-3 spatial dims. transpose_kernel
+ * flips the kernel's spatial dims and swaps its O and I (Keras' Conv2DTranspose).
+ * options: only rhs_dilation and the specs apply (others JX_ERR_VALUE). */
+jx_array *jx_lax_conv_transpose(jx_array *lhs, jx_array *rhs, int nspatial,
+                                const int64_t *strides, jx_padding padding,
+                                const int64_t *pads, bool transpose_kernel,
+                                const jx_conv_options *options);
+
+/* The reduction of a windowed op; its init value is the identity (0, 1, -inf or the
+ * dtype's lowest, +inf or the dtype's highest), as lax.reduce_window_{sum,max,min}. */
+typedef enum jx_window_op {
+  JX_WINDOW_SUM,
+  JX_WINDOW_PROD,
+  JX_WINDOW_MAX,
+  JX_WINDOW_MIN
+} jx_window_op;
+/* lax.reduce_window(x, identity, op, window_dimensions, window_strides, padding,
+ * base_dilation, window_dilation): every array has ndim(x) entries (NULL strides and
+ * dilations: 1); padding and base-dilation gaps hold the identity; SAME/VALID are
+ * computed on the undilated operand and the dilated window. NaN propagates through
+ * max/min. sum/prod need a numeric dtype (JX_ERR_DTYPE); max/min of bool are or/and.
+ * Built as a reduction over the stacked window taps (strided-slice views). */
+jx_array *jx_lax_reduce_window(jx_array *x, jx_window_op op,
+                               const int64_t *window_dimensions,
+                               const int64_t *window_strides, jx_padding padding,
+                               const int64_t *pads, const int64_t *base_dilation,
+                               const int64_t *window_dilation);
+/* flax.linen.max_pool / avg_pool: x is (batch..., spatial..., features) with nspatial
+ * spatial dims before the last (NHWC for images); window_shape and strides (NULL: 1)
+ * have nspatial entries, pads 2 * nspatial. max_pool pads with -inf (ints: the lowest
+ * value). avg_pool divides the window sum by the window size (count_include_pad) or by
+ * the number of non-padding elements (flax: the result is then promoted with the
+ * default float); integer inputs give floats. The gradient of a max at tied elements
+ * is shared evenly among them (reduce_max's JVP); JAX's goes to one of them. */
+jx_array *jx_lax_max_pool(jx_array *x, int nspatial, const int64_t *window_shape,
+                          const int64_t *strides, jx_padding padding, const int64_t *pads);
+jx_array *jx_lax_avg_pool(jx_array *x, int nspatial, const int64_t *window_shape,
+                          const int64_t *strides, jx_padding padding, const int64_t *pads,
+                          bool count_include_pad);
+
+/* lax.cumsum / cumprod / cummax / cummin(x, axis, reverse): inclusive scans along axis
+ * (negative counts from the end), same dtype and shape; numeric dtypes only
+ * (JX_ERR_DTYPE for bool). Log-step (Hillis-Steele) scans of pad/slice views and one
+ * elementwise op per step: O(n log n) work, ceil(log2 n) steps. NaN propagates. */
+jx_array *jx_lax_cumsum(jx_array *x, int axis, bool reverse);
+jx_array *jx_lax_cumprod(jx_array *x, int axis, bool reverse);
+jx_array *jx_lax_cummax(jx_array *x, int axis, bool reverse);
+jx_array *jx_lax_cummin(jx_array *x, int axis, bool reverse);
+/* jnp.cumsum / cumprod(x, axis): JX_AXIS_NONE (or a 0-d x) flattens; bool accumulates
+ * in the default int dtype; the result is strongly typed. */
+jx_array *jx_cumsum(jx_array *x, int axis);
+jx_array *jx_cumprod(jx_array *x, int axis);
+
+/* lax.dynamic_slice(x, start_indices, slice_sizes): start_indices holds ndim(x) 0-d
+ * integer arrays (traced values are fine); a negative start counts from the end once,
+ * then each start is clamped to [0, dim - size], as JAX and XLA do: the slice is
+ * always in bounds. slice_sizes in [0, dim] (JX_ERR_SHAPE otherwise). */
+jx_array *jx_lax_dynamic_slice(jx_array *x, jx_array *const *start_indices,
+                               const int64_t *slice_sizes);
+/* lax.dynamic_update_slice(x, update, start_indices): x with the box at the (wrapped,
+ * clamped) starts replaced by update, which has x's rank and dtype (JX_ERR_DTYPE) and
+ * fits inside x (JX_ERR_SHAPE). */
+jx_array *jx_lax_dynamic_update_slice(jx_array *x, jx_array *update,
+                                      jx_array *const *start_indices);
+/* lax.select_n(which, *cases): cases[which] elementwise. cases share one shape and
+ * dtype; which is bool (n <= 2: false picks cases[0]) or an integer, 0-d or of the
+ * cases' shape; out-of-range values pick the first or last case (XLA's lowering). */
+jx_array *jx_lax_select_n(jx_array *which, int n, jx_array *const *cases);
+
+/* lax.RoundingMethod (same values as JAX's). */
+typedef enum jx_rounding_method {
+  JX_ROUNDING_AWAY_FROM_ZERO = 0,
+  JX_ROUNDING_TO_NEAREST_EVEN = 1
+} jx_rounding_method;
+/* lax.round(x, rounding_method): floating x only (JX_ERR_DTYPE). */
+jx_array *jx_lax_round(jx_array *x, jx_rounding_method method);
+
+/* Out-of-bounds index modes of gathers (JAX's GatherScatterMode / jnp's mode=). */
+typedef enum jx_index_mode {
+  JX_INDEX_FILL,              /* "fill" (JAX's default): out-of-range reads give the fill
+                                 value: NaN, the lowest signed / highest unsigned int, true */
+  JX_INDEX_CLIP,              /* "clip": indices clamp into range */
+  JX_INDEX_PROMISE_IN_BOUNDS  /* "promise_in_bounds": no wrapping; jaxc clamps */
+} jx_index_mode;
+/* jnp.take_along_axis(arr, indices, axis, mode): indices have arr's rank and broadcast
+ * against it off `axis` (JX_AXIS_NONE: arr flattened, indices 1-d); negative indices
+ * count from the end once (except PROMISE_IN_BOUNDS). JX_ERR_DTYPE for non-integer
+ * indices, JX_ERR_SHAPE for shapes that do not fit. */
+jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_index_mode mode);
+
+/* --------------------------------------------------------------- random */
+/* jax.random with JAX's default PRNG (threefry2x32, jax_threefry_partitionable on, as
+ * in current JAX): same key, same shape, same dtype give the same bits as JAX. Keys are
+ * JAX's raw (legacy) keys: uint32 arrays of shape (2,), as jax.random.PRNGKey returns.
+ * To draw with a batch of keys, map over them with jx_vmap (jx_random_split,
+ * jx_random_fold_in and jx_random_bits also take a batch (..., 2) directly). Every
+ * function is built from primitives: it works under jx_jit and jx_vmap.
+ * Common errors: a NULL key or argument is JX_ERR_VALUE; a key that is not uint32 is
+ * JX_ERR_DTYPE and one not of shape (2,) JX_ERR_SHAPE; shapes as for jx_zeros (ndim in
+ * [0, JX_MAX_NDIM], dims >= 0; shape may be NULL when ndim is 0); a dtype of the wrong
+ * kind is JX_ERR_DTYPE. dtype is canonicalized first (x64 off: float64 -> float32,
+ * int64 -> int32, uint64 -> uint32), exactly as JAX does. Messages name the function. */
+
+/* jax.random.PRNGKey(seed): [seed >> 32, seed & 0xFFFFFFFF]. With x64 off JAX first
+ * converts the seed to int32, so the key is [0, seed mod 2^32]. */
+jx_array *jx_random_key(uint64_t seed);
+/* jax.random.split(key, num): num new keys, shape (num, 2) (key batch (..., 2):
+ * (..., num, 2)). num < 0: JX_ERR_SHAPE. */
+jx_array *jx_random_split(jx_array *key, int64_t num);
+/* jax.random.fold_in(key, data): a new key (same shape as key) mixing in data. */
+jx_array *jx_random_fold_in(jx_array *key, uint32_t data);
+/* jax.random.bits(key, shape, dtype): uniform bits; dtype uint8/uint16/uint32/uint64
+ * (others: JX_ERR_DTYPE). Key batch (..., 2): result (...) + shape. At most 2^32
+ * elements (JX_ERR_UNSUPPORTED). */
+jx_array *jx_random_bits(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+/* jax.random.uniform(key, shape, dtype, minval, maxval): floats in [minval, maxval)
+ * from random mantissa bits (bfloat16 uses 8 random bits, 7 of them kept). float dtypes
+ * only. As in JAX, minval >= maxval is not an error: the result is then minval
+ * (max(minval, u * (maxval - minval) + minval)); NaN bounds give NaN. */
+jx_array *jx_random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                            double minval, double maxval);
+/* jax.random.normal(key, shape, dtype): sqrt(2) * erf_inv(u), u uniform in
+ * [nextafter(-1, 0), 1), with XLA's erf_inv approximation (not Box-Muller). */
+jx_array *jx_random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+/* jax.random.randint(key, shape, minval, maxval, dtype): integers in [minval, maxval)
+ * by JAX's modulus method on two split keys (dtypes under 32 bits sample in int32 with
+ * the bounds clipped to the dtype; maxval may be dtype max + 1). maxval <= minval gives
+ * minval. Integer dtypes only (JX_ERR_DTYPE); bounds outside the default int dtype
+ * (int32 with x64 off) are JX_ERR_VALUE, as JAX raises OverflowError. */
+jx_array *jx_random_randint(jx_array *key, int ndim, const int64_t *shape, int64_t minval,
+                            int64_t maxval, jx_dtype dtype);
+/* jax.random.bernoulli(key, p, shape): bool array, uniform(default float) < p. */
+jx_array *jx_random_bernoulli(jx_array *key, double p, int ndim, const int64_t *shape);
+/* jax.random.categorical(key, logits, axis): argmax over `axis` of logits + Gumbel
+ * noise; the default int dtype, shape logits.shape without `axis`. logits must be
+ * float (JX_ERR_DTYPE) with at least one axis; a bad axis is JX_ERR_SHAPE. */
+jx_array *jx_random_categorical(jx_array *key, jx_array *logits, int axis);
+/* jax.random.gumbel / exponential / laplace / logistic / cauchy(key, shape, dtype),
+ * float dtypes: -log(-log(u)) (JAX's default mode "low"), -log1p(-u),
+ * sign(u) * log1p(-|u|), log(u) - log1p(-u), tan(pi * (u - 0.5)), with u uniform over
+ * JAX's ranges. */
+jx_array *jx_random_gumbel(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_random_exponential(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_random_laplace(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_random_logistic(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_random_cauchy(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+/* jax.random.truncated_normal(key, lower, upper, shape, dtype): normal values in the
+ * open interval (lower, upper) (infinite bounds allowed), by inverting the CDF between
+ * erf(lower / sqrt 2) and erf(upper / sqrt 2). */
+jx_array *jx_random_truncated_normal(jx_array *key, double lower, double upper, int ndim,
+                                     const int64_t *shape, jx_dtype dtype);
+/* jax.random.choice(key, a, shape, replace, p) along axis 0: samples of a (ndim >= 1;
+ * result shape + a.shape[1:], a's dtype), or of range(n) when a is NULL (default int
+ * dtype). p (NULL: uniform) is a 1-d array of a.shape[0] (or n) weights, not
+ * necessarily normalized (JX_ERR_SHAPE otherwise), drawn by inverse CDF. With no draws
+ * the result is zeros of `shape`, as JAX's. Errors: JX_ERR_VALUE for an empty
+ * population or (replace false) more draws than items; replace == false is otherwise
+ * JX_ERR_UNSUPPORTED until jaxc has a sort primitive. */
+jx_array *jx_random_choice(jx_array *key, jx_array *a, int64_t n, int ndim,
+                           const int64_t *shape, bool replace, jx_array *p);
+/* jax.random.multivariate_normal(key, mean, cov, shape, dtype, method='cholesky'):
+ * mean (..., n), cov (..., n, n) positive definite (else NaNs), promoted to a float
+ * dtype together; ndim < 0 means shape=None (the broadcast of the batch shapes of mean
+ * and cov); the result has shape + (n,) (broadcast with mean) and the promoted dtype.
+ * Shape mismatches: JX_ERR_SHAPE. */
+jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array *cov, int ndim,
+                                        const int64_t *shape, jx_dtype dtype);
 
 #ifdef __cplusplus
 }
