@@ -19,9 +19,10 @@ build=${JAXC_FUZZ_BUILD:-$root/build-fuzz}
 cc=${FUZZ_CC:-clang}
 command -v "$cc" > /dev/null || { echo "run.sh: $cc not found (apt-get install clang)" >&2; exit 1; }
 
+mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER="$cc" -DJAXC_FUZZ=ON -DJAXC_BUILD_TESTS=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.configure.log" 2>&1 \
-  || { cat "$build.configure.log" >&2; exit 1; }
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/configure.log" 2>&1 \
+  || { cat "$build/configure.log" >&2; exit 1; }
 cmake --build "$build" --target "fuzz_$target" -j "$(nproc)"
 
 mkdir -p "$build/corpus/$target" "$build/crashes/$target"

@@ -40,8 +40,7 @@ static bool raw_fill(IoReader *r) {
   size_t got = fread(r->inbuf, 1, IO_CHUNK, r->file);
   if (got < IO_CHUNK) {
     if (ferror(r->file)) {
-      r->failed = true;
-      io_fail(JX_ERR_IO, r->fn, r->name, "read error: %s", strerror(errno));
+      r->status = io_fail(JX_ERR_IO, r->fn, r->name, "read error: %s", strerror(errno));
       r->raw_eof = true;
       return false;
     }
@@ -54,18 +53,17 @@ static bool raw_fill(IoReader *r) {
 
 /* Decides plain or gzip from the first two bytes. */
 static bool reader_start(IoReader *r) {
-  r->failed = false;
+  r->status = JX_OK;
   r->pos = 0;
   raw_fill(r);
-  if (r->failed) return false;
+  if (r->status != JX_OK) return false;
   /* A file whose first raw chunk holds a single byte is too short to be gzip. */
   if (r->in_avail >= 2 && r->in[0] == 0x1f && r->in[1] == 0x8b) {
     memset(&r->z, 0, sizeof r->z);
     int rc = inflateInit2(&r->z, 15 + 16); /* gzip wrapper only, checks the CRC */
     if (rc != Z_OK) {
-      r->failed = true;
-      io_fail(rc == Z_MEM_ERROR ? JX_ERR_OOM : JX_ERR_INTERNAL, r->fn, r->name,
-              "inflateInit2 failed (%d)", rc);
+      r->status = io_fail(rc == Z_MEM_ERROR ? JX_ERR_OOM : JX_ERR_INTERNAL, r->fn, r->name,
+                          "inflateInit2 failed (%d)", rc);
       return false;
     }
     r->gzip = true;
@@ -80,12 +78,12 @@ bool io_reader_open_file(IoReader *r, const char *fn, const char *path) {
   r->name = path;
   r->file = fopen(path, "rb");
   if (!r->file) {
-    io_fail(JX_ERR_IO, fn, path, "cannot open: %s", strerror(errno));
+    r->status = io_fail(JX_ERR_IO, fn, path, "cannot open: %s", strerror(errno));
     return false;
   }
   r->inbuf = malloc(IO_CHUNK);
   if (!r->inbuf) {
-    io_fail(JX_ERR_OOM, fn, path, "out of memory");
+    r->status = io_fail(JX_ERR_OOM, fn, path, "out of memory");
     io_reader_close(r);
     return false;
   }
@@ -125,10 +123,8 @@ static size_t read_plain(IoReader *r, unsigned char *dst, size_t n) {
       size_t k = fread(dst + got, 1, want, r->file);
       got += k;
       if (k < want) { /* short: end of file or error */
-        if (ferror(r->file)) {
-          r->failed = true;
-          io_fail(JX_ERR_IO, r->fn, r->name, "read error: %s", strerror(errno));
-        }
+        if (ferror(r->file))
+          r->status = io_fail(JX_ERR_IO, r->fn, r->name, "read error: %s", strerror(errno));
         r->raw_eof = true;
         break;
       }
@@ -146,9 +142,9 @@ static size_t read_plain(IoReader *r, unsigned char *dst, size_t n) {
 
 static size_t read_gzip(IoReader *r, unsigned char *dst, size_t n) {
   size_t got = 0;
-  while (got < n && !r->z_end && !r->failed) {
+  while (got < n && !r->z_end && r->status == JX_OK) {
     if (r->z.avail_in == 0) {
-      if (!raw_fill(r) && r->failed) break;
+      if (!raw_fill(r) && r->status != JX_OK) break;
       /* zlib counts input in uInt: hand it at most UINT_MAX bytes at a time. */
       uInt k = r->in_avail > UINT_MAX ? UINT_MAX : (uInt)r->in_avail;
       r->z.next_in = (Bytef *)r->in;
@@ -162,37 +158,44 @@ static size_t read_gzip(IoReader *r, unsigned char *dst, size_t n) {
     uInt had_in = r->z.avail_in;
     int rc = inflate(&r->z, Z_NO_FLUSH);
     got += want - r->z.avail_out;
+    if (r->z.avail_out < want) r->z_member = false;
     if (rc == Z_STREAM_END) {
       /* Another member may follow (gzip files may be concatenated). */
       if (r->z.avail_in == 0 && !raw_fill(r)) {
-        if (!r->failed) r->z_end = true;
+        if (r->status == JX_OK) r->z_end = true;
         break;
       }
       inflateReset(&r->z);
+      r->z_member = true;
       continue;
     }
     if (rc == Z_OK) continue;
     if (rc == Z_BUF_ERROR && had_in == 0 && r->z.avail_in == 0 && r->in_avail == 0 &&
         r->raw_eof) {
-      r->failed = true;
-      io_fail(JX_ERR_IO, r->fn, r->name,
-              "gzip data truncated (the compressed stream ends early, after %llu "
-              "decompressed bytes)", (unsigned long long)(r->pos + got));
+      r->status = io_fail(JX_ERR_IO, r->fn, r->name,
+                          "gzip data truncated (the compressed stream ends early, after %llu "
+                          "decompressed bytes)", (unsigned long long)(r->pos + got));
       break;
     }
     if (rc == Z_BUF_ERROR) continue; /* no progress possible yet: feed more input */
-    r->failed = true;
     if (rc == Z_MEM_ERROR)
-      io_fail(JX_ERR_OOM, r->fn, r->name, "out of memory in zlib");
+      r->status = io_fail(JX_ERR_OOM, r->fn, r->name, "out of memory in zlib");
+    else if (r->z_member)
+      r->status = io_fail(JX_ERR_IO, r->fn, r->name,
+                          "corrupt gzip data: what follows the compressed stream (after %llu "
+                          "decompressed bytes) is not another gzip member (%s)",
+                          (unsigned long long)(r->pos + got), r->z.msg ? r->z.msg : "invalid");
     else
-      io_fail(JX_ERR_IO, r->fn, r->name, "corrupt gzip data (%s) after %llu decompressed bytes",
-              r->z.msg ? r->z.msg : "invalid stream", (unsigned long long)(r->pos + got));
+      r->status = io_fail(JX_ERR_IO, r->fn, r->name,
+                          "corrupt gzip data (%s) after %llu decompressed bytes",
+                          r->z.msg ? r->z.msg : "invalid stream",
+                          (unsigned long long)(r->pos + got));
   }
   return got;
 }
 
 size_t io_read(IoReader *r, void *dst, size_t n) {
-  if (r->failed || n == 0) return 0;
+  if (r->status != JX_OK || n == 0) return 0;
   size_t got = r->gzip ? read_gzip(r, dst, n) : read_plain(r, dst, n);
   r->pos += got;
   return got;
@@ -202,11 +205,10 @@ bool io_read_exact(IoReader *r, void *dst, size_t n, const char *what) {
   uint64_t before = r->pos;
   size_t got = io_read(r, dst, n);
   if (got == n) return true;
-  if (!r->failed)
-    io_fail(JX_ERR_IO, r->fn, r->name,
-            "truncated %s: expected %zu bytes at offset %llu, the data ends after %zu", what,
-            n, (unsigned long long)before, got);
-  r->failed = true;
+  if (r->status == JX_OK)
+    r->status = io_fail(JX_ERR_IO, r->fn, r->name,
+                        "truncated %s: expected %zu bytes at offset %llu, the data ends after "
+                        "%zu", what, n, (unsigned long long)before, got);
   return false;
 }
 
@@ -218,7 +220,7 @@ void *io_read_alloc(IoReader *r, size_t n, const char *what) {
   while (buf) {
     got += io_read(r, buf + got, cap - got);
     if (got == n) return buf;
-    if (got < cap || r->failed) break; /* the data ended before n bytes */
+    if (got < cap || r->status != JX_OK) break; /* the data ended before n bytes */
     size_t ncap = cap > n / 2 ? n : cap * 2;
     unsigned char *nb = realloc(buf, ncap);
     if (!nb) {
@@ -229,14 +231,13 @@ void *io_read_alloc(IoReader *r, size_t n, const char *what) {
     buf = nb;
     cap = ncap;
   }
-  if (!buf) {
-    io_fail(JX_ERR_OOM, r->fn, r->name, "out of memory reading %zu bytes of %s", n, what);
-  } else if (!r->failed) {
-    io_fail(JX_ERR_IO, r->fn, r->name,
-            "truncated %s: expected %zu bytes at offset %llu, the data ends after %zu", what,
-            n, (unsigned long long)before, got);
-  }
-  r->failed = true;
+  if (!buf && r->status == JX_OK)
+    r->status = io_fail(JX_ERR_OOM, r->fn, r->name, "out of memory reading %zu bytes of %s", n,
+                        what);
+  else if (r->status == JX_OK)
+    r->status = io_fail(JX_ERR_IO, r->fn, r->name,
+                        "truncated %s: expected %zu bytes at offset %llu, the data ends after "
+                        "%zu", what, n, (unsigned long long)before, got);
   free(buf);
   return NULL;
 }
@@ -245,12 +246,11 @@ bool io_expect_end(IoReader *r) {
   unsigned char extra[256];
   uint64_t at = r->pos;
   size_t got = io_read(r, extra, sizeof extra);
-  if (r->failed) return false;
+  if (r->status != JX_OK) return false;
   if (got == 0) return true;
-  r->failed = true;
-  io_fail(JX_ERR_IO, r->fn, r->name,
-          "unexpected trailing data after the %llu bytes the header accounts for",
-          (unsigned long long)at);
+  r->status = io_fail(JX_ERR_IO, r->fn, r->name,
+                      "unexpected trailing data after the %llu bytes the header accounts for",
+                      (unsigned long long)at);
   return false;
 }
 

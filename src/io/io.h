@@ -20,7 +20,7 @@ jx_status io_fail(jx_status status, const char *fn, const char *path, const char
 /* A byte source: a file or a memory block, decompressed on the fly when it starts
  * with the gzip magic (1f 8b; concatenated members are read as one stream).
  * Errors (unreadable file, corrupt or truncated gzip data) are recorded through
- * io_fail naming fn and name, and set `failed`. */
+ * io_fail naming fn and name, and kept in `status` (later reads return nothing). */
 typedef struct IoReader {
   const char *fn;   /* the public function, for messages */
   const char *name; /* the path (or a label for memory input) */
@@ -34,19 +34,20 @@ typedef struct IoReader {
   bool gzip;
   bool z_live;              /* z was initialized (inflateEnd needed) */
   bool z_end;               /* the last gzip member ended and no input follows */
+  bool z_member;            /* a further member started and has produced nothing yet */
   z_stream z;
-  bool failed;
+  jx_status status;         /* the first failure, or JX_OK */
   uint64_t pos;             /* (decompressed) bytes delivered so far */
 } IoReader;
 
-/* Opens path for reading. false (JX_ERR_IO naming the path and errno's reason) if it
- * cannot be opened. */
+/* Opens path for reading. false (JX_ERR_IO naming the path and errno's reason, also in
+ * r->status) if it cannot be opened; nothing to close then. */
 bool io_reader_open_file(IoReader *r, const char *fn, const char *path);
 /* Reads from len bytes at data (not copied: they must outlive the reader). */
 bool io_reader_open_memory(IoReader *r, const char *fn, const char *name, const void *data,
                            size_t len);
 void io_reader_close(IoReader *r);
-/* Reads up to n bytes; fewer means the end of the data or an error (r->failed). */
+/* Reads up to n bytes; fewer means the end of the data or an error (r->status). */
 size_t io_read(IoReader *r, void *dst, size_t n);
 /* Reads exactly n bytes; on a short read records "truncated <what>" (or the read error)
  * and returns false. */

@@ -105,14 +105,10 @@ static int hex4(const unsigned char *s) {
 
 static bool put_utf8(Parser *p, Buf *b, uint32_t cp) {
   unsigned char u[4];
-  size_t n;
-  if (cp < 0x80) u[0] = (unsigned char)cp, n = 1;
-  else if (cp < 0x800) u[0] = 0xC0 | cp >> 6, u[1] = 0x80 | (cp & 0x3F), n = 2;
-  else if (cp < 0x10000)
-    u[0] = 0xE0 | cp >> 12, u[1] = 0x80 | (cp >> 6 & 0x3F), u[2] = 0x80 | (cp & 0x3F), n = 3;
-  else
-    u[0] = 0xF0 | cp >> 18, u[1] = 0x80 | (cp >> 12 & 0x3F), u[2] = 0x80 | (cp >> 6 & 0x3F),
-    u[3] = 0x80 | (cp & 0x3F), n = 4;
+  size_t n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  static const unsigned char lead[5] = {0, 0x00, 0xC0, 0xE0, 0xF0};
+  for (size_t i = n - 1; i > 0; i--, cp >>= 6) u[i] = (unsigned char)(0x80 | (cp & 0x3F));
+  u[0] = (unsigned char)(lead[n] | cp);
   return buf_put(p, b, u, n);
 }
 

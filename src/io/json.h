@@ -7,7 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum JsonKind { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } JsonKind;
+typedef enum JsonKind {
+  JSON_NULL,
+  JSON_BOOL,
+  JSON_NUMBER,
+  JSON_STRING,
+  JSON_ARRAY,
+  JSON_OBJECT
+} JsonKind;
 
 typedef struct JsonValue {
   JsonKind kind;
