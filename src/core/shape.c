@@ -78,7 +78,9 @@ static void view_contiguous(View *v, int ndim, const int64_t *shape) {
   for (int d = ndim - 1; d >= 0; d--) {
     v->shape[d] = shape[d];
     v->strides[d] = shape[d] == 1 ? 0 : acc;
-    acc *= shape[d];
+    /* an empty array's strides are never used; keep them defined when the other
+     * dims' product overflows */
+    if (__builtin_mul_overflow(acc, shape[d], &acc)) acc = 0;
   }
 }
 
