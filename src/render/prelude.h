@@ -1,6 +1,5 @@
-/* prelude.h -- the C prelude of every generated kernel: the scalar helpers the op table
- * in render.c names (jx_add_i32, jx_fmin_f32, jx_cvt_i8_f32, jx_rnd_f16, ...). Embedded
- * into the library at build time and pasted in front of each translation unit.
+/* prelude.h -- the C prelude of every generated kernel: the scalar helpers render.c's op
+ * table names (jx_add_i32, jx_fmin_f32, jx_cvt_i8_f32, ...), embedded at build time.
  *
  * Every helper reproduces src/ir/eval.c exactly: integers wrap (signed arithmetic goes
  * through unsigned types, so there is no undefined behaviour), x/0 = -1 and x%0 = x,
@@ -14,6 +13,16 @@
 
 #ifndef JX_FN
 #define JX_FN static inline __attribute__((always_inline, unused))
+#endif
+
+/* Before a loop whose iterations should become SIMD lanes: GCC otherwise unrolls short
+ * constant-count loops completely, and then does not vectorize them. */
+#ifndef JX_VECTOR_LOOP
+#if defined(__GNUC__) && !defined(__clang__)
+#define JX_VECTOR_LOOP _Pragma("GCC unroll 1")
+#else
+#define JX_VECTOR_LOOP
+#endif
 #endif
 
 /* ---------------------------------------------------------------- bits */

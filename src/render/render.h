@@ -10,7 +10,7 @@
 #include "ir/alu.h"
 
 /* Longest kernel name, with its terminating NUL. */
-#define RENDER_NAME_MAX 64
+#define RENDER_NAME_MAX 96
 
 /* What differs between C-family targets. The op formats are shared; a target replaces
  * single entries through `overrides` ({op, float format, integer format}, terminated

@@ -1,19 +1,17 @@
-/* test_cpu.c -- the cpu backend (generated C) against the interpreter, its oracle: every
- * kernel-IR op on every dtype it accepts, over edge inputs (NaN, +-inf, -0, INT_MIN, zero
- * divisors, shift counts 40 and -1, all float16/bfloat16 patterns), casts and bitcasts
- * between all dtypes, reductions with epilogues, random fused DAGs with broadcast index
- * arithmetic; then the caches (memory, disk), compile errors, the no-compiler fallback,
- * the thread pool around chunk boundaries, SIMD in the generated code and the public API
- * on device "cpu". Results must match bit for bit (NaNs of any payload are equal), or
- * within 2 ulps of the dtype for libm functions. Skips, passing, without a C compiler.
+/* test_cpu.c -- the cpu backend (generated C) against the interpreter: every IR op and
+ * cast on every dtype over edge inputs, reductions, random fused DAGs, the caches, compile
+ * errors, the thread pool and SIMD. Skips, passing, when no C compiler is found.
  *
- * To keep compiles few (each is ~50 ms), ops are tested in banks: one kernel computes
- * op s of the bank on the inputs at j, for gidx = s * per + j. */
+ * Inputs include NaN, +-inf, -0, INT_MIN, zero divisors, shift counts 40 and -1 and all
+ * float16/bfloat16 patterns. Results must match bit for bit (NaNs of any payload are
+ * equal), or within 2 ulps of the dtype for libm functions. To keep compiles few (each
+ * is ~50 ms), ops are tested in banks: one kernel computes op s of the bank on the inputs
+ * at j, for gidx = s * per + j. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -296,9 +294,11 @@ static void run_bank(jx_dtype d, AluGroup group) {
   k.dtype = k.exp->dtype;
   void *in[2] = {buffer_of(d, x0, b.per), buffer_of(d, x1, b.per)};
   char what[64];
-  snprintf(what, sizeof what, "%s ops on %s", group == ALU_GROUP_BINARY ? "binary"
-           : group == ALU_GROUP_COMPARE ? "compare" : group == ALU_GROUP_UNARY ? "unary" : "predicate",
-           dtype_short_name(d));
+  static const char *const kinds[] = {[ALU_GROUP_BINARY] = "binary",
+                                      [ALU_GROUP_COMPARE] = "compare",
+                                      [ALU_GROUP_UNARY] = "unary",
+                                      [ALU_GROUP_UNARY_PRED] = "predicate"};
+  snprintf(what, sizeof what, "%s ops on %s", kinds[group], dtype_short_name(d));
   Judge judge = {bank_ulps, bank_label, &b};
   compare(what, &k, in, &judge);
   free(in[0]);
@@ -595,7 +595,8 @@ static int64_t broadcast_index(const AluExp *flat, int nd, const int64_t *dims,
   int64_t stride_out = 1, stride_in = 1;
   const AluExp *idx = alu_const_int(JX_INT64, 0);
   for (int i = nd - 1; i >= 0; i--) {
-    const AluExp *q = stride_out == 1 ? flat : alu_binary(ALU_DIV, flat, alu_const_int(JX_INT64, stride_out));
+    const AluExp *q =
+        stride_out == 1 ? flat : alu_binary(ALU_DIV, flat, alu_const_int(JX_INT64, stride_out));
     const AluExp *di = i == 0 ? q : alu_binary(ALU_MOD, q, alu_const_int(JX_INT64, dims[i]));
     stride_out *= dims[i];
     int mode = rnd_int(3);
@@ -735,24 +736,13 @@ static void test_memory_cache(void) {
   free(x);
 }
 
-/* The cache files of kernel k: <dir>/<name>-<key>.c and .so. */
-static bool cache_files(const Kernel *k, char *c_path, char *so_path, size_t n) {
-  char name[RENDER_NAME_MAX];
-  char *text = render_kernel(&render_c, k, name);
-  free(text);
-  DIR *dir = opendir(cache_dir);
-  bool found = false;
-  for (struct dirent *e; dir && (e = readdir(dir));) {
-    size_t len = strlen(e->d_name), nl = strlen(name);
-    if (strncmp(e->d_name, name, nl) == 0 && e->d_name[nl] == '-' && len > 2 &&
-        strcmp(e->d_name + len - 2, ".c") == 0) {
-      snprintf(c_path, n, "%s/%s", cache_dir, e->d_name);
-      snprintf(so_path, n, "%.*s.so", (int)strlen(c_path) - 2, c_path);
-      found = true;
-    }
-  }
-  if (dir) closedir(dir);
-  return found;
+/* The cache files of a compiled executable: <dir>/<name>-<key>.c and .so. */
+static bool cache_files(const void *exe, char *c_path, char *so_path, size_t n) {
+  const char *src = cpu_source_path(exe);
+  if (!src || strncmp(src, cache_dir, strlen(cache_dir)) != 0) return false;
+  snprintf(c_path, n, "%s", src);
+  snprintf(so_path, n + 8, "%.*s.so", (int)strlen(src) - 2, src);
+  return access(c_path, R_OK) == 0;
 }
 
 static void test_disk_cache(void) {
@@ -760,7 +750,7 @@ static void test_disk_cache(void) {
   void *exe = NULL;
   CHECK(backend_cpu.prepare(&k, &exe) == JX_OK);
   char c_path[1024], so_path[1100];
-  CHECK(cache_files(&k, c_path, so_path, sizeof c_path));
+  CHECK(cache_files(exe, c_path, so_path, sizeof c_path));
   CHECK(access(so_path, R_OK) == 0);
   /* A new process would start with empty memory caches: reuse from disk. */
   cpu_reset();
@@ -852,11 +842,64 @@ static void test_thread_pool(void) {
     kr.reduction = (Reduction){.op = ALU_ADD, .dtype = JX_FLOAT32, .size = 3, .identity = {.f = 0}};
     snprintf(what, sizeof what, "threads, reduction size %lld", (long long)n);
     compare(what, &kr, in, NULL);
+    /* column sums of a (3, n) array: contiguous lanes, blocks of 256 shifted back */
+    kr.exp = alu_global(0, JX_FLOAT32,
+                        alu_binary(ALU_ADD, alu_binary(ALU_MUL, r, alu_const_int(JX_INT64, n)), g));
+    snprintf(what, sizeof what, "threads, column reduction size %lld", (long long)n);
+    compare(what, &kr, in, NULL);
     free(x);
   }
-  /* Several threads dispatching at once: the pool runs one job, others run inline. */
   cpu_set_min_work(old);
   with_env("JAXC_NUM_THREADS", NULL);
+}
+
+/* Threads dispatching at once (one gets the pool, the others run inline), sharing
+ * kernels and compiling new ones. */
+typedef struct Worker {
+  int id;
+  int64_t bad;
+} Worker;
+
+static void *worker_main(void *arg) {
+  Worker *w = arg;
+  for (int it = 0; it < 20; it++) {
+    int64_t n = 3000 + 1000 * (it % 3);
+    Kernel k = fresh_kernel(n, it % 2 ? 0.5f : 2.5f + (float)w->id); /* shared and private */
+    float *x = iota(n), *want = malloc((size_t)n * 4), *got = malloc((size_t)n * 4);
+    void *in[1] = {x};
+    if (!run_on(&backend_interp, &k, in, want) || !run_on(&backend_cpu, &k, in, got)) w->bad++;
+    else w->bad += memcmp(want, got, (size_t)n * 4) != 0;
+    free(x), free(want), free(got);
+  }
+  return NULL;
+}
+
+static void test_concurrent_dispatch(void) {
+  with_env("JAXC_NUM_THREADS", "3");
+  int64_t old = cpu_set_min_work(256);
+  pthread_t t[4];
+  Worker w[4];
+  for (int i = 0; i < 4; i++) {
+    w[i] = (Worker){.id = i};
+    pthread_create(&t[i], NULL, worker_main, &w[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    CHECK_EQ_INT(w[i].bad, 0);
+  }
+  cpu_set_min_work(old);
+  with_env("JAXC_NUM_THREADS", NULL);
+}
+
+/* An op the target has no format for (float math on an int: the checker rejects it)
+ * is an error, not a crash or wrong code. */
+static void test_render_errors(void) {
+  const AluExp *g = alu_special("gidx", 8);
+  Kernel k = {.nargs = 1, .arg_dtypes = {JX_INT32}, .size = 8, .dtype = JX_INT32};
+  k.exp = alu_unary(ALU_SIN, alu_global(0, JX_INT32, g));
+  void *exe = NULL;
+  CHECK(backend_cpu.prepare(&k, &exe) == JX_ERR_UNSUPPORTED);
+  CHECK_ERROR(JX_ERR_UNSUPPORTED, "SIN");
 }
 
 /* objdump of a compiled kernel shows packed SIMD float arithmetic: (v)addps, (v)mulps,
@@ -909,7 +952,7 @@ static void test_simd(void) {
     CHECK(backend_cpu.prepare(ks[i], &exe) == JX_OK);
     char c_path[1024], so_path[1100], name[RENDER_NAME_MAX];
     free(render_kernel(&render_c, ks[i], name));
-    CHECK(cache_files(ks[i], c_path, so_path, sizeof c_path));
+    CHECK(cache_files(exe, c_path, so_path, sizeof c_path));
     char seen[256] = "";
     CHECK_MSG(has_packed_simd(so_path, name, seen, sizeof seen),
               "%s: no packed SIMD float ops in %s", name, so_path);
@@ -928,7 +971,8 @@ static void test_public_api(void) {
   for (int d = 0; d < 2; d++) {
     CHECK(jx_default_device(devices[d]) == JX_OK);
     jx_scope_begin();
-    jx_array *x = jx_array_from(xs, JX_FLOAT32, 2, shape), *y = jx_array_from(ys, JX_FLOAT32, 2, shape);
+    jx_array *x = jx_array_from(xs, JX_FLOAT32, 2, shape);
+    jx_array *y = jx_array_from(ys, JX_FLOAT32, 2, shape);
     CHECK_STR(jx_device_of(x), devices[d]);
     jx_array *z = jx_add(jx_mul(x, y), jx_exp(x));
     jx_array *s = jx_sum(z, 1, (int[]){1}, false);
@@ -961,7 +1005,8 @@ static void test_names(void) {
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
   (void)st, (void)flag, (void)ftw;
-  return remove(path);
+  remove(path);
+  return 0; /* keep going: remove what can be removed */
 }
 
 int main(void) {
@@ -998,6 +1043,8 @@ int main(void) {
   TEST_RUN(test_random_dags);
   TEST_RUN(test_random_float_dags);
   TEST_RUN(test_thread_pool);
+  TEST_RUN(test_concurrent_dispatch);
+  TEST_RUN(test_render_errors);
   TEST_RUN(test_simd);
   TEST_RUN(test_public_api);
   CpuStats s = cpu_stats();

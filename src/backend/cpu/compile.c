@@ -1,11 +1,5 @@
 /* compile.c -- turns a generated translation unit into a loaded function: finds the
- * system C compiler, keeps sources and shared objects in the disk cache (JAXC_CACHE_DIR),
- * runs the compiler with posix_spawn and loads the result with dlopen.
- *
- * Disk layout: <dir>/<kernel name>-<key hash>.c and .so, where the key hashes the
- * source with the compiler (command and --version), the flags and the CPU. The .c file
- * starts with a header recording that key, so reuse compares the stored file byte for
- * byte with what would be written now -- a hash alone never decides. */
+ * system C compiler, runs it (posix_spawn) through the disk cache, loads with dlopen. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,8 +25,12 @@ extern char **environ;
  * since generated code never reads errno. */
 #define FLAGS "-O3 -march=native -ffp-contract=off -fno-math-errno -fPIC -shared -w -pipe"
 
+/* Disk cache: <dir>/<kernel name>-<key hash>.c and .so, where the key hashes the
+ * source with the compiler (command and --version), the flags and the CPU. The .c file
+ * starts with a header recording that key, so reuse compares the stored file byte for
+ * byte with what would be written now -- a hash alone never decides. */
 #define MAX_ARGS 32
-#define PATH_CAP 4096
+#define PATH_CAP COMPILE_PATH_MAX
 
 static struct {
   bool configured, found;
@@ -214,7 +212,7 @@ static void compiler_version(void) {
   argv[cc.argc] = "--version";
   argv[cc.argc + 1] = NULL;
   if (run(argv, log) == 0) {
-    char head[512];
+    char head[sizeof cc.version];
     read_head(log, head, sizeof head);
     head[strcspn(head, "\n")] = 0;
     snprintf(cc.version, sizeof cc.version, "%s", head);
@@ -271,10 +269,12 @@ static jx_status load(const char *so, const char *name, CpuKernelFn *fn, bool re
 }
 
 jx_status compile_load(const char *source, size_t len, const char *name, CpuKernelFn *fn,
-                       bool *compiled) {
+                       bool *compiled, char *path) {
   *compiled = false;
+  path[0] = 0;
   if (!compile_available()) {
-    error_set(JX_ERR_COMPILE, "cpu: no C compiler found (CC=%s)", cc.command[0] ? cc.command : "unset");
+    error_set(JX_ERR_COMPILE, "cpu: no C compiler found (CC=%s)",
+              cc.command[0] ? cc.command : "unset");
     return JX_ERR_COMPILE;
   }
   if (!cache_dir()) {
@@ -308,6 +308,7 @@ jx_status compile_load(const char *source, size_t len, const char *name, CpuKern
     error_set(JX_ERR_IO, "cpu: cache path too long under %s", cc.dir);
     return JX_ERR_IO;
   }
+  memcpy(path, c_path, strlen(c_path) + 1);
 
   /* Reuse: the stored source is exactly ours and its object loads. */
   if (file_equals(c_path, text, total) && access(so_path, R_OK) == 0) {
@@ -352,10 +353,9 @@ jx_status compile_load(const char *source, size_t len, const char *name, CpuKern
     return JX_ERR_COMPILE;
   }
   unlink(log);
-  if (rename(tmp_so, so_path) != 0) {
-    unlink(tmp_so);
-    error_set(JX_ERR_IO, "cpu: cannot write %s: %s", so_path, strerror(errno));
-    return JX_ERR_IO;
-  }
-  return load(so_path, name, fn, true);
+  /* Load under the unique temporary name (dlopen matches loaded objects by name, so a
+   * reused path could give an older object), then publish it for other processes. */
+  jx_status st = load(tmp_so, name, fn, true);
+  if (rename(tmp_so, so_path) != 0) unlink(tmp_so); /* still loaded; not cached on disk */
+  return st;
 }

@@ -1,13 +1,6 @@
-/* cpu.c -- the cpu backend's function table: prepare renders a kernel to C, compiles
- * and loads it (compile.c) behind two in-memory caches, dispatch runs it on the thread
- * pool (pool.c). Without a C compiler kernels run on the interpreter instead.
- *
- * Caches: `kernels` maps a kernel's full structure (hash-consed expression pointers,
- * sizes, dtypes, reduction) to its executable, so a repeated eager op skips rendering;
- * `sources` maps the full rendered source text to its executable (the translation unit
- * is the fixed prelude + that text). Both are bounded. Executables themselves are never
- * freed and their shared objects never closed: callers may hold them (the backend
- * interface has no release), and they are small. */
+/* cpu.c -- the cpu backend's function table: prepare renders a kernel to C and loads it
+ * (compile.c) behind two in-memory caches; dispatch runs it on the thread pool (pool.c).
+ * Without a C compiler, kernels run on the interpreter. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,15 +14,22 @@
 #include "core/error.h"
 #include "render/render.h"
 
+/* Caches: `kernels` maps a kernel's full structure (hash-consed expression pointers,
+ * sizes, dtypes, reduction) to its executable, so a repeated eager op skips rendering;
+ * `sources` maps the full rendered source text to its executable (the translation unit
+ * is the fixed prelude + that text). Both are bounded. Executables themselves are never
+ * freed and their shared objects never closed: callers may hold them (the backend
+ * interface has no release), and they are small. */
 #define KERNELS_MAX 8192           /* structural entries before the table is emptied */
 #define SOURCES_MAX 4096           /* source entries ... */
 #define SOURCES_MAX_BYTES (64 << 20) /* ... and bytes of source text kept */
-#define ALIGN_ELEMS 64             /* chunk boundaries (a multiple of the reduce block) */
+#define ALIGN_ELEMS 256 /* chunk boundaries: multiples of the reduction blocks */
 
 typedef struct CpuExe {
   CpuKernelFn fn;       /* NULL when running on the interpreter */
   void *interp;         /* the interpreter's program, without a compiler */
   char name[RENDER_NAME_MAX];
+  char *source_path;    /* the generated source kept on disk (malloc'd) */
   struct CpuExe *all;   /* every executable, for the lifetime of the process */
 } CpuExe;
 
@@ -89,6 +89,10 @@ static void ensure_configured(void) {
   pthread_mutex_lock(&lock);
   if (!configured) configure_locked();
   pthread_mutex_unlock(&lock);
+}
+
+const char *cpu_source_path(const void *exe) {
+  return exe ? ((const CpuExe *)exe)->source_path : NULL;
 }
 
 bool cpu_has_compiler(void) {
@@ -176,7 +180,7 @@ static CpuExe *kernels_get(const KernelKey *key, uint64_t h) {
 
 static void kernels_put(const KernelKey *key, uint64_t h, CpuExe *exe) {
   if (kernels_count >= KERNELS_MAX) { /* bounded: start over (entries are rebuilt) */
-    memset(kernels, 0, kernels_cap * sizeof *kernels);
+    if (kernels) memset(kernels, 0, kernels_cap * sizeof *kernels);
     kernels_count = 0;
   }
   if ((kernels_count + 1) * 2 > kernels_cap) {
@@ -262,7 +266,7 @@ void cpu_reset(void) {
   pthread_mutex_lock(&lock);
   configure_locked();
   warned_no_compiler = false;
-  memset(kernels, 0, kernels_cap * sizeof *kernels);
+  if (kernels) memset(kernels, 0, kernels_cap * sizeof *kernels);
   kernels_count = 0;
   while (oldest) sources_evict_oldest();
   pthread_mutex_unlock(&lock);
@@ -288,11 +292,14 @@ static jx_status cpu_synchronize(void) { return JX_OK; }
 
 /* Without a compiler: the interpreter's program, wrapped. */
 static jx_status prepare_interp(const Kernel *k, const KernelKey *key, uint64_t h, void **exe) {
-  if (!warned_no_compiler && config_debug_level() >= 1) {
-    warned_no_compiler = true;
-    fprintf(stderr, "[jaxc] warning: no C compiler found (CC=%s; tried cc, gcc, clang): the "
-            "cpu device runs kernels on the interpreter\n",
-            config_cc() ? config_cc() : "unset");
+  if (config_debug_level() >= 1 &&
+      !__atomic_exchange_n(&warned_no_compiler, true, __ATOMIC_RELAXED)) {
+    if (config_cc())
+      fprintf(stderr, "[jaxc] warning: the C compiler CC=%s was not found: the cpu device "
+              "runs kernels on the interpreter\n", config_cc());
+    else
+      fprintf(stderr, "[jaxc] warning: no C compiler (cc, gcc, clang) on PATH: the cpu "
+              "device runs kernels on the interpreter\n");
   }
   void *p = NULL;
   jx_status st = backend_interp.prepare(k, &p);
@@ -341,8 +348,9 @@ static jx_status prepare_compiled(const Kernel *k, const KernelKey *key, uint64_
       memcpy(tu + plen + 1, text, len + 1);
       CpuKernelFn fn = NULL;
       bool compiled = false;
+      static char path[COMPILE_PATH_MAX]; /* under compile_lock */
       double t0 = now_us();
-      st = compile_load(tu, plen + 1 + len, name, &fn, &compiled);
+      st = compile_load(tu, plen + 1 + len, name, &fn, &compiled, path);
       double ms = (now_us() - t0) * 1e-3;
       free(tu);
       pthread_mutex_lock(&lock);
@@ -350,6 +358,7 @@ static jx_status prepare_compiled(const Kernel *k, const KernelKey *key, uint64_
       stats.disk_hits += st == JX_OK && !compiled;
       if (st == JX_OK && (x = exe_new(name)) != NULL) {
         x->fn = fn;
+        x->source_path = strdup(path);
         sources_put(text, len, th, x);
         kernels_put(key, h, x);
       } else if (st == JX_OK) {
@@ -357,8 +366,8 @@ static jx_status prepare_compiled(const Kernel *k, const KernelKey *key, uint64_
       }
       pthread_mutex_unlock(&lock);
       if (debug >= 1 && st == JX_OK)
-        fprintf(stderr, "[jaxc] cpu: %s %s in %.1f ms\n", compiled ? "compiled" : "loaded cached",
-                name, ms);
+        fprintf(stderr, "[jaxc] cpu: %s %s in %.1f ms (%s)\n",
+                compiled ? "compiled" : "loaded cached", name, ms, path);
     }
   }
   pthread_mutex_unlock(&compile_lock);
@@ -367,7 +376,16 @@ static jx_status prepare_compiled(const Kernel *k, const KernelKey *key, uint64_
   return st;
 }
 
+static void empty_kernel(void *const *in, void *out, int64_t start, int64_t end) {
+  (void)in, (void)out, (void)start, (void)end;
+}
+
 static jx_status cpu_prepare(const Kernel *k, void **exe) {
+  static CpuExe empty = {.fn = empty_kernel, .name = "k_empty"};
+  if (k->size == 0) { /* nothing to compute: no compile for empty arrays */
+    *exe = &empty;
+    return JX_OK;
+  }
   ensure_configured();
   KernelKey key = key_of(k);
   uint64_t h = key_hash(&key);

@@ -27,6 +27,9 @@ typedef struct CpuStats {
 } CpuStats;
 CpuStats cpu_stats(void);
 
+/* The generated source file kept on disk for an executable from backend_cpu.prepare
+ * (NULL when it runs on the interpreter). */
+const char *cpu_source_path(const void *exe);
 /* Whether kernels are compiled (a C compiler was found). */
 bool cpu_has_compiler(void);
 /* Re-reads CC, JAXC_CACHE_DIR, TMPDIR and JAXC_NUM_THREADS and empties the in-memory
@@ -50,11 +53,13 @@ const char *compile_flags(void);
 /* Makes a shared object for translation unit `source` and loads the function `name`
  * from it: reused from the disk cache when the stored source (which records compiler,
  * flags and CPU) matches byte for byte, else compiled. *compiled says whether the
- * compiler ran. JX_ERR_COMPILE when it fails (the message names the kept source file
- * and quotes the compiler's output), JX_ERR_IO when no cache directory is writable.
+ * compiler ran; path (COMPILE_PATH_MAX bytes) receives the source file's path.
+ * JX_ERR_COMPILE when compiling fails (the message names the kept source file and
+ * quotes the compiler's output), JX_ERR_IO when no cache directory is writable.
  * Not thread-safe: cpu.c serializes calls. */
+#define COMPILE_PATH_MAX 4096
 jx_status compile_load(const char *source, size_t len, const char *name, CpuKernelFn *fn,
-                       bool *compiled);
+                       bool *compiled, char *path);
 
 /* ----------------------------------------------------------------- pool.c */
 

@@ -70,8 +70,21 @@ void pool_configure(int n) {
 
 int pool_threads(void) { return nthreads; }
 
+/* A forked child has none of the parent's workers (and maybe a held lock). */
+static void after_fork_child(void) {
+  nworkers = 0;
+  current = NULL;
+  pthread_mutex_init(&mu, NULL);
+  pthread_mutex_init(&run_lock, NULL);
+  pthread_cond_init(&wake, NULL);
+  pthread_cond_init(&done, NULL);
+}
+
 /* Starts workers up to `want` (under run_lock); returns how many exist. */
 static int ensure_workers(int want) {
+  static bool registered;
+  if (!registered && want > nworkers)
+    registered = pthread_atfork(NULL, NULL, after_fork_child) == 0;
   while (nworkers < want) {
     pthread_t t;
     pthread_attr_t attr;
