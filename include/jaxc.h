@@ -598,7 +598,7 @@ jx_array *jx_nn_one_hot(jx_array *x, int64_t num_classes, jx_dtype dtype, int ax
 /* jax.nn.standardize(x, axis, mean, variance, epsilon, where) with JAX's default
  * algorithm "fast": (x - mean) * rsqrt(variance + epsilon), mean = mean(x) and variance =
  * max(mean(x^2) - mean^2, 0) over (naxes, axes) with keepdims, each computed only when
- * its argument is NULL (given ones must broadcast against x). `where` (NULL = none)
+ * its argument is NULL (given ones must broadcast to x's shape). `where` (NULL = none)
  * restricts the means to the masked elements. JAX's default epsilon is 1e-5. */
 jx_array *jx_nn_standardize(jx_array *x, int naxes, const int *axes, jx_array *mean,
                             jx_array *variance, double epsilon, jx_array *where);
@@ -790,7 +790,13 @@ jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_inde
  * JX_ERR_DTYPE and one not of shape (2,) JX_ERR_SHAPE; shapes as for jx_zeros (ndim in
  * [0, JX_MAX_NDIM], dims >= 0; shape may be NULL when ndim is 0); a dtype of the wrong
  * kind is JX_ERR_DTYPE. dtype is canonicalized first (x64 off: float64 -> float32,
- * int64 -> int32, uint64 -> uint32), exactly as JAX does. Messages name the function. */
+ * int64 -> int32, uint64 -> uint32), exactly as JAX does. Messages name the function.
+ * Accuracy against JAX on the CPU (tests/lib/test_random.c): keys, bits, uniform,
+ * randint, bernoulli, categorical, permutation, choice and, in float32/bfloat16/float16,
+ * normal, gumbel, exponential, laplace, logistic and truncated_normal are bit for bit
+ * (jaxc repeats XLA's float32 log/log1p and fused multiply-adds); cauchy is within 1
+ * ulp (tan), float64 samplers within a few float64 ulps, multivariate_normal within a
+ * few float32 ulps (LAPACK's Cholesky orders its sums differently). */
 
 /* jax.random.PRNGKey(seed): [seed >> 32, seed & 0xFFFFFFFF]. With x64 off JAX first
  * converts the seed to int32, so the key is [0, seed mod 2^32]. */
@@ -807,7 +813,9 @@ jx_array *jx_random_bits(jx_array *key, int ndim, const int64_t *shape, jx_dtype
 /* jax.random.uniform(key, shape, dtype, minval, maxval): floats in [minval, maxval)
  * from random mantissa bits (bfloat16 uses 8 random bits, 7 of them kept). float dtypes
  * only. As in JAX, minval >= maxval is not an error: the result is then minval
- * (max(minval, u * (maxval - minval) + minval)); NaN bounds give NaN. */
+ * (max(minval, u * (maxval - minval) + minval)); NaN bounds give NaN. The bits are
+ * those of JAX's eager call (under jax.jit with constant bounds whose difference rounds
+ * to exactly 1, XLA reassociates the arithmetic and the last bit can differ). */
 jx_array *jx_random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
                             double minval, double maxval);
 /* jax.random.normal(key, shape, dtype): sqrt(2) * erf_inv(u), u uniform in
@@ -840,22 +848,248 @@ jx_array *jx_random_cauchy(jx_array *key, int ndim, const int64_t *shape, jx_dty
  * erf(lower / sqrt 2) and erf(upper / sqrt 2). */
 jx_array *jx_random_truncated_normal(jx_array *key, double lower, double upper, int ndim,
                                      const int64_t *shape, jx_dtype dtype);
+/* jax.random.permutation(key, x, axis, independent): x shuffled along `axis` (whole
+ * slices move together unless `independent`, which shuffles each 1-d slice on its
+ * own), by JAX's rounds of sorting by random keys; x == NULL permutes range(n) (the
+ * default int dtype). JX_ERR_SHAPE for a 0-d x or a bad axis, JX_ERR_VALUE for n < 0. */
+jx_array *jx_random_permutation(jx_array *key, jx_array *x, int64_t n, int axis,
+                                bool independent);
 /* jax.random.choice(key, a, shape, replace, p) along axis 0: samples of a (ndim >= 1;
  * result shape + a.shape[1:], a's dtype), or of range(n) when a is NULL (default int
  * dtype). p (NULL: uniform) is a 1-d array of a.shape[0] (or n) weights, not
- * necessarily normalized (JX_ERR_SHAPE otherwise), drawn by inverse CDF. With no draws
- * the result is zeros of `shape`, as JAX's. Errors: JX_ERR_VALUE for an empty
- * population or (replace false) more draws than items; replace == false is otherwise
- * JX_ERR_UNSUPPORTED until jaxc has a sort primitive. */
+ * necessarily normalized (JX_ERR_SHAPE otherwise). With replacement: inverse CDF of p;
+ * without: the head of a permutation, or with p the Gumbel top-k trick. With no draws
+ * the result is zeros of `shape`, as JAX's. JX_ERR_VALUE for an empty population or,
+ * without replacement, more draws than items. */
 jx_array *jx_random_choice(jx_array *key, jx_array *a, int64_t n, int ndim,
                            const int64_t *shape, bool replace, jx_array *p);
 /* jax.random.multivariate_normal(key, mean, cov, shape, dtype, method='cholesky'):
- * mean (..., n), cov (..., n, n) positive definite (else NaNs), promoted to a float
- * dtype together; ndim < 0 means shape=None (the broadcast of the batch shapes of mean
- * and cov); the result has shape + (n,) (broadcast with mean) and the promoted dtype.
- * Shape mismatches: JX_ERR_SHAPE. */
+ * mean + L z with L the lower Cholesky factor of cov and z standard normal of `dtype`
+ * (float; JAX's default is mean's dtype). mean (..., n) and cov (..., n, n) positive
+ * definite (else NaNs) are promoted to a float dtype together; ndim < 0 means
+ * shape=None (the broadcast of the batch shapes of mean and cov). Result shape: shape +
+ * (n,); dtype: that of mean + L z. Shape mismatches: JX_ERR_SHAPE; n > 256:
+ * JX_ERR_UNSUPPORTED (the factorization is unrolled). */
 jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array *cov, int ndim,
                                         const int64_t *shape, jx_dtype dtype);
+
+/* ------------------------------------------------------- nn.initializers */
+/* jax.nn.initializers (src/lib/nn.c): init(key, shape, dtype) of each initializer, with
+ * the factory's parameters as trailing arguments, drawing with jx_random_* exactly as
+ * JAX does (same bits for the same key). key is a jx_random_key (unused, may be NULL,
+ * for zeros/ones/constant); dtype must be floating (JX_ERR_DTYPE); shape errors as for
+ * jx_zeros. orthogonal / delta_orthogonal are not provided yet (they need a QR). */
+jx_array *jx_nn_init_zeros(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_nn_init_ones(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_nn_init_constant(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                              double value);
+/* uniform(scale): U[0, scale); normal(stddev); truncated_normal(stddev, lower, upper):
+ * stddev * a standard normal truncated to (lower, upper). JAX's defaults: scale 0.01,
+ * stddev 0.01, lower -2, upper 2. */
+jx_array *jx_nn_init_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                             double scale);
+jx_array *jx_nn_init_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                            double stddev);
+jx_array *jx_nn_init_truncated_normal(jx_array *key, int ndim, const int64_t *shape,
+                                      jx_dtype dtype, double stddev, double lower,
+                                      double upper);
+/* variance_scaling(scale, mode, distribution, in_axis, out_axis): variance = scale / n
+ * with n the fan in, fan out, their mean or their geometric mean, where fan_in =
+ * shape[in_axis] * receptive field and fan_out = shape[out_axis] * receptive field
+ * (receptive field: the product of the other dims). Distributions: truncated normal in
+ * (-2, 2) scaled to that variance, normal, or uniform in [-sqrt(3 variance),
+ * sqrt(3 variance)). Errors: JX_ERR_SHAPE for a bad axis (JAX's default in_axis -2
+ * needs ndim >= 2), JX_ERR_VALUE for a zero fan or a bad mode/distribution. */
+typedef enum jx_nn_fan_mode {
+  JX_NN_FAN_IN,
+  JX_NN_FAN_OUT,
+  JX_NN_FAN_AVG,
+  JX_NN_FAN_GEO_AVG
+} jx_nn_fan_mode;
+typedef enum jx_nn_distribution {
+  JX_NN_TRUNCATED_NORMAL,
+  JX_NN_NORMAL,
+  JX_NN_UNIFORM
+} jx_nn_distribution;
+jx_array *jx_nn_init_variance_scaling(jx_array *key, int ndim, const int64_t *shape,
+                                      jx_dtype dtype, double scale, jx_nn_fan_mode mode,
+                                      jx_nn_distribution distribution, int in_axis,
+                                      int out_axis);
+/* The named variance-scaling initializers with JAX's default axes (in -2, out -1):
+ * glorot (xavier) = (1, fan_avg), he (kaiming) = (2, fan_in), lecun = (1, fan_in);
+ * _uniform uses the uniform distribution, _normal the truncated normal. */
+jx_array *jx_nn_init_glorot_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_nn_init_glorot_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_nn_init_he_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_nn_init_he_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_nn_init_lecun_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_nn_init_lecun_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+
+/* ---------------------------------------------------------------- optax */
+/* optax (src/lib/optax*.c) over a flat list of n parameter arrays (optax's pytree is
+ * the list). Three opaque, refcounted objects, each freed with its _free function (NULL
+ * is fine); constructors take their own references to the objects they are given:
+ *  jx_optax_schedule   a learning-rate schedule: step count -> value;
+ *  jx_optax_transform  a gradient transformation (immutable; optax's
+ *                      GradientTransformation);
+ *  jx_optax_state      its state for n parameters: a flat list of ordinary jx_arrays.
+ * Numerics follow optax 0.2 exactly (same formulas and operation order; Python floats
+ * are weak scalars). Constructors return NULL with JX_ERR_VALUE for bad hyper-parameters
+ * (non-finite values; b1, b2 outside [0, 1); decay outside [0, 1]; negative eps,
+ * momentum or accumulator; max_norm <= 0; NULL schedules or transforms).
+ *
+ * Training loop:
+ *   jx_optax_transform *tx = jx_optax_adam(1e-3, 0.9, 0.999, 1e-8);
+ *   jx_optax_state *st = jx_optax_init(tx, 2, params);      // params: {W, b}
+ *   ... grads from jx_grad ...
+ *   jx_array *upd[2], *next[2];
+ *   jx_optax_update(tx, st, 2, grads, params, upd);          // st now holds the new state
+ *   jx_optax_apply_updates(2, params, upd, next);            // next = params + upd
+ * Jitting a step: jx_optax_update_fn(tx, n) is update() as a jx_fn over (grads, state
+ * arrays, params) -> (updates, new state arrays), to compose with jx_jit (or call it
+ * inside your own jitted function); jx_optax_state_arrays / jx_optax_state_from_arrays
+ * move a state in and out of such functions.
+ *
+ * STATE LAYOUT: the arrays of every stateful transform, in chain order (depth first);
+ * per transform, for n parameters: trace (sgd momentum): trace[n]; scale_by_adam:
+ * count, mu[n], nu[n]; scale_by_rms: nu[n]; scale_by_rss (adagrad): sum_of_squares[n];
+ * a schedule-driven step (the _sched optimizers, scale_by_schedule): count; all others
+ * none. count is a 0-d int32 array (optax's, saturating at INT32_MAX); the others have
+ * their parameter's shape and dtype. So adam(...) is {count, mu[n], nu[n]} and
+ * sgd_sched(s, 0.9, false) is {trace[n], count}. */
+typedef struct jx_optax_schedule jx_optax_schedule;
+typedef struct jx_optax_transform jx_optax_transform;
+typedef struct jx_optax_state jx_optax_state;
+
+/* Schedules (optax.schedules). Evaluated with jx_ ops on a count array, so they trace. */
+jx_optax_schedule *jx_optax_constant_schedule(double value);
+/* polynomial_schedule: (init - end) * (1 - clip(count - begin, 0, steps) / steps)^power
+ * + end; transition_steps <= 0 gives the constant init_value (as optax). */
+jx_optax_schedule *jx_optax_polynomial_schedule(double init_value, double end_value,
+                                                double power, int64_t transition_steps,
+                                                int64_t transition_begin);
+jx_optax_schedule *jx_optax_linear_schedule(double init_value, double end_value,
+                                            int64_t transition_steps, int64_t transition_begin);
+/* exponential_decay: init * decay_rate^((count - begin) / transition_steps) (exponent
+ * floored if staircase) after transition_begin, init before; end_value (NAN: none)
+ * bounds it (a floor when decay_rate < 1, else a ceiling). transition_steps <= 0 or
+ * decay_rate == 0 give the constant init_value. */
+jx_optax_schedule *jx_optax_exponential_decay(double init_value, int64_t transition_steps,
+                                              double decay_rate, int64_t transition_begin,
+                                              bool staircase, double end_value);
+/* cosine_decay_schedule: init * ((1 - alpha) * (0.5 (1 + cos(pi min(count, steps) /
+ * steps)))^exponent + alpha); decay_steps > 0 (JX_ERR_VALUE). optax defaults: alpha 0,
+ * exponent 1. */
+jx_optax_schedule *jx_optax_cosine_decay_schedule(double init_value, int64_t decay_steps,
+                                                  double alpha, double exponent);
+/* warmup_cosine_decay_schedule: linear init -> peak over warmup_steps, then cosine decay
+ * peak -> end_value until decay_steps (total, warmup included; must exceed
+ * warmup_steps). */
+jx_optax_schedule *jx_optax_warmup_cosine_decay_schedule(double init_value, double peak_value,
+                                                         int64_t warmup_steps,
+                                                         int64_t decay_steps, double end_value,
+                                                         double exponent);
+/* schedule(count): float32 (float64 with x64 when count promotes so) of count's shape. */
+jx_array *jx_optax_schedule_value(jx_optax_schedule *s, jx_array *count);
+jx_optax_schedule *jx_optax_schedule_ref(jx_optax_schedule *s);
+void jx_optax_schedule_free(jx_optax_schedule *s);
+
+/* Building blocks (optax.<same name>). */
+jx_optax_transform *jx_optax_identity(void);
+jx_optax_transform *jx_optax_scale(double step_size);                    /* u * step_size */
+jx_optax_transform *jx_optax_scale_by_schedule(jx_optax_schedule *step_size_fn);
+jx_optax_transform *jx_optax_scale_by_learning_rate(double learning_rate); /* u * -lr */
+jx_optax_transform *jx_optax_scale_by_learning_rate_sched(jx_optax_schedule *learning_rate);
+/* trace: t = u + decay * t; u = nesterov ? u + decay * t : t. */
+jx_optax_transform *jx_optax_trace(double decay, bool nesterov);
+jx_optax_transform *jx_optax_scale_by_adam(double b1, double b2, double eps, double eps_root,
+                                           bool nesterov);
+/* scale_by_rms (eps inside the sqrt, no bias correction): u / sqrt(nu + eps). */
+jx_optax_transform *jx_optax_scale_by_rms(double decay, double eps, double initial_scale);
+/* scale_by_rss (adagrad's): u / sqrt(sum u^2 + eps), 0 while the sum is 0. */
+jx_optax_transform *jx_optax_scale_by_rss(double initial_accumulator_value, double eps);
+/* add_decayed_weights: u + weight_decay * params (update() then needs params). */
+jx_optax_transform *jx_optax_add_decayed_weights(double weight_decay);
+/* clip_by_global_norm: u * max_norm / ||u|| when ||u|| (over all arrays) >= max_norm. */
+jx_optax_transform *jx_optax_clip_by_global_norm(double max_norm);
+/* chain: applies transforms[0], then [1], ... (n >= 0; none NULL). */
+jx_optax_transform *jx_optax_chain(int n, jx_optax_transform *const *transforms);
+
+/* Optimizers (optax.sgd, adam, adamw, rmsprop, adagrad): chains of the blocks above, with
+ * a float learning rate or, in the _sched variants, a schedule (a count joins the
+ * state). momentum == 0 means none (optax's None). optax defaults: adam b1 0.9, b2
+ * 0.999, eps 1e-8; adamw weight_decay 1e-4; rmsprop decay 0.9, eps 1e-8, initial_scale
+ * 0; adagrad initial_accumulator_value 0.1, eps 1e-7. */
+jx_optax_transform *jx_optax_sgd(double learning_rate, double momentum, bool nesterov);
+jx_optax_transform *jx_optax_sgd_sched(jx_optax_schedule *learning_rate, double momentum,
+                                       bool nesterov);
+jx_optax_transform *jx_optax_adam(double learning_rate, double b1, double b2, double eps);
+jx_optax_transform *jx_optax_adam_sched(jx_optax_schedule *learning_rate, double b1, double b2,
+                                        double eps);
+jx_optax_transform *jx_optax_adamw(double learning_rate, double b1, double b2, double eps,
+                                   double weight_decay);
+jx_optax_transform *jx_optax_adamw_sched(jx_optax_schedule *learning_rate, double b1, double b2,
+                                         double eps, double weight_decay);
+jx_optax_transform *jx_optax_rmsprop(double learning_rate, double decay, double eps,
+                                     double initial_scale, double momentum, bool nesterov);
+jx_optax_transform *jx_optax_rmsprop_sched(jx_optax_schedule *learning_rate, double decay,
+                                           double eps, double initial_scale, double momentum,
+                                           bool nesterov);
+jx_optax_transform *jx_optax_adagrad(double learning_rate, double initial_accumulator_value,
+                                     double eps);
+jx_optax_transform *jx_optax_adagrad_sched(jx_optax_schedule *learning_rate,
+                                           double initial_accumulator_value, double eps);
+jx_optax_transform *jx_optax_transform_ref(jx_optax_transform *tx);
+void jx_optax_transform_free(jx_optax_transform *tx);
+
+/* tx.init(params): a new state (NULL on error: JX_ERR_VALUE for NULL arguments). */
+jx_optax_state *jx_optax_init(jx_optax_transform *tx, int n, jx_array *const *params);
+/* tx.update(grads, state, params): fills updates_out[0..n) with new references and
+ * replaces the state's arrays with the new ones (the old ones are released). params may
+ * be NULL unless the transform needs them (add_decayed_weights). On error nothing
+ * changes and updates_out is all NULL: JX_ERR_VALUE for NULL arguments, a state made
+ * for another transform or another n; JX_ERR_SHAPE when grads, params and the state's
+ * arrays disagree in shape. */
+jx_status jx_optax_update(jx_optax_transform *tx, jx_optax_state *state, int n,
+                          jx_array *const *grads, jx_array *const *params,
+                          jx_array **updates_out);
+/* optax.apply_updates: new_params_out[i] = (params[i] + updates[i]) cast to params[i]'s
+ * dtype (new references; all NULL on error). */
+jx_status jx_optax_apply_updates(int n, jx_array *const *params, jx_array *const *updates,
+                                 jx_array **new_params_out);
+/* The state's arrays (borrowed, valid until the next update or free; *n receives the
+ * count) -- e.g. to pass a state into a jitted step. */
+jx_array *const *jx_optax_state_arrays(const jx_optax_state *state, int *n);
+/* Number of state arrays (-1 for NULL). */
+int jx_optax_state_size(const jx_optax_state *state);
+/* A state of tx for nparams parameters holding `arrays` (n of them, in the layout above;
+ * references are taken) -- e.g. inside a jitted step, from its tracer inputs.
+ * JX_ERR_VALUE when n is not the layout's count. */
+jx_optax_state *jx_optax_state_from_arrays(jx_optax_transform *tx, int nparams, int n,
+                                           jx_array *const *arrays);
+void jx_optax_state_free(jx_optax_state *state);
+/* update() as a function for jx_jit: inputs grads[nparams], state arrays[k], params[nparams];
+ * outputs updates[nparams], new state arrays[k] (k = the layout's count). */
+jx_fn *jx_optax_update_fn(jx_optax_transform *tx, int nparams);
+
+/* Losses (optax.losses), unreduced. Logits must be floating (JX_ERR_DTYPE).
+ * softmax_cross_entropy: -sum(labels * log_softmax(logits)) over axis (optax default -1);
+ * `where` (NULL = none) masks classes (a mask of lower rank is expanded at axis). */
+jx_array *jx_optax_softmax_cross_entropy(jx_array *logits, jx_array *labels, int axis,
+                                         jx_array *where);
+/* ... with integer labels of logits' shape without axis: logsumexp(logits) - the label's
+ * logit; negative labels count from the end, labels outside [-C, C) give NaN (JAX's
+ * take_along_axis fill); rows fully excluded by `where` give 0. */
+jx_array *jx_optax_softmax_cross_entropy_with_integer_labels(jx_array *logits, jx_array *labels,
+                                                             int axis, jx_array *where);
+/* -labels log sigmoid(logits) - (1 - labels) log sigmoid(-logits), elementwise. */
+jx_array *jx_optax_sigmoid_binary_cross_entropy(jx_array *logits, jx_array *labels);
+/* (predictions - targets)^2, 0.5 * that (l2), and huber (quadratic within delta, linear
+ * beyond; optax default delta 1). targets may be NULL (zeros); otherwise shapes must be
+ * equal (JX_ERR_SHAPE). Predictions must be floating. */
+jx_array *jx_optax_squared_error(jx_array *predictions, jx_array *targets);
+jx_array *jx_optax_l2_loss(jx_array *predictions, jx_array *targets);
+jx_array *jx_optax_huber_loss(jx_array *predictions, jx_array *targets, double delta);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
+#include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -35,7 +36,9 @@ void buffer_free(Buffer *b) {
 /* "cpu" is registered but not yet the default: backend_set_default(&backend_cpu). */
 static const Backend *const backends[] = {&backend_interp, &backend_cpu};
 static const char *const backend_names[] = {"interp", "cpu", NULL};
-static const Backend *default_backend = &backend_interp;
+/* The default device: JAXC_DEVICE when it names one, else "cpu" (which runs kernels in
+ * the interpreter when no C compiler is found). Read on first use. */
+static const Backend *default_backend;
 
 const Backend *backend_get(const char *name) {
   if (!name) return NULL;
@@ -44,18 +47,26 @@ const Backend *backend_get(const char *name) {
   return NULL;
 }
 
-const Backend *backend_default(void) { return default_backend; }
+const Backend *backend_default(void) {
+  if (!default_backend) {
+    const Backend *be = backend_get(config_device());
+    default_backend = be ? be : &backend_cpu;
+  }
+  return default_backend;
+}
 void backend_set_default(const Backend *be) { default_backend = be; }
 
-Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs) {
+Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager) {
   size_t item = jx_dtype_itemsize(k->dtype);
   Buffer *out = buffer_new(be, (size_t)k->size * item);
   if (!out) return NULL;
   void *exe = NULL;
   void *mems[KERNEL_MAX_ARGS];
   for (int i = 0; i < k->nargs; i++) mems[i] = inputs[i]->mem;
-  jx_status s = be->prepare(k, &exe);
-  if (s == JX_OK && k->size > 0) s = be->dispatch(exe, k, mems, out->mem);
+  int64_t work = k->size * (k->has_reduction ? (k->reduction.size ? k->reduction.size : 1) : 1);
+  const Backend *exec = eager && be->host_memory && work <= BACKEND_EAGER_INTERP_MAX ? &backend_interp : be;
+  jx_status s = exec->prepare(k, &exe);
+  if (s == JX_OK && k->size > 0) s = exec->dispatch(exe, k, mems, out->mem);
   if (s != JX_OK) {
     buffer_free(out);
     return NULL;

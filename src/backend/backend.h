@@ -25,6 +25,8 @@ struct Backend {
   /* Runs a routine (ir/alu.h); NULL means the backend's buffers are host memory and
    * routines run on the host (routine_run_host). */
   jx_status (*routine)(const Routine *r, void *const *inputs, void *out);
+  /* True if buffers are ordinary host memory (the interpreter may run on them). */
+  bool host_memory;
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(void);
 };
@@ -48,8 +50,11 @@ const Backend *backend_default(void);
 void backend_set_default(const Backend *be);
 
 /* Compiles (via be->prepare) and runs a kernel into a new buffer of k->size elements.
- * NULL (with the error set) on failure. */
-Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs);
+ * NULL (with the error set) on failure. With `eager`, kernels of at most
+ * BACKEND_EAGER_INTERP_MAX iterations on a host-memory backend run in the interpreter
+ * instead: compiling costs tens of milliseconds, interpreting them microseconds. */
+Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager);
+#define BACKEND_EAGER_INTERP_MAX 4096
 
 /* Runs a routine into a new buffer of out_nbytes. NULL (error set) on failure. */
 Buffer *backend_run_routine(const Backend *be, const Routine *r, Buffer *const *inputs,

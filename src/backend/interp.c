@@ -218,5 +218,6 @@ const Backend backend_interp = {
     .copy_out = interp_copy_out,
     .prepare = interp_prepare,
     .dispatch = interp_dispatch,
+    .host_memory = true,
     .synchronize = interp_synchronize,
 };

@@ -43,3 +43,8 @@ int config_num_threads(void) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   return cores > 0 ? (int)cores : 1;
 }
+
+const char *config_device(void) {
+  const char *s = getenv("JAXC_DEVICE");
+  return s && *s ? s : NULL;
+}

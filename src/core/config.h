@@ -3,6 +3,7 @@
  *   JAXC_ENABLE_X64   jax_enable_x64 (read in dtype.c through config_env_flag)
  *   JAXC_CACHE_DIR    compiled-kernel cache (default $XDG_CACHE_HOME/jaxc, ~/.cache/jaxc)
  *   JAXC_NUM_THREADS  cpu backend threads (default: online cores)
+ *   JAXC_DEVICE       the default device ("cpu" unless set; tests run with "interp" too)
  *   CC, TMPDIR        the C compiler for generated kernels; scratch space */
 #ifndef JAXC_CORE_CONFIG_H
 #define JAXC_CORE_CONFIG_H
@@ -22,6 +23,8 @@ const char *config_cc(void);
 bool config_cache_dir(char *buf, size_t n);
 /* $TMPDIR, else "/tmp". */
 const char *config_tmp_dir(void);
+/* JAXC_DEVICE, or NULL when unset or empty. */
+const char *config_device(void);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */
 int config_num_threads(void);
 

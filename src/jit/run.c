@@ -45,7 +45,7 @@ jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_arra
     for (int a = 0; a < nargs; a++) args[a] = bufs[st->args[a]];
     double t0 = debug >= 1 ? now_us() : 0;
     bufs[st->out] = st->is_routine ? backend_run_routine(be, &st->routine, args, nargs, st->out_nbytes)
-                                   : backend_run(be, &st->kernel, args);
+                                   : backend_run(be, &st->kernel, args, false);
     if (!bufs[st->out]) {
       s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
       break;

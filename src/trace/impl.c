@@ -51,7 +51,7 @@ static jx_array *run_kernel(Kernel *k, jx_array *const *in, int ndim, const int6
   const Backend *be = in && k->nargs ? in[0]->buf->backend : backend_default();
   Buffer *bufs[KERNEL_MAX_ARGS];
   for (int i = 0; i < k->nargs; i++) bufs[i] = in[i]->buf;
-  Buffer *out = backend_run(be, k, bufs);
+  Buffer *out = backend_run(be, k, bufs, true);
   if (!out) return NULL;
   ShapeTracker *st = shape_contiguous(ndim, shape);
   return array_new(out, st, k->dtype, weak);

@@ -437,6 +437,7 @@ static jx_status cpu_dispatch(void *exe, const Kernel *k, void *const *inputs, v
 }
 
 const Backend backend_cpu = {
+    .host_memory = true,
     .name = "cpu",
     .alloc = cpu_alloc,
     .free = cpu_free,

@@ -1,0 +1,89 @@
+/* random.h -- private to src/lib/random*.c (jax.random): expression helpers, XLA's
+ * CPU arithmetic (random.c) and the shared pieces of the samplers. Every function
+ * returns a new reference registered with the open scope (callers run inside one) and
+ * passes NULL through, so chains are checked once at their end. */
+#ifndef JAXC_LIB_RANDOM_H
+#define JAXC_LIB_RANDOM_H
+
+#include "lib/numpy/np.h"
+
+/* ------------------------------------------------------------ helpers */
+/* Closes the public function's scope, keeping r. */
+static inline jx_array *scope_return(jx_array *r) {
+  jx_scope_end(1, &r);
+  return r;
+}
+
+/* np_broadcast_to for operands built here (messages name "jx_random"). */
+static inline jx_array *bcast(jx_array *x, int ndim, const int64_t *shape) {
+  return np_broadcast_to("jx_random", x, ndim, shape);
+}
+
+/* Binary primitive p; a 0-d operand is broadcast to the other's shape. */
+static inline jx_array *op2(Prim p, jx_array *x, jx_array *y) {
+  if (!x || !y) return NULL;
+  if (x->ndim == 0 && y->ndim > 0)
+    x = bcast(x, y->ndim, y->shape);
+  else if (y->ndim == 0 && x->ndim > 0)
+    y = bcast(y, x->ndim, x->shape);
+  return prim_binary(p, x, y);
+}
+
+/* p(x, c) with c a constant of x's dtype. */
+static inline jx_array *opc(Prim p, jx_array *x, double c) {
+  if (!x) return NULL;
+  return op2(p, x, np_constant(c, x->dtype));
+}
+
+/* lax.select_n(cond, y, x), i.e. cond ? x : y, broadcasting 0-d x and y. */
+static inline jx_array *sel(jx_array *cond, jx_array *x, jx_array *y) {
+  if (!cond || !x || !y) return NULL;
+  if (x->ndim == 0 && cond->ndim > 0) x = bcast(x, cond->ndim, cond->shape);
+  if (y->ndim == 0 && cond->ndim > 0) y = bcast(y, cond->ndim, cond->shape);
+  return prim_select(cond, x, y);
+}
+
+/* A 0-d constant of x's dtype. With x64 off np_constant would make a float64 request
+ * float32; fma32's float64 temporaries only need constants exact in float32. */
+static inline jx_array *cst(jx_array *x, double v) {
+  if (!x) return NULL;
+  if (x->dtype == JX_FLOAT64 && !dtype_x64())
+    return prim_convert(np_constant(v, JX_FLOAT32), JX_FLOAT64, false);
+  return np_constant(v, x->dtype);
+}
+
+/* ------------------------------------------------- random.c: arithmetic */
+/* A 0-d integer constant of exactly `dtype` (any width, whatever the x64 mode). */
+jx_array *random_uconst(uint64_t v, jx_dtype dtype);
+/* jnp.finfo(d).nmant and .tiny of a float dtype. */
+int random_nmant(jx_dtype d);
+double random_tiny(jx_dtype d);
+/* float32 a * b + c with one rounding (XLA contracts these on the CPU). */
+jx_array *random_fma32(jx_array *a, jx_array *b, jx_array *c);
+/* XLA's CPU log1p for float32; log / log1p for any float dtype as JAX computes them. */
+jx_array *random_log1p_f32(jx_array *x);
+jx_array *random_log(jx_array *x);
+jx_array *random_log1p(jx_array *x);
+
+/* ------------------------------------------- random.c: keys and uniform */
+/* Argument checks naming fn: a key (2,) (or (..., 2) when batched), a float dtype
+ * (canonicalized in place), a user shape. */
+bool random_check_key(const char *fn, jx_array *key, bool batched);
+bool random_check_float(const char *fn, jx_dtype *dtype);
+bool random_check_shape(const char *fn, int ndim, const int64_t *shape);
+/* jax.random.bits of bit_width 8/16/32/64 for key (..., 2): shape key.shape[:-1] + shape. */
+jx_array *random_bits(jx_array *key, int bit_width, int ndim, const int64_t *shape);
+/* jax.random.split(key) into its two keys. */
+void random_split2(jx_array *key, jx_array **a, jx_array **b);
+/* uniform in [minval, maxval) with bounds as arrays of dtype (0-d or broadcastable). */
+jx_array *random_uniform_between(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                                 jx_array *minval, jx_array *maxval);
+/* uniform with double bounds; `folded`: they are constants of JAX's program (see
+ * random.c). */
+jx_array *random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                         double minval, double maxval, bool folded);
+/* jax.random.randint in a canonical integer dtype; fn names errors. */
+jx_array *random_randint(const char *fn, jx_array *key, int ndim, const int64_t *shape,
+                         int64_t minval, int64_t maxval, jx_dtype dtype);
+
+#endif

@@ -1,0 +1,546 @@
+/* random_samplers.c -- jax.random's samplers on top of random.c's bits and uniform:
+ * normal (erf_inv), gumbel, exponential, laplace, logistic, cauchy, truncated_normal,
+ * bernoulli, categorical, permutation, choice and multivariate_normal, each following
+ * jax/_src/random/core.py (_normal_real, _gumbel, _exponential, _laplace, _logistic,
+ * _cauchy, _truncated_normal, _bernoulli, _categorical, _shuffle, choice,
+ * _multivariate_normal) operation for operation, with XLA's CPU arithmetic where the
+ * last bit depends on it. */
+#include "lib/random.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* -------------------------------------------------------------- erf_inv */
+
+/* lax.erf_inv as XLA lowers it (chlo.erf_inv, stablehlo's ChloLegalizeToStablehlo):
+ * Giles' single-precision approximation ("Approximating the erfinv function", GPU
+ * Computing Gems, 2011): w = -log1p(-x*x); a degree-8 polynomial in w - 2.5 (w < 5) or
+ * sqrt(w) - 3; times x; +-1 map to +-inf. float16/bfloat16 are computed in float32. */
+static const float ERFINV32_LO[9] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
+                                     -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
+                                     -0.00417768164f,  0.246640727f,    1.50140941f};
+static const float ERFINV32_HI[9] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
+                                     -0.00367342844f,  0.00573950773f,  -0.0076224613f,
+                                     0.00943887047f,   1.00167406f,     2.83297682f};
+
+/* Giles' double-precision version: three ranges of w (< 6.25, < 16, >= 16), polynomials
+ * of degree 22, 18 and 16 in w - 3.125, sqrt(w) - 3.25 and sqrt(w) - 5. */
+static const double ERFINV64_A[23] = {
+    -3.6444120640178196996e-21, -1.685059138182016589e-19,  1.2858480715256400167e-18,
+    1.115787767802518096e-17,   -1.333171662854620906e-16,  2.0972767875968561637e-17,
+    6.6376381343583238325e-15,  -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+    2.6335093153082322977e-12,  -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+    1.051212273321532285e-09,   -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+    4.2347877827932403518e-07,  -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+    0.0001867342080340571352,   -0.00074070253416626697512, -0.0060336708714301490533,
+    0.24015818242558961693,     1.6536545626831027356};
+static const double ERFINV64_B[19] = {
+    2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+    1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+    2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+    6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+    0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+    -0.0037512085075692412107, 0.005370914553590063617,   1.0052589676941592334,
+    3.0838856104922207635};
+static const double ERFINV64_C[17] = {
+    -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+    -3.7894654401267369937e-09, 7.6157012080783393804e-09,  -1.4960026627149240478e-08,
+    2.9147953450901080826e-08,  -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+    -9.9298272942317002539e-07, 4.5260625972231537039e-06,  -1.9681778105531670567e-05,
+    7.5995277030017761139e-05,  -0.00021503011930044477347, -0.00013871931833623122026,
+    1.0103004648645343977,      4.8499064014085844221};
+
+static jx_array *erf_inv32(jx_array *x) {
+  jx_array *w = prim_unary(PRIM_neg, random_log1p_f32(op2(PRIM_mul, x, prim_unary(PRIM_neg, x))));
+  jx_array *lt = op2(PRIM_lt, w, cst(w, 5.0));
+  w = sel(lt, opc(PRIM_sub, w, 2.5), opc(PRIM_sub, prim_unary(PRIM_sqrt, w), 3.0));
+  jx_array *p = NULL;
+  for (int i = 0; i < 9; i++) {
+    jx_array *c = sel(lt, cst(x, ERFINV32_LO[i]), cst(x, ERFINV32_HI[i]));
+    p = i == 0 ? c : random_fma32(p, w, c);
+  }
+  jx_array *r = op2(PRIM_mul, p, x);
+  jx_array *at_one = op2(PRIM_eq, prim_unary(PRIM_abs, x), cst(x, 1.0));
+  return sel(at_one, op2(PRIM_mul, x, cst(x, INFINITY)), r);
+}
+
+static jx_array *erf_inv64(jx_array *x) {
+  jx_array *w =
+      prim_unary(PRIM_neg, prim_unary(PRIM_log1p, op2(PRIM_mul, x, prim_unary(PRIM_neg, x))));
+  jx_array *lt625 = op2(PRIM_lt, w, cst(w, 6.25)), *lt16 = op2(PRIM_lt, w, cst(w, 16.0));
+  jx_array *sq = prim_unary(PRIM_sqrt, w);
+  w = sel(lt625, opc(PRIM_sub, w, 3.125), op2(PRIM_sub, sq, sel(lt16, cst(w, 3.25), cst(w, 5.0))));
+  /* Coefficient i of the polynomial in use; the longer ones start earlier, so the
+   * shorter ones only take part from their own first coefficient on (the selects
+   * below keep p unchanged until then). */
+  jx_array *p = NULL;
+  for (int i = 0; i < 23; i++) {
+    jx_array *c = cst(x, ERFINV64_A[i]);
+    if (i < 19) c = sel(lt625, c, cst(x, ERFINV64_B[i]));
+    if (i < 17) c = sel(lt16, c, cst(x, ERFINV64_C[i]));
+    if (i == 0) {
+      p = c;
+      continue;
+    }
+    jx_array *next = op2(PRIM_add, c, op2(PRIM_mul, p, w));
+    p = i < 17 ? next : sel(i < 19 ? lt16 : lt625, next, p);
+  }
+  jx_array *r = op2(PRIM_mul, p, x);
+  jx_array *at_one = op2(PRIM_eq, prim_unary(PRIM_abs, x), cst(x, 1.0));
+  return sel(at_one, op2(PRIM_mul, x, cst(x, INFINITY)), r);
+}
+
+static jx_array *erf_inv(jx_array *x) {
+  if (!x) return NULL;
+  if (x->dtype == JX_FLOAT64) return erf_inv64(x);
+  if (x->dtype == JX_FLOAT32) return erf_inv32(x);
+  jx_array *r = erf_inv32(prim_convert(x, JX_FLOAT32, false));
+  return r ? prim_convert(r, x->dtype, false) : NULL;
+}
+
+/* ------------------------------------------------------------- samplers */
+
+/* core._normal_real: sqrt(2) * erf_inv(u), u uniform in [nextafter(-1, 0), 1). */
+static jx_array *normal_core(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  double lo = -1.0 + ldexp(1.0, -(random_nmant(dtype) + 1));
+  jx_array *u = random_uniform(key, ndim, shape, dtype, lo, 1.0, true);
+  return op2(PRIM_mul, np_constant(sqrt(2.0), dtype), erf_inv(u));
+}
+
+/* core._gumbel, mode "low" (JAX's default): -log(-log(u)), u uniform in [tiny, 1). */
+static jx_array *gumbel_core(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  jx_array *u = random_uniform(key, ndim, shape, dtype, random_tiny(dtype), 1.0, true);
+  jx_array *l = random_log(u);
+  return prim_unary(PRIM_neg, random_log(l ? prim_unary(PRIM_neg, l) : NULL));
+}
+
+typedef enum Sampler { S_NORMAL, S_GUMBEL, S_EXPONENTIAL, S_LAPLACE, S_LOGISTIC, S_CAUCHY } Sampler;
+
+static jx_array *sample(Sampler s, jx_array *key, int ndim, const int64_t *shape, jx_dtype d) {
+  int nm = random_nmant(d);
+  jx_array *u;
+  switch (s) {
+  case S_NORMAL: return normal_core(key, ndim, shape, d);
+  case S_GUMBEL: return gumbel_core(key, ndim, shape, d);
+  case S_EXPONENTIAL: /* core._exponential: -log1p(-u) */
+    u = random_uniform(key, ndim, shape, d, 0.0, 1.0, true);
+    return prim_unary(PRIM_neg, random_log1p(u ? prim_unary(PRIM_neg, u) : NULL));
+  case S_LAPLACE: /* core._laplace: sign(u) * log1p(-|u|), u in [-1 + epsneg, 1) */
+    u = random_uniform(key, ndim, shape, d, -1.0 + ldexp(1.0, -(nm + 1)), 1.0, true);
+    return op2(PRIM_mul, prim_unary(PRIM_sign, u),
+               random_log1p(prim_unary(PRIM_neg, prim_unary(PRIM_abs, u))));
+  case S_LOGISTIC: /* core._logistic: log(u) - log1p(-u), u in [tiny, 1) */
+    u = random_uniform(key, ndim, shape, d, random_tiny(d), 1.0, true);
+    return op2(PRIM_sub, random_log(u), random_log1p(prim_unary(PRIM_neg, u)));
+  case S_CAUCHY: /* core._cauchy: tan(pi * (u - 0.5)), u in [eps, 1) */
+    u = random_uniform(key, ndim, shape, d, ldexp(1.0, -nm), 1.0, true);
+    return prim_unary(PRIM_tan, op2(PRIM_mul, cst(u, M_PI), opc(PRIM_sub, u, 0.5)));
+  }
+  return NULL;
+}
+
+static jx_array *sampler_entry(const char *fn, Sampler s, jx_array *key, int ndim,
+                               const int64_t *shape, jx_dtype dtype) {
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, shape) ||
+      !random_check_float(fn, &dtype))
+    return NULL;
+  jx_scope_begin();
+  return scope_return(sample(s, key, ndim, shape, dtype));
+}
+
+jx_array *jx_random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  return sampler_entry("jx_random_normal", S_NORMAL, key, ndim, shape, dtype);
+}
+jx_array *jx_random_gumbel(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  return sampler_entry("jx_random_gumbel", S_GUMBEL, key, ndim, shape, dtype);
+}
+jx_array *jx_random_exponential(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  return sampler_entry("jx_random_exponential", S_EXPONENTIAL, key, ndim, shape, dtype);
+}
+jx_array *jx_random_laplace(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  return sampler_entry("jx_random_laplace", S_LAPLACE, key, ndim, shape, dtype);
+}
+jx_array *jx_random_logistic(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  return sampler_entry("jx_random_logistic", S_LOGISTIC, key, ndim, shape, dtype);
+}
+jx_array *jx_random_cauchy(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  return sampler_entry("jx_random_cauchy", S_CAUCHY, key, ndim, shape, dtype);
+}
+
+/* lax.nextafter(v, +-inf) of the constant v rounded to dtype, as a 0-d array: the next
+ * bit pattern away from (up) or towards -inf; zeros step to the smallest subnormal, NaN
+ * and the infinity in the direction of travel stay. */
+static jx_array *nextafter_const(double v, jx_dtype dtype, bool up) {
+  jx_array *c = np_constant(v, dtype);
+  size_t n = jx_dtype_itemsize(dtype);
+  uint64_t bits = 0;
+  union {
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+  } u;
+  if (!c || jx_read(c, &u, n) != JX_OK) return NULL;
+  bits = n == 2 ? u.u16 : n == 4 ? u.u32 : u.u64;
+  uint64_t sign = (uint64_t)1 << (8 * n - 1), mag = bits & (sign - 1);
+  int e_bits = dtype == JX_FLOAT16 ? 5 : dtype == JX_FLOAT64 ? 11 : 8;
+  uint64_t inf = ((((uint64_t)1 << e_bits) - 1) << (8 * n - 1 - e_bits));
+  bool neg = (bits & sign) != 0;
+  if (mag > inf || (mag == inf && neg != up)) return c; /* NaN; +inf going up; -inf down */
+  if (mag == 0)
+    bits = up ? 1 : (sign | 1);
+  else
+    bits = (neg == up) ? bits - 1 : bits + 1;
+  return random_uconst(bits, dtype);
+}
+
+jx_array *jx_random_truncated_normal(jx_array *key, double lower, double upper, int ndim,
+                                     const int64_t *shape, jx_dtype dtype) {
+  /* core._truncated_normal: u uniform in [erf(lower/sqrt2), erf(upper/sqrt2)),
+   * sqrt2 * erf_inv(u), clipped to the open interval (lower, upper). */
+  const char *fn = "jx_random_truncated_normal";
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, shape) ||
+      !random_check_float(fn, &dtype))
+    return NULL;
+  jx_scope_begin();
+  jx_array *sqrt2 = np_constant(sqrt(2.0), dtype);
+  jx_array *lo = np_constant(lower, dtype), *hi = np_constant(upper, dtype);
+  jx_array *a = prim_unary(PRIM_erf, op2(PRIM_div, lo, sqrt2));
+  jx_array *b = prim_unary(PRIM_erf, op2(PRIM_div, hi, sqrt2));
+  jx_array *u = random_uniform_between(key, ndim, shape, dtype, a, b);
+  jx_array *out = op2(PRIM_mul, sqrt2, erf_inv(u));
+  out = op2(PRIM_max, nextafter_const(lower, dtype, true), out);
+  return scope_return(op2(PRIM_min, nextafter_const(upper, dtype, false), out));
+}
+
+jx_array *jx_random_bernoulli(jx_array *key, double p, int ndim, const int64_t *shape) {
+  /* core._bernoulli, mode "low": uniform(shape, dtype of p) < p; a C double is a Python
+   * float, so the dtype is the default float. */
+  const char *fn = "jx_random_bernoulli";
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, shape)) return NULL;
+  jx_dtype d = dtype_default_float();
+  jx_scope_begin();
+  return scope_return(
+      op2(PRIM_lt, random_uniform(key, ndim, shape, d, 0.0, 1.0, true), np_constant(p, d)));
+}
+
+jx_array *jx_random_categorical(jx_array *key, jx_array *logits, int axis) {
+  /* core._categorical with replace=True, shape=None: argmax(gumbel + logits, axis). */
+  const char *fn = "jx_random_categorical";
+  if (!random_check_key(fn, key, false)) return NULL;
+  if (!logits) {
+    error_set(JX_ERR_VALUE, "%s: logits is NULL", fn);
+    return NULL;
+  }
+  char b[ARRAY_DESCRIBE_BUF];
+  if (!dtype_is_floating(logits->dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: logits must be floating point, got %s", fn,
+              array_describe(b, logits));
+    return NULL;
+  }
+  if (logits->ndim == 0) {
+    error_set(JX_ERR_SHAPE, "%s: logits must have at least one axis, got %s", fn,
+              array_describe(b, logits));
+    return NULL;
+  }
+  if (!array_normalize_axis(fn, &axis, logits->ndim)) return NULL;
+  jx_scope_begin();
+  jx_array *g = gumbel_core(key, logits->ndim, logits->shape, logits->dtype);
+  return scope_return(jx_argmax(op2(PRIM_add, g, logits), axis, false));
+}
+
+/* --------------------------------------------------------------- choice */
+
+/* Cumulative sum of a 1-d array, each prefix added left to right: what XLA on the CPU
+ * computes for jnp.cumsum (a reduce-window) up to 32 elements; longer inputs XLA
+ * reassociates, so sums there may differ in the last bit. (n, n) work. */
+static jx_array *cumsum_seq(jx_array *p) {
+  int64_t n = p->shape[0], sh[2] = {n, n};
+  jx_array *row = prim_iota(JX_INT32, 2, sh, 0), *col = prim_iota(JX_INT32, 2, sh, 1);
+  jx_array *terms =
+      sel(op2(PRIM_lt, row, col), cst(p, 0.0), prim_broadcast_in_dim(p, 2, sh, (int[]){1}));
+  return terms ? prim_reduce(PRIM_reduce_sum, terms, (bool[]){false, true}) : NULL;
+}
+
+/* jnp.searchsorted(sorted, r, side='left') for ascending `sorted` (n,): the number of
+ * elements below each r, as the default int dtype; shape r.shape. */
+static jx_array *count_below(jx_array *sorted, jx_array *r) {
+  if (!sorted || !r) return NULL;
+  int nd = r->ndim;
+  int64_t sh[JX_MAX_NDIM];
+  int dims[JX_MAX_NDIM];
+  memcpy(sh, r->shape, (size_t)nd * sizeof(int64_t));
+  sh[nd] = sorted->shape[0];
+  for (int d = 0; d < nd; d++) dims[d] = d;
+  jx_array *below = prim_binary(PRIM_lt, prim_broadcast_in_dim(sorted, nd + 1, sh, (int[]){nd}),
+                                prim_broadcast_in_dim(r, nd + 1, sh, dims));
+  bool mask[JX_MAX_NDIM] = {false};
+  mask[nd] = true;
+  jx_array *c = below ? prim_convert(below, dtype_default_int(), false) : NULL;
+  return c ? prim_reduce(PRIM_reduce_sum, c, mask) : NULL;
+}
+
+/* An arange(n) of the default int dtype (jnp.arange(n)); JX_ERR_VALUE beyond it. */
+static jx_array *arange_int(const char *fn, int64_t n) {
+  jx_dtype d = dtype_default_int();
+  if (n > (int64_t)dtype_max_value(d)) {
+    error_set(JX_ERR_VALUE, "%s: %lld items overflow the default int dtype %s", fn, (long long)n,
+              jx_dtype_name(d));
+    return NULL;
+  }
+  return prim_iota(d, 1, &n, 0);
+}
+
+/* core._shuffle: ceil(3 ln(size) / ln(2^32 - 1)) rounds of a stable sort of x along
+ * `axis` by fresh random uint32 keys (key, subkey = split(key) each round). */
+static jx_array *shuffle(jx_array *key, jx_array *x, int axis) {
+  if (!key || !x) return NULL;
+  int64_t size = 1;
+  for (int d = 0; d < x->ndim; d++) size *= x->shape[d];
+  int rounds = (int)ceil(3.0 * log((double)(size > 1 ? size : 1)) / log(4294967295.0));
+  for (int r = 0; r < rounds && x; r++) {
+    jx_array *next, *sub;
+    random_split2(key, &next, &sub);
+    key = next;
+    jx_array *sort_keys = sub ? random_bits(sub, 32, x->ndim, x->shape) : NULL;
+    jx_array *order = sort_keys ? jx_argsort(sort_keys, axis, false) : NULL;
+    x = order ? jx_take_along_axis(x, order, axis, JX_INDEX_CLIP) : NULL;
+  }
+  return x;
+}
+
+/* core._permutation on an array (ndim >= 1, axis normalized). */
+static jx_array *permute(const char *fn, jx_array *key, jx_array *x, int axis, bool independent) {
+  if (independent || x->ndim == 1) return shuffle(key, x, axis);
+  jx_array *ind = shuffle(key, arange_int(fn, x->shape[axis]), 0);
+  return ind ? jx_take(x, ind, axis) : NULL;
+}
+
+jx_array *jx_random_permutation(jx_array *key, jx_array *x, int64_t n, int axis, bool independent) {
+  const char *fn = "jx_random_permutation";
+  if (!random_check_key(fn, key, false)) return NULL;
+  char b[ARRAY_DESCRIBE_BUF];
+  if (x && x->ndim == 0) {
+    error_set(JX_ERR_SHAPE, "%s: x must have at least one axis, got %s (pass n instead)", fn,
+              array_describe(b, x));
+    return NULL;
+  }
+  if (!x && n < 0) {
+    error_set(JX_ERR_VALUE, "%s: n must be >= 0, got %lld", fn, (long long)n);
+    return NULL;
+  }
+  if (x && !array_normalize_axis(fn, &axis, x->ndim)) return NULL;
+  jx_scope_begin();
+  if (!x) return scope_return(shuffle(key, arange_int(fn, n), 0));
+  return scope_return(permute(fn, key, x, axis, independent));
+}
+
+jx_array *jx_random_choice(jx_array *key, jx_array *a, int64_t n, int ndim, const int64_t *shape,
+                           bool replace, jx_array *p) {
+  /* core.choice along axis 0. With replacement: randint indices, or with p the inverse
+   * CDF searchsorted(cumsum(p), total * (1 - uniform)). Without: the first draws of a
+   * permutation, or with p the top draws of gumbel + log(p) (Gumbel top-k). */
+  const char *fn = "jx_random_choice";
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, shape)) return NULL;
+  char b[ARRAY_DESCRIBE_BUF];
+  if (a && a->ndim == 0) {
+    error_set(JX_ERR_SHAPE, "%s: a must have at least one axis, got %s (pass n instead)", fn,
+              array_describe(b, a));
+    return NULL;
+  }
+  int64_t n_in = a ? a->shape[0] : n, draws = 1;
+  for (int d = 0; d < ndim; d++) draws *= shape[d];
+  if (draws == 0) /* JAX returns zeros of `shape` (not followed by a's other axes) */
+    return jx_zeros(ndim, shape, a ? a->dtype : dtype_default_int());
+  if (n_in <= 0) {
+    error_set(JX_ERR_VALUE, "%s: a must be greater than 0 unless no samples are taken, got %lld",
+              fn, (long long)n_in);
+    return NULL;
+  }
+  if (!replace && draws > n_in) {
+    error_set(JX_ERR_VALUE,
+              "%s: cannot take a larger sample (size %lld) than population (size %lld) "
+              "when replace=false",
+              fn, (long long)draws, (long long)n_in);
+    return NULL;
+  }
+  if (p && (p->ndim != 1 || p->shape[0] != n_in)) {
+    error_set(JX_ERR_SHAPE, "%s: p must be NULL or of shape (%lld,) like a's first axis, got %s",
+              fn, (long long)n_in, array_describe(b, p));
+    return NULL;
+  }
+  int rnd = 0; /* result shape: shape + a.shape[1:] */
+  int64_t rshape[JX_MAX_NDIM];
+  for (int d = 0; d < ndim; d++) rshape[rnd++] = shape[d];
+  for (int d = 1; a && d < a->ndim; d++) {
+    if (rnd == JX_MAX_NDIM) {
+      error_set(JX_ERR_SHAPE, "%s: result rank exceeds %d", fn, JX_MAX_NDIM);
+      return NULL;
+    }
+    rshape[rnd++] = a->shape[d];
+  }
+  jx_scope_begin();
+  jx_array *ind, *pf = p ? np_to_inexact(p) : NULL;
+  int64_t start = 0, one = 1;
+  if (replace && !p) {
+    ind = random_randint(fn, key, ndim, shape, 0, n_in, dtype_default_int());
+  } else if (replace) {
+    jx_array *cum = pf ? cumsum_seq(pf) : NULL;
+    int64_t last = n_in - 1;
+    jx_array *total = cum ? prim_reshape(prim_slice(cum, &last, &n_in, &one), 0, NULL) : NULL;
+    jx_array *u = cum ? random_uniform(key, ndim, shape, cum->dtype, 0.0, 1.0, true) : NULL;
+    jx_array *r = op2(PRIM_mul, total, op2(PRIM_sub, cst(u, 1.0), u));
+    ind = count_below(cum, r);
+  } else if (!p) { /* permutation(key, a or n)[:draws], reshaped below */
+    jx_array *perm = a ? permute(fn, key, a, 0, false) : shuffle(key, arange_int(fn, n_in), 0);
+    jx_array *firsts = NULL;
+    if (perm) {
+      int64_t s[JX_MAX_NDIM] = {0}, e[JX_MAX_NDIM], st[JX_MAX_NDIM];
+      for (int d = 0; d < perm->ndim; d++) e[d] = perm->shape[d], st[d] = 1;
+      e[0] = draws;
+      firsts = prim_slice(perm, s, e, st);
+    }
+    return scope_return(firsts ? jx_reshape(firsts, rnd, rshape) : NULL);
+  } else { /* lax.top_k(gumbel + log(p), draws): the stable descending order's head */
+    jx_array *g = pf ? op2(PRIM_add, gumbel_core(key, 1, &n_in, pf->dtype), random_log(pf)) : NULL;
+    jx_array *order = g ? jx_argsort(g, 0, true) : NULL;
+    ind = order ? prim_slice(order, &start, &draws, &one) : NULL;
+    ind = ind ? jx_reshape(ind, ndim, shape) : NULL;
+  }
+  return scope_return(a && ind ? jx_take(a, ind, 0) : ind);
+}
+
+/* ---------------------------------------------------- multivariate_normal */
+
+/* The lower Cholesky factor of every (n, n) matrix of A (..., n, n), column by column
+ * as LAPACK's unblocked potf2 does: l_jj = sqrt(a_jj - sum_k l_jk^2), then
+ * l_ij = (a_ij - sum_k l_ik l_jk) * (1 / l_jj). Not positive definite: NaNs. O(n^2)
+ * operations on (..., n) vectors; meant for the small n of a covariance. */
+static jx_array *cholesky(jx_array *A) {
+  int nd = A->ndim, nv = nd - 1; /* a column is a vector of shape (..., n): rank nv */
+  int64_t n = A->shape[nd - 1];
+  int64_t vshape[JX_MAX_NDIM], step[JX_MAX_NDIM];
+  memcpy(vshape, A->shape, (size_t)nv * sizeof(int64_t));
+  for (int d = 0; d < nd; d++) step[d] = 1;
+  jx_array **cols = calloc((size_t)n, sizeof(jx_array *));
+  if (!cols) {
+    error_set(JX_ERR_OOM, "jx_random_multivariate_normal: out of memory");
+    return NULL;
+  }
+  jx_array *iota = prim_iota(JX_INT32, 1, &n, 0);
+  bool ok = true;
+  for (int64_t j = 0; ok && j < n; j++) {
+    /* A[..., :, j] and, for a column vector v, its element j as (..., 1). */
+    int64_t s[JX_MAX_NDIM] = {0}, e[JX_MAX_NDIM], vs[JX_MAX_NDIM] = {0}, ve[JX_MAX_NDIM];
+    memcpy(e, A->shape, (size_t)nd * sizeof(int64_t));
+    s[nd - 1] = j, e[nd - 1] = j + 1;
+    memcpy(ve, vshape, (size_t)nv * sizeof(int64_t));
+    vs[nv - 1] = j, ve[nv - 1] = j + 1;
+    jx_array *c = prim_reshape(prim_slice(A, s, e, step), nv, vshape);
+    jx_array *dot = NULL;
+    for (int64_t k = 0; k < j; k++) {
+      jx_array *ljk = bcast(prim_slice(cols[k], vs, ve, step), nv, vshape);
+      jx_array *t = op2(PRIM_mul, cols[k], ljk);
+      dot = k == 0 ? t : op2(PRIM_add, dot, t);
+    }
+    if (dot) c = op2(PRIM_sub, c, dot);
+    jx_array *d = c ? prim_unary(PRIM_sqrt, prim_slice(c, vs, ve, step)) : NULL; /* (..., 1) */
+    jx_array *jc = np_constant((double)j, JX_INT32);
+    jx_array *is_below = bcast(op2(PRIM_lt, jc, iota), nv, vshape);
+    jx_array *is_diag = bcast(op2(PRIM_eq, iota, jc), nv, vshape);
+    jx_array *rd = d ? bcast(prim_unary(PRIM_reciprocal, d), nv, vshape) : NULL;
+    cols[j] = sel(is_below, op2(PRIM_mul, c, rd),
+                  sel(is_diag, d ? bcast(d, nv, vshape) : NULL, cst(c, 0.0)));
+    ok = cols[j] != NULL;
+  }
+  /* L[..., i, j] = cols[j][..., i]: each column becomes (..., n, 1), then concatenate. */
+  int64_t cshape[JX_MAX_NDIM];
+  memcpy(cshape, vshape, (size_t)nv * sizeof(int64_t));
+  cshape[nv] = 1;
+  for (int64_t j = 0; ok && j < n; j++) ok = (cols[j] = prim_reshape(cols[j], nd, cshape)) != NULL;
+  jx_array *L = ok ? prim_concatenate((int)n, cols, nd - 1) : NULL;
+  free(cols);
+  return L;
+}
+
+/* Broadcast of two shapes (NumPy rules) into out; false if they do not broadcast. */
+static bool broadcast2(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
+                       int64_t *out) {
+  int n = na > nb ? na : nb;
+  for (int i = 0; i < n; i++) {
+    int64_t x = i < n - na ? 1 : a[i - (n - na)], y = i < n - nb ? 1 : b[i - (n - nb)];
+    if (x != y && x != 1 && y != 1) return false;
+    out[i] = x == 1 ? y : x;
+  }
+  *nout = n;
+  return true;
+}
+
+jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array *cov, int ndim,
+                                        const int64_t *shape, jx_dtype dtype) {
+  /* core._multivariate_normal with method='cholesky':
+   * mean + einsum('...ij,...j->...i', cholesky(cov), normal(shape + (n,))). */
+  const char *fn = "jx_random_multivariate_normal";
+  if (!random_check_key(fn, key, false) || (ndim >= 0 && !random_check_shape(fn, ndim, shape)) ||
+      !random_check_float(fn, &dtype))
+    return NULL;
+  if (!mean || !cov) {
+    error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, mean ? "cov" : "mean");
+    return NULL;
+  }
+  char b1[ARRAY_DESCRIBE_BUF], b2[ARRAY_DESCRIBE_BUF];
+  int64_t n = mean->ndim >= 1 ? mean->shape[mean->ndim - 1] : -1;
+  if (mean->ndim < 1 || cov->ndim < 2 || cov->shape[cov->ndim - 1] != n ||
+      cov->shape[cov->ndim - 2] != n) {
+    error_set(JX_ERR_SHAPE, "%s: needs mean (..., n) and cov (..., n, n), got %s and %s", fn,
+              array_describe(b1, mean), array_describe(b2, cov));
+    return NULL;
+  }
+  if (n > 256) { /* cholesky() unrolls O(n^2) operations */
+    error_set(JX_ERR_UNSUPPORTED, "%s: covariance of size %lld; the unrolled Cholesky takes n <= 256",
+              fn, (long long)n);
+    return NULL;
+  }
+  int nb, ns;
+  int64_t batch[JX_MAX_NDIM], s[JX_MAX_NDIM + 1];
+  if (!broadcast2(mean->ndim - 1, mean->shape, cov->ndim - 2, cov->shape, &nb, batch)) {
+    error_set(JX_ERR_SHAPE, "%s: batch shapes of mean %s and cov %s do not broadcast", fn,
+              array_describe(b1, mean), array_describe(b2, cov));
+    return NULL;
+  }
+  if (ndim < 0) {
+    ns = nb;
+    memcpy(s, batch, (size_t)nb * sizeof(int64_t));
+  } else {
+    int nr;
+    int64_t r[JX_MAX_NDIM];
+    bool same = broadcast2(ndim, shape, nb, batch, &nr, r) && nr == ndim &&
+                (ndim == 0 || memcmp(r, shape, (size_t)ndim * sizeof(int64_t)) == 0);
+    if (!same) {
+      char b3[ERROR_SHAPE_BUF];
+      error_set(JX_ERR_SHAPE,
+                "%s: shape %s must be the broadcast of itself with the batch "
+                "shapes of mean %s and cov %s",
+                fn, error_shape_str(b3, ndim, shape), array_describe(b1, mean),
+                array_describe(b2, cov));
+      return NULL;
+    }
+    ns = ndim;
+    if (ndim) memcpy(s, shape, (size_t)ndim * sizeof(int64_t));
+  }
+  if (ns + 1 > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "%s: result rank %d exceeds %d", fn, ns + 1, JX_MAX_NDIM);
+    return NULL;
+  }
+  s[ns] = n;
+  jx_scope_begin();
+  /* promote_dtypes_inexact(mean, cov) */
+  bool weak;
+  jx_dtype pd = np_result_type(2, (jx_array *[]){mean, cov}, &weak);
+  if (!dtype_is_floating(pd)) pd = dtype_default_float();
+  jx_array *m = np_convert(mean, pd, weak), *c = np_convert(cov, pd, weak);
+  jx_array *factor = c ? cholesky(c) : NULL;
+  jx_array *z = normal_core(key, ns + 1, s, dtype);
+  jx_array *fz = jx_matmul(factor, z ? jx_expand_dims(z, -1) : NULL);
+  return scope_return(jx_add(m, fz ? jx_squeeze(fz, 1, (int[]){-1}) : NULL));
+}
