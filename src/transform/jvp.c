@@ -39,7 +39,6 @@ static jx_array *sel(jx_array *p, jx_array *a, jx_array *b) { return prim_select
  * evaluated in order, one statement each, so staged jaxprs are deterministic. */
 static jx_array *tmul(jx_array *t, jx_array *k) { return t ? mul(t, k) : NULL; }
 static jx_array *tdiv(jx_array *t, jx_array *k) { return t ? dv(t, k) : NULL; }
-static jx_array *tneg(jx_array *t) { return t ? neg(t) : NULL; }
 static jx_array *tadd(jx_array *a, jx_array *b) { return !a ? b : !b ? a : add(a, b); }
 static jx_array *tsub(jx_array *a, jx_array *b) { return !b ? a : !a ? neg(b) : sub(a, b); }
 /* A materialized tangent (zeros for a symbolic zero) shaped like x. */

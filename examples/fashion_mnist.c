@@ -1,0 +1,387 @@
+/* fashion_mnist.c -- trains a classifier on Fashion-MNIST with jaxc, end to end: IDX
+ * files (gzip) -> float arrays, parameters initialized from jx_random keys, minibatches
+ * shuffled with jx_random_permutation, a training step jit(value_and_grad(loss)) + Adam
+ * (jx_optax) compiled once, test accuracy after every epoch, then an SVG plot of the
+ * curves, the parameters as safetensors, and optionally a Chrome trace.
+ *
+ *   fashion_mnist [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr LR] [--seed S]
+ *                 [--data DIR] [--device NAME] [--limit N] [--plot FILE] [--save FILE]
+ *                 [--trace FILE]
+ *
+ * MLP: 784-512-256-10 with ReLU. CNN: conv3x3(32)-relu-maxpool2, conv3x3(64)-relu-
+ * maxpool2, dense(128)-relu, dense(10), NHWC. */
+#define _GNU_SOURCE
+#include <jaxc.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#define MAX_PARAMS 8
+#define NCLASS 10
+
+typedef struct Options {
+  const char *model, *data, *device, *plot, *save, *trace;
+  int epochs;
+  int64_t batch, limit;
+  double lr;
+  uint64_t seed;
+} Options;
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int fail(const char *what) {
+  fprintf(stderr, "fashion_mnist: %s: %s (%s)\n", what, jx_last_error(),
+          jx_status_name(jx_last_status()));
+  return 1;
+}
+
+/* ------------------------------------------------------------------ data */
+
+/* images (N, 28, 28) uint8 -> float32 in [0, 1], shaped (N, 784) for the MLP or
+ * (N, 28, 28, 1) for the CNN; labels (N,) uint8 -> int32. */
+static bool load_split(const Options *o, const char *prefix, bool cnn, jx_array **x, jx_array **y) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", o->data, prefix);
+  jx_array *img = jx_io_read_idx(path);
+  snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte.gz", o->data, prefix);
+  jx_array *lab = jx_io_read_idx(path);
+  if (!img || !lab) {
+    jx_free(img), jx_free(lab);
+    return false;
+  }
+  int64_t n = jx_shape(img)[0];
+  if (o->limit > 0 && o->limit < n) {
+    jx_array *a = jx_slice(img, 1, (int64_t[]){0}, (int64_t[]){o->limit}, NULL);
+    jx_array *b = jx_slice(lab, 1, (int64_t[]){0}, (int64_t[]){o->limit}, NULL);
+    jx_free(img), jx_free(lab);
+    img = a, lab = b, n = o->limit;
+  }
+  jx_scope_begin();
+  jx_array *f = jx_div(jx_astype(img, JX_FLOAT32), jx_scalar(255.0));
+  *x = cnn ? jx_reshape(f, 4, (int64_t[]){n, 28, 28, 1}) : jx_reshape(f, 2, (int64_t[]){n, 784});
+  *y = jx_astype(lab, JX_INT32);
+  jx_scope_end(2, (jx_array *[]){*x, *y});
+  jx_free(img), jx_free(lab);
+  return *x && *y;
+}
+
+/* ---------------------------------------------------------------- models */
+
+typedef struct Model {
+  bool cnn;
+  int nparams;
+  const char *names[MAX_PARAMS];
+  jx_array *params[MAX_PARAMS];
+} Model;
+
+/* He-normal weights (JAX's he_normal: variance 2 / fan_in) and zero biases. */
+static jx_array *he_normal(jx_array *key, int ndim, const int64_t *shape, int64_t fan_in) {
+  jx_scope_begin();
+  jx_array *w = jx_mul(jx_random_normal(key, ndim, shape, JX_FLOAT32), jx_scalar(sqrt(2.0 / (double)fan_in)));
+  jx_scope_end(1, &w);
+  return w;
+}
+
+static bool init_model(Model *m, bool cnn, uint64_t seed) {
+  jx_scope_begin();
+  jx_array *keys = jx_random_split(jx_random_key(seed), MAX_PARAMS);
+  jx_array *k[MAX_PARAMS];
+  for (int i = 0; i < MAX_PARAMS; i++) k[i] = jx_squeeze(jx_slice(keys, 1, (int64_t[]){i}, (int64_t[]){i + 1}, NULL), 1, (int[]){0});
+  m->cnn = cnn;
+  if (!cnn) {
+    static const int64_t dims[4] = {784, 512, 256, NCLASS};
+    static const char *const names[6] = {"dense0.kernel", "dense0.bias", "dense1.kernel", "dense1.bias", "dense2.kernel", "dense2.bias"};
+    m->nparams = 6;
+    for (int l = 0; l < 3; l++) {
+      m->names[2 * l] = names[2 * l], m->names[2 * l + 1] = names[2 * l + 1];
+      m->params[2 * l] = he_normal(k[l], 2, (int64_t[]){dims[l], dims[l + 1]}, dims[l]);
+      m->params[2 * l + 1] = jx_zeros(1, &dims[l + 1], JX_FLOAT32);
+    }
+  } else {
+    static const char *const names[8] = {"conv0.kernel", "conv0.bias", "conv1.kernel", "conv1.bias",
+                                         "dense0.kernel", "dense0.bias", "dense1.kernel", "dense1.bias"};
+    m->nparams = 8;
+    for (int i = 0; i < 8; i++) m->names[i] = names[i];
+    m->params[0] = he_normal(k[0], 4, (int64_t[]){3, 3, 1, 32}, 9);
+    m->params[1] = jx_zeros(1, (int64_t[]){32}, JX_FLOAT32);
+    m->params[2] = he_normal(k[1], 4, (int64_t[]){3, 3, 32, 64}, 9 * 32);
+    m->params[3] = jx_zeros(1, (int64_t[]){64}, JX_FLOAT32);
+    m->params[4] = he_normal(k[2], 2, (int64_t[]){7 * 7 * 64, 128}, 7 * 7 * 64);
+    m->params[5] = jx_zeros(1, (int64_t[]){128}, JX_FLOAT32);
+    m->params[6] = he_normal(k[3], 2, (int64_t[]){128, NCLASS}, 128);
+    m->params[7] = jx_zeros(1, (int64_t[]){NCLASS}, JX_FLOAT32);
+  }
+  jx_scope_end(m->nparams, m->params);
+  for (int i = 0; i < m->nparams; i++)
+    if (!m->params[i]) return false;
+  return true;
+}
+
+static jx_array *dense(jx_array *x, jx_array *w, jx_array *b) { return jx_add(jx_matmul(x, w), b); }
+
+static jx_array *conv_block(jx_array *x, jx_array *w, jx_array *b) {
+  static const jx_conv_options nhwc = {.lhs_spec = "NHWC", .rhs_spec = "HWIO", .out_spec = "NHWC"};
+  jx_array *c = jx_lax_conv_general_dilated(x, w, 2, (int64_t[]){1, 1}, JX_PADDING_SAME, NULL, &nhwc);
+  jx_array *r = jx_nn_relu(jx_add(c, b));
+  return jx_lax_max_pool(r, 2, (int64_t[]){2, 2}, (int64_t[]){2, 2}, JX_PADDING_VALID, NULL);
+}
+
+/* logits of a batch; p = the parameters in order. */
+static jx_array *forward(bool cnn, jx_array *const *p, jx_array *x) {
+  if (!cnn) {
+    jx_array *h = jx_nn_relu(dense(x, p[0], p[1]));
+    h = jx_nn_relu(dense(h, p[2], p[3]));
+    return dense(h, p[4], p[5]);
+  }
+  jx_array *h = conv_block(conv_block(x, p[0], p[1]), p[2], p[3]);
+  int64_t n = jx_shape(x)[0];
+  h = jx_reshape(h, 2, (int64_t[]){n, 7 * 7 * 64});
+  h = jx_nn_relu(dense(h, p[4], p[5]));
+  return dense(h, p[6], p[7]);
+}
+
+typedef struct Ctx {
+  bool cnn;
+  int nparams, nstate;
+  jx_fn *value_and_grad, *update;
+} Ctx;
+
+/* loss(params..., x, y) = mean softmax cross-entropy with integer labels */
+static jx_status loss_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const Ctx *c = ctx;
+  jx_array *logits = forward(c->cnn, in, in[c->nparams]);
+  jx_array *ce = jx_optax_softmax_cross_entropy_with_integer_labels(logits, in[c->nparams + 1], -1, NULL);
+  out[0] = jx_mean(ce, 0, NULL, false);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+/* step(params..., state..., x, y) -> (params..., state..., loss) */
+static jx_status step_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const Ctx *c = ctx;
+  int np = c->nparams, ns = c->nstate;
+  jx_array *vg_in[MAX_PARAMS + 2], *vg_out[MAX_PARAMS + 1];
+  for (int i = 0; i < np; i++) vg_in[i] = in[i];
+  vg_in[np] = in[np + ns], vg_in[np + 1] = in[np + ns + 1];
+  jx_status s = jx_call(c->value_and_grad, vg_in, vg_out);
+  if (s != JX_OK) return s;
+  /* optax update_fn: (grads, state, params) -> (updates, new state) */
+  jx_array **u_in = malloc((size_t)(2 * np + ns) * sizeof *u_in), **u_out = malloc((size_t)(np + ns) * sizeof *u_out);
+  for (int i = 0; i < np; i++) u_in[i] = vg_out[1 + i], u_in[np + ns + i] = in[i];
+  for (int i = 0; i < ns; i++) u_in[np + i] = in[np + i];
+  s = jx_call(c->update, u_in, u_out);
+  if (s == JX_OK) {
+    for (int i = 0; i < np; i++) out[i] = jx_add(in[i], u_out[i]);
+    for (int i = 0; i < ns; i++) out[np + i] = u_out[np + i];
+    out[np + ns] = vg_out[0];
+  }
+  free(u_in), free(u_out);
+  return s;
+}
+
+/* correct(params..., x, y) -> number of correct predictions (int32 scalar) */
+static jx_status correct_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const Ctx *c = ctx;
+  jx_array *pred = jx_argmax(forward(c->cnn, in, in[c->nparams]), 1, false);
+  out[0] = jx_sum(jx_equal(pred, in[c->nparams + 1]), 0, NULL, false);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+/* ------------------------------------------------------------- outputs */
+
+static void write_svg(const char *path, int epochs, const double *loss, const double *acc) {
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  const int W = 640, H = 360, L = 60, R = 60, T = 30, B = 40;
+  double lmax = 0;
+  for (int e = 0; e < epochs; e++) lmax = loss[e] > lmax ? loss[e] : lmax;
+  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif' font-size='12'>\n", W, H);
+  fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n");
+  fprintf(f, "<text x='%d' y='18' text-anchor='middle'>jaxc Fashion-MNIST: train loss (blue) and test accuracy (orange)</text>\n", W / 2);
+  fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='black'/>\n", L, H - B, W - R, H - B);
+  fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='black'/>\n", L, T, L, H - B);
+  fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='black'/>\n", W - R, T, W - R, H - B);
+  for (int k = 0; k <= 4; k++) {
+    int y = H - B - k * (H - B - T) / 4;
+    fprintf(f, "<text x='%d' y='%d' text-anchor='end' fill='#1f77b4'>%.2f</text>\n", L - 5, y + 4, lmax * k / 4);
+    fprintf(f, "<text x='%d' y='%d' fill='#ff7f0e'>%.0f%%</text>\n", W - R + 5, y + 4, 80.0 + 20.0 * k / 4);
+  }
+  for (int e = 0; e < epochs; e++) {
+    int x = L + (epochs > 1 ? e * (W - L - R) / (epochs - 1) : (W - L - R) / 2);
+    fprintf(f, "<text x='%d' y='%d' text-anchor='middle'>%d</text>\n", x, H - B + 16, e + 1);
+  }
+  fprintf(f, "<text x='%d' y='%d' text-anchor='middle'>epoch</text>\n", W / 2, H - 6);
+  const char *color[2] = {"#1f77b4", "#ff7f0e"};
+  for (int s = 0; s < 2; s++) {
+    fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' points='", color[s]);
+    for (int e = 0; e < epochs; e++) {
+      int x = L + (epochs > 1 ? e * (W - L - R) / (epochs - 1) : (W - L - R) / 2);
+      double v = s == 0 ? (lmax > 0 ? loss[e] / lmax : 0) : (acc[e] * 100 - 80) / 20;
+      v = v < 0 ? 0 : v > 1 ? 1 : v;
+      fprintf(f, "%d,%d ", x, (int)(H - B - v * (H - B - T)));
+    }
+    fprintf(f, "'/>\n");
+  }
+  fprintf(f, "</svg>\n");
+  fclose(f);
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int parse(int argc, char **argv, Options *o) {
+  *o = (Options){.model = "mlp", .data = "/usr/share/datasets/fashion-mnist", .device = NULL,
+                 .plot = "fashion_mnist.svg", .save = "fashion_mnist.safetensors", .epochs = 10,
+                 .batch = 128, .lr = 1e-3, .seed = 0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      printf("usage: %s [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr LR] [--seed S]\n"
+             "          [--data DIR] [--device NAME] [--limit N] [--plot FILE] [--save FILE] [--trace FILE]\n", argv[0]);
+      exit(0);
+    }
+    if (!v) return fprintf(stderr, "fashion_mnist: %s needs a value\n", a), 2;
+    if (!strcmp(a, "--model")) o->model = v;
+    else if (!strcmp(a, "--epochs")) o->epochs = atoi(v);
+    else if (!strcmp(a, "--batch-size")) o->batch = atoll(v);
+    else if (!strcmp(a, "--lr")) o->lr = atof(v);
+    else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--data")) o->data = v;
+    else if (!strcmp(a, "--device")) o->device = v;
+    else if (!strcmp(a, "--limit")) o->limit = atoll(v);
+    else if (!strcmp(a, "--plot")) o->plot = v;
+    else if (!strcmp(a, "--save")) o->save = v;
+    else if (!strcmp(a, "--trace")) o->trace = v;
+    else return fprintf(stderr, "fashion_mnist: unknown option %s\n", a), 2;
+    i++;
+  }
+  if (strcmp(o->model, "mlp") && strcmp(o->model, "cnn"))
+    return fprintf(stderr, "fashion_mnist: --model must be mlp or cnn\n"), 2;
+  if (o->epochs < 1 || o->batch < 1) return fprintf(stderr, "fashion_mnist: bad --epochs/--batch-size\n"), 2;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  Options o;
+  int rc = parse(argc, argv, &o);
+  if (rc) return rc;
+  if (o.device && jx_default_device(o.device) != JX_OK) return fail("--device");
+  if (o.trace && setenv("JAXC_TRACE", o.trace, 1) != 0) return fail("--trace");
+  bool cnn = !strcmp(o.model, "cnn");
+  jx_array *xtr, *ytr, *xte, *yte;
+  double t0 = now();
+  if (!load_split(&o, "train", cnn, &xtr, &ytr) || !load_split(&o, "t10k", cnn, &xte, &yte))
+    return fail("reading the data (install Debian's dataset-fashion-mnist or pass --data DIR)");
+  int64_t ntrain = jx_shape(xtr)[0], ntest = jx_shape(xte)[0];
+  printf("jaxc %d.%d: Fashion-MNIST %lld train / %lld test images from %s (%.1f s), model %s, device %s\n",
+         JAXC_VERSION_MAJOR, JAXC_VERSION_MINOR, (long long)ntrain, (long long)ntest, o.data, now() - t0,
+         o.model, jx_device_of(xtr));
+
+  Model m;
+  if (!init_model(&m, cnn, o.seed)) return fail("initializing the parameters");
+  jx_optax_transform *adam = jx_optax_adam(o.lr, 0.9, 0.999, 1e-8);
+  jx_optax_state *st = jx_optax_init(adam, m.nparams, m.params);
+  if (!st) return fail("jx_optax_init");
+  int ns = 0;
+  jx_array *const *st_arrays = jx_optax_state_arrays(st, &ns);
+  jx_array *state[64];
+  for (int i = 0; i < ns; i++) state[i] = jx_ref(st_arrays[i]);
+  jx_optax_state_free(st);
+
+  Ctx c = {.cnn = cnn, .nparams = m.nparams, .nstate = ns};
+  jx_fn *loss = jx_fn_new("loss", m.nparams + 2, 1, loss_fn, &c);
+  int argnums[MAX_PARAMS];
+  for (int i = 0; i < m.nparams; i++) argnums[i] = i;
+  c.value_and_grad = jx_value_and_grad(loss, m.nparams, argnums);
+  c.update = jx_optax_update_fn(adam, m.nparams);
+  jx_fn *step_raw = jx_fn_new("train_step", m.nparams + ns + 2, m.nparams + ns + 1, step_fn, &c);
+  jx_fn *step = jx_jit(step_raw);
+  jx_fn *correct = jx_jit(jx_fn_new("correct", m.nparams + 2, 1, correct_fn, &c));
+  if (!step || !correct) return fail("building the training step");
+
+  int64_t nbatch = ntrain / o.batch, eval_batch = 500;
+  double *losses = calloc((size_t)o.epochs, sizeof *losses), *accs = calloc((size_t)o.epochs, sizeof *accs);
+  double train_time = 0;
+  jx_array *key = jx_random_key(o.seed + 1);
+  for (int e = 0; e < o.epochs; e++) {
+    double te = now(), running = 0;
+    jx_scope_begin();
+    jx_array *keys = jx_random_split(key, 2);
+    jx_free(key);
+    key = jx_squeeze(jx_slice(keys, 1, (int64_t[]){0}, (int64_t[]){1}, NULL), 1, (int[]){0});
+    jx_array *sub = jx_squeeze(jx_slice(keys, 1, (int64_t[]){1}, (int64_t[]){2}, NULL), 1, (int[]){0});
+    jx_array *perm = jx_random_permutation(sub, NULL, ntrain, 0, false);
+    jx_scope_end(2, (jx_array *[]){key, perm});
+    if (!perm) return fail("shuffling");
+    for (int64_t b = 0; b < nbatch; b++) {
+      jx_scope_begin();
+      jx_array *idx = jx_slice(perm, 1, (int64_t[]){b * o.batch}, (int64_t[]){(b + 1) * o.batch}, NULL);
+      jx_array *in[MAX_PARAMS + 64 + 2], *out[MAX_PARAMS + 64 + 1];
+      for (int i = 0; i < m.nparams; i++) in[i] = m.params[i];
+      for (int i = 0; i < ns; i++) in[m.nparams + i] = state[i];
+      in[m.nparams + ns] = jx_take(xtr, idx, 0);
+      in[m.nparams + ns + 1] = jx_take(ytr, idx, 0);
+      if (jx_call(step, in, out) != JX_OK) return fail("training step");
+      double l = jx_item(out[m.nparams + ns]);
+      running = b == 0 ? l : 0.98 * running + 0.02 * l;
+      for (int i = 0; i < m.nparams; i++) jx_free(m.params[i]), m.params[i] = out[i];
+      for (int i = 0; i < ns; i++) jx_free(state[i]), state[i] = out[m.nparams + i];
+      jx_scope_end(m.nparams + ns, out);
+      jx_free(out[m.nparams + ns]);
+      if (b % 20 == 0 || b == nbatch - 1) {
+        double dt = now() - te;
+        int bar = (int)(30 * (b + 1) / nbatch);
+        fprintf(stderr, "\repoch %2d/%d [%.*s%*s] %5.1f%% %7.0f samples/s loss %.4f", e + 1, o.epochs, bar,
+                "==============================", 30 - bar, "", 100.0 * (double)(b + 1) / (double)nbatch,
+                (double)((b + 1) * o.batch) / dt, running);
+      }
+    }
+    jx_free(perm);
+    double epoch_time = now() - te;
+    train_time += epoch_time;
+    /* test accuracy */
+    int64_t right = 0;
+    for (int64_t s = 0; s < ntest; s += eval_batch) {
+      int64_t end = s + eval_batch < ntest ? s + eval_batch : ntest;
+      jx_scope_begin();
+      jx_array *in[MAX_PARAMS + 2], *out;
+      for (int i = 0; i < m.nparams; i++) in[i] = m.params[i];
+      in[m.nparams] = jx_slice(xte, 1, (int64_t[]){s}, (int64_t[]){end}, NULL);
+      in[m.nparams + 1] = jx_slice(yte, 1, (int64_t[]){s}, (int64_t[]){end}, NULL);
+      if (jx_call(correct, in, &out) != JX_OK) return fail("evaluation");
+      right += (int64_t)jx_item(out);
+      jx_free(out);
+      jx_scope_end(0, NULL);
+    }
+    losses[e] = running;
+    accs[e] = (double)right / (double)ntest;
+    fprintf(stderr, "\r%*s\r", 110, "");
+    printf("epoch %2d/%d  loss %.4f  test accuracy %.2f%%  %.1f s (%.0f samples/s)\n", e + 1, o.epochs,
+           running, 100 * accs[e], epoch_time, (double)(nbatch * o.batch) / epoch_time);
+    fflush(stdout);
+  }
+  jx_free(key);
+
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("final test accuracy %.2f%% after %d epochs; %.1f s per epoch; peak memory %.0f MiB\n",
+         100 * accs[o.epochs - 1], o.epochs, train_time / o.epochs, ru.ru_maxrss / 1024.0);
+  write_svg(o.plot, o.epochs, losses, accs);
+  printf("wrote %s", o.plot);
+  if (jx_io_save_safetensors(o.save, m.nparams, m.names, m.params) == JX_OK) printf(" and %s", o.save);
+  else fprintf(stderr, "\nfashion_mnist: saving parameters: %s\n", jx_last_error());
+  printf("\n");
+  free(losses), free(accs);
+  for (int i = 0; i < m.nparams; i++) jx_free(m.params[i]);
+  for (int i = 0; i < ns; i++) jx_free(state[i]);
+  jx_free(xtr), jx_free(ytr), jx_free(xte), jx_free(yte);
+  jx_fn_free(step), jx_fn_free(step_raw), jx_fn_free(correct), jx_fn_free(loss);
+  jx_fn_free(c.value_and_grad), jx_fn_free(c.update);
+  jx_optax_transform_free(adam);
+  return jx_live_arrays() == 0 ? 0 : (fprintf(stderr, "leaked %lld arrays\n", (long long)jx_live_arrays()), 1);
+}
