@@ -331,8 +331,7 @@ int main(int argc, char **argv) {
       running = b == 0 ? l : 0.98 * running + 0.02 * l;
       for (int i = 0; i < m.nparams; i++) jx_free(m.params[i]), m.params[i] = out[i];
       for (int i = 0; i < ns; i++) jx_free(state[i]), state[i] = out[m.nparams + i];
-      jx_scope_end(m.nparams + ns, out);
-      jx_free(out[m.nparams + ns]);
+      jx_scope_end(m.nparams + ns, out); /* keeps params and state; frees the loss */
       if (b % 20 == 0 || b == nbatch - 1) {
         double dt = now() - te;
         int bar = (int)(30 * (b + 1) / nbatch);

@@ -140,13 +140,36 @@ static jx_array *sample(Sampler s, jx_array *key, int ndim, const int64_t *shape
   return NULL;
 }
 
+typedef struct SampleCall {
+  Sampler s;
+  int ndim;
+  const int64_t *shape;
+  jx_dtype dtype;
+} SampleCall;
+
+static jx_status sample_impl(void *ctx, jx_array *const *in, jx_array **out) {
+  const SampleCall *c = ctx;
+  out[0] = sample(c->s, in[0], c->ndim, c->shape, c->dtype);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+/* The samplers are chains of dozens of elementwise primitives (erf_inv alone is a long
+ * polynomial): run them through jit, so they fuse into a few kernels instead of
+ * materializing every intermediate (a (784, 512) normal would otherwise hold ~1 GiB of
+ * temporaries until the call returns). Under a transformation jit inlines. */
 static jx_array *sampler_entry(const char *fn, Sampler s, jx_array *key, int ndim,
                                const int64_t *shape, jx_dtype dtype) {
-  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, shape) ||
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape) ||
       !random_check_float(fn, &dtype))
     return NULL;
-  jx_scope_begin();
-  return scope_return(sample(s, key, ndim, shape, dtype));
+  SampleCall call = {s, ndim, shape, dtype};
+  jx_fn *f = jx_fn_new(fn, 1, 1, sample_impl, &call);
+  jx_fn *jf = jx_jit(f);
+  jx_array *out = NULL;
+  if (jf && jx_call(jf, &key, &out) != JX_OK) out = NULL;
+  jx_fn_free(jf);
+  jx_fn_free(f);
+  return out;
 }
 
 jx_array *jx_random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
@@ -199,7 +222,7 @@ jx_array *jx_random_truncated_normal(jx_array *key, double lower, double upper, 
   /* core._truncated_normal: u uniform in [erf(lower/sqrt2), erf(upper/sqrt2)),
    * sqrt2 * erf_inv(u), clipped to the open interval (lower, upper). */
   const char *fn = "jx_random_truncated_normal";
-  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, shape) ||
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape) ||
       !random_check_float(fn, &dtype))
     return NULL;
   jx_scope_begin();
@@ -217,7 +240,7 @@ jx_array *jx_random_bernoulli(jx_array *key, double p, int ndim, const int64_t *
   /* core._bernoulli, mode "low": uniform(shape, dtype of p) < p; a C double is a Python
    * float, so the dtype is the default float. */
   const char *fn = "jx_random_bernoulli";
-  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, shape)) return NULL;
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape)) return NULL;
   jx_dtype d = dtype_default_float();
   jx_scope_begin();
   return scope_return(
@@ -341,7 +364,7 @@ jx_array *jx_random_choice(jx_array *key, jx_array *a, int64_t n, int ndim, cons
    * CDF searchsorted(cumsum(p), total * (1 - uniform)). Without: the first draws of a
    * permutation, or with p the top draws of gumbel + log(p) (Gumbel top-k). */
   const char *fn = "jx_random_choice";
-  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, shape)) return NULL;
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape)) return NULL;
   char b[ARRAY_DESCRIBE_BUF];
   if (a && a->ndim == 0) {
     error_set(JX_ERR_SHAPE, "%s: a must have at least one axis, got %s (pass n instead)", fn,
@@ -481,7 +504,7 @@ jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array 
   /* core._multivariate_normal with method='cholesky':
    * mean + einsum('...ij,...j->...i', cholesky(cov), normal(shape + (n,))). */
   const char *fn = "jx_random_multivariate_normal";
-  if (!random_check_key(fn, key, false) || (ndim >= 0 && !random_check_shape(fn, ndim, shape)) ||
+  if (!random_check_key(fn, key, false) || (ndim >= 0 && !random_check_shape(fn, ndim, &shape)) ||
       !random_check_float(fn, &dtype))
     return NULL;
   if (!mean || !cov) {
