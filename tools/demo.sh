@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# demo.sh -- the README's main job: installs what jaxc needs, builds build/ (RelWithDebInfo)
-# and runs the demo program (examples/demo.c). Arguments are passed to the demo.
+# demo.sh -- the README's main job: installs what jaxc needs (compiler, CMake, OpenBLAS,
+# zlib and Debian's Fashion-MNIST package), builds build/ and trains the MLP on
+# Fashion-MNIST for a few epochs (examples/fashion_mnist.c). Arguments go to the
+# trainer (default: --epochs 3); try `tools/demo.sh --model cnn --epochs 1`.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-"$root/tools/install_deps.sh"
+"$root/tools/install_deps.sh" dataset-fashion-mnist
 
 cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build "$root/build" --parallel "$(nproc 2> /dev/null || echo 2)" --target jaxc_demo
-exec "$root/build/jaxc_demo" "$@"
+cmake --build "$root/build" --parallel "$(nproc 2> /dev/null || echo 2)" \
+  --target jaxc_fashion_mnist jaxc_demo
+if [[ $# -eq 0 ]]; then set -- --epochs 3; fi
+exec "$root/build/jaxc_fashion_mnist" "$@"

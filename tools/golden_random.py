@@ -3,14 +3,18 @@
 threefry2x32 PRNG, jax_threefry_partitionable on, raw uint32 keys) for jaxc's
 jx_random_* functions over several keys, shapes ((), (0,), (3,), (2,5), (7,3,2): odd
 sizes exercise the counter layout), dtypes (float32/float16/bfloat16, every unsigned
-and signed int width) and parameters. Format: see tests/support/golden.h.
+and signed int width) and parameters, including bounds whose span rounds to 1 (XLA
+reassociates those), permutations long enough for two sorting rounds, and choice with
+and without replacement. Format: see tests/support/golden.h.
 
-Run:  pip install jax numpy;  python3 tools/golden_random.py
+Run:  pip install jax numpy;  python3 tools/golden_random.py   (about 3 minutes: every
+case compiles). Goldens come from JAX on the CPU: the samplers' last bits depend on
+XLA's CPU arithmetic (fused multiply-adds, its own float32 log), which jaxc repeats.
 
 Every case's first input is the key (uint32, shape (2,)). Scalar parameters travel as
-case params: shape=(2,5) (shape=() is a scalar), dtype=float16, minval=-2.5, ... Cases
-marked x64=1 were computed with jax_enable_x64 on (64-bit bits/uniform/normal/randint,
-and 64-bit seeds); all others with it off.
+case params: shape=(2,5) (shape=() is a scalar, shape=none is None), dtype=float16,
+minval=-2.5, ... Cases marked x64=1 were computed with jax_enable_x64 on (64-bit
+bits/uniform/normal/randint, and 64-bit seeds); all others with it off.
 """
 import os
 import sys

@@ -4,7 +4,9 @@
 # tools/demo.sh, tools/test.sh and .ci/run. Python is not needed: goldens are committed.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config zlib1g-dev libopenblas-dev g++)
+# Extra package names given as arguments are installed too (tools/demo.sh asks for the
+# Fashion-MNIST data set this way).
+packages=(build-essential cmake pkg-config zlib1g-dev libopenblas-dev g++ "$@")
 
 if ! command -v apt-get > /dev/null 2>&1 || ! command -v dpkg-query > /dev/null 2>&1; then
   echo "install_deps: no apt-get here; install these (or your system's equivalents) yourself:" >&2
