@@ -1,6 +1,7 @@
 /* config.c -- reads jaxc's environment variables (see config.h for the list). */
 #include "core/config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -47,4 +48,30 @@ int config_num_threads(void) {
 const char *config_device(void) {
   const char *s = getenv("JAXC_DEVICE");
   return s && *s ? s : NULL;
+}
+
+void config_trace_event(const char *name, const char *category, double start_us, double dur_us,
+                        int64_t elements) {
+  static FILE *trace;
+  static bool tried;
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&lock);
+  if (!tried) {
+    tried = true;
+    const char *path = getenv("JAXC_TRACE");
+    if (path && *path && (trace = fopen(path, "w"))) fputs("[\n", trace);
+  }
+  if (trace) {
+    fprintf(trace,
+            "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+            "\"pid\":1,\"tid\":1,\"args\":{\"elements\":%lld}},\n",
+            name, category, start_us, dur_us, (long long)elements);
+    fflush(trace);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+bool config_trace_enabled(void) {
+  const char *s = getenv("JAXC_TRACE");
+  return s && *s;
 }

@@ -3,6 +3,7 @@
  *   JAXC_ENABLE_X64   jax_enable_x64 (read in dtype.c through config_env_flag)
  *   JAXC_CACHE_DIR    compiled-kernel cache (default $XDG_CACHE_HOME/jaxc, ~/.cache/jaxc)
  *   JAXC_NUM_THREADS  cpu backend threads (default: online cores)
+ *   JAXC_TRACE        a Chrome/Perfetto trace file of kernel launches (jit programs)
  *   JAXC_DEVICE       the default device ("cpu" unless set; tests run with "interp" too)
  *   CC, TMPDIR        the C compiler for generated kernels; scratch space */
 #ifndef JAXC_CORE_CONFIG_H
@@ -10,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* JAXC_DEBUG as an integer (0 if unset or not a number), read once. */
 int config_debug_level(void);
@@ -23,6 +25,12 @@ const char *config_cc(void);
 bool config_cache_dir(char *buf, size_t n);
 /* $TMPDIR, else "/tmp". */
 const char *config_tmp_dir(void);
+/* Appends one complete event ("ph":"X", microseconds) to the JAXC_TRACE file, in the
+ * Chrome trace JSON-array format (whose closing bracket is optional). No-op when unset. */
+void config_trace_event(const char *name, const char *category, double start_us, double dur_us,
+                        int64_t elements);
+/* True when JAXC_TRACE names a file. */
+bool config_trace_enabled(void);
 /* JAXC_DEVICE, or NULL when unset or empty. */
 const char *config_device(void);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */

@@ -38,18 +38,23 @@ jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_arra
     if (p->kinds[slot] == SLOT_CONST) bufs[slot] = j->consts[p->index[slot]]->buf;
   }
   int debug = config_debug_level();
+  bool tracing = config_trace_enabled();
   for (int k = 0; k < p->nsteps && s == JX_OK; k++) {
     const Step *st = &p->steps[k];
     Buffer *args[KERNEL_MAX_ARGS];
     int nargs = st->is_routine ? st->nroutine_args : st->kernel.nargs;
     for (int a = 0; a < nargs; a++) args[a] = bufs[st->args[a]];
-    double t0 = debug >= 1 ? now_us() : 0;
+    double t0 = debug >= 1 || tracing ? now_us() : 0;
     bufs[st->out] = st->is_routine ? backend_run_routine(be, &st->routine, args, nargs, st->out_nbytes)
                                    : backend_run(be, &st->kernel, args, false);
     if (!bufs[st->out]) {
       s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
       break;
     }
+    if (tracing)
+      config_trace_event(st->is_routine ? routine_name(st->routine.op) : "kernel",
+                         st->is_routine ? "routine" : st->kernel.has_reduction ? "reduction" : "elementwise",
+                         t0, now_us() - t0, st->kernel.size);
     if (debug >= 1)
       fprintf(stderr, "[jaxc] jit step %d/%d: %lld elements%s on %s, %.1f us\n", k + 1, p->nsteps,
               (long long)st->kernel.size, st->kernel.has_reduction ? " (reduction)" : "", be->name,
