@@ -213,12 +213,14 @@ bool random_check_float(const char *fn, jx_dtype *dtype) {
   return true;
 }
 
-bool random_check_shape(const char *fn, int ndim, const int64_t *shape) {
-  if (ndim > 0 && !shape) {
+bool random_check_shape(const char *fn, int ndim, const int64_t **shape) {
+  static const int64_t none[1] = {0};
+  if (ndim > 0 && !*shape) {
     error_set(JX_ERR_VALUE, "%s: shape is NULL with ndim %d", fn, ndim);
     return false;
   }
-  return array_check_shape(fn, ndim, shape);
+  if (!*shape) *shape = none; /* ndim 0: helpers below never see NULL */
+  return array_check_shape(fn, ndim, *shape);
 }
 
 /* ------------------------------------------------------------ hashing */
@@ -365,7 +367,7 @@ jx_array *jx_random_fold_in(jx_array *key, uint32_t data) {
 
 jx_array *jx_random_bits(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
   const char *fn = "jx_random_bits";
-  if (!random_check_key(fn, key, true) || !random_check_shape(fn, ndim, shape)) return NULL;
+  if (!random_check_key(fn, key, true) || !random_check_shape(fn, ndim, &shape)) return NULL;
   if (!dtype_is_valid(dtype) || !dtype_is_unsigned(dtype)) {
     error_set(JX_ERR_DTYPE, "%s: dtype must be an unsigned int dtype, got %s", fn,
               dtype_is_valid(dtype) ? jx_dtype_name(dtype) : "an invalid dtype");
@@ -442,7 +444,7 @@ jx_array *random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype
 jx_array *jx_random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
                             double minval, double maxval) {
   const char *fn = "jx_random_uniform";
-  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, shape) ||
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape) ||
       !random_check_float(fn, &dtype))
     return NULL;
   jx_scope_begin();
@@ -520,7 +522,7 @@ jx_array *random_randint(const char *fn, jx_array *key, int ndim, const int64_t 
 jx_array *jx_random_randint(jx_array *key, int ndim, const int64_t *shape, int64_t minval,
                             int64_t maxval, jx_dtype dtype) {
   const char *fn = "jx_random_randint";
-  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, shape)) return NULL;
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape)) return NULL;
   if (!dtype_is_valid(dtype) || !dtype_is_integer(dtype)) {
     error_set(JX_ERR_DTYPE, "%s: dtype must be an integer dtype, got %s", fn,
               dtype_is_valid(dtype) ? jx_dtype_name(dtype) : "an invalid dtype");

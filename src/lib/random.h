@@ -67,10 +67,10 @@ jx_array *random_log1p(jx_array *x);
 
 /* ------------------------------------------- random.c: keys and uniform */
 /* Argument checks naming fn: a key (2,) (or (..., 2) when batched), a float dtype
- * (canonicalized in place), a user shape. */
+ * (canonicalized in place), a user shape (NULL with ndim 0 replaced by an empty one). */
 bool random_check_key(const char *fn, jx_array *key, bool batched);
 bool random_check_float(const char *fn, jx_dtype *dtype);
-bool random_check_shape(const char *fn, int ndim, const int64_t *shape);
+bool random_check_shape(const char *fn, int ndim, const int64_t **shape);
 /* jax.random.bits of bit_width 8/16/32/64 for key (..., 2): shape key.shape[:-1] + shape. */
 jx_array *random_bits(jx_array *key, int bit_width, int ndim, const int64_t *shape);
 /* jax.random.split(key) into its two keys. */

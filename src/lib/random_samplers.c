@@ -520,8 +520,9 @@ jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array 
     return NULL;
   }
   if (n > 256) { /* cholesky() unrolls O(n^2) operations */
-    error_set(JX_ERR_UNSUPPORTED, "%s: covariance of size %lld; the unrolled Cholesky takes n <= 256",
-              fn, (long long)n);
+    error_set(JX_ERR_UNSUPPORTED,
+              "%s: covariance of size %lld; the unrolled Cholesky takes n <= 256", fn,
+              (long long)n);
     return NULL;
   }
   int nb, ns;

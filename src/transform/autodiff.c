@@ -123,6 +123,11 @@ static jx_status linearize(const char *fn, jx_fn *f, jx_array *const *primals, c
   free(in), free(out), free(tout);
   if (!ok && !error_pending()) error_set(JX_ERR_OOM, "%s: out of memory", fn);
   if (j) jaxpr_dce(j);
+  if (j && jaxpr_check(j) != JX_OK) { /* typecheck after the DCE pass */
+    jaxpr_free(j);
+    j = NULL;
+    ok = false;
+  }
   *lin = j;
   return ok ? JX_OK : jx_last_status();
 }

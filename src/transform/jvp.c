@@ -315,7 +315,30 @@ static const JvpRule jvp_rules[PRIM_NUM] = {
     [PRIM_sort] = jvp_sort,         [PRIM_scatter_add] = jvp_scatter_add,
 };
 
-bool jvp_has_rule(Prim p) { return jvp_rules[p] != NULL; }
+/* Primitives without a JVP rule, and why (the rule-table test reads this). */
+static const char *const jvp_absent[PRIM_NUM] = {
+    [PRIM_not] = "integer/bool output: zero tangent",
+    [PRIM_is_nan] = "bool output: zero tangent",
+    [PRIM_is_inf] = "bool output: zero tangent",
+    [PRIM_and] = "integer/bool output: zero tangent",
+    [PRIM_or] = "integer/bool output: zero tangent",
+    [PRIM_xor] = "integer/bool output: zero tangent",
+    [PRIM_shift_left] = "integer output: zero tangent",
+    [PRIM_shift_right] = "integer output: zero tangent",
+    [PRIM_lt] = "bool output: zero tangent",
+    [PRIM_ne] = "bool output: zero tangent",
+    [PRIM_eq] = "bool output: zero tangent",
+    [PRIM_reduce_and] = "bool output: zero tangent",
+    [PRIM_reduce_or] = "bool output: zero tangent",
+    [PRIM_argsort] = "integer output: zero tangent",
+    [PRIM_threefry2x32] = "uint32 output: zero tangent",
+    [PRIM_iota] = "no operands: never applied to a JVP tracer",
+};
+
+bool jvp_has_rule(Prim p, const char **absent) {
+  if (absent) *absent = (unsigned)p < PRIM_NUM ? jvp_absent[p] : NULL;
+  return (unsigned)p < PRIM_NUM && jvp_rules[p] != NULL;
+}
 
 /* ------------------------------------------------------------- the trace */
 

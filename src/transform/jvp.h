@@ -10,7 +10,8 @@ Trace *jvp_begin(void);
 jx_array *jvp_tracer(Trace *t, jx_array *primal, jx_array *tangent);
 /* Primal and tangent of x at level t (borrowed); for values not of t, tangent = NULL. */
 void jvp_unpack(Trace *t, jx_array *x, jx_array **primal, jx_array **tangent);
-/* True if primitive p has a JVP rule (the rest have no floating outputs). */
-bool jvp_has_rule(Prim p);
+/* True if primitive p has a JVP rule; else *absent (if non-NULL) says why, or is NULL
+ * when the rule is simply missing. */
+bool jvp_has_rule(Prim p, const char **absent);
 
 #endif

@@ -262,7 +262,12 @@ static const TransposeRule transpose_rules[PRIM_NUM] = {
     [PRIM_dot_general] = t_dot_general,
 };
 
-bool transpose_has_rule(Prim p) { return transpose_rules[p] != NULL; }
+bool transpose_has_rule(Prim p, const char **absent) {
+  /* JVP rules apply only these primitives to tangents; everything else is nonlinear
+   * and evaluated on known values during linearize, so it never needs transposing. */
+  if (absent) *absent = (unsigned)p < PRIM_NUM && !transpose_rules[p] ? "not linear in any operand" : NULL;
+  return (unsigned)p < PRIM_NUM && transpose_rules[p] != NULL;
+}
 
 /* ct[v] += g */
 static bool accumulate(jx_array **ct, int v, jx_array *g) {

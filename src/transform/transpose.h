@@ -7,6 +7,7 @@
 /* Given cotangents of j's outputs, computes cotangents of its inputs (new references,
  * zeros where an input does not reach an output). j must be linear in its inputs. */
 jx_status transpose_jaxpr(const Jaxpr *j, jx_array *const *ct_out, jx_array **ct_in);
-bool transpose_has_rule(Prim p);
+/* True if p has a transpose rule; else *absent says why. */
+bool transpose_has_rule(Prim p, const char **absent);
 
 #endif
