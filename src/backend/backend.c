@@ -2,6 +2,7 @@
  * into a fresh buffer" path every device shares. */
 #include "backend/backend.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,9 +11,61 @@
 #include "core/dtype.h"
 #include "core/error.h"
 
+/* Freed host-memory buffers of at least BUFFER_CACHE_MIN bytes are kept (up to
+ * BUFFER_CACHE_BYTES in all) and handed out again for the same size: a training loop
+ * allocates the same sizes every step, and fresh pages from the OS cost a page fault
+ * each (a 40 MB buffer: ~10,000 faults), more than the kernel that fills them. */
+#define BUFFER_CACHE_SLOTS 64
+#define BUFFER_CACHE_MIN (64 << 10)
+#define BUFFER_CACHE_BYTES ((size_t)512 << 20)
+
+typedef struct CachedMem {
+  const Backend *be;
+  size_t nbytes;
+  void *mem;
+} CachedMem;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static CachedMem cache[BUFFER_CACHE_SLOTS];
+static int ncached;
+static size_t cached_bytes;
+
+static void *cache_take(const Backend *be, size_t nbytes) {
+  void *mem = NULL;
+  pthread_mutex_lock(&cache_lock);
+  for (int i = ncached - 1; i >= 0; i--)
+    if (cache[i].be == be && cache[i].nbytes == nbytes) {
+      mem = cache[i].mem;
+      cached_bytes -= nbytes;
+      cache[i] = cache[--ncached];
+      break;
+    }
+  pthread_mutex_unlock(&cache_lock);
+  return mem;
+}
+
+/* true if kept; evicts the oldest entries to make room */
+static bool cache_put(const Backend *be, size_t nbytes, void *mem) {
+  if (!be->host_memory || nbytes < BUFFER_CACHE_MIN || nbytes > BUFFER_CACHE_BYTES) return false;
+  CachedMem evicted[BUFFER_CACHE_SLOTS];
+  int nev = 0;
+  pthread_mutex_lock(&cache_lock);
+  while (ncached > 0 && (ncached == BUFFER_CACHE_SLOTS || cached_bytes + nbytes > BUFFER_CACHE_BYTES)) {
+    evicted[nev++] = cache[0];
+    cached_bytes -= cache[0].nbytes;
+    memmove(cache, cache + 1, (size_t)(--ncached) * sizeof cache[0]);
+  }
+  cache[ncached++] = (CachedMem){be, nbytes, mem};
+  cached_bytes += nbytes;
+  pthread_mutex_unlock(&cache_lock);
+  for (int i = 0; i < nev; i++) evicted[i].be->free(evicted[i].mem);
+  return true;
+}
+
 Buffer *buffer_new(const Backend *be, size_t nbytes) {
   Buffer *b = malloc(sizeof *b);
-  void *mem = b ? be->alloc(nbytes) : NULL;
+  void *mem = b ? cache_take(be, nbytes) : NULL;
+  if (b && !mem) mem = be->alloc(nbytes);
   if (!mem) {
     free(b);
     error_set(JX_ERR_OOM, "out of memory allocating %zu bytes on %s", nbytes, be->name);
@@ -29,7 +82,7 @@ Buffer *buffer_ref(Buffer *b) {
 
 void buffer_free(Buffer *b) {
   if (!b || __atomic_sub_fetch(&b->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
-  b->backend->free(b->mem);
+  if (!cache_put(b->backend, b->nbytes, b->mem)) b->backend->free(b->mem);
   free(b);
 }
 
