@@ -19,6 +19,9 @@ struct Backend {
   jx_status (*copy_out)(void *host, const void *mem, size_t nbytes);
   /* Compiles (or looks up) a kernel; *exe is owned by the backend's cache. */
   jx_status (*prepare)(const Kernel *k, void **exe);
+  /* Optional: compiles many kernels at once ahead of their prepare (a jit program's
+   * kernels in one translation unit). NULL: prepare compiles them one by one. */
+  jx_status (*prepare_batch)(const Kernel *const *ks, int n);
   /* Runs a prepared kernel: inputs[i] are k->nargs device buffers, out has k->size
    * elements of k->dtype. */
   jx_status (*dispatch)(void *exe, const Kernel *k, void *const *inputs, void *out);

@@ -98,6 +98,23 @@ static bool has_tracer_consts(const Jaxpr *j) {
   return false;
 }
 
+/* Compiles all of a program's kernels together (one translation unit on cpu). */
+static bool prepare_program(const Program *p) {
+  const Backend *be = backend_default();
+  if (!be->prepare_batch || p->nsteps == 0) return true;
+  const Kernel **ks = malloc((size_t)p->nsteps * sizeof *ks);
+  if (!ks) {
+    error_set(JX_ERR_OOM, "jx_jit: out of memory");
+    return false;
+  }
+  int n = 0;
+  for (int s = 0; s < p->nsteps; s++)
+    if (!p->steps[s].is_routine) ks[n++] = &p->steps[s].kernel;
+  jx_status st = be->prepare_batch(ks, n);
+  free(ks);
+  return st == JX_OK;
+}
+
 static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   Jit *J = ctx;
   int nin = jx_fn_nin(J->f);
@@ -134,6 +151,10 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
         return jx_last_status();
       }
       jx_clear_error(); /* unsupported fusion: fall back to evaluating the jaxpr */
+    }
+    if (e->program && !prepare_program(e->program)) {
+      entry_free(e);
+      return jx_last_status();
     }
     if (e->program && config_debug_level() >= 3) {
       char *text = jit_program_print(e->program);

@@ -250,26 +250,36 @@ static bool write_file(const char *path, const char *text, size_t len) {
   return ok;
 }
 
-/* dlopen + dlsym; `report` records a failure as the error (else it is silent). */
-static jx_status load(const char *so, const char *name, CpuKernelFn *fn, bool report) {
+/* dlopen + dlsym of n functions; `report` records a failure as the error (else it is
+ * silent). */
+static jx_status load(const char *so, int n, const char *const *names, CpuKernelFn *fns,
+                      bool report) {
   void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *why = dlerror();
     if (report) error_set(JX_ERR_COMPILE, "cpu: cannot load %s: %s", so, why ? why : "?");
     return JX_ERR_COMPILE;
   }
-  void *sym = dlsym(h, name);
-  if (!sym) {
-    if (report) error_set(JX_ERR_COMPILE, "cpu: %s has no function %s", so, name);
-    return JX_ERR_COMPILE; /* the handle stays open: harmless, and rare */
+  for (int i = 0; i < n; i++) {
+    void *sym = dlsym(h, names[i]);
+    if (!sym) {
+      if (report) error_set(JX_ERR_COMPILE, "cpu: %s has no function %s", so, names[i]);
+      return JX_ERR_COMPILE; /* the handle stays open: harmless, and rare */
+    }
+    /* Handles are never closed: callers may keep function pointers (see cpu.c). */
+    memcpy(&fns[i], &sym, sizeof sym);
   }
-  /* Handles are never closed: callers may keep function pointers (see cpu.c). */
-  memcpy(fn, &sym, sizeof sym);
   return JX_OK;
 }
 
 jx_status compile_load(const char *source, size_t len, const char *name, CpuKernelFn *fn,
                        bool *compiled, char *path) {
+  return compile_load_many(source, len, name, 1, &name, fn, compiled, path);
+}
+
+jx_status compile_load_many(const char *source, size_t len, const char *name, int nfn,
+                            const char *const *names, CpuKernelFn *fns, bool *compiled,
+                            char *path) {
   *compiled = false;
   path[0] = 0;
   if (!compile_available()) {
@@ -312,7 +322,7 @@ jx_status compile_load(const char *source, size_t len, const char *name, CpuKern
 
   /* Reuse: the stored source is exactly ours and its object loads. */
   if (file_equals(c_path, text, total) && access(so_path, R_OK) == 0) {
-    if (load(so_path, name, fn, false) == JX_OK) {
+    if (load(so_path, nfn, names, fns, false) == JX_OK) {
       free(text);
       return JX_OK;
     }
@@ -355,7 +365,7 @@ jx_status compile_load(const char *source, size_t len, const char *name, CpuKern
   unlink(log);
   /* Load under the unique temporary name (dlopen matches loaded objects by name, so a
    * reused path could give an older object), then publish it for other processes. */
-  jx_status st = load(tmp_so, name, fn, true);
+  jx_status st = load(tmp_so, nfn, names, fns, true);
   if (rename(tmp_so, so_path) != 0) unlink(tmp_so); /* still loaded; not cached on disk */
   return st;
 }

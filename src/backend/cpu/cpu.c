@@ -407,6 +407,102 @@ typedef struct Launch {
   void *out;
 } Launch;
 
+/* Compiles every kernel of ks that is not cached yet into ONE translation unit with
+ * one compiler run (jit programs: the prelude is parsed once, not once per kernel).
+ * Kernels it cannot batch are left for cpu_prepare. */
+static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
+  ensure_configured();
+  if (!compile_available() || n <= 0) return JX_OK;
+  KernelKey *keys = calloc((size_t)n, sizeof *keys);
+  uint64_t *hs = calloc((size_t)n, sizeof *hs), *ths = calloc((size_t)n, sizeof *ths);
+  char **texts = calloc((size_t)n, sizeof *texts), (*names)[RENDER_NAME_MAX] = calloc((size_t)n, RENDER_NAME_MAX);
+  const char **name_ptrs = calloc((size_t)n, sizeof *name_ptrs);
+  CpuKernelFn *fns = calloc((size_t)n, sizeof *fns);
+  int *pick = calloc((size_t)n, sizeof *pick);
+  jx_status st = JX_OK;
+  if (!keys || !hs || !ths || !texts || !names || !name_ptrs || !fns || !pick) {
+    st = JX_ERR_OOM;
+    error_set(st, "cpu: out of memory preparing %d kernels", n);
+    goto done;
+  }
+  pthread_mutex_lock(&compile_lock);
+  int m = 0;
+  size_t total = render_prelude_len() + 1;
+  for (int i = 0; i < n; i++) {
+    if (ks[i]->size == 0) continue;
+    keys[i] = key_of(ks[i]);
+    hs[i] = key_hash(&keys[i]);
+    pthread_mutex_lock(&lock);
+    bool cached = kernels_get(&keys[i], hs[i]) != NULL;
+    pthread_mutex_unlock(&lock);
+    if (cached) continue;
+    texts[i] = render_kernel(&render_c, ks[i], names[i]);
+    if (!texts[i]) continue; /* cpu_prepare reports it */
+    size_t len = strlen(texts[i]);
+    ths[i] = text_hash(texts[i], len);
+    pthread_mutex_lock(&lock);
+    CpuExe *x = sources_get(texts[i], len, ths[i]);
+    if (x) kernels_put(&keys[i], hs[i], x);
+    pthread_mutex_unlock(&lock);
+    bool dup = false; /* the same kernel twice, or a name clash: compile once */
+    for (int j = 0; j < m && !dup; j++) dup = strcmp(names[pick[j]], names[i]) == 0;
+    if (x || dup) continue;
+    pick[m] = i;
+    name_ptrs[m++] = names[i];
+    total += len + 1;
+  }
+  if (m > 0) {
+    char *tu = malloc(total + 1), unit[RENDER_NAME_MAX + 32];
+    if (!tu) {
+      st = JX_ERR_OOM;
+      error_set(st, "cpu: out of memory compiling %d kernels", m);
+    } else {
+      size_t at = render_prelude_len();
+      memcpy(tu, render_prelude(), at);
+      tu[at++] = '\n';
+      uint64_t uh = 1469598103934665603ull;
+      for (int j = 0; j < m; j++) {
+        size_t len = strlen(texts[pick[j]]);
+        memcpy(tu + at, texts[pick[j]], len);
+        at += len;
+        tu[at++] = '\n';
+        uh = (uh ^ ths[pick[j]]) * 1099511628211ull;
+      }
+      tu[at] = 0;
+      snprintf(unit, sizeof unit, "prog%d_%08x", m, (unsigned)(uh & 0xffffffffu));
+      bool compiled = false;
+      static char path[COMPILE_PATH_MAX]; /* under compile_lock */
+      double t0 = now_us();
+      st = compile_load_many(tu, at, unit, m, name_ptrs, fns, &compiled, path);
+      free(tu);
+      pthread_mutex_lock(&lock);
+      stats.compiles += compiled;
+      stats.disk_hits += st == JX_OK && !compiled;
+      for (int j = 0; st == JX_OK && j < m; j++) {
+        int i = pick[j];
+        CpuExe *x = exe_new(names[i]);
+        if (!x) {
+          st = JX_ERR_OOM;
+          break;
+        }
+        x->fn = fns[j];
+        x->source_path = strdup(path);
+        sources_put(texts[i], strlen(texts[i]), ths[i], x);
+        kernels_put(&keys[i], hs[i], x);
+      }
+      pthread_mutex_unlock(&lock);
+      if (config_debug_level() >= 1 && st == JX_OK)
+        fprintf(stderr, "[jaxc] cpu: %s %d kernels as %s in %.1f ms (%s)\n",
+                compiled ? "compiled" : "loaded cached", m, unit, (now_us() - t0) * 1e-3, path);
+    }
+  }
+  pthread_mutex_unlock(&compile_lock);
+done:
+  for (int i = 0; texts && i < n; i++) free(texts[i]);
+  free(keys), free(hs), free(ths), free(texts), free(names), free(name_ptrs), free(fns), free(pick);
+  return st;
+}
+
 static void launch_chunk(void *ctx, int64_t start, int64_t end) {
   const Launch *l = ctx;
   l->fn(l->in, l->out, start, end);
@@ -437,6 +533,7 @@ static jx_status cpu_dispatch(void *exe, const Kernel *k, void *const *inputs, v
 }
 
 const Backend backend_cpu = {
+    .prepare_batch = cpu_prepare_batch,
     .host_memory = true,
     .name = "cpu",
     .alloc = cpu_alloc,
