@@ -86,7 +86,7 @@ void buffer_free(Buffer *b) {
   free(b);
 }
 
-/* "cpu" is registered but not yet the default: backend_set_default(&backend_cpu). */
+/* Devices in the order jx_devices lists them; the default is chosen in backend_default. */
 static const Backend *const backends[] = {&backend_interp, &backend_cpu};
 static const char *const backend_names[] = {"interp", "cpu", NULL};
 /* The default device: JAXC_DEVICE when it names one, else "cpu" (which runs kernels in
