@@ -1,6 +1,6 @@
 /* backend.h -- the backend interface: a small table of functions every device
  * implements (interp, the reference; cpu, native code; cuda planned), and refcounted
- * device buffers (freed host buffers are cached for reuse by size). *
+ * device buffers (freed host buffers are cached for reuse by size). */
 #ifndef JAXC_BACKEND_BACKEND_H
 #define JAXC_BACKEND_BACKEND_H
 
