@@ -241,6 +241,16 @@ static bool lower_movement(const JaxprEqn *q, Lazy *x, Lazy *out, const Aval *av
   return true;
 }
 
+/* Lanes of the first stage of a reduction to few outputs: P partial results per
+ * output, each reducing every P-th element, so neighbouring lanes read neighbouring
+ * elements (SIMD) and the work splits across threads; 0 when one stage is better. */
+static int64_t reduce_lanes(int64_t size, int64_t R) {
+  if (size > 64 || R < (1 << 15)) return 0;
+  for (int64_t P = 256; P >= 16; P /= 2)
+    if (R % P == 0) return P;
+  return 0;
+}
+
 static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *out, const Aval *av) {
   bool mask[JX_MAX_NDIM] = {false};
   for (int i = 0; i < q->params.naxes; i++) mask[q->params.axes[i]] = true;
@@ -251,19 +261,34 @@ static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *out, const 
   for (int d = 0; d < x->aval.ndim; d++)
     if (mask[d]) perm[n++] = d, R *= x->aval.shape[d];
   for (int d = 0; d < x->aval.ndim; d++) pshape[d] = x->aval.shape[perm[d]];
-  int64_t size = shape_numel(av->ndim, av->shape);
-  const AluExp *flat = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_special("gidx", size), i64(R)),
-                                  alu_special("ridx", R));
-  const AluExp *ip[JX_MAX_NDIM], *idx[JX_MAX_NDIM];
-  shape_unflatten(flat, x->aval.ndim, pshape, ip);
-  for (int d = 0; d < x->aval.ndim; d++) idx[perm[d]] = ip[d];
+  int64_t size = shape_numel(av->ndim, av->shape), P = reduce_lanes(size, R);
   AluOp op = prim_alu_op(q->prim);
   jx_dtype dt = av->dtype;
   AluValue id = alu_reduce_identity(op, dt);
-  Kernel k = {.size = size, .dtype = dt, .has_reduction = R > 0};
-  k.reduction = (Reduction){.op = op, .dtype = dt, .identity = id, .size = R};
-  k.exp = R > 0 ? lazy_load(x, idx) : alu_const(dt, id);
+  /* One stage: out[g] = reduce_r x[g * R + r]. Two stages: part[g * P + p] =
+   * reduce_r x[g * R + r * P + p] over R / P, then out[g] = reduce_p part[g * P + p]. */
+  int64_t size1 = P ? size * P : size, R1 = P ? R / P : R;
+  const AluExp *g = alu_special("gidx", size1), *r = alu_special("ridx", R1), *flat;
+  if (P)
+    flat = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_DIV, g, i64(P)), i64(R)),
+                      alu_binary(ALU_ADD, alu_binary(ALU_MUL, r, i64(P)), alu_binary(ALU_MOD, g, i64(P))));
+  else
+    flat = alu_binary(ALU_ADD, alu_binary(ALU_MUL, g, i64(R)), r);
+  const AluExp *ip[JX_MAX_NDIM], *idx[JX_MAX_NDIM];
+  shape_unflatten(flat, x->aval.ndim, pshape, ip);
+  for (int d = 0; d < x->aval.ndim; d++) idx[perm[d]] = ip[d];
+  Kernel k = {.size = size1, .dtype = dt, .has_reduction = R1 > 0};
+  k.reduction = (Reduction){.op = op, .dtype = dt, .identity = id, .size = R1};
+  k.exp = R1 > 0 ? lazy_load(x, idx) : alu_const(dt, id);
   int s = emit(L, &k);
+  if (s >= 0 && P) {
+    const AluExp *flat2 = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_special("gidx", size), i64(P)),
+                                     alu_special("ridx", P));
+    Kernel k2 = {.size = size, .dtype = dt, .has_reduction = true};
+    k2.reduction = (Reduction){.op = op, .dtype = dt, .identity = id, .size = P};
+    k2.exp = alu_global(s, dt, flat2);
+    s = emit(L, &k2);
+  }
   if (s < 0) return false;
   *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
   return out->st != NULL;

@@ -397,15 +397,22 @@ static jx_array *one_to_two(jx_array *key, int ndim, const int64_t *shape, jx_dt
 
 /* core._uniform with bounds given as arrays of `dtype` (0-d or broadcastable to shape):
  * max(minval, (f - 1) * (maxval - minval) + minval), the multiply-add fused on float32
- * as XLA does. */
-jx_array *random_uniform_between(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
-                                 jx_array *minval, jx_array *maxval) {
+ * as XLA does, unless the caller knows the product is exact (then fusing changes
+ * nothing and the emulated fma is skipped). */
+static jx_array *uniform_between(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                                 jx_array *minval, jx_array *maxval, bool exact_product) {
   jx_array *floats = opc(PRIM_sub, one_to_two(key, ndim, shape, dtype), 1.0);
   jx_array *lo = bcast(minval, ndim, shape), *hi = bcast(maxval, ndim, shape);
   jx_array *span = op2(PRIM_sub, hi, lo);
-  jx_array *r = dtype == JX_FLOAT32 ? random_fma32(floats, span, lo)
-                                    : op2(PRIM_add, op2(PRIM_mul, floats, span), lo);
+  jx_array *r = dtype == JX_FLOAT32 && !exact_product
+                    ? random_fma32(floats, span, lo)
+                    : op2(PRIM_add, op2(PRIM_mul, floats, span), lo);
   return op2(PRIM_max, lo, r);
+}
+
+jx_array *random_uniform_between(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                                 jx_array *minval, jx_array *maxval) {
+  return uniform_between(key, ndim, shape, dtype, minval, maxval, false);
 }
 
 /* v rounded to dtype (float), as a double: what np_constant stores. NaN on error. */
@@ -437,8 +444,16 @@ jx_array *random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype
     jx_array *u = op2(PRIM_add, one_to_two(key, ndim, shape, dtype), fold);
     return op2(PRIM_max, np_constant(lo, dtype), u);
   }
-  return random_uniform_between(key, ndim, shape, dtype, np_constant(minval, dtype),
-                                np_constant(maxval, dtype));
+  /* f - 1 has at most nmant significant bits, so its product with a span that is 0 or
+   * a power of two (0 to 1, the normal's -1 to 1, ...) is exact. The span is the
+   * rounded difference of the rounded bounds, as the primitives compute it. */
+  double d = hi - lo, bb = d - hi;
+  bool d_exact = (hi - (d - bb)) + (-lo - bb) == 0; /* TwoSum error of hi - lo */
+  int e;
+  double span = host_round(d, dtype);
+  bool pow2 = d_exact && (span == 0 || fabs(frexp(span, &e)) == 0.5);
+  return uniform_between(key, ndim, shape, dtype, np_constant(minval, dtype),
+                         np_constant(maxval, dtype), pow2);
 }
 
 jx_array *jx_random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,

@@ -1,11 +1,14 @@
-/* test_random.c -- jax.random (src/lib/random.c) against JAX goldens
- * (tests/golden/random.txt, tools/golden_random.py): keys, split, fold_in, bits,
- * uniform, randint, bernoulli, categorical and choice bit for bit; normal, gumbel,
- * exponential, laplace, logistic, cauchy and truncated_normal within 1 ulp of their
- * dtype (XLA's log/log1p/tan/erf may round differently in the last bit);
- * multivariate_normal within a few float32 ulps (LAPACK's Cholesky and XLA's dot
- * order their sums differently). Then: vmap over a batch of keys equals a loop,
- * jit equals eager, batched keys equal vmap, grad through a sampler, and errors. */
+/* test_random.c -- jax.random (src/lib/random*.c) against JAX goldens
+ * (tests/golden/random.txt, tools/golden_random.py) on the default device: keys,
+ * split, fold_in, bits, uniform, randint, bernoulli, categorical, permutation and
+ * choice bit for bit; normal, gumbel, exponential, laplace, logistic, cauchy and
+ * truncated_normal within 1 ulp of their dtype (float64: 1 ulp of float32), as the
+ * issue asks (they are in fact bit for bit except cauchy's tan on the interpreter; the
+ * largest distance per function is printed); multivariate_normal within 8 float32
+ * ulps (LAPACK's Cholesky and XLA's dot order their sums differently). Then: vmap over
+ * a batch of keys equals a loop, jit equals eager, batched keys equal vmap, grad
+ * through a sampler, JAX's bound semantics, and errors. Every case ends with no live
+ * arrays (TEST_RUN). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -180,11 +183,13 @@ static bool is_exact(const char *f) {
   return false;
 }
 
-static const char *device = "interp";
-
-static void golden_on_device(void) {
+/* On the default device; CTest runs this program on "cpu" and again with
+ * JAXC_DEVICE=interp, so the bits are checked on both backends. */
+static void test_golden(void) {
   CHECK_MSG(cases != NULL, "cannot load random.txt (run tools/golden_random.py)");
-  CHECK(jx_default_device(device) == JX_OK);
+  jx_array *probe = jx_random_key(0);
+  const char *device = jx_device_of(probe);
+  jx_free(probe);
   memset(ulp_fn, 0, sizeof ulp_fn);
   memset(ulp_max, 0, sizeof ulp_max);
   memset(ulp_values, 0, sizeof ulp_values);
@@ -580,12 +585,7 @@ static void test_errors(void) {
 
 int main(void) {
   cases = golden_load("random.txt", &ncases);
-  /* Goldens on every device: the samplers' bits must not depend on the backend. */
-  for (const char *const *d = jx_devices(); *d; d++) {
-    device = *d;
-    TEST_RUN(golden_on_device);
-  }
-  jx_default_device("interp");
+  TEST_RUN(test_golden);
   TEST_RUN(test_vmap_equals_loop);
   TEST_RUN(test_jit_equals_eager);
   TEST_RUN(test_batched_keys);
