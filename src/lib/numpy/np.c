@@ -98,7 +98,7 @@ bool np_broadcast_shapes(const char *fn, int n, jx_array *const *in, int *ndim,
 
 jx_array *np_broadcast_to(const char *fn, jx_array *x, int ndim, const int64_t *shape) {
   if (!x) return NULL;
-  if (x->ndim == ndim && memcmp(x->shape, shape, (size_t)ndim * sizeof(int64_t)) == 0)
+  if (x->ndim == ndim && (ndim == 0 || memcmp(x->shape, shape, (size_t)ndim * sizeof(int64_t)) == 0))
     return jx_ref(x);
   int off = ndim - x->ndim;
   bool ok = off >= 0;
@@ -150,7 +150,7 @@ jx_array *np_to_inexact(jx_array *x) {
 static uint16_t round_to_16(double v, bool bf16) {
   float (*to32)(uint16_t) = bf16 ? dtype_bf16_to_f32 : dtype_f16_to_f32;
   uint16_t h = bf16 ? dtype_f32_to_bf16((float)v) : dtype_f32_to_f16((float)v);
-  if (isnan(v) || isinf(v)) return h;
+  if (isnan(v) || isinf(v) || isinf(to32(h))) return h; /* overflow rounds to +-inf */
   uint16_t best = h;
   double best_err = fabs((double)to32(h) - v);
   /* The double-rounded result is at most one step away; check both neighbours
