@@ -181,8 +181,8 @@ static jx_array *pad_axis(jx_array *x, int axis, int64_t lo, int64_t hi, double 
  * at `first`, followed by the w->out result extents: x[..., S...] -> [..., T, out...].
  * Each tap is a strided slice (a view) of the padded operand. Needs w->out all > 0 and
  * w->taps > 0. */
-static jx_array *window_taps(const char *fn, jx_array *x, int first, const Window *w,
-                             double value) {
+static jx_array *window_taps_at(const char *fn, jx_array *x, int first, int tap_axis,
+                                const Window *w, double value) {
   if (x && x->ndim + 1 > JX_MAX_NDIM) {
     error_set(JX_ERR_UNSUPPORTED, "%s: operand rank %d leaves no room for the window axis",
               fn, x->ndim);
@@ -210,12 +210,17 @@ static jx_array *window_taps(const char *fn, jx_array *x, int first, const Windo
       stop[first + i] = start[first + i] + (w->out[i] - 1) * w->stride[i] + 1;
       step[first + i] = w->stride[i];
     }
-    taps[t] = insert_unit(prim_slice(p, start, stop, step), first);
+    taps[t] = insert_unit(prim_slice(p, start, stop, step), tap_axis);
     ok = taps[t] != NULL;
   }
-  jx_array *r = ok ? concat_many(w->taps, taps, first) : NULL;
+  jx_array *r = ok ? concat_many(w->taps, taps, tap_axis) : NULL;
   free(taps);
   return r;
+}
+
+static jx_array *window_taps(const char *fn, jx_array *x, int first, const Window *w,
+                             double value) {
+  return window_taps_at(fn, x, first, first, w, value);
 }
 
 /* ------------------------------------------------------- dimension numbers */
@@ -348,8 +353,6 @@ static jx_array *conv_impl(const char *fn, jx_array *lhs, jx_array *rhs, const C
   int64_t rs[JX_MAX_NDIM];
   rs[0] = N / B, rs[1] = O;
   for (int i = 0; i < n; i++) rs[2 + i] = w.out[i];
-  int inv[JX_MAX_NDIM];
-  for (int d = 0; d < nd; d++) inv[op[d]] = d;
   jx_dtype out = lhs->dtype, comp = out;
   bool weak = lhs->weak && rhs->weak;
   if (out == JX_BOOL) comp = JX_INT32; /* an or of ands: count, then test != 0 */
@@ -360,32 +363,65 @@ static jx_array *conv_impl(const char *fn, jx_array *lhs, jx_array *rhs, const C
     return const_shaped(0, out, nd, ys); /* an empty sum */
   }
 
-  jx_array *x = np_convert(prim_transpose(lhs, lp), comp, false); /* [N, C, S...] */
-  jx_array *k = np_convert(prim_transpose(rhs, rp), comp, false); /* [O, I, K...] */
-  jx_array *cols = window_taps(fn, x, 2, &w, 0.0);                 /* [N, C, T, out...] */
+  /* Channel-last layout (as XLA on CPU): x [N, S..., C], im2col [N, out..., T, C] so a
+   * row of the GEMM (one output position) is contiguous, kernel [T, I, O]. For NHWC /
+   * HWIO / NHWC operands no transposes are needed at all. */
+  int xp[JX_MAX_NDIM], kp[JX_MAX_NDIM];
+  xp[0] = lp[0];
+  for (int i = 0; i < n; i++) xp[1 + i] = lp[2 + i];
+  xp[n + 1] = lp[1];
+  for (int i = 0; i < n; i++) kp[i] = rp[2 + i];
+  kp[n] = rp[1], kp[n + 1] = rp[0];
+  jx_array *x = np_convert(prim_transpose(lhs, xp), comp, false); /* [N, S..., C] */
+  jx_array *k = np_convert(prim_transpose(rhs, kp), comp, false); /* [K..., I, O] */
+  jx_array *cols = window_taps_at(fn, x, 1, n + 1, &w, 0.0);       /* [N, out..., T, C] */
   if (!cols || !k) return NULL;
   int64_t T = w.taps, s[JX_MAX_NDIM];
-  /* Groups become a batch dim of the contraction: features (or, for batch groups,
-   * the lhs batch) split group-major, as do the kernel's output features. */
-  int nc = 0;
-  if (B > 1) { /* [B, N/B, C, T, out...] x [B, O/B, I, T] */
-    s[nc++] = B, s[nc++] = N / B, s[nc++] = C;
-  } else {     /* [N, G, C/G, T, out...] x [G, O/G, I, T] */
-    s[nc++] = N, s[nc++] = G, s[nc++] = C / G;
+  int64_t Gx = B > 1 ? B : G; /* groups: a batch dim of the contraction */
+  jx_array *y;
+  if (Gx == 1) {
+    int nc = 0;
+    s[nc++] = N;
+    for (int i = 0; i < n; i++) s[nc++] = w.out[i];
+    s[nc++] = T, s[nc++] = C;
+    cols = prim_reshape(cols, nc, s);
+    k = prim_reshape(k, 3, (int64_t[]){T, I, O});
+    int lc[2] = {n + 1, n + 2}, rc[2] = {0, 1};
+    y = prim_dot_general(cols, k, 2, lc, rc, 0, NULL, NULL); /* [N, out..., O] */
+  } else {
+    /* Features (or, for batch groups, the lhs batch) split group-major, as do the
+     * kernel's output features: [Gx, N', out..., T, C'] x [Gx, T, I, O/Gx]. */
+    int nc = 0;
+    if (B > 1) s[nc++] = B, s[nc++] = N / B;
+    else s[nc++] = N;
+    for (int i = 0; i < n; i++) s[nc++] = w.out[i];
+    s[nc++] = T;
+    if (B > 1) s[nc++] = C;
+    else s[nc++] = G, s[nc++] = C / G;
+    cols = prim_reshape(cols, nc, s);
+    int lb, lc[2];
+    if (B > 1) lb = 0, lc[0] = n + 2, lc[1] = n + 3;   /* [B, N/B, out..., T, C] */
+    else lb = n + 2, lc[0] = n + 1, lc[1] = n + 3;     /* [N, out..., T, G, C/G] */
+    k = prim_reshape(k, 4, (int64_t[]){T, I, Gx, O / Gx});
+    k = prim_transpose(k, (int[]){2, 0, 1, 3});         /* [Gx, T, I, O/Gx] */
+    int rb = 0, rc[2] = {1, 2};
+    y = prim_dot_general(cols, k, 2, lc, rc, 1, &lb, &rb); /* [Gx, N', out..., O/Gx] */
+    int perm[JX_MAX_NDIM];
+    for (int i = 0; i <= n; i++) perm[i] = 1 + i;
+    perm[n + 1] = 0, perm[n + 2] = n + 2;
+    y = prim_transpose(y, perm); /* [N', out..., Gx, O/Gx] */
+    int64_t ys2[JX_MAX_NDIM];
+    ys2[0] = N / B;
+    for (int i = 0; i < n; i++) ys2[1 + i] = w.out[i];
+    ys2[n + 1] = O;
+    y = prim_reshape(y, nd, ys2);
   }
-  s[nc++] = T;
-  for (int i = 0; i < n; i++) s[nc++] = w.out[i];
-  cols = prim_reshape(cols, nc, s);
-  int64_t ks[4] = {B > 1 ? B : G, O / (B > 1 ? B : G), I, T};
-  k = prim_reshape(k, 4, ks);
-  int lb = B > 1 ? 0 : 1, rb = 0, lc[2] = {2, 3}, rc[2] = {2, 3};
-  jx_array *y = prim_dot_general(cols, k, 2, lc, rc, 1, &lb, &rb);
-  /* y: [B, N/B, out..., O/B] or [G, N, out..., O/G] -> [N', grp, O', out...] */
+  /* y: [N', out..., O] -> the out_spec layout: out dim op[c] holds canonical dim c
+   * ([N, C, S...]); y holds canonical N, S..., C. */
   int perm[JX_MAX_NDIM];
-  perm[0] = 1, perm[1] = 0, perm[2] = n + 2;
-  for (int i = 0; i < n; i++) perm[3 + i] = 2 + i;
-  y = prim_reshape(prim_transpose(y, perm), nd, rs);
-  return np_convert(prim_transpose(y, inv), out, weak);
+  perm[op[0]] = 0, perm[op[1]] = n + 1;
+  for (int i = 0; i < n; i++) perm[op[2 + i]] = 1 + i;
+  return np_convert(prim_transpose(y, perm), out, weak);
 }
 
 static const jx_conv_options no_options;
@@ -540,6 +576,30 @@ static jx_array *reduce_window_impl(const char *fn, jx_array *x, jx_window_op op
   if ((p == PRIM_reduce_sum || p == PRIM_reduce_prod) &&
       (comp == JX_FLOAT16 || comp == JX_BFLOAT16))
     comp = JX_FLOAT32;
+  /* Non-overlapping windows (stride == window, no padding or dilation), as 2x2 max
+   * pooling: crop to whole windows, split each windowed dim into (out, size) -- a view --
+   * and reduce the size axes. No taps are materialized. */
+  bool tiled = true;
+  int split = 0;
+  for (int i = 0; i < w->n && tiled; i++) {
+    tiled = w->stride[i] == w->size[i] && w->lo[i] == 0 && w->hi[i] <= 0 &&
+            w->base_dil[i] == 1 && w->win_dil[i] == 1 &&
+            w->out[i] * w->size[i] == w->in[i] + w->hi[i];
+    split += w->size[i] > 1;
+  }
+  if (tiled && w->n + split <= JX_MAX_NDIM) {
+    jx_array *c = np_convert(x, comp, x->weak);
+    for (int i = 0; i < w->n; i++) c = pad_axis(c, i, 0, w->hi[i], init);
+    int64_t s[JX_MAX_NDIM];
+    bool mask[JX_MAX_NDIM] = {false};
+    int m = 0;
+    for (int i = 0; i < w->n; i++) {
+      s[m++] = w->out[i];
+      if (w->size[i] > 1) mask[m] = true, s[m++] = w->size[i];
+    }
+    c = c ? prim_reshape(c, m, s) : NULL;
+    return c ? np_convert(prim_reduce(p, c, mask), x->dtype, x->weak) : NULL;
+  }
   jx_array *cols = window_taps(fn, np_convert(x, comp, x->weak), 0, w, init); /* [T, out...] */
   bool mask[JX_MAX_NDIM] = {true};
   return np_convert(prim_reduce(p, cols, mask), x->dtype, x->weak);
