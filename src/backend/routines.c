@@ -89,43 +89,41 @@ static jx_status run_scatter_add(const Routine *r, void *const *in, void *out) {
   return JX_OK;
 }
 
-/* out[b] = a[b] @ bm[b] for each batch entry; row-major. */
+/* out[b] = op(a[b]) @ op(bm[b]) for each batch entry; row-major; op transposes the
+ * operands stored transposed (trans_a: a is (K, M); trans_b: bm is (N, K)). */
 static jx_status run_gemm(const Routine *r, const void *a, const void *bm, void *out) {
   int64_t M = r->n, K = r->m, N = r->inner;
+  bool ta = r->trans_a, tb = r->trans_b;
   for (int64_t b = 0; b < r->outer; b++) {
 #ifdef JAXC_HAVE_CBLAS
-    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && M && N) {
-      if (r->dtype == JX_FLOAT32) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
-                    (const float *)a + b * M * K, K ? (int)K : 1, (const float *)bm + b * K * N,
-                    (int)N, 0.0f, (float *)out + b * M * N, (int)N);
-        continue;
-      }
-      if (r->dtype == JX_FLOAT64) {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
-                    (const double *)a + b * M * K, K ? (int)K : 1, (const double *)bm + b * K * N,
-                    (int)N, 0.0, (double *)out + b * M * N, (int)N);
-        continue;
-      }
+    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && M && N &&
+        (r->dtype == JX_FLOAT32 || r->dtype == JX_FLOAT64)) {
+      int lda = (int)(ta ? (M ? M : 1) : (K ? K : 1)), ldb = (int)(tb ? (K ? K : 1) : N);
+      enum CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans, opb = tb ? CblasTrans : CblasNoTrans;
+      if (r->dtype == JX_FLOAT32)
+        cblas_sgemm(CblasRowMajor, opa, opb, (int)M, (int)N, (int)K, 1.0f, (const float *)a + b * M * K, lda,
+                    (const float *)bm + b * K * N, ldb, 0.0f, (float *)out + b * M * N, (int)N);
+      else
+        cblas_dgemm(CblasRowMajor, opa, opb, (int)M, (int)N, (int)K, 1.0, (const double *)a + b * M * K, lda,
+                    (const double *)bm + b * K * N, ldb, 0.0, (double *)out + b * M * N, (int)N);
+      continue;
     }
 #endif
-    /* reference loop (no BLAS): i-k-j order, accumulating in the dtype */
+    /* reference loop (no BLAS): accumulating in the dtype, k ascending */
     bool f32 = r->dtype == JX_FLOAT32;
-    for (int64_t i = 0; i < M; i++) {
+    for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) {
-        if (f32) ((float *)out)[(b * M + i) * N + j] = 0.0f;
-        else ((double *)out)[(b * M + i) * N + j] = 0.0;
-      }
-      for (int64_t k = 0; k < K; k++)
-        for (int64_t j = 0; j < N; j++) {
-          if (f32)
-            ((float *)out)[(b * M + i) * N + j] +=
-                ((const float *)a)[(b * M + i) * K + k] * ((const float *)bm)[(b * K + k) * N + j];
-          else
-            ((double *)out)[(b * M + i) * N + j] +=
-                ((const double *)a)[(b * M + i) * K + k] * ((const double *)bm)[(b * K + k) * N + j];
+        double acc32 = 0;
+        float accf = 0.0f;
+        for (int64_t k = 0; k < K; k++) {
+          int64_t ai = b * M * K + (ta ? k * M + i : i * K + k);
+          int64_t bi = b * K * N + (tb ? j * K + k : k * N + j);
+          if (f32) accf += ((const float *)a)[ai] * ((const float *)bm)[bi];
+          else acc32 += ((const double *)a)[ai] * ((const double *)bm)[bi];
         }
-    }
+        if (f32) ((float *)out)[(b * M + i) * N + j] = accf;
+        else ((double *)out)[(b * M + i) * N + j] = acc32;
+      }
   }
   return JX_OK;
 }

@@ -175,7 +175,8 @@ typedef struct Routine {
   jx_dtype dtype;       /* the data operand's dtype */
   jx_dtype index_dtype; /* argsort's output, scatter's indices */
   int64_t outer, n, inner;
-  int64_t m;            /* scatter: number of indices */
+  int64_t m;            /* scatter: number of indices; gemm: the contracted size */
+  bool trans_a, trans_b; /* gemm: a stored as (outer, m, n) / b as (outer, inner, m) */
 } Routine;
 
 const char *routine_name(RoutineOp op);

@@ -294,8 +294,31 @@ static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *out, const 
   return out->st != NULL;
 }
 
-/* v permuted and reshaped to (B, R, C), materialized contiguous: a GEMM operand. */
-static int gemm_operand(Lower *L, const Lazy *v, const int *perm, int64_t B, int64_t R, int64_t C) {
+/* A GEMM operand: v permuted by perm and reshaped to (B, R, C). If v is a buffer that
+ * already holds it transposed -- (B, C, R) contiguous, as gradients' x^T are -- that
+ * buffer is used with *trans set; otherwise the canonical layout is materialized. */
+static int gemm_operand(Lower *L, const Lazy *v, const int *perm, int64_t B, int64_t R, int64_t C,
+                        int nlead, bool *trans) {
+  *trans = false;
+  if (v->slot >= 0) {
+    /* the transposed order: batch dims, then the last C-dims, then the R-dims */
+    int tperm[JX_MAX_NDIM], k = 0, nd = v->aval.ndim, nr = 0;
+    int64_t rprod = 1;
+    for (int d = nlead; d < nd && rprod < R; d++) rprod *= v->aval.shape[perm[d]], nr++;
+    if (rprod == R) {
+      for (int d = 0; d < nlead; d++) tperm[k++] = perm[d];
+      for (int d = nlead + nr; d < nd; d++) tperm[k++] = perm[d];
+      for (int d = nlead; d < nlead + nr; d++) tperm[k++] = perm[d];
+      ShapeTracker *p = shape_permute(v->st, tperm);
+      ShapeTracker *t = p ? shape_reshape(p, 3, (int64_t[]){B, C, R}) : NULL;
+      bool direct = t && shape_is_contiguous(t);
+      shape_free(p), shape_free(t);
+      if (direct) {
+        *trans = true;
+        return v->slot;
+      }
+    }
+  }
   Lazy t = *v;
   ShapeTracker *p = shape_permute(v->st, perm);
   t.st = p ? shape_reshape(p, 3, (int64_t[]){B, R, C}) : NULL;
@@ -311,11 +334,16 @@ static int gemm_operand(Lower *L, const Lazy *v, const int *perm, int64_t B, int
 static bool lower_gemm(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out, const Aval *av) {
   DotLayout D;
   prim_dot_layout(&q->params, &x->aval, &y->aval, &D);
-  int args[2] = {gemm_operand(L, x, D.xperm, D.B, D.M, D.K), gemm_operand(L, y, D.yperm, D.B, D.K, D.N)};
+  bool ta, tb;
+  int nb = q->params.nbatch;
+  int a0 = gemm_operand(L, x, D.xperm, D.B, D.M, D.K, nb, &ta);
+  int a1 = a0 >= 0 ? gemm_operand(L, y, D.yperm, D.B, D.K, D.N, nb, &tb) : -1;
+  int args[2] = {a0, a1};
   if (args[0] < 0 || args[1] < 0) return false;
   Step st = {.is_routine = true, .nroutine_args = 2,
              .out_nbytes = (size_t)(D.B * D.M * D.N) * jx_dtype_itemsize(av->dtype)};
-  st.routine = (Routine){.op = ROUTINE_GEMM, .dtype = av->dtype, .outer = D.B, .n = D.M, .m = D.K, .inner = D.N};
+  st.routine = (Routine){.op = ROUTINE_GEMM, .dtype = av->dtype, .outer = D.B, .n = D.M, .m = D.K,
+                         .inner = D.N, .trans_a = ta, .trans_b = tb};
   int s = push_step(L, &st, args, 2);
   if (s < 0) return false;
   *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
