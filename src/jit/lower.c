@@ -497,8 +497,12 @@ Program *jit_lower(const Jaxpr *j) {
   Lower L = {.j = j, .p = p, .vals = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof(Lazy))};
   bool ok = p && L.vals;
   /* uses per variable, so shared values are materialized once */
-  for (int e = 0; ok && e < j->neqns; e++)
-    for (int i = 0; i < j->eqns[e].nin; i++) L.vals[j->eqns[e].in[i]].uses++;
+  for (int e = 0; ok && e < j->neqns; e++) /* consumers: distinct equations (y * y is one) */
+    for (int i = 0; i < j->eqns[e].nin; i++) {
+      bool seen = false;
+      for (int k = 0; k < i; k++) seen |= j->eqns[e].in[k] == j->eqns[e].in[i];
+      if (!seen) L.vals[j->eqns[e].in[i]].uses++;
+    }
   for (int o = 0; ok && o < j->nout; o++) L.vals[j->outvars[o]].uses++;
   for (int i = 0; ok && i < j->nin; i++) {
     Lazy *v = &L.vals[j->invars[i]];
