@@ -196,7 +196,7 @@ static const OpFmt op_fmt[ALU_NUM_OPS] = {
     [ALU_ASINH] = {.flt = "asinh$f($0)"},
     [ALU_ACOSH] = {.flt = "acosh$f($0)"},
     [ALU_ATANH] = {.flt = "atanh$f($0)"},
-    [ALU_EXP] = {.flt = "exp$f($0)"},
+    [ALU_EXP] = {.flt = "jx_exp_$S($0)"}, /* f32: a vectorizable polynomial (prelude.h) */
     [ALU_EXP2] = {.flt = "exp2$f($0)"},
     [ALU_EXPM1] = {.flt = "expm1$f($0)"},
     [ALU_LOG] = {.flt = "log$f($0)"},

@@ -2,6 +2,9 @@
  * order (-0.0 == 0.0, NaN of either sign after +inf), stable, with JAX's descending
  * conventions (sort: reverse of the ascending sort, so NaNs come first; argsort: ties
  * still in input order). */
+#include <string.h>
+
+#include "core/shape.h"
 #include "lib/numpy/np.h"
 
 /* Flattens for axis == JX_AXIS_NONE; normalizes the axis otherwise. */
@@ -53,4 +56,253 @@ jx_array *jx_argsort(jx_array *x, int axis, bool descending) {
   }
   jx_scope_end(r ? 1 : 0, &r);
   return r;
+}
+
+/* ---------------------------------------------- lexsort, top_k, searchsorted, unique */
+
+static jx_array *bshape(double v, jx_dtype d, int nd, const int64_t *shape) {
+  jx_array *c = np_constant(v, d);
+  int none[1] = {0};
+  if (!c || nd == 0) return c;
+  return prim_broadcast_in_dim(c, nd, shape, none);
+}
+
+static bool null_args(const char *fn, int n, jx_array *const *xs) {
+  for (int i = 0; i < n; i++)
+    if (!xs[i]) {
+      if (!jx_last_status()) error_set(JX_ERR_VALUE, "%s: NULL argument %d", fn, i);
+      return true;
+    }
+  return false;
+}
+
+/* Least significant key first: each pass stably re-sorts the permutation by one key. */
+jx_array *jx_lexsort(int n, jx_array *const *keys, int axis) {
+  const char *fn = "jx_lexsort";
+  if (n < 1 || !keys) {
+    error_set(JX_ERR_VALUE, "%s: need at least one key, got %d", fn, n);
+    return NULL;
+  }
+  if (null_args(fn, n, keys)) return NULL;
+  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+  for (int k = 1; k < n; k++)
+    if (keys[k]->ndim != keys[0]->ndim ||
+        memcmp(keys[k]->shape, keys[0]->shape, sizeof(int64_t) * (size_t)keys[0]->ndim)) {
+      error_set(JX_ERR_SHAPE, "%s: all keys need the same shape, got %s and %s", fn,
+                array_describe(b0, keys[0]), array_describe(b1, keys[k]));
+      return NULL;
+    }
+  if (keys[0]->ndim == 0) {
+    error_set(JX_ERR_SHAPE, "%s: keys must be at least 1-d, got %s", fn,
+              array_describe(b0, keys[0]));
+    return NULL;
+  }
+  if (!array_normalize_axis(fn, &axis, keys[0]->ndim)) return NULL;
+  jx_scope_begin();
+  jx_array *perm = prim_iota(dtype_default_int(), keys[0]->ndim, keys[0]->shape, axis);
+  for (int k = 0; k < n && perm; k++) {
+    jx_array *kk = jx_take_along_axis(keys[k], perm, axis, JX_INDEX_CLIP);
+    jx_array *p = kk ? jx_argsort(jx_stop_gradient(kk), axis, false) : NULL;
+    perm = p ? jx_take_along_axis(perm, p, axis, JX_INDEX_CLIP) : NULL;
+  }
+  jx_scope_end(perm ? 1 : 0, &perm);
+  return perm;
+}
+
+/* An integer key whose order is the IEEE total order of float x (what lax.top_k sorts
+ * by): the bits, with the magnitude bits of negatives flipped. Ints pass through. */
+static jx_array *total_order_key(jx_array *x) {
+  if (dtype_is_bool(x->dtype)) return prim_convert(x, JX_INT32, false);
+  if (!dtype_is_floating(x->dtype)) return jx_ref(x);
+  int bits = dtype_bits(x->dtype);
+  jx_dtype it = bits == 16 ? JX_INT16 : bits == 32 ? JX_INT32 : JX_INT64;
+  jx_array *b = prim_bitcast(prim_convert(x, x->dtype, false), it);
+  if (!b) return NULL;
+  double mag = bits == 16 ? 32767.0 : bits == 32 ? 2147483647.0 : 9223372036854775807.0;
+  jx_array *m = bshape(mag, it, b->ndim, b->shape);
+  if (bits == 64 && m) { /* 2^63 - 1 is not a double: build it as ~(1 << 63) */
+    jx_array *one = bshape(1, it, b->ndim, b->shape);
+    m = prim_unary(PRIM_not, prim_binary(PRIM_shift_left, one, bshape(63, it, b->ndim, b->shape)));
+  }
+  return prim_select(prim_binary(PRIM_lt, b, bshape(0, it, b->ndim, b->shape)),
+                     prim_binary(PRIM_xor, b, m), b);
+}
+
+jx_status jx_top_k(jx_array *x, int64_t k, jx_array **values, jx_array **indices) {
+  const char *fn = "jx_top_k";
+  if (values) *values = NULL;
+  if (indices) *indices = NULL;
+  if (null_args(fn, 1, &x)) return jx_last_status();
+  char b[ARRAY_DESCRIBE_BUF];
+  if (x->ndim == 0) {
+    error_set(JX_ERR_SHAPE, "%s: x must be at least 1-d, got %s", fn, array_describe(b, x));
+    return JX_ERR_SHAPE;
+  }
+  int64_t n = x->shape[x->ndim - 1];
+  if (k < 0 || k > n) {
+    error_set(JX_ERR_VALUE, "%s: k = %lld must be in [0, %lld] for x %s", fn, (long long)k,
+              (long long)n, array_describe(b, x));
+    return JX_ERR_VALUE;
+  }
+  jx_scope_begin();
+  jx_array *key = total_order_key(x);
+  jx_array *order = key ? jx_argsort(key, -1, true) : NULL; /* stable: lower index first */
+  jx_array *out[2] = {NULL, NULL};
+  if (order) {
+    int64_t start[JX_MAX_NDIM] = {0}, stop[JX_MAX_NDIM], step[JX_MAX_NDIM];
+    for (int d = 0; d < x->ndim; d++) stop[d] = x->shape[d], step[d] = 1;
+    stop[x->ndim - 1] = k;
+    jx_array *ix = prim_convert(prim_slice(order, start, stop, step), JX_INT32, false);
+    out[0] = ix ? jx_take_along_axis(x, ix, -1, JX_INDEX_CLIP) : NULL;
+    out[1] = ix;
+  }
+  jx_status st = out[0] && out[1] ? JX_OK : jx_last_status();
+  if (st != JX_OK) out[0] = out[1] = NULL;
+  jx_scope_end(st == JX_OK ? 2 : 0, out);
+  if (st != JX_OK) return st;
+  if (values) *values = out[0]; else jx_free(out[0]);
+  if (indices) *indices = out[1]; else jx_free(out[1]);
+  return JX_OK;
+}
+
+/* a < b in jnp.sort's order (-0.0 == 0.0, NaN after everything). */
+static jx_array *sort_lt(jx_array *a, jx_array *b) {
+  jx_array *lt = prim_binary(PRIM_lt, a, b);
+  if (!lt || !dtype_is_floating(a->dtype)) return lt;
+  return prim_binary(PRIM_or, lt, prim_binary(PRIM_and, prim_unary(PRIM_not,
+                     prim_unary(PRIM_is_nan, a)), prim_unary(PRIM_is_nan, b)));
+}
+
+jx_status jx_searchsorted(jx_array *a, jx_array *v, bool side_right, jx_array **out) {
+  const char *fn = "jx_searchsorted";
+  if (!out) {
+    error_set(JX_ERR_VALUE, "%s: NULL out", fn);
+    return JX_ERR_VALUE;
+  }
+  *out = NULL;
+  if (null_args(fn, 2, (jx_array *[]){a, v})) return jx_last_status();
+  char b[ARRAY_DESCRIBE_BUF];
+  if (a->ndim != 1) {
+    error_set(JX_ERR_SHAPE, "%s: a must be 1-d, got %s", fn, array_describe(b, a));
+    return JX_ERR_SHAPE;
+  }
+  if (v->ndim + 1 > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "%s: v %s has too many dims", fn, array_describe(b, v));
+    return JX_ERR_SHAPE;
+  }
+  jx_scope_begin();
+  jx_array *pr[2] = {NULL, NULL}, *r = NULL;
+  if (np_promote(fn, 2, (jx_array *[]){a, v}, pr)) {
+    int nd = v->ndim + 1;
+    int64_t s[JX_MAX_NDIM];
+    int vd[JX_MAX_NDIM];
+    for (int d = 0; d < v->ndim; d++) s[d] = v->shape[d], vd[d] = d;
+    s[v->ndim] = a->shape[0];
+    jx_array *ab = prim_broadcast_in_dim(pr[0], nd, s, (int[]){v->ndim});
+    jx_array *vb = prim_broadcast_in_dim(pr[1], nd, s, vd);
+    /* left: #(a < v); right: #(a <= v) = #(not v < a) */
+    jx_array *c = side_right ? prim_unary(PRIM_not, sort_lt(vb, ab)) : sort_lt(ab, vb);
+    bool red[JX_MAX_NDIM] = {false};
+    red[v->ndim] = true;
+    r = prim_reduce(PRIM_reduce_sum, prim_convert(c, JX_INT32, false), red);
+  }
+  jx_status st = r ? JX_OK : jx_last_status();
+  jx_scope_end(r ? 1 : 0, &r);
+  *out = r;
+  return st;
+}
+
+/* Positions along a 1-d axis as a (rows, cols) comparison: count_i(cum[i] <= u) for u in
+ * [0, len). */
+static jx_array *count_le(jx_array *cum, int64_t len) {
+  int64_t n = cum->shape[0], s[2] = {len, n};
+  jx_dtype it = cum->dtype;
+  jx_array *u = prim_iota(it, 2, s, 0);
+  jx_array *le = prim_unary(PRIM_not, prim_binary(PRIM_lt, u, prim_broadcast_in_dim(cum, 2, s, (int[]){1})));
+  return prim_reduce(PRIM_reduce_sum, prim_convert(le, it, false), (bool[]){false, true});
+}
+
+jx_status jx_unique(jx_array *x, int64_t size, jx_array *fill_value, jx_array **values,
+                    jx_array **indices, jx_array **inverse, jx_array **counts) {
+  const char *fn = "jx_unique";
+  jx_array **outs[4] = {values, indices, inverse, counts};
+  for (int i = 0; i < 4; i++)
+    if (outs[i]) *outs[i] = NULL;
+  if (null_args(fn, 1, &x)) return jx_last_status();
+  int64_t n = shape_numel(x->ndim, x->shape);
+  jx_dtype it = dtype_default_int();
+  if (n == 0 && size > 0 && !fill_value) {
+    error_set(JX_ERR_VALUE, "%s: for an empty x with size %lld a fill_value is needed", fn,
+              (long long)size);
+    return JX_ERR_VALUE;
+  }
+  jx_scope_begin();
+  jx_array *r[4] = {NULL, NULL, NULL, NULL};
+  bool ok = true;
+  jx_array *xf = prim_reshape(x, 1, &n);
+  if (n == 0) {
+    int64_t sz = size < 0 ? 0 : size, zero = 0;
+    r[0] = sz ? np_broadcast_to(fn, np_convert(fill_value, x->dtype, x->weak), 1, &sz)
+              : jx_ref(xf);
+    r[1] = bshape(0, it, 1, &zero);
+    r[2] = bshape(0, it, x->ndim, x->shape);
+    r[3] = bshape(0, it, 1, &zero);
+  } else {
+    jx_array *s = jx_sort(xf, 0, false), *perm = jx_argsort(xf, 0, false);
+    int64_t z = 0, one = 1, nm1 = n - 1, st1 = 1;
+    jx_array *ne = NULL;
+    if (s && n > 1) {
+      jx_array *s1 = prim_slice(s, &one, &n, &st1), *s0 = prim_slice(s, &z, &nm1, &st1);
+      ne = prim_binary(PRIM_ne, s1, s0);
+      if (dtype_is_floating(s->dtype))
+        ne = prim_binary(PRIM_and, ne, prim_unary(PRIM_not,
+                         prim_binary(PRIM_and, prim_unary(PRIM_is_nan, s1),
+                                     prim_unary(PRIM_is_nan, s0))));
+    }
+    jx_array *first = bshape(1, JX_BOOL, 1, &one);
+    jx_array *mask = ne ? prim_concatenate(2, (jx_array *[]){first, ne}, 0) : first;
+    jx_array *cum = mask ? jx_cumsum(prim_convert(mask, it, false), 0) : NULL;
+    if (cum && size < 0) {
+      jx_array *tot = prim_slice(cum, &nm1, &n, &st1);
+      int32_t t32 = -1;
+      if (!tot || jx_read(prim_convert(tot, JX_INT32, false), &t32, sizeof t32) != JX_OK)
+        t32 = -1;
+      int64_t t = t32;
+      if (t < 0) {
+        jx_clear_error();
+        error_set(JX_ERR_VALUE, "%s: without a static size the unique count must be "
+                  "concrete; pass size >= 0 under jit/vmap/grad", fn);
+        ok = false;
+      }
+      size = t;
+    }
+    if (ok && cum && s && perm) {
+      /* P[u] = position of the (u+1)-th unique value, n past the last */
+      jx_array *P = count_le(cum, size + 1);
+      int64_t zz = 0, sz = size;
+      jx_array *Pu = prim_slice(P, &zz, &sz, &st1), *Pn = prim_slice(P, &one, (int64_t[]){size + 1}, &st1);
+      jx_array *real = prim_binary(PRIM_lt, Pu, bshape((double)n, it, 1, &sz));
+      jx_array *ind = prim_select(real, Pu, bshape(0, it, 1, &sz));
+      jx_array *val = prim_gather(s, ind, 0);
+      if (fill_value && val)
+        val = prim_select(real, val, np_broadcast_to(fn, np_convert(fill_value, val->dtype,
+                                                                    val->weak), 1, &sz));
+      r[0] = val;
+      r[1] = prim_gather(perm, ind, 0);
+      r[3] = prim_binary(PRIM_sub, Pn, prim_select(real, Pu, bshape((double)n, it, 1, &sz)));
+      jx_array *im = prim_binary(PRIM_sub, cum, bshape(1, it, 1, &n));
+      jx_array *inv = prim_scatter_add(bshape(0, it, 1, &n), prim_convert(perm, it, false), im, 0);
+      r[2] = inv ? prim_reshape(inv, x->ndim, x->shape) : NULL;
+    }
+  }
+  for (int i = 0; i < 4; i++) ok = ok && r[i];
+  jx_status st = ok ? JX_OK : jx_last_status();
+  if (!ok) r[0] = r[1] = r[2] = r[3] = NULL;
+  jx_scope_end(ok ? 4 : 0, r);
+  if (!ok) return st ? st : JX_ERR_VALUE;
+  for (int i = 0; i < 4; i++) {
+    if (outs[i]) *outs[i] = r[i];
+    else jx_free(r[i]);
+  }
+  return JX_OK;
 }

@@ -1,0 +1,171 @@
+/* indexed.c -- JAX's indexed updates x.at[idx].op(y) with an integer index array along
+ * one axis: jx_at_add / set / mul / min / max. Built only from primitives (gather,
+ * scatter_add, select, reductions), so grad, vmap and jit apply unchanged.
+ *
+ * Indices are wrapped once (idx < 0 -> idx + n) as jnp indexing does, then:
+ * JX_INDEX_FILL ("drop", JAX's default for scatters): updates still outside [0, n) are
+ * dropped; JX_INDEX_CLIP and JX_INDEX_PROMISE_IN_BOUNDS clamp them into range.
+ * add: one scatter_add of the (masked) updates -- exact.
+ * set: the last occurrence of a duplicated index wins (what XLA on CPU does; JAX calls
+ *   it unspecified). The winner of each position is found by an O(m^2) comparison of
+ *   the m indices, its update number scattered, and y gathered from it: values are
+ *   copied bit for bit and the gradient reaches only the winning update.
+ * mul / min / max: an O(n*m) one-hot reduction of the updates per position. */
+#include "core/shape.h"
+#include "lib/numpy/np.h"
+
+typedef enum AtOp { AT_ADD, AT_SET, AT_MUL, AT_MIN, AT_MAX } AtOp;
+
+static jx_array *cshape(double v, jx_dtype d, int nd, const int64_t *shape) {
+  jx_array *c = np_constant(v, d);
+  int none[1] = {0};
+  if (!c || nd == 0) return c;
+  return prim_broadcast_in_dim(c, nd, shape, none);
+}
+
+static jx_array *at_impl(const char *fn, AtOp op, jx_array *x, jx_array *idx, jx_array *y,
+                         int axis, jx_index_mode mode) {
+  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+  if (x->ndim == 0) {
+    error_set(JX_ERR_SHAPE, "%s: cannot index a 0-d array %s", fn, array_describe(b0, x));
+    return NULL;
+  }
+  if (!array_normalize_axis(fn, &axis, x->ndim)) return NULL;
+  int gnd = x->ndim - 1 + idx->ndim;
+  if (gnd > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "%s: indices %s give a result of rank > %d", fn,
+              array_describe(b1, idx), JX_MAX_NDIM);
+    return NULL;
+  }
+  /* the gathered shape x.shape[:axis] + idx.shape + x.shape[axis+1:] */
+  int64_t gs[JX_MAX_NDIM], ys[JX_MAX_NDIM], ws[JX_MAX_NDIM];
+  int nd = x->ndim, k = 0;
+  for (int d = 0; d < axis; d++) gs[k++] = x->shape[d];
+  for (int d = 0; d < idx->ndim; d++) gs[k++] = idx->shape[d];
+  for (int d = axis + 1; d < nd; d++) gs[k++] = x->shape[d];
+  int64_t n = x->shape[axis], m = shape_numel(idx->ndim, idx->shape);
+  jx_array *yc = np_convert(y, x->dtype, x->weak);
+  jx_array *yb = yc ? np_broadcast_to(fn, yc, gnd, gs) : NULL;
+  if (!yb) return NULL;
+  if (n == 0 || m == 0 || shape_numel(nd, x->shape) == 0) return jx_ref(x);
+  jx_dtype it = dtype_default_int();
+  jx_array *i = np_convert(idx, it, false);
+  jx_array *nn = cshape((double)n, it, idx->ndim, idx->shape);
+  jx_array *zero = cshape(0, it, idx->ndim, idx->shape);
+  i = prim_select(prim_binary(PRIM_lt, i, zero), prim_binary(PRIM_add, i, nn), i);
+  jx_array *valid = NULL; /* NULL: every update applies */
+  if (mode == JX_INDEX_FILL)
+    valid = prim_binary(PRIM_and, prim_unary(PRIM_not, prim_binary(PRIM_lt, i, zero)),
+                        prim_binary(PRIM_lt, i, nn));
+  jx_array *ci = prim_binary(PRIM_max, prim_binary(PRIM_min, i,
+                             cshape((double)(n - 1), it, idx->ndim, idx->shape)), zero);
+  int bd[JX_MAX_NDIM];
+  for (int d = 0; d < idx->ndim; d++) bd[d] = axis + d;
+  /* y with its index dims flattened to one: x.shape[:axis] + (m,) + x.shape[axis+1:] */
+  for (int d = 0; d < nd; d++) ys[d] = d == axis ? m : x->shape[d];
+  jx_array *r = NULL;
+  if (op == AT_ADD) {
+    bool isb = dtype_is_bool(x->dtype);
+    jx_array *xa = isb ? prim_convert(x, JX_INT32, false) : jx_ref(x);
+    jx_array *u = isb ? prim_convert(yb, JX_INT32, false) : jx_ref(yb);
+    if (valid)
+      u = prim_select(prim_broadcast_in_dim(valid, gnd, gs, bd), u,
+                      cshape(0, u->dtype, gnd, gs));
+    r = prim_scatter_add(xa, ci, u, axis);
+    if (isb && r) r = prim_binary(PRIM_ne, r, cshape(0, JX_INT32, nd, x->shape));
+  } else if (op == AT_SET) {
+    int64_t mm[2] = {m, m};
+    jx_array *ii = prim_reshape(ci, 1, &m);
+    jx_array *vv = valid ? prim_reshape(valid, 1, &m) : cshape(1, JX_BOOL, 1, &m);
+    /* later[j] = some valid j' > j writes the same position */
+    jx_array *same = prim_binary(PRIM_eq, prim_broadcast_in_dim(ii, 2, mm, (int[]){0}),
+                                 prim_broadcast_in_dim(ii, 2, mm, (int[]){1}));
+    jx_array *after = prim_binary(PRIM_lt, prim_iota(it, 2, mm, 0), prim_iota(it, 2, mm, 1));
+    jx_array *vj = prim_broadcast_in_dim(vv, 2, mm, (int[]){1});
+    jx_array *later = prim_reduce(PRIM_reduce_or,
+                                  prim_binary(PRIM_and, prim_binary(PRIM_and, same, after), vj),
+                                  (bool[]){false, true});
+    jx_array *win = prim_binary(PRIM_and, vv, prim_unary(PRIM_not, later));
+    /* jw[p] = 1 + the winning update's number, 0 where none writes */
+    jx_array *num = prim_binary(PRIM_add, prim_iota(it, 1, &m, 0), cshape(1, it, 1, &m));
+    jx_array *upd = prim_select(win, num, cshape(0, it, 1, &m));
+    jx_array *jw = prim_scatter_add(cshape(0, it, 1, &n), ii, upd, 0);
+    jx_array *covered = prim_binary(PRIM_lt, cshape(0, it, 1, &n), jw);
+    jx_array *jsel = prim_binary(PRIM_max, prim_binary(PRIM_sub, jw, cshape(1, it, 1, &n)),
+                                 cshape(0, it, 1, &n));
+    jx_array *g = prim_gather(prim_reshape(yb, nd, ys), jsel, axis);
+    r = prim_select(prim_broadcast_in_dim(covered, nd, x->shape, (int[]){axis}), g, x);
+  } else {
+    /* one-hot over (positions n, updates m) inserted at axis, axis + 1 */
+    int64_t hs[2] = {n, m};
+    jx_array *ii = prim_reshape(ci, 1, &m);
+    jx_array *hit = prim_binary(PRIM_eq, prim_broadcast_in_dim(ii, 2, hs, (int[]){1}),
+                                prim_iota(it, 2, hs, 0));
+    if (valid)
+      hit = prim_binary(PRIM_and, hit,
+                        prim_broadcast_in_dim(prim_reshape(valid, 1, &m), 2, hs, (int[]){1}));
+    int bnd = nd + 1, ydims[JX_MAX_NDIM], xdims[JX_MAX_NDIM];
+    for (int d = 0, e = 0; d < bnd; d++) {
+      ws[d] = d < axis ? x->shape[d] : d == axis ? n : d == axis + 1 ? m : x->shape[d - 1];
+      if (d != axis) ydims[e++] = d;
+    }
+    for (int d = 0, e = 0; d < bnd; d++)
+      if (d != axis + 1) xdims[e++] = d;
+    jx_array *hb = prim_broadcast_in_dim(hit, bnd, ws, (int[]){axis, axis + 1});
+    jx_array *yw = prim_broadcast_in_dim(prim_reshape(yb, nd, ys), bnd, ws, ydims);
+    bool red[JX_MAX_NDIM] = {false};
+    red[axis + 1] = true;
+    if (op == AT_MUL) {
+      jx_array *f = prim_reduce(PRIM_reduce_prod,
+                                prim_select(hb, yw, cshape(1, x->dtype, bnd, ws)), red);
+      r = dtype_is_bool(x->dtype) ? prim_binary(PRIM_and, x, f) : prim_binary(PRIM_mul, x, f);
+    } else {
+      /* positions nobody writes reduce over x itself: min(x, x) = x */
+      jx_array *xw = prim_broadcast_in_dim(x, bnd, ws, xdims);
+      jx_array *f = prim_reduce(op == AT_MIN ? PRIM_reduce_min : PRIM_reduce_max,
+                                prim_select(hb, yw, xw), red);
+      r = prim_binary(op == AT_MIN ? PRIM_min : PRIM_max, x, f);
+    }
+  }
+  if (r && (r->dtype != x->dtype || r->weak != x->weak)) r = np_convert(r, x->dtype, x->weak);
+  return r;
+}
+
+static jx_array *at_entry(const char *fn, AtOp op, jx_array *x, jx_array *idx, jx_array *y,
+                          int axis, jx_index_mode mode) {
+  if (!x || !idx || !y) {
+    if (!jx_last_status())
+      error_set(JX_ERR_VALUE, "%s: NULL %s", fn, !x ? "x" : !idx ? "idx" : "y");
+    return NULL;
+  }
+  char b[ARRAY_DESCRIBE_BUF];
+  if (!dtype_is_integer(idx->dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: indices must be integers, got %s", fn,
+              array_describe(b, idx));
+    return NULL;
+  }
+  if ((int)mode < 0 || mode > JX_INDEX_PROMISE_IN_BOUNDS) {
+    error_set(JX_ERR_VALUE, "%s: unknown index mode %d", fn, (int)mode);
+    return NULL;
+  }
+  jx_scope_begin();
+  jx_array *r = at_impl(fn, op, x, idx, y, axis, mode);
+  jx_scope_end(r ? 1 : 0, &r);
+  return r;
+}
+
+jx_array *jx_at_add(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode) {
+  return at_entry("jx_at_add", AT_ADD, x, idx, y, axis, mode);
+}
+jx_array *jx_at_set(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode) {
+  return at_entry("jx_at_set", AT_SET, x, idx, y, axis, mode);
+}
+jx_array *jx_at_mul(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode) {
+  return at_entry("jx_at_mul", AT_MUL, x, idx, y, axis, mode);
+}
+jx_array *jx_at_min(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode) {
+  return at_entry("jx_at_min", AT_MIN, x, idx, y, axis, mode);
+}
+jx_array *jx_at_max(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode) {
+  return at_entry("jx_at_max", AT_MAX, x, idx, y, axis, mode);
+}
