@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/array.h"
+#include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -442,4 +443,62 @@ void jaxpr_dce(Jaxpr *j) {
   }
   j->nconst = nc;
   free(live);
+}
+
+/* ---------------------------------------------------------------- CSE */
+
+static uint64_t eqn_hash(const JaxprEqn *q, const int *rename) {
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)q->prim;
+  const unsigned char *p = (const unsigned char *)&q->params;
+  for (size_t i = 0; i < sizeof q->params; i++) h = (h ^ p[i]) * 1099511628211ull;
+  for (int i = 0; i < q->nin; i++) h = (h ^ (uint64_t)rename[q->in[i]]) * 1099511628211ull;
+  return h;
+}
+
+static bool eqn_same(const JaxprEqn *a, const JaxprEqn *b, const int *rename) {
+  if (a->prim != b->prim || a->nin != b->nin) return false;
+  for (int i = 0; i < a->nin; i++)
+    if (rename[a->in[i]] != rename[b->in[i]]) return false;
+  /* params compared bytewise: a false "different" only misses a rewrite */
+  return memcmp(&a->params, &b->params, sizeof a->params) == 0;
+}
+
+void jaxpr_cse(Jaxpr *j) {
+  int *rename = malloc((size_t)(j->nvars ? j->nvars : 1) * sizeof *rename);
+  uint64_t *hash = malloc((size_t)(j->neqns ? j->neqns : 1) * sizeof *hash);
+  if (!rename || !hash) { /* an optimization: skipping it is safe */
+    free(rename), free(hash);
+    return;
+  }
+  for (int v = 0; v < j->nvars; v++) rename[v] = v;
+  for (int e = 0; e < j->neqns; e++) {
+    JaxprEqn *q = &j->eqns[e];
+    hash[e] = eqn_hash(q, rename);
+    for (int f = 0; f < e; f++)
+      if (hash[f] == hash[e] && eqn_same(&j->eqns[f], q, rename)) {
+        rename[q->out] = rename[j->eqns[f].out];
+        break;
+      }
+    for (int i = 0; i < q->nin; i++) q->in[i] = rename[q->in[i]];
+  }
+  for (int o = 0; o < j->nout; o++) j->outvars[o] = rename[j->outvars[o]];
+  free(rename), free(hash);
+}
+
+jx_status jaxpr_simplify(Jaxpr *j) {
+  static const struct {
+    const char *name;
+    void (*run)(Jaxpr *);
+  } passes[] = {{"cse", jaxpr_cse}, {"dce", jaxpr_dce}};
+  for (size_t p = 0; p < sizeof passes / sizeof passes[0]; p++) {
+    passes[p].run(j);
+    if (config_debug_level() >= 2) {
+      char *text = jaxpr_print(j);
+      fprintf(stderr, "[jaxc] jaxpr after %s:\n%s\n", passes[p].name, text ? text : "?");
+      free(text);
+    }
+    jx_status s = jaxpr_check(j);
+    if (s != JX_OK) return s;
+  }
+  return JX_OK;
 }

@@ -50,5 +50,12 @@ char *jaxpr_print(const Jaxpr *j);
 jx_status jaxpr_eval(const Jaxpr *j, jx_array *const *in, jx_array **out);
 /* Dead-code elimination: drops equations whose outputs are unused. */
 void jaxpr_dce(Jaxpr *j);
+/* Common-subexpression elimination: an equation applying the same primitive with the
+ * same params to the same variables as an earlier one is replaced by it (every
+ * primitive is pure). Run jaxpr_dce afterwards to drop the duplicates. */
+void jaxpr_cse(Jaxpr *j);
+/* The passes jit and linearize run, in order, checking the jaxpr after each:
+ * cse, dce. JAXC_DEBUG=2 prints the jaxpr after each pass, by name. */
+jx_status jaxpr_simplify(Jaxpr *j);
 
 #endif

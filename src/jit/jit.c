@@ -84,7 +84,8 @@ static Jaxpr *trace(Jit *J, int nin, jx_array *const *in) {
   for (int o = 0; ok && o < nout; o++) jx_free(outs[o]);
   jx_scope_end(0, NULL);
   free(ins), free(outs);
-  if (!ok || jaxpr_check(j) != JX_OK) { /* the checker runs on every traced jaxpr */
+  /* the checker runs on every traced jaxpr, and after each simplification pass */
+  if (!ok || jaxpr_check(j) != JX_OK || jaxpr_simplify(j) != JX_OK) {
     jaxpr_free(j);
     return NULL;
   }

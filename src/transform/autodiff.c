@@ -122,8 +122,7 @@ static jx_status linearize(const char *fn, jx_fn *f, jx_array *const *primals, c
   }
   free(in), free(out), free(tout);
   if (!ok && !error_pending()) error_set(JX_ERR_OOM, "%s: out of memory", fn);
-  if (j) jaxpr_dce(j);
-  if (j && jaxpr_check(j) != JX_OK) { /* typecheck after the DCE pass */
+  if (j && jaxpr_simplify(j) != JX_OK) { /* cse, dce; typechecked after each */
     jaxpr_free(j);
     j = NULL;
     ok = false;
