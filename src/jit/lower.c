@@ -261,6 +261,12 @@ static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *out, const 
   for (int d = 0; d < x->aval.ndim; d++)
     if (mask[d]) perm[n++] = d, R *= x->aval.shape[d];
   for (int d = 0; d < x->aval.ndim; d++) pshape[d] = x->aval.shape[perm[d]];
+  if (R == 1) { /* reducing only size-1 axes is a reshape: a view, no kernel */
+    *out = *x;
+    out->aval = *av;
+    out->st = shape_reshape(x->st, av->ndim, av->shape);
+    return out->st != NULL;
+  }
   int64_t size = shape_numel(av->ndim, av->shape), P = reduce_lanes(size, R);
   AluOp op = prim_alu_op(q->prim);
   jx_dtype dt = av->dtype;
