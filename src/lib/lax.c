@@ -12,25 +12,6 @@
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
-static jx_array *scope_return(jx_array *r) {
-  jx_scope_end(1, &r);
-  return r;
-}
-
-static bool null_arg(const char *fn, const void *x, const char *what) {
-  if (x) return false;
-  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
-  return true;
-}
-
-/* A 0-d constant of dtype broadcast to shape. */
-static jx_array *const_shaped(double value, jx_dtype dtype, int ndim, const int64_t *shape) {
-  jx_array *c = np_constant(value, dtype);
-  int none[1] = {0};
-  if (!c || ndim == 0) return c;
-  return prim_broadcast_in_dim(c, ndim, shape, none);
-}
-
 /* A 0-d array broadcast to shape. */
 static jx_array *bcast0(jx_array *s, int ndim, const int64_t *shape) {
   int none[1] = {0};
@@ -42,7 +23,7 @@ static jx_array *bin(Prim p, jx_array *x, jx_array *y) { return prim_binary(p, x
 
 /* A constant with x's shape, dtype and weak type. */
 static jx_array *const_like(jx_array *x, double value) {
-  return np_convert(const_shaped(value, x->dtype, x->ndim, x->shape), x->dtype, x->weak);
+  return np_convert(np_full(value, x->dtype, x->ndim, x->shape), x->dtype, x->weak);
 }
 
 /* The dtype a contraction computes in: bool as int32 (an or of ands is a count tested
@@ -92,7 +73,7 @@ jx_array *jx_lax_dot_general(jx_array *lhs, jx_array *rhs, int ncontract,
                              const int *lhs_contracting, const int *rhs_contracting,
                              int nbatch, const int *lhs_batch, const int *rhs_batch) {
   const char *fn = "jx_lax_dot_general";
-  if (null_arg(fn, lhs, "lhs") || null_arg(fn, rhs, "rhs")) return NULL;
+  if (np_null_arg(fn, lhs, "lhs") || np_null_arg(fn, rhs, "rhs")) return NULL;
   char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   if (ncontract < 0 || nbatch < 0 || ncontract + nbatch > lhs->ndim ||
       ncontract + nbatch > rhs->ndim) {
@@ -101,9 +82,9 @@ jx_array *jx_lax_dot_general(jx_array *lhs, jx_array *rhs, int ncontract,
               array_describe(b1, rhs));
     return NULL;
   }
-  if ((ncontract && (null_arg(fn, lhs_contracting, "lhs_contracting") ||
-                     null_arg(fn, rhs_contracting, "rhs_contracting"))) ||
-      (nbatch && (null_arg(fn, lhs_batch, "lhs_batch") || null_arg(fn, rhs_batch, "rhs_batch"))))
+  if ((ncontract && (np_null_arg(fn, lhs_contracting, "lhs_contracting") ||
+                     np_null_arg(fn, rhs_contracting, "rhs_contracting"))) ||
+      (nbatch && (np_null_arg(fn, lhs_batch, "lhs_batch") || np_null_arg(fn, rhs_batch, "rhs_batch"))))
     return NULL;
   int xc[JX_MAX_NDIM], yc[JX_MAX_NDIM], xb[JX_MAX_NDIM], yb[JX_MAX_NDIM];
   if (!dot_axes(fn, "lhs", lhs, ncontract, lhs_contracting, nbatch, lhs_batch, xc, xb) ||
@@ -120,7 +101,7 @@ jx_array *jx_lax_dot_general(jx_array *lhs, jx_array *rhs, int ncontract,
     }
   }
   jx_scope_begin();
-  return scope_return(dot_general_impl(fn, lhs, rhs, ncontract, xc, yc, nbatch, xb, yb));
+  return np_scope_return(dot_general_impl(fn, lhs, rhs, ncontract, xc, yc, nbatch, xb, yb));
 }
 
 /* ----------------------------------------------------------------- einsum */
@@ -408,19 +389,19 @@ done:
 
 jx_array *jx_einsum(const char *subscripts, int n, jx_array *const *operands) {
   const char *fn = "jx_einsum";
-  if (null_arg(fn, subscripts, "subscripts")) return NULL;
+  if (np_null_arg(fn, subscripts, "subscripts")) return NULL;
   if (n < 1) {
     error_set(JX_ERR_VALUE, "%s: needs at least one operand, got %d", fn, n);
     return NULL;
   }
-  if (null_arg(fn, operands, "operands")) return NULL;
+  if (np_null_arg(fn, operands, "operands")) return NULL;
   for (int k = 0; k < n; k++)
     if (!operands[k]) {
       error_set(JX_ERR_VALUE, "%s: operand %d is NULL", fn, k);
       return NULL;
     }
   jx_scope_begin();
-  return scope_return(einsum_impl(fn, subscripts, n, operands));
+  return np_scope_return(einsum_impl(fn, subscripts, n, operands));
 }
 
 /* ------------------------------------------------------- cumulative reductions */
@@ -453,7 +434,7 @@ static jx_array *cum_scan(jx_array *x, int axis, bool reverse, Cum op) {
 }
 
 static jx_array *cumulative(const char *fn, Cum op, jx_array *x, int axis, bool reverse) {
-  if (null_arg(fn, x, "x")) return NULL;
+  if (np_null_arg(fn, x, "x")) return NULL;
   if (!dtype_is_integer(x->dtype) && !dtype_is_floating(x->dtype)) {
     char b[ARRAY_DESCRIBE_BUF];
     error_set(JX_ERR_DTYPE, "%s: needs a numeric operand, got %s", fn, array_describe(b, x));
@@ -461,7 +442,7 @@ static jx_array *cumulative(const char *fn, Cum op, jx_array *x, int axis, bool 
   }
   if (!array_normalize_axis(fn, &axis, x->ndim)) return NULL;
   jx_scope_begin();
-  return scope_return(cum_scan(x, axis, reverse, op));
+  return np_scope_return(cum_scan(x, axis, reverse, op));
 }
 
 jx_array *jx_lax_cumsum(jx_array *x, int axis, bool reverse) {
@@ -481,7 +462,7 @@ jx_array *jx_lax_cummin(jx_array *x, int axis, bool reverse) {
  * x) flattens; bool accumulates in the default int dtype; the result is strongly
  * typed. */
 static jx_array *np_cumulative(const char *fn, Cum op, jx_array *x, int axis) {
-  if (null_arg(fn, x, "x")) return NULL;
+  if (np_null_arg(fn, x, "x")) return NULL;
   jx_scope_begin();
   jx_array *a = x;
   if (axis == JX_AXIS_NONE || x->ndim == 0) {
@@ -491,8 +472,8 @@ static jx_array *np_cumulative(const char *fn, Cum op, jx_array *x, int axis) {
   }
   jx_dtype d = x->dtype == JX_BOOL ? dtype_default_int() : x->dtype;
   a = np_convert(a, d, false);
-  if (!a || !array_normalize_axis(fn, &axis, a->ndim)) return scope_return(NULL);
-  return scope_return(cum_scan(a, axis, false, op));
+  if (!a || !array_normalize_axis(fn, &axis, a->ndim)) return np_scope_return(NULL);
+  return np_scope_return(cum_scan(a, axis, false, op));
 }
 
 jx_array *jx_cumsum(jx_array *x, int axis) { return np_cumulative("jx_cumsum", CUM_SUM, x, axis); }
@@ -551,9 +532,9 @@ static jx_array *window_index(jx_array *start, int64_t size) {
 jx_array *jx_lax_dynamic_slice(jx_array *x, jx_array *const *start_indices,
                                const int64_t *slice_sizes) {
   const char *fn = "jx_lax_dynamic_slice";
-  if (null_arg(fn, x, "x")) return NULL;
-  if (x->ndim > 0 && (null_arg(fn, start_indices, "start_indices") ||
-                      null_arg(fn, slice_sizes, "slice_sizes")))
+  if (np_null_arg(fn, x, "x")) return NULL;
+  if (x->ndim > 0 && (np_null_arg(fn, start_indices, "start_indices") ||
+                      np_null_arg(fn, slice_sizes, "slice_sizes")))
     return NULL;
   for (int d = 0; d < x->ndim; d++)
     if (slice_sizes[d] < 0 || slice_sizes[d] > x->shape[d]) {
@@ -567,17 +548,17 @@ jx_array *jx_lax_dynamic_slice(jx_array *x, jx_array *const *start_indices,
   jx_array *y = x;
   for (int d = 0; d < x->ndim && y; d++) {
     jx_array *s = clamped_start(fn, start_indices[d], d, x->shape[d], slice_sizes[d]);
-    if (!s) return scope_return(NULL);
+    if (!s) return np_scope_return(NULL);
     if (slice_sizes[d] == x->shape[d]) continue; /* the start clamps to 0 */
     y = prim_gather(y, window_index(s, slice_sizes[d]), d);
   }
-  return scope_return(np_convert(y, x->dtype, x->weak));
+  return np_scope_return(np_convert(y, x->dtype, x->weak));
 }
 
 jx_array *jx_lax_dynamic_update_slice(jx_array *x, jx_array *update,
                                       jx_array *const *start_indices) {
   const char *fn = "jx_lax_dynamic_update_slice";
-  if (null_arg(fn, x, "x") || null_arg(fn, update, "update")) return NULL;
+  if (np_null_arg(fn, x, "x") || np_null_arg(fn, update, "update")) return NULL;
   char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   if (update->dtype != x->dtype) {
     error_set(JX_ERR_DTYPE, "%s: update %s must have the dtype of x %s", fn,
@@ -591,7 +572,7 @@ jx_array *jx_lax_dynamic_update_slice(jx_array *x, jx_array *update,
               array_describe(b1, update), array_describe(b0, x));
     return NULL;
   }
-  if (x->ndim > 0 && null_arg(fn, start_indices, "start_indices")) return NULL;
+  if (x->ndim > 0 && np_null_arg(fn, start_indices, "start_indices")) return NULL;
   jx_scope_begin();
   /* The update spread over x's extent (gather with clamped indices i - start), and the
    * mask of the updated box. */
@@ -600,22 +581,22 @@ jx_array *jx_lax_dynamic_update_slice(jx_array *x, jx_array *update,
   for (int d = 0; d < x->ndim; d++) {
     int64_t n = x->shape[d], m = update->shape[d];
     jx_array *s = clamped_start(fn, start_indices[d], d, n, m);
-    if (!s) return scope_return(NULL);
+    if (!s) return np_scope_return(NULL);
     empty |= m == 0;
     if (empty) continue;
     jx_array *io = prim_iota(s->dtype, 1, &n, 0);
     jx_array *rel = bin(PRIM_sub, io, bcast0(s, 1, &n));
     u = prim_gather(u, rel, d);
-    jx_array *below = bin(PRIM_lt, rel, const_shaped(0, s->dtype, 1, &n));
+    jx_array *below = bin(PRIM_lt, rel, np_full(0, s->dtype, 1, &n));
     jx_array *in = bin(PRIM_and, prim_unary(PRIM_not, below),
-                       bin(PRIM_lt, rel, const_shaped((double)m, s->dtype, 1, &n)));
+                       bin(PRIM_lt, rel, np_full((double)m, s->dtype, 1, &n)));
     int bd[1] = {d};
     in = prim_broadcast_in_dim(in, x->ndim, x->shape, bd);
     mask = mask ? bin(PRIM_and, mask, in) : in;
   }
-  if (empty) return scope_return(jx_ref(x));
+  if (empty) return np_scope_return(jx_ref(x));
   jx_array *r = mask ? prim_select(mask, u, x) : jx_ref(u);
-  return scope_return(np_convert(r, x->dtype, x->weak));
+  return np_scope_return(np_convert(r, x->dtype, x->weak));
 }
 
 /* --------------------------------------------------------------- select_n */
@@ -632,12 +613,12 @@ static jx_array *select_tree(jx_array *which, int offset, int n, jx_array *const
 
 jx_array *jx_lax_select_n(jx_array *which, int n, jx_array *const *cases) {
   const char *fn = "jx_lax_select_n";
-  if (null_arg(fn, which, "which")) return NULL;
+  if (np_null_arg(fn, which, "which")) return NULL;
   if (n < 1) {
     error_set(JX_ERR_VALUE, "%s: needs at least one case, got %d", fn, n);
     return NULL;
   }
-  if (null_arg(fn, cases, "cases")) return NULL;
+  if (np_null_arg(fn, cases, "cases")) return NULL;
   char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   bool weak = true;
   for (int k = 0; k < n; k++) {
@@ -672,14 +653,14 @@ jx_array *jx_lax_select_n(jx_array *which, int n, jx_array *const *cases) {
   if (n == 1) r = jx_ref(c0);
   else if (which->dtype == JX_BOOL) r = prim_select(w, cases[1], c0);
   else r = select_tree(w, 0, n, cases);
-  return scope_return(np_convert(r, c0->dtype, weak));
+  return np_scope_return(np_convert(r, c0->dtype, weak));
 }
 
 /* ----------------------------------------------------------------- round */
 
 jx_array *jx_lax_round(jx_array *x, jx_rounding_method method) {
   const char *fn = "jx_lax_round";
-  if (null_arg(fn, x, "x")) return NULL;
+  if (np_null_arg(fn, x, "x")) return NULL;
   if (!dtype_is_floating(x->dtype)) {
     char b[ARRAY_DESCRIBE_BUF];
     error_set(JX_ERR_DTYPE, "%s: needs a floating operand, got %s", fn, array_describe(b, x));
@@ -695,7 +676,7 @@ jx_array *jx_lax_round(jx_array *x, jx_rounding_method method) {
   jx_array *tr = prim_unary(PRIM_trunc, x);
   jx_array *tie = bin(PRIM_eq, prim_unary(PRIM_abs, bin(PRIM_sub, x, tr)), const_like(x, 0.5));
   jx_array *away = bin(PRIM_add, tr, prim_unary(PRIM_sign, x));
-  return scope_return(prim_select(tie, away, prim_unary(PRIM_round, x)));
+  return np_scope_return(prim_select(tie, away, prim_unary(PRIM_round, x)));
 }
 
 /* ------------------------------------------------------- take_along_axis */
@@ -744,7 +725,7 @@ static jx_array *take_along_impl(const char *fn, jx_array *arr, jx_array *idx, i
     out[d] = a == 1 ? i : a;
   }
   int64_t n = arr->shape[axis];
-  if (n == 0 || shape_numel(nd, out) == 0) return const_shaped(0, arr->dtype, nd, out);
+  if (n == 0 || shape_numel(nd, out) == 0) return np_full(0, arr->dtype, nd, out);
   jx_dtype it = dtype_default_int();
   if ((double)jx_size(arr) > dtype_max_value(it)) {
     error_set(JX_ERR_UNSUPPORTED, "%s: arr %s has more elements than %s indexes", fn,
@@ -752,13 +733,13 @@ static jx_array *take_along_impl(const char *fn, jx_array *arr, jx_array *idx, i
     return NULL;
   }
   jx_array *i = np_broadcast_to(fn, np_convert(idx, it, false), nd, out);
-  jx_array *nn = const_shaped((double)n, it, nd, out);
-  jx_array *zero = const_shaped(0, it, nd, out);
+  jx_array *nn = np_full((double)n, it, nd, out);
+  jx_array *zero = np_full(0, it, nd, out);
   if (mode != JX_INDEX_PROMISE_IN_BOUNDS) /* negative indices count from the end once */
     i = prim_select(bin(PRIM_lt, i, zero), bin(PRIM_add, i, nn), i);
   jx_array *valid = bin(PRIM_and, prim_unary(PRIM_not, bin(PRIM_lt, i, zero)),
                         bin(PRIM_lt, i, nn));
-  i = bin(PRIM_max, bin(PRIM_min, i, const_shaped((double)(n - 1), it, nd, out)), zero);
+  i = bin(PRIM_max, bin(PRIM_min, i, np_full((double)(n - 1), it, nd, out)), zero);
   jx_array *flat = NULL;
   int64_t stride = 1;
   for (int d = nd - 1; d >= 0; d--) {
@@ -766,7 +747,7 @@ static jx_array *take_along_impl(const char *fn, jx_array *arr, jx_array *idx, i
                       : arr->shape[d] == 1 ? NULL : prim_iota(it, nd, out, d);
     if (coord) {
       jx_array *term = coord;
-      if (stride != 1) term = bin(PRIM_mul, coord, const_shaped((double)stride, it, nd, out));
+      if (stride != 1) term = bin(PRIM_mul, coord, np_full((double)stride, it, nd, out));
       flat = flat ? bin(PRIM_add, flat, term) : term;
     }
     stride *= arr->shape[d];
@@ -774,12 +755,12 @@ static jx_array *take_along_impl(const char *fn, jx_array *arr, jx_array *idx, i
   int64_t size = jx_size(arr);
   jx_array *g = prim_gather(prim_reshape(arr, 1, &size), flat, 0);
   if (mode != JX_INDEX_FILL) return g;
-  return prim_select(valid, g, const_shaped(fill_value(arr->dtype), arr->dtype, nd, out));
+  return prim_select(valid, g, np_full(fill_value(arr->dtype), arr->dtype, nd, out));
 }
 
 jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_index_mode mode) {
   const char *fn = "jx_take_along_axis";
-  if (null_arg(fn, arr, "arr") || null_arg(fn, indices, "indices")) return NULL;
+  if (np_null_arg(fn, arr, "arr") || np_null_arg(fn, indices, "indices")) return NULL;
   if (!dtype_is_integer(indices->dtype)) {
     char b[ARRAY_DESCRIBE_BUF];
     error_set(JX_ERR_DTYPE, "%s: indices must be integers, got %s", fn,
@@ -793,5 +774,5 @@ jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_inde
   jx_scope_begin();
   jx_array *r = take_along_impl(fn, arr, indices, axis, mode);
   if (r && r->weak != arr->weak) r = np_convert(r, r->dtype, arr->weak);
-  return scope_return(r);
+  return np_scope_return(r);
 }

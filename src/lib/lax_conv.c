@@ -16,25 +16,6 @@
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
-static jx_array *scope_return(jx_array *r) {
-  jx_scope_end(1, &r);
-  return r;
-}
-
-static bool null_arg(const char *fn, const void *x, const char *what) {
-  if (x) return false;
-  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
-  return true;
-}
-
-/* A 0-d constant of dtype broadcast to shape. */
-static jx_array *const_shaped(double value, jx_dtype dtype, int ndim, const int64_t *shape) {
-  jx_array *c = np_constant(value, dtype);
-  int none[1] = {0};
-  if (!c || ndim == 0) return c;
-  return prim_broadcast_in_dim(c, ndim, shape, none);
-}
-
 /* x with a unit dim inserted before dim `at`. */
 static jx_array *insert_unit(jx_array *x, int at) {
   int64_t s[JX_MAX_NDIM];
@@ -88,7 +69,7 @@ static bool window_setup(const char *fn, Window *w, const int64_t *stride,
     return false;
   }
   if (padding == JX_PADDING_EXPLICIT && w->n > 0 &&
-      null_arg(fn, pads, "pads (with JX_PADDING_EXPLICIT)"))
+      np_null_arg(fn, pads, "pads (with JX_PADDING_EXPLICIT)"))
     return false;
   w->taps = 1;
   for (int i = 0; i < w->n; i++) {
@@ -360,7 +341,7 @@ static jx_array *conv_impl(const char *fn, jx_array *lhs, jx_array *rhs, const C
   if (shape_numel(nd, rs) == 0 || w.taps == 0 || I == 0) {
     int64_t ys[JX_MAX_NDIM];
     for (int d = 0; d < nd; d++) ys[op[d]] = rs[d];
-    return const_shaped(0, out, nd, ys); /* an empty sum */
+    return np_full(0, out, nd, ys); /* an empty sum */
   }
 
   /* Channel-last layout (as XLA on CPU): x [N, S..., C], im2col [N, out..., T, C] so a
@@ -429,7 +410,7 @@ static const jx_conv_options no_options;
 /* Resolves options (NULL = defaults; group counts 0 mean 1). */
 static bool conv_setup(const char *fn, jx_array *lhs, jx_array *rhs, int nspatial,
                        const jx_conv_options *o, Conv *cv) {
-  if (null_arg(fn, lhs, "lhs") || null_arg(fn, rhs, "rhs")) return false;
+  if (np_null_arg(fn, lhs, "lhs") || np_null_arg(fn, rhs, "rhs")) return false;
   if (nspatial < 0 || nspatial + 2 > JX_MAX_NDIM) {
     error_set(JX_ERR_VALUE, "%s: nspatial %d is outside [0, %d]", fn, nspatial,
               JX_MAX_NDIM - 2);
@@ -452,7 +433,7 @@ jx_array *jx_lax_conv_general_dilated(jx_array *lhs, jx_array *rhs, int nspatial
   if (!conv_setup(fn, lhs, rhs, nspatial, options, &cv)) return NULL;
   cv.stride = window_strides, cv.padding = padding, cv.pads = pads;
   jx_scope_begin();
-  return scope_return(conv_impl(fn, lhs, rhs, &cv));
+  return np_scope_return(conv_impl(fn, lhs, rhs, &cv));
 }
 
 jx_array *jx_lax_conv(jx_array *lhs, jx_array *rhs, int nspatial,
@@ -463,7 +444,7 @@ jx_array *jx_lax_conv(jx_array *lhs, jx_array *rhs, int nspatial,
   if (!conv_setup(fn, lhs, rhs, nspatial, NULL, &cv)) return NULL;
   cv.stride = window_strides, cv.padding = padding, cv.pads = pads;
   jx_scope_begin();
-  return scope_return(conv_impl(fn, lhs, rhs, &cv));
+  return np_scope_return(conv_impl(fn, lhs, rhs, &cv));
 }
 
 /* _conv_transpose_padding(k, s, padding) for the forward conv's SAME / VALID. */
@@ -537,7 +518,7 @@ jx_array *jx_lax_conv_transpose(jx_array *lhs, jx_array *rhs, int nspatial,
   }
   cv.stride = ones, cv.padding = JX_PADDING_EXPLICIT, cv.pads = pads;
   cv.lhs_dil = strides;
-  return scope_return(k ? conv_impl(fn, lhs, k, &cv) : NULL);
+  return np_scope_return(k ? conv_impl(fn, lhs, k, &cv) : NULL);
 }
 
 /* ------------------------------------------------------ windowed reductions */
@@ -571,7 +552,7 @@ static jx_array *reduce_window_impl(const char *fn, jx_array *x, jx_window_op op
                                  : (x->dtype == JX_BOOL ? PRIM_reduce_and : PRIM_reduce_min);
   double init = window_identity(op, x->dtype);
   if (shape_numel(w->n, w->out) == 0 || w->taps == 0)
-    return const_shaped(shape_numel(w->n, w->out) ? init : 0, x->dtype, w->n, w->out);
+    return np_full(shape_numel(w->n, w->out) ? init : 0, x->dtype, w->n, w->out);
   jx_dtype comp = x->dtype;
   if ((p == PRIM_reduce_sum || p == PRIM_reduce_prod) &&
       (comp == JX_FLOAT16 || comp == JX_BFLOAT16))
@@ -611,8 +592,8 @@ jx_array *jx_lax_reduce_window(jx_array *x, jx_window_op op,
                                const int64_t *pads, const int64_t *base_dilation,
                                const int64_t *window_dilation) {
   const char *fn = "jx_lax_reduce_window";
-  if (null_arg(fn, x, "x")) return NULL;
-  if (x->ndim > 0 && null_arg(fn, window_dimensions, "window_dimensions")) return NULL;
+  if (np_null_arg(fn, x, "x")) return NULL;
+  if (x->ndim > 0 && np_null_arg(fn, window_dimensions, "window_dimensions")) return NULL;
   if ((int)op < 0 || op > JX_WINDOW_MIN) {
     error_set(JX_ERR_VALUE, "%s: unknown window op %d", fn, (int)op);
     return NULL;
@@ -622,7 +603,7 @@ jx_array *jx_lax_reduce_window(jx_array *x, jx_window_op op,
   if (!window_setup(fn, &w, window_strides, padding, pads, base_dilation, window_dilation))
     return NULL;
   jx_scope_begin();
-  return scope_return(reduce_window_impl(fn, x, op, &w));
+  return np_scope_return(reduce_window_impl(fn, x, op, &w));
 }
 
 /* ----------------------------------------------------------------- pooling */
@@ -632,14 +613,14 @@ jx_array *jx_lax_reduce_window(jx_array *x, jx_window_op op,
 static bool pool_setup(const char *fn, jx_array *x, int nspatial, const int64_t *window,
                        const int64_t *strides, jx_padding padding, const int64_t *pads,
                        Window *w) {
-  if (null_arg(fn, x, "x")) return false;
+  if (np_null_arg(fn, x, "x")) return false;
   if (nspatial < 0 || nspatial + 1 > x->ndim) {
     char b[ARRAY_DESCRIBE_BUF];
     error_set(JX_ERR_SHAPE, "%s: x %s needs rank >= nspatial + 1 = %d (batch..., spatial..., "
               "features)", fn, array_describe(b, x), nspatial + 1);
     return false;
   }
-  if (nspatial > 0 && null_arg(fn, window, "window_shape")) return false;
+  if (nspatial > 0 && np_null_arg(fn, window, "window_shape")) return false;
   int first = x->ndim - 1 - nspatial;
   int64_t win[JX_MAX_NDIM], st[JX_MAX_NDIM], pd[2 * JX_MAX_NDIM] = {0};
   for (int d = 0; d < x->ndim; d++) {
@@ -650,7 +631,7 @@ static bool pool_setup(const char *fn, jx_array *x, int nspatial, const int64_t 
       pd[2 * d] = pads[2 * (d - first)], pd[2 * d + 1] = pads[2 * (d - first) + 1];
   }
   if (padding == JX_PADDING_EXPLICIT && nspatial > 0 &&
-      null_arg(fn, pads, "pads (with JX_PADDING_EXPLICIT)"))
+      np_null_arg(fn, pads, "pads (with JX_PADDING_EXPLICIT)"))
     return false;
   w->n = x->ndim;
   for (int d = 0; d < x->ndim; d++) w->in[d] = x->shape[d], w->size[d] = win[d];
@@ -663,7 +644,7 @@ jx_array *jx_lax_max_pool(jx_array *x, int nspatial, const int64_t *window_shape
   Window w;
   if (!pool_setup(fn, x, nspatial, window_shape, strides, padding, pads, &w)) return NULL;
   jx_scope_begin();
-  return scope_return(reduce_window_impl(fn, x, JX_WINDOW_MAX, &w));
+  return np_scope_return(reduce_window_impl(fn, x, JX_WINDOW_MAX, &w));
 }
 
 /* flax.linen.avg_pool: the window sum divided by the window size, or (count_include_pad
@@ -676,7 +657,7 @@ jx_array *jx_lax_avg_pool(jx_array *x, int nspatial, const int64_t *window_shape
   if (!pool_setup(fn, x, nspatial, window_shape, strides, padding, pads, &w)) return NULL;
   jx_scope_begin();
   jx_array *sum = reduce_window_impl(fn, x, JX_WINDOW_SUM, &w);
-  if (!sum) return scope_return(NULL);
+  if (!sum) return np_scope_return(NULL);
   jx_array *div;
   if (count_include_pad) {
     int64_t size = 1;
@@ -690,8 +671,8 @@ jx_array *jx_lax_avg_pool(jx_array *x, int nspatial, const int64_t *window_shape
       s[d] = sp ? w.in[d] : 1;
       if (!sp) c.in[d] = 1, c.out[d] = 1;
     }
-    div = reduce_window_impl(fn, const_shaped(1, dtype_default_float(), w.n, s),
+    div = reduce_window_impl(fn, np_full(1, dtype_default_float(), w.n, s),
                              JX_WINDOW_SUM, &c);
   }
-  return scope_return(jx_divide(sum, div));
+  return np_scope_return(jx_divide(sum, div));
 }

@@ -20,17 +20,6 @@
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
-static jx_array *scope_return(jx_array *r) {
-  jx_scope_end(1, &r);
-  return r;
-}
-
-static bool null_arg(const char *fn, const void *x, const char *what) {
-  if (x) return false;
-  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
-  return true;
-}
-
 /* Python scalars: weakly typed, so they take the other operand's dtype. */
 static jx_array *wf(double v) { return jx_scalar(v); }
 static jx_array *wi(int64_t v) { return jx_scalar_int(v); }
@@ -165,16 +154,16 @@ static jx_array *leaky_relu_(jx_array *x, double slope) {
 /* The public wrappers: argument checks, then the formula in a scope. */
 #define ACTIVATION(name, needs_float)                                          \
   jx_array *jx_nn_##name(jx_array *x) {                                        \
-    if (null_arg("jx_nn_" #name, x, "x")) return NULL;                         \
+    if (np_null_arg("jx_nn_" #name, x, "x")) return NULL;                         \
     if ((needs_float) && !need_float("jx_nn_" #name, x)) return NULL;          \
     jx_scope_begin();                                                          \
-    return scope_return(name##_(x));                                           \
+    return np_scope_return(name##_(x));                                           \
   }
 #define ACTIVATION_P(name, type, param)                                        \
   jx_array *jx_nn_##name(jx_array *x, type param) {                            \
-    if (null_arg("jx_nn_" #name, x, "x")) return NULL;                         \
+    if (np_null_arg("jx_nn_" #name, x, "x")) return NULL;                         \
     jx_scope_begin();                                                          \
-    return scope_return(name##_(x, param));                                    \
+    return np_scope_return(name##_(x, param));                                    \
   }
 
 ACTIVATION(relu, false)
@@ -197,27 +186,27 @@ ACTIVATION_P(squareplus, double, b)
 ACTIVATION_P(leaky_relu, double, negative_slope)
 
 jx_array *jx_nn_swish(jx_array *x) {
-  if (null_arg("jx_nn_swish", x, "x")) return NULL;
+  if (np_null_arg("jx_nn_swish", x, "x")) return NULL;
   if (!need_float("jx_nn_swish", x)) return NULL;
   jx_scope_begin();
-  return scope_return(silu_(x));
+  return np_scope_return(silu_(x));
 }
 
 jx_array *jx_nn_hard_swish(jx_array *x) {
-  if (null_arg("jx_nn_hard_swish", x, "x")) return NULL;
+  if (np_null_arg("jx_nn_hard_swish", x, "x")) return NULL;
   jx_scope_begin();
-  return scope_return(hard_silu_(x));
+  return np_scope_return(hard_silu_(x));
 }
 
 jx_array *jx_nn_identity(jx_array *x) {
-  if (null_arg("jx_nn_identity", x, "x")) return NULL;
+  if (np_null_arg("jx_nn_identity", x, "x")) return NULL;
   return jx_ref(x);
 }
 
 /* jax.nn.glu: x1 * sigmoid(x2) with x1, x2 the halves of x along axis. */
 jx_array *jx_nn_glu(jx_array *x, int axis) {
   const char *fn = "jx_nn_glu";
-  if (null_arg(fn, x, "x") || !need_float(fn, x)) return NULL;
+  if (np_null_arg(fn, x, "x") || !need_float(fn, x)) return NULL;
   if (!array_normalize_axis(fn, &axis, x->ndim)) return NULL;
   if (x->shape[axis] % 2 != 0) {
     char b[ERROR_SHAPE_BUF];
@@ -228,7 +217,7 @@ jx_array *jx_nn_glu(jx_array *x, int axis) {
   jx_scope_begin();
   jx_array *half[2] = {NULL, NULL};
   jx_split(x, 2, axis, half);
-  return scope_return(jx_multiply(half[0], half[1] ? sigmoid_(half[1]) : NULL));
+  return np_scope_return(jx_multiply(half[0], half[1] ? sigmoid_(half[1]) : NULL));
 }
 
 /* ================================================== softmax and friends */
@@ -295,7 +284,7 @@ static jx_array *sum_where(jx_array *x, const Red *r, jx_array *where) {
  * does), axes validated, where prepared. */
 static bool softmax_args(const char *fn, jx_array **x, int naxes, const int *axes,
                          jx_array *where, Red *r, jx_array **w) {
-  if (null_arg(fn, *x, "x")) return false;
+  if (np_null_arg(fn, *x, "x")) return false;
   if (!red_setup(fn, *x, naxes, axes, r)) return false;
   if (!prepare_where(fn, *x, where, w)) return false;
   *x = np_to_inexact(*x);
@@ -309,12 +298,12 @@ jx_array *jx_nn_softmax(jx_array *x, int naxes, const int *axes, jx_array *where
   jx_scope_begin();
   Red r;
   jx_array *w;
-  if (!softmax_args("jx_nn_softmax", &x, naxes, axes, where, &r, &w)) return scope_return(NULL);
+  if (!softmax_args("jx_nn_softmax", &x, naxes, axes, where, &r, &w)) return np_scope_return(NULL);
   jx_array *x_max = jx_stop_gradient(max_initial(x, &r, w));
   jx_array *x_safe = w ? jx_where(w, x, wf(-INFINITY)) : x;
   jx_array *u = jx_exp(jx_subtract(x_safe, x_max));
   jx_array *y = jx_divide(u, sum_where(u, &r, w));
-  return scope_return(w ? jx_where(w, y, wi(0)) : y);
+  return np_scope_return(w ? jx_where(w, y, wi(0)) : y);
 }
 
 /* jax.nn.log_softmax: shifted - log(sum(exp(shifted))), shifted = x - stop_gradient(max);
@@ -324,13 +313,13 @@ jx_array *jx_nn_log_softmax(jx_array *x, int naxes, const int *axes, jx_array *w
   Red r;
   jx_array *w;
   if (!softmax_args("jx_nn_log_softmax", &x, naxes, axes, where, &r, &w))
-    return scope_return(NULL);
+    return np_scope_return(NULL);
   jx_array *x_max = max_initial(x, &r, w);
   jx_array *x_safe = w ? jx_where(w, x, wf(-INFINITY)) : x;
   jx_array *shifted = jx_subtract(x_safe, jx_stop_gradient(x_max));
   jx_array *lse = jx_log(sum_where(jx_exp(shifted), &r, w));
   jx_array *y = jx_subtract(shifted, lse);
-  return scope_return(w ? jx_where(w, y, wf(-INFINITY)) : y);
+  return np_scope_return(w ? jx_where(w, y, wf(-INFINITY)) : y);
 }
 
 /* jax.nn.logsumexp (jax/_src/ops/special.py): log(sum(b * exp(x - m))) + m with
@@ -342,12 +331,12 @@ jx_array *jx_nn_logsumexp(jx_array *x, int naxes, const int *axes, jx_array *b,
   jx_scope_begin();
   Red r;
   jx_array *w, *bb = NULL;
-  if (!softmax_args(fn, &x, naxes, axes, where, &r, &w)) return scope_return(NULL);
+  if (!softmax_args(fn, &x, naxes, axes, where, &r, &w)) return np_scope_return(NULL);
   if (w) x = jx_where(w, x, wi(0));
   if (b) {
     jx_array *xb[2];
-    if (!broadcasts_to(fn, "b", b, x)) return scope_return(NULL);
-    if (!np_promote(fn, 2, (jx_array *[]){x, np_to_inexact(b)}, xb)) return scope_return(NULL);
+    if (!broadcasts_to(fn, "b", b, x)) return np_scope_return(NULL);
+    if (!np_promote(fn, 2, (jx_array *[]){x, np_to_inexact(b)}, xb)) return np_scope_return(NULL);
     bb = jx_broadcast_to(xb[1], x->ndim, x->shape);
     x = jx_where(jx_not_equal(bb, wi(0)), xb[0], wf(-INFINITY));
   }
@@ -359,7 +348,7 @@ jx_array *jx_nn_logsumexp(jx_array *x, int naxes, const int *axes, jx_array *b,
   jx_array *out = jx_add(jx_log(jx_abs(sumexp)), amax);
   if (bb) out = jx_where(jx_less(jx_sign(sumexp), wi(0)), wf(NAN), out);
   if (out && !keepdims) out = jx_squeeze(out, r.naxes, r.axes);
-  return scope_return(out);
+  return np_scope_return(out);
 }
 
 /* ============================================================ one_hot */
@@ -368,7 +357,7 @@ jx_array *jx_nn_logsumexp(jx_array *x, int naxes, const int *axes, jx_array *b,
  * to dtype, the class axis inserted at `axis` of the result. */
 jx_array *jx_nn_one_hot(jx_array *x, int64_t num_classes, jx_dtype dtype, int axis) {
   const char *fn = "jx_nn_one_hot";
-  if (null_arg(fn, x, "x")) return NULL;
+  if (np_null_arg(fn, x, "x")) return NULL;
   if (num_classes < 0) {
     error_set(JX_ERR_VALUE, "%s: num_classes must be >= 0, got %lld", fn, (long long)num_classes);
     return NULL;
@@ -391,7 +380,7 @@ jx_array *jx_nn_one_hot(jx_array *x, int64_t num_classes, jx_dtype dtype, int ax
   for (int d = 0; d <= x->ndim; d++) shape[d] = d == axis ? num_classes : 1;
   jx_array *iota = jx_reshape(jx_arange(0, (double)num_classes, 1, x->dtype), x->ndim + 1, shape);
   jx_array *hit = jx_equal(jx_expand_dims(x, axis), iota);
-  return scope_return(jx_astype(hit, dtype));
+  return np_scope_return(jx_astype(hit, dtype));
 }
 
 /* ========================================================= standardize */
@@ -412,14 +401,14 @@ static jx_array *mean_where(jx_array *x, const Red *r, jx_array *w) {
 jx_array *jx_nn_standardize(jx_array *x, int naxes, const int *axes, jx_array *mean,
                             jx_array *variance, double epsilon, jx_array *where) {
   const char *fn = "jx_nn_standardize";
-  if (null_arg(fn, x, "x")) return NULL;
+  if (np_null_arg(fn, x, "x")) return NULL;
   jx_scope_begin();
   Red r;
   jx_array *w;
   if (!red_setup(fn, x, naxes, axes, &r) || !prepare_where(fn, x, where, &w) ||
       (mean && !broadcasts_to(fn, "mean", mean, x)) ||
       (variance && !broadcasts_to(fn, "variance", variance, x)))
-    return scope_return(NULL);
+    return np_scope_return(NULL);
   x = np_to_inexact(x);
   if (!mean) mean = mean_where(x, &r, w);
   if (!variance) {
@@ -427,7 +416,7 @@ jx_array *jx_nn_standardize(jx_array *x, int naxes, const int *axes, jx_array *m
     variance = jx_maximum(wi(0), variance); /* jnp.clip(variance, 0) */
   }
   jx_array *y = jx_multiply(jx_subtract(x, mean), jx_rsqrt(jx_add(variance, wf(epsilon))));
-  return scope_return(y);
+  return np_scope_return(y);
 }
 
 /* ============================================================ attention */
@@ -466,7 +455,7 @@ jx_array *jx_nn_dot_product_attention(jx_array *query, jx_array *key, jx_array *
                                       jx_array *bias, jx_array *mask, double scale,
                                       bool is_causal) {
   const char *fn = "jx_nn_dot_product_attention";
-  if (null_arg(fn, query, "query") || null_arg(fn, key, "key") || null_arg(fn, value, "value"))
+  if (np_null_arg(fn, query, "query") || np_null_arg(fn, key, "key") || np_null_arg(fn, value, "value"))
     return NULL;
   char a[ERROR_SHAPE_BUF], b[ERROR_SHAPE_BUF];
   const jx_array *in[3] = {query, key, value};
@@ -496,7 +485,7 @@ jx_array *jx_nn_dot_product_attention(jx_array *query, jx_array *key, jx_array *
   }
   jx_scope_begin();
   jx_array *q = ensure_4d(query), *k = ensure_4d(key), *v = ensure_4d(value);
-  if (!q || !k || !v) return scope_return(NULL);
+  if (!q || !k || !v) return np_scope_return(NULL);
   const int64_t B = k->shape[0], S = k->shape[1], K = k->shape[2], H = k->shape[3];
   const int64_t T = q->shape[1], N = q->shape[2];
   if (memcmp(v->shape, k->shape, sizeof(int64_t) * 4) != 0 || q->shape[0] != B ||
@@ -505,19 +494,19 @@ jx_array *jx_nn_dot_product_attention(jx_array *query, jx_array *key, jx_array *
               "%s: key %s and value %s must be equal (B, S, K, H), query %s must be (B, T, N, H)",
               fn, error_shape_str(a, 4, k->shape), error_shape_str(b, 4, v->shape),
               error_shape_str((char[ERROR_SHAPE_BUF]){0}, 4, q->shape));
-    return scope_return(NULL);
+    return np_scope_return(NULL);
   }
   if (K == 0 || N % K != 0) {
     error_set(JX_ERR_SHAPE,
               "%s: the number of query heads must be a multiple of key/value heads, got %lld vs %lld",
               fn, (long long)N, (long long)K);
-    return scope_return(NULL);
+    return np_scope_return(NULL);
   }
   const int64_t G = N / K;
   const int64_t bnts[4] = {B, N, T, S};
   jx_array *bias5 = bias ? to_grouped(fn, "bias", ensure_4d(bias), bnts, K, G) : NULL;
   jx_array *mask5 = mask ? to_grouped(fn, "mask", ensure_4d(mask), bnts, K, G) : NULL;
-  if ((bias && !bias5) || (mask && !mask5)) return scope_return(NULL);
+  if ((bias && !bias5) || (mask && !mask5)) return np_scope_return(NULL);
 
   bool weak;
   jx_dtype ldt = jx_promote_types(q->dtype, false, JX_FLOAT32, false, &weak);
@@ -542,7 +531,7 @@ jx_array *jx_nn_dot_product_attention(jx_array *query, jx_array *key, jx_array *
   /* encoded (B, K, G, T, H) = probs (B, K, G, T, S) @ v (B, K, 1, S, H) */
   jx_array *vg = jx_expand_dims(jx_transpose(v, (int[]){0, 2, 1, 3}), 2);
   jx_array *enc = jx_transpose(jx_matmul(probs, vg), (int[]){0, 3, 1, 2, 4});
-  return scope_return(jx_reshape(enc, query->ndim, query->shape));
+  return np_scope_return(jx_reshape(enc, query->ndim, query->shape));
 }
 
 /* ========================================================= initializers */
@@ -585,14 +574,14 @@ jx_array *jx_nn_init_uniform(jx_array *key, int ndim, const int64_t *shape, jx_d
                              double scale) {
   if (!init_dtype("jx_nn_init_uniform", &dtype)) return NULL;
   jx_scope_begin();
-  return scope_return(scaled(jx_random_uniform(key, ndim, shape, dtype, 0, 1), scale, dtype));
+  return np_scope_return(scaled(jx_random_uniform(key, ndim, shape, dtype, 0, 1), scale, dtype));
 }
 
 jx_array *jx_nn_init_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
                             double stddev) {
   if (!init_dtype("jx_nn_init_normal", &dtype)) return NULL;
   jx_scope_begin();
-  return scope_return(scaled(jx_random_normal(key, ndim, shape, dtype), stddev, dtype));
+  return np_scope_return(scaled(jx_random_normal(key, ndim, shape, dtype), stddev, dtype));
 }
 
 jx_array *jx_nn_init_truncated_normal(jx_array *key, int ndim, const int64_t *shape,
@@ -601,7 +590,7 @@ jx_array *jx_nn_init_truncated_normal(jx_array *key, int ndim, const int64_t *sh
   if (!init_dtype("jx_nn_init_truncated_normal", &dtype)) return NULL;
   jx_scope_begin();
   jx_array *t = jx_random_truncated_normal(key, lower, upper, ndim, shape, dtype);
-  return scope_return(scaled(t, stddev, dtype));
+  return np_scope_return(scaled(t, stddev, dtype));
 }
 
 /* _compute_fans with integer in/out axes and no batch axis. */
@@ -661,7 +650,7 @@ static jx_array *variance_scaling(const char *fn, jx_array *key, int ndim, const
     r = jx_multiply(jx_random_uniform(key, ndim, shape, dtype, -1, 1),
                     jx_sqrt(jx_multiply(wi(3), variance)));
   }
-  return scope_return(r);
+  return np_scope_return(r);
 }
 
 jx_array *jx_nn_init_variance_scaling(jx_array *key, int ndim, const int64_t *shape,

@@ -46,12 +46,6 @@ struct jx_optax_state {
   jx_array **arrays;      /* n internal references */
 };
 
-static bool null_arg(const char *fn, const void *x, const char *what) {
-  if (x) return false;
-  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
-  return true;
-}
-
 static jx_array *wf(double v) { return jx_scalar(v); }
 static jx_array *wi(int64_t v) { return jx_scalar_int(v); }
 
@@ -110,7 +104,7 @@ jx_optax_transform *jx_optax_scale(double step_size) {
 }
 
 static jx_optax_transform *schedule_tx(const char *fn, jx_optax_schedule *s, double sign) {
-  if (null_arg(fn, s, "schedule")) return NULL;
+  if (np_null_arg(fn, s, "schedule")) return NULL;
   jx_optax_transform *t = tx_new(TX_SCHEDULE);
   if (t) t->a = sign, t->sched = jx_optax_schedule_ref(s);
   return t;
@@ -383,7 +377,7 @@ void jx_optax_state_free(jx_optax_state *s) {
 }
 
 static bool check_list(const char *fn, const char *what, int n, jx_array *const *xs) {
-  if (null_arg(fn, xs, what)) return false;
+  if (np_null_arg(fn, xs, what)) return false;
   for (int i = 0; i < n; i++)
     if (!xs[i]) {
       error_set(JX_ERR_VALUE, "%s: %s[%d] is NULL", fn, what, i);
@@ -394,7 +388,7 @@ static bool check_list(const char *fn, const char *what, int n, jx_array *const 
 
 jx_optax_state *jx_optax_init(jx_optax_transform *tx, int n, jx_array *const *params) {
   const char *fn = "jx_optax_init";
-  if (null_arg(fn, tx, "transform")) return NULL;
+  if (np_null_arg(fn, tx, "transform")) return NULL;
   if (n < 0) {
     error_set(JX_ERR_VALUE, "%s: negative parameter count %d", fn, n);
     return NULL;
@@ -427,7 +421,7 @@ jx_array *const *jx_optax_state_arrays(const jx_optax_state *s, int *n) {
 jx_optax_state *jx_optax_state_from_arrays(jx_optax_transform *tx, int nparams, int n,
                                            jx_array *const *arrays) {
   const char *fn = "jx_optax_state_from_arrays";
-  if (null_arg(fn, tx, "transform")) return NULL;
+  if (np_null_arg(fn, tx, "transform")) return NULL;
   if (nparams < 0) {
     error_set(JX_ERR_VALUE, "%s: negative parameter count %d", fn, nparams);
     return NULL;
@@ -583,8 +577,8 @@ jx_status jx_optax_update(jx_optax_transform *tx, jx_optax_state *state, int n,
   const char *fn = "jx_optax_update";
   if (updates_out)
     for (int i = 0; i < n; i++) updates_out[i] = NULL;
-  if (null_arg(fn, tx, "transform") || null_arg(fn, state, "state") ||
-      null_arg(fn, updates_out, "updates_out"))
+  if (np_null_arg(fn, tx, "transform") || np_null_arg(fn, state, "state") ||
+      np_null_arg(fn, updates_out, "updates_out"))
     return jx_last_status();
   if (state->tx != tx) {
     error_set(JX_ERR_VALUE, "%s: the state was made for another transform", fn);
@@ -628,7 +622,7 @@ jx_status jx_optax_update(jx_optax_transform *tx, jx_optax_state *state, int n,
 jx_status jx_optax_apply_updates(int n, jx_array *const *params, jx_array *const *updates,
                                  jx_array **new_params_out) {
   const char *fn = "jx_optax_apply_updates";
-  if (null_arg(fn, new_params_out, "new_params_out")) return jx_last_status();
+  if (np_null_arg(fn, new_params_out, "new_params_out")) return jx_last_status();
   for (int i = 0; i < n; i++) new_params_out[i] = NULL;
   if (n < 0) {
     error_set(JX_ERR_VALUE, "%s: negative count %d", fn, n);
@@ -676,7 +670,7 @@ static void update_free(void *ctx) {
 
 jx_fn *jx_optax_update_fn(jx_optax_transform *tx, int nparams) {
   const char *fn = "jx_optax_update_fn";
-  if (null_arg(fn, tx, "transform")) return NULL;
+  if (np_null_arg(fn, tx, "transform")) return NULL;
   if (nparams < 0) {
     error_set(JX_ERR_VALUE, "%s: negative parameter count %d", fn, nparams);
     return NULL;

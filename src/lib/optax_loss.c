@@ -7,17 +7,6 @@
 
 #include "lib/numpy/np.h"
 
-static jx_array *scope_return(jx_array *r) {
-  jx_scope_end(1, &r);
-  return r;
-}
-
-static bool null_arg(const char *fn, const void *x, const char *what) {
-  if (x) return false;
-  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
-  return true;
-}
-
 /* optax's utils.check_subdtype(x, jnp.floating). */
 static bool need_float(const char *fn, const char *what, jx_array *x) {
   if (dtype_is_floating(x->dtype)) return true;
@@ -35,7 +24,7 @@ static jx_array *expand_where(jx_array *where, jx_array *logits, int axis) {
 jx_array *jx_optax_softmax_cross_entropy(jx_array *logits, jx_array *labels, int axis,
                                          jx_array *where) {
   const char *fn = "jx_optax_softmax_cross_entropy";
-  if (null_arg(fn, logits, "logits") || null_arg(fn, labels, "labels")) return NULL;
+  if (np_null_arg(fn, logits, "logits") || np_null_arg(fn, labels, "labels")) return NULL;
   if (!need_float(fn, "logits", logits)) return NULL;
   if (!array_normalize_axis(fn, &axis, logits->ndim)) return NULL;
   jx_scope_begin();
@@ -46,10 +35,10 @@ jx_array *jx_optax_softmax_cross_entropy(jx_array *logits, jx_array *labels, int
     error_set(JX_ERR_SHAPE, "%s: labels %s do not broadcast to logits %s", fn,
               error_shape_str(a, labels->ndim, labels->shape),
               error_shape_str(b, logits->ndim, logits->shape));
-    return scope_return(NULL);
+    return np_scope_return(NULL);
   }
   if (w) lp = jx_where(w, lp, jx_scalar_int(0)); /* sum(..., where=where) */
-  return scope_return(jx_negative(jx_sum(lp, 1, &axis, false)));
+  return np_scope_return(jx_negative(jx_sum(lp, 1, &axis, false)));
 }
 
 /* optax.softmax_cross_entropy_with_integer_labels: logsumexp(logits, axis, where) minus
@@ -58,7 +47,7 @@ jx_array *jx_optax_softmax_cross_entropy(jx_array *logits, jx_array *labels, int
 jx_array *jx_optax_softmax_cross_entropy_with_integer_labels(jx_array *logits, jx_array *labels,
                                                              int axis, jx_array *where) {
   const char *fn = "jx_optax_softmax_cross_entropy_with_integer_labels";
-  if (null_arg(fn, logits, "logits") || null_arg(fn, labels, "labels")) return NULL;
+  if (np_null_arg(fn, logits, "logits") || np_null_arg(fn, labels, "labels")) return NULL;
   if (!need_float(fn, "logits", logits)) return NULL;
   if (!dtype_is_integer(labels->dtype)) {
     error_set(JX_ERR_DTYPE, "%s: labels must be integers, got %s", fn,
@@ -89,27 +78,27 @@ jx_array *jx_optax_softmax_cross_entropy_with_integer_labels(jx_array *logits, j
   label_logit = jx_where(inside, label_logit, jx_scalar(NAN));
   jx_array *out = jx_subtract(jx_nn_logsumexp(logits, 1, &axis, NULL, false, w), label_logit);
   if (w) out = jx_where(jx_any(w, 1, &axis, false), out, jx_scalar(0.0));
-  return scope_return(out);
+  return np_scope_return(out);
 }
 
 /* optax.sigmoid_binary_cross_entropy: -labels * log_sigmoid(logits) - (1 - labels) *
  * log_sigmoid(-logits), labels cast to logits' dtype. */
 jx_array *jx_optax_sigmoid_binary_cross_entropy(jx_array *logits, jx_array *labels) {
   const char *fn = "jx_optax_sigmoid_binary_cross_entropy";
-  if (null_arg(fn, logits, "logits") || null_arg(fn, labels, "labels")) return NULL;
+  if (np_null_arg(fn, logits, "logits") || np_null_arg(fn, labels, "labels")) return NULL;
   if (!need_float(fn, "logits", logits)) return NULL;
   jx_scope_begin();
   jx_array *y = jx_astype(labels, logits->dtype);
   jx_array *log_p = jx_nn_log_sigmoid(logits), *log_not_p = jx_nn_log_sigmoid(jx_negative(logits));
   jx_array *l = jx_subtract(jx_multiply(jx_negative(y), log_p),
                             jx_multiply(jx_subtract(jx_scalar(1.0), y), log_not_p));
-  return scope_return(l);
+  return np_scope_return(l);
 }
 
 /* predictions - targets (or predictions when targets is NULL); optax requires equal
  * shapes. */
 static jx_array *errors(const char *fn, jx_array *pred, jx_array *targets) {
-  if (null_arg(fn, pred, "predictions")) return NULL;
+  if (np_null_arg(fn, pred, "predictions")) return NULL;
   if (!need_float(fn, "predictions", pred)) return NULL;
   if (!targets) return jx_ref(pred);
   if (pred->ndim != targets->ndim ||
@@ -126,14 +115,14 @@ static jx_array *errors(const char *fn, jx_array *pred, jx_array *targets) {
 /* optax.squared_error: (predictions - targets) ** 2. */
 jx_array *jx_optax_squared_error(jx_array *predictions, jx_array *targets) {
   jx_scope_begin();
-  return scope_return(jx_square(errors("jx_optax_squared_error", predictions, targets)));
+  return np_scope_return(jx_square(errors("jx_optax_squared_error", predictions, targets)));
 }
 
 /* optax.l2_loss: 0.5 * squared_error. */
 jx_array *jx_optax_l2_loss(jx_array *predictions, jx_array *targets) {
   jx_scope_begin();
   jx_array *e = errors("jx_optax_l2_loss", predictions, targets);
-  return scope_return(jx_multiply(jx_scalar(0.5), jx_square(e)));
+  return np_scope_return(jx_multiply(jx_scalar(0.5), jx_square(e)));
 }
 
 /* optax.huber_loss: 0.5 * min(|e|, delta)^2 + delta * (|e| - min(|e|, delta)). */
@@ -149,5 +138,5 @@ jx_array *jx_optax_huber_loss(jx_array *predictions, jx_array *targets, double d
   jx_array *linear = jx_subtract(abs_e, quadratic);
   jx_array *l = jx_add(jx_multiply(jx_scalar(0.5), jx_square(quadratic)),
                        jx_multiply(jx_scalar(delta), linear));
-  return scope_return(l);
+  return np_scope_return(l);
 }

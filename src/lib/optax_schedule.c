@@ -18,11 +18,6 @@ struct jx_optax_schedule {
   bool staircase, has_end;
 };
 
-static jx_array *scope_return(jx_array *r) {
-  jx_scope_end(1, &r);
-  return r;
-}
-
 static jx_optax_schedule *sched_new(SchedKind kind) {
   jx_optax_schedule *s = calloc(1, sizeof *s);
   if (!s) {
@@ -207,5 +202,5 @@ jx_array *jx_optax_schedule_value(jx_optax_schedule *s, jx_array *count) {
     return NULL;
   }
   jx_scope_begin();
-  return scope_return(value_of(s, count));
+  return np_scope_return(value_of(s, count));
 }

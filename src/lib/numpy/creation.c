@@ -8,17 +8,6 @@
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
-static jx_array *scope_return(jx_array *r) {
-  jx_scope_end(1, &r);
-  return r;
-}
-
-static bool null_arg(const char *fn, const void *x, const char *what) {
-  if (x) return false;
-  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
-  return true;
-}
-
 /* A 0-d constant of dtype (weak as given) broadcast to shape. */
 static jx_array *const_shaped(double value, jx_dtype dtype, bool weak, int ndim,
                               const int64_t *shape) {
@@ -45,7 +34,7 @@ static jx_array *full_impl(const char *fn, int ndim, const int64_t *shape, doubl
                            jx_dtype dtype) {
   if (!array_check_shape(fn, ndim, shape) || !user_dtype(fn, &dtype)) return NULL;
   jx_scope_begin();
-  return scope_return(const_shaped(value, dtype, false, ndim, shape));
+  return np_scope_return(const_shaped(value, dtype, false, ndim, shape));
 }
 
 jx_array *jx_full(int ndim, const int64_t *shape, double value, jx_dtype dtype) {
@@ -62,9 +51,9 @@ jx_array *jx_ones(int ndim, const int64_t *shape, jx_dtype dtype) {
 
 /* lax.full_like keeps the weak type of `a` (dtype not given). */
 static jx_array *full_like_impl(const char *fn, jx_array *a, double value) {
-  if (null_arg(fn, a, "a")) return NULL;
+  if (np_null_arg(fn, a, "a")) return NULL;
   jx_scope_begin();
-  return scope_return(const_shaped(value, a->dtype, a->weak, a->ndim, a->shape));
+  return np_scope_return(const_shaped(value, a->dtype, a->weak, a->ndim, a->shape));
 }
 
 jx_array *jx_zeros_like(jx_array *a) { return full_like_impl("jx_zeros_like", a, 0.0); }
@@ -102,7 +91,7 @@ jx_array *jx_arange(double start, double stop, double step, jx_dtype dtype) {
   jx_array *iota = prim_iota(wd, 1, &n, 0);
   jx_array *r = prim_binary(PRIM_mul, const_shaped(step, wd, false, 1, &n), iota);
   r = prim_binary(PRIM_add, const_shaped(start, wd, false, 1, &n), r);
-  return scope_return(r ? np_convert(r, dtype, false) : NULL);
+  return np_scope_return(r ? np_convert(r, dtype, false) : NULL);
 }
 
 /* jnp.linspace(start, stop, num, endpoint=True, dtype). array_creation._linspace
@@ -149,7 +138,7 @@ jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype) {
   jx_array *out = num <= 1 ? const_shaped(start, cd, false, 1, &num)
                            : linspace_body(start, stop, num, cd);
   if (out && dtype_is_integer(dtype)) out = prim_unary(PRIM_floor, out);
-  return scope_return(out ? np_convert(out, dtype, false) : NULL);
+  return np_scope_return(out ? np_convert(out, dtype, false) : NULL);
 }
 
 /* ------------------------------------------------------------- triangles */
@@ -172,27 +161,27 @@ jx_array *jx_eye_k(int64_t n, int64_t m, int64_t k, jx_dtype dtype) {
   if (!user_dtype("jx_eye_k", &dtype)) return NULL;
   jx_scope_begin();
   jx_array *mask = diag_mask("jx_eye_k", n, m, k, false);
-  return scope_return(mask ? np_convert(mask, dtype, false) : NULL);
+  return np_scope_return(mask ? np_convert(mask, dtype, false) : NULL);
 }
 
 jx_array *jx_eye(int64_t n, jx_dtype dtype) {
   if (!user_dtype("jx_eye", &dtype)) return NULL;
   jx_scope_begin();
   jx_array *mask = diag_mask("jx_eye", n, n, 0, false);
-  return scope_return(mask ? np_convert(mask, dtype, false) : NULL);
+  return np_scope_return(mask ? np_convert(mask, dtype, false) : NULL);
 }
 
 jx_array *jx_tri(int64_t n, int64_t m, int64_t k, jx_dtype dtype) {
   if (!user_dtype("jx_tri", &dtype)) return NULL;
   jx_scope_begin();
   jx_array *mask = diag_mask("jx_tri", n, m, k, true);
-  return scope_return(mask ? np_convert(mask, dtype, false) : NULL);
+  return np_scope_return(mask ? np_convert(mask, dtype, false) : NULL);
 }
 
 /* tril keeps a where tri(k) holds; triu keeps a where tri(k - 1) does not (as
  * lax_numpy.tril/triu). The mask covers the last two axes and broadcasts. */
 static jx_array *tri_select(const char *fn, jx_array *a, int64_t k, bool lower) {
-  if (null_arg(fn, a, "a")) return NULL;
+  if (np_null_arg(fn, a, "a")) return NULL;
   if (a->ndim < 2) {
     char b[ERROR_SHAPE_BUF];
     error_set(JX_ERR_SHAPE, "%s: input must be at least 2-d, got shape %s", fn,
@@ -206,7 +195,7 @@ static jx_array *tri_select(const char *fn, jx_array *a, int64_t k, bool lower) 
   jx_array *mask = prim_broadcast_in_dim(diag_mask(fn, n, m, k, true), a->ndim, a->shape, bd);
   jx_array *zero = const_shaped(0, a->dtype, a->weak, a->ndim, a->shape);
   jx_array *r = lower ? prim_select(mask, a, zero) : prim_select(mask, zero, a);
-  return scope_return(r);
+  return np_scope_return(r);
 }
 
 jx_array *jx_tril(jx_array *a, int64_t k) { return tri_select("jx_tril", a, k, true); }

@@ -10,25 +10,6 @@
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
-static jx_array *scope_return(jx_array *r) {
-  jx_scope_end(1, &r);
-  return r;
-}
-
-static bool null_arg(const char *fn, const void *x, const char *what) {
-  if (x) return false;
-  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
-  return true;
-}
-
-/* A 0-d constant of dtype broadcast to shape. */
-static jx_array *const_shaped(double value, jx_dtype dtype, int ndim, const int64_t *shape) {
-  jx_array *c = np_constant(value, dtype);
-  if (!c || ndim == 0) return c;
-  int none[1] = {0};
-  return prim_broadcast_in_dim(c, ndim, shape, none);
-}
-
 /* JX_ERR_OOM for a result shape whose dims or size overflow int64 (over is set by the
  * caller's per-dim checks); otherwise validates it like any user shape. */
 static bool check_result(const char *fn, const jx_array *x, int ndim, const int64_t *shape,
@@ -61,7 +42,7 @@ static bool resolve_shape(const char *fn, const jx_array *x, int ndim, const int
     error_set(JX_ERR_SHAPE, "%s: ndim %d is outside [0, %d]", fn, ndim, JX_MAX_NDIM);
     return false;
   }
-  if (ndim > 0 && null_arg(fn, shape, "shape")) return false;
+  if (ndim > 0 && np_null_arg(fn, shape, "shape")) return false;
   char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
   int unknown = -1;
   for (int d = 0; d < ndim; d++) {
@@ -93,13 +74,13 @@ static bool resolve_shape(const char *fn, const jx_array *x, int ndim, const int
 
 jx_array *jx_reshape(jx_array *x, int ndim, const int64_t *shape) {
   int64_t s[JX_MAX_NDIM] = {0};
-  if (null_arg("jx_reshape", x, "x") || !resolve_shape("jx_reshape", x, ndim, shape, s))
+  if (np_null_arg("jx_reshape", x, "x") || !resolve_shape("jx_reshape", x, ndim, shape, s))
     return NULL;
   return prim_reshape(x, ndim, s);
 }
 
 jx_array *jx_ravel(jx_array *x) {
-  if (null_arg("jx_ravel", x, "x")) return NULL;
+  if (np_null_arg("jx_ravel", x, "x")) return NULL;
   int64_t n = jx_size(x);
   return prim_reshape(x, 1, &n);
 }
@@ -107,7 +88,7 @@ jx_array *jx_ravel(jx_array *x) {
 /* ------------------------------------------------------------- permuting */
 
 jx_array *jx_transpose(jx_array *x, const int *perm) {
-  if (null_arg("jx_transpose", x, "x")) return NULL;
+  if (np_null_arg("jx_transpose", x, "x")) return NULL;
   int p[JX_MAX_NDIM];
   bool seen[JX_MAX_NDIM] = {false};
   for (int d = 0; d < x->ndim; d++) {
@@ -124,7 +105,7 @@ jx_array *jx_transpose(jx_array *x, const int *perm) {
 }
 
 jx_array *jx_swapaxes(jx_array *x, int axis1, int axis2) {
-  if (null_arg("jx_swapaxes", x, "x")) return NULL;
+  if (np_null_arg("jx_swapaxes", x, "x")) return NULL;
   if (!array_normalize_axis("jx_swapaxes", &axis1, x->ndim) ||
       !array_normalize_axis("jx_swapaxes", &axis2, x->ndim))
     return NULL;
@@ -136,7 +117,7 @@ jx_array *jx_swapaxes(jx_array *x, int axis1, int axis2) {
 }
 
 jx_array *jx_moveaxis(jx_array *x, int source, int destination) {
-  if (null_arg("jx_moveaxis", x, "x")) return NULL;
+  if (np_null_arg("jx_moveaxis", x, "x")) return NULL;
   if (!array_normalize_axis("jx_moveaxis", &source, x->ndim) ||
       !array_normalize_axis("jx_moveaxis", &destination, x->ndim))
     return NULL;
@@ -152,7 +133,7 @@ jx_array *jx_moveaxis(jx_array *x, int source, int destination) {
 
 jx_array *jx_broadcast_to(jx_array *x, int ndim, const int64_t *shape) {
   const char *fn = "jx_broadcast_to";
-  if (null_arg(fn, x, "x") || !array_check_shape(fn, ndim, shape)) return NULL;
+  if (np_null_arg(fn, x, "x") || !array_check_shape(fn, ndim, shape)) return NULL;
   char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
   int lead = ndim - x->ndim, bdims[JX_MAX_NDIM];
   bool ok = lead >= 0;
@@ -170,7 +151,7 @@ jx_array *jx_broadcast_to(jx_array *x, int ndim, const int64_t *shape) {
 
 jx_array *jx_expand_dims(jx_array *x, int axis) {
   const char *fn = "jx_expand_dims";
-  if (null_arg(fn, x, "x")) return NULL;
+  if (np_null_arg(fn, x, "x")) return NULL;
   if (x->ndim >= JX_MAX_NDIM) {
     error_set(JX_ERR_SHAPE, "%s: result rank would exceed %d", fn, JX_MAX_NDIM);
     return NULL;
@@ -184,7 +165,7 @@ jx_array *jx_expand_dims(jx_array *x, int axis) {
 jx_array *jx_squeeze(jx_array *x, int naxes, const int *axes) {
   const char *fn = "jx_squeeze";
   bool mask[JX_MAX_NDIM];
-  if (null_arg(fn, x, "x") || !array_axes_mask(fn, naxes, axes, x->ndim, mask)) return NULL;
+  if (np_null_arg(fn, x, "x") || !array_axes_mask(fn, naxes, axes, x->ndim, mask)) return NULL;
   int64_t s[JX_MAX_NDIM];
   int n = 0;
   for (int d = 0; d < x->ndim; d++) {
@@ -209,7 +190,7 @@ static bool check_concat(const char *fn, int n, jx_array *const *xs, int *axis) 
     return false;
   }
   for (int i = 0; i < n; i++)
-    if (null_arg(fn, xs[i], "an input array")) return false;
+    if (np_null_arg(fn, xs[i], "an input array")) return false;
   if (xs[0]->ndim == 0) {
     error_set(JX_ERR_SHAPE, "%s: zero-dimensional arrays cannot be concatenated", fn);
     return false;
@@ -261,7 +242,7 @@ static jx_array *concat_impl(const char *fn, int n, jx_array *const *xs, int axi
 
 jx_array *jx_concatenate(int n, jx_array *const *xs, int axis) {
   jx_scope_begin();
-  return scope_return(concat_impl("jx_concatenate", n, xs, axis));
+  return np_scope_return(concat_impl("jx_concatenate", n, xs, axis));
 }
 
 jx_array *jx_stack(int n, jx_array *const *xs, int axis) {
@@ -271,7 +252,7 @@ jx_array *jx_stack(int n, jx_array *const *xs, int axis) {
     return NULL;
   }
   for (int i = 0; i < n; i++)
-    if (null_arg(fn, xs[i], "an input array")) return NULL;
+    if (np_null_arg(fn, xs[i], "an input array")) return NULL;
   for (int i = 1; i < n; i++) {
     if (xs[i]->ndim != xs[0]->ndim ||
         memcmp(xs[i]->shape, xs[0]->shape, (size_t)xs[0]->ndim * sizeof(int64_t)) != 0) {
@@ -296,7 +277,7 @@ jx_array *jx_stack(int n, jx_array *const *xs, int axis) {
   for (int i = 0; i < n; i++) e[i] = jx_expand_dims(xs[i], axis);
   jx_array *r = concat_impl(fn, n, e, axis);
   free(e);
-  return scope_return(r);
+  return np_scope_return(r);
 }
 
 /* Pieces x[b[i]:b[i+1]] along axis for the npieces+1 boundaries b (validated: 0 = b[0]
@@ -313,7 +294,7 @@ static jx_status split_at(jx_array *x, int axis, int npieces, const int64_t *b, 
 
 jx_status jx_split(jx_array *x, int64_t sections, int axis, jx_array **out) {
   const char *fn = "jx_split";
-  if (null_arg(fn, x, "x") || null_arg(fn, out, "out")) return jx_last_status();
+  if (np_null_arg(fn, x, "x") || np_null_arg(fn, out, "out")) return jx_last_status();
   if (!array_normalize_axis(fn, &axis, x->ndim)) return jx_last_status();
   int64_t dim = x->shape[axis];
   if (sections < 1 || sections > INT32_MAX || dim % sections != 0) {
@@ -336,7 +317,7 @@ jx_status jx_split(jx_array *x, int64_t sections, int axis, jx_array **out) {
 jx_status jx_split_indices(jx_array *x, int nidx, const int64_t *indices, int axis,
                            jx_array **out) {
   const char *fn = "jx_split_indices";
-  if (null_arg(fn, x, "x") || null_arg(fn, out, "out")) return jx_last_status();
+  if (np_null_arg(fn, x, "x") || np_null_arg(fn, out, "out")) return jx_last_status();
   if (nidx < 0 || (nidx > 0 && !indices) || nidx == INT32_MAX) {
     error_set(JX_ERR_VALUE, "%s: bad index list (%d indices)", fn, nidx);
     return JX_ERR_VALUE;
@@ -370,7 +351,7 @@ jx_status jx_split_indices(jx_array *x, int nidx, const int64_t *indices, int ax
 
 jx_array *jx_pad(jx_array *x, const int64_t *pad_width, double value) {
   const char *fn = "jx_pad";
-  if (null_arg(fn, x, "x") || (x->ndim > 0 && null_arg(fn, pad_width, "pad_width")))
+  if (np_null_arg(fn, x, "x") || (x->ndim > 0 && np_null_arg(fn, pad_width, "pad_width")))
     return NULL;
   int64_t lo[JX_MAX_NDIM], hi[JX_MAX_NDIM], s[JX_MAX_NDIM];
   bool over = false;
@@ -392,7 +373,7 @@ jx_array *jx_pad(jx_array *x, const int64_t *pad_width, double value) {
 
 jx_array *jx_flip(jx_array *x, int naxes, const int *axes) {
   bool mask[JX_MAX_NDIM];
-  if (null_arg("jx_flip", x, "x") || !array_axes_mask("jx_flip", naxes, axes, x->ndim, mask))
+  if (np_null_arg("jx_flip", x, "x") || !array_axes_mask("jx_flip", naxes, axes, x->ndim, mask))
     return NULL;
   return prim_rev(x, mask);
 }
@@ -414,9 +395,9 @@ static jx_array *roll_impl(jx_array *x, int64_t shift, int axis) {
 }
 
 jx_array *jx_roll(jx_array *x, int64_t shift, int axis) {
-  if (null_arg("jx_roll", x, "x")) return NULL;
+  if (np_null_arg("jx_roll", x, "x")) return NULL;
   jx_scope_begin();
-  return scope_return(roll_impl(x, shift, axis));
+  return np_scope_return(roll_impl(x, shift, axis));
 }
 
 /* ---------------------------------------------------------- tile, repeat */
@@ -439,7 +420,7 @@ static jx_array *tile_axis(jx_array *x, int axis, int64_t r) {
 
 jx_array *jx_tile(jx_array *x, int nreps, const int64_t *reps) {
   const char *fn = "jx_tile";
-  if (null_arg(fn, x, "x") || (nreps > 0 && null_arg(fn, reps, "reps"))) return NULL;
+  if (np_null_arg(fn, x, "x") || (nreps > 0 && np_null_arg(fn, reps, "reps"))) return NULL;
   if (nreps < 0 || nreps > JX_MAX_NDIM) {
     error_set(JX_ERR_VALUE, "%s: %d repetition counts (expected 0 to %d)", fn, nreps,
               JX_MAX_NDIM);
@@ -469,13 +450,13 @@ jx_array *jx_tile(jx_array *x, int nreps, const int64_t *reps) {
   jx_array *y = prim_reshape(x, nd, xs);
   for (int d = 0; d < nd && y; d++)
     if (rs[d] != 1) y = tile_axis(y, d, rs[d]);
-  return scope_return(y);
+  return np_scope_return(y);
 }
 
 /* jnp.repeat with a scalar count: (..., d, ...) -> (..., d, r, ...) -> (..., d*r, ...). */
 jx_array *jx_repeat(jx_array *x, int64_t repeats, int axis) {
   const char *fn = "jx_repeat";
-  if (null_arg(fn, x, "x")) return NULL;
+  if (np_null_arg(fn, x, "x")) return NULL;
   if (repeats < 0) {
     error_set(JX_ERR_VALUE, "%s: negative repeat count %lld", fn, (long long)repeats);
     return NULL;
@@ -499,7 +480,7 @@ jx_array *jx_repeat(jx_array *x, int64_t repeats, int axis) {
   if (!check_result(fn, x, nd, out, over)) return NULL;
   jx_scope_begin();
   jx_array *b = prim_broadcast_in_dim(prim_reshape(x, nd, shape), nd + 1, s, bd);
-  return scope_return(prim_reshape(b, nd, out));
+  return np_scope_return(prim_reshape(b, nd, out));
 }
 
 /* ----------------------------------------------------------------- slicing */
@@ -528,7 +509,7 @@ static int64_t slice_adjust(int64_t n, int64_t start, int64_t stop, int64_t step
 jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t *stop,
                    const int64_t *step) {
   const char *fn = "jx_slice";
-  if (null_arg(fn, x, "x")) return NULL;
+  if (np_null_arg(fn, x, "x")) return NULL;
   if (nslice < 0 || nslice > x->ndim) {
     error_set(JX_ERR_SHAPE, "%s: %d slices for an array of rank %d", fn, nslice, x->ndim);
     return NULL;
@@ -555,7 +536,7 @@ jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t 
   }
   jx_scope_begin();
   jx_array *y = prim_slice(prim_rev(x, rev), lo, hi, st);
-  return scope_return(y);
+  return np_scope_return(y);
 }
 
 /* -------------------------------------------------------------------- take */
@@ -593,17 +574,17 @@ static jx_array *take_impl(const char *fn, jx_array *x, jx_array *idx, int axis)
       error_set(JX_ERR_SHAPE, "%s: cannot do a non-empty take from an empty axis", fn);
       return NULL;
     }
-    return const_shaped(0, x->dtype, nd, out);
+    return np_full(0, x->dtype, nd, out);
   }
   /* Index arithmetic in at least 32 bits so that i + n cannot wrap. */
   jx_dtype it = idx->dtype;
   if (dtype_bits(it) < 32) it = dtype_default_int();
   jx_array *i = np_convert(idx, it, false);
   double nmax = fmin((double)n, dtype_max_value(it));
-  jx_array *nn = const_shaped(nmax, it, idx->ndim, idx->shape);
+  jx_array *nn = np_full(nmax, it, idx->ndim, idx->shape);
   jx_array *valid = prim_binary(PRIM_lt, i, nn);
   if (dtype_is_signed(it)) {
-    jx_array *zero = const_shaped(0, it, idx->ndim, idx->shape);
+    jx_array *zero = np_full(0, it, idx->ndim, idx->shape);
     i = prim_select(prim_binary(PRIM_lt, i, zero), prim_binary(PRIM_add, i, nn), i);
     valid = prim_binary(PRIM_and, prim_unary(PRIM_not, prim_binary(PRIM_lt, i, zero)),
                         prim_binary(PRIM_lt, i, nn));
@@ -612,12 +593,12 @@ static jx_array *take_impl(const char *fn, jx_array *x, jx_array *idx, int axis)
   int bd[JX_MAX_NDIM];
   for (int d = 0; d < idx->ndim; d++) bd[d] = axis + d;
   jx_array *vb = prim_broadcast_in_dim(valid, nd, out, bd);
-  return prim_select(vb, g, const_shaped(take_fill(x->dtype), x->dtype, nd, out));
+  return prim_select(vb, g, np_full(take_fill(x->dtype), x->dtype, nd, out));
 }
 
 jx_array *jx_take(jx_array *x, jx_array *indices, int axis) {
   const char *fn = "jx_take";
-  if (null_arg(fn, x, "x") || null_arg(fn, indices, "indices")) return NULL;
+  if (np_null_arg(fn, x, "x") || np_null_arg(fn, indices, "indices")) return NULL;
   if (!dtype_is_integer(indices->dtype)) {
     char b[ARRAY_DESCRIBE_BUF];
     error_set(JX_ERR_DTYPE, "%s: indices must be integers, got %s", fn,
@@ -625,5 +606,5 @@ jx_array *jx_take(jx_array *x, jx_array *indices, int axis) {
     return NULL;
   }
   jx_scope_begin();
-  return scope_return(take_impl(fn, x, indices, axis));
+  return np_scope_return(take_impl(fn, x, indices, axis));
 }

@@ -213,3 +213,20 @@ jx_array *np_constant(double value, jx_dtype dtype) {
   }
   return array_from_host(&v, dtype, false, 0, NULL);
 }
+
+jx_array *np_scope_return(jx_array *r) {
+  jx_scope_end(1, &r);
+  return r;
+}
+
+bool np_null_arg(const char *fn, const void *x, const char *what) {
+  if (x) return false;
+  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
+  return true;
+}
+
+jx_array *np_full(double value, jx_dtype dtype, int ndim, const int64_t *shape) {
+  jx_array *c = np_constant(value, dtype);
+  if (!c || ndim == 0) return c;
+  return prim_broadcast_in_dim(c, ndim, shape, NULL);
+}

@@ -29,6 +29,12 @@ bool np_prepare(const char *fn, int n, jx_array *const *in, jx_array **out);
 jx_array *np_to_inexact(jx_array *x);
 /* A 0-d array of `dtype` holding value (strong), broadcast later by the caller. */
 jx_array *np_constant(double value, jx_dtype dtype);
+/* Ends the scope the caller opened, handing r (NULL allowed) to the enclosing one. */
+jx_array *np_scope_return(jx_array *r);
+/* True (and JX_ERR_VALUE "fn: what is NULL") when x is NULL. */
+bool np_null_arg(const char *fn, const void *x, const char *what);
+/* A 0-d constant of dtype broadcast (a view) to shape. */
+jx_array *np_full(double value, jx_dtype dtype, int ndim, const int64_t *shape);
 /* Shape as "(2,3)" for messages. */
 const char *np_shape_str(char *buf, const jx_array *x);
 

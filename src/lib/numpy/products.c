@@ -8,11 +8,6 @@
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
-static jx_array *scope_return(jx_array *r) {
-  jx_scope_end(1, &r);
-  return r;
-}
-
 static bool null_args(const char *fn, jx_array *x, jx_array *y) {
   if (x && y) return false;
   error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, x ? "y" : "x");
@@ -96,7 +91,7 @@ static jx_array *matmul_impl(const char *fn, jx_array *x, jx_array *y) {
 jx_array *jx_matmul(jx_array *x, jx_array *y) {
   if (null_args("jx_matmul", x, y)) return NULL;
   jx_scope_begin();
-  return scope_return(matmul_impl("jx_matmul", x, y));
+  return np_scope_return(matmul_impl("jx_matmul", x, y));
 }
 
 /* ------------------------------------------------------- dot, inner, vdot */
@@ -116,7 +111,7 @@ static jx_array *dot_impl(const char *fn, jx_array *x, jx_array *y) {
 jx_array *jx_dot(jx_array *x, jx_array *y) {
   if (null_args("jx_dot", x, y)) return NULL;
   jx_scope_begin();
-  return scope_return(dot_impl("jx_dot", x, y));
+  return np_scope_return(dot_impl("jx_dot", x, y));
 }
 
 /* jnp.inner: the last axes of x and y contract; scalars multiply. */
@@ -124,13 +119,13 @@ jx_array *jx_inner(jx_array *x, jx_array *y) {
   const char *fn = "jx_inner";
   if (null_args(fn, x, y)) return NULL;
   jx_scope_begin();
-  if (x->ndim == 0 || y->ndim == 0) return scope_return(mul_bcast(fn, x, y));
+  if (x->ndim == 0 || y->ndim == 0) return np_scope_return(mul_bcast(fn, x, y));
   int xc = x->ndim - 1, yc = y->ndim - 1;
   if (x->shape[xc] != y->shape[yc]) {
     shape_error(fn, x, y, "last dimensions differ");
-    return scope_return(NULL);
+    return np_scope_return(NULL);
   }
-  return scope_return(contract(fn, x, y, 1, &xc, &yc, 0, NULL, NULL));
+  return np_scope_return(contract(fn, x, y, 1, &xc, &yc, 0, NULL, NULL));
 }
 
 /* jnp.vdot: dot of the flattened operands (equal sizes). */
@@ -144,7 +139,7 @@ jx_array *jx_vdot(jx_array *x, jx_array *y) {
   }
   jx_scope_begin();
   int c = 0;
-  return scope_return(contract(fn, prim_reshape(x, 1, &n), prim_reshape(y, 1, &m), 1, &c, &c,
+  return np_scope_return(contract(fn, prim_reshape(x, 1, &n), prim_reshape(y, 1, &m), 1, &c, &c,
                                0, NULL, NULL));
 }
 
@@ -154,7 +149,7 @@ jx_array *jx_outer(jx_array *x, jx_array *y) {
   if (null_args(fn, x, y)) return NULL;
   jx_scope_begin();
   int64_t xs[2] = {jx_size(x), 1}, ys[2] = {1, jx_size(y)};
-  return scope_return(mul_bcast(fn, prim_reshape(x, 2, xs), prim_reshape(y, 2, ys)));
+  return np_scope_return(mul_bcast(fn, prim_reshape(x, 2, xs), prim_reshape(y, 2, ys)));
 }
 
 /* jnp.tensordot(x, y, axes=n): x's last n axes contract with y's first n, in order.
@@ -179,12 +174,12 @@ jx_array *jx_tensordot(jx_array *x, jx_array *y, int n) {
     }
   }
   jx_scope_begin();
-  if (n > 0) return scope_return(contract(fn, x, y, n, xc, yc, 0, NULL, NULL));
+  if (n > 0) return np_scope_return(contract(fn, x, y, n, xc, yc, 0, NULL, NULL));
   int64_t xs[JX_MAX_NDIM], ys[JX_MAX_NDIM];
   for (int d = 0; d < x->ndim + y->ndim; d++) {
     xs[d] = d < x->ndim ? x->shape[d] : 1;
     ys[d] = d < x->ndim ? 1 : y->shape[d - x->ndim];
   }
   int nd = x->ndim + y->ndim;
-  return scope_return(mul_bcast(fn, prim_reshape(x, nd, xs), prim_reshape(y, nd, ys)));
+  return np_scope_return(mul_bcast(fn, prim_reshape(x, nd, xs), prim_reshape(y, nd, ys)));
 }

@@ -8,25 +8,6 @@
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
-static jx_array *scope_return(jx_array *r) {
-  jx_scope_end(1, &r);
-  return r;
-}
-
-static bool null_arg(const char *fn, const void *x, const char *what) {
-  if (x) return false;
-  error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
-  return true;
-}
-
-/* A 0-d constant of dtype broadcast to like's shape. */
-static jx_array *const_like(double value, jx_dtype dtype, int ndim, const int64_t *shape) {
-  jx_array *c = np_constant(value, dtype);
-  if (!c || ndim == 0) return c;
-  int none[1] = {0};
-  return prim_broadcast_in_dim(c, ndim, shape, none);
-}
-
 /* The reduced axes of x: mask, the number of elements per output element, and the
  * keepdims shape (reduced dims set to 1). */
 typedef struct Red {
@@ -37,7 +18,7 @@ typedef struct Red {
 } Red;
 
 static bool red_setup(const char *fn, jx_array *x, int naxes, const int *axes, Red *r) {
-  if (null_arg(fn, x, "x")) return false;
+  if (np_null_arg(fn, x, "x")) return false;
   if (!array_axes_mask(fn, naxes, axes, x->ndim, r->mask)) return false;
   r->any = false;
   r->count = 1;
@@ -88,7 +69,7 @@ static jx_array *sum_prod(const char *fn, Prim p, jx_array *x, int naxes, const 
   jx_scope_begin();
   jx_dtype out = promote_integer(x->dtype), comp = upcast_f16(out);
   jx_array *y = red_apply(p, np_convert(x, comp, false), &r, keepdims);
-  return scope_return(y ? np_convert(y, out, false) : NULL);
+  return np_scope_return(y ? np_convert(y, out, false) : NULL);
 }
 
 jx_array *jx_sum(jx_array *x, int naxes, const int *axes, bool keepdims) {
@@ -118,7 +99,7 @@ static jx_array *max_min(const char *fn, bool is_max, jx_array *x, int naxes,
   Prim p = is_max ? PRIM_reduce_max : PRIM_reduce_min;
   if (dtype_is_bool(x->dtype)) p = is_max ? PRIM_reduce_or : PRIM_reduce_and;
   jx_scope_begin();
-  return scope_return(red_apply(p, np_convert(x, x->dtype, false), &r, keepdims));
+  return np_scope_return(red_apply(p, np_convert(x, x->dtype, false), &r, keepdims));
 }
 
 jx_array *jx_max(jx_array *x, int naxes, const int *axes, bool keepdims) {
@@ -136,7 +117,7 @@ static jx_array *any_all(const char *fn, bool is_any, jx_array *x, int naxes,
   if (!red_setup(fn, x, naxes, axes, &r)) return NULL;
   jx_scope_begin();
   jx_array *b = np_convert(x, JX_BOOL, false);
-  return scope_return(red_apply(is_any ? PRIM_reduce_or : PRIM_reduce_and, b, &r, keepdims));
+  return np_scope_return(red_apply(is_any ? PRIM_reduce_or : PRIM_reduce_and, b, &r, keepdims));
 }
 
 jx_array *jx_any(jx_array *x, int naxes, const int *axes, bool keepdims) {
@@ -152,7 +133,7 @@ jx_array *jx_all(jx_array *x, int naxes, const int *axes, bool keepdims) {
 static jx_array *mean_of(jx_array *xc, const Red *r, bool keepdims) {
   jx_array *s = red_apply(PRIM_reduce_sum, xc, r, keepdims);
   if (!s) return NULL;
-  jx_array *n = const_like((double)r->count, s->dtype, s->ndim, s->shape);
+  jx_array *n = np_full((double)r->count, s->dtype, s->ndim, s->shape);
   return prim_binary(PRIM_div, s, n);
 }
 
@@ -163,7 +144,7 @@ jx_array *jx_mean(jx_array *x, int naxes, const int *axes, bool keepdims) {
   jx_scope_begin();
   jx_dtype out = to_inexact(x->dtype), comp = upcast_f16(out);
   jx_array *m = mean_of(np_convert(x, comp, false), &r, keepdims);
-  return scope_return(m ? np_convert(m, out, false) : NULL);
+  return np_scope_return(m ? np_convert(m, out, false) : NULL);
 }
 
 /* Two passes, as reductions.py _var: mean (kept dims), squared deviations, their sum
@@ -184,27 +165,27 @@ static jx_array *var_impl(const char *fn, jx_array *x, int naxes, const int *axe
   jx_array *s = red_apply(PRIM_reduce_sum, prim_binary(PRIM_mul, c, c), &r, keepdims);
   if (!s) return NULL;
   double norm = (double)r.count - (double)ddof;
-  jx_array *v = norm > 0 ? prim_binary(PRIM_div, s, const_like(norm, comp, s->ndim, s->shape))
-                         : const_like(NAN, comp, s->ndim, s->shape);
+  jx_array *v = norm > 0 ? prim_binary(PRIM_div, s, np_full(norm, comp, s->ndim, s->shape))
+                         : np_full(NAN, comp, s->ndim, s->shape);
   return v ? np_convert(v, out, false) : NULL;
 }
 
 jx_array *jx_var(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims) {
   jx_scope_begin();
-  return scope_return(var_impl("jx_var", x, naxes, axes, ddof, keepdims));
+  return np_scope_return(var_impl("jx_var", x, naxes, axes, ddof, keepdims));
 }
 
 jx_array *jx_std(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims) {
   jx_scope_begin();
   jx_array *v = var_impl("jx_std", x, naxes, axes, ddof, keepdims);
-  return scope_return(v ? prim_unary(PRIM_sqrt, v) : NULL);
+  return np_scope_return(v ? prim_unary(PRIM_sqrt, v) : NULL);
 }
 
 /* argmax/argmin as lax.argmax: m = reduce_max (NaN-propagating), hit = (x == m) or
  * isnan(x), so the first NaN wins when there is one; the index is the smallest iota
  * among the hits (first occurrence). JX_AXIS_NONE flattens x first. */
 static jx_array *arg_impl(const char *fn, bool is_max, jx_array *x, int axis, bool keepdims) {
-  if (null_arg(fn, x, "x")) return NULL;
+  if (np_null_arg(fn, x, "x")) return NULL;
   jx_array *v = x;
   int ax = axis;
   if (axis == JX_AXIS_NONE) {
@@ -232,7 +213,7 @@ static jx_array *arg_impl(const char *fn, bool is_max, jx_array *x, int axis, bo
   if (dtype_is_floating(v->dtype)) hit = prim_binary(PRIM_or, hit, prim_binary(PRIM_ne, v, v));
   jx_dtype it = dtype_default_int();
   jx_array *iota = prim_iota(it, v->ndim, v->shape, ax);
-  jx_array *none = const_like((double)v->shape[ax], it, v->ndim, v->shape);
+  jx_array *none = np_full((double)v->shape[ax], it, v->ndim, v->shape);
   jx_array *r = prim_reduce(PRIM_reduce_min, prim_select(hit, iota, none), mask);
   if (r && keepdims) {
     int64_t ks[JX_MAX_NDIM];
@@ -244,10 +225,10 @@ static jx_array *arg_impl(const char *fn, bool is_max, jx_array *x, int axis, bo
 
 jx_array *jx_argmax(jx_array *x, int axis, bool keepdims) {
   jx_scope_begin();
-  return scope_return(arg_impl("jx_argmax", true, x, axis, keepdims));
+  return np_scope_return(arg_impl("jx_argmax", true, x, axis, keepdims));
 }
 
 jx_array *jx_argmin(jx_array *x, int axis, bool keepdims) {
   jx_scope_begin();
-  return scope_return(arg_impl("jx_argmin", false, x, axis, keepdims));
+  return np_scope_return(arg_impl("jx_argmin", false, x, axis, keepdims));
 }
