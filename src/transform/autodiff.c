@@ -299,36 +299,14 @@ static jx_status grad_impl(void *ctx, jx_array *const *in, jx_array **out) {
 }
 
 static jx_fn *make_grad(const char *fn, jx_fn *f, int nargnums, const int *argnums, bool value) {
-  if (!f) {
-    if (!error_pending()) error_set(JX_ERR_VALUE, "%s: the function is NULL", fn);
+  int *an = tx_argnums(fn, f, &nargnums, argnums);
+  Grad *g = an ? calloc(1, sizeof *g) : NULL;
+  if (!g) {
+    if (an) error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    free(an);
     return NULL;
   }
   int nin = jx_fn_nin(f);
-  int def = 0;
-  if (!argnums) nargnums = 1, argnums = &def;
-  if (nargnums < 1 || nargnums > nin) {
-    error_set(JX_ERR_VALUE, "%s: %d argnums for a function of %d inputs", fn, nargnums, nin);
-    return NULL;
-  }
-  Grad *g = calloc(1, sizeof *g);
-  int *an = malloc((size_t)nargnums * sizeof *an);
-  if (!g || !an) {
-    free(g), free(an);
-    error_set(JX_ERR_OOM, "%s: out of memory", fn);
-    return NULL;
-  }
-  for (int k = 0; k < nargnums; k++) {
-    int a = argnums[k] < 0 ? argnums[k] + nin : argnums[k];
-    bool dup = false;
-    for (int m = 0; m < k; m++) dup |= an[m] == a;
-    if (a < 0 || a >= nin || dup) {
-      error_set(JX_ERR_VALUE, "%s: argnum %d is %s for a function of %d inputs", fn, argnums[k],
-                dup ? "repeated" : "out of range", nin);
-      free(g), free(an);
-      return NULL;
-    }
-    an[k] = a;
-  }
   *g = (Grad){.f = jx_fn_ref(f), .nargnums = nargnums, .argnums = an, .with_value = value};
   int nout = nargnums + jx_fn_nout(f) - 1 + (value ? 1 : 0);
   jx_fn *r = jx_fn_new_with_free(value ? "value_and_grad" : "grad", nin, nout, grad_impl, g, grad_free);

@@ -195,35 +195,14 @@ static jx_status jac_impl(void *ctx, jx_array *const *in, jx_array **out) {
 }
 
 static jx_fn *make_jac(const char *fn, jx_fn *f, int nargnums, const int *argnums, bool reverse) {
-  if (!f) {
-    if (!error_pending()) error_set(JX_ERR_VALUE, "%s: the function is NULL", fn);
+  int *an = tx_argnums(fn, f, &nargnums, argnums);
+  Jac *j = an ? calloc(1, sizeof *j) : NULL;
+  if (!j) {
+    if (an) error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    free(an);
     return NULL;
   }
-  int nin = jx_fn_nin(f), def = 0;
-  if (!argnums) nargnums = 1, argnums = &def;
-  if (nargnums < 1 || nargnums > nin) {
-    error_set(JX_ERR_VALUE, "%s: %d argnums for a function of %d inputs", fn, nargnums, nin);
-    return NULL;
-  }
-  Jac *j = calloc(1, sizeof *j);
-  int *an = malloc((size_t)nargnums * sizeof *an);
-  if (!j || !an) {
-    free(j), free(an);
-    error_set(JX_ERR_OOM, "%s: out of memory", fn);
-    return NULL;
-  }
-  for (int k = 0; k < nargnums; k++) {
-    int a = argnums[k] < 0 ? argnums[k] + nin : argnums[k];
-    bool dup = false;
-    for (int m = 0; m < k; m++) dup |= an[m] == a;
-    if (a < 0 || a >= nin || dup) {
-      error_set(JX_ERR_VALUE, "%s: argnum %d is %s for a function of %d inputs", fn, argnums[k],
-                dup ? "repeated" : "out of range", nin);
-      free(j), free(an);
-      return NULL;
-    }
-    an[k] = a;
-  }
+  int nin = jx_fn_nin(f);
   *j = (Jac){.f = jx_fn_ref(f), .nargnums = nargnums, .argnums = an, .reverse = reverse};
   jx_fn *r = jx_fn_new_with_free(reverse ? "jacrev" : "jacfwd", nin, jx_fn_nout(f) * nargnums,
                                  jac_impl, j, jac_free);

@@ -131,6 +131,38 @@ jx_array *tx_take_along(jx_array *x, jx_array *perm, int axis) {
   return r;
 }
 
+int *tx_argnums(const char *fn, jx_fn *f, int *nargnums, const int *argnums) {
+  if (!f) {
+    if (!error_pending()) error_set(JX_ERR_VALUE, "%s: the function is NULL", fn);
+    return NULL;
+  }
+  int nin = jx_fn_nin(f), def = 0, n = *nargnums;
+  if (!argnums) n = 1, argnums = &def;
+  if (n < 1 || n > nin) {
+    error_set(JX_ERR_VALUE, "%s: %d argnums for a function of %d inputs", fn, n, nin);
+    return NULL;
+  }
+  int *an = malloc((size_t)n * sizeof *an);
+  if (!an) {
+    error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    return NULL;
+  }
+  for (int k = 0; k < n; k++) {
+    int a = argnums[k] < 0 ? argnums[k] + nin : argnums[k];
+    bool dup = false;
+    for (int m = 0; m < k; m++) dup |= an[m] == a;
+    if (a < 0 || a >= nin || dup) {
+      error_set(JX_ERR_VALUE, "%s: argnum %d is %s for a function of %d inputs", fn, argnums[k],
+                dup ? "repeated" : "out of range", nin);
+      free(an);
+      return NULL;
+    }
+    an[k] = a;
+  }
+  *nargnums = n;
+  return an;
+}
+
 /* ------------------------------------------------------------ make_jaxpr */
 
 char *jx_make_jaxpr(jx_fn *f, jx_array *const *example_in) {

@@ -18,6 +18,11 @@ jx_array *tx_full_like(jx_array *x, double value);
  * from a gather on the flattened array (used by sort's JVP). */
 jx_array *tx_take_along(jx_array *x, jx_array *perm, int axis);
 
+/* Validates f and argnums (NULL: {0}; negative count from the end; no repeats) for the
+ * differentiating transformation `fn` and returns a malloc'd normalized copy of
+ * *nargnums entries; NULL with JX_ERR_VALUE naming fn otherwise. */
+int *tx_argnums(const char *fn, jx_fn *f, int *nargnums, const int *argnums);
+
 /* The staging trace: records every primitive applied to its tracers into a Jaxpr.
  * Values from lower levels become constants of the jaxpr (JAX's closed-over consts). */
 Trace *stage_begin(void);
