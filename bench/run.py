@@ -2,7 +2,10 @@
 """bench/run.py -- runs jaxc's benchmarks (bench_jaxc) and the same workloads in NumPy
 and JAX on CPU in one session on one machine, and prints ratios (higher = jaxc better).
 
-    pip install jax numpy && python3 bench/run.py [--build build] [--only NAME] [--md FILE]
+    pip install jax numpy optax && python3 bench/run.py [--build build] [--only NAME] [--md FILE]
+
+NAME: matmul, chain, softmax, reduce, mlp, eager, or fm (the Fashion-MNIST MLP and CNN
+training steps of examples/fashion_mnist.c against the same models in JAX + optax).
 
 Times are best-of-N after a warm-up (compile excluded, except jit_compile_*)."""
 import argparse, os, platform, subprocess, sys, time
@@ -71,6 +74,38 @@ def peers(only):
         t0 = time.perf_counter(); block(step(*p, x, y)); tc = time.perf_counter() - t0
         res["jit_compile_mlp_step"] = {"jax": tc * 1e3}
         res["mlp_step"] = {"jax": best(lambda: block(step(*p, x, y)), 20) * 1e3}
+    if want("fm"):
+        import optax
+        B = 128
+        x = jnp.asarray(rng.random((B, 784), dtype=np.float32)); y = jnp.arange(B) % 10
+        def dense_init(k, i, o):
+            return [jax.random.normal(k, (i, o)) * np.sqrt(2.0 / i), jnp.zeros(o)]
+        keys = jax.random.split(jax.random.key(0), 8)
+        mlp = dense_init(keys[0], 784, 512) + dense_init(keys[1], 512, 256) + dense_init(keys[2], 256, 10)
+        def mlp_fwd(p, x):
+            h = jax.nn.relu(x @ p[0] + p[1]); h = jax.nn.relu(h @ p[2] + p[3]); return h @ p[4] + p[5]
+        cnn = [jax.random.normal(keys[3], (3, 3, 1, 32)) * np.sqrt(2 / 9), jnp.zeros(32),
+               jax.random.normal(keys[4], (3, 3, 32, 64)) * np.sqrt(2 / 288), jnp.zeros(64)] + \
+              dense_init(keys[5], 3136, 128) + dense_init(keys[6], 128, 10)
+        def block(x, w, b):
+            c = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+            r = jax.nn.relu(c + b)
+            return jax.lax.reduce_window(r, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        def cnn_fwd(p, x):
+            h = block(block(x.reshape(-1, 28, 28, 1), p[0], p[1]), p[2], p[3]).reshape(x.shape[0], -1)
+            h = jax.nn.relu(h @ p[4] + p[5]); return h @ p[6] + p[7]
+        for name, fwd, params in (("mlp", mlp_fwd, mlp), ("cnn", cnn_fwd, cnn)):
+            opt = optax.adam(1e-3); st = opt.init(params)
+            def loss(p, x, y, fwd=fwd):
+                return optax.softmax_cross_entropy_with_integer_labels(fwd(p, x), y).mean()
+            @jax.jit
+            def step(p, s, x, y, opt=opt, loss=loss):
+                l, g = jax.value_and_grad(loss)(p, x, y)
+                u, s = opt.update(g, s, p)
+                return optax.apply_updates(p, u), s, l
+            t0 = time.perf_counter(); block_out = step(params, st, x, y); jax.block_until_ready(block_out)
+            res[f"fm_{name}_compile"] = {"jax": (time.perf_counter() - t0) * 1e3}
+            res[f"fm_{name}_step"] = {"jax": best(lambda: jax.block_until_ready(step(params, st, x, y)), 10) * 1e3}
     if want("eager"):
         a = rng.random(16, dtype=np.float32); b = rng.random(16, dtype=np.float32)
         ja, jb = jnp.asarray(a), jnp.asarray(b)
@@ -97,13 +132,22 @@ def main():
     ap.add_argument("--md", default="")
     args = ap.parse_args()
     exe = os.path.join(args.build, "jaxc_bench")
-    out = subprocess.run([exe, args.only], capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"jaxc_bench failed: {out.stderr}")
+    runs = []
+    if not args.only or args.only != "fm":
+        runs.append([exe, args.only])
+    if not args.only or args.only in ("fm", "fm_mlp", "fm_cnn"):
+        fm = os.path.join(args.build, "jaxc_fashion_mnist")
+        for model in ("mlp", "cnn"):
+            runs.append([fm, "--model", model, "--bench", "10", "--limit", "1000"])
     ours = {}
-    for line in out.stdout.splitlines():
-        name, value, unit = line.split()
-        ours[name] = (float(value), unit)
+    for cmd in runs:
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"{cmd[0]} failed: {out.stderr}")
+        for line in out.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 3:
+                ours[parts[0]] = (float(parts[1]), parts[2])
     theirs = peers(args.only)
     rows = []
     for name, (v, unit) in ours.items():

@@ -6,7 +6,10 @@
  *
  *   fashion_mnist [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr LR] [--seed S]
  *                 [--data DIR] [--device NAME] [--limit N] [--plot FILE] [--save FILE]
- *                 [--trace FILE]
+ *                 [--trace FILE] [--bench N]
+ *
+ * --bench N times N training steps on one batch after a warm-up step (which compiles)
+ * and prints "fm_<model>_step <ms> ms" and "fm_<model>_compile <ms> ms" (bench/run.py).
  *
  * MLP: 784-512-256-10 with ReLU. CNN: conv3x3(32)-relu-maxpool2, conv3x3(64)-relu-
  * maxpool2, dense(128)-relu, dense(10), NHWC. */
@@ -24,7 +27,7 @@
 
 typedef struct Options {
   const char *model, *data, *device, *plot, *save, *trace;
-  int epochs;
+  int epochs, bench;
   int64_t batch, limit;
   double lr;
   uint64_t seed;
@@ -257,6 +260,7 @@ static int parse(int argc, char **argv, Options *o) {
     else if (!strcmp(a, "--plot")) o->plot = v;
     else if (!strcmp(a, "--save")) o->save = v;
     else if (!strcmp(a, "--trace")) o->trace = v;
+    else if (!strcmp(a, "--bench")) o->bench = atoi(v);
     else return fprintf(stderr, "fashion_mnist: unknown option %s\n", a), 2;
     i++;
   }
@@ -304,6 +308,30 @@ int main(int argc, char **argv) {
   jx_fn *correct = jx_jit(jx_fn_new("correct", m.nparams + 2, 1, correct_fn, &c));
   if (!step || !correct) return fail("building the training step");
 
+  if (o.bench > 0) { /* time steps on the first batch: bench/run.py's MLP/CNN rows */
+    jx_array *in[MAX_PARAMS + 64 + 2], *out[MAX_PARAMS + 64 + 1];
+    jx_scope_begin();
+    jx_array *xb = jx_slice(xtr, 1, (int64_t[]){0}, (int64_t[]){o.batch}, NULL);
+    jx_array *yb = jx_slice(ytr, 1, (int64_t[]){0}, (int64_t[]){o.batch}, NULL);
+    double best = 1e30, compile = 0;
+    for (int r = 0; r <= o.bench; r++) {
+      for (int i = 0; i < m.nparams; i++) in[i] = m.params[i];
+      for (int i = 0; i < ns; i++) in[m.nparams + i] = state[i];
+      in[m.nparams + ns] = xb, in[m.nparams + ns + 1] = yb;
+      double t = now();
+      if (jx_call(step, in, out) != JX_OK) return fail("training step");
+      jx_block_until_ready(out[m.nparams + ns]);
+      t = now() - t;
+      if (r == 0) compile = t;
+      else if (t < best) best = t;
+      for (int i = 0; i < m.nparams; i++) jx_free(m.params[i]), m.params[i] = out[i];
+      for (int i = 0; i < ns; i++) jx_free(state[i]), state[i] = out[m.nparams + i];
+      jx_free(out[m.nparams + ns]);
+    }
+    jx_scope_end(0, NULL);
+    printf("fm_%s_step %.3f ms\nfm_%s_compile %.1f ms\n", o.model, best * 1e3, o.model, compile * 1e3);
+    return 0;
+  }
   int64_t nbatch = ntrain / o.batch, eval_batch = 500;
   double *losses = calloc((size_t)o.epochs, sizeof *losses), *accs = calloc((size_t)o.epochs, sizeof *accs);
   double train_time = 0;
