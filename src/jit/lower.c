@@ -267,7 +267,11 @@ static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *out, const 
     out->st = shape_reshape(x->st, av->ndim, av->shape);
     return out->st != NULL;
   }
-  int64_t size = shape_numel(av->ndim, av->shape), P = reduce_lanes(size, R);
+  /* two stages only when the reduced axes are the innermost ones (no permutation):
+   * reductions over leading axes already read neighbouring elements per output */
+  bool trailing = true;
+  for (int d = 0; d < x->aval.ndim; d++) trailing &= perm[d] == d;
+  int64_t size = shape_numel(av->ndim, av->shape), P = trailing ? reduce_lanes(size, R) : 0;
   AluOp op = prim_alu_op(q->prim);
   jx_dtype dt = av->dtype;
   AluValue id = alu_reduce_identity(op, dt);
