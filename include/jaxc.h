@@ -1015,8 +1015,15 @@ jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array 
  * the factory's parameters as trailing arguments, drawing with jx_random_* exactly as
  * JAX does (same bits for the same key). key is a jx_random_key (unused, may be NULL,
  * for zeros/ones/constant); dtype must be floating (JX_ERR_DTYPE); shape errors as for
- * jx_zeros. orthogonal / delta_orthogonal are not provided yet (they need a QR). */
+ * jx_zeros. delta_orthogonal is not provided yet. */
 jx_array *jx_nn_init_zeros(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+/* orthogonal(scale, column_axis): scale * Q of the QR of a normal draw (JAX's recipe,
+ * R's diagonal made positive), reshaped so column_axis holds the columns. ndim >= 2
+ * (JX_ERR_SHAPE); the key must be concrete (JX_ERR_VALUE under jit/vmap/grad): the QR
+ * runs on the host in float64 (Gram-Schmidt twice), so values agree with JAX's LAPACK
+ * float32 QR to a few ulps. */
+jx_array *jx_nn_init_orthogonal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                                double scale, int column_axis);
 jx_array *jx_nn_init_ones(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
 jx_array *jx_nn_init_constant(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
                               double value);

@@ -14,6 +14,7 @@
  *  - softmax/log_softmax/logsumexp: the shift by the max is a stop_gradient constant,
  *    which leaves the (shift-invariant) derivative exact. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/numpy/np.h"
@@ -672,3 +673,68 @@ NAMED_INIT(he_uniform, 2.0, JX_NN_FAN_IN, JX_NN_UNIFORM)
 NAMED_INIT(he_normal, 2.0, JX_NN_FAN_IN, JX_NN_TRUNCATED_NORMAL)
 NAMED_INIT(lecun_uniform, 1.0, JX_NN_FAN_IN, JX_NN_UNIFORM)
 NAMED_INIT(lecun_normal, 1.0, JX_NN_FAN_IN, JX_NN_TRUNCATED_NORMAL)
+
+/* jax.nn.initializers.orthogonal(scale, column_axis): a normal (n_rows, n_cols) draw --
+ * (n_cols, n_rows) when n_rows < n_cols -- and the Q of its QR decomposition with R's
+ * diagonal made positive (JAX multiplies Q by sign(diag(R))), which is exactly what
+ * Gram-Schmidt produces. Q is computed on the host in float64 with classical
+ * Gram-Schmidt applied twice per column (CGS2, orthogonal to working precision), then
+ * rounded to dtype; JAX's LAPACK float32 QR agrees to a few float32 ulps. The key must
+ * be concrete (JX_ERR_VALUE for a tracer, e.g. under jit). */
+static void gram_schmidt(double *a, int64_t rows, int64_t cols) { /* columns of a, in place */
+  for (int64_t j = 0; j < cols; j++) {
+    for (int pass = 0; pass < 2; pass++)
+      for (int64_t k = 0; k < j; k++) {
+        double dot = 0;
+        for (int64_t i = 0; i < rows; i++) dot += a[i * cols + k] * a[i * cols + j];
+        for (int64_t i = 0; i < rows; i++) a[i * cols + j] -= dot * a[i * cols + k];
+      }
+    double nrm = 0;
+    for (int64_t i = 0; i < rows; i++) nrm += a[i * cols + j] * a[i * cols + j];
+    nrm = sqrt(nrm);
+    for (int64_t i = 0; i < rows; i++) a[i * cols + j] = nrm > 0 ? a[i * cols + j] / nrm : 0;
+  }
+}
+
+jx_array *jx_nn_init_orthogonal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                                double scale, int column_axis) {
+  const char *fn = "jx_nn_init_orthogonal";
+  if (!init_dtype(fn, &dtype) || np_null_arg(fn, key, "key") || !array_check_shape(fn, ndim, shape))
+    return NULL;
+  if (ndim < 2) {
+    error_set(JX_ERR_SHAPE, "%s: orthogonal initializers need at least 2 dimensions, got %d", fn, ndim);
+    return NULL;
+  }
+  if (!array_normalize_axis(fn, &column_axis, ndim)) return NULL;
+  if (key->tracer) {
+    error_set(JX_ERR_VALUE, "%s: the key must be concrete (the QR runs on the host)", fn);
+    return NULL;
+  }
+  int64_t n_cols = shape[column_axis], total = shape_numel(ndim, shape);
+  int64_t n_rows = n_cols ? total / n_cols : 0;
+  bool wide = n_rows < n_cols;
+  int64_t r = wide ? n_cols : n_rows, c = wide ? n_rows : n_cols;
+  jx_scope_begin();
+  jx_array *a = jx_astype(jx_random_normal(key, 2, (int64_t[]){r, c}, dtype), JX_FLOAT32);
+  size_t cells = (size_t)(r * c > 0 ? r * c : 1);
+  float *f = malloc(cells * sizeof *f);
+  double *q = malloc(cells * sizeof *q);
+  jx_array *out = NULL;
+  if (a && f && q && jx_read(a, f, (size_t)(r * c) * sizeof *f) == JX_OK) {
+    for (int64_t i = 0; i < r * c; i++) q[i] = f[i];
+    gram_schmidt(q, r, c);
+    /* Q (r, c), transposed when wide, is laid out as shape minus the column axis, then
+     * the column axis last: (n_rows, n_cols) in C order */
+    for (int64_t i = 0; i < n_rows; i++)
+      for (int64_t j = 0; j < n_cols; j++) f[i * n_cols + j] = (float)(scale * (wide ? q[j * c + i] : q[i * c + j]));
+    int64_t rest[JX_MAX_NDIM];
+    int k = 0;
+    for (int d = 0; d < ndim; d++)
+      if (d != column_axis) rest[k++] = shape[d];
+    rest[k++] = n_cols;
+    jx_array *m = jx_astype(jx_array_from(f, JX_FLOAT32, ndim, rest), dtype);
+    out = jx_moveaxis(m, -1, column_axis);
+  }
+  free(f), free(q);
+  return np_scope_return(out);
+}
