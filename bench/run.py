@@ -87,12 +87,12 @@ def peers(only):
         cnn = [jax.random.normal(keys[3], (3, 3, 1, 32)) * np.sqrt(2 / 9), jnp.zeros(32),
                jax.random.normal(keys[4], (3, 3, 32, 64)) * np.sqrt(2 / 288), jnp.zeros(64)] + \
               dense_init(keys[5], 3136, 128) + dense_init(keys[6], 128, 10)
-        def block(x, w, b):
+        def conv_block(x, w, b):
             c = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
             r = jax.nn.relu(c + b)
             return jax.lax.reduce_window(r, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
         def cnn_fwd(p, x):
-            h = block(block(x.reshape(-1, 28, 28, 1), p[0], p[1]), p[2], p[3]).reshape(x.shape[0], -1)
+            h = conv_block(conv_block(x.reshape(-1, 28, 28, 1), p[0], p[1]), p[2], p[3]).reshape(x.shape[0], -1)
             h = jax.nn.relu(h @ p[4] + p[5]); return h @ p[6] + p[7]
         for name, fwd, params in (("mlp", mlp_fwd, mlp), ("cnn", cnn_fwd, cnn)):
             opt = optax.adam(1e-3); st = opt.init(params)
@@ -103,7 +103,7 @@ def peers(only):
                 l, g = jax.value_and_grad(loss)(p, x, y)
                 u, s = opt.update(g, s, p)
                 return optax.apply_updates(p, u), s, l
-            t0 = time.perf_counter(); block_out = step(params, st, x, y); jax.block_until_ready(block_out)
+            t0 = time.perf_counter(); jax.block_until_ready(step(params, st, x, y))
             res[f"fm_{name}_compile"] = {"jax": (time.perf_counter() - t0) * 1e3}
             res[f"fm_{name}_step"] = {"jax": best(lambda: jax.block_until_ready(step(params, st, x, y)), 10) * 1e3}
     if want("eager"):
