@@ -155,40 +155,6 @@ static jx_array *weighted_sum(jx_array *y) {
   return jx_sum(jx_mul(y, jx_reshape(r, jx_ndim(y), jx_shape(y))), 0, NULL, false);
 }
 
-/* Checks jx_grad(f) (f: nin float64 inputs -> scalar) at x against central differences
- * of f for every element of every input. */
-static void check_grad(const char *what, jx_fn *f, int nin, jx_array *const *x, double tol) {
-  int argnums[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-  jx_fn *g = jx_grad(f, nin, argnums);
-  jx_array *gr[8] = {NULL};
-  CHECK_MSG(g && jx_call(g, x, gr) == JX_OK, "%s: grad failed: %s", what, jx_last_error());
-  const double eps = 1e-6;
-  int bad = 0;
-  for (int i = 0; i < nin && gr[0]; i++) {
-    int64_t n = jx_size(x[i]);
-    double *v = test_read_f64(x[i]), *gv = test_read_f64(gr[i]);
-    for (int64_t j = 0; j < n; j++) {
-      double save = v[j], fv[2];
-      for (int s = 0; s < 2; s++) {
-        v[j] = save + (s ? -eps : eps);
-        jx_array *xs[8], *y = NULL;
-        for (int k = 0; k < nin; k++) xs[k] = x[k];
-        xs[i] = jx_array_from(v, JX_FLOAT64, jx_ndim(x[i]), jx_shape(x[i]));
-        jx_call(f, xs, &y);
-        fv[s] = y ? jx_item(y) : NAN;
-        jx_free(y), jx_free(xs[i]);
-      }
-      v[j] = save;
-      double num = (fv[0] - fv[1]) / (2 * eps);
-      if (!(fabs(num - gv[j]) <= tol * (1 + fabs(num))) && bad++ < 5)
-        test_fail(__FILE__, __LINE__, "%s: d/dx%d[%lld]: grad %.10g, numeric %.10g", what, i,
-                  (long long)j, gv[j], num);
-    }
-    free(v), free(gv);
-  }
-  for (int i = 0; i < nin; i++) jx_free(gr[i]);
-  jx_fn_free(g);
-}
 
 /* A conv configuration run through a jx_fn: (lhs, rhs) -> weighted_sum(conv). */
 typedef struct ConvCfg {
@@ -217,7 +183,7 @@ static void grad_conv(const char *what, ConvCfg cfg, int nd, const int64_t *ls,
   cfg.reduce = true;
   jx_fn *f = jx_fn_new(what, 2, 1, conv_fn, &cfg);
   jx_array *x[2] = {rand64(nd, ls), rand64(nd, rs)};
-  check_grad(what, f, 2, x, 1e-6);
+  test_check_grad(what, f, 2, 2, x, 1e-6);
   jx_free(x[0]), jx_free(x[1]);
   jx_fn_free(f);
   jx_config_enable_x64(false);
@@ -274,7 +240,7 @@ static void grad_pool(const char *what, PoolCfg cfg, int nd, const int64_t *shap
   jx_config_enable_x64(true);
   jx_fn *f = jx_fn_new(what, 1, 1, pool_fn, &cfg);
   jx_array *x = rand64(nd, shape);
-  check_grad(what, f, 1, &x, 1e-6);
+  test_check_grad(what, f, 1, 1, &x, 1e-6);
   jx_free(x);
   jx_fn_free(f);
   jx_config_enable_x64(false);

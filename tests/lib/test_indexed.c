@@ -134,41 +134,6 @@ static jx_array *rand64(int ndim, const int64_t *shape, double lo, double hi) {
   return a;
 }
 
-/* jx_grad(f) over the first nd inputs (float64) against central differences. */
-static void check_grad(const char *what, jx_fn *f, int nd, int nin, jx_array *const *x,
-                       double tol) {
-  int argnums[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-  jx_fn *g = jx_grad(f, nd, argnums);
-  jx_array *gr[8] = {NULL};
-  CHECK_MSG(g && jx_call(g, x, gr) == JX_OK, "%s: grad failed: %s", what, jx_last_error());
-  const double eps = 1e-6;
-  int bad = 0;
-  for (int i = 0; i < nd && gr[0]; i++) {
-    int64_t n = jx_size(x[i]);
-    double *v = test_read_f64(x[i]), *gv = test_read_f64(gr[i]);
-    for (int64_t j = 0; j < n; j++) {
-      double save = v[j], fv[2];
-      for (int s = 0; s < 2; s++) {
-        v[j] = save + (s ? -eps : eps);
-        jx_array *xs[8], *y = NULL;
-        for (int k = 0; k < nin; k++) xs[k] = x[k];
-        xs[i] = jx_array_from(v, JX_FLOAT64, jx_ndim(x[i]), jx_shape(x[i]));
-        jx_call(f, xs, &y);
-        fv[s] = y ? jx_item(y) : NAN;
-        jx_free(y), jx_free(xs[i]);
-      }
-      v[j] = save;
-      double num = (fv[0] - fv[1]) / (2 * eps);
-      if (!(fabs(num - gv[j]) <= tol * (1 + fabs(num))) && bad++ < 5)
-        test_fail(__FILE__, __LINE__, "%s: d/dx%d[%lld]: grad %.10g, numeric %.10g", what, i,
-                  (long long)j, gv[j], num);
-    }
-    free(v), free(gv);
-  }
-  for (int i = 0; i < nd; i++) jx_free(gr[i]);
-  jx_fn_free(g);
-  jx_clear_error();
-}
 
 static void grad_at(const char *what, Op op, int axis, jx_index_mode mode, int xnd,
                     const int64_t *xs, int ynd, const int64_t *ys, int ni, const int32_t *iv) {
@@ -178,7 +143,7 @@ static void grad_at(const char *what, Op op, int axis, jx_index_mode mode, int x
   jx_fn *f = jx_fn_new(what, 3, 1, cfg_fn, &c);
   jx_array *in[3] = {rand64(xnd, xs, -1.5, 1.5), rand64(ynd, ys, -1.5, 1.5),
                      jx_array_from(iv, JX_INT32, 1, (int64_t[]){ni})};
-  check_grad(what, f, 2, 3, in, 1e-6);
+  test_check_grad(what, f, 2, 3, in, 1e-6);
   jx_fn_free(f);
   jx_scope_end(0, NULL);
   jx_config_enable_x64(false);
@@ -208,7 +173,7 @@ static void test_grad_top_k(void) {
   Cfg c = {.op = OP_TOPK, .k = 3, .reduce = true, .nout = 1};
   jx_fn *f = jx_fn_new("top_k", 1, 1, cfg_fn, &c);
   jx_array *x = rand64(2, (int64_t[]){3, 7}, -2, 2);
-  check_grad("top_k values", f, 1, 1, &x, 1e-6);
+  test_check_grad("top_k values", f, 1, 1, &x, 1e-6);
   /* exact: the gradient is the weights scattered to the selected positions */
   double v[5] = {1, 5, 3, 5, -2};
   jx_array *x5 = jx_array_from(v, JX_FLOAT64, 1, (int64_t[]){5});

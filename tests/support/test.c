@@ -1,6 +1,7 @@
 /* test.c -- see test.h. */
 #include "test.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -68,4 +69,40 @@ double *test_read_f64(jx_array *a) {
   }
   jx_free(d);
   return out;
+}
+
+/* Checks jx_grad(f) over the first nd inputs of f (float64) at x against central
+ * differences; further inputs (indices) pass through. */
+void test_check_grad(const char *what, jx_fn *f, int nd, int nin, jx_array *const *x,
+                       double tol) {
+  int argnums[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  jx_fn *g = jx_grad(f, nd, argnums);
+  jx_array *gr[8] = {NULL};
+  CHECK_MSG(g && jx_call(g, x, gr) == JX_OK, "%s: grad failed: %s", what, jx_last_error());
+  const double eps = 1e-6;
+  int bad = 0;
+  for (int i = 0; i < nd && gr[0]; i++) {
+    int64_t n = jx_size(x[i]);
+    double *v = test_read_f64(x[i]), *gv = test_read_f64(gr[i]);
+    for (int64_t j = 0; j < n; j++) {
+      double save = v[j], fv[2];
+      for (int s = 0; s < 2; s++) {
+        v[j] = save + (s ? -eps : eps);
+        jx_array *xs[8], *y = NULL;
+        for (int k = 0; k < nin; k++) xs[k] = x[k];
+        xs[i] = jx_array_from(v, JX_FLOAT64, jx_ndim(x[i]), jx_shape(x[i]));
+        jx_call(f, xs, &y);
+        fv[s] = y ? jx_item(y) : NAN;
+        jx_free(y), jx_free(xs[i]);
+      }
+      v[j] = save;
+      double num = (fv[0] - fv[1]) / (2 * eps);
+      if (!(fabs(num - gv[j]) <= tol * (1 + fabs(num))) && bad++ < 5)
+        test_fail(__FILE__, __LINE__, "%s: d/dx%d[%lld]: grad %.10g, numeric %.10g", what, i,
+                  (long long)j, gv[j], num);
+    }
+    free(v), free(gv);
+  }
+  for (int i = 0; i < nd; i++) jx_free(gr[i]);
+  jx_fn_free(g);
 }

@@ -63,4 +63,9 @@ int test_finish(void);
 /* Reads a whole array as doubles (malloc'd, caller frees); NULL on error. */
 double *test_read_f64(jx_array *a);
 
+/* Checks jx_grad(f) with respect to f's first nd inputs (float64 arrays; the others,
+ * e.g. indices, pass through) at x against central differences of f, element by
+ * element, within tol * (1 + |numeric|). f returns a scalar. */
+void test_check_grad(const char *what, jx_fn *f, int nd, int nin, jx_array *const *x, double tol);
+
 #endif
