@@ -614,14 +614,94 @@ static void render_store(Buf *b, const Kernel *k, const char *indent, const char
   buf_str(b, ";\n");
 }
 
+/* The row length C of an elementwise kernel: the largest constant C with gidx % C in
+ * its expression (a broadcast operand read as b[gidx % C]), or 0. */
+static int64_t row_length(const AluExp *e) {
+  int64_t n, best = 0;
+  const AluExp **order = alu_toposort(e, &n);
+  for (int64_t i = 0; order && i < n; i++) {
+    const AluExp *x = order[i];
+    if (x->op == ALU_MOD && x->src[0]->op == ALU_SPECIAL && x->src[1]->op == ALU_CONST &&
+        strcmp(x->src[0]->name, "gidx") == 0 && x->src[1]->value.i > best)
+      best = x->src[1]->value.i;
+  }
+  free((void *)order);
+  return best;
+}
+
+/* e with gidx % C -> SPECIAL gi<C>, gidx / C -> SPECIAL go, gidx -> SPECIAL gx (the loop
+ * variables of a row loop). NULL on OOM. */
+static const AluExp *rows_rewrite(const AluExp *e, int64_t C, int64_t size, AluMap *memo) {
+  const void *hit;
+  if (alu_map_get(memo, e, &hit)) return hit;
+  const AluExp *r;
+  bool on_gidx = e->nsrc == 2 && e->src[0]->op == ALU_SPECIAL && strcmp(e->src[0]->name, "gidx") == 0 &&
+                 e->src[1]->op == ALU_CONST && e->src[1]->value.i == C;
+  if (on_gidx && e->op == ALU_MOD) {
+    r = alu_special("gi", C);
+  } else if (on_gidx && e->op == ALU_DIV) {
+    r = alu_special("go", (size + C - 1) / C);
+  } else if (e->op == ALU_SPECIAL && strcmp(e->name, "gidx") == 0) {
+    r = alu_special("gx", size);
+  } else {
+    const AluExp *src[4];
+    for (int i = 0; i < e->nsrc; i++)
+      if (!(src[i] = rows_rewrite(e->src[i], C, size, memo))) return NULL;
+    r = alu_make(e->op, e->dtype, e->nsrc, src, e->value, e->arg, e->name);
+  }
+  if (r) alu_map_put(memo, e, r);
+  return r;
+}
+
+/* One loop over [start, end), or -- when the kernel reads a broadcast row b[gidx % C] --
+ * whole rows as an inner loop of C iterations whose loads are contiguous in gi, which
+ * compilers vectorize (gidx % C per element defeats them), with the partial rows at both
+ * ends in the plain loop. Both compute exactly the same values. */
 static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
-  buf_str(b, "  for (int64_t gidx = start; gidx < end; gidx++) {\n");
+  int64_t C = row_length(k->exp);
+  const AluExp *rows = NULL;
+  if (C >= 8 && C < k->size) {
+    AluMap memo;
+    alu_map_init(&memo);
+    rows = rows_rewrite(k->exp, C, k->size, &memo);
+    alu_map_free(&memo);
+  }
   Part p = {.lang = lang, .out = b, .indent = "    ", .nlocals = nlocals};
-  char *v = render_part(&p, k->exp);
-  if (!v) return false;
-  render_store(b, k, "    ", v);
-  free(v);
-  buf_str(b, "  }\n");
+  if (!rows) {
+    buf_str(b, "  for (int64_t gidx = start; gidx < end; gidx++) {\n");
+    char *v = render_part(&p, k->exp);
+    if (!v) return false;
+    render_store(b, k, "    ", v);
+    free(v);
+    buf_str(b, "  }\n");
+    return true;
+  }
+  /* head and tail: the plain loop over what is not a whole row */
+  buf_printf(b, "  int64_t gidx = start, row_end = end - end %% %lldLL;\n", (long long)C);
+  buf_printf(b, "  int64_t head_end = (start + %lldLL - 1) / %lldLL * %lldLL;\n", (long long)C,
+             (long long)C, (long long)C);
+  buf_str(b, "  if (head_end > end) head_end = end;\n");
+  for (int part = 0; part < 2; part++) {
+    buf_str(b, part == 0 ? "  for (; gidx < head_end; gidx++) {\n" : "  for (gidx = row_end > head_end ? row_end : head_end; gidx < end; gidx++) {\n");
+    char *v = render_part(&p, k->exp);
+    if (!v) return false;
+    render_store(b, k, "    ", v);
+    free(v);
+    buf_str(b, "  }\n");
+    if (part == 0) {
+      buf_printf(b, "  for (int64_t go = head_end / %lldLL; go < row_end / %lldLL; go++) {\n",
+                 (long long)C, (long long)C);
+      buf_printf(b, "    for (int64_t gi = 0; gi < %lldLL; gi++) {\n", (long long)C);
+      buf_printf(b, "      const int64_t gx = go * %lldLL + gi;\n", (long long)C);
+      Part q = {.lang = lang, .out = b, .indent = "      ", .nlocals = nlocals};
+      char *w = render_part(&q, rows);
+      if (!w) return false;
+      buf_str(b, "      out0[gx] = ");
+      expand1(b, dtype_c[k->dtype].store, w, k->dtype);
+      buf_str(b, ";\n    }\n  }\n");
+      free(w);
+    }
+  }
   return true;
 }
 
