@@ -1,4 +1,5 @@
-/* jaxc.h -- JAX for C: NumPy-compatible arrays on a kernel compiler.
+/* jaxc.h -- JAX for C: NumPy-compatible arrays, JAX's transformations (grad, vmap, jit,
+ * ...) and a compiler that fuses array operations into native kernels.
  *
  *   #include <jaxc.h>
  *   int64_t shape[2] = {2, 3};
@@ -6,8 +7,9 @@
  *   jx_scope_begin();
  *   jx_array *x = jx_array_from(data, JX_FLOAT32, 2, shape);
  *   jx_array *y = jx_sum(jx_exp(x), 1, (int[]){1}, false);   // shape [2]
- *   if (!y) fprintf(stderr, "%s\n", jx_last_error());
- *   char *s = jx_to_string(y); puts(s); free(s);
+ *   char *s = jx_to_string(y);                                 // NULL if anything failed
+ *   if (s) puts(s); else fprintf(stderr, "%s\n", jx_last_error());
+ *   free(s);
  *   jx_scope_end(0, NULL);                                     // frees x, exp(x), y
  *
  * OWNERSHIP -- one rule. Arguments are borrowed: no function takes ownership of an
