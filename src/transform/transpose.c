@@ -214,26 +214,33 @@ static bool t_dot_general(jx_array *ct, int nin, jx_array *const *x, const bool 
     for (int d = 0; d < other->ndim; d++)
       if (!used[d]) lc[k] = ct_ot_free0 + k, rc[k] = d, k++;
     for (int i = 0; i < nb; i++) lb[i] = i, rb[i] = ot_b[i];
-    /* result dims: [batch, my free (in ct order), other's contract dims in its order] */
-    jx_array *r = prim_dot_general(ct, x[1 - side], ot_nf, lc, rc, nb, lb, rb);
+    /* lhs: dot(ct, y) has dims [batch, my free (ct order), y's contract dims (y order)].
+     * rhs: dot(x, ct) has [batch, x's contract dims (x order), my free (ct order)] --
+     * for a matrix product both are already in the operand's layout (dx = ct @ y^T,
+     * dy = x^T @ ct), so no transpose (and no strided read of a weight gradient). */
+    jx_array *r = side == 0 ? prim_dot_general(ct, x[1], ot_nf, lc, rc, nb, lb, rb)
+                            : prim_dot_general(x[0], ct, ot_nf, rc, lc, nb, rb, lb);
     if (!r) return false;
+    int ctr0 = side == 0 ? nb + my_nf : nb, free0 = side == 0 ? nb : nb + nc;
     bool mine_c[JX_MAX_NDIM] = {false}, mine_b[JX_MAX_NDIM] = {false};
     for (int i = 0; i < nc; i++) mine_c[my_c[i]] = true;
     for (int i = 0; i < nb; i++) mine_b[my_b[i]] = true;
     int perm[JX_MAX_NDIM], f = 0;
+    bool identity = true;
     for (int d = 0; d < me->ndim; d++) {
       if (mine_b[d]) {
         for (int i = 0; i < nb; i++)
           if (my_b[i] == d) perm[d] = i;
       } else if (mine_c[d]) {
         for (int i = 0; i < nc; i++)
-          if (my_c[i] == d) perm[d] = nb + my_nf + rank_among(ot_c[i], nc, ot_c);
+          if (my_c[i] == d) perm[d] = ctr0 + rank_among(ot_c[i], nc, ot_c);
       } else {
-        perm[d] = nb + f++;
+        perm[d] = free0 + f++;
       }
+      identity &= perm[d] == d;
     }
     (void)ct_my_free0;
-    out[side] = prim_transpose(r, perm);
+    out[side] = identity ? r : prim_transpose(r, perm);
     if (!out[side]) return false;
   }
   return true;
