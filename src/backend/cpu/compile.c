@@ -272,6 +272,14 @@ static jx_status load(const char *so, int n, const char *const *names, CpuKernel
   return JX_OK;
 }
 
+bool compile_ready(void) {
+  /* everything compile_load_many initializes lazily, done once before compiles run
+   * on several threads */
+  if (!compile_available() || !cache_dir()) return false;
+  compiler_version();
+  return true;
+}
+
 jx_status compile_load(const char *source, size_t len, const char *name, CpuKernelFn *fn,
                        bool *compiled, char *path) {
   return compile_load_many(source, len, name, 1, &name, fn, compiled, path);

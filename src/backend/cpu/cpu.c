@@ -407,6 +407,53 @@ typedef struct Launch {
   void *out;
 } Launch;
 
+/* One translation unit of a batch: kernels pick[first..first+count) of texts. */
+typedef struct CompileJob {
+  int first, count;
+  const int *pick;
+  char **texts;
+  const uint64_t *ths;
+  const char **names;
+  CpuKernelFn *fns;
+  jx_status status;
+  bool compiled;
+  char path[COMPILE_PATH_MAX];
+  char error[512]; /* the failure's message, moved to the caller's thread */
+} CompileJob;
+
+static void *compile_job(void *arg) {
+  CompileJob *J = arg;
+  size_t total = render_prelude_len() + 2;
+  for (int j = 0; j < J->count; j++) total += strlen(J->texts[J->pick[J->first + j]]) + 1;
+  char *tu = malloc(total), unit[RENDER_NAME_MAX + 32];
+  if (!tu) {
+    J->status = JX_ERR_OOM;
+    snprintf(J->error, sizeof J->error, "cpu: out of memory compiling %d kernels", J->count);
+    return NULL;
+  }
+  size_t at = render_prelude_len();
+  memcpy(tu, render_prelude(), at);
+  tu[at++] = '\n';
+  uint64_t uh = 1469598103934665603ull;
+  for (int j = 0; j < J->count; j++) {
+    int i = J->pick[J->first + j];
+    size_t len = strlen(J->texts[i]);
+    memcpy(tu + at, J->texts[i], len);
+    at += len;
+    tu[at++] = '\n';
+    uh = (uh ^ J->ths[i]) * 1099511628211ull;
+  }
+  tu[at] = 0;
+  snprintf(unit, sizeof unit, "prog%d_%08x", J->count, (unsigned)(uh & 0xffffffffu));
+  J->status = compile_load_many(tu, at, unit, J->count, J->names, J->fns, &J->compiled, J->path);
+  if (J->status != JX_OK) { /* errors are per thread: carry the message over */
+    snprintf(J->error, sizeof J->error, "%s", jx_last_error());
+    jx_clear_error();
+  }
+  free(tu);
+  return NULL;
+}
+
 /* Compiles every kernel of ks that is not cached yet into ONE translation unit with
  * one compiler run (jit programs: the prelude is parsed once, not once per kernel).
  * Kernels it cannot batch are left for cpu_prepare. */
@@ -427,7 +474,6 @@ static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
   }
   pthread_mutex_lock(&compile_lock);
   int m = 0;
-  size_t total = render_prelude_len() + 1;
   for (int i = 0; i < n; i++) {
     if (ks[i]->size == 0) continue;
     keys[i] = key_of(ks[i]);
@@ -449,52 +495,51 @@ static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
     if (x || dup) continue;
     pick[m] = i;
     name_ptrs[m++] = names[i];
-    total += len + 1;
   }
   if (m > 0) {
-    char *tu = malloc(total + 1), unit[RENDER_NAME_MAX + 32];
-    if (!tu) {
-      st = JX_ERR_OOM;
-      error_set(st, "cpu: out of memory compiling %d kernels", m);
-    } else {
-      size_t at = render_prelude_len();
-      memcpy(tu, render_prelude(), at);
-      tu[at++] = '\n';
-      uint64_t uh = 1469598103934665603ull;
-      for (int j = 0; j < m; j++) {
-        size_t len = strlen(texts[pick[j]]);
-        memcpy(tu + at, texts[pick[j]], len);
-        at += len;
-        tu[at++] = '\n';
-        uh = (uh ^ ths[pick[j]]) * 1099511628211ull;
-      }
-      tu[at] = 0;
-      snprintf(unit, sizeof unit, "prog%d_%08x", m, (unsigned)(uh & 0xffffffffu));
-      bool compiled = false;
-      static char path[COMPILE_PATH_MAX]; /* under compile_lock */
-      double t0 = now_us();
-      st = compile_load_many(tu, at, unit, m, name_ptrs, fns, &compiled, path);
-      free(tu);
-      pthread_mutex_lock(&lock);
-      stats.compiles += compiled;
-      stats.disk_hits += st == JX_OK && !compiled;
-      for (int j = 0; st == JX_OK && j < m; j++) {
-        int i = pick[j];
-        CpuExe *x = exe_new(names[i]);
-        if (!x) {
-          st = JX_ERR_OOM;
-          break;
-        }
-        x->fn = fns[j];
-        x->source_path = strdup(path);
-        sources_put(texts[i], strlen(texts[i]), ths[i], x);
-        kernels_put(&keys[i], hs[i], x);
-      }
-      pthread_mutex_unlock(&lock);
-      if (config_debug_level() >= 1 && st == JX_OK)
-        fprintf(stderr, "[jaxc] cpu: %s %d kernels as %s in %.1f ms (%s)\n",
-                compiled ? "compiled" : "loaded cached", m, unit, (now_us() - t0) * 1e-3, path);
+    /* Big programs compile as two translation units on two threads: compile time is
+     * most of a jit's first call, and the machine has the cores. */
+    int halves = m >= 8 && pool_threads() >= 2 && compile_ready() ? 2 : 1;
+    CompileJob jobs[2];
+    int at = 0;
+    for (int h = 0; h < halves; h++) {
+      int cnt = (m - at) / (halves - h);
+      jobs[h] = (CompileJob){.first = at, .count = cnt, .pick = pick, .texts = texts, .ths = ths,
+                             .names = name_ptrs + at, .fns = fns + at};
+      at += cnt;
     }
+    double t0 = now_us();
+    pthread_t tid;
+    bool threaded = halves == 2 && pthread_create(&tid, NULL, compile_job, &jobs[1]) == 0;
+    compile_job(&jobs[0]);
+    if (threaded) pthread_join(tid, NULL);
+    else if (halves == 2) compile_job(&jobs[1]);
+    pthread_mutex_lock(&lock);
+    for (int h = 0; h < halves; h++) {
+      if (st == JX_OK && jobs[h].status != JX_OK) st = jobs[h].status;
+      stats.compiles += jobs[h].compiled;
+      stats.disk_hits += jobs[h].status == JX_OK && !jobs[h].compiled;
+    }
+    for (int j = 0; st == JX_OK && j < m; j++) {
+      int i = pick[j], h = halves == 2 && j >= jobs[1].first ? 1 : 0;
+      CpuExe *x = exe_new(names[i]);
+      if (!x) {
+        st = JX_ERR_OOM;
+        break;
+      }
+      x->fn = fns[j];
+      x->source_path = strdup(jobs[h].path);
+      sources_put(texts[i], strlen(texts[i]), ths[i], x);
+      kernels_put(&keys[i], hs[i], x);
+    }
+    pthread_mutex_unlock(&lock);
+    if (st != JX_OK && !error_pending()) {
+      for (int h = 0; h < halves; h++)
+        if (jobs[h].status != JX_OK) error_set(jobs[h].status, "%s", jobs[h].error);
+    }
+    if (config_debug_level() >= 1 && st == JX_OK)
+      fprintf(stderr, "[jaxc] cpu: %d kernels in %d translation unit(s) in %.1f ms (%s)\n", m,
+              halves, (now_us() - t0) * 1e-3, jobs[0].path);
   }
   pthread_mutex_unlock(&compile_lock);
 done:

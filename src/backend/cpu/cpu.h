@@ -60,6 +60,9 @@ const char *compile_flags(void);
 #define COMPILE_PATH_MAX 4096
 jx_status compile_load(const char *source, size_t len, const char *name, CpuKernelFn *fn,
                        bool *compiled, char *path);
+/* Initializes the compiler configuration, cache directory and version once, so that
+ * compile_load_many may then run on several threads at a time. false: no compiler. */
+bool compile_ready(void);
 /* The same for a translation unit defining nfn kernels: one compile, one object (named
  * after `name`), the functions names[i] loaded into fns[i]. */
 jx_status compile_load_many(const char *source, size_t len, const char *name, int nfn,
