@@ -11,6 +11,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "jit/jit.h"
+#include "trace/kexp.h"
 
 typedef struct Lazy {
   int slot;              /* >= 0: the source is this slot's buffer */
@@ -31,10 +32,6 @@ typedef struct Lower {
 
 static const AluExp *i64(int64_t v) { return alu_const_int(JX_INT64, v); }
 static const AluExp *idx_var(void) { return alu_variable("idx", JX_INT64); }
-
-static const AluExp *zero_of(jx_dtype d) {
-  return dtype_is_floating(d) ? alu_const_float(d, 0.0) : alu_const_int(d, 0);
-}
 
 static int new_slot(Lower *L, SlotKind kind, int index) {
   Program *p = L->p;
@@ -59,11 +56,16 @@ static int new_slot(Lower *L, SlotKind kind, int index) {
  * GLOBAL_INDEX(slot). Reads in padding give 0. */
 static const AluExp *lazy_load(const Lazy *v, const AluExp *const *idx) {
   const AluExp *index, *valid;
-  shape_to_exp_dims(v->st, idx, &index, &valid);
-  const AluExp *safe = alu_where(valid, index, i64(0)), *x;
-  if (v->slot >= 0) x = alu_global(v->slot, v->aval.dtype, safe);
-  else x = alu_substitute(v->src, "idx", safe);
-  return alu_where(valid, x, zero_of(v->aval.dtype));
+  kexp_view_index(v->st, idx, &index, &valid);
+  const AluExp *x = v->slot >= 0 ? alu_global(v->slot, v->aval.dtype, index)
+                                 : alu_substitute(v->src, "idx", index);
+  return kexp_masked(valid, x);
+}
+
+/* KexpLoad over an equation's operands (ctx: Lazy *const *) */
+static const AluExp *load_operand(void *ctx, int i, const AluExp *const *idx) {
+  Lazy *const *in = ctx;
+  return lazy_load(in[i], idx);
 }
 
 static const AluExp *lazy_load_flat(const Lazy *v, const AluExp *flat) {
@@ -222,21 +224,14 @@ static bool lower_movement(const JaxprEqn *q, Lazy *x, Lazy *out, const Aval *av
   }
   out->st = st;
   if (!st) return false;
-  if (q->prim == PRIM_pad && !(pp->value == 0.0 && !signbit(pp->value))) {
+  if (q->prim == PRIM_pad && kexp_pad_needs_fill(pp->value)) {
     /* another padding value: where(inside, x, value) as an expression */
-    const AluExp *idx[JX_MAX_NDIM], *inside = NULL;
+    const AluExp *idx[JX_MAX_NDIM];
     shape_unflatten(idx_var(), av->ndim, av->shape, idx);
-    for (int d = 0; d < av->ndim; d++) {
-      const AluExp *in_d = alu_binary(
-          ALU_AND, alu_unary(ALU_NOT, alu_binary(ALU_CMPLT, idx[d], i64(pp->start[d]))),
-          alu_binary(ALU_CMPLT, idx[d], i64(pp->start[d] + x->aval.shape[d])));
-      inside = inside ? alu_binary(ALU_AND, inside, in_d) : in_d;
-    }
-    jx_dtype d = av->dtype;
-    const AluExp *fill = dtype_is_floating(d) ? alu_const_float(d, pp->value) : alu_const_int(d, (int64_t)pp->value);
-    const AluExp *e = lazy_load(out, idx);
+    const AluExp *e = kexp_pad_fill(lazy_load(out, idx), av->ndim, pp->start, x->aval.shape,
+                                    pp->value, av->dtype, idx);
     shape_free(out->st);
-    return set_exp(out, inside ? alu_where(inside, e, fill) : e, av);
+    return set_exp(out, e, av);
   }
   return true;
 }
@@ -425,35 +420,21 @@ static bool lower_routine(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *ou
 }
 
 static bool lower_concatenate(const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
-  int axis = q->params.axis;
-  const AluExp *idx[JX_MAX_NDIM], *e = NULL;
+  const AluExp *idx[JX_MAX_NDIM];
+  int64_t lens[KERNEL_MAX_ARGS];
   shape_unflatten(idx_var(), av->ndim, av->shape, idx);
-  const AluExp *pos = idx[axis];
-  int64_t off = 0;
-  for (int i = 0; i < q->nin; i++) {
-    int64_t len = in[i]->aval.shape[axis];
-    const AluExp *after = alu_unary(ALU_NOT, alu_binary(ALU_CMPLT, pos, i64(off)));
-    const AluExp *inside = alu_binary(ALU_AND, after, alu_binary(ALU_CMPLT, pos, i64(off + len)));
-    const AluExp *sub[JX_MAX_NDIM];
-    memcpy(sub, idx, sizeof sub);
-    sub[axis] = alu_where(inside, alu_binary(ALU_SUB, pos, i64(off)), i64(0));
-    const AluExp *v = lazy_load(in[i], sub);
-    e = e ? alu_where(after, v, e) : v;
-    off += len;
-  }
-  return set_exp(out, e, av);
+  for (int i = 0; i < q->nin; i++) lens[i] = in[i]->aval.shape[q->params.axis];
+  return set_exp(out, kexp_concatenate(q->nin, lens, q->params.axis, av->ndim, idx, load_operand,
+                                       (void *)in), av);
 }
 
 static bool lower_gather(const JaxprEqn *q, Lazy *x, Lazy *ind, Lazy *out, const Aval *av) {
-  int axis = q->params.axis;
-  const AluExp *idx[JX_MAX_NDIM], *xi[JX_MAX_NDIM];
+  const AluExp *idx[JX_MAX_NDIM];
+  Lazy *ops[2] = {x, ind};
   shape_unflatten(idx_var(), av->ndim, av->shape, idx);
-  const AluExp *pos = alu_cast(lazy_load(ind, idx + axis), JX_INT64);
-  pos = alu_binary(ALU_MAX, alu_binary(ALU_MIN, pos, i64(x->aval.shape[axis] - 1)), i64(0));
-  for (int d = 0; d < axis; d++) xi[d] = idx[d];
-  xi[axis] = pos;
-  for (int d = axis + 1; d < x->aval.ndim; d++) xi[d] = idx[d - 1 + ind->aval.ndim];
-  return set_exp(out, lazy_load(x, xi), av);
+  int axis = q->params.axis;
+  return set_exp(out, kexp_gather(x->aval.ndim, x->aval.shape[axis], ind->aval.ndim, axis, idx,
+                                  load_operand, ops), av);
 }
 
 static bool lower_iota(const JaxprEqn *q, Lazy *out, const Aval *av) {

@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "trace/kexp.h"
 #include "trace/trace.h"
 
 /* ----------------------------------------------------------- kernel help */
@@ -21,11 +22,14 @@ static const AluExp *idx_const(int64_t v) { return alu_const_int(JX_INT64, v); }
  * its buffer. */
 static const AluExp *load_dims(const jx_array *a, int arg, const AluExp *const *idx) {
   const AluExp *index, *valid;
-  shape_to_exp_dims(a->st, idx, &index, &valid);
-  const AluExp *zero = alu_const_int(a->dtype, 0);
-  if (dtype_is_floating(a->dtype)) zero = alu_const_float(a->dtype, 0.0);
-  const AluExp *safe = alu_where(valid, index, idx_const(0));
-  return alu_where(valid, alu_global(arg, a->dtype, safe), zero);
+  kexp_view_index(a->st, idx, &index, &valid);
+  return kexp_masked(valid, alu_global(arg, a->dtype, index));
+}
+
+/* KexpLoad over kernel inputs: operand i is in[i], kernel arg i */
+static const AluExp *load_operand(void *ctx, int i, const AluExp *const *idx) {
+  jx_array *const *in = ctx;
+  return load_dims(in[i], i, idx);
 }
 
 static const AluExp *load_flat(const jx_array *a, int arg, const AluExp *flat) {
@@ -232,21 +236,13 @@ static jx_array *impl_pad(jx_array *x, const PrimParams *pp) {
   }
   if (!array_check_shape("pad", x->ndim, shape)) return NULL;
   jx_array *v = view_of(x, shape_pad(x->st, pp->start, pp->stop));
-  if (!v || (pp->value == 0.0 && !signbit(pp->value))) return v; /* reads as +0: a view */
+  if (!v || !kexp_pad_needs_fill(pp->value)) return v; /* reads as +0: a view */
   /* Another padding value needs a kernel: where(inside, x, value). */
   int64_t n = shape_numel(x->ndim, shape);
-  const AluExp *gidx = alu_special("gidx", n), *idx[JX_MAX_NDIM], *inside = NULL;
-  shape_unflatten(gidx, x->ndim, shape, idx);
-  for (int d = 0; d < x->ndim; d++) {
-    const AluExp *in_d = alu_binary(
-        ALU_AND, alu_unary(ALU_NOT, alu_binary(ALU_CMPLT, idx[d], idx_const(pp->start[d]))),
-        alu_binary(ALU_CMPLT, idx[d], idx_const(pp->start[d] + x->shape[d])));
-    inside = inside ? alu_binary(ALU_AND, inside, in_d) : in_d;
-  }
-  const AluExp *fill = dtype_is_floating(x->dtype) ? alu_const_float(x->dtype, pp->value)
-                                                   : alu_const_int(x->dtype, (int64_t)pp->value);
+  const AluExp *idx[JX_MAX_NDIM];
+  shape_unflatten(alu_special("gidx", n), x->ndim, shape, idx);
   Kernel k = {.nargs = 1, .size = n, .dtype = x->dtype};
-  k.exp = inside ? alu_where(inside, load_dims(v, 0, idx), fill) : load_dims(v, 0, idx);
+  k.exp = kexp_pad_fill(load_dims(v, 0, idx), x->ndim, pp->start, x->shape, pp->value, x->dtype, idx);
   jx_array *out = run_kernel(&k, &v, x->ndim, shape, x->weak);
   jx_free(v);
   return out;
@@ -319,22 +315,9 @@ static jx_array *impl_concatenate(int n, jx_array *const *in, const PrimParams *
   int64_t size = shape_numel(x->ndim, shape);
   const AluExp *gidx = alu_special("gidx", size), *idx[JX_MAX_NDIM];
   shape_unflatten(gidx, x->ndim, shape, idx);
-  /* exp = where(pos >= offset_i, x_i[pos - offset_i], <earlier operands>); each load
-   * index is kept inside its operand so no read leaves its buffer. */
-  const AluExp *pos = idx[axis], *exp = NULL;
-  int64_t offset = 0;
-  for (int i = 0; i < n; i++) {
-    int64_t len = in[i]->shape[axis];
-    const AluExp *after = alu_unary(ALU_NOT, alu_binary(ALU_CMPLT, pos, idx_const(offset)));
-    const AluExp *inside =
-        alu_binary(ALU_AND, after, alu_binary(ALU_CMPLT, pos, idx_const(offset + len)));
-    const AluExp *sub[JX_MAX_NDIM];
-    memcpy(sub, idx, sizeof sub);
-    sub[axis] = alu_where(inside, alu_binary(ALU_SUB, pos, idx_const(offset)), idx_const(0));
-    const AluExp *v = load_dims(in[i], i, sub);
-    exp = exp ? alu_where(after, v, exp) : v;
-    offset += len;
-  }
+  int64_t lens[KERNEL_MAX_ARGS];
+  for (int i = 0; i < n; i++) lens[i] = in[i]->shape[axis];
+  const AluExp *exp = kexp_concatenate(n, lens, axis, x->ndim, idx, load_operand, (void *)in);
   Kernel k = {.nargs = n, .size = size, .dtype = x->dtype, .exp = exp};
   return run_kernel(&k, in, x->ndim, shape, all_weak(n, in));
 }
@@ -361,16 +344,12 @@ static jx_array *impl_gather(jx_array *x, jx_array *ind, const PrimParams *pp) {
   for (int d = axis + 1; d < x->ndim; d++) shape[ndim++] = x->shape[d];
   if (!array_check_shape("gather", ndim, shape)) return NULL;
   int64_t size = shape_numel(ndim, shape);
-  const AluExp *gidx = alu_special("gidx", size), *idx[JX_MAX_NDIM], *xi[JX_MAX_NDIM];
-  shape_unflatten(gidx, ndim, shape, idx);
-  const AluExp *pos = load_dims(ind, 1, idx + axis);
-  pos = alu_cast(pos, JX_INT64);
-  pos = alu_binary(ALU_MAX, alu_binary(ALU_MIN, pos, idx_const(x->shape[axis] - 1)), idx_const(0));
-  for (int d = 0; d < axis; d++) xi[d] = idx[d];
-  xi[axis] = pos;
-  for (int d = axis + 1; d < x->ndim; d++) xi[d] = idx[d - 1 + ind->ndim];
-  Kernel k = {.nargs = 2, .size = size, .dtype = x->dtype, .exp = load_dims(x, 0, xi)};
-  return run_kernel(&k, (jx_array *[]){x, ind}, ndim, shape, x->weak);
+  const AluExp *idx[JX_MAX_NDIM];
+  shape_unflatten(alu_special("gidx", size), ndim, shape, idx);
+  jx_array *ops[2] = {x, ind};
+  Kernel k = {.nargs = 2, .size = size, .dtype = x->dtype};
+  k.exp = kexp_gather(x->ndim, x->shape[axis], ind->ndim, axis, idx, load_operand, ops);
+  return run_kernel(&k, ops, ndim, shape, x->weak);
 }
 
 /* ------------------------------------------------------------ dot_general */
