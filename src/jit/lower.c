@@ -362,32 +362,9 @@ static bool lower_dot(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out, 
     prim_dot_layout(pp, &x->aval, &y->aval, &D);
     if ((double)D.M * (double)D.N * (double)D.K >= ROUTINE_GEMM_MIN_WORK) return lower_gemm(L, q, x, y, out, av);
   }
-  bool xu[JX_MAX_NDIM] = {false}, yu[JX_MAX_NDIM] = {false};
-  for (int i = 0; i < pp->ncontract; i++) xu[pp->lhs_contract[i]] = yu[pp->rhs_contract[i]] = true;
-  for (int i = 0; i < pp->nbatch; i++) xu[pp->lhs_batch[i]] = yu[pp->rhs_batch[i]] = true;
-  int xfree[JX_MAX_NDIM], yfree[JX_MAX_NDIM], nxf = 0, nyf = 0;
-  for (int d = 0; d < x->aval.ndim; d++)
-    if (!xu[d]) xfree[nxf++] = d;
-  for (int d = 0; d < y->aval.ndim; d++)
-    if (!yu[d]) yfree[nyf++] = d;
-  int64_t cshape[JX_MAX_NDIM], R = 1, size = shape_numel(av->ndim, av->shape);
-  for (int i = 0; i < pp->ncontract; i++) R *= (cshape[i] = x->aval.shape[pp->lhs_contract[i]]);
-  const AluExp *oi[JX_MAX_NDIM], *ci[JX_MAX_NDIM], *xi[JX_MAX_NDIM], *yi[JX_MAX_NDIM];
-  shape_unflatten(alu_special("gidx", size), av->ndim, av->shape, oi);
-  shape_unflatten(alu_special("ridx", R), pp->ncontract, cshape, ci);
-  for (int i = 0; i < pp->nbatch; i++) xi[pp->lhs_batch[i]] = yi[pp->rhs_batch[i]] = oi[i];
-  for (int i = 0; i < pp->ncontract; i++) xi[pp->lhs_contract[i]] = yi[pp->rhs_contract[i]] = ci[i];
-  for (int i = 0; i < nxf; i++) xi[xfree[i]] = oi[pp->nbatch + i];
-  for (int i = 0; i < nyf; i++) yi[yfree[i]] = oi[pp->nbatch + nxf + i];
-  jx_dtype dt = av->dtype;
-  jx_dtype acc = dt == JX_FLOAT16 || dt == JX_BFLOAT16 ? JX_FLOAT32 : dt;
-  AluOp mul = dt == JX_BOOL ? ALU_AND : ALU_MUL, add = dt == JX_BOOL ? ALU_OR : ALU_ADD;
-  Kernel k = {.size = size, .dtype = dt, .has_reduction = R > 0};
-  k.reduction = (Reduction){.op = add, .dtype = acc, .size = R,
-                            .identity = alu_reduce_identity(add, acc)};
-  if (acc != dt) k.reduction.epilogue = alu_cast(alu_variable("acc", acc), dt);
-  k.exp = R > 0 ? alu_binary(mul, alu_cast(lazy_load(x, xi), acc), alu_cast(lazy_load(y, yi), acc))
-                : alu_const(dt, k.reduction.identity);
+  Lazy *ops[2] = {x, y};
+  Kernel k = {0};
+  kexp_dot(pp, &x->aval, &y->aval, av->dtype, av->ndim, av->shape, load_operand, ops, &k);
   int s = emit(L, &k);
   if (s < 0) return false;
   *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};

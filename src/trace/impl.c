@@ -407,7 +407,7 @@ static jx_array *impl_dot_general(jx_array *x, jx_array *y, const PrimParams *pp
     return NULL;
   }
   /* Output dims: batch, lhs free, rhs free. */
-  int64_t shape[JX_MAX_NDIM], cshape[JX_MAX_NDIM], R = 1;
+  int64_t shape[JX_MAX_NDIM];
   int ndim = 0, xfree[JX_MAX_NDIM], yfree[JX_MAX_NDIM], nxf = 0, nyf = 0;
   for (int i = 0; i < pp->nbatch; i++) shape[ndim++] = x->shape[pp->lhs_batch[i]];
   for (int d = 0; d < x->ndim; d++)
@@ -420,27 +420,13 @@ static jx_array *impl_dot_general(jx_array *x, jx_array *y, const PrimParams *pp
   }
   for (int i = 0; i < nxf; i++) shape[ndim++] = x->shape[xfree[i]];
   for (int i = 0; i < nyf; i++) shape[ndim++] = y->shape[yfree[i]];
-  for (int i = 0; i < pp->ncontract; i++) R *= (cshape[i] = x->shape[pp->lhs_contract[i]]);
   if (!array_check_shape("dot_general", ndim, shape)) return NULL;
-  int64_t size = shape_numel(ndim, shape);
-  const AluExp *oi[JX_MAX_NDIM], *ci[JX_MAX_NDIM], *xi[JX_MAX_NDIM], *yi[JX_MAX_NDIM];
-  shape_unflatten(alu_special("gidx", size), ndim, shape, oi);
-  shape_unflatten(alu_special("ridx", R), pp->ncontract, cshape, ci);
-  for (int i = 0; i < pp->nbatch; i++) xi[pp->lhs_batch[i]] = yi[pp->rhs_batch[i]] = oi[i];
-  for (int i = 0; i < pp->ncontract; i++) xi[pp->lhs_contract[i]] = yi[pp->rhs_contract[i]] = ci[i];
-  for (int i = 0; i < nxf; i++) xi[xfree[i]] = oi[pp->nbatch + i];
-  for (int i = 0; i < nyf; i++) yi[yfree[i]] = oi[pp->nbatch + nxf + i];
-  /* float16/bfloat16 accumulate in float32, as XLA does; bool dots are an or of ands. */
-  jx_dtype acc = x->dtype == JX_FLOAT16 || x->dtype == JX_BFLOAT16 ? JX_FLOAT32 : x->dtype;
-  AluOp mul = x->dtype == JX_BOOL ? ALU_AND : ALU_MUL, add = x->dtype == JX_BOOL ? ALU_OR : ALU_ADD;
-  const AluExp *a = alu_cast(load_dims(x, 0, xi), acc), *b = alu_cast(load_dims(y, 1, yi), acc);
-  Kernel k = {.nargs = 2, .size = size, .dtype = x->dtype, .has_reduction = R > 0};
-  k.reduction = (Reduction){.op = add, .dtype = acc, .size = R,
-                            .identity = alu_reduce_identity(add, acc)};
-  if (acc != x->dtype) k.reduction.epilogue = alu_cast(alu_variable("acc", acc), x->dtype);
-  k.exp = R > 0 ? alu_binary(mul, a, b) : alu_const(x->dtype, alu_reduce_identity(add, x->dtype));
-  if (R == 0) k.nargs = 0;
-  return run_kernel(&k, (jx_array *[]){x, y}, ndim, shape, x->weak && y->weak);
+  jx_array *ops[2] = {x, y};
+  Aval xa = prim_aval_of(x), ya = prim_aval_of(y);
+  Kernel k = {.nargs = 2};
+  kexp_dot(pp, &xa, &ya, x->dtype, ndim, shape, load_operand, ops, &k);
+  if (!k.has_reduction) k.nargs = 0;
+  return run_kernel(&k, ops, ndim, shape, x->weak && y->weak);
 }
 
 static jx_array *impl_iota(const PrimParams *pp) {

@@ -65,3 +65,33 @@ const AluExp *kexp_pad_fill(const AluExp *padded, int ndim, const int64_t *lo, c
 }
 
 bool kexp_pad_needs_fill(double value) { return !(value == 0.0 && !signbit(value)); }
+
+void kexp_dot(const PrimParams *pp, const Aval *x, const Aval *y, jx_dtype dt, int ndim,
+              const int64_t *shape, KexpLoad load, void *ctx, Kernel *k) {
+  bool xu[JX_MAX_NDIM] = {false}, yu[JX_MAX_NDIM] = {false};
+  for (int i = 0; i < pp->ncontract; i++) xu[pp->lhs_contract[i]] = yu[pp->rhs_contract[i]] = true;
+  for (int i = 0; i < pp->nbatch; i++) xu[pp->lhs_batch[i]] = yu[pp->rhs_batch[i]] = true;
+  int xfree[JX_MAX_NDIM], yfree[JX_MAX_NDIM], nxf = 0, nyf = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (!xu[d]) xfree[nxf++] = d;
+  for (int d = 0; d < y->ndim; d++)
+    if (!yu[d]) yfree[nyf++] = d;
+  int64_t cshape[JX_MAX_NDIM], R = 1, size = shape_numel(ndim, shape);
+  for (int i = 0; i < pp->ncontract; i++) R *= (cshape[i] = x->shape[pp->lhs_contract[i]]);
+  const AluExp *oi[JX_MAX_NDIM], *ci[JX_MAX_NDIM], *xi[JX_MAX_NDIM], *yi[JX_MAX_NDIM];
+  shape_unflatten(alu_special("gidx", size), ndim, shape, oi);
+  shape_unflatten(alu_special("ridx", R), pp->ncontract, cshape, ci);
+  for (int i = 0; i < pp->nbatch; i++) xi[pp->lhs_batch[i]] = yi[pp->rhs_batch[i]] = oi[i];
+  for (int i = 0; i < pp->ncontract; i++) xi[pp->lhs_contract[i]] = yi[pp->rhs_contract[i]] = ci[i];
+  for (int i = 0; i < nxf; i++) xi[xfree[i]] = oi[pp->nbatch + i];
+  for (int i = 0; i < nyf; i++) yi[yfree[i]] = oi[pp->nbatch + nxf + i];
+  jx_dtype acc = dt == JX_FLOAT16 || dt == JX_BFLOAT16 ? JX_FLOAT32 : dt;
+  AluOp mul = dt == JX_BOOL ? ALU_AND : ALU_MUL, add = dt == JX_BOOL ? ALU_OR : ALU_ADD;
+  k->size = size;
+  k->dtype = dt;
+  k->has_reduction = R > 0;
+  k->reduction = (Reduction){.op = add, .dtype = acc, .size = R, .identity = alu_reduce_identity(add, acc)};
+  k->reduction.epilogue = acc != dt ? alu_cast(alu_variable("acc", acc), dt) : NULL;
+  k->exp = R > 0 ? alu_binary(mul, alu_cast(load(ctx, 0, xi), acc), alu_cast(load(ctx, 1, yi), acc))
+                 : alu_const(dt, alu_reduce_identity(add, dt));
+}

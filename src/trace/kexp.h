@@ -7,6 +7,7 @@
 
 #include "core/shape.h"
 #include "ir/alu.h"
+#include "trace/prim.h"
 
 /* The value of operand `i` at per-dim indices idx (of that operand's shape). */
 typedef const AluExp *(*KexpLoad)(void *ctx, int i, const AluExp *const *idx);
@@ -27,6 +28,12 @@ const AluExp *kexp_concatenate(int n, const int64_t *lens, int axis, int ndim,
  * indices of rank indndim) at output indices idx: x at the clamped index. */
 const AluExp *kexp_gather(int xndim, int64_t n, int indndim, int axis, const AluExp *const *idx,
                           KexpLoad load, void *ctx);
+/* dot_general(x, y) (operands 0 and 1 of equal dtype) as one reduction kernel: sets
+ * k's size, dtype, exp and reduction for the result of `size` elements of dtype (shape
+ * batch, lhs free, rhs free). float16/bfloat16 accumulate in float32 (as XLA); bool dots
+ * are an or of ands. k->nargs is left to the caller. */
+void kexp_dot(const PrimParams *pp, const Aval *x, const Aval *y, jx_dtype dtype, int ndim,
+              const int64_t *shape, KexpLoad load, void *ctx, Kernel *k);
 /* True when padding with `value` needs kexp_pad_fill: a view's padding reads +0.0. */
 bool kexp_pad_needs_fill(double value);
 /* lax.pad with a padding value other than +0: `padded` (the zero-padded view's value at
