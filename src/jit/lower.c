@@ -428,6 +428,17 @@ static bool maybe_share(Lower *L, Lazy *v) {
   return realize(L, v);
 }
 
+/* The value of a constant whose buffer holds one element, on host memory (a literal
+ * such as the 0 of relu's derivative, maybe broadcast), as a CONST node: kernels
+ * compute with it instead of loading it (which lets select chains vectorize). NULL for
+ * any other constant. */
+static const AluExp *const_scalar(const jx_array *c) {
+  const Buffer *b = c->buf;
+  if (!b || !b->backend->host_memory || !b->mem || b->nbytes != jx_dtype_itemsize(c->dtype))
+    return NULL;
+  return alu_const(c->dtype, alu_load(b->mem, c->dtype, 0));
+}
+
 static bool lower_eqn(Lower *L, const JaxprEqn *q) {
   Lazy *in[KERNEL_MAX_ARGS];
   for (int i = 0; i < q->nin; i++) {
@@ -485,10 +496,14 @@ Program *jit_lower(const Jaxpr *j) {
     Lazy *v = &L.vals[j->constvars[c]];
     int uses = v->uses;
     v->aval = j->vars[j->constvars[c]];
-    v->slot = new_slot(&L, SLOT_CONST, c);
+    const AluExp *value = const_scalar(j->consts[c]);
+    v->slot = value ? -1 : new_slot(&L, SLOT_CONST, c);
+    v->src = value; /* a constant of the source's every index */
+    v->src_ndim = v->aval.ndim;
+    memcpy(v->src_shape, v->aval.shape, sizeof v->src_shape);
     v->st = shape_copy(j->consts[c]->st);
     v->uses = uses;
-    ok = v->slot >= 0 && v->st;
+    ok = (value || v->slot >= 0) && v->st;
   }
   for (int e = 0; ok && e < j->neqns; e++) {
     int uses = L.vals[j->eqns[e].out].uses;
