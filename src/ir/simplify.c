@@ -419,6 +419,47 @@ static const AluExp *split_divmod(const AluExp *e, const AluExp *x, const Lin *X
   return e;
 }
 
+/* x / c and x % c for x >= 0 written as g*B + S with g > 1 dividing c and S (the terms
+ * whose coefficient g does not divide, plus the constant's remainder) proven in [0, g):
+ *   x / c == B / (c/g)    and    x % c == (B % (c/g))*g + S
+ * (floor division in two steps: floor(x/g) = B as 0 <= S < g; then B >= 0 since x >= 0).
+ * This is what separates the indices of a flattened (output, reduction) pair such as
+ * (4*gidx + ridx) / 128 with ridx < 4 -> gidx / 32. g is tried from the gcd of c with
+ * each coefficient in turn. NULL: no such split. */
+static const AluExp *rule_small_remainder(const AluExp *e, const AluExp *x, const Lin *X,
+                                          int64_t cv) {
+  jx_dtype d = e->dtype;
+  if (x->lo < 0) return NULL;
+  for (int i = 0; i < X->n; i++) {
+    int64_t g = (int64_t)gcd_u64(uabs(X->t[i].k), (uint64_t)cv);
+    if (g <= 1) continue;
+    Lin B, S;
+    lin_init(&B, d, false);
+    lin_init(&S, d, false);
+    B.k0 = (int64_t)floordiv(X->k0, g);
+    S.k0 = X->k0 - B.k0 * g;
+    __int128 lo = S.k0, hi = S.k0;
+    bool ok = true;
+    for (int t = 0; t < X->n && ok; t++) {
+      const AluExp *a = X->t[t].atom;
+      int64_t k = X->t[t].k;
+      if (k % g == 0) {
+        lin_add_term(&B, a, k / g);
+        continue;
+      }
+      ok = nowrap(a);
+      lo += k > 0 ? (__int128)k * a->lo : (__int128)k * a->hi;
+      hi += k > 0 ? (__int128)k * a->hi : (__int128)k * a->lo;
+      lin_add_term(&S, a, k);
+    }
+    if (!ok || !B.ok || !S.ok || lo < 0 || hi >= g || !lin_has_terms(&S)) continue;
+    const AluExp *bn = lin_build(&B), *q = kconst(d, cv / g);
+    if (e->op == ALU_DIV) return bin(ALU_DIV, bn, q);
+    return bin(ALU_ADD, bin(ALU_MUL, bin(ALU_MOD, bn, q), kconst(d, g)), lin_build(&S));
+  }
+  return NULL;
+}
+
 /* x / c with c > 0. */
 static const AluExp *rule_div(const AluExp *e, const AluExp *x, int64_t cv) {
   jx_dtype d = e->dtype;
@@ -437,7 +478,8 @@ static const AluExp *rule_div(const AluExp *e, const AluExp *x, int64_t cv) {
     lin_scale_down(&X, g);
     return bin(ALU_DIV, lin_build(&X), kconst(d, cv / g));
   }
-  return split_divmod(e, x, &X, cv);
+  const AluExp *r = rule_small_remainder(e, x, &X, cv);
+  return r ? r : split_divmod(e, x, &X, cv);
 }
 
 /* x % c with c > 0. */
@@ -457,7 +499,8 @@ static const AluExp *rule_mod(const AluExp *e, const AluExp *x, int64_t cv) {
     lin_scale_down(&X, g);
     return bin(ALU_MUL, bin(ALU_MOD, lin_build(&X), kconst(d, cv / g)), kconst(d, g));
   }
-  return split_divmod(e, x, &X, cv);
+  const AluExp *r = rule_small_remainder(e, x, &X, cv);
+  return r ? r : split_divmod(e, x, &X, cv);
 }
 
 /* --------------------------------------------------------------- compares */

@@ -614,60 +614,127 @@ static void render_store(Buf *b, const Kernel *k, const char *indent, const char
   buf_str(b, ";\n");
 }
 
-/* The row length C of an elementwise kernel: the largest constant C with gidx % C in
- * its expression (a broadcast operand read as b[gidx % C]), or 0. */
-static int64_t row_length(const AluExp *e) {
-  int64_t n, best = 0;
+/* ------------------------------------------------------------ loop nests */
+
+/* Kernels address their operands through div/mod of the flat output index gidx by the
+ * shape's suffix products ((gidx / 448) % 14 is a row of a (B, 14, 14, 32) image). A
+ * nest turns those digits into loop variables: gidx = go*B + i[n-1]*s[n-1] + ... + i0,
+ * with s[0] = 1 < s[1] < ... < s[n] = B each dividing the next and i[k] in
+ * [0, s[k+1]/s[k]). After substitution the simplifier folds every div/mod by an s[k]
+ * into the loop variables, and the innermost loop reads contiguous or strided operands
+ * that compilers vectorize (a div and a mod per element defeat them). */
+#define NEST_MAX 6
+
+typedef struct Nest {
+  int n;                   /* loop variables below the block index go (0: no nest) */
+  int64_t s[NEST_MAX + 1]; /* strides; s[n] is the block B */
+} Nest;
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Divisors D of gidx in e (gidx / D, gidx % D, and D*b from (gidx / D) % b), up to cap. */
+static int gidx_divisors(const AluExp *e, int64_t *ds, int cap) {
+  int64_t n;
+  int nd = 0;
   const AluExp **order = alu_toposort(e, &n);
-  for (int64_t i = 0; order && i < n; i++) {
+  for (int64_t i = 0; order && i < n && nd + 2 <= cap; i++) {
     const AluExp *x = order[i];
-    if (x->op == ALU_MOD && x->src[0]->op == ALU_SPECIAL && x->src[1]->op == ALU_CONST &&
-        strcmp(x->src[0]->name, "gidx") == 0 && x->src[1]->value.i > best)
-      best = x->src[1]->value.i;
+    if ((x->op != ALU_DIV && x->op != ALU_MOD) || x->src[1]->op != ALU_CONST) continue;
+    const AluExp *y = x->src[0];
+    int64_t d = x->src[1]->value.i;
+    if (y->op == ALU_SPECIAL && strcmp(y->name, "gidx") == 0) {
+      ds[nd++] = d;
+    } else if (x->op == ALU_MOD && y->op == ALU_DIV && y->src[1]->op == ALU_CONST &&
+               y->src[0]->op == ALU_SPECIAL && strcmp(y->src[0]->name, "gidx") == 0) {
+      int64_t a = y->src[1]->value.i, ab;
+      if (a > 0 && d > 0 && !__builtin_mul_overflow(a, d, &ab)) ds[nd++] = ab;
+    }
   }
   free((void *)order);
-  return best;
+  return nd;
 }
 
-/* e with gidx % C -> SPECIAL gi<C>, gidx / C -> SPECIAL go, gidx -> SPECIAL gx (the loop
- * variables of a row loop). NULL on OOM. */
-static const AluExp *rows_rewrite(const AluExp *e, int64_t C, int64_t size, AluMap *memo) {
-  const void *hit;
-  if (alu_map_get(memo, e, &hit)) return hit;
-  const AluExp *r;
-  bool on_gidx = e->nsrc == 2 && e->src[0]->op == ALU_SPECIAL && strcmp(e->src[0]->name, "gidx") == 0 &&
-                 e->src[1]->op == ALU_CONST && e->src[1]->value.i == C;
-  if (on_gidx && e->op == ALU_MOD) {
-    r = alu_special("gi", C);
-  } else if (on_gidx && e->op == ALU_DIV) {
-    r = alu_special("go", (size + C - 1) / C);
-  } else if (e->op == ALU_SPECIAL && strcmp(e->name, "gidx") == 0) {
-    r = alu_special("gx", size);
-  } else {
-    const AluExp *src[4];
-    for (int i = 0; i < e->nsrc; i++)
-      if (!(src[i] = rows_rewrite(e->src[i], C, size, memo))) return NULL;
-    r = alu_make(e->op, e->dtype, e->nsrc, src, e->value, e->arg, e->name);
+/* The nest of e over size outputs: a divisibility chain of its gidx divisors, cut at
+ * the largest stride that leaves at least 16 blocks (the partial blocks at the ends
+ * of a thread's [start, end) run in the flat loop). n = 0 when e has no divisor. With
+ * `lanes`, s[1] (the innermost extent) must be at most `lanes`. */
+static Nest find_nest(const AluExp *e, const AluExp *e2, int64_t size, int64_t lanes) {
+  int64_t ds[64];
+  int nd = gidx_divisors(e, ds, 32);
+  if (e2) nd += gidx_divisors(e2, ds + nd, 32);
+  qsort(ds, (size_t)nd, sizeof ds[0], cmp_i64);
+  Nest nest = {.n = 0, .s = {1}};
+  for (int i = 0; i < nd && nest.n < NEST_MAX; i++) {
+    int64_t d = ds[i], last = nest.s[nest.n];
+    if (d <= last || d % last != 0 || size / d < 16) continue;
+    if (lanes && nest.n == 0 && d > lanes) break;
+    nest.s[++nest.n] = d;
   }
-  if (r) alu_map_put(memo, e, r);
-  return r;
+  return nest;
 }
 
-/* One loop over [start, end), or -- when the kernel reads a broadcast row b[gidx % C] --
- * whole rows as an inner loop of C iterations whose loads are contiguous in gi, which
- * compilers vectorize (gidx % C per element defeats them), with the partial rows at both
- * ends in the plain loop. Both compute exactly the same values. */
+/* e with gidx = go*B + sum i<k>*s[k] (loop variables as SPECIALs), simplified. */
+static const AluExp *nest_rewrite(const AluExp *e, const Nest *nest, int64_t size) {
+  if (!e) return NULL;
+  int64_t B = nest->s[nest->n];
+  const AluExp *g = alu_binary(ALU_MUL, alu_special("go", (size + B - 1) / B),
+                               alu_const_int(JX_INT64, B));
+  static const char *const names[NEST_MAX] = {"i0", "i1", "i2", "i3", "i4", "i5"};
+  for (int k = nest->n - 1; k >= 0; k--) {
+    const AluExp *ik = alu_special(names[k], nest->s[k + 1] / nest->s[k]);
+    g = alu_binary(ALU_ADD, g, k ? alu_binary(ALU_MUL, ik, alu_const_int(JX_INT64, nest->s[k])) : ik);
+  }
+  return alu_simplify(alu_substitute(e, "gidx", g));
+}
+
+/* Opens the block loop over whole blocks in [head_end, row_end) and the loops of
+ * i[n-1] .. i[lo]; declares gx (this iteration's gidx) when lo == 0. Returns the
+ * indent of the innermost body. */
+static const char *nest_open(Buf *b, const Nest *nest, int lo) {
+  static const char *const pad[] = {"    ", "      ", "        ", "          ",
+                                    "            ", "              ", "                ",
+                                    "                  "};
+  int64_t B = nest->s[nest->n];
+  buf_printf(b, "  for (int64_t go = head_end / %lldLL; go < row_end / %lldLL; go++) {\n",
+             (long long)B, (long long)B);
+  int depth = 0;
+  for (int k = nest->n - 1; k >= lo; k--, depth++)
+    buf_printf(b, "%sfor (int64_t i%d = 0; i%d < %lldLL; i%d++) {\n", pad[depth], k, k,
+               (long long)(nest->s[k + 1] / nest->s[k]), k);
+  if (lo == 0) {
+    buf_printf(b, "%sconst int64_t gx = go * %lldLL", pad[depth], (long long)B);
+    for (int k = nest->n - 1; k >= 0; k--)
+      buf_printf(b, k ? " + i%d * %lldLL" : " + i%d", k, (long long)nest->s[k]);
+    buf_str(b, ";\n");
+  }
+  return pad[depth];
+}
+
+static void nest_close(Buf *b, const Nest *nest, int lo) {
+  for (int k = lo; k <= nest->n; k++) buf_str(b, "  }\n");
+}
+
+/* The [start, end) split into a head and a tail of partial blocks (flat loops) and
+ * whole blocks of B between them: declares head_end and row_end. */
+static void nest_bounds(Buf *b, int64_t B) {
+  buf_printf(b, "  int64_t row_end = end - end %% %lldLL;\n", (long long)B);
+  buf_printf(b, "  int64_t head_end = (start + %lldLL - 1) / %lldLL * %lldLL;\n", (long long)B,
+             (long long)B, (long long)B);
+  buf_str(b, "  if (head_end > end) head_end = end;\n");
+  buf_str(b, "  if (row_end < head_end) row_end = head_end;\n");
+}
+
+/* One loop over [start, end), or -- when the kernel's indices are digits of gidx -- a
+ * nest (see Nest) over whole blocks, with the partial blocks at both ends in the flat
+ * loop. Both compute exactly the same values. */
 static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
-  int64_t C = row_length(k->exp);
-  const AluExp *rows = NULL;
-  if (C >= 8 && C < k->size) {
-    AluMap memo;
-    alu_map_init(&memo);
-    rows = rows_rewrite(k->exp, C, k->size, &memo);
-    alu_map_free(&memo);
-  }
+  Nest nest = find_nest(k->exp, NULL, k->size, 0);
+  const AluExp *nested = nest.n ? nest_rewrite(k->exp, &nest, k->size) : NULL;
   Part p = {.lang = lang, .out = b, .indent = "    ", .nlocals = nlocals};
-  if (!rows) {
+  if (!nested) {
     buf_str(b, "  for (int64_t gidx = start; gidx < end; gidx++) {\n");
     char *v = render_part(&p, k->exp);
     if (!v) return false;
@@ -676,30 +743,25 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, 
     buf_str(b, "  }\n");
     return true;
   }
-  /* head and tail: the plain loop over what is not a whole row */
-  buf_printf(b, "  int64_t gidx = start, row_end = end - end %% %lldLL;\n", (long long)C);
-  buf_printf(b, "  int64_t head_end = (start + %lldLL - 1) / %lldLL * %lldLL;\n", (long long)C,
-             (long long)C, (long long)C);
-  buf_str(b, "  if (head_end > end) head_end = end;\n");
+  nest_bounds(b, nest.s[nest.n]);
   for (int part = 0; part < 2; part++) {
-    buf_str(b, part == 0 ? "  for (; gidx < head_end; gidx++) {\n" : "  for (gidx = row_end > head_end ? row_end : head_end; gidx < end; gidx++) {\n");
+    buf_str(b, part == 0 ? "  for (int64_t gidx = start; gidx < head_end; gidx++) {\n"
+                         : "  for (int64_t gidx = row_end; gidx < end; gidx++) {\n");
     char *v = render_part(&p, k->exp);
     if (!v) return false;
     render_store(b, k, "    ", v);
     free(v);
     buf_str(b, "  }\n");
     if (part == 0) {
-      buf_printf(b, "  for (int64_t go = head_end / %lldLL; go < row_end / %lldLL; go++) {\n",
-                 (long long)C, (long long)C);
-      buf_printf(b, "    for (int64_t gi = 0; gi < %lldLL; gi++) {\n", (long long)C);
-      buf_printf(b, "      const int64_t gx = go * %lldLL + gi;\n", (long long)C);
-      Part q = {.lang = lang, .out = b, .indent = "      ", .nlocals = nlocals};
-      char *w = render_part(&q, rows);
+      const char *in = nest_open(b, &nest, 0);
+      Part q = {.lang = lang, .out = b, .indent = in, .nlocals = nlocals};
+      char *w = render_part(&q, nested);
       if (!w) return false;
-      buf_str(b, "      out0[gx] = ");
+      buf_printf(b, "%sout0[gx] = ", in);
       expand1(b, dtype_c[k->dtype].store, w, k->dtype);
-      buf_str(b, ";\n    }\n  }\n");
+      buf_str(b, ";\n");
       free(w);
+      nest_close(b, &nest, 0);
     }
   }
   return true;
