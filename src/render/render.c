@@ -767,78 +767,154 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, 
   return true;
 }
 
-/* Whether every load below e reads the same or the next element for gidx + 1 as for
- * gidx (by simplifying the difference of the two index expressions). */
-static bool lanes_contiguous(const AluExp *e, int64_t size) {
-  int64_t n;
-  const AluExp **order = alu_toposort(e, &n);
+/* Whether every load below e reads the same or the next element when loop variable
+ * `var` (of range n) steps by one (by simplifying the difference of the two index
+ * expressions). */
+static bool lanes_contiguous(const AluExp *e, const char *var, int64_t n) {
+  int64_t count;
+  const AluExp **order = alu_toposort(e, &count);
   if (!order) return false;
-  const AluExp *g1 = alu_binary(ALU_ADD, alu_special("gidx", size), alu_const_int(JX_INT64, 1));
-  bool ok = g1 != NULL;
-  for (int64_t i = 0; i < n && ok; i++) {
+  const AluExp *v1 = alu_binary(ALU_ADD, alu_special(var, n), alu_const_int(JX_INT64, 1));
+  bool ok = v1 != NULL;
+  for (int64_t i = 0; i < count && ok; i++) {
     if (order[i]->op != ALU_GLOBAL_INDEX) continue;
     const AluExp *idx = order[i]->src[0];
-    const AluExp *d = alu_simplify(alu_binary(ALU_SUB, alu_substitute(idx, "gidx", g1), idx));
+    const AluExp *d = alu_simplify(alu_binary(ALU_SUB, alu_substitute(idx, var, v1), idx));
     ok = d && d->op == ALU_CONST && (d->value.i == 0 || d->value.i == 1);
   }
   free((void *)order);
   return ok;
 }
 
-/* Outputs go in blocks of W = REDUCE_BLOCK(_WIDE) (or size, if smaller): the block's W
- * accumulators are updated together for each ridx, a loop over j with a constant trip
- * count that vectorizes while each output keeps the interpreter's order ridx = 0, 1, ...
- * A last partial block is shifted back to end inside [0, size); its lanes outside
- * [g0, end) are computed again (reads stay in bounds) but not stored. */
-static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
+/* The texts a reduction block needs: the loaded value's statements (`body`), the
+ * accumulator step and the identity. */
+typedef struct RedText {
+  Buf body, step, ident;
+} RedText;
+
+static bool red_text(Part *p, const Reduction *r, const AluExp *exp, RedText *t) {
+  *t = (RedText){0};
+  p->out = &t->body;
+  char *v = render_part(p, exp);
+  bool ok = v && render_step(p, &t->step, r, "accs[j]", v);
+  free(v);
+  render_const(&t->ident, r->dtype, r->identity);
+  return ok && !t->body.oom && !t->step.oom && !t->ident.oom;
+}
+
+static void red_text_free(RedText *t) {
+  free(t->body.s);
+  free(t->step.s);
+  free(t->ident.s);
+}
+
+/* The stores of a block: out0[gidx] = epilogue(acc) (gidx named by `at`). */
+static bool render_red_store(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
+                             const AluExp *epilogue, const char *indent, const char *at) {
+  buf_printf(b, "%sconst %s acc = accs[j];\n", indent, dtype_c[k->reduction.dtype].ctype);
+  char *e;
+  if (epilogue) {
+    Part pe = {.lang = lang, .out = b, .indent = indent, .nlocals = nlocals};
+    e = render_part(&pe, epilogue);
+  } else {
+    e = strdup("acc");
+    if (!e) error_set(JX_ERR_OOM, "render: out of memory");
+  }
+  if (!e) return false;
+  buf_printf(b, "%sout0[%s] = ", indent, at);
+  expand1(b, dtype_c[k->dtype].store, e, k->dtype);
+  buf_str(b, ";\n");
+  free(e);
+  return true;
+}
+
+/* Outputs [lo, hi) (C expressions) in blocks of W = REDUCE_BLOCK(_WIDE) (or size, if
+ * smaller): the block's W accumulators are updated together for each ridx, a loop over
+ * j with a constant trip count that vectorizes while each output keeps the
+ * interpreter's order ridx = 0, 1, ... A last partial block is shifted back to end
+ * inside [0, hi); its lanes outside [g0, hi) are computed again (reads stay in bounds)
+ * but not stored. */
+static bool render_red_flat(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
+                            const char *lo, const char *hi) {
   const Reduction *r = &k->reduction;
-  const char *acct = dtype_c[r->dtype].ctype;
-  bool wide = lanes_contiguous(k->exp, k->size);
+  bool wide = lanes_contiguous(k->exp, "gidx", k->size);
   int64_t w = wide ? REDUCE_BLOCK_WIDE : REDUCE_BLOCK;
   if (k->size < w) w = k->size > 0 ? k->size : 1;
-  Buf body = {0}, step = {0}, ident = {0};
-  Part p = {.lang = lang, .out = &body, .indent = "        ", .nlocals = nlocals};
-  char *v = render_part(&p, k->exp);
-  bool ok = v && render_step(&p, &step, r, "accs[j]", v);
-  free(v);
-  render_const(&ident, r->dtype, r->identity);
-  if (ok && !body.oom && !step.oom && !ident.oom) {
-    buf_printf(b, "  for (int64_t g0 = start; g0 < end; g0 += %lld) {\n", (long long)w);
-    buf_printf(b, "    const int64_t gb = g0 + %lld <= end ? g0 : end >= %lld ? end - %lld : 0;\n",
-               (long long)w, (long long)w, (long long)w);
-    buf_printf(b, "    %s accs[%lld];\n", acct, (long long)w);
-    buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) accs[j] = %s;\n", (long long)w, ident.s);
+  Part p = {.lang = lang, .indent = "        ", .nlocals = nlocals};
+  RedText t;
+  bool ok = red_text(&p, r, k->exp, &t);
+  if (ok) {
+    buf_printf(b, "  for (int64_t g0 = %s; g0 < %s; g0 += %lld) {\n", lo, hi, (long long)w);
+    buf_printf(b, "    const int64_t gb = g0 + %lld <= %s ? g0 : %s >= %lld ? %s - %lld : 0;\n",
+               (long long)w, hi, hi, (long long)w, hi, (long long)w);
+    buf_printf(b, "    %s accs[%lld];\n", dtype_c[r->dtype].ctype, (long long)w);
+    buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) accs[j] = %s;\n", (long long)w, t.ident.s);
     buf_printf(b, "    for (int64_t ridx = 0; ridx < %lld; ridx++) {\n", (long long)r->size);
     /* Contiguous lanes stay a loop, which vectorizes (GCC would unroll a short one
      * completely first); strided lanes unroll into independent chains. */
     if (wide) buf_str(b, "      JX_VECTOR_LOOP\n");
     buf_printf(b, "      for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
     buf_str(b, "        const int64_t gidx = gb + j;\n");
-    buf_str(b, body.s ? body.s : "");
-    buf_printf(b, "        accs[j] = %s;\n", step.s);
+    buf_str(b, t.body.s ? t.body.s : "");
+    buf_printf(b, "        accs[j] = %s;\n", t.step.s);
     buf_str(b, "      }\n    }\n");
     buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
     buf_str(b, "      const int64_t gidx = gb + j;\n");
-    buf_str(b, "      if (gidx < g0 || gidx >= end) continue;\n");
-    buf_printf(b, "      const %s acc = accs[j];\n", acct);
-    char *e = NULL;
-    if (r->epilogue) {
-      Part pe = {.lang = lang, .out = b, .indent = "      ", .nlocals = nlocals};
-      e = render_part(&pe, r->epilogue);
-      ok = e != NULL;
-    } else {
-      e = strdup("acc");
-      if (!e) error_set(JX_ERR_OOM, "render: out of memory");
-      ok = e != NULL;
-    }
-    if (ok) render_store(b, k, "      ", e);
-    free(e);
+    buf_printf(b, "      if (gidx < g0 || gidx >= %s) continue;\n", hi);
+    ok = render_red_store(lang, k, b, nlocals, r->epilogue, "      ", "gidx");
     buf_str(b, "    }\n  }\n");
   }
-  free(body.s);
-  free(step.s);
-  free(ident.s);
+  red_text_free(&t);
   return ok;
+}
+
+/* A reduction whose indices are digits of gidx: whole blocks as a loop nest (Nest)
+ * whose innermost extent n0 = s[1] is split into lane blocks of W outputs (as in the
+ * flat form, the last one shifted back), partial blocks at the ends in the flat form. */
+static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
+  const Reduction *r = &k->reduction;
+  Nest nest = find_nest(k->exp, r->epilogue, k->size, REDUCE_BLOCK_WIDE);
+  const AluExp *exp = nest.n ? nest_rewrite(k->exp, &nest, k->size) : NULL;
+  const AluExp *epi = exp && r->epilogue ? nest_rewrite(r->epilogue, &nest, k->size) : NULL;
+  if (!exp || (r->epilogue && !epi)) return render_red_flat(lang, k, b, nlocals, "start", "end");
+  int64_t n0 = nest.s[1];
+  bool wide = lanes_contiguous(exp, "i0", n0);
+  int64_t w = wide ? REDUCE_BLOCK_WIDE : REDUCE_BLOCK;
+  if (n0 < w) w = n0;
+  nest_bounds(b, nest.s[nest.n]);
+  if (!render_red_flat(lang, k, b, nlocals, "start", "head_end")) return false;
+  const char *in = nest_open(b, &nest, 1);
+  Part p = {.lang = lang, .indent = "        ", .nlocals = nlocals};
+  RedText t;
+  bool ok = red_text(&p, r, exp, &t);
+  if (ok) {
+    buf_printf(b, "%sfor (int64_t j0 = 0; j0 < %lldLL; j0 += %lld) {\n", in, (long long)n0,
+               (long long)w);
+    buf_printf(b, "%s  const int64_t jb = j0 + %lld <= %lldLL ? j0 : %lldLL - %lld;\n", in,
+               (long long)w, (long long)n0, (long long)n0, (long long)w);
+    buf_printf(b, "%s  %s accs[%lld];\n", in, dtype_c[r->dtype].ctype, (long long)w);
+    buf_printf(b, "%s  for (int64_t j = 0; j < %lld; j++) accs[j] = %s;\n", in, (long long)w,
+               t.ident.s);
+    buf_printf(b, "%s  for (int64_t ridx = 0; ridx < %lld; ridx++) {\n", in, (long long)r->size);
+    if (wide) buf_printf(b, "%s    JX_VECTOR_LOOP\n", in);
+    buf_printf(b, "%s    for (int64_t j = 0; j < %lld; j++) {\n", in, (long long)w);
+    buf_printf(b, "%s      const int64_t i0 = jb + j;\n", in);
+    buf_str(b, t.body.s ? t.body.s : "");
+    buf_printf(b, "%s      accs[j] = %s;\n", in, t.step.s);
+    buf_printf(b, "%s    }\n%s  }\n", in, in);
+    buf_printf(b, "%s  for (int64_t j = 0; j < %lld; j++) {\n", in, (long long)w);
+    buf_printf(b, "%s    const int64_t i0 = jb + j;\n", in);
+    buf_printf(b, "%s    if (i0 < j0) continue;\n", in);
+    buf_printf(b, "%s    const int64_t gx = go * %lldLL", in, (long long)nest.s[nest.n]);
+    for (int d = nest.n - 1; d >= 0; d--)
+      buf_printf(b, d ? " + i%d * %lldLL" : " + i%d", d, (long long)nest.s[d]);
+    buf_str(b, ";\n");
+    ok = render_red_store(lang, k, b, nlocals, epi, "          ", "gx");
+    buf_printf(b, "%s  }\n%s}\n", in, in);
+    nest_close(b, &nest, 1);
+  }
+  red_text_free(&t);
+  return ok && render_red_flat(lang, k, b, nlocals, "row_end", "end");
 }
 
 char *render_kernel(const RenderLang *lang, const Kernel *k, char name[RENDER_NAME_MAX]) {

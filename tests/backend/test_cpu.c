@@ -611,8 +611,8 @@ static int64_t broadcast_index(const AluExp *flat, int nd, const int64_t *dims,
 
 static void run_random_dag(int trial, bool approx) {
   Gen g = {.approx = approx, .nin = 1 + rnd_int(4)};
-  int nd = 1 + rnd_int(3);
-  int64_t dims[4], size = 1;
+  int nd = 1 + rnd_int(4);
+  int64_t dims[5], size = 1;
   for (int i = 0; i < nd; i++) size *= dims[i] = 1 + rnd_int(9);
   bool reduce = rnd_int(3) == 0;
   int64_t rsize = reduce ? rnd_int(12) : 1;
@@ -692,11 +692,21 @@ static void run_random_dag(int trial, bool approx) {
   for (int i = 0; i < g.nin; i++) free(in[i]);
 }
 
+/* Odd trials split kernels over the pool threads in small chunks, so that loop nests
+ * (render.c) start and end inside their blocks. */
 static void test_random_dags(void) {
-  for (int t = 0; t < 120; t++) run_random_dag(t, false);
+  for (int t = 0; t < 160; t++) {
+    int64_t old = cpu_set_min_work(t % 2 ? 64 : 1 << 15);
+    run_random_dag(t, false);
+    cpu_set_min_work(old);
+  }
 }
 static void test_random_float_dags(void) {
-  for (int t = 0; t < 30; t++) run_random_dag(t, true);
+  for (int t = 0; t < 40; t++) {
+    int64_t old = cpu_set_min_work(t % 2 ? 64 : 1 << 15);
+    run_random_dag(t, true);
+    cpu_set_min_work(old);
+  }
 }
 
 /* ------------------------------------------------------------ the machinery */
