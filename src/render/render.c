@@ -451,6 +451,16 @@ static bool render_node(Part *p, Buf *b, const AluExp *e, const char *const *ops
   return true;
 }
 
+/* A load whose index is guarded, in[valid ? i : 0] (the form of reads in padding,
+ * where the value is then discarded): it becomes a local, read whether or not it is
+ * used, so a select over it compiles to a blend and vectorizes. Element 0 is always
+ * readable: backends allocate at least 64 bytes per buffer (cpu_alloc). */
+static bool guarded_load(const AluExp *e) {
+  if (e->op != ALU_GLOBAL_INDEX || e->src[0]->op != ALU_WHERE) return false;
+  const AluExp *z = e->src[0]->src[2];
+  return z->op == ALU_CONST && z->value.i == 0;
+}
+
 /* Renders the DAG below root; returns the malloc'd text of its value (NULL: failed,
  * error set). Shared nodes (and long expressions) become locals, in topological order. */
 static char *render_part(Part *p, const AluExp *root) {
@@ -487,7 +497,7 @@ static char *render_part(Part *p, const AluExp *root) {
     char *t = buf_take(&b);
     if (!t) goto oom;
     bool leaf = e->nsrc == 0;
-    if (!leaf && i + 1 < n && (uses[i] > 1 || strlen(t) > INLINE_MAX)) {
+    if (!leaf && i + 1 < n && (uses[i] > 1 || strlen(t) > INLINE_MAX || guarded_load(e))) {
       int v = (*p->nlocals)++;
       buf_printf(p->out, "%sconst %s v%d = %s;\n", p->indent, dtype_c[e->dtype].ctype, v, t);
       free(t);
@@ -690,31 +700,63 @@ static const AluExp *nest_rewrite(const AluExp *e, const Nest *nest, int64_t siz
   return alu_simplify(alu_substitute(e, "gidx", g));
 }
 
-/* Opens the block loop over whole blocks in [head_end, row_end) and the loops of
- * i[n-1] .. i[lo]; declares gx (this iteration's gidx) when lo == 0. Returns the
- * indent of the innermost body. */
-static const char *nest_open(Buf *b, const Nest *nest, int lo) {
-  static const char *const pad[] = {"    ", "      ", "        ", "          ",
-                                    "            ", "              ", "                ",
-                                    "                  "};
+/* Indentation for loop depth d (0: the kernel body's). */
+static const char *pad(int d) {
+  static const char spaces[] = "                                            ";
+  int n = 2 + 2 * d;
+  return n < (int)sizeof spaces ? spaces + sizeof spaces - 1 - n : spaces;
+}
+
+/* Opens the block loop over whole blocks in [head_end, row_end); returns depth 1. */
+static int nest_open_block(Buf *b, const Nest *nest) {
   int64_t B = nest->s[nest->n];
   buf_printf(b, "  for (int64_t go = head_end / %lldLL; go < row_end / %lldLL; go++) {\n",
              (long long)B, (long long)B);
-  int depth = 0;
-  for (int k = nest->n - 1; k >= lo; k--, depth++)
-    buf_printf(b, "%sfor (int64_t i%d = 0; i%d < %lldLL; i%d++) {\n", pad[depth], k, k,
-               (long long)(nest->s[k + 1] / nest->s[k]), k);
-  if (lo == 0) {
-    buf_printf(b, "%sconst int64_t gx = go * %lldLL", pad[depth], (long long)B);
-    for (int k = nest->n - 1; k >= 0; k--)
-      buf_printf(b, k ? " + i%d * %lldLL" : " + i%d", k, (long long)nest->s[k]);
-    buf_str(b, ";\n");
-  }
-  return pad[depth];
+  return 1;
 }
 
-static void nest_close(Buf *b, const Nest *nest, int lo) {
-  for (int k = lo; k <= nest->n; k++) buf_str(b, "  }\n");
+/* Opens the loops of i[hi] .. i[lo] (none if hi < lo) at depth d; returns the new depth. */
+static int nest_open_loops(Buf *b, const Nest *nest, int hi, int lo, int d) {
+  for (int k = hi; k >= lo; k--, d++)
+    buf_printf(b, "%sfor (int64_t i%d = 0; i%d < %lldLL; i%d++) {\n", pad(d), k, k,
+               (long long)(nest->s[k + 1] / nest->s[k]), k);
+  return d;
+}
+
+/* Declares gx (this iteration's gidx) from the loop variables. */
+static void nest_gx(Buf *b, const Nest *nest, const char *indent) {
+  buf_printf(b, "%sconst int64_t gx = go * %lldLL", indent, (long long)nest->s[nest->n]);
+  for (int k = nest->n - 1; k >= 0; k--)
+    buf_printf(b, k ? " + i%d * %lldLL" : " + i%d", k, (long long)nest->s[k]);
+  buf_str(b, ";\n");
+}
+
+/* Closes loops from depth d down to depth `to`. */
+static void nest_close(Buf *b, int d, int to) {
+  while (d > to) buf_printf(b, "%s}\n", pad(--d));
+}
+
+/* The loop variable worth specializing: the innermost i[k], k >= 1, of at most 16
+ * iterations that e compares with a constant (a concatenation's select chain, as in an
+ * im2col's kernel position): each of its values gets its own copy of the inner loops,
+ * in which the selects fold away. -1 if none. */
+static int nest_specialize(const AluExp *e, const Nest *nest) {
+  int64_t n;
+  int best = -1;
+  const AluExp **order = alu_toposort(e, &n);
+  for (int64_t i = 0; order && i < n; i++) {
+    const AluExp *x = order[i];
+    if (alu_op_group(x->op) != ALU_GROUP_COMPARE) continue;
+    for (int side = 0; side < 2; side++) {
+      const AluExp *v = x->src[side], *c = x->src[1 - side];
+      if (v->op != ALU_SPECIAL || c->op != ALU_CONST || v->name[0] != 'i') continue;
+      int k = atoi(v->name + 1);
+      if (k >= 1 && k < nest->n && nest->s[k + 1] / nest->s[k] <= 16 && (best < 0 || k < best))
+        best = k;
+    }
+  }
+  free((void *)order);
+  return best;
 }
 
 /* The [start, end) split into a head and a tail of partial blocks (flat loops) and
@@ -725,6 +767,129 @@ static void nest_bounds(Buf *b, int64_t B) {
              (long long)B, (long long)B);
   buf_str(b, "  if (head_end > end) head_end = end;\n");
   buf_str(b, "  if (row_end < head_end) row_end = head_end;\n");
+}
+
+/* Whether a SPECIAL named var occurs in e. */
+static bool mentions(const AluExp *e, const char *var) {
+  int64_t n;
+  bool found = false;
+  const AluExp **order = alu_toposort(e, &n);
+  for (int64_t i = 0; order && i < n && !found; i++)
+    found = order[i]->op == ALU_SPECIAL && strcmp(order[i]->name, var) == 0;
+  free((void *)order);
+  return found;
+}
+
+/* e with node `from` replaced by `to` (nodes are hash-consed: pointer identity). */
+static const AluExp *replace_node(const AluExp *e, const AluExp *from, const AluExp *to,
+                                  AluMap *memo) {
+  if (e == from) return to;
+  if (!e->nsrc) return e;
+  const void *hit;
+  if (alu_map_get(memo, e, &hit)) return hit;
+  const AluExp *src[4];
+  for (int i = 0; i < e->nsrc; i++)
+    if (!(src[i] = replace_node(e->src[i], from, to, memo))) return NULL;
+  const AluExp *r = alu_make(e->op, e->dtype, e->nsrc, src, e->value, e->arg, e->name);
+  if (r) alu_map_put(memo, e, r);
+  return r;
+}
+
+/* The conditions of e's guarded loads (in[c ? i : 0]) that do not involve var, up to
+ * cap: loop invariants of the loop over var. */
+static int invariant_guards(const AluExp *e, const char *var, const AluExp **g, int cap) {
+  int64_t n;
+  int ng = 0;
+  const AluExp **order = alu_toposort(e, &n);
+  for (int64_t i = 0; order && i < n && ng < cap; i++) {
+    if (!guarded_load(order[i])) continue;
+    const AluExp *c = order[i]->src[0]->src[0];
+    bool seen = false;
+    for (int j = 0; j < ng; j++) seen |= g[j] == c;
+    if (!seen && !mentions(c, var)) g[ng++] = c;
+  }
+  free((void *)order);
+  return ng;
+}
+
+/* The innermost loop (over i0) of a nest block at depth d, storing out0[gx] = e. When
+ * e reads padding under conditions that are invariant in i0 (the borders of an image),
+ * the loop is unswitched: where they all hold, a copy with plain loads (which
+ * vectorizes); elsewhere the guarded form. */
+static bool render_inner(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
+                         const Nest *nest, const AluExp *e, int d) {
+  const AluExp *guards[8], *fast = e;
+  int ng = invariant_guards(e, "i0", guards, 8);
+  for (int i = 0; i < ng && fast; i++) {
+    AluMap memo;
+    alu_map_init(&memo);
+    fast = replace_node(fast, guards[i], alu_const_int(JX_BOOL, 1), &memo);
+    alu_map_free(&memo);
+  }
+  fast = ng && fast ? alu_simplify(fast) : NULL;
+  if (ng && !fast) return false;
+  int path = 0;
+  if (ng) { /* the guards' locals first, then the test */
+    Part pc = {.lang = lang, .out = b, .indent = pad(d), .nlocals = nlocals};
+    Buf cond = {0};
+    for (int i = 0; i < ng; i++) {
+      char *t = render_part(&pc, guards[i]);
+      if (!t) {
+        free(cond.s);
+        return false;
+      }
+      buf_printf(&cond, " && %s", t);
+      free(t);
+    }
+    buf_printf(b, "%sif (1%s) {\n", pad(d), cond.s ? cond.s : "");
+    b->oom |= cond.oom;
+    free(cond.s);
+    d++;
+  } else {
+    path = 1;
+  }
+  for (; path < 2; path++) {
+    if (ng && path == 1) buf_printf(b, "%s} else {\n", pad(d - 1));
+    int di = nest_open_loops(b, nest, 0, 0, d);
+    nest_gx(b, nest, pad(di));
+    Part q = {.lang = lang, .out = b, .indent = pad(di), .nlocals = nlocals};
+    char *w = render_part(&q, path == 0 ? fast : e);
+    if (!w) return false;
+    buf_printf(b, "%sout0[gx] = ", pad(di));
+    expand1(b, dtype_c[k->dtype].store, w, k->dtype);
+    buf_str(b, ";\n");
+    free(w);
+    nest_close(b, di, d);
+  }
+  if (ng) buf_printf(b, "%s}\n", pad(d - 1));
+  return true;
+}
+
+/* The whole blocks of an elementwise nest: out0[gx] = nested (a specialized loop
+ * variable, if any, unrolled into one copy of the inner loops per value). */
+static bool render_nest_body(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
+                             const Nest *nest, const AluExp *nested) {
+  int sp = nest_specialize(nested, nest);
+  int d = nest_open_block(b, nest);
+  d = nest_open_loops(b, nest, nest->n - 1, sp >= 0 ? sp + 1 : 1, d);
+  int64_t copies = sp >= 0 ? nest->s[sp + 1] / nest->s[sp] : 1;
+  for (int64_t c = 0; c < copies; c++) {
+    int dc = d;
+    const AluExp *e = nested;
+    if (sp >= 0) {
+      char name[16];
+      snprintf(name, sizeof name, "i%d", sp);
+      e = alu_simplify(alu_substitute(nested, name, alu_const_int(JX_INT64, c)));
+      if (!e) return false;
+      buf_printf(b, "%s{ /* %s = %lld */\n", pad(dc), name, (long long)c);
+      buf_printf(b, "%s  const int64_t %s = %lld;\n", pad(dc), name, (long long)c);
+      dc = nest_open_loops(b, nest, sp - 1, 1, dc + 1);
+    }
+    if (!render_inner(lang, k, b, nlocals, nest, e, dc)) return false;
+    nest_close(b, dc, d);
+  }
+  nest_close(b, d, 0);
+  return true;
 }
 
 /* One loop over [start, end), or -- when the kernel's indices are digits of gidx -- a
@@ -752,17 +917,7 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, 
     render_store(b, k, "    ", v);
     free(v);
     buf_str(b, "  }\n");
-    if (part == 0) {
-      const char *in = nest_open(b, &nest, 0);
-      Part q = {.lang = lang, .out = b, .indent = in, .nlocals = nlocals};
-      char *w = render_part(&q, nested);
-      if (!w) return false;
-      buf_printf(b, "%sout0[gx] = ", in);
-      expand1(b, dtype_c[k->dtype].store, w, k->dtype);
-      buf_str(b, ";\n");
-      free(w);
-      nest_close(b, &nest, 0);
-    }
+    if (part == 0 && !render_nest_body(lang, k, b, nlocals, &nest, nested)) return false;
   }
   return true;
 }
@@ -883,7 +1038,8 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
   if (n0 < w) w = n0;
   nest_bounds(b, nest.s[nest.n]);
   if (!render_red_flat(lang, k, b, nlocals, "start", "head_end")) return false;
-  const char *in = nest_open(b, &nest, 1);
+  int depth = nest_open_loops(b, &nest, nest.n - 1, 1, nest_open_block(b, &nest));
+  const char *in = pad(depth);
   Part p = {.lang = lang, .indent = "        ", .nlocals = nlocals};
   RedText t;
   bool ok = red_text(&p, r, exp, &t);
@@ -905,13 +1061,10 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
     buf_printf(b, "%s  for (int64_t j = 0; j < %lld; j++) {\n", in, (long long)w);
     buf_printf(b, "%s    const int64_t i0 = jb + j;\n", in);
     buf_printf(b, "%s    if (i0 < j0) continue;\n", in);
-    buf_printf(b, "%s    const int64_t gx = go * %lldLL", in, (long long)nest.s[nest.n]);
-    for (int d = nest.n - 1; d >= 0; d--)
-      buf_printf(b, d ? " + i%d * %lldLL" : " + i%d", d, (long long)nest.s[d]);
-    buf_str(b, ";\n");
-    ok = render_red_store(lang, k, b, nlocals, epi, "          ", "gx");
+    nest_gx(b, &nest, pad(depth + 2));
+    ok = render_red_store(lang, k, b, nlocals, epi, pad(depth + 2), "gx");
     buf_printf(b, "%s  }\n%s}\n", in, in);
-    nest_close(b, &nest, 1);
+    nest_close(b, depth, 0);
   }
   red_text_free(&t);
   return ok && render_red_flat(lang, k, b, nlocals, "row_end", "end");

@@ -209,6 +209,43 @@ static void test_row_loops_match_interp(void) {
   }
 }
 
+/* A conv block's loss: conv 3x3 SAME (padding reads), relu, 2x2 max pool, weighted sum. */
+static jx_status conv_loss(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  static const jx_conv_options nhwc = {.lhs_spec = "NHWC", .rhs_spec = "HWIO", .out_spec = "NHWC"};
+  jx_array *c = jx_lax_conv_general_dilated(in[0], in[1], 2, (int64_t[]){1, 1}, JX_PADDING_SAME,
+                                            NULL, &nhwc);
+  jx_array *r = jx_lax_max_pool(jx_nn_relu(c), 2, (int64_t[]){2, 2}, (int64_t[]){2, 2},
+                                JX_PADDING_VALID, NULL);
+  out[0] = jx_sum(jx_mul(r, in[2]), 0, NULL, false);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+/* Kernels whose indices are digits of the flat index (im2col, pooling and their
+ * gradients) render as loop nests on cpu, specialized on small select chains and
+ * unswitched at image borders: jit(grad) on cpu against the interpreter, with thread
+ * chunks that cut the nests' blocks. */
+static void test_conv_nests_match_interp(void) {
+  uint32_t seed = 5;
+  static const int64_t xs[2][4] = {{6, 10, 12, 8}, {3, 14, 14, 16}};
+  for (int s = 0; s < 2; s++) {
+    jx_scope_begin();
+    int64_t ws[4] = {3, 3, xs[s][3], 12}, rs[4] = {xs[s][0], xs[s][1] / 2, xs[s][2] / 2, 12};
+    jx_array *x = randn(&seed, 4, xs[s]), *w = randn(&seed, 4, ws), *m = randn(&seed, 4, rs);
+    jx_fn *f = jx_fn_new("conv_loss", 3, 1, conv_loss, NULL);
+    jx_fn *g = jx_value_and_grad(f, 2, (int[]){0, 1}), *jg = jx_jit(g);
+    jx_array *got[3], *want[3];
+    CHECK_EQ_INT(jx_call(jg, (jx_array *[]){x, w, m}, got), JX_OK);
+    jx_array *in[3] = {jx_device_put(x, "interp"), jx_device_put(w, "interp"),
+                       jx_device_put(m, "interp")};
+    CHECK_EQ_INT(jx_call(g, in, want), JX_OK);
+    static const char *const what[3] = {"loss", "dx", "dw"};
+    for (int o = 0; o < 3; o++) check_same(got[o], want[o], what[o]);
+    jx_fn_free(jg), jx_fn_free(g), jx_fn_free(f);
+    jx_scope_end(0, NULL);
+  }
+}
+
 static jx_status bad(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_add(in[0], jx_ones(1, (int64_t[]){5}, JX_FLOAT32));
   return out[0] ? JX_OK : jx_last_status();
@@ -232,6 +269,7 @@ int main(void) {
   TEST_RUN(test_trace_cache);
   TEST_RUN(test_composes_with_grad_and_vmap);
   TEST_RUN(test_row_loops_match_interp);
+  TEST_RUN(test_conv_nests_match_interp);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();
