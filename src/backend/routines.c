@@ -89,40 +89,49 @@ static jx_status run_scatter_add(const Routine *r, void *const *in, void *out) {
   return JX_OK;
 }
 
-/* out[b] = op(a[b]) @ op(bm[b]) for each batch entry; row-major; op transposes the
- * operands stored transposed (trans_a: a is (K, M); trans_b: bm is (N, K)). */
-static jx_status run_gemm(const Routine *r, const void *a, const void *bm, void *out) {
-  int64_t M = r->n, K = r->m, N = r->inner;
+/* Rows [i0, i1) and columns [j0, j1) of out[b] = op(a[b]) @ op(bm[b]) for each batch
+ * entry; row-major; op transposes the operands stored transposed (trans_a: a is (K, M);
+ * trans_b: bm is (N, K)). A block reads its operands in place (leading dimensions of
+ * the whole matrices), so blocks can run on separate threads. */
+jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, int64_t i0,
+                             int64_t i1, int64_t j0, int64_t j1) {
+  const void *a = inputs[0], *bm = inputs[1];
+  int64_t M = r->n, K = r->m, N = r->inner, bm_rows = i1 - i0, bn = j1 - j0;
   bool ta = r->trans_a, tb = r->trans_b;
+  if (bm_rows <= 0 || bn <= 0) return JX_OK;
   for (int64_t b = 0; b < r->outer; b++) {
+    int64_t ao = b * M * K + (ta ? i0 : i0 * K), bo = b * K * N + (tb ? j0 * K : j0);
+    int64_t co = b * M * N + i0 * N + j0;
 #ifdef JAXC_HAVE_CBLAS
-    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX && M && N &&
+    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX &&
         (r->dtype == JX_FLOAT32 || r->dtype == JX_FLOAT64)) {
-      int lda = (int)(ta ? (M ? M : 1) : (K ? K : 1)), ldb = (int)(tb ? (K ? K : 1) : N);
+      int lda = (int)(ta ? M : (K ? K : 1)), ldb = (int)(tb ? (K ? K : 1) : N);
       enum CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans, opb = tb ? CblasTrans : CblasNoTrans;
       if (r->dtype == JX_FLOAT32)
-        cblas_sgemm(CblasRowMajor, opa, opb, (int)M, (int)N, (int)K, 1.0f, (const float *)a + b * M * K, lda,
-                    (const float *)bm + b * K * N, ldb, 0.0f, (float *)out + b * M * N, (int)N);
+        cblas_sgemm(CblasRowMajor, opa, opb, (int)bm_rows, (int)bn, (int)K, 1.0f,
+                    (const float *)a + ao, lda, (const float *)bm + bo, ldb, 0.0f,
+                    (float *)out + co, (int)N);
       else
-        cblas_dgemm(CblasRowMajor, opa, opb, (int)M, (int)N, (int)K, 1.0, (const double *)a + b * M * K, lda,
-                    (const double *)bm + b * K * N, ldb, 0.0, (double *)out + b * M * N, (int)N);
+        cblas_dgemm(CblasRowMajor, opa, opb, (int)bm_rows, (int)bn, (int)K, 1.0,
+                    (const double *)a + ao, lda, (const double *)bm + bo, ldb, 0.0,
+                    (double *)out + co, (int)N);
       continue;
     }
 #endif
     /* reference loop (no BLAS): accumulating in the dtype, k ascending */
     bool f32 = r->dtype == JX_FLOAT32;
-    for (int64_t i = 0; i < M; i++)
-      for (int64_t j = 0; j < N; j++) {
-        double acc32 = 0;
+    for (int64_t i = 0; i < bm_rows; i++)
+      for (int64_t j = 0; j < bn; j++) {
+        double acc64 = 0;
         float accf = 0.0f;
         for (int64_t k = 0; k < K; k++) {
-          int64_t ai = b * M * K + (ta ? k * M + i : i * K + k);
-          int64_t bi = b * K * N + (tb ? j * K + k : k * N + j);
+          int64_t ai = ao + (ta ? k * M + i : i * K + k);
+          int64_t bi = bo + (tb ? j * K + k : k * N + j);
           if (f32) accf += ((const float *)a)[ai] * ((const float *)bm)[bi];
-          else acc32 += ((const double *)a)[ai] * ((const double *)bm)[bi];
+          else acc64 += ((const double *)a)[ai] * ((const double *)bm)[bi];
         }
-        if (f32) ((float *)out)[(b * M + i) * N + j] = accf;
-        else ((double *)out)[(b * M + i) * N + j] = acc32;
+        if (f32) ((float *)out)[co + i * N + j] = accf;
+        else ((double *)out)[co + i * N + j] = acc64;
       }
   }
   return JX_OK;
@@ -135,7 +144,7 @@ jx_status routine_run_host(const Routine *r, void *const *inputs, void *out) {
   case ROUTINE_SCATTER_ADD:
     if (r->n == 0) return JX_OK; /* nothing to add into: out is empty */
     return run_scatter_add(r, inputs, out);
-  case ROUTINE_GEMM: return run_gemm(r, inputs[0], inputs[1], out);
+  case ROUTINE_GEMM: return routine_gemm_block(r, inputs, out, 0, r->n, 0, r->inner);
   }
   error_set(JX_ERR_INTERNAL, "unknown routine %d", (int)r->op);
   return JX_ERR_INTERNAL;

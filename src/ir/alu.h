@@ -182,6 +182,11 @@ typedef struct Routine {
 const char *routine_name(RoutineOp op);
 /* Runs a routine on host memory: inputs/outputs as described for its op. */
 jx_status routine_run_host(const Routine *r, void *const *inputs, void *out);
+/* The block rows [i0, i1) x columns [j0, j1) of a GEMM routine's output (every batch
+ * entry), computed in place; blocks are independent (the cpu backend runs them on its
+ * threads). */
+jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, int64_t i0,
+                             int64_t i1, int64_t j0, int64_t j1);
 
 /* Checks a kernel (alu_check on its expressions, gidx/ridx ranges). */
 jx_status kernel_check(const Kernel *k);

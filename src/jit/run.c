@@ -55,7 +55,13 @@ jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_arra
       config_trace_event(st->is_routine ? routine_name(st->routine.op) : "kernel",
                          st->is_routine ? "routine" : st->kernel.has_reduction ? "reduction" : "elementwise",
                          t0, now_us() - t0, st->kernel.size);
-    if (debug >= 1)
+    if (debug >= 1 && st->is_routine)
+      fprintf(stderr, "[jaxc] jit step %d/%d: %s outer=%lld n=%lld inner=%lld m=%lld%s%s on %s, %.1f us\n",
+              k + 1, p->nsteps, routine_name(st->routine.op), (long long)st->routine.outer,
+              (long long)st->routine.n, (long long)st->routine.inner, (long long)st->routine.m,
+              st->routine.trans_a ? " trans_a" : "", st->routine.trans_b ? " trans_b" : "",
+              be->name, now_us() - t0);
+    else if (debug >= 1)
       fprintf(stderr, "[jaxc] jit step %d/%d: %lld elements%s on %s, %.1f us\n", k + 1, p->nsteps,
               (long long)st->kernel.size, st->kernel.has_reduction ? " (reduction)" : "", be->name,
               now_us() - t0);

@@ -577,6 +577,44 @@ static jx_status cpu_dispatch(void *exe, const Kernel *k, void *const *inputs, v
   return JX_OK;
 }
 
+/* OpenBLAS runs single-threaded under the cpu backend: its GEMMs are split over the
+ * backend's own pool instead, so that two sets of threads never compete for the cores
+ * (OpenBLAS's workers spin after each call). Weak: other BLAS libraries have no such
+ * call. */
+extern void openblas_set_num_threads(int n) __attribute__((weak));
+static void openblas_single(void) { openblas_set_num_threads(1); }
+
+typedef struct GemmJob {
+  const Routine *r;
+  void *const *in;
+  void *out;
+  bool by_rows;
+} GemmJob;
+
+static void gemm_chunk(void *ctx, int64_t start, int64_t end) {
+  const GemmJob *g = ctx;
+  if (g->by_rows) routine_gemm_block(g->r, g->in, g->out, start, end, 0, g->r->inner);
+  else routine_gemm_block(g->r, g->in, g->out, 0, g->r->n, start, end);
+}
+
+/* GEMMs of at least GEMM_MIN_FLOPS split the larger of the output's rows and columns
+ * (in multiples of 16) into one block per thread; other routines run on the host. */
+#define GEMM_MIN_FLOPS (1 << 21)
+static jx_status cpu_routine(const Routine *r, void *const *inputs, void *out) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  if (openblas_set_num_threads) pthread_once(&once, openblas_single);
+  if (r->op != ROUTINE_GEMM) return routine_run_host(r, inputs, out);
+  double flops = 2.0 * (double)r->outer * (double)r->n * (double)r->inner * (double)r->m;
+  bool by_rows = r->n >= r->inner;
+  int64_t n = by_rows ? r->n : r->inner;
+  int64_t chunks = pool_threads(), most = n / 16;
+  if (chunks > most) chunks = most;
+  if (flops < GEMM_MIN_FLOPS || chunks < 2) return routine_run_host(r, inputs, out);
+  GemmJob g = {r, inputs, out, by_rows};
+  pool_run(gemm_chunk, &g, n, (int)chunks, 16);
+  return JX_OK;
+}
+
 const Backend backend_cpu = {
     .prepare_batch = cpu_prepare_batch,
     .host_memory = true,
@@ -587,5 +625,6 @@ const Backend backend_cpu = {
     .copy_out = cpu_copy_out,
     .prepare = cpu_prepare,
     .dispatch = cpu_dispatch,
+    .routine = cpu_routine,
     .synchronize = cpu_synchronize,
 };
