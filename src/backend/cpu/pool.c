@@ -1,13 +1,18 @@
 /* pool.c -- the cpu backend's thread pool: persistent pthread workers that split the
  * outer loop of a kernel ([0, n) in contiguous chunks) with the calling thread. One job
- * at a time; a second caller meanwhile runs its job inline. */
+ * at a time; a second caller meanwhile runs its job inline. Workers spin for a while
+ * (POOL_SPIN_NS) after each job before sleeping on a condition variable, and callers
+ * spin before waiting for them: the kernels of a jit program follow each other within
+ * microseconds, and waking a sleeping thread costs tens of them. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "backend/cpu/cpu.h"
 
 #define POOL_MAX_THREADS 256
+#define POOL_SPIN_NS 200000 /* 0.2 ms */
 
 /* A job lives on its caller's stack; workers join it under `mu` and the caller waits
  * until every joined worker has left before returning. */
@@ -18,14 +23,16 @@ typedef struct Job {
   int nchunks;
   atomic_int next; /* next chunk to take */
   int want;        /* workers wanted (nchunks - 1 at most) */
-  int joined, left;
+  int joined;
+  atomic_int left; /* joined workers done with it */
 } Job;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 static Job *current;
-static uint64_t generation;
+static _Atomic uint64_t generation; /* written under mu; read by spinning workers */
+static int sleepers;                /* workers waiting on `wake` (under mu) */
 static int nthreads = 1; /* including the caller */
 static int nworkers;     /* started so far */
 
@@ -44,20 +51,54 @@ static void run_chunks(Job *j) {
   }
 }
 
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/* Spins until *v differs from seen (true) or POOL_SPIN_NS pass (false). */
+static bool spin_until_changed(_Atomic uint64_t *v, uint64_t seen) {
+  int64_t t0 = 0;
+  for (int i = 0;; i++) {
+    if (atomic_load_explicit(v, memory_order_acquire) != seen) return true;
+    if ((i & 255) == 255) {
+      int64_t t = now_ns();
+      if (!t0) t0 = t;
+      else if (t - t0 > POOL_SPIN_NS) return false;
+    }
+    cpu_relax();
+  }
+}
+
 static void *worker(void *arg) {
   (void)arg;
   uint64_t seen = 0;
-  pthread_mutex_lock(&mu);
   for (;;) {
-    while (generation == seen) pthread_cond_wait(&wake, &mu);
-    seen = generation;
+    spin_until_changed(&generation, seen);
+    pthread_mutex_lock(&mu);
+    sleepers++;
+    while (atomic_load(&generation) == seen) pthread_cond_wait(&wake, &mu);
+    sleepers--;
+    seen = atomic_load(&generation);
     Job *j = current;
-    if (!j || j->joined >= j->want) continue; /* over, or enough workers already */
+    if (!j || j->joined >= j->want) { /* over, or enough workers already */
+      pthread_mutex_unlock(&mu);
+      continue;
+    }
     j->joined++;
     pthread_mutex_unlock(&mu);
     run_chunks(j);
-    pthread_mutex_lock(&mu);
-    if (++j->left == j->joined) pthread_cond_broadcast(&done);
+    pthread_mutex_lock(&mu); /* the caller reads `left` under mu before it returns */
+    atomic_fetch_add(&j->left, 1);
+    pthread_cond_broadcast(&done);
+    pthread_mutex_unlock(&mu);
   }
   return NULL;
 }
@@ -73,6 +114,7 @@ int pool_threads(void) { return nthreads; }
 /* A forked child has none of the parent's workers (and maybe a held lock). */
 static void after_fork_child(void) {
   nworkers = 0;
+  sleepers = 0;
   current = NULL;
   pthread_mutex_init(&mu, NULL);
   pthread_mutex_init(&run_lock, NULL);
@@ -105,16 +147,29 @@ void pool_run(PoolFn fn, void *ctx, int64_t n, int nchunks, int64_t align) {
     if (workers > 0) {
       Job j = {.fn = fn, .ctx = ctx, .n = n, .align = align, .nchunks = nchunks};
       atomic_init(&j.next, 0);
+      atomic_init(&j.left, 0);
       j.want = nchunks - 1 < workers ? nchunks - 1 : workers;
       pthread_mutex_lock(&mu);
       current = &j;
-      generation++;
-      pthread_cond_broadcast(&wake);
+      atomic_fetch_add(&generation, 1);
+      if (sleepers) pthread_cond_broadcast(&wake);
       pthread_mutex_unlock(&mu);
       run_chunks(&j);
       pthread_mutex_lock(&mu);
       current = NULL; /* no new worker joins from here on */
-      while (j.left < j.joined) pthread_cond_wait(&done, &mu);
+      int joined = j.joined;
+      pthread_mutex_unlock(&mu);
+      /* spin briefly for the joined workers, then sleep */
+      for (int64_t i = 0, t0 = 0; atomic_load(&j.left) < joined; i++) {
+        if ((i & 255) == 255) {
+          int64_t t = now_ns();
+          if (!t0) t0 = t;
+          else if (t - t0 > POOL_SPIN_NS) break;
+        }
+        cpu_relax();
+      }
+      pthread_mutex_lock(&mu);
+      while (atomic_load(&j.left) < j.joined) pthread_cond_wait(&done, &mu);
       pthread_mutex_unlock(&mu);
       pthread_mutex_unlock(&run_lock);
       return;
