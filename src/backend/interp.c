@@ -180,19 +180,35 @@ static jx_status interp_dispatch(void *exe, const Kernel *k, void *const *inputs
       for (int64_t j = 0; j < c.n; j++) alu_store(out, k->dtype, g0 + j, result[j]);
     }
   } else {
-    /* Iterate over (gidx, ridx) pairs in order, accumulating left to right. */
+    /* Iterate over (gidx, ridx) pairs in order, accumulating left to right -- or, in
+     * lane order (ir/alu.h), into the lanes of the current output, combined when the
+     * pairs move on to the next output. */
     const Reduction *r = &k->reduction;
     for (int64_t g = 0; g < k->size; g++) acc[g] = r->identity;
+    bool in_lanes = alu_reduce_in_lanes(r->op, r->dtype, R);
+    AluValue lane[ALU_REDUCE_LANES];
+    int64_t cur = -1; /* the output whose lanes are open */
     int64_t pairs = k->size * R; /* the caller checked this fits */
     for (int64_t p0 = 0; p0 < pairs; p0 += CHUNK) {
       c.n = pairs - p0 < CHUNK ? pairs - p0 : CHUNK;
       for (int64_t j = 0; j < c.n; j++) gidx[j] = (p0 + j) / R, ridx[j] = (p0 + j) % R;
       eval_nodes(p->nodes, 0, p->nnodes, &c);
       for (int64_t j = 0; j < c.n; j++) {
+        if (in_lanes) {
+          if (gidx[j] != cur) {
+            if (cur >= 0) acc[cur] = alu_reduce_combine_lanes(r->op, r->dtype, lane);
+            cur = gidx[j];
+            for (int l = 0; l < ALU_REDUCE_LANES; l++) lane[l] = r->identity;
+          }
+          AluValue *a = &lane[ridx[j] % ALU_REDUCE_LANES], args[2] = {*a, result[j]};
+          *a = alu_eval_op(r->op, r->dtype, r->dtype, args);
+          continue;
+        }
         AluValue args[2] = {acc[gidx[j]], result[j]};
         acc[gidx[j]] = alu_eval_op(r->op, r->dtype, r->dtype, args);
       }
     }
+    if (cur >= 0) acc[cur] = alu_reduce_combine_lanes(r->op, r->dtype, lane);
     if (!p->nepi) {
       for (int64_t g = 0; g < k->size; g++) alu_store(out, k->dtype, g, acc[g]);
     } else {

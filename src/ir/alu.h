@@ -86,6 +86,19 @@ AluValue alu_eval_op(AluOp op, jx_dtype dtype, jx_dtype src_dtype, const AluValu
 /* Identity of a reduction op (ADD, MUL, MIN, MAX, AND, OR, XOR) in dtype: 0, 1, +inf or
  * the dtype's max, -inf or its min, all ones, 0. */
 AluValue alu_reduce_identity(AluOp op, jx_dtype dtype);
+/* The order of a reduction. Floating ADD and MUL over ALU_REDUCE_LANES or more
+ * elements accumulate in ALU_REDUCE_LANES lanes: lane l takes ridx = l, l + 16, ... in
+ * increasing order (each starting from the identity), and the lanes are then combined
+ * as a tree, lane[l] = op(lane[l], lane[l + h]) for h = 8, 4, 2, 1 -- the order of a
+ * 16-wide vector accumulator, which is what lets compiled kernels vectorize a row sum
+ * and is also more accurate than one long chain (numpy sums pairwise for the same
+ * reasons). Every other reduction accumulates ridx = 0, 1, ... in order (integer ops,
+ * MIN/MAX (NaN-propagating), AND/OR give the same result in any order anyway).
+ * Every backend follows this order, so their results agree bit for bit. */
+#define ALU_REDUCE_LANES 16
+bool alu_reduce_in_lanes(AluOp op, jx_dtype dtype, int64_t size);
+/* Combines lane[0..ALU_REDUCE_LANES) as above; returns the result (lane is clobbered). */
+AluValue alu_reduce_combine_lanes(AluOp op, jx_dtype dtype, AluValue *lane);
 /* Rounds/wraps a raw value into the canonical representation of dtype. */
 AluValue alu_normalize(jx_dtype dtype, AluValue v);
 /* Reads element i of a buffer of dtype as an AluValue, and writes one. */

@@ -393,6 +393,19 @@ void alu_store(void *buf, jx_dtype dtype, int64_t i, AluValue v) {
   }
 }
 
+bool alu_reduce_in_lanes(AluOp op, jx_dtype dtype, int64_t size) {
+  return dtype_is_floating(dtype) && (op == ALU_ADD || op == ALU_MUL) && size >= ALU_REDUCE_LANES;
+}
+
+AluValue alu_reduce_combine_lanes(AluOp op, jx_dtype dtype, AluValue *lane) {
+  for (int h = ALU_REDUCE_LANES / 2; h >= 1; h /= 2)
+    for (int l = 0; l < h; l++) {
+      AluValue args[2] = {lane[l], lane[l + h]};
+      lane[l] = alu_eval_op(op, dtype, dtype, args);
+    }
+  return lane[0];
+}
+
 AluValue alu_reduce_identity(AluOp op, jx_dtype d) {
   bool fl = dtype_is_floating(d);
   switch (op) {

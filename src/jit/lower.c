@@ -236,9 +236,9 @@ static bool lower_movement(const JaxprEqn *q, Lazy *x, Lazy *out, const Aval *av
   return true;
 }
 
-/* Lanes of the first stage of a reduction to few outputs: P partial results per
- * output, each reducing every P-th element, so neighbouring lanes read neighbouring
- * elements (SIMD) and the work splits across threads; 0 when one stage is better. */
+/* Segments of the first stage of a reduction to few outputs: P partial results per
+ * output, each reducing a contiguous 1/P of its elements (a row reduction, which
+ * vectorizes), so that the work splits across threads; 0 when one stage is better. */
 static int64_t reduce_lanes(int64_t size, int64_t R) {
   if (size > 64 || R < (1 << 15)) return 0;
   for (int64_t P = 256; P >= 16; P /= 2)
@@ -270,15 +270,13 @@ static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *out, const 
   AluOp op = prim_alu_op(q->prim);
   jx_dtype dt = av->dtype;
   AluValue id = alu_reduce_identity(op, dt);
-  /* One stage: out[g] = reduce_r x[g * R + r]. Two stages: part[g * P + p] =
-   * reduce_r x[g * R + r * P + p] over R / P, then out[g] = reduce_p part[g * P + p]. */
+  /* One stage: out[g] = reduce_r x[g * R + r]. Two stages: P contiguous segments per
+   * output, part[g * P + p] = reduce_r x[(g * P + p) * (R / P) + r] over R / P (the same
+   * kernel over size * P outputs: the threads split those), then out[g] = reduce_p
+   * part[g * P + p]. */
   int64_t size1 = P ? size * P : size, R1 = P ? R / P : R;
-  const AluExp *g = alu_special("gidx", size1), *r = alu_special("ridx", R1), *flat;
-  if (P)
-    flat = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_DIV, g, i64(P)), i64(R)),
-                      alu_binary(ALU_ADD, alu_binary(ALU_MUL, r, i64(P)), alu_binary(ALU_MOD, g, i64(P))));
-  else
-    flat = alu_binary(ALU_ADD, alu_binary(ALU_MUL, g, i64(R)), r);
+  const AluExp *g = alu_special("gidx", size1), *r = alu_special("ridx", R1);
+  const AluExp *flat = alu_binary(ALU_ADD, alu_binary(ALU_MUL, g, i64(R1)), r);
   const AluExp *ip[JX_MAX_NDIM], *idx[JX_MAX_NDIM];
   shape_unflatten(flat, x->aval.ndim, pshape, ip);
   for (int d = 0; d < x->aval.ndim; d++) idx[perm[d]] = ip[d];

@@ -947,11 +947,12 @@ typedef struct RedText {
   Buf body, step, ident;
 } RedText;
 
-static bool red_text(Part *p, const Reduction *r, const AluExp *exp, RedText *t) {
+static bool red_text(Part *p, const Reduction *r, const AluExp *exp, const char *acc,
+                     RedText *t) {
   *t = (RedText){0};
   p->out = &t->body;
   char *v = render_part(p, exp);
-  bool ok = v && render_step(p, &t->step, r, "accs[j]", v);
+  bool ok = v && render_step(p, &t->step, r, acc, v);
   free(v);
   render_const(&t->ident, r->dtype, r->identity);
   return ok && !t->body.oom && !t->step.oom && !t->ident.oom;
@@ -965,8 +966,9 @@ static void red_text_free(RedText *t) {
 
 /* The stores of a block: out0[gidx] = epilogue(acc) (gidx named by `at`). */
 static bool render_red_store(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
-                             const AluExp *epilogue, const char *indent, const char *at) {
-  buf_printf(b, "%sconst %s acc = accs[j];\n", indent, dtype_c[k->reduction.dtype].ctype);
+                             const AluExp *epilogue, const char *indent, const char *at,
+                             const char *acc) {
+  buf_printf(b, "%sconst %s acc = %s;\n", indent, dtype_c[k->reduction.dtype].ctype, acc);
   char *e;
   if (epilogue) {
     Part pe = {.lang = lang, .out = b, .indent = indent, .nlocals = nlocals};
@@ -997,7 +999,7 @@ static bool render_red_flat(const RenderLang *lang, const Kernel *k, Buf *b, int
   if (k->size < w) w = k->size > 0 ? k->size : 1;
   Part p = {.lang = lang, .indent = "        ", .nlocals = nlocals};
   RedText t;
-  bool ok = red_text(&p, r, k->exp, &t);
+  bool ok = red_text(&p, r, k->exp, "accs[j]", &t);
   if (ok) {
     buf_printf(b, "  for (int64_t g0 = %s; g0 < %s; g0 += %lld) {\n", lo, hi, (long long)w);
     buf_printf(b, "    const int64_t gb = g0 + %lld <= %s ? g0 : %s >= %lld ? %s - %lld : 0;\n",
@@ -1016,10 +1018,82 @@ static bool render_red_flat(const RenderLang *lang, const Kernel *k, Buf *b, int
     buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
     buf_str(b, "      const int64_t gidx = gb + j;\n");
     buf_printf(b, "      if (gidx < g0 || gidx >= %s) continue;\n", hi);
-    ok = render_red_store(lang, k, b, nlocals, r->epilogue, "      ", "gidx");
+    ok = render_red_store(lang, k, b, nlocals, r->epilogue, "      ", "gidx", "accs[j]");
     buf_str(b, "    }\n  }\n");
   }
   red_text_free(&t);
+  return ok;
+}
+
+/* Outputs [lo, hi) of a reduction in lane order (ir/alu.h: floating sums and products
+ * of at least ALU_REDUCE_LANES elements): each output has ALU_REDUCE_LANES accumulators,
+ * lane l taking ridx = l, l + 16, ..., combined as a tree at the end. Row sums (loads
+ * contiguous in ridx) vectorize over the lanes, column sums (contiguous in gidx) over a
+ * block of outputs with the lanes as an outer loop; other layouts run W independent
+ * chains per lane. Blocks as in render_red_flat. */
+#define LANES_ROW_BLOCK 8
+#define LANES_COL_BLOCK 64
+static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
+                             const char *lo, const char *hi) {
+  const Reduction *r = &k->reduction;
+  const int64_t L = ALU_REDUCE_LANES, R = r->size, R16 = R - R % L;
+  bool row = lanes_contiguous(k->exp, "ridx", R);
+  bool col = !row && lanes_contiguous(k->exp, "gidx", k->size);
+  int64_t w = row ? LANES_ROW_BLOCK : col ? LANES_COL_BLOCK : REDUCE_BLOCK;
+  if (k->size < w) w = k->size > 0 ? k->size : 1;
+  const char *acc = col ? "accs[l][j]" : "accs[j][l]";
+  Part p = {.lang = lang, .indent = "        ", .nlocals = nlocals};
+  RedText t;
+  Buf comb = {0};
+  bool ok = red_text(&p, r, k->exp, acc, &t) &&
+            render_step(&p, &comb, r, col ? "accs[l][j]" : "accs[j][l]",
+                        col ? "accs[l + h][j]" : "accs[j][l + h]") && !comb.oom;
+  const char *ct = dtype_c[r->dtype].ctype, *body = t.body.s ? t.body.s : "";
+  if (ok) {
+    buf_printf(b, "  for (int64_t g0 = %s; g0 < %s; g0 += %lld) {\n", lo, hi, (long long)w);
+    buf_printf(b, "    const int64_t gb = g0 + %lld <= %s ? g0 : %s >= %lld ? %s - %lld : 0;\n",
+               (long long)w, hi, hi, (long long)w, hi, (long long)w);
+    if (col) buf_printf(b, "    %s accs[%lld][%lld];\n", ct, (long long)L, (long long)w);
+    else buf_printf(b, "    %s accs[%lld][%lld];\n", ct, (long long)w, (long long)L);
+    buf_printf(b, "    for (int64_t j = 0; j < %lld; j++)\n", (long long)w);
+    buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) %s = %s;\n", (long long)L, acc, t.ident.s);
+    for (int part = 0; part < 2; part++) { /* whole blocks of L, then the rest */
+      int64_t lanes = part == 0 ? L : R - R16;
+      if (part == 0 && R16 == 0) continue;
+      if (part == 1 && lanes == 0) break;
+      const char *rexp = part == 0 ? "r0 + l" : "R16 + l";
+      if (row) {
+        buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
+        buf_str(b, "      const int64_t gidx = gb + j;\n");
+        if (part == 0) buf_printf(b, "      for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
+        else buf_printf(b, "      {\n        const int64_t R16 = %lldLL;\n", (long long)R16);
+        if (part == 0) buf_str(b, "        JX_VECTOR_LOOP\n");
+        buf_printf(b, "        for (int64_t l = 0; l < %lld; l++) {\n", (long long)lanes);
+        buf_printf(b, "          const int64_t ridx = %s;\n", rexp);
+      } else {
+        if (part == 0) buf_printf(b, "    for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
+        else buf_printf(b, "    {\n      const int64_t R16 = %lldLL;\n", (long long)R16);
+        buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) {\n", (long long)lanes);
+        buf_printf(b, "        const int64_t ridx = %s;\n", rexp);
+        if (col) buf_str(b, "        JX_VECTOR_LOOP\n");
+        buf_printf(b, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
+        buf_str(b, "          const int64_t gidx = gb + j;\n");
+      }
+      buf_str(b, body);
+      buf_printf(b, "          %s = %s;\n", acc, t.step.s);
+      buf_str(b, "        }\n      }\n    }\n");
+    }
+    buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
+    buf_str(b, "      const int64_t gidx = gb + j;\n");
+    buf_printf(b, "      if (gidx < g0 || gidx >= %s) continue;\n", hi);
+    buf_printf(b, "      for (int64_t h = %lld; h >= 1; h /= 2)\n", (long long)L / 2);
+    buf_printf(b, "        for (int64_t l = 0; l < h; l++) %s = %s;\n", acc, comb.s);
+    ok = render_red_store(lang, k, b, nlocals, r->epilogue, "      ", "gidx",
+                          col ? "accs[0][j]" : "accs[j][0]");
+    buf_str(b, "    }\n  }\n");
+  }
+  red_text_free(&t);
+  free(comb.s);
   return ok;
 }
 
@@ -1028,6 +1102,13 @@ static bool render_red_flat(const RenderLang *lang, const Kernel *k, Buf *b, int
  * flat form, the last one shifted back), partial blocks at the ends in the flat form. */
 static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
   const Reduction *r = &k->reduction;
+  /* Lane order where the IR asks for it, and for row reductions by ops whose result
+   * does not depend on the order (all others: integer wrap-around arithmetic, min/max,
+   * bitwise), where the lanes are what vectorizes. */
+  if (alu_reduce_in_lanes(r->op, r->dtype, r->size) ||
+      (!(dtype_is_floating(r->dtype) && (r->op == ALU_ADD || r->op == ALU_MUL)) &&
+       r->size >= ALU_REDUCE_LANES && lanes_contiguous(k->exp, "ridx", r->size)))
+    return render_red_lanes(lang, k, b, nlocals, "start", "end");
   Nest nest = find_nest(k->exp, r->epilogue, k->size, REDUCE_BLOCK_WIDE);
   const AluExp *exp = nest.n ? nest_rewrite(k->exp, &nest, k->size) : NULL;
   const AluExp *epi = exp && r->epilogue ? nest_rewrite(r->epilogue, &nest, k->size) : NULL;
@@ -1042,7 +1123,7 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
   const char *in = pad(depth);
   Part p = {.lang = lang, .indent = "        ", .nlocals = nlocals};
   RedText t;
-  bool ok = red_text(&p, r, exp, &t);
+  bool ok = red_text(&p, r, exp, "accs[j]", &t);
   if (ok) {
     buf_printf(b, "%sfor (int64_t j0 = 0; j0 < %lldLL; j0 += %lld) {\n", in, (long long)n0,
                (long long)w);
@@ -1062,7 +1143,7 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
     buf_printf(b, "%s    const int64_t i0 = jb + j;\n", in);
     buf_printf(b, "%s    if (i0 < j0) continue;\n", in);
     nest_gx(b, &nest, pad(depth + 2));
-    ok = render_red_store(lang, k, b, nlocals, epi, pad(depth + 2), "gx");
+    ok = render_red_store(lang, k, b, nlocals, epi, pad(depth + 2), "gx", "accs[j]");
     buf_printf(b, "%s  }\n%s}\n", in, in);
     nest_close(b, depth, 0);
   }

@@ -615,7 +615,7 @@ static void run_random_dag(int trial, bool approx) {
   int64_t dims[5], size = 1;
   for (int i = 0; i < nd; i++) size *= dims[i] = 1 + rnd_int(9);
   bool reduce = rnd_int(3) == 0;
-  int64_t rsize = reduce ? rnd_int(12) : 1;
+  int64_t rsize = reduce ? rnd_int(rnd_int(2) ? 12 : 48) : 1;
   const AluExp *gidx = alu_special("gidx", size), *flat = gidx;
   if (reduce) {
     dims[nd++] = rsize;

@@ -561,14 +561,17 @@ static jx_status cpu_dispatch(void *exe, const Kernel *k, void *const *inputs, v
   /* Work in element-iterations, saturating; small kernels stay on this thread. */
   int64_t per = k->has_reduction && k->reduction.size > 1 ? k->reduction.size : 1;
   int64_t work = k->size > INT64_MAX / per ? INT64_MAX : k->size * per;
-  int64_t chunks = work / min_work, most = (k->size + ALIGN_ELEMS - 1) / ALIGN_ELEMS;
+  /* chunks start at multiples of the blocks of outputs, except for long reductions
+   * with few outputs (a two-stage reduction's first stage: 128 partial sums) */
+  int64_t align = per >= 1024 ? 1 : ALIGN_ELEMS;
+  int64_t chunks = work / min_work, most = (k->size + align - 1) / align;
   if (chunks > pool_threads()) chunks = pool_threads();
   if (chunks > most) chunks = most;
   if (chunks <= 1) {
     x->fn(inputs, out, 0, k->size);
   } else {
     Launch l = {x->fn, inputs, out};
-    pool_run(launch_chunk, &l, k->size, (int)chunks, ALIGN_ELEMS);
+    pool_run(launch_chunk, &l, k->size, (int)chunks, align);
   }
   __atomic_add_fetch(&stats.launches, 1, __ATOMIC_RELAXED);
   if (debug >= 1)
