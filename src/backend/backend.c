@@ -109,22 +109,36 @@ const Backend *backend_default(void) {
 }
 void backend_set_default(const Backend *be) { default_backend = be; }
 
-Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager) {
-  size_t item = jx_dtype_itemsize(k->dtype);
-  Buffer *out = buffer_new(be, (size_t)k->size * item);
-  if (!out) return NULL;
+jx_status backend_run_outs(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager,
+                           Buffer **outs) {
+  int nout = 1 + k->nextra;
+  void *omem[KERNEL_MAX_OUTS];
+  for (int o = 0; o < nout; o++) {
+    jx_dtype d = o ? k->extra_dtypes[o - 1] : k->dtype;
+    outs[o] = buffer_new(be, (size_t)k->size * jx_dtype_itemsize(d));
+    if (!outs[o]) {
+      while (o-- > 0) buffer_free(outs[o]), outs[o] = NULL;
+      return jx_last_status();
+    }
+    omem[o] = outs[o]->mem;
+  }
   void *exe = NULL;
   void *mems[KERNEL_MAX_ARGS];
   for (int i = 0; i < k->nargs; i++) mems[i] = inputs[i]->mem;
   int64_t work = k->size * (k->has_reduction ? (k->reduction.size ? k->reduction.size : 1) : 1);
   const Backend *exec = eager && be->host_memory && work <= BACKEND_EAGER_INTERP_MAX ? &backend_interp : be;
   jx_status s = exec->prepare(k, &exe);
-  if (s == JX_OK && k->size > 0) s = exec->dispatch(exe, k, mems, out->mem);
-  if (s != JX_OK) {
-    buffer_free(out);
-    return NULL;
-  }
-  return out;
+  if (s == JX_OK && k->size > 0) s = exec->dispatch(exe, k, mems, omem);
+  if (s != JX_OK)
+    for (int o = 0; o < nout; o++) buffer_free(outs[o]), outs[o] = NULL;
+  return s;
+}
+
+Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager) {
+  Buffer *outs[KERNEL_MAX_OUTS];
+  if (backend_run_outs(be, k, inputs, eager, outs) != JX_OK) return NULL;
+  for (int o = 1; o <= k->nextra; o++) buffer_free(outs[o]); /* only the first is wanted */
+  return outs[0];
 }
 
 Buffer *backend_run_routine(const Backend *be, const Routine *r, Buffer *const *inputs,

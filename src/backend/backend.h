@@ -23,9 +23,9 @@ struct Backend {
   /* Optional: compiles many kernels at once ahead of their prepare (a jit program's
    * kernels in one translation unit). NULL: prepare compiles them one by one. */
   jx_status (*prepare_batch)(const Kernel *const *ks, int n);
-  /* Runs a prepared kernel: inputs[i] are k->nargs device buffers, out has k->size
-   * elements of k->dtype. */
-  jx_status (*dispatch)(void *exe, const Kernel *k, void *const *inputs, void *out);
+  /* Runs a prepared kernel: inputs[i] are k->nargs device buffers; outs[0] has k->size
+   * elements of k->dtype, outs[1 + i] k->size of k->extra_dtypes[i]. */
+  jx_status (*dispatch)(void *exe, const Kernel *k, void *const *inputs, void *const *outs);
   /* Runs a routine (ir/alu.h); NULL means the backend's buffers are host memory and
    * routines run on the host (routine_run_host). */
   jx_status (*routine)(const Routine *r, void *const *inputs, void *out);
@@ -58,6 +58,10 @@ void backend_set_default(const Backend *be);
  * BACKEND_EAGER_INTERP_MAX iterations on a host-memory backend run in the interpreter
  * instead: compiling costs tens of milliseconds, interpreting them microseconds. */
 Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager);
+/* The same for a kernel with 1 + k->nargs outputs: new buffers in outs[0 ..]; on
+ * failure none is left allocated. */
+jx_status backend_run_outs(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager,
+                           Buffer **outs);
 #define BACKEND_EAGER_INTERP_MAX 4096
 
 /* Runs a routine into a new buffer of out_nbytes. NULL (error set) on failure. */

@@ -155,8 +155,26 @@ static void eval_nodes(const AluExp *const *nodes, int lo, int hi, Chunk *c) {
   }
 }
 
+/* Runs one output of a kernel (an elementwise kernel's extra outputs are evaluated as
+ * kernels of their own: the oracle computes each output independently). */
+static jx_status interp_dispatch_one(void *exe, const Kernel *k, void *const *inputs, void *out);
+
 static jx_status interp_dispatch(void *exe, const Kernel *k, void *const *inputs,
-                                 void *out) {
+                                 void *const *outs) {
+  jx_status s = interp_dispatch_one(exe, k, inputs, outs[0]);
+  for (int o = 0; o < k->nextra && s == JX_OK; o++) {
+    Kernel one = *k;
+    one.nextra = 0;
+    one.exp = k->extra[o];
+    one.dtype = k->extra_dtypes[o];
+    void *ex = NULL;
+    s = interp_prepare(&one, &ex);
+    if (s == JX_OK) s = interp_dispatch_one(ex, &one, inputs, outs[1 + o]);
+  }
+  return s;
+}
+
+static jx_status interp_dispatch_one(void *exe, const Kernel *k, void *const *inputs, void *out) {
   Program *p = exe;
   int total = p->nnodes + p->nepi;
   AluValue *rows = malloc((size_t)total * CHUNK * sizeof *rows);

@@ -155,7 +155,11 @@ typedef struct Reduction {
 #define KERNEL_MAX_ARGS 64
 
 /* One output array of `size` elements of `dtype`: out[gidx] = exp (SPECIAL "gidx"),
- * or with a reduction, exp also uses SPECIAL "ridx" and out[gidx] = epilogue(acc). */
+ * or with a reduction, exp also uses SPECIAL "ridx" and out[gidx] = epilogue(acc).
+ * Elementwise kernels may have further outputs of the same size, computed in the same
+ * loop from the same inputs (horizontal fusion: an optimizer's new moments and new
+ * parameters read the gradient once): out_k[gidx] = extra[k - 1], k = 1 .. nextra. */
+#define KERNEL_MAX_OUTS 4
 typedef struct Kernel {
   int nargs;
   jx_dtype arg_dtypes[KERNEL_MAX_ARGS];
@@ -164,6 +168,9 @@ typedef struct Kernel {
   const AluExp *exp;
   bool has_reduction;
   Reduction reduction;
+  int nextra; /* outputs beyond the first (0 for reductions) */
+  const AluExp *extra[KERNEL_MAX_OUTS - 1];
+  jx_dtype extra_dtypes[KERNEL_MAX_OUTS - 1];
 } Kernel;
 
 /* ---------------------------------------------------------------- routines */

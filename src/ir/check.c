@@ -249,7 +249,23 @@ jx_status kernel_check(const Kernel *k) {
                 (int)k->arg_dtypes[i]);
       return JX_ERR_INTERNAL;
     }
-  if (!k->has_reduction) return check_part(k, "exp", k->exp, k->dtype);
+  if (k->nextra < 0 || k->nextra > KERNEL_MAX_OUTS - 1 || (k->nextra && k->has_reduction)) {
+    error_set(JX_ERR_INTERNAL, "kernel_check: %d extra outputs%s (max %d, elementwise only)",
+              k->nextra, k->has_reduction ? " on a reduction" : "", KERNEL_MAX_OUTS - 1);
+    return JX_ERR_INTERNAL;
+  }
+  if (!k->has_reduction) {
+    jx_status st = check_part(k, "exp", k->exp, k->dtype);
+    for (int i = 0; i < k->nextra && st == JX_OK; i++) {
+      if (!dtype_is_valid(k->extra_dtypes[i])) {
+        error_set(JX_ERR_INTERNAL, "kernel_check: output #%d has invalid dtype %d", i + 1,
+                  (int)k->extra_dtypes[i]);
+        return JX_ERR_INTERNAL;
+      }
+      st = check_part(k, "extra output", k->extra[i], k->extra_dtypes[i]);
+    }
+    return st;
+  }
   const Reduction *r = &k->reduction;
   bool op_ok = r->op == ALU_ADD || r->op == ALU_MUL || r->op == ALU_MIN || r->op == ALU_MAX ||
                r->op == ALU_AND || r->op == ALU_OR;

@@ -150,6 +150,10 @@ char *kernel_print(const Kernel *k) {
     str_printf(&s, "%s%s", i ? ", " : "", dtype_short_name(k->arg_dtypes[i]));
   str_printf(&s, ")\n");
   print_exp(&s, k->exp, "  ");
+  for (int i = 0; i < k->nextra && i < KERNEL_MAX_OUTS - 1; i++) {
+    str_printf(&s, "output %d dtype=%s\n", i + 1, dtype_short_name(k->extra_dtypes[i]));
+    print_exp(&s, k->extra[i], "  ");
+  }
   if (k->has_reduction) {
     const Reduction *r = &k->reduction;
     str_printf(&s, "reduce %s %s identity=", alu_op_name(r->op), dtype_short_name(r->dtype));

@@ -21,6 +21,7 @@ typedef struct Step {
   size_t out_nbytes;
   int *args; /* kernel.nargs (or nroutine_args) slots */
   int out;   /* slot written */
+  int extra_out[KERNEL_MAX_OUTS - 1]; /* slots of the kernel's further outputs */
   int nfree; /* slots whose last use is this step */
   int *frees;
 } Step;

@@ -469,6 +469,101 @@ static bool lower_eqn(Lower *L, const JaxprEqn *q) {
   return ok;
 }
 
+/* e with GLOBAL_INDEX args renumbered through map. */
+static const AluExp *renumber(const AluExp *e, const int *map, AluMap *memo) {
+  if (!e->nsrc && e->op != ALU_GLOBAL_INDEX) return e;
+  const void *hit;
+  if (alu_map_get(memo, e, &hit)) return hit;
+  const AluExp *src[4];
+  for (int i = 0; i < e->nsrc; i++)
+    if (!(src[i] = renumber(e->src[i], map, memo))) return NULL;
+  int64_t arg = e->op == ALU_GLOBAL_INDEX ? map[e->arg] : e->arg;
+  const AluExp *r = alu_make(e->op, e->dtype, e->nsrc, src, e->value, arg, e->name);
+  if (r) alu_map_put(memo, e, r);
+  return r;
+}
+
+/* Whether e indexes its operands without div/mod (a flat loop suits it: no row loop or
+ * nest is lost by fusing it with another kernel). */
+static bool flat_indexing(const AluExp *e) {
+  int64_t n;
+  const AluExp **order = alu_toposort(e, &n);
+  bool flat = order != NULL;
+  for (int64_t i = 0; flat && i < n; i++)
+    flat = order[i]->op != ALU_DIV && order[i]->op != ALU_MOD;
+  free((void *)order);
+  return flat;
+}
+
+/* Horizontal fusion: an elementwise kernel step b joins an earlier one a of the same
+ * size that reads one of the same buffers, when b reads nothing computed at or after a
+ * (so it can run in a's place). The fused kernel reads the shared buffers once and
+ * writes both outputs -- an optimizer update's new moments and new parameters all read
+ * the gradient. Only flat-indexed kernels are fused (see flat_indexing). */
+static bool fuse_siblings(Program *p) {
+  int *producer = malloc((size_t)(p->nslots ? p->nslots : 1) * sizeof *producer);
+  if (!producer) return false;
+  for (int s = 0; s < p->nslots; s++) producer[s] = -1;
+  for (int i = 0; i < p->nsteps; i++) {
+    producer[p->steps[i].out] = i;
+    for (int o = 0; !p->steps[i].is_routine && o < p->steps[i].kernel.nextra; o++)
+      producer[p->steps[i].extra_out[o]] = i;
+  }
+  for (int i = 0; i < p->nsteps; i++) {
+    Step *a = &p->steps[i];
+    if (a->is_routine || a->kernel.has_reduction || !flat_indexing(a->kernel.exp)) continue;
+    for (int j = i + 1; j < p->nsteps; j++) {
+      a = &p->steps[i];
+      Step *b = &p->steps[j];
+      Kernel *ka = &a->kernel, *kb = &b->kernel;
+      if (b->is_routine || kb->has_reduction || kb->size != ka->size || kb->nextra ||
+          ka->nextra + 1 > KERNEL_MAX_OUTS - 1 || !flat_indexing(kb->exp))
+        continue;
+      bool shares = false, ready = true;
+      int map[KERNEL_MAX_ARGS], args[KERNEL_MAX_ARGS], nargs = ka->nargs;
+      memcpy(args, a->args, (size_t)nargs * sizeof *args);
+      for (int x = 0; x < kb->nargs && ready; x++) {
+        int sl = b->args[x], y = 0;
+        ready = producer[sl] < i;
+        while (y < nargs && args[y] != sl) y++;
+        shares |= y < ka->nargs;
+        if (y == nargs) {
+          if (nargs == KERNEL_MAX_ARGS) ready = false;
+          else args[nargs++] = sl;
+        }
+        map[x] = y;
+      }
+      if (!ready || !shares) continue;
+      AluMap memo;
+      alu_map_init(&memo);
+      const AluExp *e = renumber(kb->exp, map, &memo);
+      alu_map_free(&memo);
+      int *na = e ? realloc(a->args, (size_t)nargs * sizeof *na) : NULL;
+      if (!na) {
+        free(producer);
+        return false;
+      }
+      a->args = na;
+      memcpy(a->args, args, (size_t)nargs * sizeof *args);
+      for (int x = 0; x < kb->nargs; x++) ka->arg_dtypes[map[x]] = kb->arg_dtypes[x];
+      ka->nargs = nargs;
+      ka->extra[ka->nextra] = e;
+      ka->extra_dtypes[ka->nextra] = kb->dtype;
+      a->extra_out[ka->nextra++] = b->out;
+      producer[b->out] = i;
+      free(b->args);
+      free(b->frees);
+      memmove(b, b + 1, (size_t)(p->nsteps - j - 1) * sizeof *b);
+      p->nsteps--;
+      for (int s = 0; s < p->nslots; s++)
+        if (producer[s] > j) producer[s]--;
+      j--;
+    }
+  }
+  free(producer);
+  return true;
+}
+
 Program *jit_lower(const Jaxpr *j) {
   Program *p = calloc(1, sizeof *p);
   Lower L = {.j = j, .p = p, .vals = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof(Lazy))};
@@ -520,6 +615,14 @@ Program *jit_lower(const Jaxpr *j) {
       p->outs[o] = (ProgramOutput){.slot = v->slot, .st = shape_copy(v->st), .aval = v->aval};
       ok = p->outs[o].st != NULL;
     }
+  }
+  if (ok) ok = fuse_siblings(p);
+  /* last uses (after fusion moved steps) */
+  for (int s = 0; ok && s < p->nslots; s++) L.last_use[s] = -1;
+  for (int k = 0; ok && k < p->nsteps; k++) {
+    const Step *st = &p->steps[k];
+    int nargs = st->is_routine ? st->nroutine_args : st->kernel.nargs;
+    for (int a = 0; a < nargs; a++) L.last_use[st->args[a]] = k;
   }
   for (int o = 0; ok && o < j->nout; o++) L.last_use[p->outs[o].slot] = p->nsteps; /* live past the end */
   /* free temporaries at their last use */

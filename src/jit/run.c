@@ -45,8 +45,14 @@ jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_arra
     int nargs = st->is_routine ? st->nroutine_args : st->kernel.nargs;
     for (int a = 0; a < nargs; a++) args[a] = bufs[st->args[a]];
     double t0 = debug >= 1 || tracing ? now_us() : 0;
-    bufs[st->out] = st->is_routine ? backend_run_routine(be, &st->routine, args, nargs, st->out_nbytes)
-                                   : backend_run(be, &st->kernel, args, false);
+    if (st->is_routine) {
+      bufs[st->out] = backend_run_routine(be, &st->routine, args, nargs, st->out_nbytes);
+    } else {
+      Buffer *outs[KERNEL_MAX_OUTS] = {NULL};
+      backend_run_outs(be, &st->kernel, args, false, outs);
+      bufs[st->out] = outs[0];
+      for (int o = 0; o < st->kernel.nextra; o++) bufs[st->extra_out[o]] = outs[1 + o];
+    }
     if (!bufs[st->out]) {
       s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
       break;

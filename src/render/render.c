@@ -461,26 +461,56 @@ static bool guarded_load(const AluExp *e) {
   return z->op == ALU_CONST && z->value.i == 0;
 }
 
-/* Renders the DAG below root; returns the malloc'd text of its value (NULL: failed,
+/* Renders the DAGs below roots[0..nroots) (the outputs of one kernel, which share
+ * their nodes); results[r] gets the malloc'd text of root r's value (false: failed,
  * error set). Shared nodes (and long expressions) become locals, in topological order. */
-static char *render_part(Part *p, const AluExp *root) {
-  int64_t n;
-  const AluExp **order = alu_toposort(root, &n);
-  if (!order) return NULL;
+static bool render_parts(Part *p, const AluExp *const *roots, int nroots, char **results) {
+  /* the nodes below every root, in one topological order (each root's order, less the
+   * nodes already listed) */
+  int64_t n = 0, cap = 0;
+  const AluExp **order = NULL;
   AluMap index;
   alu_map_init(&index);
-  int *uses = calloc((size_t)n, sizeof *uses);
-  char **text = calloc((size_t)n, sizeof *text);
-  char *result = NULL;
+  int *uses = NULL;
+  char **text = NULL;
+  bool ok = false;
+  for (int r = 0; r < nroots; r++) {
+    int64_t m;
+    const AluExp **o = alu_toposort(roots[r], &m);
+    if (!o) goto oom;
+    for (int64_t i = 0; i < m; i++) {
+      if (alu_map_get(&index, o[i], NULL)) continue;
+      if (n == cap) {
+        cap = cap ? cap * 2 : 64;
+        const AluExp **g = realloc((void *)order, (size_t)cap * sizeof *g);
+        if (!g) {
+          free((void *)o);
+          goto oom;
+        }
+        order = g;
+      }
+      if (!alu_map_put(&index, o[i], (const void *)(intptr_t)n)) {
+        free((void *)o);
+        goto oom;
+      }
+      order[n++] = o[i];
+    }
+    free((void *)o);
+  }
+  uses = calloc((size_t)(n ? n : 1), sizeof *uses);
+  text = calloc((size_t)(n ? n : 1), sizeof *text);
   if (!uses || !text) goto oom;
-  for (int64_t i = 0; i < n; i++)
-    if (!alu_map_put(&index, order[i], (const void *)(intptr_t)i)) goto fail;
   for (int64_t i = 0; i < n; i++)
     for (int s = 0; s < order[i]->nsrc; s++) {
       const void *j;
       alu_map_get(&index, order[i]->src[s], &j);
       uses[(intptr_t)j]++;
     }
+  for (int r = 0; r < nroots; r++) { /* a root read by another output is shared */
+    const void *j;
+    alu_map_get(&index, roots[r], &j);
+    uses[(intptr_t)j]++;
+  }
   for (int64_t i = 0; i < n; i++) {
     const AluExp *e = order[i];
     const char *ops[4] = {"", "", "", ""};
@@ -496,8 +526,8 @@ static char *render_part(Part *p, const AluExp *root) {
     }
     char *t = buf_take(&b);
     if (!t) goto oom;
-    bool leaf = e->nsrc == 0;
-    if (!leaf && i + 1 < n && (uses[i] > 1 || strlen(t) > INLINE_MAX || guarded_load(e))) {
+    bool leaf = e->nsrc == 0, last = i + 1 == n && nroots == 1;
+    if (!leaf && !last && (uses[i] > 1 || strlen(t) > INLINE_MAX || guarded_load(e))) {
       int v = (*p->nlocals)++;
       buf_printf(p->out, "%sconst %s v%d = %s;\n", p->indent, dtype_c[e->dtype].ctype, v, t);
       free(t);
@@ -508,8 +538,16 @@ static char *render_part(Part *p, const AluExp *root) {
     }
     text[i] = t;
   }
-  result = text[n - 1];
-  text[n - 1] = NULL;
+  for (int r = 0; r < nroots; r++) {
+    const void *j;
+    alu_map_get(&index, roots[r], &j);
+    results[r] = strdup(text[(intptr_t)j]);
+    if (!results[r]) {
+      while (r-- > 0) free(results[r]);
+      goto oom;
+    }
+  }
+  ok = true;
   goto done;
 oom:
   error_set(JX_ERR_OOM, "render: out of memory");
@@ -520,7 +558,14 @@ done:
   free(uses);
   alu_map_free(&index);
   free((void *)order);
-  return result;
+  return ok;
+}
+
+/* Renders the DAG below root; returns the malloc'd text of its value (NULL: failed,
+ * error set). Shared nodes (and long expressions) become locals, in topological order. */
+static char *render_part(Part *p, const AluExp *root) {
+  char *result = NULL;
+  return render_parts(p, &root, 1, &result) ? result : NULL;
 }
 
 /* ------------------------------------------------------------------ names */
@@ -614,8 +659,11 @@ static void render_args(Buf *b, const RenderLang *lang, const Kernel *k) {
     buf_printf(b, "  const %s *%s in%d = (const %s *)in[%d];\n", dtype_c[k->arg_dtypes[i]].elem,
                lang->restrict_kw, i, dtype_c[k->arg_dtypes[i]].elem, i);
   if (!k->nargs) buf_str(b, "  (void)in;\n");
-  buf_printf(b, "  %s *%s out0 = (%s *)out;\n", dtype_c[k->dtype].elem, lang->restrict_kw,
-             dtype_c[k->dtype].elem);
+  for (int o = 0; o <= k->nextra; o++) {
+    jx_dtype d = o ? k->extra_dtypes[o - 1] : k->dtype;
+    buf_printf(b, "  %s *%s out%d = (%s *)out[%d];\n", dtype_c[d].elem, lang->restrict_kw, o,
+               dtype_c[d].elem, o);
+  }
 }
 
 static void render_store(Buf *b, const Kernel *k, const char *indent, const char *value) {
@@ -896,6 +944,23 @@ static bool render_nest_body(const RenderLang *lang, const Kernel *k, Buf *b, in
  * nest (see Nest) over whole blocks, with the partial blocks at both ends in the flat
  * loop. Both compute exactly the same values. */
 static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
+  if (k->nextra) { /* several outputs: one flat loop storing each */
+    const AluExp *roots[KERNEL_MAX_OUTS] = {k->exp};
+    char *v[KERNEL_MAX_OUTS] = {0};
+    for (int o = 0; o < k->nextra; o++) roots[1 + o] = k->extra[o];
+    Part p = {.lang = lang, .out = b, .indent = "    ", .nlocals = nlocals};
+    buf_str(b, "  for (int64_t gidx = start; gidx < end; gidx++) {\n");
+    if (!render_parts(&p, roots, 1 + k->nextra, v)) return false;
+    for (int o = 0; o <= k->nextra; o++) {
+      jx_dtype d = o ? k->extra_dtypes[o - 1] : k->dtype;
+      buf_printf(b, "    out%d[gidx] = ", o);
+      expand1(b, dtype_c[d].store, v[o], d);
+      buf_str(b, ";\n");
+      free(v[o]);
+    }
+    buf_str(b, "  }\n");
+    return true;
+  }
   Nest nest = find_nest(k->exp, NULL, k->size, 0);
   const AluExp *nested = nest.n ? nest_rewrite(k->exp, &nest, k->size) : NULL;
   Part p = {.lang = lang, .out = b, .indent = "    ", .nlocals = nlocals};
@@ -1185,7 +1250,7 @@ char *render_kernel(const RenderLang *lang, const Kernel *k, char name[RENDER_NA
     buf_str(&full, " */\n");
     free(printed);
   }
-  buf_printf(&full, "%svoid %s(void *const *in, void *out, int64_t start, int64_t end) {\n",
+  buf_printf(&full, "%svoid %s(void *const *in, void *const *out, int64_t start, int64_t end) {\n",
              lang->fn_prefix, name);
   buf_str(&full, text);
   free(text);

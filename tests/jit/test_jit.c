@@ -246,6 +246,42 @@ static void test_conv_nests_match_interp(void) {
   }
 }
 
+/* An Adam-like update: the new moments and the new parameters all read the gradient,
+ * so jit fuses their kernels into one with three outputs (lower.c, fuse_siblings). */
+static jx_status adam_like(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *p = in[0], *g = in[1], *m = in[2], *v = in[3];
+  out[0] = jx_add(jx_mul(m, jx_scalar(0.9)), jx_mul(g, jx_scalar(0.1)));
+  out[1] = jx_add(jx_mul(v, jx_scalar(0.999)), jx_mul(jx_mul(g, g), jx_scalar(0.001)));
+  out[2] = jx_sub(p, jx_div(jx_mul(out[0], jx_scalar(0.01)), jx_add(jx_sqrt(out[1]), jx_scalar(1e-8))));
+  return JX_OK;
+}
+
+static void test_multi_output_matches_interp(void) {
+  uint32_t seed = 9;
+  static const int64_t sizes[3] = {1, 1000, 70001};
+  for (int s = 0; s < 3; s++) {
+    jx_scope_begin();
+    jx_array *in[4];
+    for (int i = 0; i < 4; i++) in[i] = randn(&seed, 1, &sizes[s]);
+    in[3] = jx_abs(in[3]);
+    jx_fn *f = jx_fn_new("adam_like", 4, 3, adam_like, NULL), *jf = jx_jit(f);
+    jx_array *got[3], *want[3], *ii[4];
+    CHECK_EQ_INT(jx_call(jf, in, got), JX_OK);
+    for (int i = 0; i < 4; i++) ii[i] = jx_device_put(in[i], "interp");
+    CHECK_EQ_INT(jx_call(f, ii, want), JX_OK);
+    for (int o = 0; o < 3; o++) {
+      double *g = test_read_f64(got[o]), *w = test_read_f64(want[o]);
+      for (int64_t i = 0; i < sizes[s]; i++)
+        CHECK_MSG(g[i] == w[i], "size %lld, output %d, element %lld: %g vs %g",
+                  (long long)sizes[s], o, (long long)i, g[i], w[i]);
+      free(g), free(w);
+    }
+    jx_fn_free(jf), jx_fn_free(f);
+    jx_scope_end(0, NULL);
+  }
+}
+
 static jx_status bad(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_add(in[0], jx_ones(1, (int64_t[]){5}, JX_FLOAT32));
   return out[0] ? JX_OK : jx_last_status();
@@ -270,6 +306,7 @@ int main(void) {
   TEST_RUN(test_composes_with_grad_and_vmap);
   TEST_RUN(test_row_loops_match_interp);
   TEST_RUN(test_conv_nests_match_interp);
+  TEST_RUN(test_multi_output_matches_interp);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();

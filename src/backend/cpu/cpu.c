@@ -37,6 +37,9 @@ typedef struct CpuExe {
  * structural equality). */
 typedef struct KernelKey {
   const AluExp *exp, *epilogue;
+  int nextra;
+  const AluExp *extra[KERNEL_MAX_OUTS - 1];
+  jx_dtype extra_dtypes[KERNEL_MAX_OUTS - 1];
   int64_t size, rsize;
   AluValue identity;
   int nargs;
@@ -144,6 +147,9 @@ static KernelKey key_of(const Kernel *k) {
     key.rop = k->reduction.op;
   }
   for (int i = 0; i < k->nargs && i < KERNEL_MAX_ARGS; i++) key.arg_dtypes[i] = k->arg_dtypes[i];
+  key.nextra = k->nextra;
+  for (int i = 0; i < k->nextra && i < KERNEL_MAX_OUTS - 1; i++)
+    key.extra[i] = k->extra[i], key.extra_dtypes[i] = k->extra_dtypes[i];
   return key;
 }
 
@@ -155,6 +161,8 @@ static uint64_t key_hash(const KernelKey *key) {
   h = mix(h, (uint64_t)key->nargs << 32 | (uint64_t)key->dtype << 16 | (uint64_t)key->rdtype);
   h = mix(h, (uint64_t)key->rop << 1 | key->has_reduction);
   for (int i = 0; i < key->nargs; i++) h = mix(h, (uint64_t)key->arg_dtypes[i]);
+  for (int i = 0; i < key->nextra; i++)
+    h = mix(h, key->extra[i]->hash ^ (uint64_t)key->extra_dtypes[i] << 56);
   return h;
 }
 
@@ -166,6 +174,9 @@ static bool key_equal(const KernelKey *a, const KernelKey *b) {
     return false;
   for (int i = 0; i < a->nargs; i++)
     if (a->arg_dtypes[i] != b->arg_dtypes[i]) return false;
+  if (a->nextra != b->nextra) return false;
+  for (int i = 0; i < a->nextra; i++)
+    if (a->extra[i] != b->extra[i] || a->extra_dtypes[i] != b->extra_dtypes[i]) return false;
   return true;
 }
 
@@ -376,7 +387,7 @@ static jx_status prepare_compiled(const Kernel *k, const KernelKey *key, uint64_
   return st;
 }
 
-static void empty_kernel(void *const *in, void *out, int64_t start, int64_t end) {
+static void empty_kernel(void *const *in, void *const *out, int64_t start, int64_t end) {
   (void)in, (void)out, (void)start, (void)end;
 }
 
@@ -404,7 +415,7 @@ static jx_status cpu_prepare(const Kernel *k, void **exe) {
 typedef struct Launch {
   CpuKernelFn fn;
   void *const *in;
-  void *out;
+  void *const *out;
 } Launch;
 
 /* One translation unit of a batch: kernels pick[first..first+count) of texts. */
@@ -553,7 +564,8 @@ static void launch_chunk(void *ctx, int64_t start, int64_t end) {
   l->fn(l->in, l->out, start, end);
 }
 
-static jx_status cpu_dispatch(void *exe, const Kernel *k, void *const *inputs, void *out) {
+static jx_status cpu_dispatch(void *exe, const Kernel *k, void *const *inputs,
+                              void *const *out) {
   CpuExe *x = exe;
   if (!x->fn) return backend_interp.dispatch(x->interp, k, inputs, out);
   int debug = config_debug_level();

@@ -15,7 +15,7 @@
 extern const Backend backend_cpu;
 
 /* Kernel signature of everything render_kernel emits. */
-typedef void (*CpuKernelFn)(void *const *in, void *out, int64_t start, int64_t end);
+typedef void (*CpuKernelFn)(void *const *in, void *const *out, int64_t start, int64_t end);
 
 /* Counters since process start (tests, JAXC_DEBUG). */
 typedef struct CpuStats {
