@@ -8,7 +8,7 @@ NAME: matmul, chain, softmax, reduce, mlp, eager, or fm (the Fashion-MNIST MLP a
 training steps of examples/fashion_mnist.c against the same models in JAX + optax).
 
 Times are best-of-N after a warm-up (compile excluded, except jit_compile_*)."""
-import argparse, os, platform, subprocess, sys, time
+import argparse, os, platform, subprocess, sys, tempfile, time
 
 import numpy as np
 
@@ -141,7 +141,10 @@ def main():
             runs.append([fm, "--model", model, "--bench", "10", "--limit", "1000"])
     ours = {}
     for cmd in runs:
-        out = subprocess.run(cmd, capture_output=True, text=True)
+        # a fresh kernel cache per run: the compile rows measure cold compiles, as JAX's do
+        with tempfile.TemporaryDirectory() as cache:
+            out = subprocess.run(cmd, capture_output=True, text=True,
+                                 env={**os.environ, "JAXC_CACHE_DIR": cache})
         if out.returncode != 0:
             sys.exit(f"{cmd[0]} failed: {out.stderr}")
         for line in out.stdout.splitlines():

@@ -784,10 +784,9 @@ static void nest_close(Buf *b, int d, int to) {
   while (d > to) buf_printf(b, "%s}\n", pad(--d));
 }
 
-/* The loop variable worth specializing: the innermost i[k], k >= 1, of at most 16
- * iterations that e compares with a constant (a concatenation's select chain, as in an
- * im2col's kernel position): each of its values gets its own copy of the inner loops,
- * in which the selects fold away. -1 if none. */
+/* The loop variable worth splitting: the innermost i[k], k >= 1, of at most 16
+ * iterations that e compares with constants (a concatenation's select chain, as in an
+ * im2col's kernel position, or the borders of a padded image). -1 if none. */
 static int nest_specialize(const AluExp *e, const Nest *nest) {
   int64_t n;
   int best = -1;
@@ -805,6 +804,33 @@ static int nest_specialize(const AluExp *e, const Nest *nest) {
   }
   free((void *)order);
   return best;
+}
+
+/* The ranges of loop variable `var` (extent n) over which every comparison of var with
+ * a constant in e has one value: breakpoints bp[0] = 0 < ... < bp[nb] = n. */
+static int split_points(const AluExp *e, const char *var, int64_t n, int64_t *bp) {
+  int64_t m, pts[64];
+  int np = 0;
+  const AluExp **order = alu_toposort(e, &m);
+  for (int64_t i = 0; order && i < m && np + 2 <= 64; i++) {
+    const AluExp *x = order[i];
+    if (alu_op_group(x->op) != ALU_GROUP_COMPARE) continue;
+    for (int side = 0; side < 2; side++) {
+      const AluExp *v = x->src[side], *c = x->src[1 - side];
+      if (v->op != ALU_SPECIAL || c->op != ALU_CONST || strcmp(v->name, var) != 0) continue;
+      int64_t k = c->value.i; /* var < k: k; k < var: k + 1; var == k, var != k: both */
+      if (x->op == ALU_CMPLT) pts[np++] = side == 0 ? k : k + 1;
+      else pts[np++] = k, pts[np++] = k + 1;
+    }
+  }
+  free((void *)order);
+  pts[np++] = 0;
+  pts[np++] = n;
+  qsort(pts, (size_t)np, sizeof pts[0], cmp_i64);
+  int nb = 0;
+  for (int i = 0; i < np; i++)
+    if (pts[i] >= 0 && pts[i] <= n && (nb == 0 || pts[i] != bp[nb - 1])) bp[nb++] = pts[i];
+  return nb - 1; /* ranges */
 }
 
 /* The [start, end) split into a head and a tail of partial blocks (flat loops) and
@@ -920,17 +946,29 @@ static bool render_nest_body(const RenderLang *lang, const Kernel *k, Buf *b, in
   int sp = nest_specialize(nested, nest);
   int d = nest_open_block(b, nest);
   d = nest_open_loops(b, nest, nest->n - 1, sp >= 0 ? sp + 1 : 1, d);
-  int64_t copies = sp >= 0 ? nest->s[sp + 1] / nest->s[sp] : 1;
-  for (int64_t c = 0; c < copies; c++) {
+  int64_t bp[66];
+  char name[16];
+  snprintf(name, sizeof name, "i%d", sp);
+  int ranges = sp >= 0 ? split_points(nested, name, nest->s[sp + 1] / nest->s[sp], bp) : 1;
+  for (int c = 0; c < ranges; c++) {
     int dc = d;
     const AluExp *e = nested;
-    if (sp >= 0) {
-      char name[16];
-      snprintf(name, sizeof name, "i%d", sp);
-      e = alu_simplify(alu_substitute(nested, name, alu_const_int(JX_INT64, c)));
+    if (sp >= 0) { /* i = lo + j, j in [0, hi - lo): the comparisons fold */
+      int64_t lo = bp[c], len = bp[c + 1] - bp[c];
+      const AluExp *j = alu_special("j", len);
+      e = alu_simplify(alu_substitute(
+          nested, name, len == 1 ? alu_const_int(JX_INT64, lo)
+                                 : alu_binary(ALU_ADD, j, alu_const_int(JX_INT64, lo))));
       if (!e) return false;
-      buf_printf(b, "%s{ /* %s = %lld */\n", pad(dc), name, (long long)c);
-      buf_printf(b, "%s  const int64_t %s = %lld;\n", pad(dc), name, (long long)c);
+      buf_printf(b, "%sfor (int64_t j%d = 0; j%d < %lldLL; j%d++) { /* %s in [%lld, %lld) */\n",
+                 pad(dc), sp, sp, (long long)len, sp, name, (long long)lo, (long long)bp[c + 1]);
+      buf_printf(b, "%s  const int64_t %s = %lldLL + j%d;\n", pad(dc), name, (long long)lo, sp);
+      if (len > 1) {
+        char jn[16];
+        snprintf(jn, sizeof jn, "j%d", sp);
+        e = alu_substitute(e, "j", alu_special(jn, len));
+        if (!e) return false;
+      }
       dc = nest_open_loops(b, nest, sp - 1, 1, dc + 1);
     }
     if (!render_inner(lang, k, b, nlocals, nest, e, dc)) return false;
