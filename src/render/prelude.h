@@ -139,6 +139,14 @@ JX_FN float jx_rnd_bf16_f64(double x) { return jx_rnd_bf16(jx_f64_to_f32_odd(x))
     return a != a || b != b ? FROMBITS(QNAN) : m;                                      \
   }                                                                                    \
   JX_FN F jx_fsign_##S(F x) { return x > 0 ? (F)1 : x < 0 ? (F)-1 : x; }
+/* max/min with a constant c that is not NaN (and, for max, not -0; for min, not +0):
+ * then equal operands are c itself and one compare decides (x NaN: x, a NaN). */
+#define JX_FLOAT_CONST_OPS(S, F)                                                          \
+  JX_FN F jx_fmaxc_##S(F x, F c) { return x > c || x != x ? x : c; }                   \
+  JX_FN F jx_fminc_##S(F x, F c) { return x < c || x != x ? x : c; }
+JX_FLOAT_CONST_OPS(f32, float)
+JX_FLOAT_CONST_OPS(f64, double)
+#undef JX_FLOAT_CONST_OPS
 JX_FLOAT_OPS(f32, float, uint32_t, jx_f32_bits, jx_bits_f32, 0x7fc00000u)
 JX_FLOAT_OPS(f64, double, uint64_t, jx_f64_bits, jx_bits_f64, 0x7ff8000000000000ull)
 #undef JX_FLOAT_OPS

@@ -422,6 +422,17 @@ static bool render_node(Part *p, Buf *b, const AluExp *e, const char *const *ops
   case ALU_BITCAST: render_bitcast(b, e, ops[0]); return true;
   default: break;
   }
+  /* float max/min with a constant operand: one compare (prelude.h, jx_fmaxc) */
+  if ((e->op == ALU_MAX || e->op == ALU_MIN) && (d == JX_FLOAT32 || d == JX_FLOAT64)) {
+    int c = e->src[1]->op == ALU_CONST ? 1 : e->src[0]->op == ALU_CONST ? 0 : -1;
+    double v = c >= 0 ? e->src[c]->value.f : 0;
+    bool zero_ok = v != 0 || (e->op == ALU_MAX ? !signbit(v) : signbit(v));
+    if (c >= 0 && !isnan(v) && zero_ok) {
+      buf_printf(b, "jx_f%sc_%s(%s, %s)", e->op == ALU_MAX ? "max" : "min", dtype_c[d].sfx,
+                 ops[1 - c], ops[c]);
+      return true;
+    }
+  }
   /* Operand dtype decides the format (compares and ISNAN return bool). */
   jx_dtype sd = e->op == ALU_WHERE ? e->src[1]->dtype : e->nsrc ? e->src[0]->dtype : d;
   bool plain = allow_plain && !is_float(sd) && plain_ok(e);
