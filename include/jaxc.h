@@ -401,7 +401,8 @@ jx_array *jx_clip(jx_array *x, jx_array *lo, jx_array *hi);
 /* jnp.sum / prod / max / min / mean / any / all over (naxes, axes); axes == NULL reduces
  * every axis. Repeated or out-of-range axes: JX_ERR_SHAPE. sum/prod of bool and small
  * ints accumulate in the default int dtype (as JAX); float16/bfloat16 accumulate in
- * float32. max/min of an empty axis: JX_ERR_VALUE (JAX raises: no identity). */
+ * float32. max/min of an empty axis: JX_ERR_VALUE (JAX raises: no identity). Float
+ * sums/products of 16+ elements accumulate in 16 lanes (docs/api.md, summation order). */
 jx_array *jx_sum(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_prod(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_max(jx_array *x, int naxes, const int *axes, bool keepdims);

@@ -108,6 +108,7 @@ typedef struct Chunk {
   const int64_t *gidx;     /* per iteration */
   const int64_t *ridx;     /* per iteration (reductions) */
   const AluValue *acc;     /* per iteration (epilogue) */
+  const AluValue *pre;     /* per output (two-phase reductions) */
   void *const *inputs;
   AluValue *rows;          /* nnodes x CHUNK */
 } Chunk;
@@ -135,8 +136,11 @@ static void eval_nodes(const AluExp *const *nodes, int lo, int hi, Chunk *c) {
       for (int64_t j = 0; j < c->n; j++) out[j].i = idx[j];
       break;
     }
-    case ALU_VARIABLE: /* the only bound variable is the accumulator */
-      for (int64_t j = 0; j < c->n; j++) out[j] = c->acc[j];
+    case ALU_VARIABLE: /* the accumulator, or a two-phase reduction's first result */
+      if (strcmp(e->name, "pre") == 0)
+        for (int64_t j = 0; j < c->n; j++) out[j] = c->pre[c->gidx[j]];
+      else
+        for (int64_t j = 0; j < c->n; j++) out[j] = c->acc[j];
       break;
     case ALU_GLOBAL_INDEX:
       for (int64_t j = 0; j < c->n; j++)
@@ -155,17 +159,25 @@ static void eval_nodes(const AluExp *const *nodes, int lo, int hi, Chunk *c) {
   }
 }
 
+static jx_status interp_run(Program *p, const Kernel *k, void *const *inputs, void *out,
+                            const AluValue *pre);
+
 /* Runs one output of a kernel (an elementwise kernel's extra outputs are evaluated as
- * kernels of their own: the oracle computes each output independently). */
+ * kernels of their own: the oracle computes each output independently; so is a
+ * two-phase reduction's first phase). */
 static jx_status interp_dispatch_one(void *exe, const Kernel *k, void *const *inputs, void *out);
 
 static jx_status interp_dispatch(void *exe, const Kernel *k, void *const *inputs,
                                  void *const *outs) {
   jx_status s = interp_dispatch_one(exe, k, inputs, outs[0]);
   for (int o = 0; o < k->nextra && s == JX_OK; o++) {
-    Kernel one = *k;
+    Kernel one = *k; /* an elementwise output, or a reduction's further epilogue */
     one.nextra = 0;
-    one.exp = k->extra[o];
+    if (k->has_reduction) {
+      one.reduction.epilogue = k->extra[o];
+    } else {
+      one.exp = k->extra[o];
+    }
     one.dtype = k->extra_dtypes[o];
     void *ex = NULL;
     s = interp_prepare(&one, &ex);
@@ -176,6 +188,35 @@ static jx_status interp_dispatch(void *exe, const Kernel *k, void *const *inputs
 
 static jx_status interp_dispatch_one(void *exe, const Kernel *k, void *const *inputs, void *out) {
   Program *p = exe;
+  AluValue *pre = NULL;
+  if (k->has_pre) { /* the first phase: a reduction of its own, into pre[gidx] */
+    Kernel kp = *k;
+    kp.has_pre = false;
+    kp.nextra = 0;
+    kp.exp = k->pre_exp;
+    kp.reduction = k->pre;
+    kp.reduction.epilogue = NULL;
+    kp.dtype = k->pre.dtype;
+    size_t item = jx_dtype_itemsize(kp.dtype);
+    void *buf = malloc((size_t)(k->size ? k->size : 1) * item), *ex = NULL;
+    pre = malloc((size_t)(k->size ? k->size : 1) * sizeof *pre);
+    jx_status s = buf && pre ? interp_prepare(&kp, &ex) : JX_ERR_OOM;
+    if (s == JX_OK) s = interp_dispatch_one(ex, &kp, inputs, buf);
+    for (int64_t g = 0; s == JX_OK && g < k->size; g++) pre[g] = alu_load(buf, kp.dtype, g);
+    free(buf);
+    if (s != JX_OK) {
+      free(pre);
+      if (s == JX_ERR_OOM) error_set(JX_ERR_OOM, "interp: out of memory running a kernel");
+      return s;
+    }
+  }
+  jx_status st = interp_run(p, k, inputs, out, pre);
+  free(pre);
+  return st;
+}
+
+static jx_status interp_run(Program *p, const Kernel *k, void *const *inputs, void *out,
+                            const AluValue *pre) {
   int total = p->nnodes + p->nepi;
   AluValue *rows = malloc((size_t)total * CHUNK * sizeof *rows);
   int64_t *gidx = malloc(CHUNK * sizeof *gidx), *ridx = malloc(CHUNK * sizeof *ridx);
@@ -188,7 +229,7 @@ static jx_status interp_dispatch_one(void *exe, const Kernel *k, void *const *in
               (long long)k->size);
     return JX_ERR_OOM;
   }
-  Chunk c = {.gidx = gidx, .ridx = ridx, .inputs = inputs, .rows = rows};
+  Chunk c = {.gidx = gidx, .ridx = ridx, .inputs = inputs, .rows = rows, .pre = pre};
   const AluValue *result = rows + (int64_t)(p->nnodes - 1) * CHUNK;
   if (!k->has_reduction) {
     for (int64_t g0 = 0; g0 < k->size; g0 += CHUNK) {

@@ -156,9 +156,14 @@ typedef struct Reduction {
 
 /* One output array of `size` elements of `dtype`: out[gidx] = exp (SPECIAL "gidx"),
  * or with a reduction, exp also uses SPECIAL "ridx" and out[gidx] = epilogue(acc).
- * Elementwise kernels may have further outputs of the same size, computed in the same
- * loop from the same inputs (horizontal fusion: an optimizer's new moments and new
- * parameters read the gradient once): out_k[gidx] = extra[k - 1], k = 1 .. nextra. */
+ * Kernels may have further outputs of the same size, out_k[gidx] = extra[k - 1] for
+ * k = 1 .. nextra: elementwise kernels compute them in the same loop from the same
+ * inputs (horizontal fusion: an optimizer's new moments and new parameters read the
+ * gradient once); for reductions they are further epilogues (of acc and pre).
+ * Two-phase reductions (has_pre): for each output, pre_exp is first reduced by `pre`
+ * over the same ridx range; that value is VARIABLE "pre" (of pre.dtype) in exp, the
+ * epilogue and the extra outputs -- softmax's max and its sum of exp(x - max), or a
+ * mean and the variance around it, in one pass over each row. */
 #define KERNEL_MAX_OUTS 4
 typedef struct Kernel {
   int nargs;
@@ -168,7 +173,10 @@ typedef struct Kernel {
   const AluExp *exp;
   bool has_reduction;
   Reduction reduction;
-  int nextra; /* outputs beyond the first (0 for reductions) */
+  bool has_pre;
+  const AluExp *pre_exp;
+  Reduction pre; /* pre.size == reduction.size; pre.epilogue unused */
+  int nextra; /* outputs beyond the first */
   const AluExp *extra[KERNEL_MAX_OUTS - 1];
   jx_dtype extra_dtypes[KERNEL_MAX_OUTS - 1];
 } Kernel;

@@ -201,6 +201,12 @@ static jx_status check_leaf(const AluExp *e, int64_t num, void *vctx) {
     return JX_ERR_INTERNAL;
   }
   if (e->op == ALU_VARIABLE) {
+    if (k->has_pre && strcmp(e->name, "pre") == 0 && strcmp(c->part, "pre") != 0) {
+      if (e->dtype == k->pre.dtype) return JX_OK;
+      error_set(JX_ERR_INTERNAL, "kernel_check: %s reads pre as %s, the first phase is %s",
+                c->part, dtype_short_name(e->dtype), dtype_short_name(k->pre.dtype));
+      return JX_ERR_INTERNAL;
+    }
     if (epi && strcmp(e->name, "acc") == 0) {
       if (e->dtype == k->reduction.dtype) return JX_OK;
       error_set(JX_ERR_INTERNAL, "kernel_check: epilogue reads acc as %s, the reduction is %s",
@@ -249,21 +255,21 @@ jx_status kernel_check(const Kernel *k) {
                 (int)k->arg_dtypes[i]);
       return JX_ERR_INTERNAL;
     }
-  if (k->nextra < 0 || k->nextra > KERNEL_MAX_OUTS - 1 || (k->nextra && k->has_reduction)) {
-    error_set(JX_ERR_INTERNAL, "kernel_check: %d extra outputs%s (max %d, elementwise only)",
-              k->nextra, k->has_reduction ? " on a reduction" : "", KERNEL_MAX_OUTS - 1);
+  if (k->nextra < 0 || k->nextra > KERNEL_MAX_OUTS - 1 || (k->has_pre && !k->has_reduction)) {
+    error_set(JX_ERR_INTERNAL, "kernel_check: %d extra outputs (max %d)%s", k->nextra,
+              KERNEL_MAX_OUTS - 1, k->has_pre && !k->has_reduction ? ", pre without a reduction" : "");
     return JX_ERR_INTERNAL;
   }
+  for (int i = 0; i < k->nextra; i++)
+    if (!dtype_is_valid(k->extra_dtypes[i])) {
+      error_set(JX_ERR_INTERNAL, "kernel_check: output #%d has invalid dtype %d", i + 1,
+                (int)k->extra_dtypes[i]);
+      return JX_ERR_INTERNAL;
+    }
   if (!k->has_reduction) {
     jx_status st = check_part(k, "exp", k->exp, k->dtype);
-    for (int i = 0; i < k->nextra && st == JX_OK; i++) {
-      if (!dtype_is_valid(k->extra_dtypes[i])) {
-        error_set(JX_ERR_INTERNAL, "kernel_check: output #%d has invalid dtype %d", i + 1,
-                  (int)k->extra_dtypes[i]);
-        return JX_ERR_INTERNAL;
-      }
+    for (int i = 0; i < k->nextra && st == JX_OK; i++)
       st = check_part(k, "extra output", k->extra[i], k->extra_dtypes[i]);
-    }
     return st;
   }
   const Reduction *r = &k->reduction;
@@ -292,6 +298,20 @@ jx_status kernel_check(const Kernel *k) {
   }
   jx_status st = check_part(k, "exp", k->exp, r->dtype);
   if (st != JX_OK) return st;
+  if (k->has_pre) {
+    const Reduction *q = &k->pre;
+    bool ok = (q->op == ALU_ADD || q->op == ALU_MUL || q->op == ALU_MIN || q->op == ALU_MAX ||
+               q->op == ALU_AND || q->op == ALU_OR) && dtype_is_valid(q->dtype) &&
+              q->size == r->size && !q->epilogue;
+    if (!ok) {
+      error_set(JX_ERR_INTERNAL, "kernel_check: first phase %s, dtype %d, size %lld (reduction %lld)",
+                alu_op_name(q->op), (int)q->dtype, (long long)q->size, (long long)r->size);
+      return JX_ERR_INTERNAL;
+    }
+    if ((st = check_part(k, "pre", k->pre_exp, q->dtype)) != JX_OK) return st;
+  }
+  for (int i = 0; i < k->nextra; i++)
+    if ((st = check_part(k, "epilogue", k->extra[i], k->extra_dtypes[i])) != JX_OK) return st;
   if (!r->epilogue) {
     if (r->dtype == k->dtype) return JX_OK;
     error_set(JX_ERR_INTERNAL, "kernel_check: reduction dtype %s without an epilogue, output %s",

@@ -149,6 +149,14 @@ char *kernel_print(const Kernel *k) {
   for (int i = 0; i < k->nargs && i < KERNEL_MAX_ARGS; i++)
     str_printf(&s, "%s%s", i ? ", " : "", dtype_short_name(k->arg_dtypes[i]));
   str_printf(&s, ")\n");
+  if (k->has_pre) {
+    str_printf(&s, "first phase: reduce %s %s identity=", alu_op_name(k->pre.op),
+               dtype_short_name(k->pre.dtype));
+    print_value(&s, k->pre.dtype, k->pre.identity);
+    str_printf(&s, " of\n");
+    print_exp(&s, k->pre_exp, "  ");
+    str_printf(&s, "then (pre = its result):\n");
+  }
   print_exp(&s, k->exp, "  ");
   for (int i = 0; i < k->nextra && i < KERNEL_MAX_OUTS - 1; i++) {
     str_printf(&s, "output %d dtype=%s\n", i + 1, dtype_short_name(k->extra_dtypes[i]));

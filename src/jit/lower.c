@@ -418,11 +418,36 @@ static bool lower_iota(const JaxprEqn *q, Lazy *out, const Aval *av) {
   return set_exp(out, alu_cast(idx[q->params.axis], q->params.dtype), av);
 }
 
+/* The cost of recomputing e: its value operations (nodes other than constants and
+ * int64 index arithmetic), transcendental functions counting 8. */
+static int64_t value_ops(const AluExp *e) {
+  int64_t n, ops = 0;
+  const AluExp **order = alu_toposort(e, &n);
+  for (int64_t i = 0; order && i < n; i++) {
+    const AluExp *x = order[i];
+    if (!x->nsrc || x->dtype == JX_INT64) continue;
+    switch (x->op) {
+    case ALU_EXP: case ALU_EXP2: case ALU_EXPM1: case ALU_LOG: case ALU_LOG2: case ALU_LOG1P:
+    case ALU_SIN: case ALU_COS: case ALU_TAN: case ALU_ASIN: case ALU_ACOS: case ALU_ATAN:
+    case ALU_SINH: case ALU_COSH: case ALU_TANH: case ALU_ASINH: case ALU_ACOSH: case ALU_ATANH:
+    case ALU_POW: case ALU_ATAN2: case ALU_ERF: case ALU_ERFC: case ALU_CBRT:
+      ops += 8;
+      break;
+    default:
+      ops++;
+    }
+  }
+  free((void *)order);
+  return order ? ops : INT64_MAX;
+}
+
 /* A value read by several consumers is materialized once, unless it is a view of a
- * buffer or cheap to recompute (a few nodes). */
+ * buffer or cheap to recompute (a few arithmetic operations: x - mean is recomputed by
+ * the variance and the normalization, which lets the variance fuse with the mean;
+ * exp(x - max) is materialized -- recomputing it made a 4096x1024 softmax 30% slower). */
 static bool maybe_share(Lower *L, Lazy *v) {
   if (v->slot >= 0 || v->uses < 2) return true;
-  if (alu_count(v->src) <= 6) return true;
+  if (value_ops(v->src) <= 6) return true;
   return realize(L, v);
 }
 
@@ -493,6 +518,128 @@ static bool flat_indexing(const AluExp *e) {
     flat = order[i]->op != ALU_DIV && order[i]->op != ALU_MOD;
   free((void *)order);
   return flat;
+}
+
+/* e with every load of kernel arg `arg` at index gidx replaced by `with`; NULL (and
+ * *other set) if arg is also read at another index. */
+static const AluExp *replace_row_loads(const AluExp *e, int64_t arg, const AluExp *gidx,
+                                       const AluExp *with, AluMap *memo, bool *other) {
+  if (e->op == ALU_GLOBAL_INDEX && e->arg == arg) {
+    if (e->src[0] == gidx) return with;
+    *other = true;
+    return e;
+  }
+  if (!e->nsrc) return e;
+  const void *hit;
+  if (alu_map_get(memo, e, &hit)) return hit;
+  const AluExp *src[4];
+  for (int i = 0; i < e->nsrc; i++)
+    if (!(src[i] = replace_row_loads(e->src[i], arg, gidx, with, memo, other))) return NULL;
+  const AluExp *r = alu_make(e->op, e->dtype, e->nsrc, src, e->value, e->arg, e->name);
+  if (r) alu_map_put(memo, e, r);
+  return r;
+}
+
+/* Marks the kernel args (GLOBAL_INDEX args) used below e. */
+static void mark_args(const AluExp *e, bool *used) {
+  int64_t n;
+  const AluExp **order = alu_toposort(e, &n);
+  for (int64_t i = 0; order && i < n; i++)
+    if (order[i]->op == ALU_GLOBAL_INDEX) used[order[i]->arg] = true;
+  free((void *)order);
+}
+
+/* Two-phase reductions (ir/alu.h): a reduction step b that reads, at its own output
+ * index, the result of an earlier reduction step a over the same (outputs, reduction
+ * size) -- the sum of (x - mean)^2 after the mean, of exp(x - max) after the max --
+ * computes a's reduction itself as its first phase, and writes a's output as a second
+ * output. a's step goes away when no step between them reads its result. */
+static bool fuse_two_phase(Program *p) {
+  for (int jb = 0; jb < p->nsteps; jb++) {
+    Step *b = &p->steps[jb];
+    Kernel *kb = &b->kernel;
+    if (b->is_routine || !kb->has_reduction || kb->has_pre || kb->nextra) continue;
+    for (int x = 0; x < kb->nargs; x++) {
+      int ja = jb - 1, s = b->args[x];
+      while (ja >= 0 && p->steps[ja].out != s) ja--;
+      if (ja < 0) continue;
+      Step *a = &p->steps[ja];
+      const Kernel *ka = &a->kernel;
+      if (a->is_routine || !ka->has_reduction || ka->has_pre || ka->nextra ||
+          ka->reduction.epilogue || ka->size != kb->size || ka->reduction.size != kb->reduction.size)
+        continue;
+      bool between = false; /* a's result read in between: it must stay where it is */
+      for (int k = ja + 1; k < jb && !between; k++) {
+        const Step *st = &p->steps[k];
+        int n = st->is_routine ? st->nroutine_args : st->kernel.nargs;
+        for (int y = 0; y < n; y++) between |= st->args[y] == s;
+      }
+      if (between) continue;
+      const AluExp *gidx = alu_special("gidx", kb->size);
+      const AluExp *pre = alu_variable("pre", ka->reduction.dtype);
+      bool other = false;
+      AluMap m1, m2;
+      alu_map_init(&m1), alu_map_init(&m2);
+      const AluExp *exp = replace_row_loads(kb->exp, x, gidx, pre, &m1, &other);
+      const AluExp *epi = kb->reduction.epilogue
+                              ? replace_row_loads(kb->reduction.epilogue, x, gidx, pre, &m2, &other)
+                              : NULL;
+      alu_map_free(&m1), alu_map_free(&m2);
+      if (other || !exp || (kb->reduction.epilogue && !epi)) continue;
+      /* args: b's, then a's not already there; then only those still read */
+      int uni[2 * KERNEL_MAX_ARGS], map_a[KERNEL_MAX_ARGS], nu = kb->nargs;
+      jx_dtype udt[2 * KERNEL_MAX_ARGS];
+      for (int y = 0; y < kb->nargs; y++) uni[y] = b->args[y], udt[y] = kb->arg_dtypes[y];
+      for (int y = 0; y < ka->nargs; y++) {
+        int z = 0;
+        while (z < nu && uni[z] != a->args[y]) z++;
+        if (z == nu) uni[nu] = a->args[y], udt[nu++] = ka->arg_dtypes[y];
+        map_a[y] = z;
+      }
+      AluMap m3;
+      alu_map_init(&m3);
+      const AluExp *pre_exp = renumber(ka->exp, map_a, &m3);
+      alu_map_free(&m3);
+      if (!pre_exp) return false;
+      bool used[2 * KERNEL_MAX_ARGS] = {false};
+      mark_args(exp, used), mark_args(pre_exp, used);
+      if (epi) mark_args(epi, used);
+      int compact[2 * KERNEL_MAX_ARGS], nargs = 0;
+      for (int y = 0; y < nu; y++) compact[y] = used[y] ? nargs++ : -1;
+      if (nargs > KERNEL_MAX_ARGS) continue;
+      int *na = malloc((size_t)(nargs ? nargs : 1) * sizeof *na);
+      if (!na) return false;
+      Kernel k = *kb;
+      for (int y = 0; y < nu; y++)
+        if (compact[y] >= 0) na[compact[y]] = uni[y], k.arg_dtypes[compact[y]] = udt[y];
+      AluMap m4;
+      alu_map_init(&m4);
+      k.exp = renumber(exp, compact, &m4);
+      k.pre_exp = renumber(pre_exp, compact, &m4);
+      k.reduction.epilogue = epi ? renumber(epi, compact, &m4) : NULL;
+      alu_map_free(&m4);
+      k.nargs = nargs;
+      k.has_pre = true;
+      k.pre = ka->reduction;
+      k.nextra = 1; /* a's output, written too */
+      k.extra[0] = pre;
+      k.extra_dtypes[0] = ka->dtype;
+      if (!k.exp || !k.pre_exp || (epi && !k.reduction.epilogue)) {
+        free(na);
+        return false;
+      }
+      free(b->args);
+      b->args = na;
+      b->kernel = k;
+      b->extra_out[0] = s;
+      free(a->args), free(a->frees);
+      memmove(a, a + 1, (size_t)(p->nsteps - ja - 1) * sizeof *a);
+      p->nsteps--;
+      jb--; /* b moved down one; look at it again (another first phase is not fused) */
+      break;
+    }
+  }
+  return true;
 }
 
 /* Horizontal fusion: an elementwise kernel step b joins an earlier one a of the same
@@ -616,7 +763,7 @@ Program *jit_lower(const Jaxpr *j) {
       ok = p->outs[o].st != NULL;
     }
   }
-  if (ok) ok = fuse_siblings(p);
+  if (ok) ok = fuse_two_phase(p) && fuse_siblings(p);
   /* last uses (after fusion moved steps) */
   for (int s = 0; ok && s < p->nslots; s++) L.last_use[s] = -1;
   for (int k = 0; ok && k < p->nsteps; k++) {

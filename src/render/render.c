@@ -1083,20 +1083,75 @@ static bool render_red_store(const RenderLang *lang, const Kernel *k, Buf *b, in
                              const AluExp *epilogue, const char *indent, const char *at,
                              const char *acc) {
   buf_printf(b, "%sconst %s acc = %s;\n", indent, dtype_c[k->reduction.dtype].ctype, acc);
-  char *e;
-  if (epilogue) {
-    Part pe = {.lang = lang, .out = b, .indent = indent, .nlocals = nlocals};
-    e = render_part(&pe, epilogue);
-  } else {
-    e = strdup("acc");
-    if (!e) error_set(JX_ERR_OOM, "render: out of memory");
+  for (int o = 0; o <= k->nextra; o++) { /* out0 = epilogue(acc); further epilogues */
+    const AluExp *x = o ? k->extra[o - 1] : epilogue;
+    jx_dtype d = o ? k->extra_dtypes[o - 1] : k->dtype;
+    char *e;
+    if (x) {
+      Part pe = {.lang = lang, .out = b, .indent = indent, .nlocals = nlocals};
+      e = render_part(&pe, x);
+    } else {
+      e = strdup("acc");
+      if (!e) error_set(JX_ERR_OOM, "render: out of memory");
+    }
+    if (!e) return false;
+    buf_printf(b, "%sout%d[%s] = ", indent, o, at);
+    expand1(b, dtype_c[d].store, e, d);
+    buf_str(b, ";\n");
+    free(e);
   }
-  if (!e) return false;
-  buf_printf(b, "%sout0[%s] = ", indent, at);
-  expand1(b, dtype_c[k->dtype].store, e, k->dtype);
-  buf_str(b, ";\n");
-  free(e);
   return true;
+}
+
+/* A two-phase reduction's first phase for the block of w outputs at gb: pres[j] = the
+ * reduction of pre_exp for output gb + j, in ir/alu.h's order (lanes; in order for
+ * floating sums and products of fewer than ALU_REDUCE_LANES elements). */
+static bool render_pre_block(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
+                             int64_t w) {
+  const Reduction *q = &k->pre;
+  const int64_t L = ALU_REDUCE_LANES, R = q->size, R16 = R - R % L;
+  bool ordered = dtype_is_floating(q->dtype) && (q->op == ALU_ADD || q->op == ALU_MUL) && R < L;
+  const char *ct = dtype_c[q->dtype].ctype;
+  Part p = {.lang = lang, .indent = "          ", .nlocals = nlocals};
+  RedText t;
+  Buf comb = {0};
+  bool ok = red_text(&p, q, k->pre_exp, ordered ? "a" : "lanes[l]", &t) &&
+            render_step(&p, &comb, q, "lanes[l]", "lanes[l + h]") && !comb.oom;
+  if (ok) {
+    buf_printf(b, "    %s pres[%lld];\n", ct, (long long)w);
+    buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
+    buf_str(b, "      const int64_t gidx = gb + j;\n");
+    if (ordered) {
+      buf_printf(b, "      %s a = %s;\n", ct, t.ident.s);
+      buf_printf(b, "      for (int64_t ridx = 0; ridx < %lldLL; ridx++) {\n", (long long)R);
+      buf_str(b, t.body.s ? t.body.s : "");
+      buf_printf(b, "          a = %s;\n      }\n      pres[j] = a;\n", t.step.s);
+    } else {
+      buf_printf(b, "      %s lanes[%lld];\n", ct, (long long)L);
+      buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) lanes[l] = %s;\n", (long long)L, t.ident.s);
+      if (R16) {
+        buf_printf(b, "      for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
+        buf_str(b, "        JX_VECTOR_LOOP\n");
+        buf_printf(b, "        for (int64_t l = 0; l < %lld; l++) {\n", (long long)L);
+        buf_str(b, "          const int64_t ridx = r0 + l;\n");
+        buf_str(b, t.body.s ? t.body.s : "");
+        buf_printf(b, "          lanes[l] = %s;\n        }\n      }\n", t.step.s);
+      }
+      if (R > R16) {
+        buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) {\n", (long long)(R - R16));
+        buf_printf(b, "          const int64_t ridx = %lldLL + l;\n", (long long)R16);
+        buf_str(b, t.body.s ? t.body.s : "");
+        buf_printf(b, "          lanes[l] = %s;\n      }\n", t.step.s);
+      }
+      buf_printf(b, "      for (int64_t h = %lld; h >= 1; h /= 2)\n", (long long)L / 2);
+      buf_printf(b, "        for (int64_t l = 0; l < h; l++) lanes[l] = %s;\n", comb.s);
+      buf_str(b, "      pres[j] = lanes[0];\n");
+    }
+    buf_str(b, "    }\n");
+  }
+  red_text_free(&t);
+  free(comb.s);
+  return ok;
 }
 
 /* Outputs [lo, hi) (C expressions) in blocks of W = REDUCE_BLOCK(_WIDE) (or size, if
@@ -1118,6 +1173,7 @@ static bool render_red_flat(const RenderLang *lang, const Kernel *k, Buf *b, int
     buf_printf(b, "  for (int64_t g0 = %s; g0 < %s; g0 += %lld) {\n", lo, hi, (long long)w);
     buf_printf(b, "    const int64_t gb = g0 + %lld <= %s ? g0 : %s >= %lld ? %s - %lld : 0;\n",
                (long long)w, hi, hi, (long long)w, hi, (long long)w);
+    if (k->has_pre && !render_pre_block(lang, k, b, nlocals, w)) ok = false;
     buf_printf(b, "    %s accs[%lld];\n", dtype_c[r->dtype].ctype, (long long)w);
     buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) accs[j] = %s;\n", (long long)w, t.ident.s);
     buf_printf(b, "    for (int64_t ridx = 0; ridx < %lld; ridx++) {\n", (long long)r->size);
@@ -1132,7 +1188,7 @@ static bool render_red_flat(const RenderLang *lang, const Kernel *k, Buf *b, int
     buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
     buf_str(b, "      const int64_t gidx = gb + j;\n");
     buf_printf(b, "      if (gidx < g0 || gidx >= %s) continue;\n", hi);
-    ok = render_red_store(lang, k, b, nlocals, r->epilogue, "      ", "gidx", "accs[j]");
+    ok = render_red_store(lang, k, b, nlocals, r->epilogue, "      ", "gidx", "accs[j]") && ok;
     buf_str(b, "    }\n  }\n");
   }
   red_text_free(&t);
@@ -1167,6 +1223,7 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
     buf_printf(b, "  for (int64_t g0 = %s; g0 < %s; g0 += %lld) {\n", lo, hi, (long long)w);
     buf_printf(b, "    const int64_t gb = g0 + %lld <= %s ? g0 : %s >= %lld ? %s - %lld : 0;\n",
                (long long)w, hi, hi, (long long)w, hi, (long long)w);
+    if (k->has_pre && !render_pre_block(lang, k, b, nlocals, w)) ok = false;
     if (col) buf_printf(b, "    %s accs[%lld][%lld];\n", ct, (long long)L, (long long)w);
     else buf_printf(b, "    %s accs[%lld][%lld];\n", ct, (long long)w, (long long)L);
     buf_printf(b, "    for (int64_t j = 0; j < %lld; j++)\n", (long long)w);
@@ -1203,7 +1260,7 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
     buf_printf(b, "      for (int64_t h = %lld; h >= 1; h /= 2)\n", (long long)L / 2);
     buf_printf(b, "        for (int64_t l = 0; l < h; l++) %s = %s;\n", acc, comb.s);
     ok = render_red_store(lang, k, b, nlocals, r->epilogue, "      ", "gidx",
-                          col ? "accs[0][j]" : "accs[j][0]");
+                          col ? "accs[0][j]" : "accs[j][0]") && ok;
     buf_str(b, "    }\n  }\n");
   }
   red_text_free(&t);
@@ -1216,6 +1273,20 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
  * flat form, the last one shifted back), partial blocks at the ends in the flat form. */
 static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
   const Reduction *r = &k->reduction;
+  if (k->has_pre) { /* VARIABLE pre -> this output's first-phase value, pres[j] */
+    Kernel kk = *k;
+    const AluExp *pv = alu_variable("pres[j]", k->pre.dtype);
+    kk.has_pre = false; /* (the copy renders the phase itself below) */
+    kk.exp = alu_substitute(k->exp, "pre", pv);
+    if (r->epilogue) kk.reduction.epilogue = alu_substitute(r->epilogue, "pre", pv);
+    for (int o = 0; o < k->nextra; o++) kk.extra[o] = alu_substitute(k->extra[o], "pre", pv);
+    kk.has_pre = true;
+    bool lanes = alu_reduce_in_lanes(r->op, r->dtype, r->size) ||
+                 (!(dtype_is_floating(r->dtype) && (r->op == ALU_ADD || r->op == ALU_MUL)) &&
+                  r->size >= ALU_REDUCE_LANES && lanes_contiguous(kk.exp, "ridx", r->size));
+    return lanes ? render_red_lanes(lang, &kk, b, nlocals, "start", "end")
+                 : render_red_flat(lang, &kk, b, nlocals, "start", "end");
+  }
   /* Lane order where the IR asks for it, and for row reductions by ops whose result
    * does not depend on the order (all others: integer wrap-around arithmetic, min/max,
    * bitwise), where the lanes are what vectorizes. */
@@ -1223,6 +1294,7 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
       (!(dtype_is_floating(r->dtype) && (r->op == ALU_ADD || r->op == ALU_MUL)) &&
        r->size >= ALU_REDUCE_LANES && lanes_contiguous(k->exp, "ridx", r->size)))
     return render_red_lanes(lang, k, b, nlocals, "start", "end");
+  if (k->nextra) return render_red_flat(lang, k, b, nlocals, "start", "end");
   Nest nest = find_nest(k->exp, r->epilogue, k->size, REDUCE_BLOCK_WIDE);
   const AluExp *exp = nest.n ? nest_rewrite(k->exp, &nest, k->size) : NULL;
   const AluExp *epi = exp && r->epilogue ? nest_rewrite(r->epilogue, &nest, k->size) : NULL;

@@ -744,6 +744,80 @@ static void test_multi_output(void) {
   }
 }
 
+/* Two-phase reductions (softmax's max then sum of exp(x - max), fused by jit): random
+ * first and second phases over rows or columns of shared inputs, an epilogue and an
+ * extra output of pre, compared with the interpreter bit for bit (float phases of
+ * continuous ops: within a tolerance, as the random float DAGs). */
+static void test_two_phase_reductions(void) {
+  static const AluOp ops[] = {ALU_ADD, ALU_MAX, ALU_MIN, ALU_MUL};
+  for (int t = 0; t < 48; t++) {
+    int64_t old = cpu_set_min_work(t % 2 ? 64 : 1 << 15);
+    bool approx = t % 3 == 0;
+    Gen g = {.approx = approx, .nin = 1 + rnd_int(3)};
+    int64_t size = 1 + rnd_int(70), R = 1 + rnd_int(t % 4 == 1 ? 8 : 70);
+    bool tr = rnd_int(2);
+    const AluExp *gi = alu_special("gidx", size), *ri = alu_special("ridx", R);
+    const AluExp *rows = alu_binary(ALU_ADD, alu_binary(ALU_MUL, gi, alu_const_int(JX_INT64, R)), ri);
+    const AluExp *cols = alu_binary(ALU_ADD, alu_binary(ALU_MUL, ri, alu_const_int(JX_INT64, size)), gi);
+    void *in[4];
+    for (int k = 0; k < g.nin; k++) {
+      g.in_dt[k] = approx ? JX_FLOAT32 : random_dtype(false);
+      g.idx[k] = tr ? cols : rows;
+      AluValue *v = malloc((size_t)(size * R) * sizeof *v);
+      for (int64_t i = 0; i < size * R; i++)
+        v[i] = approx ? alu_normalize(JX_FLOAT32, (AluValue){.f = (rnd_unit() * 2 - 1) * 2})
+                      : random_value(g.in_dt[k]);
+      in[k] = buffer_of(g.in_dt[k], v, size * R);
+      free(v);
+    }
+    jx_dtype d = approx ? JX_FLOAT32 : random_dtype(false);
+    AluOp op1 = ops[rnd_int(approx ? 3 : 4)], op2 = ops[rnd_int(approx ? 3 : 4)];
+    const AluExp *a = alu_variable("acc", d);
+    if (!try_op(op1, (const AluExp *[]){a, a})) op1 = ALU_MAX;
+    if (!try_op(op2, (const AluExp *[]){a, a})) op2 = ALU_MAX;
+    Kernel k = {.nargs = g.nin, .size = size, .dtype = d, .has_reduction = true, .has_pre = true};
+    for (int i = 0; i < g.nin; i++) k.arg_dtypes[i] = g.in_dt[i];
+    k.pre = (Reduction){.op = op1, .dtype = d, .size = R, .identity = identity_of(op1, d)};
+    k.pre_exp = gen(&g, d, 1 + rnd_int(3));
+    const AluExp *pre = alu_variable("pre", d), *x = gen(&g, d, 1 + rnd_int(3));
+    k.exp = approx ? alu_unary(ALU_EXP, alu_binary(ALU_SUB, x, pre))
+                   : alu_binary(rnd_int(2) ? ALU_MAX : ALU_MIN, x, pre);
+    k.reduction = (Reduction){.op = op2, .dtype = d, .size = R, .identity = identity_of(op2, d)};
+    if (rnd_int(2)) k.reduction.epilogue = alu_binary(ALU_MAX, alu_variable("acc", d), pre);
+    k.nextra = 1;
+    k.extra[0] = alu_cast(pre, JX_FLOAT64);
+    k.extra_dtypes[0] = JX_FLOAT64;
+    CHECK_MSG(kernel_check(&k) == JX_OK, "two-phase #%d: %s", t, jx_last_error());
+    void *want[2], *got[2];
+    for (int o = 0; o < 2; o++) {
+      size_t bytes = (size_t)size * jx_dtype_itemsize(o ? JX_FLOAT64 : d);
+      want[o] = calloc(1, bytes), got[o] = calloc(1, bytes);
+    }
+    void *ei = NULL, *ec = NULL;
+    bool ran = backend_interp.prepare(&k, &ei) == JX_OK &&
+               backend_interp.dispatch(ei, &k, in, want) == JX_OK &&
+               backend_cpu.prepare(&k, &ec) == JX_OK && backend_cpu.dispatch(ec, &k, in, got) == JX_OK;
+    CHECK_MSG(ran, "two-phase #%d: %s", t, jx_last_error());
+    for (int o = 0; ran && o < 2; o++) {
+      jx_dtype od = o ? JX_FLOAT64 : d;
+      int64_t bad = 0;
+      for (int64_t i = 0; i < size; i++) {
+        uint64_t u = elem_bits(want[o], od, i), v = elem_bits(got[o], od, i);
+        if (u == v || (is_float(od) && bits_nan(od, u) && bits_nan(od, v))) continue;
+        double p = as_double(want[o], od, i), q = as_double(got[o], od, i);
+        if (approx && fabs(p - q) <= 1e-4 * (1 + fabs(p))) continue;
+        bad++;
+      }
+      CHECK_MSG(bad == 0, "two-phase #%d (%s then %s, %s, %lldx%lld%s), output %d: %lld mismatches",
+                t, alu_op_name(op1), alu_op_name(op2), dtype_short_name(d), (long long)size,
+                (long long)R, tr ? " columns" : "", o, (long long)bad);
+    }
+    for (int o = 0; o < 2; o++) free(want[o]), free(got[o]);
+    for (int i = 0; i < g.nin; i++) free(in[i]);
+    cpu_set_min_work(old);
+  }
+}
+
 /* Odd trials split kernels over the pool threads in small chunks, so that loop nests
  * (render.c) start and end inside their blocks. */
 static void test_random_dags(void) {
@@ -1105,6 +1179,7 @@ int main(void) {
   TEST_RUN(test_random_dags);
   TEST_RUN(test_random_float_dags);
   TEST_RUN(test_multi_output);
+  TEST_RUN(test_two_phase_reductions);
   TEST_RUN(test_thread_pool);
   TEST_RUN(test_concurrent_dispatch);
   TEST_RUN(test_render_errors);

@@ -282,6 +282,44 @@ static void test_multi_output_matches_interp(void) {
   }
 }
 
+/* Layer normalization: the variance reads the mean at its own row, so jit computes both
+ * in one two-phase kernel (lower.c, fuse_two_phase); softmax's max and sum likewise
+ * when exp(x - max) is not materialized. */
+static jx_status layer_norm(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *x = in[0];
+  jx_array *mean = jx_mean(x, 1, (int[]){-1}, true);
+  jx_array *d = jx_sub(x, mean);
+  jx_array *var = jx_mean(jx_mul(d, d), 1, (int[]){-1}, true);
+  out[0] = jx_div(d, jx_sqrt(jx_add(var, jx_scalar(1e-5))));
+  out[1] = jx_squeeze(var, 1, (int[]){-1});
+  out[2] = jx_squeeze(mean, 1, (int[]){-1});
+  return JX_OK;
+}
+
+static void test_two_phase_matches_interp(void) {
+  uint32_t seed = 13;
+  static const int64_t shapes[3][2] = {{7, 5}, {300, 129}, {33, 1000}};
+  for (int s = 0; s < 3; s++) {
+    jx_scope_begin();
+    jx_array *x = randn(&seed, 2, shapes[s]);
+    jx_fn *f = jx_fn_new("layer_norm", 1, 3, layer_norm, NULL), *jf = jx_jit(f);
+    jx_array *got[3], *want[3];
+    CHECK_EQ_INT(jx_call(jf, &x, got), JX_OK);
+    jx_array *xi = jx_device_put(x, "interp");
+    CHECK_EQ_INT(jx_call(f, &xi, want), JX_OK);
+    for (int o = 0; o < 3; o++) {
+      double *g = test_read_f64(got[o]), *w = test_read_f64(want[o]);
+      for (int64_t i = 0; i < jx_size(want[o]); i++)
+        CHECK_MSG(g[i] == w[i], "shape %d, output %d, element %lld: %.9g vs %.9g", s, o,
+                  (long long)i, g[i], w[i]);
+      free(g), free(w);
+    }
+    jx_fn_free(jf), jx_fn_free(f);
+    jx_scope_end(0, NULL);
+  }
+}
+
 static jx_status bad(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_add(in[0], jx_ones(1, (int64_t[]){5}, JX_FLOAT32));
   return out[0] ? JX_OK : jx_last_status();
@@ -307,6 +345,7 @@ int main(void) {
   TEST_RUN(test_row_loops_match_interp);
   TEST_RUN(test_conv_nests_match_interp);
   TEST_RUN(test_multi_output_matches_interp);
+  TEST_RUN(test_two_phase_matches_interp);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();
