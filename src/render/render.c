@@ -1215,7 +1215,8 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
   Part p = {.lang = lang, .indent = "        ", .nlocals = nlocals};
   RedText t;
   Buf comb = {0};
-  bool ok = red_text(&p, r, k->exp, acc, &t) &&
+  /* a row accumulates into a local vector of lanes, which compilers keep in a register */
+  bool ok = red_text(&p, r, k->exp, row ? "lane[l]" : acc, &t) &&
             render_step(&p, &comb, r, col ? "accs[l][j]" : "accs[j][l]",
                         col ? "accs[l + h][j]" : "accs[j][l + h]") && !comb.oom;
   const char *ct = dtype_c[r->dtype].ctype, *body = t.body.s ? t.body.s : "";
@@ -1228,7 +1229,28 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
     else buf_printf(b, "    %s accs[%lld][%lld];\n", ct, (long long)w, (long long)L);
     buf_printf(b, "    for (int64_t j = 0; j < %lld; j++)\n", (long long)w);
     buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) %s = %s;\n", (long long)L, acc, t.ident.s);
-    for (int part = 0; part < 2; part++) { /* whole blocks of L, then the rest */
+    if (row) {
+      buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
+      buf_str(b, "      const int64_t gidx = gb + j;\n");
+      buf_printf(b, "      %s lane[%lld];\n", ct, (long long)L);
+      buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) lane[l] = %s;\n", (long long)L, t.ident.s);
+      if (R16) {
+        buf_printf(b, "      for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
+        buf_str(b, "        JX_VECTOR_LOOP\n");
+        buf_printf(b, "        for (int64_t l = 0; l < %lld; l++) {\n", (long long)L);
+        buf_str(b, "          const int64_t ridx = r0 + l;\n");
+        buf_str(b, body);
+        buf_printf(b, "          lane[l] = %s;\n        }\n      }\n", t.step.s);
+      }
+      if (R > R16) {
+        buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) {\n", (long long)(R - R16));
+        buf_printf(b, "          const int64_t ridx = %lldLL + l;\n", (long long)R16);
+        buf_str(b, body);
+        buf_printf(b, "          lane[l] = %s;\n      }\n", t.step.s);
+      }
+      buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) accs[j][l] = lane[l];\n    }\n", (long long)L);
+    }
+    for (int part = 0; part < 2 && !row; part++) { /* whole blocks of L, then the rest */
       int64_t lanes = part == 0 ? L : R - R16;
       if (part == 0 && R16 == 0) continue;
       if (part == 1 && lanes == 0) break;

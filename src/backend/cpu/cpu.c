@@ -512,9 +512,33 @@ static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
      * most of a jit's first call, and the machine has the cores. */
     int halves = m >= 8 && pool_threads() >= 2 && compile_ready() ? 2 : 1;
     CompileJob jobs[2];
-    int at = 0;
+    int at = 0, first1 = m / 2;
+    if (halves == 2) { /* balance the halves by source size, largest kernels first */
+      int *order = malloc((size_t)m * sizeof *order), n0 = 0, n1 = 0;
+      if (order) {
+        size_t sz[2] = {0, 0};
+        bool *in1 = calloc((size_t)m, sizeof *in1);
+        for (int j = 0; in1 && j < m; j++) {
+          int big = -1; /* the largest kernel not yet placed */
+          for (int q = 0; q < m; q++)
+            if (!in1[q] && order && (big < 0 || strlen(texts[pick[q]]) > strlen(texts[pick[big]])))
+              big = q;
+          in1[big] = true;
+          int h = sz[0] <= sz[1] ? 0 : 1;
+          sz[h] += strlen(texts[pick[big]]);
+          order[h == 0 ? n0++ : m - 1 - n1++] = pick[big];
+        }
+        if (in1) {
+          memcpy(pick, order, (size_t)m * sizeof *pick);
+          for (int j = 0; j < m; j++) name_ptrs[j] = names[pick[j]];
+          first1 = n0;
+        }
+        free(in1);
+      }
+      free(order);
+    }
     for (int h = 0; h < halves; h++) {
-      int cnt = (m - at) / (halves - h);
+      int cnt = halves == 2 ? (h == 0 ? first1 : m - first1) : m;
       jobs[h] = (CompileJob){.first = at, .count = cnt, .pick = pick, .texts = texts, .ths = ths,
                              .names = name_ptrs + at, .fns = fns + at};
       at += cnt;
