@@ -466,6 +466,13 @@ static bool lower_eqn(Lower *L, const JaxprEqn *q) {
   Lazy *in[KERNEL_MAX_ARGS];
   for (int i = 0; i < q->nin; i++) {
     in[i] = &L->vals[q->in[i]];
+    /* A matrix product reads a buffer: an operand with other consumers is materialized
+     * once here rather than recomputed, so that a later product of its transpose (a
+     * weight gradient, x^T @ ct) reads the same buffer transposed. */
+    if (prim_kind(q->prim) == PRIM_KIND_DOT && in[i]->slot < 0 && in[i]->uses >= 2) {
+      if (!realize(L, in[i])) return false;
+      continue;
+    }
     if (!maybe_share(L, in[i])) return false;
   }
   Lazy *out = &L->vals[q->out];
