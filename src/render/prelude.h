@@ -17,6 +17,14 @@
 
 /* Before a loop whose iterations should become SIMD lanes: GCC otherwise unrolls short
  * constant-count loops completely, and then does not vectorize them. */
+#ifndef JX_COLD
+#if defined(__GNUC__) && !defined(__clang__)
+#define JX_COLD __attribute__((optimize("O1")))
+#else
+#define JX_COLD
+#endif
+#endif
+
 #ifndef JX_VECTOR_LOOP
 #if defined(__GNUC__) && !defined(__clang__)
 #define JX_VECTOR_LOOP _Pragma("GCC unroll 1")
