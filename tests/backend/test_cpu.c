@@ -1075,7 +1075,7 @@ static void test_simd(void) {
     printf("note: objdump not found; SIMD check skipped\n");
     return;
   }
-  Kernel k = fresh_kernel(4096, 1.5f);
+  Kernel k = fresh_kernel(65536, 1.5f); /* above RENDER_COLD_WORK: compiled at -O3 */
   const AluExp *g = alu_special("gidx", 64), *r = alu_special("ridx", 512);
   Kernel kr = {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = 64, .dtype = JX_FLOAT32,
                .has_reduction = true}; /* column sums of a (512, 64) array */
