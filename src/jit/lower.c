@@ -522,7 +522,7 @@ static bool flat_indexing(const AluExp *e) {
   const AluExp **order = alu_toposort(e, &n);
   bool flat = order != NULL;
   for (int64_t i = 0; flat && i < n; i++)
-    flat = order[i]->op != ALU_DIV && order[i]->op != ALU_MOD;
+    flat = (order[i]->op != ALU_DIV && order[i]->op != ALU_MOD) || order[i]->dtype != JX_INT64;
   free((void *)order);
   return flat;
 }

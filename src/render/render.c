@@ -23,8 +23,6 @@ const RenderLang render_c = {
  * Measured on AVX-512, sum over a (512, 4096) f32 array: columns 2.0 ms with 16 lanes,
  * 0.24 ms with 256; rows 0.7 ms with 16 unrolled lanes, 1.2-1.6 ms as a lane loop. */
 #define REDUCE_BLOCK 16
-/* Kernels of at most this many element-iterations are "cold" (see render_kernel). */
-#define RENDER_COLD_WORK 16384
 #define REDUCE_BLOCK_WIDE 256
 /* A single-use expression longer than this gets its own local, for readability. */
 #define INLINE_MAX 80
@@ -779,7 +777,8 @@ static int nest_open_block(Buf *b, const Nest *nest) {
 /* Opens the loops of i[hi] .. i[lo] (none if hi < lo) at depth d; returns the new depth. */
 static int nest_open_loops(Buf *b, const Nest *nest, int hi, int lo, int d) {
   for (int k = hi; k >= lo; k--, d++)
-    buf_printf(b, "%sfor (int64_t i%d = 0; i%d < %lldLL; i%d++) {\n", pad(d), k, k,
+    buf_printf(b, k == 0 ? "%sJX_IVDEP\n%sfor (int64_t i%d = 0; i%d < %lldLL; i%d++) {\n"
+                         : "%s%sfor (int64_t i%d = 0; i%d < %lldLL; i%d++) {\n", pad(d), k == 0 ? pad(d) : "", k, k,
                (long long)(nest->s[k + 1] / nest->s[k]), k);
   return d;
 }
@@ -1000,7 +999,7 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, 
     char *v[KERNEL_MAX_OUTS] = {0};
     for (int o = 0; o < k->nextra; o++) roots[1 + o] = k->extra[o];
     Part p = {.lang = lang, .out = b, .indent = "    ", .nlocals = nlocals};
-    buf_str(b, "  for (int64_t gidx = start; gidx < end; gidx++) {\n");
+    buf_str(b, "  JX_IVDEP\n  for (int64_t gidx = start; gidx < end; gidx++) {\n");
     if (!render_parts(&p, roots, 1 + k->nextra, v)) return false;
     for (int o = 0; o <= k->nextra; o++) {
       jx_dtype d = o ? k->extra_dtypes[o - 1] : k->dtype;
@@ -1016,7 +1015,7 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, 
   const AluExp *nested = nest.n ? nest_rewrite(k->exp, &nest, k->size) : NULL;
   Part p = {.lang = lang, .out = b, .indent = "    ", .nlocals = nlocals};
   if (!nested) {
-    buf_str(b, "  for (int64_t gidx = start; gidx < end; gidx++) {\n");
+    buf_str(b, "  JX_IVDEP\n  for (int64_t gidx = start; gidx < end; gidx++) {\n");
     char *v = render_part(&p, k->exp);
     if (!v) return false;
     render_store(b, k, "    ", v);
@@ -1026,8 +1025,8 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, 
   }
   nest_bounds(b, nest.s[nest.n]);
   for (int part = 0; part < 2; part++) {
-    buf_str(b, part == 0 ? "  for (int64_t gidx = start; gidx < head_end; gidx++) {\n"
-                         : "  for (int64_t gidx = row_end; gidx < end; gidx++) {\n");
+    buf_str(b, part == 0 ? "  JX_IVDEP\n  for (int64_t gidx = start; gidx < head_end; gidx++) {\n"
+                         : "  JX_IVDEP\n  for (int64_t gidx = row_end; gidx < end; gidx++) {\n");
     char *v = render_part(&p, k->exp);
     if (!v) return false;
     render_store(b, k, "    ", v);
@@ -1395,12 +1394,8 @@ char *render_kernel(const RenderLang *lang, const Kernel *k, char name[RENDER_NA
     buf_str(&full, " */\n");
     free(printed);
   }
-  /* Small kernels (a loss over a batch of logits) run in microseconds whatever the
-   * optimizer does: they compile at JX_COLD (-O1 under GCC), which makes a training
-   * step's first call markedly faster. */
-  int64_t work = k->size * (k->has_reduction && k->reduction.size > 1 ? k->reduction.size : 1);
-  buf_printf(&full, "%s%svoid %s(void *const *in, void *const *out, int64_t start, int64_t end) {\n",
-             lang->fn_prefix, work <= RENDER_COLD_WORK ? "JX_COLD " : "", name);
+  buf_printf(&full, "%svoid %s(void *const *in, void *const *out, int64_t start, int64_t end) {\n",
+             lang->fn_prefix, name);
   buf_str(&full, text);
   free(text);
   char *result = buf_take(&full);
