@@ -286,25 +286,11 @@ void cpu_reset(void) {
 
 /* ------------------------------------------------------------------ backend */
 
-/* Buffers are 64-byte aligned and start at one of 32 staggered offsets (a 64-byte
- * cache line apart): large allocations come page-aligned from the OS, and a kernel
- * streaming many equally aligned arrays at once (an optimizer update reads six and
- * writes three) would map them all to the same L1 sets. The allocation's base pointer
- * is kept in the cache line before the buffer. */
-#define ALLOC_STAGGER 32
 static void *cpu_alloc(size_t nbytes) {
-  static unsigned counter;
   size_t n = (nbytes + 63) / 64 * 64;
-  size_t k = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED) % ALLOC_STAGGER;
-  char *base = aligned_alloc(64, n + 64 * (ALLOC_STAGGER + 1));
-  if (!base) return NULL;
-  char *mem = base + 64 * (k + 1);
-  ((void **)mem)[-1] = base;
-  return mem;
+  return aligned_alloc(64, n ? n : 64);
 }
-static void cpu_free(void *mem) {
-  if (mem) free(((void **)mem)[-1]);
-}
+static void cpu_free(void *mem) { free(mem); }
 static jx_status cpu_copy_in(void *mem, const void *host, size_t n) {
   if (n) memcpy(mem, host, n);
   return JX_OK;
