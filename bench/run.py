@@ -99,7 +99,8 @@ def peers(only):
             h = conv_block(conv_block(x.reshape(-1, 28, 28, 1), p[0], p[1]), p[2], p[3]).reshape(x.shape[0], -1)
             h = jax.nn.relu(h @ p[4] + p[5]); return h @ p[6] + p[7]
         for name, fwd, params in (("mlp", mlp_fwd, mlp), ("cnn", cnn_fwd, cnn)):
-            opt = optax.adam(1e-3); st = opt.init(params)
+            # as examples/fashion_mnist.c: Adam on a cosine-decayed learning rate
+            opt = optax.adam(optax.cosine_decay_schedule(1e-3, 10000)); st = opt.init(params)
             def loss(p, x, y, fwd=fwd):
                 return optax.softmax_cross_entropy_with_integer_labels(fwd(p, x), y).mean()
             @jax.jit
