@@ -418,14 +418,14 @@ static bool lower_iota(const JaxprEqn *q, Lazy *out, const Aval *av) {
   return set_exp(out, alu_cast(idx[q->params.axis], q->params.dtype), av);
 }
 
-/* The cost of recomputing e: its value operations (nodes other than constants and
+/* The cost of recomputing e: its arithmetic (nodes other than constants, loads and
  * int64 index arithmetic), transcendental functions counting 8. */
 static int64_t value_ops(const AluExp *e) {
   int64_t n, ops = 0;
   const AluExp **order = alu_toposort(e, &n);
   for (int64_t i = 0; order && i < n; i++) {
     const AluExp *x = order[i];
-    if (!x->nsrc || x->dtype == JX_INT64) continue;
+    if (!x->nsrc || x->dtype == JX_INT64 || x->op == ALU_GLOBAL_INDEX) continue;
     switch (x->op) {
     case ALU_EXP: case ALU_EXP2: case ALU_EXPM1: case ALU_LOG: case ALU_LOG2: case ALU_LOG1P:
     case ALU_SIN: case ALU_COS: case ALU_TAN: case ALU_ASIN: case ALU_ACOS: case ALU_ATAN:
@@ -442,23 +442,31 @@ static int64_t value_ops(const AluExp *e) {
 }
 
 /* A value read by several consumers is materialized once, unless it is a view of a
- * buffer or cheap to recompute (a few arithmetic operations: x - mean is recomputed by
- * the variance and the normalization, which lets the variance fuse with the mean;
- * exp(x - max) is materialized -- recomputing it made a 4096x1024 softmax 30% slower). */
+ * buffer or cheap to recompute: a few nodes, index arithmetic included, or a single
+ * arithmetic operation on loads (x - mean is recomputed by the variance and the
+ * normalization, which lets the variance fuse with the mean), never a transcendental
+ * function (recomputing exp(x - max) made a 4096x1024 softmax 30% slower). A conv's
+ * biased relu (two operations) is materialized: pooling reads it through strided
+ * windows, and recomputing it there made the CNN step 30% slower. */
 static bool maybe_share(Lower *L, Lazy *v) {
   if (v->slot >= 0 || v->uses < 2) return true;
-  if (value_ops(v->src) <= 6) return true;
+  int64_t ops = value_ops(v->src);
+  if ((alu_count(v->src) <= 6 && ops <= 6) || ops <= 1) return true;
   return realize(L, v);
 }
 
-/* The value of a constant whose buffer holds one element, on host memory (a literal
- * such as the 0 of relu's derivative, maybe broadcast), as a CONST node: kernels
- * compute with it instead of loading it (which lets select chains vectorize). NULL for
- * any other constant. */
+/* The value of a constant whose buffer holds one value, on host memory (a literal such
+ * as the 0 of relu's derivative, maybe broadcast, or a mean's divisor filled to its
+ * shape: up to 4096 equal elements), as a CONST node: kernels compute with it instead
+ * of loading it (which lets select chains vectorize). NULL for any other constant. */
 static const AluExp *const_scalar(const jx_array *c) {
   const Buffer *b = c->buf;
-  if (!b || !b->backend->host_memory || !b->mem || b->nbytes != jx_dtype_itemsize(c->dtype))
+  size_t item = jx_dtype_itemsize(c->dtype);
+  if (!b || !b->backend->host_memory || !b->mem || b->nbytes < item ||
+      b->nbytes > 4096 * item || b->nbytes % item)
     return NULL;
+  for (size_t off = item; off < b->nbytes; off += item)
+    if (memcmp((const char *)b->mem + off, b->mem, item) != 0) return NULL;
   return alu_const(c->dtype, alu_load(b->mem, c->dtype, 0));
 }
 
@@ -572,8 +580,11 @@ static bool fuse_two_phase(Program *p) {
       if (ja < 0) continue;
       Step *a = &p->steps[ja];
       const Kernel *ka = &a->kernel;
-      if (a->is_routine || !ka->has_reduction || ka->has_pre || ka->nextra ||
-          ka->reduction.epilogue || ka->size != kb->size || ka->reduction.size != kb->reduction.size)
+      /* rows of at least ALU_REDUCE_LANES: the renderer's two-phase form is the flat one,
+       * which for short strided windows (2x2 pooling) is slower than the loop nests the
+       * two separate kernels get */
+      if (a->is_routine || !ka->has_reduction || ka->has_pre || ka->nextra || ka->size != kb->size ||
+          ka->reduction.size != kb->reduction.size || kb->reduction.size < ALU_REDUCE_LANES)
         continue;
       bool between = false; /* a's result read in between: it must stay where it is */
       for (int k = ja + 1; k < jb && !between; k++) {
@@ -582,17 +593,6 @@ static bool fuse_two_phase(Program *p) {
         for (int y = 0; y < n; y++) between |= st->args[y] == s;
       }
       if (between) continue;
-      const AluExp *gidx = alu_special("gidx", kb->size);
-      const AluExp *pre = alu_variable("pre", ka->reduction.dtype);
-      bool other = false;
-      AluMap m1, m2;
-      alu_map_init(&m1), alu_map_init(&m2);
-      const AluExp *exp = replace_row_loads(kb->exp, x, gidx, pre, &m1, &other);
-      const AluExp *epi = kb->reduction.epilogue
-                              ? replace_row_loads(kb->reduction.epilogue, x, gidx, pre, &m2, &other)
-                              : NULL;
-      alu_map_free(&m1), alu_map_free(&m2);
-      if (other || !exp || (kb->reduction.epilogue && !epi)) continue;
       /* args: b's, then a's not already there; then only those still read */
       int uni[2 * KERNEL_MAX_ARGS], map_a[KERNEL_MAX_ARGS], nu = kb->nargs;
       jx_dtype udt[2 * KERNEL_MAX_ARGS];
@@ -603,13 +603,32 @@ static bool fuse_two_phase(Program *p) {
         if (z == nu) uni[nu] = a->args[y], udt[nu++] = ka->arg_dtypes[y];
         map_a[y] = z;
       }
+      /* a's output value: its epilogue (a mean's division) applied to the first phase */
+      const AluExp *gidx = alu_special("gidx", kb->size);
+      const AluExp *pre = alu_variable("pre", ka->reduction.dtype), *val = pre;
+      if (ka->reduction.epilogue) {
+        AluMap m0;
+        alu_map_init(&m0);
+        val = renumber(alu_substitute(ka->reduction.epilogue, "acc", pre), map_a, &m0);
+        alu_map_free(&m0);
+        if (!val) return false;
+      }
+      bool other = false;
+      AluMap m1, m2;
+      alu_map_init(&m1), alu_map_init(&m2);
+      const AluExp *exp = replace_row_loads(kb->exp, x, gidx, val, &m1, &other);
+      const AluExp *epi = kb->reduction.epilogue
+                              ? replace_row_loads(kb->reduction.epilogue, x, gidx, val, &m2, &other)
+                              : NULL;
+      alu_map_free(&m1), alu_map_free(&m2);
+      if (other || !exp || (kb->reduction.epilogue && !epi)) continue;
       AluMap m3;
       alu_map_init(&m3);
       const AluExp *pre_exp = renumber(ka->exp, map_a, &m3);
       alu_map_free(&m3);
       if (!pre_exp) return false;
       bool used[2 * KERNEL_MAX_ARGS] = {false};
-      mark_args(exp, used), mark_args(pre_exp, used);
+      mark_args(exp, used), mark_args(pre_exp, used), mark_args(val, used);
       if (epi) mark_args(epi, used);
       int compact[2 * KERNEL_MAX_ARGS], nargs = 0;
       for (int y = 0; y < nu; y++) compact[y] = used[y] ? nargs++ : -1;
@@ -624,14 +643,16 @@ static bool fuse_two_phase(Program *p) {
       k.exp = renumber(exp, compact, &m4);
       k.pre_exp = renumber(pre_exp, compact, &m4);
       k.reduction.epilogue = epi ? renumber(epi, compact, &m4) : NULL;
+      const AluExp *val_c = renumber(val, compact, &m4);
       alu_map_free(&m4);
       k.nargs = nargs;
       k.has_pre = true;
       k.pre = ka->reduction;
+      k.pre.epilogue = NULL;
       k.nextra = 1; /* a's output, written too */
-      k.extra[0] = pre;
+      k.extra[0] = val_c;
       k.extra_dtypes[0] = ka->dtype;
-      if (!k.exp || !k.pre_exp || (epi && !k.reduction.epilogue)) {
+      if (!k.exp || !k.pre_exp || !val_c || (epi && !k.reduction.epilogue)) {
         free(na);
         return false;
       }
