@@ -246,9 +246,16 @@ static int parse(int argc, char **argv, Options *o) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       printf("usage: %s [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr LR] [--seed S]\n"
-             "          [--data DIR] [--device NAME] [--limit N] [--plot FILE] [--save FILE] [--trace FILE]\n", argv[0]);
+             "          [--data DIR] [--device NAME] [--limit N] [--plot FILE] [--save FILE] [--trace FILE]\n"
+             "          [--bench N]\n", argv[0]);
       exit(0);
     }
+    static const char *const known[] = {"--model", "--epochs", "--batch-size", "--lr", "--seed",
+                                        "--data", "--device", "--limit", "--plot", "--save",
+                                        "--trace", "--bench"};
+    bool ok = false;
+    for (size_t k = 0; k < sizeof known / sizeof *known; k++) ok |= !strcmp(a, known[k]);
+    if (!ok) return fprintf(stderr, "fashion_mnist: unknown option %s (see --help)\n", a), 2;
     if (!v) return fprintf(stderr, "fashion_mnist: %s needs a value\n", a), 2;
     if (!strcmp(a, "--model")) o->model = v;
     else if (!strcmp(a, "--epochs")) o->epochs = atoi(v);
@@ -403,8 +410,8 @@ int main(int argc, char **argv) {
 
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  printf("final test accuracy %.2f%% after %d epochs; %.1f s per epoch; peak memory %.0f MiB\n",
-         100 * accs[o.epochs - 1], o.epochs, train_time / o.epochs, ru.ru_maxrss / 1024.0);
+  printf("final test accuracy %.2f%% after %d epoch%s; %.1f s per epoch; peak memory %.0f MiB\n",
+         100 * accs[o.epochs - 1], o.epochs, o.epochs == 1 ? "" : "s", train_time / o.epochs, ru.ru_maxrss / 1024.0);
   write_svg(o.plot, o.epochs, losses, accs);
   printf("wrote %s", o.plot);
   if (jx_io_save_safetensors(o.save, m.nparams, m.names, m.params) == JX_OK) printf(" and %s", o.save);
