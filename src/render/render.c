@@ -1104,20 +1104,44 @@ static bool render_red_store(const RenderLang *lang, const Kernel *k, Buf *b, in
   return true;
 }
 
+/* One output's reduction in lanes: `ct lane[ALU_REDUCE_LANES]` set to the identity, then
+ * each ridx accumulated into lane[ridx % 16] -- whole blocks of 16 as a vector loop, then
+ * the rest. t holds red_text's texts for the accumulator "lane[l]". */
+static void render_row_lanes(Buf *b, const char *ct, int64_t R, const RedText *t) {
+  const int64_t L = ALU_REDUCE_LANES, R16 = R - R % L;
+  const char *body = t->body.s ? t->body.s : "";
+  buf_printf(b, "      %s lane[%lld];\n", ct, (long long)L);
+  buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) lane[l] = %s;\n", (long long)L, t->ident.s);
+  if (R16) {
+    buf_printf(b, "      for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
+    buf_str(b, "        JX_VECTOR_LOOP\n");
+    buf_printf(b, "        for (int64_t l = 0; l < %lld; l++) {\n", (long long)L);
+    buf_str(b, "          const int64_t ridx = r0 + l;\n");
+    buf_str(b, body);
+    buf_printf(b, "          lane[l] = %s;\n        }\n      }\n", t->step.s);
+  }
+  if (R > R16) {
+    buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) {\n", (long long)(R - R16));
+    buf_printf(b, "        const int64_t ridx = %lldLL + l;\n", (long long)R16);
+    buf_str(b, body);
+    buf_printf(b, "        lane[l] = %s;\n      }\n", t->step.s);
+  }
+}
+
 /* A two-phase reduction's first phase for the block of w outputs at gb: pres[j] = the
  * reduction of pre_exp for output gb + j, in ir/alu.h's order (lanes; in order for
  * floating sums and products of fewer than ALU_REDUCE_LANES elements). */
 static bool render_pre_block(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
                              int64_t w) {
   const Reduction *q = &k->pre;
-  const int64_t L = ALU_REDUCE_LANES, R = q->size, R16 = R - R % L;
+  const int64_t L = ALU_REDUCE_LANES, R = q->size;
   bool ordered = dtype_is_floating(q->dtype) && (q->op == ALU_ADD || q->op == ALU_MUL) && R < L;
   const char *ct = dtype_c[q->dtype].ctype;
   Part p = {.lang = lang, .indent = "          ", .nlocals = nlocals};
   RedText t;
   Buf comb = {0};
-  bool ok = red_text(&p, q, k->pre_exp, ordered ? "a" : "lanes[l]", &t) &&
-            render_step(&p, &comb, q, "lanes[l]", "lanes[l + h]") && !comb.oom;
+  bool ok = red_text(&p, q, k->pre_exp, ordered ? "a" : "lane[l]", &t) &&
+            render_step(&p, &comb, q, "lane[l]", "lane[l + h]") && !comb.oom;
   if (ok) {
     buf_printf(b, "    %s pres[%lld];\n", ct, (long long)w);
     buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
@@ -1128,25 +1152,10 @@ static bool render_pre_block(const RenderLang *lang, const Kernel *k, Buf *b, in
       buf_str(b, t.body.s ? t.body.s : "");
       buf_printf(b, "          a = %s;\n      }\n      pres[j] = a;\n", t.step.s);
     } else {
-      buf_printf(b, "      %s lanes[%lld];\n", ct, (long long)L);
-      buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) lanes[l] = %s;\n", (long long)L, t.ident.s);
-      if (R16) {
-        buf_printf(b, "      for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
-        buf_str(b, "        JX_VECTOR_LOOP\n");
-        buf_printf(b, "        for (int64_t l = 0; l < %lld; l++) {\n", (long long)L);
-        buf_str(b, "          const int64_t ridx = r0 + l;\n");
-        buf_str(b, t.body.s ? t.body.s : "");
-        buf_printf(b, "          lanes[l] = %s;\n        }\n      }\n", t.step.s);
-      }
-      if (R > R16) {
-        buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) {\n", (long long)(R - R16));
-        buf_printf(b, "          const int64_t ridx = %lldLL + l;\n", (long long)R16);
-        buf_str(b, t.body.s ? t.body.s : "");
-        buf_printf(b, "          lanes[l] = %s;\n      }\n", t.step.s);
-      }
+      render_row_lanes(b, ct, R, &t);
       buf_printf(b, "      for (int64_t h = %lld; h >= 1; h /= 2)\n", (long long)L / 2);
-      buf_printf(b, "        for (int64_t l = 0; l < h; l++) lanes[l] = %s;\n", comb.s);
-      buf_str(b, "      pres[j] = lanes[0];\n");
+      buf_printf(b, "        for (int64_t l = 0; l < h; l++) lane[l] = %s;\n", comb.s);
+      buf_str(b, "      pres[j] = lane[0];\n");
     }
     buf_str(b, "    }\n");
   }
@@ -1233,22 +1242,7 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
     if (row) {
       buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
       buf_str(b, "      const int64_t gidx = gb + j;\n");
-      buf_printf(b, "      %s lane[%lld];\n", ct, (long long)L);
-      buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) lane[l] = %s;\n", (long long)L, t.ident.s);
-      if (R16) {
-        buf_printf(b, "      for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
-        buf_str(b, "        JX_VECTOR_LOOP\n");
-        buf_printf(b, "        for (int64_t l = 0; l < %lld; l++) {\n", (long long)L);
-        buf_str(b, "          const int64_t ridx = r0 + l;\n");
-        buf_str(b, body);
-        buf_printf(b, "          lane[l] = %s;\n        }\n      }\n", t.step.s);
-      }
-      if (R > R16) {
-        buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) {\n", (long long)(R - R16));
-        buf_printf(b, "          const int64_t ridx = %lldLL + l;\n", (long long)R16);
-        buf_str(b, body);
-        buf_printf(b, "          lane[l] = %s;\n      }\n", t.step.s);
-      }
+      render_row_lanes(b, ct, R, &t);
       buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) accs[j][l] = lane[l];\n    }\n", (long long)L);
     }
     for (int part = 0; part < 2 && !row; part++) { /* whole blocks of L, then the rest */
