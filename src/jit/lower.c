@@ -564,6 +564,14 @@ static void mark_args(const AluExp *e, bool *used) {
   free((void *)order);
 }
 
+/* Removes step j (its output slots now written by another step). */
+static void remove_step(Program *p, int j) {
+  free(p->steps[j].args);
+  free(p->steps[j].frees);
+  memmove(&p->steps[j], &p->steps[j + 1], (size_t)(p->nsteps - j - 1) * sizeof *p->steps);
+  p->nsteps--;
+}
+
 /* Two-phase reductions (ir/alu.h): a reduction step b that reads, at its own output
  * index, the result of an earlier reduction step a over the same (outputs, reduction
  * size) -- the sum of (x - mean)^2 after the mean, of exp(x - max) after the max --
@@ -660,9 +668,7 @@ static bool fuse_two_phase(Program *p) {
       b->args = na;
       b->kernel = k;
       b->extra_out[0] = s;
-      free(a->args), free(a->frees);
-      memmove(a, a + 1, (size_t)(p->nsteps - ja - 1) * sizeof *a);
-      p->nsteps--;
+      remove_step(p, ja);
       jb--; /* b moved down one; look at it again (another first phase is not fused) */
       break;
     }
@@ -726,10 +732,7 @@ static bool fuse_siblings(Program *p) {
       ka->extra_dtypes[ka->nextra] = kb->dtype;
       a->extra_out[ka->nextra++] = b->out;
       producer[b->out] = i;
-      free(b->args);
-      free(b->frees);
-      memmove(b, b + 1, (size_t)(p->nsteps - j - 1) * sizeof *b);
-      p->nsteps--;
+      remove_step(p, j);
       for (int s = 0; s < p->nslots; s++)
         if (producer[s] > j) producer[s]--;
       j--;

@@ -1249,24 +1249,13 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
       int64_t lanes = part == 0 ? L : R - R16;
       if (part == 0 && R16 == 0) continue;
       if (part == 1 && lanes == 0) break;
-      const char *rexp = part == 0 ? "r0 + l" : "R16 + l";
-      if (row) {
-        buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
-        buf_str(b, "      const int64_t gidx = gb + j;\n");
-        if (part == 0) buf_printf(b, "      for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
-        else buf_printf(b, "      {\n        const int64_t R16 = %lldLL;\n", (long long)R16);
-        if (part == 0) buf_str(b, "        JX_VECTOR_LOOP\n");
-        buf_printf(b, "        for (int64_t l = 0; l < %lld; l++) {\n", (long long)lanes);
-        buf_printf(b, "          const int64_t ridx = %s;\n", rexp);
-      } else {
-        if (part == 0) buf_printf(b, "    for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
-        else buf_printf(b, "    {\n      const int64_t R16 = %lldLL;\n", (long long)R16);
-        buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) {\n", (long long)lanes);
-        buf_printf(b, "        const int64_t ridx = %s;\n", rexp);
-        if (col) buf_str(b, "        JX_VECTOR_LOOP\n");
-        buf_printf(b, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
-        buf_str(b, "          const int64_t gidx = gb + j;\n");
-      }
+      if (part == 0) buf_printf(b, "    for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
+      else buf_printf(b, "    {\n      const int64_t r0 = %lldLL;\n", (long long)R16);
+      buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) {\n", (long long)lanes);
+      buf_str(b, "        const int64_t ridx = r0 + l;\n");
+      if (col) buf_str(b, "        JX_VECTOR_LOOP\n");
+      buf_printf(b, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
+      buf_str(b, "          const int64_t gidx = gb + j;\n");
       buf_str(b, body);
       buf_printf(b, "          %s = %s;\n", acc, t.step.s);
       buf_str(b, "        }\n      }\n    }\n");
@@ -1285,33 +1274,29 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
   return ok;
 }
 
-/* A reduction whose indices are digits of gidx: whole blocks as a loop nest (Nest)
- * whose innermost extent n0 = s[1] is split into lane blocks of W outputs (as in the
- * flat form, the last one shifted back), partial blocks at the ends in the flat form. */
+/* A reduction: in lanes (render_red_lanes) where its order or layout calls for them;
+ * else, when its indices are digits of gidx, whole blocks as a loop nest (Nest) whose
+ * innermost extent n0 = s[1] is split into lane blocks of W outputs (as in the flat
+ * form, the last one shifted back), partial blocks at the ends in the flat form; else
+ * the flat form. */
 static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
   const Reduction *r = &k->reduction;
+  Kernel kk = *k;
   if (k->has_pre) { /* VARIABLE pre -> this output's first-phase value, pres[j] */
-    Kernel kk = *k;
     const AluExp *pv = alu_variable("pres[j]", k->pre.dtype);
-    kk.has_pre = false; /* (the copy renders the phase itself below) */
     kk.exp = alu_substitute(k->exp, "pre", pv);
     if (r->epilogue) kk.reduction.epilogue = alu_substitute(r->epilogue, "pre", pv);
     for (int o = 0; o < k->nextra; o++) kk.extra[o] = alu_substitute(k->extra[o], "pre", pv);
-    kk.has_pre = true;
-    bool lanes = alu_reduce_in_lanes(r->op, r->dtype, r->size) ||
-                 (!(dtype_is_floating(r->dtype) && (r->op == ALU_ADD || r->op == ALU_MUL)) &&
-                  r->size >= ALU_REDUCE_LANES && lanes_contiguous(kk.exp, "ridx", r->size));
-    return lanes ? render_red_lanes(lang, &kk, b, nlocals, "start", "end")
-                 : render_red_flat(lang, &kk, b, nlocals, "start", "end");
   }
   /* Lane order where the IR asks for it, and for row reductions by ops whose result
    * does not depend on the order (all others: integer wrap-around arithmetic, min/max,
    * bitwise), where the lanes are what vectorizes. */
+  bool order_free = !(dtype_is_floating(r->dtype) && (r->op == ALU_ADD || r->op == ALU_MUL));
   if (alu_reduce_in_lanes(r->op, r->dtype, r->size) ||
-      (!(dtype_is_floating(r->dtype) && (r->op == ALU_ADD || r->op == ALU_MUL)) &&
-       r->size >= ALU_REDUCE_LANES && lanes_contiguous(k->exp, "ridx", r->size)))
-    return render_red_lanes(lang, k, b, nlocals, "start", "end");
-  if (k->nextra) return render_red_flat(lang, k, b, nlocals, "start", "end");
+      (order_free && r->size >= ALU_REDUCE_LANES && lanes_contiguous(kk.exp, "ridx", r->size)))
+    return render_red_lanes(lang, &kk, b, nlocals, "start", "end");
+  /* first phases and further outputs have no nest form */
+  if (k->has_pre || k->nextra) return render_red_flat(lang, &kk, b, nlocals, "start", "end");
   Nest nest = find_nest(k->exp, r->epilogue, k->size, REDUCE_BLOCK_WIDE);
   const AluExp *exp = nest.n ? nest_rewrite(k->exp, &nest, k->size) : NULL;
   const AluExp *epi = exp && r->epilogue ? nest_rewrite(r->epilogue, &nest, k->size) : NULL;

@@ -468,6 +468,18 @@ static void *compile_job(void *arg) {
 /* Compiles every kernel of ks that is not cached yet into ONE translation unit with
  * one compiler run (jit programs: the prelude is parsed once, not once per kernel).
  * Kernels it cannot batch are left for cpu_prepare. */
+/* A kernel of a batch with the length of its source (balancing translation units). */
+typedef struct SizedPick {
+  size_t len;
+  int pick;
+} SizedPick;
+
+static int cmp_size_desc(const void *a, const void *b) {
+  const SizedPick *x = a, *y = b;
+  if (x->len != y->len) return x->len < y->len ? 1 : -1;
+  return (x->pick > y->pick) - (x->pick < y->pick);
+}
+
 static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
   ensure_configured();
   if (!compile_available() || n <= 0) return JX_OK;
@@ -514,28 +526,21 @@ static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
     CompileJob jobs[2];
     int at = 0, first1 = m / 2;
     if (halves == 2) { /* balance the halves by source size, largest kernels first */
-      int *order = malloc((size_t)m * sizeof *order), n0 = 0, n1 = 0;
-      if (order) {
+      SizedPick *by = malloc((size_t)m * sizeof *by);
+      if (by) {
+        for (int j = 0; j < m; j++) by[j] = (SizedPick){strlen(texts[pick[j]]), pick[j]};
+        qsort(by, (size_t)m, sizeof *by, cmp_size_desc);
         size_t sz[2] = {0, 0};
-        bool *in1 = calloc((size_t)m, sizeof *in1);
-        for (int j = 0; in1 && j < m; j++) {
-          int big = -1; /* the largest kernel not yet placed */
-          for (int q = 0; q < m; q++)
-            if (!in1[q] && order && (big < 0 || strlen(texts[pick[q]]) > strlen(texts[pick[big]])))
-              big = q;
-          in1[big] = true;
+        int n0 = 0, n1 = 0;
+        for (int j = 0; j < m; j++) { /* half 0 fills from the front, half 1 from the back */
           int h = sz[0] <= sz[1] ? 0 : 1;
-          sz[h] += strlen(texts[pick[big]]);
-          order[h == 0 ? n0++ : m - 1 - n1++] = pick[big];
+          sz[h] += by[j].len;
+          pick[h == 0 ? n0++ : m - 1 - n1++] = by[j].pick;
         }
-        if (in1) {
-          memcpy(pick, order, (size_t)m * sizeof *pick);
-          for (int j = 0; j < m; j++) name_ptrs[j] = names[pick[j]];
-          first1 = n0;
-        }
-        free(in1);
+        for (int j = 0; j < m; j++) name_ptrs[j] = names[pick[j]];
+        first1 = n0;
+        free(by);
       }
-      free(order);
     }
     for (int h = 0; h < halves; h++) {
       int cnt = halves == 2 ? (h == 0 ? first1 : m - first1) : m;

@@ -63,11 +63,11 @@ static void cpu_relax(void) {
 #endif
 }
 
-/* Spins until *v differs from seen (true) or POOL_SPIN_NS pass (false). */
-static bool spin_until_changed(_Atomic uint64_t *v, uint64_t seen) {
+/* Spins until finished(ctx) (true) or POOL_SPIN_NS pass (false). */
+static bool spin_until(bool (*finished)(const void *ctx), const void *ctx) {
   int64_t t0 = 0;
   for (int i = 0;; i++) {
-    if (atomic_load_explicit(v, memory_order_acquire) != seen) return true;
+    if (finished(ctx)) return true;
     if ((i & 255) == 255) {
       int64_t t = now_ns();
       if (!t0) t0 = t;
@@ -77,11 +77,22 @@ static bool spin_until_changed(_Atomic uint64_t *v, uint64_t seen) {
   }
 }
 
+/* A new job was published since the worker's last (ctx: the generation it saw). */
+static bool new_generation(const void *ctx) {
+  return atomic_load_explicit(&generation, memory_order_acquire) != *(const uint64_t *)ctx;
+}
+
+/* Every worker that joined the job has left it (ctx: the job). */
+static bool job_left(const void *ctx) {
+  const Job *j = ctx;
+  return atomic_load(&((Job *)j)->left) >= j->joined;
+}
+
 static void *worker(void *arg) {
   (void)arg;
   uint64_t seen = 0;
   for (;;) {
-    spin_until_changed(&generation, seen);
+    spin_until(new_generation, &seen);
     pthread_mutex_lock(&mu);
     sleepers++;
     while (atomic_load(&generation) == seen) pthread_cond_wait(&wake, &mu);
@@ -157,17 +168,8 @@ void pool_run(PoolFn fn, void *ctx, int64_t n, int nchunks, int64_t align) {
       run_chunks(&j);
       pthread_mutex_lock(&mu);
       current = NULL; /* no new worker joins from here on */
-      int joined = j.joined;
       pthread_mutex_unlock(&mu);
-      /* spin briefly for the joined workers, then sleep */
-      for (int64_t i = 0, t0 = 0; atomic_load(&j.left) < joined; i++) {
-        if ((i & 255) == 255) {
-          int64_t t = now_ns();
-          if (!t0) t0 = t;
-          else if (t - t0 > POOL_SPIN_NS) break;
-        }
-        cpu_relax();
-      }
+      spin_until(job_left, &j); /* briefly for the joined workers, then sleep */
       pthread_mutex_lock(&mu);
       while (atomic_load(&j.left) < j.joined) pthread_cond_wait(&done, &mu);
       pthread_mutex_unlock(&mu);
