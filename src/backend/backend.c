@@ -141,18 +141,22 @@ Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs, b
   return outs[0];
 }
 
-Buffer *backend_run_routine(const Backend *be, const Routine *r, Buffer *const *inputs,
-                            int nin, size_t out_nbytes) {
-  Buffer *out = buffer_new(be, out_nbytes);
-  if (!out) return NULL;
-  void *mems[8];
-  for (int i = 0; i < nin && i < 8; i++) mems[i] = inputs[i]->mem;
-  jx_status s = be->routine ? be->routine(r, mems, out->mem) : routine_run_host(r, mems, out->mem);
-  if (s != JX_OK) {
-    buffer_free(out);
-    return NULL;
+jx_status backend_run_routine(const Backend *be, const Routine *r, Buffer *const *inputs,
+                              Buffer **outs) {
+  jx_status s = routine_check(r);
+  if (s != JX_OK) return s;
+  void *in_mem[ROUTINE_MAX_OPERANDS], *out_mem[ROUTINE_MAX_OPERANDS];
+  for (int i = 0; i < r->nin; i++) in_mem[i] = inputs[i]->mem;
+  for (int o = 0; o < r->nout; o++) outs[o] = NULL;
+  for (int o = 0; o < r->nout && s == JX_OK; o++) {
+    outs[o] = buffer_new(be, routine_out_nbytes(r, o));
+    if (!outs[o]) s = jx_last_status();
+    else out_mem[o] = outs[o]->mem;
   }
-  return out;
+  if (s == JX_OK) s = be->routine ? be->routine(r, in_mem, out_mem) : routine_run_host(r, in_mem, out_mem);
+  if (s != JX_OK)
+    for (int o = 0; o < r->nout; o++) buffer_free(outs[o]), outs[o] = NULL;
+  return s;
 }
 
 /* ------------------------------------------------------------ public API */

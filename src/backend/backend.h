@@ -26,9 +26,9 @@ struct Backend {
   /* Runs a prepared kernel: inputs[i] are k->nargs device buffers; outs[0] has k->size
    * elements of k->dtype, outs[1 + i] k->size of k->extra_dtypes[i]. */
   jx_status (*dispatch)(void *exe, const Kernel *k, void *const *inputs, void *const *outs);
-  /* Runs a routine (ir/alu.h); NULL means the backend's buffers are host memory and
-   * routines run on the host (routine_run_host). */
-  jx_status (*routine)(const Routine *r, void *const *inputs, void *out);
+  /* Runs a routine (ir/alu.h): r->nin inputs, r->nout outputs; NULL means the
+   * backend's buffers are host memory and routines run on the host (routine_run_host). */
+  jx_status (*routine)(const Routine *r, void *const *inputs, void *const *outs);
   /* True if buffers are ordinary host memory (the interpreter may run on them). */
   bool host_memory;
   /* Waits for every dispatched kernel. */
@@ -64,9 +64,10 @@ jx_status backend_run_outs(const Backend *be, const Kernel *k, Buffer *const *in
                            Buffer **outs);
 #define BACKEND_EAGER_INTERP_MAX 4096
 
-/* Runs a routine into a new buffer of out_nbytes. NULL (error set) on failure. */
-Buffer *backend_run_routine(const Backend *be, const Routine *r, Buffer *const *inputs,
-                            int nin, size_t out_nbytes);
+/* Runs a routine on r->nin inputs into r->nout new buffers outs[] (of
+ * routine_out_nbytes each); on failure none is left allocated (error set). */
+jx_status backend_run_routine(const Backend *be, const Routine *r, Buffer *const *inputs,
+                              Buffer **outs);
 
 extern const Backend backend_interp;
 

@@ -15,8 +15,22 @@
 
 const char *routine_name(RoutineOp op) {
   static const char *const names[] = {
-      [ROUTINE_SORT] = "sort", [ROUTINE_ARGSORT] = "argsort", [ROUTINE_SCATTER_ADD] = "scatter_add", [ROUTINE_GEMM] = "gemm"};
+      [ROUTINE_SORT] = "sort", [ROUTINE_SCATTER_ADD] = "scatter_add", [ROUTINE_GEMM] = "gemm"};
   return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
+}
+
+jx_status routine_check(const Routine *r) {
+  if (r->nin < 1 || r->nout < 1 || r->nin > ROUTINE_MAX_OPERANDS || r->nout > ROUTINE_MAX_OPERANDS) {
+    error_set(JX_ERR_UNSUPPORTED, "%s: %d inputs and %d outputs (a routine has 1 to %d of each)",
+              routine_name(r->op), r->nin, r->nout, ROUTINE_MAX_OPERANDS);
+    return JX_ERR_UNSUPPORTED;
+  }
+  return JX_OK;
+}
+
+size_t routine_out_nbytes(const Routine *r, int o) {
+  jx_dtype d = r->op == ROUTINE_SORT ? r->dtypes[o] : r->dtype;
+  return (size_t)(r->outer * r->n * r->inner) * jx_dtype_itemsize(d);
 }
 
 typedef struct Key {
@@ -49,7 +63,8 @@ static void merge_sort(jx_dtype d, Key *keys, Key *tmp, int64_t n) {
   }
 }
 
-static jx_status run_sort(const Routine *r, const void *x, void *out) {
+/* Sorts operand 0 along n (stable) and permutes every operand the same way. */
+static jx_status run_sort(const Routine *r, void *const *in, void *const *out) {
   int64_t n = r->n;
   Key *keys = malloc((size_t)(n ? n : 1) * sizeof *keys), *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
   if (!keys || !tmp) {
@@ -58,14 +73,15 @@ static jx_status run_sort(const Routine *r, const void *x, void *out) {
     return JX_ERR_OOM;
   }
   for (int64_t o = 0; o < r->outer; o++)
-    for (int64_t in = 0; in < r->inner; in++) {
-      int64_t base = o * n * r->inner + in;
-      for (int64_t k = 0; k < n; k++) keys[k] = (Key){alu_load(x, r->dtype, base + k * r->inner), k};
-      merge_sort(r->dtype, keys, tmp, n);
-      for (int64_t k = 0; k < n; k++) {
-        int64_t at = base + k * r->inner;
-        if (r->op == ROUTINE_SORT) alu_store(out, r->dtype, at, keys[k].v);
-        else alu_store(out, r->index_dtype, at, (AluValue){.i = keys[k].pos});
+    for (int64_t i = 0; i < r->inner; i++) {
+      int64_t base = o * n * r->inner + i;
+      for (int64_t k = 0; k < n; k++) keys[k] = (Key){alu_load(in[0], r->dtypes[0], base + k * r->inner), k};
+      merge_sort(r->dtypes[0], keys, tmp, n);
+      for (int x = 0; x < r->nin; x++) {
+        size_t item = jx_dtype_itemsize(r->dtypes[x]);
+        for (int64_t k = 0; k < n; k++)
+          memcpy((char *)out[x] + (size_t)(base + k * r->inner) * item,
+                 (const char *)in[x] + (size_t)(base + keys[k].pos * r->inner) * item, item);
       }
     }
   free(keys), free(tmp);
@@ -137,14 +153,13 @@ jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, i
   return JX_OK;
 }
 
-jx_status routine_run_host(const Routine *r, void *const *inputs, void *out) {
+jx_status routine_run_host(const Routine *r, void *const *inputs, void *const *outs) {
   switch (r->op) {
-  case ROUTINE_SORT:
-  case ROUTINE_ARGSORT: return run_sort(r, inputs[0], out);
+  case ROUTINE_SORT: return run_sort(r, inputs, outs);
   case ROUTINE_SCATTER_ADD:
     if (r->n == 0) return JX_OK; /* nothing to add into: out is empty */
-    return run_scatter_add(r, inputs, out);
-  case ROUTINE_GEMM: return routine_gemm_block(r, inputs, out, 0, r->n, 0, r->inner);
+    return run_scatter_add(r, inputs, outs[0]);
+  case ROUTINE_GEMM: return routine_gemm_block(r, inputs, outs[0], 0, r->n, 0, r->inner);
   }
   error_set(JX_ERR_INTERNAL, "unknown routine %d", (int)r->op);
   return JX_ERR_INTERNAL;

@@ -184,11 +184,11 @@ typedef struct Kernel {
 /* ---------------------------------------------------------------- routines */
 
 /* A routine: a custom operation that is not a loop nest of AluExps (sorting, scatter,
- * BLAS calls). Operands are contiguous buffers laid out as (outer, n, inner), the axis
- * of interest in the middle. */
+ * BLAS calls), with nin inputs and nout outputs. Operands are contiguous buffers laid
+ * out as (outer, n, inner), the axis of interest in the middle. */
 typedef enum RoutineOp {
-  ROUTINE_SORT,        /* in: x -> out: x sorted along n, stable, JAX's total order */
-  ROUTINE_ARGSORT,     /* in: x -> out: index_dtype positions of the stable sort */
+  ROUTINE_SORT,        /* in: nin operands (outer,n,inner) -> out: each permuted by the
+                          stable sort of operand 0 along n (JAX's total order) */
   ROUTINE_SCATTER_ADD, /* in: x (outer,n,inner), idx (m), upd (outer,m,inner) -> out:
                           x with upd[o,k,i] added at [o, clamp(idx[k], 0, n-1), i] */
   ROUTINE_GEMM,        /* in: a (outer, n, m), b (outer, m, inner) -> out: a @ b, float32
@@ -198,18 +198,29 @@ typedef enum RoutineOp {
 /* dot_general products at least this large (m * n * k multiply-adds) go to GEMM. */
 #define ROUTINE_GEMM_MIN_WORK (64 * 64 * 64)
 
+/* Operands a routine may have (inputs or outputs); more is a JX_ERR_UNSUPPORTED error
+ * where the routine is built (routine_check). */
+#define ROUTINE_MAX_OPERANDS 16
+
 typedef struct Routine {
   RoutineOp op;
+  int nin, nout;
   jx_dtype dtype;       /* the data operand's dtype */
-  jx_dtype index_dtype; /* argsort's output, scatter's indices */
+  jx_dtype dtypes[ROUTINE_MAX_OPERANDS]; /* sort: every operand's dtype */
+  jx_dtype index_dtype; /* scatter's indices */
   int64_t outer, n, inner;
   int64_t m;            /* scatter: number of indices; gemm: the contracted size */
   bool trans_a, trans_b; /* gemm: a stored as (outer, m, n) / b as (outer, inner, m) */
 } Routine;
 
 const char *routine_name(RoutineOp op);
+/* JX_OK if r's operand counts are in range; JX_ERR_UNSUPPORTED naming the routine and
+ * the limit otherwise. */
+jx_status routine_check(const Routine *r);
+/* Bytes of output o of r. */
+size_t routine_out_nbytes(const Routine *r, int o);
 /* Runs a routine on host memory: inputs/outputs as described for its op. */
-jx_status routine_run_host(const Routine *r, void *const *inputs, void *out);
+jx_status routine_run_host(const Routine *r, void *const *inputs, void *const *outs);
 /* The block rows [i0, i1) x columns [j0, j1) of a GEMM routine's output (every batch
  * entry), computed in place; blocks are independent (the cpu backend runs them on its
  * threads). */

@@ -30,17 +30,33 @@ static bool grow(void **p, int *cap, int need, size_t item) {
 Jaxpr *jaxpr_new(void) {
   Jaxpr *j = calloc(1, sizeof *j);
   if (!j) error_set(JX_ERR_OOM, "out of memory building a jaxpr");
+  else j->refcount = 1;
   return j;
 }
 
+Jaxpr *jaxpr_ref(Jaxpr *j) {
+  if (j) j->refcount++;
+  return j;
+}
+
+static void eqn_clear(JaxprEqn *q) {
+  free(q->in), free(q->out);
+  q->in = q->out = NULL;
+  jaxpr_free(q->params.jaxpr);
+  q->params.jaxpr = NULL;
+}
+
 void jaxpr_free(Jaxpr *j) {
-  if (!j) return;
+  if (!j || --j->refcount > 0) return;
   for (int i = 0; i < j->nconst; i++) array_drop(j->consts[i]);
-  for (int i = 0; i < j->neqns; i++) free(j->eqns[i].in);
+  for (int i = 0; i < j->neqns; i++) eqn_clear(&j->eqns[i]);
   free(j->vars), free(j->invars), free(j->constvars), free(j->consts), free(j->eqns);
-  free(j->outvars);
+  free(j->outvars), free(j->name);
   free(j);
 }
+
+uint64_t jaxpr_hash(const Jaxpr *j) { return prim_jaxpr_hash(j); }
+bool jaxpr_equal(const Jaxpr *a, const Jaxpr *b) { return prim_jaxpr_equal(a, b); }
 
 int jaxpr_add_var(Jaxpr *j, const Aval *aval) {
   if (!grow((void **)&j->vars, &j->vcap, j->nvars + 1, sizeof *j->vars)) return -1;
@@ -85,15 +101,21 @@ int jaxpr_add_const(Jaxpr *j, jx_array *value) {
 bool jaxpr_add_invar(Jaxpr *j, int var) { return push_int(&j->invars, &j->nin, var); }
 bool jaxpr_add_outvar(Jaxpr *j, int var) { return push_int(&j->outvars, &j->nout, var); }
 
-bool jaxpr_add_eqn(Jaxpr *j, Prim p, const PrimParams *pp, int nin, const int *in, int out) {
+bool jaxpr_add_eqn(Jaxpr *j, Prim p, const PrimParams *pp, int nin, const int *in, int nout,
+                   const int *out) {
   if (!grow((void **)&j->eqns, &j->ecap, j->neqns + 1, sizeof *j->eqns)) return false;
   int *copy = malloc((size_t)(nin ? nin : 1) * sizeof *copy);
-  if (!copy) {
+  int *ocopy = malloc((size_t)(nout ? nout : 1) * sizeof *ocopy);
+  if (!copy || !ocopy) {
+    free(copy), free(ocopy);
     error_set(JX_ERR_OOM, "out of memory building a jaxpr");
     return false;
   }
   if (nin) memcpy(copy, in, (size_t)nin * sizeof *copy);
-  j->eqns[j->neqns++] = (JaxprEqn){.prim = p, .params = *pp, .nin = nin, .in = copy, .out = out};
+  if (nout) memcpy(ocopy, out, (size_t)nout * sizeof *ocopy);
+  j->eqns[j->neqns++] = (JaxprEqn){.prim = p, .params = *pp, .nin = nin, .in = copy,
+                                   .nout = nout, .out = ocopy};
+  jaxpr_ref(pp->jaxpr);
   return true;
 }
 
@@ -106,6 +128,8 @@ static bool aval_equal(const Aval *a, const Aval *b) {
 
 jx_status jaxpr_check(const Jaxpr *j) {
   bool *defined = calloc((size_t)(j->nvars ? j->nvars : 1), 1);
+  Aval *in = NULL, *out = NULL;
+  int cap = 0;
   jx_status s = JX_OK;
   if (!defined) return JX_ERR_OOM;
 #define BAD(...)                                   \
@@ -121,29 +145,46 @@ jx_status jaxpr_check(const Jaxpr *j) {
   }
   for (int e = 0; e < j->neqns; e++) {
     const JaxprEqn *q = &j->eqns[e];
-    Aval in[KERNEL_MAX_ARGS], out;
+    int need = q->nin > q->nout ? q->nin : q->nout;
+    if (need > cap) {
+      cap = need;
+      free(in), free(out);
+      in = malloc((size_t)cap * sizeof *in), out = malloc((size_t)cap * sizeof *out);
+      if (!in || !out) {
+        error_set(JX_ERR_OOM, "jaxpr_check: out of memory");
+        s = JX_ERR_OOM;
+        goto done;
+      }
+    }
     for (int i = 0; i < q->nin; i++) {
       if (q->in[i] < 0 || q->in[i] >= j->nvars || !defined[q->in[i]])
         BAD("equation %d (%s) uses an undefined variable", e, prim_name(q->prim));
       in[i] = j->vars[q->in[i]];
     }
-    if (q->out < 0 || q->out >= j->nvars || defined[q->out])
-      BAD("equation %d (%s) redefines its output", e, prim_name(q->prim));
-    defined[q->out] = true;
-    if (!prim_abstract_eval(q->prim, q->nin, in, &q->params, &out)) {
+    if (q->nout != prim_nout(q->prim, q->nin, &q->params))
+      BAD("equation %d (%s) has %d outputs, the primitive gives %d", e, prim_name(q->prim), q->nout,
+          prim_nout(q->prim, q->nin, &q->params));
+    for (int o = 0; o < q->nout; o++) {
+      if (q->out[o] < 0 || q->out[o] >= j->nvars || defined[q->out[o]])
+        BAD("equation %d (%s) redefines its output %d", e, prim_name(q->prim), o);
+      defined[q->out[o]] = true;
+    }
+    if (q->params.jaxpr && (s = jaxpr_check(q->params.jaxpr)) != JX_OK) goto done;
+    if (!prim_abstract_eval(q->prim, q->nin, in, &q->params, out)) {
       s = JX_ERR_INTERNAL;
       goto done;
     }
-    if (!aval_equal(&out, &j->vars[q->out]))
-      BAD("equation %d (%s) has an output type that differs from its abstract evaluation", e,
-          prim_name(q->prim));
+    for (int o = 0; o < q->nout; o++)
+      if (!aval_equal(&out[o], &j->vars[q->out[o]]))
+        BAD("equation %d (%s) has an output type that differs from its abstract evaluation", e,
+            prim_name(q->prim));
   }
   for (int i = 0; i < j->nout; i++)
     if (j->outvars[i] < 0 || j->outvars[i] >= j->nvars || !defined[j->outvars[i]])
       BAD("output %d is undefined", i);
 #undef BAD
 done:
-  free(defined);
+  free(defined), free(in), free(out);
   return s;
 }
 
@@ -223,7 +264,11 @@ static void put_params(Text *t, const JaxprEqn *q, const Aval *in0) {
     put(t, "[new_dtype=%s weak_type=%s]", jx_dtype_name(p->dtype), p->weak ? "True" : "False");
     break;
   case PRIM_KIND_BITCAST: put(t, "[new_dtype=%s]", jx_dtype_name(p->dtype)); break;
-  case PRIM_KIND_THREEFRY: put(t, "[word=%d]", p->axis); break;
+  case PRIM_KIND_THREEFRY: break;
+  case PRIM_KIND_ROUTINE:
+    if (q->prim == PRIM_sort) put(t, "[dimension=%d is_stable=True num_keys=1]", p->axis);
+    else put(t, "[axis=%d]", p->axis);
+    break;
   case PRIM_KIND_REDUCE:
     put(t, "[axes=");
     put_ints(t, p->naxes, p->axes);
@@ -315,74 +360,122 @@ static bool put_literal(Text *t, const Jaxpr *j, int var) {
   return false;
 }
 
-char *jaxpr_print(const Jaxpr *j) {
+/* Names are shared by nested jaxprs as JAX 0.10 prints them: a sub-jaxpr's inputs and
+ * outputs take the names of the equation's operands and results, its other variables
+ * the next fresh names. */
+static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, const int *out_names,
+                      int indent);
+
+static void put_call_params(Text *t, const JaxprEqn *q, const int *name, const bool *literal,
+                            int *next, int indent) {
+  const Jaxpr *sub = q->params.jaxpr;
+  int *in_names = malloc((size_t)(sub->nin + 1) * sizeof *in_names);
+  int *out_names = malloc((size_t)(sub->nout + 1) * sizeof *out_names);
+  if (!in_names || !out_names) {
+    free(in_names), free(out_names);
+    free(t->s), t->s = NULL;
+    return;
+  }
+  for (int i = 0; i < sub->nin; i++) in_names[i] = literal[q->in[i]] ? -1 : name[q->in[i]];
+  for (int o = 0; o < sub->nout; o++) out_names[o] = name[q->out[o]];
+  put(t, "[\n%*sname=%s\n%*sjaxpr=", indent + 2, "", sub->name ? sub->name : "<lambda>", indent + 2, "");
+  put_jaxpr(t, sub, next, in_names, out_names, indent + 2);
+  put(t, "\n%*s]", indent, "");
+  free(in_names), free(out_names);
+}
+
+static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, const int *out_names,
+                      int indent) {
   /* Names in order of definition: non-literal constvars, invars, equation outputs. */
   int *name = malloc((size_t)(j->nvars ? j->nvars : 1) * sizeof *name);
   bool *literal = calloc((size_t)(j->nvars ? j->nvars : 1), 1);
-  Text t = {.s = malloc(256), .cap = 256};
-  if (!name || !literal || !t.s) {
-    free(name), free(literal), free(t.s);
-    error_set(JX_ERR_OOM, "jaxpr_print: out of memory");
-    return NULL;
-  }
-  t.s[0] = '\0';
-  int next = 0;
+  bool *named = calloc((size_t)(j->nvars ? j->nvars : 1), 1);
   Text scratch = {.s = malloc(64), .cap = 64};
+  if (!name || !literal || !named || !scratch.s) {
+    free(name), free(literal), free(named), free(scratch.s);
+    free(t->s), t->s = NULL;
+    return;
+  }
   for (int i = 0; i < j->nconst; i++) {
     scratch.n = 0;
-    if (scratch.s && put_literal(&scratch, j, j->constvars[i])) literal[j->constvars[i]] = true;
-    else name[j->constvars[i]] = next++;
+    if (put_literal(&scratch, j, j->constvars[i])) literal[j->constvars[i]] = true;
+    else name[j->constvars[i]] = (*next)++, named[j->constvars[i]] = true;
   }
-  for (int i = 0; i < j->nin; i++) name[j->invars[i]] = next++;
-  for (int e = 0; e < j->neqns; e++) name[j->eqns[e].out] = next++;
+  for (int i = 0; i < j->nin; i++) {
+    int v = j->invars[i];
+    name[v] = in_names && in_names[i] >= 0 ? in_names[i] : (*next)++;
+    named[v] = true;
+  }
+  /* outputs computed by an equation take the caller's names for them */
+  for (int o = 0; out_names && o < j->nout; o++) {
+    int v = j->outvars[o];
+    if (!named[v] && !literal[v]) name[v] = out_names[o], named[v] = true;
+  }
   char nm[16];
 #define PUT_VAR(v)                             \
   do {                                         \
-    if (literal[v]) put_literal(&t, j, v);     \
+    if (literal[v]) put_literal(t, j, v);      \
     else {                                     \
       var_name(nm, name[v]);                   \
-      put(&t, "%s", nm);                       \
+      put(t, "%s", nm);                        \
     }                                          \
   } while (0)
-  put(&t, "{ lambda ");
+  put(t, "{ lambda ");
   bool first = true;
   for (int i = 0; i < j->nconst; i++) {
     int v = j->constvars[i];
     if (literal[v]) continue;
     var_name(nm, name[v]);
-    put(&t, "%s%s:", first ? "" : " ", nm);
-    put_aval(&t, &j->vars[v]);
+    put(t, "%s%s:", first ? "" : " ", nm);
+    put_aval(t, &j->vars[v]);
     first = false;
   }
-  put(&t, "; ");
+  put(t, "; ");
   for (int i = 0; i < j->nin; i++) {
     var_name(nm, name[j->invars[i]]);
-    put(&t, "%s%s:", i ? " " : "", nm);
-    put_aval(&t, &j->vars[j->invars[i]]);
+    put(t, "%s%s:", i ? " " : "", nm);
+    put_aval(t, &j->vars[j->invars[i]]);
   }
-  put(&t, ". let");
+  put(t, ". let");
   bool multiline = j->neqns > 1;
-  for (int e = 0; e < j->neqns; e++) {
+  for (int e = 0; e < j->neqns; e++) multiline |= j->eqns[e].params.jaxpr != NULL;
+  for (int e = 0; e < j->neqns && t->s; e++) {
     const JaxprEqn *q = &j->eqns[e];
-    put(&t, multiline ? "\n    " : " ");
-    var_name(nm, name[q->out]);
-    put(&t, "%s:", nm);
-    put_aval(&t, &j->vars[q->out]);
-    put(&t, " = %s", prim_name(q->prim));
-    put_params(&t, q, q->nin ? &j->vars[q->in[0]] : NULL);
+    if (multiline) put(t, "\n%*s", indent + 4, "");
+    else put(t, " ");
+    for (int o = 0; o < q->nout; o++) {
+      int v = q->out[o];
+      if (!named[v]) name[v] = (*next)++, named[v] = true;
+      var_name(nm, name[v]);
+      put(t, "%s%s:", o ? " " : "", nm);
+      put_aval(t, &j->vars[v]);
+    }
+    put(t, " = %s", prim_name(q->prim));
+    if (q->params.jaxpr) put_call_params(t, q, name, literal, next, indent + 4);
+    else put_params(t, q, q->nin ? &j->vars[q->in[0]] : NULL);
     for (int i = 0; i < q->nin; i++) {
-      put(&t, " ");
+      put(t, " ");
       PUT_VAR(q->in[i]);
     }
   }
-  put(&t, multiline ? "\n  in (" : " in (");
+  if (multiline) put(t, "\n%*sin (", indent + 2, "");
+  else put(t, " in (");
   for (int i = 0; i < j->nout; i++) {
-    if (i) put(&t, ", ");
+    if (i) put(t, ", ");
     PUT_VAR(j->outvars[i]);
   }
-  put(&t, j->nout == 1 ? ",) }" : ") }");
+  put(t, j->nout == 1 ? ",) }" : ") }");
 #undef PUT_VAR
-  free(name), free(literal), free(scratch.s);
+  free(name), free(literal), free(named), free(scratch.s);
+}
+
+char *jaxpr_print(const Jaxpr *j) {
+  Text t = {.s = malloc(256), .cap = 256};
+  if (t.s) {
+    t.s[0] = '\0';
+    int next = 0;
+    put_jaxpr(&t, j, &next, NULL, NULL, 0);
+  }
   if (!t.s) error_set(JX_ERR_OOM, "jaxpr_print: out of memory");
   return t.s;
 }
@@ -390,26 +483,7 @@ char *jaxpr_print(const Jaxpr *j) {
 /* ----------------------------------------------------------- evaluation */
 
 jx_status jaxpr_eval(const Jaxpr *j, jx_array *const *in, jx_array **out) {
-  jx_array **env = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof *env);
-  if (!env) {
-    error_set(JX_ERR_OOM, "jaxpr_eval: out of memory");
-    return JX_ERR_OOM;
-  }
-  jx_scope_begin();
-  for (int i = 0; i < j->nconst; i++) env[j->constvars[i]] = j->consts[i];
-  for (int i = 0; i < j->nin; i++) env[j->invars[i]] = in[i];
-  jx_status s = JX_OK;
-  for (int e = 0; e < j->neqns && s == JX_OK; e++) {
-    const JaxprEqn *q = &j->eqns[e];
-    jx_array *args[KERNEL_MAX_ARGS];
-    for (int i = 0; i < q->nin; i++) args[i] = env[q->in[i]];
-    env[q->out] = prim_bind(q->prim, q->nin, args, &q->params);
-    if (!env[q->out]) s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
-  }
-  for (int i = 0; i < j->nout; i++) out[i] = s == JX_OK ? jx_ref(env[j->outvars[i]]) : NULL;
-  jx_scope_end(s == JX_OK ? j->nout : 0, out);
-  free(env);
-  return s;
+  return prim_eval_jaxpr(j, in, out);
 }
 
 /* ---------------------------------------------------------------- DCE */
@@ -421,9 +495,10 @@ void jaxpr_dce(Jaxpr *j) {
   int kept = 0;
   for (int e = j->neqns - 1; e >= 0; e--) {
     JaxprEqn *q = &j->eqns[e];
-    if (!live[q->out]) {
-      free(q->in);
-      q->in = NULL;
+    bool used = false;
+    for (int o = 0; o < q->nout; o++) used |= live[q->out[o]];
+    if (!used) {
+      eqn_clear(q);
       q->nin = -1; /* marked dead */
       continue;
     }
@@ -448,19 +523,17 @@ void jaxpr_dce(Jaxpr *j) {
 /* ---------------------------------------------------------------- CSE */
 
 static uint64_t eqn_hash(const JaxprEqn *q, const int *rename) {
-  uint64_t h = 1469598103934665603ull ^ (uint64_t)q->prim;
-  const unsigned char *p = (const unsigned char *)&q->params;
-  for (size_t i = 0; i < sizeof q->params; i++) h = (h ^ p[i]) * 1099511628211ull;
+  uint64_t h = (1469598103934665603ull ^ (uint64_t)q->prim) * 1099511628211ull;
+  h = (h ^ prim_params_hash(q->prim, &q->params)) * 1099511628211ull;
   for (int i = 0; i < q->nin; i++) h = (h ^ (uint64_t)rename[q->in[i]]) * 1099511628211ull;
   return h;
 }
 
 static bool eqn_same(const JaxprEqn *a, const JaxprEqn *b, const int *rename) {
-  if (a->prim != b->prim || a->nin != b->nin) return false;
+  if (a->prim != b->prim || a->nin != b->nin || a->nout != b->nout) return false;
   for (int i = 0; i < a->nin; i++)
     if (rename[a->in[i]] != rename[b->in[i]]) return false;
-  /* params compared bytewise: a false "different" only misses a rewrite */
-  return memcmp(&a->params, &b->params, sizeof a->params) == 0;
+  return prim_params_equal(a->prim, &a->params, &b->params);
 }
 
 void jaxpr_cse(Jaxpr *j) {
@@ -473,16 +546,113 @@ void jaxpr_cse(Jaxpr *j) {
   for (int v = 0; v < j->nvars; v++) rename[v] = v;
   for (int e = 0; e < j->neqns; e++) {
     JaxprEqn *q = &j->eqns[e];
+    for (int i = 0; i < q->nin; i++) q->in[i] = rename[q->in[i]];
     hash[e] = eqn_hash(q, rename);
     for (int f = 0; f < e; f++)
       if (hash[f] == hash[e] && eqn_same(&j->eqns[f], q, rename)) {
-        rename[q->out] = rename[j->eqns[f].out];
+        for (int o = 0; o < q->nout; o++) rename[q->out[o]] = rename[j->eqns[f].out[o]];
         break;
       }
-    for (int i = 0; i < q->nin; i++) q->in[i] = rename[q->in[i]];
   }
   for (int o = 0; o < j->nout; o++) j->outvars[o] = rename[j->outvars[o]];
   free(rename), free(hash);
+}
+
+/* ------------------------------------------------------------- inlining */
+
+/* Appends the equations of call's sub-jaxpr to out[], renamed into j's variables: its
+ * inputs are the call's operands, its outputs the call's results, its constants join
+ * j's. A result not computed by an equation of its own (an input passed through, an
+ * output repeated) gets an identity (convert_element_type to its own dtype: a view). */
+static bool inline_one(Jaxpr *j, JaxprEqn *call, JaxprEqn *out, int *nout_eqns) {
+  const Jaxpr *sub = call->params.jaxpr;
+  int *map = malloc((size_t)(sub->nvars ? sub->nvars : 1) * sizeof *map);
+  bool ok = map != NULL;
+  for (int v = 0; ok && v < sub->nvars; v++) map[v] = -1;
+  for (int i = 0; ok && i < sub->nin; i++) map[sub->invars[i]] = call->in[i];
+  for (int c = 0; ok && c < sub->nconst; c++) ok = (map[sub->constvars[c]] = jaxpr_add_const(j, sub->consts[c])) >= 0;
+  /* the equation defining an outvar writes the call's result variable */
+  for (int e = 0; ok && e < sub->neqns; e++) {
+    const JaxprEqn *q = &sub->eqns[e];
+    int *in = malloc((size_t)(q->nin + 1) * sizeof *in), *res = malloc((size_t)(q->nout + 1) * sizeof *res);
+    ok = in && res;
+    for (int i = 0; ok && i < q->nin; i++) in[i] = map[q->in[i]];
+    for (int o = 0; ok && o < q->nout; o++) {
+      int v = q->out[o], r = -1;
+      for (int k = 0; k < sub->nout && r < 0; k++)
+        if (sub->outvars[k] == v) r = call->out[k];
+      if (r < 0) r = jaxpr_add_var(j, &sub->vars[v]);
+      ok = (map[v] = res[o] = r) >= 0;
+    }
+    if (ok) {
+      JaxprEqn nq = {.prim = q->prim, .params = q->params, .nin = q->nin, .in = in, .nout = q->nout, .out = res};
+      jaxpr_ref(nq.params.jaxpr);
+      out[(*nout_eqns)++] = nq;
+    } else {
+      free(in), free(res);
+    }
+  }
+  /* a result defined outside the sub-jaxpr's equations (an input or constant passed
+   * through, or an output repeated): an identity equation gives the call's variable */
+  for (int k = 0; ok && k < sub->nout; k++) {
+    int v = sub->outvars[k];
+    bool computed = false;
+    for (int e = 0; e < sub->neqns && !computed; e++)
+      for (int o = 0; o < sub->eqns[e].nout; o++) computed |= sub->eqns[e].out[o] == v;
+    bool first = true;
+    for (int m = 0; m < k; m++) first &= sub->outvars[m] != v;
+    if (computed && first) continue;
+    int *in = malloc(sizeof *in), *res = malloc(sizeof *res);
+    ok = in && res;
+    if (ok) {
+      in[0] = map[v], res[0] = call->out[k];
+      Aval a = sub->vars[v];
+      PrimParams pp = {.dtype = a.dtype, .weak = a.weak};
+      out[(*nout_eqns)++] = (JaxprEqn){.prim = PRIM_convert_element_type, .params = pp, .nin = 1,
+                                       .in = in, .nout = 1, .out = res};
+    } else {
+      free(in), free(res);
+    }
+  }
+  free(map);
+  if (!ok) error_set(JX_ERR_OOM, "jaxpr: out of memory inlining %s", sub->name ? sub->name : "a call");
+  return ok;
+}
+
+/* Number of equations j has after inlining every call, recursively. */
+static int inlined_count(const Jaxpr *j) {
+  int n = 0;
+  for (int e = 0; e < j->neqns; e++)
+    n += j->eqns[e].prim == PRIM_jit ? inlined_count(j->eqns[e].params.jaxpr) + j->eqns[e].params.jaxpr->nout : 1;
+  return n;
+}
+
+bool jaxpr_inline_calls(Jaxpr *j) {
+  bool any = false;
+  for (int e = 0; e < j->neqns; e++) any |= j->eqns[e].prim == PRIM_jit;
+  if (!any) return true;
+  int cap = inlined_count(j) + 1, n = 0;
+  JaxprEqn *eqns = malloc((size_t)cap * sizeof *eqns);
+  if (!eqns) {
+    error_set(JX_ERR_OOM, "jaxpr: out of memory inlining");
+    return false;
+  }
+  bool ok = true;
+  for (int e = 0; e < j->neqns; e++) {
+    JaxprEqn *q = &j->eqns[e];
+    if (q->prim != PRIM_jit) {
+      eqns[n++] = *q;
+      continue;
+    }
+    if (ok) ok = inline_one(j, q, eqns, &n);
+    eqn_clear(q);
+  }
+  free(j->eqns);
+  j->eqns = eqns;
+  j->neqns = n;
+  j->ecap = cap;
+  /* the inlined equations may hold calls themselves */
+  return ok && jaxpr_inline_calls(j);
 }
 
 jx_status jaxpr_simplify(Jaxpr *j) {

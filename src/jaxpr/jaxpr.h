@@ -7,44 +7,37 @@
 
 #include "trace/prim.h"
 
-typedef struct JaxprEqn {
-  Prim prim;
-  PrimParams params;
-  int nin;
-  int *in; /* variable ids */
-  int out; /* variable id */
-} JaxprEqn;
-
-typedef struct Jaxpr {
-  int nvars, vcap;
-  Aval *vars;        /* every variable's aval, by id */
-  int nin;
-  int *invars;
-  int nconst;
-  int *constvars;
-  jx_array **consts; /* held with array_retain */
-  int neqns, ecap;
-  JaxprEqn *eqns;
-  int nout;
-  int *outvars;
-} Jaxpr;
+/* Jaxpr and JaxprEqn are defined in trace/prim.h (primitives take jaxprs as
+ * parameters). */
 
 Jaxpr *jaxpr_new(void);
+/* Drops one reference (frees j at the last). NULL is fine. */
 void jaxpr_free(Jaxpr *j);
+Jaxpr *jaxpr_ref(Jaxpr *j);
 /* Adds a variable; returns its id or -1 (JX_ERR_OOM). */
 int jaxpr_add_var(Jaxpr *j, const Aval *aval);
 /* The constvar for a constant array (deduplicated by identity); -1 on OOM. */
 int jaxpr_add_const(Jaxpr *j, jx_array *value);
 bool jaxpr_add_invar(Jaxpr *j, int var);
 bool jaxpr_add_outvar(Jaxpr *j, int var);
-/* Appends an equation (copies `in`); false on OOM. */
-bool jaxpr_add_eqn(Jaxpr *j, Prim p, const PrimParams *pp, int nin, const int *in, int out);
+/* Appends an equation (copies `in` and `out`; takes a reference to pp->jaxpr); false
+ * on OOM. */
+bool jaxpr_add_eqn(Jaxpr *j, Prim p, const PrimParams *pp, int nin, const int *in, int nout,
+                   const int *out);
+/* Structural hash / equality (prim_jaxpr_hash / prim_jaxpr_equal). */
+uint64_t jaxpr_hash(const Jaxpr *j);
+bool jaxpr_equal(const Jaxpr *a, const Jaxpr *b);
+/* Inlines every jit equation (recursively): the sub-jaxpr's equations and constants
+ * join j. jit lowering runs it first. false on OOM. */
+bool jaxpr_inline_calls(Jaxpr *j);
 
 /* Checks types: every variable defined once before use, each equation's abstract
- * evaluation equals its output's aval. JX_ERR_INTERNAL with a message otherwise. */
+ * evaluation equals its outputs' avals, sub-jaxprs checked recursively.
+ * JX_ERR_INTERNAL with a message otherwise. */
 jx_status jaxpr_check(const Jaxpr *j);
 /* JAX's text format: "{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = mul a b in (c,) }".
- * 0-d constants print inline as literals (2.0:f32[]). malloc'd. */
+ * 0-d constants print inline as literals (2.0:f32[]); sub-jaxprs print nested as
+ * jit[name=f jaxpr={ ... }]. malloc'd. */
 char *jaxpr_print(const Jaxpr *j);
 /* Evaluates with the given inputs (nin of them): out[0..nout) new references. */
 jx_status jaxpr_eval(const Jaxpr *j, jx_array *const *in, jx_array **out);

@@ -84,8 +84,10 @@ static Jaxpr *trace(Jit *J, int nin, jx_array *const *in) {
   for (int o = 0; ok && o < nout; o++) jx_free(outs[o]);
   jx_scope_end(0, NULL);
   free(ins), free(outs);
-  /* the checker runs on every traced jaxpr, and after each simplification pass */
-  if (!ok || jaxpr_check(j) != JX_OK || jaxpr_simplify(j) != JX_OK) {
+  if (ok && j && !(j->name = strdup(jx_fn_name(J->f)))) ok = false;
+  /* the checker runs on every traced jaxpr, and after each simplification pass; calls
+   * of other jitted functions are inlined first (the program is lowered as a whole) */
+  if (!ok || jaxpr_check(j) != JX_OK || !jaxpr_inline_calls(j) || jaxpr_simplify(j) != JX_OK) {
     jaxpr_free(j);
     return NULL;
   }
@@ -171,7 +173,10 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
       J->nentries--;
     }
   }
-  if (traced || !e->program) return jaxpr_eval(e->jaxpr, in, out);
+  /* Under a transformation the call stays one equation holding the jaxpr (JAX's pjit):
+   * staged as such, or transformed by the call's rules. */
+  if (traced) return prim_call(e->jaxpr, nin, in, out);
+  if (!e->program) return jaxpr_eval(e->jaxpr, in, out);
   return jit_run(e->program, e->jaxpr, in, out);
 }
 

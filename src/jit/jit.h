@@ -15,16 +15,17 @@ typedef enum SlotKind { SLOT_INPUT, SLOT_CONST, SLOT_TEMP } SlotKind;
 
 typedef struct Step {
   Kernel kernel;     /* a kernel step, or ... */
-  bool is_routine;   /* ... a routine step (sort, scatter): */
+  bool is_routine;   /* ... a routine step (sort, scatter, gemm): */
   Routine routine;
-  int nroutine_args;
-  size_t out_nbytes;
-  int *args; /* kernel.nargs (or nroutine_args) slots */
-  int out;   /* slot written */
-  int extra_out[KERNEL_MAX_OUTS - 1]; /* slots of the kernel's further outputs */
+  int *args; /* kernel.nargs (or routine.nin) slots read */
+  int nout;  /* 1 + kernel.nextra (or routine.nout) ... */
+  int *outs; /* ... slots written */
   int nfree; /* slots whose last use is this step */
   int *frees;
 } Step;
+
+/* Slots a step reads. */
+static inline int step_nargs(const Step *s) { return s->is_routine ? s->routine.nin : s->kernel.nargs; }
 
 typedef struct ProgramOutput {
   int slot;          /* the buffer ... */
@@ -42,6 +43,9 @@ typedef struct Program {
   ProgramOutput *outs;
   int nkernels_fused_ops; /* primitive applications folded into kernels (stats) */
 } Program;
+
+/* Kernel and routine steps of p (tests assert fusion by them). */
+int jit_program_nsteps(const Program *p);
 
 /* Lowers a (checked) jaxpr into a program. NULL with the error set on failure. */
 Program *jit_lower(const Jaxpr *j);

@@ -104,24 +104,38 @@ static const AluExp *remap(const AluExp *e, AluMap *memo, int *args, int *nargs,
   return r;
 }
 
-/* Appends a step reading `args` and writing a new slot. */
-static int push_step(Lower *L, const Step *st, const int *args, int nargs) {
-  int out = new_slot(L, SLOT_TEMP, -1);
+/* Appends a step reading `args` and writing nout new slots; returns the first (the
+ * others follow it). */
+static int push_step_n(Lower *L, const Step *st, const int *args, int nargs, int nout) {
   Program *p = L->p;
-  Step *steps = out >= 0 ? realloc(p->steps, (size_t)(p->nsteps + 1) * sizeof *steps) : NULL;
+  int first = -1;
+  for (int o = 0; o < nout; o++) {
+    int s = new_slot(L, SLOT_TEMP, -1);
+    if (s < 0) return -1;
+    if (o == 0) first = s;
+  }
+  Step *steps = realloc(p->steps, (size_t)(p->nsteps + 1) * sizeof *steps);
   int *sargs = steps ? malloc((size_t)(nargs ? nargs : 1) * sizeof *sargs) : NULL;
+  int *outs = sargs ? malloc((size_t)nout * sizeof *outs) : NULL;
   if (steps) p->steps = steps;
-  if (!sargs) {
-    if (out >= 0) error_set(JX_ERR_OOM, "jit: out of memory");
+  if (!outs) {
+    free(sargs);
+    error_set(JX_ERR_OOM, "jit: out of memory");
     return -1;
   }
   memcpy(sargs, args, (size_t)nargs * sizeof *sargs);
+  for (int o = 0; o < nout; o++) outs[o] = first + o;
   steps[p->nsteps] = *st;
   steps[p->nsteps].args = sargs;
-  steps[p->nsteps].out = out;
+  steps[p->nsteps].nout = nout;
+  steps[p->nsteps].outs = outs;
   for (int a = 0; a < nargs; a++) L->last_use[args[a]] = p->nsteps;
   p->nsteps++;
-  return out;
+  return first;
+}
+
+static int push_step(Lower *L, const Step *st, const int *args, int nargs) {
+  return push_step_n(L, st, args, nargs, 1);
 }
 
 /* Emits a kernel (exp over SPECIAL gidx/ridx with slot loads) writing a new slot. */
@@ -171,6 +185,13 @@ static bool realize(Lower *L, Lazy *v) {
 /* ------------------------------------------------------------ per primitive */
 
 static bool lower_elementwise(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
+  if (q->prim == PRIM_threefry2x32) { /* two results: one expression per word */
+    const AluExp *idx[JX_MAX_NDIM], *v[4];
+    shape_unflatten(idx_var(), av->ndim, av->shape, idx);
+    for (int i = 0; i < 4; i++) v[i] = lazy_load(in[i], idx);
+    return set_exp(&out[0], alu_threefry_word(v[0], v[1], v[2], v[3], 0), av) &&
+           set_exp(&out[1], alu_threefry_word(v[0], v[1], v[2], v[3], 1), av);
+  }
   const AluExp *idx[JX_MAX_NDIM], *v[4];
   shape_unflatten(idx_var(), av->ndim, av->shape, idx);
   for (int i = 0; i < q->nin; i++) v[i] = lazy_load(in[i], idx);
@@ -182,7 +203,6 @@ static bool lower_elementwise(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy
   case PRIM_KIND_COMPARE: e = alu_binary(prim_alu_op(q->prim), v[0], v[1]); break;
   case PRIM_KIND_SELECT: e = alu_where(v[0], v[1], v[2]); break;
   case PRIM_KIND_CONVERT: e = alu_cast(v[0], q->params.dtype); break;
-  case PRIM_KIND_THREEFRY: e = alu_threefry_word(v[0], v[1], v[2], v[3], q->params.axis); break;
   default: e = alu_bitcast(v[0], q->params.dtype); break;
   }
   return set_exp(out, e, av);
@@ -343,10 +363,9 @@ static bool lower_gemm(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out,
   int a1 = a0 >= 0 ? gemm_operand(L, y, D.yperm, D.B, D.K, D.N, nb, &tb) : -1;
   int args[2] = {a0, a1};
   if (args[0] < 0 || args[1] < 0) return false;
-  Step st = {.is_routine = true, .nroutine_args = 2,
-             .out_nbytes = (size_t)(D.B * D.M * D.N) * jx_dtype_itemsize(av->dtype)};
-  st.routine = (Routine){.op = ROUTINE_GEMM, .dtype = av->dtype, .outer = D.B, .n = D.M, .m = D.K,
-                         .inner = D.N, .trans_a = ta, .trans_b = tb};
+  Step st = {.is_routine = true};
+  st.routine = (Routine){.op = ROUTINE_GEMM, .nin = 2, .nout = 1, .dtype = av->dtype, .outer = D.B,
+                         .n = D.M, .m = D.K, .inner = D.N, .trans_a = ta, .trans_b = tb};
   int s = push_step(L, &st, args, 2);
   if (s < 0) return false;
   *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
@@ -369,34 +388,42 @@ static bool lower_dot(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out, 
   return out->st != NULL;
 }
 
-static bool lower_routine(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
-  int args[3];
+static bool lower_routine(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out) {
+  const Aval *x = &in[0]->aval;
+  int axis = q->params.axis;
+  Step st = {.is_routine = true};
+  Routine *r = &st.routine;
+  *r = (Routine){.nin = q->nin, .nout = q->nout, .dtype = x->dtype, .outer = shape_numel(axis, x->shape),
+                 .n = x->shape[axis], .inner = shape_numel(x->ndim - axis - 1, x->shape + axis + 1)};
+  r->op = q->prim == PRIM_sort ? ROUTINE_SORT : ROUTINE_SCATTER_ADD;
+  if (routine_check(r) != JX_OK) return false;
+  int args[ROUTINE_MAX_OPERANDS];
   for (int i = 0; i < q->nin; i++) {
     if (!realize(L, in[i])) return false; /* routines read contiguous buffers */
     args[i] = in[i]->slot;
+    r->dtypes[i] = in[i]->aval.dtype;
   }
-  const Aval *x = &in[0]->aval;
-  int axis = q->params.axis;
-  Step st = {.is_routine = true, .nroutine_args = q->nin,
-             .out_nbytes = (size_t)shape_numel(av->ndim, av->shape) * jx_dtype_itemsize(av->dtype)};
-  Routine *r = &st.routine;
-  *r = (Routine){.dtype = x->dtype, .outer = shape_numel(axis, x->shape), .n = x->shape[axis],
-                 .inner = shape_numel(x->ndim - axis - 1, x->shape + axis + 1)};
-  r->op = q->prim == PRIM_sort ? ROUTINE_SORT : q->prim == PRIM_argsort ? ROUTINE_ARGSORT : ROUTINE_SCATTER_ADD;
-  if (q->prim == PRIM_argsort) r->index_dtype = q->params.dtype;
   if (q->prim == PRIM_scatter_add) {
     r->index_dtype = in[1]->aval.dtype;
     r->m = shape_numel(in[1]->aval.ndim, in[1]->aval.shape);
   }
-  int s = push_step(L, &st, args, q->nin);
+  int s = push_step_n(L, &st, args, q->nin, q->nout);
   if (s < 0) return false;
-  *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
-  return out->st != NULL;
+  for (int o = 0; o < q->nout; o++) {
+    const Aval *av = &L->j->vars[q->out[o]];
+    out[o] = (Lazy){.slot = s + o, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
+    if (!out[o].st) return false;
+  }
+  return true;
 }
 
 static bool lower_concatenate(const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
   const AluExp *idx[JX_MAX_NDIM];
   int64_t lens[KERNEL_MAX_ARGS];
+  if (q->nin > KERNEL_MAX_ARGS) {
+    error_set(JX_ERR_UNSUPPORTED, "concatenate: more than %d operands", KERNEL_MAX_ARGS);
+    return false;
+  }
   shape_unflatten(idx_var(), av->ndim, av->shape, idx);
   for (int i = 0; i < q->nin; i++) lens[i] = in[i]->aval.shape[q->params.axis];
   return set_exp(out, kexp_concatenate(q->nin, lens, q->params.axis, av->ndim, idx, load_operand,
@@ -471,22 +498,35 @@ static const AluExp *const_scalar(const jx_array *c) {
 }
 
 static bool lower_eqn(Lower *L, const JaxprEqn *q) {
-  Lazy *in[KERNEL_MAX_ARGS];
-  for (int i = 0; i < q->nin; i++) {
+  Lazy *small[8], **in = q->nin <= 8 ? small : malloc((size_t)q->nin * sizeof *in);
+  Lazy outs[ROUTINE_MAX_OPERANDS];
+  if (!in) {
+    error_set(JX_ERR_OOM, "jit: out of memory");
+    return false;
+  }
+  if (q->nout > ROUTINE_MAX_OPERANDS) {
+    error_set(JX_ERR_UNSUPPORTED, "jit: %s with %d results (at most %d)", prim_name(q->prim), q->nout,
+              ROUTINE_MAX_OPERANDS);
+    if (in != small) free(in);
+    return false;
+  }
+  bool ok = true;
+  for (int i = 0; ok && i < q->nin; i++) {
     in[i] = &L->vals[q->in[i]];
     /* A matrix product reads a buffer: an operand with other consumers is materialized
      * once here rather than recomputed, so that a later product of its transpose (a
      * weight gradient, x^T @ ct) reads the same buffer transposed. */
-    if (prim_kind(q->prim) == PRIM_KIND_DOT && in[i]->slot < 0 && in[i]->uses >= 2) {
-      if (!realize(L, in[i])) return false;
-      continue;
-    }
-    if (!maybe_share(L, in[i])) return false;
+    if (prim_kind(q->prim) == PRIM_KIND_DOT && in[i]->slot < 0 && in[i]->uses >= 2) ok = realize(L, in[i]);
+    else ok = maybe_share(L, in[i]);
   }
-  Lazy *out = &L->vals[q->out];
-  const Aval *av = &L->j->vars[q->out];
+  if (!ok) {
+    if (in != small) free(in);
+    return false;
+  }
+  Lazy *out = &outs[0];
+  memset(outs, 0, sizeof outs);
+  const Aval *av = &L->j->vars[q->out[0]];
   L->p->nkernels_fused_ops++;
-  bool ok;
   switch (prim_kind(q->prim)) {
   case PRIM_KIND_UNARY: case PRIM_KIND_UNARY_PRED: case PRIM_KIND_BINARY:
   case PRIM_KIND_COMPARE: case PRIM_KIND_SELECT: case PRIM_KIND_CONVERT: case PRIM_KIND_BITCAST:
@@ -499,13 +539,20 @@ static bool lower_eqn(Lower *L, const JaxprEqn *q) {
   case PRIM_KIND_CONCATENATE: ok = lower_concatenate(q, in, out, av); break;
   case PRIM_KIND_GATHER: ok = lower_gather(q, in[0], in[1], out, av); break;
   case PRIM_KIND_IOTA: ok = lower_iota(q, out, av); break;
-  case PRIM_KIND_ROUTINE: ok = lower_routine(L, q, in, out, av); break;
-  default:
+  case PRIM_KIND_ROUTINE: ok = lower_routine(L, q, in, out); break;
+  default: /* calls are inlined before lowering (jaxpr_inline_calls) */
     error_set(JX_ERR_UNSUPPORTED, "jit: no lowering for %s", prim_name(q->prim));
-    return false;
+    ok = false;
   }
   if (!ok && !error_pending()) error_set(JX_ERR_OOM, "jit: out of memory lowering %s", prim_name(q->prim));
-  out->uses = 0;
+  for (int o = 0; o < q->nout; o++) {
+    Lazy *v = &L->vals[q->out[o]];
+    int uses = v->uses;
+    if (ok) *v = outs[o];
+    else shape_free(outs[o].st);
+    v->uses = uses;
+  }
+  if (in != small) free(in);
   return ok;
 }
 
@@ -567,6 +614,7 @@ static void mark_args(const AluExp *e, bool *used) {
 /* Removes step j (its output slots now written by another step). */
 static void remove_step(Program *p, int j) {
   free(p->steps[j].args);
+  free(p->steps[j].outs);
   free(p->steps[j].frees);
   memmove(&p->steps[j], &p->steps[j + 1], (size_t)(p->nsteps - j - 1) * sizeof *p->steps);
   p->nsteps--;
@@ -584,7 +632,7 @@ static bool fuse_two_phase(Program *p) {
     if (b->is_routine || !kb->has_reduction || kb->has_pre || kb->nextra) continue;
     for (int x = 0; x < kb->nargs; x++) {
       int ja = jb - 1, s = b->args[x];
-      while (ja >= 0 && p->steps[ja].out != s) ja--;
+      while (ja >= 0 && p->steps[ja].outs[0] != s) ja--;
       if (ja < 0) continue;
       Step *a = &p->steps[ja];
       const Kernel *ka = &a->kernel;
@@ -597,8 +645,7 @@ static bool fuse_two_phase(Program *p) {
       bool between = false; /* a's result read in between: it must stay where it is */
       for (int k = ja + 1; k < jb && !between; k++) {
         const Step *st = &p->steps[k];
-        int n = st->is_routine ? st->nroutine_args : st->kernel.nargs;
-        for (int y = 0; y < n; y++) between |= st->args[y] == s;
+        for (int y = 0; y < step_nargs(st); y++) between |= st->args[y] == s;
       }
       if (between) continue;
       /* args: b's, then a's not already there; then only those still read */
@@ -664,10 +711,17 @@ static bool fuse_two_phase(Program *p) {
         free(na);
         return false;
       }
+      int *no = realloc(b->outs, 2 * sizeof *no);
+      if (!no) {
+        free(na);
+        return false;
+      }
       free(b->args);
       b->args = na;
       b->kernel = k;
-      b->extra_out[0] = s;
+      b->outs = no;
+      b->outs[1] = s;
+      b->nout = 2;
       remove_step(p, ja);
       jb--; /* b moved down one; look at it again (another first phase is not fused) */
       break;
@@ -685,11 +739,8 @@ static bool fuse_siblings(Program *p) {
   int *producer = malloc((size_t)(p->nslots ? p->nslots : 1) * sizeof *producer);
   if (!producer) return false;
   for (int s = 0; s < p->nslots; s++) producer[s] = -1;
-  for (int i = 0; i < p->nsteps; i++) {
-    producer[p->steps[i].out] = i;
-    for (int o = 0; !p->steps[i].is_routine && o < p->steps[i].kernel.nextra; o++)
-      producer[p->steps[i].extra_out[o]] = i;
-  }
+  for (int i = 0; i < p->nsteps; i++)
+    for (int o = 0; o < p->steps[i].nout; o++) producer[p->steps[i].outs[o]] = i;
   for (int i = 0; i < p->nsteps; i++) {
     Step *a = &p->steps[i];
     if (a->is_routine || a->kernel.has_reduction || !flat_indexing(a->kernel.exp)) continue;
@@ -720,18 +771,22 @@ static bool fuse_siblings(Program *p) {
       const AluExp *e = renumber(kb->exp, map, &memo);
       alu_map_free(&memo);
       int *na = e ? realloc(a->args, (size_t)nargs * sizeof *na) : NULL;
-      if (!na) {
+      if (na) a->args = na;
+      int *no = na ? realloc(a->outs, (size_t)(a->nout + 1) * sizeof *no) : NULL;
+      if (!no) {
         free(producer);
         return false;
       }
+      a->outs = no;
       a->args = na;
       memcpy(a->args, args, (size_t)nargs * sizeof *args);
       for (int x = 0; x < kb->nargs; x++) ka->arg_dtypes[map[x]] = kb->arg_dtypes[x];
       ka->nargs = nargs;
       ka->extra[ka->nextra] = e;
       ka->extra_dtypes[ka->nextra] = kb->dtype;
-      a->extra_out[ka->nextra++] = b->out;
-      producer[b->out] = i;
+      ka->nextra++;
+      a->outs[a->nout++] = b->outs[0];
+      producer[b->outs[0]] = i;
       remove_step(p, j);
       for (int s = 0; s < p->nslots; s++)
         if (producer[s] > j) producer[s]--;
@@ -776,11 +831,7 @@ Program *jit_lower(const Jaxpr *j) {
     v->uses = uses;
     ok = (value || v->slot >= 0) && v->st;
   }
-  for (int e = 0; ok && e < j->neqns; e++) {
-    int uses = L.vals[j->eqns[e].out].uses;
-    ok = lower_eqn(&L, &j->eqns[e]);
-    L.vals[j->eqns[e].out].uses = uses;
-  }
+  for (int e = 0; ok && e < j->neqns; e++) ok = lower_eqn(&L, &j->eqns[e]);
   if (ok) {
     p->outs = calloc((size_t)(j->nout ? j->nout : 1), sizeof *p->outs);
     p->nout = j->nout;
@@ -799,8 +850,7 @@ Program *jit_lower(const Jaxpr *j) {
   for (int s = 0; ok && s < p->nslots; s++) L.last_use[s] = -1;
   for (int k = 0; ok && k < p->nsteps; k++) {
     const Step *st = &p->steps[k];
-    int nargs = st->is_routine ? st->nroutine_args : st->kernel.nargs;
-    for (int a = 0; a < nargs; a++) L.last_use[st->args[a]] = k;
+    for (int a = 0; a < step_nargs(st); a++) L.last_use[st->args[a]] = k;
   }
   for (int o = 0; ok && o < j->nout; o++) L.last_use[p->outs[o].slot] = p->nsteps; /* live past the end */
   /* free temporaries at their last use */
@@ -825,8 +875,11 @@ Program *jit_lower(const Jaxpr *j) {
 
 void jit_program_free(Program *p) {
   if (!p) return;
-  for (int s = 0; s < p->nsteps; s++) free(p->steps[s].args), free(p->steps[s].frees);
+  for (int s = 0; s < p->nsteps; s++)
+    free(p->steps[s].args), free(p->steps[s].outs), free(p->steps[s].frees);
   for (int o = 0; p->outs && o < p->nout; o++) shape_free(p->outs[o].st);
   free(p->steps), free(p->kinds), free(p->index), free(p->outs);
   free(p);
 }
+
+int jit_program_nsteps(const Program *p) { return p ? p->nsteps : 0; }

@@ -41,22 +41,17 @@ jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_arra
   bool tracing = config_trace_enabled();
   for (int k = 0; k < p->nsteps && s == JX_OK; k++) {
     const Step *st = &p->steps[k];
-    Buffer *args[KERNEL_MAX_ARGS];
-    int nargs = st->is_routine ? st->nroutine_args : st->kernel.nargs;
-    for (int a = 0; a < nargs; a++) args[a] = bufs[st->args[a]];
+    Buffer *args[KERNEL_MAX_ARGS > ROUTINE_MAX_OPERANDS ? KERNEL_MAX_ARGS : ROUTINE_MAX_OPERANDS];
+    Buffer *outs[KERNEL_MAX_OUTS > ROUTINE_MAX_OPERANDS ? KERNEL_MAX_OUTS : ROUTINE_MAX_OPERANDS] = {NULL};
+    for (int a = 0; a < step_nargs(st); a++) args[a] = bufs[st->args[a]];
     double t0 = debug >= 1 || tracing ? now_us() : 0;
-    if (st->is_routine) {
-      bufs[st->out] = backend_run_routine(be, &st->routine, args, nargs, st->out_nbytes);
-    } else {
-      Buffer *outs[KERNEL_MAX_OUTS] = {NULL};
-      backend_run_outs(be, &st->kernel, args, false, outs);
-      bufs[st->out] = outs[0];
-      for (int o = 0; o < st->kernel.nextra; o++) bufs[st->extra_out[o]] = outs[1 + o];
-    }
-    if (!bufs[st->out]) {
+    s = st->is_routine ? backend_run_routine(be, &st->routine, args, outs)
+                       : backend_run_outs(be, &st->kernel, args, false, outs);
+    if (s != JX_OK) {
       s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
       break;
     }
+    for (int o = 0; o < st->nout; o++) bufs[st->outs[o]] = outs[o];
     if (tracing)
       config_trace_event(st->is_routine ? routine_name(st->routine.op) : "kernel",
                          st->is_routine ? "routine" : st->kernel.has_reduction ? "reduction" : "elementwise",
@@ -110,7 +105,7 @@ char *jit_program_print(const Program *p) {
       }
       text = t2;
     }
-    n += (size_t)snprintf(text + n, cap - n, "step %d -> slot %d:\n%s\n", k, p->steps[k].out, kt);
+    n += (size_t)snprintf(text + n, cap - n, "step %d -> slot %d:\n%s\n", k, p->steps[k].outs[0], kt);
     free(kt);
   }
   return text;

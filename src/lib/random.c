@@ -259,8 +259,9 @@ static bool hash(jx_array *k0, jx_array *k1, jx_array *c0, jx_array *c1, jx_arra
   jx_array *K1 = nc ? prim_broadcast_in_dim(k1, nd, shape, kd) : k1;
   jx_array *C0 = nb ? prim_broadcast_in_dim(c0, nd, shape, cd) : c0;
   jx_array *C1 = nb ? prim_broadcast_in_dim(c1, nd, shape, cd) : c1;
-  *x0 = prim_threefry2x32(K0, K1, C0, C1, 0);
-  *x1 = prim_threefry2x32(K0, K1, C0, C1, 1);
+  jx_array *x[2] = {NULL, NULL};
+  prim_threefry2x32(K0, K1, C0, C1, x);
+  *x0 = x[0], *x1 = x[1];
   return *x0 && *x1;
 }
 

@@ -211,20 +211,50 @@ static bool eval_dot_general(const Aval *x, const Aval *y, const PrimParams *pp,
 static bool eval_routine(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
   const Aval *x = &in[0];
   if (pp->axis < 0 || pp->axis >= x->ndim) return fail(JX_ERR_SHAPE, p, "axis out of range", x, NULL);
-  *out = *x;
-  if (p == PRIM_argsort) {
-    if (!dtype_is_integer(pp->dtype)) return fail(JX_ERR_DTYPE, p, "index dtype must be an integer", x, NULL);
-    out->dtype = pp->dtype;
-    out->weak = false;
+  if (p == PRIM_sort) { /* every operand sorted by the first: one shape */
+    for (int i = 0; i < nin; i++) {
+      if (!same_shape(x, &in[i])) return fail(JX_ERR_SHAPE, p, "operand shapes differ", x, &in[i]);
+      out[i] = in[i];
+    }
     return true;
   }
-  if (p != PRIM_scatter_add) return true;
+  *out = *x;
   Aval g;
   if (!eval_gather(x, &in[1], pp, &g)) return false;
   if (!same_shape(&g, &in[2]) || in[2].dtype != x->dtype)
     return fail(JX_ERR_SHAPE, p, "updates must have gather's result shape and x's dtype", &g, &in[2]);
   out->weak = x->weak && in[2].weak;
   return true;
+}
+
+/* A call: the operands must match the jaxpr's inputs (weak types may differ, as when
+ * JAX calls a jitted function); the results are its outputs. */
+static bool eval_call(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
+  const Jaxpr *j = pp->jaxpr;
+  if (!j) {
+    error_set(JX_ERR_INTERNAL, "%s: no jaxpr parameter", prim_name(p));
+    return false;
+  }
+  if (nin != j->nin) {
+    error_set(JX_ERR_VALUE, "%s: %d operands for a jaxpr of %d inputs", prim_name(p), nin, j->nin);
+    return false;
+  }
+  for (int i = 0; i < nin; i++) {
+    const Aval *want = &j->vars[j->invars[i]];
+    if (!same_shape(&in[i], want) || in[i].dtype != want->dtype)
+      return fail(JX_ERR_SHAPE, p, "operand does not match the jaxpr's input", &in[i], want);
+  }
+  for (int o = 0; o < j->nout; o++) out[o] = j->vars[j->outvars[o]];
+  return true;
+}
+
+int prim_nout(Prim p, int nin, const PrimParams *pp) {
+  switch (prim_kind(p)) {
+  case PRIM_KIND_THREEFRY: return 2;
+  case PRIM_KIND_ROUTINE: return p == PRIM_sort ? nin : 1;
+  case PRIM_KIND_CALL: return pp->jaxpr ? pp->jaxpr->nout : 0;
+  default: return 1;
+  }
 }
 
 bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
@@ -253,10 +283,12 @@ bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, A
     out->weak = false;
     return true;
   case PRIM_KIND_THREEFRY:
-    if (pp->axis != 0 && pp->axis != 1) return fail(JX_ERR_VALUE, p, "word must be 0 or 1", &in[0], NULL);
     if (in[0].dtype != JX_UINT32) return fail(JX_ERR_DTYPE, p, "operands must be uint32", &in[0], NULL);
-    return eval_elementwise(p, nin, in, out);
+    if (!eval_elementwise(p, nin, in, out)) return false;
+    out[1] = out[0];
+    return true;
   case PRIM_KIND_ROUTINE: return eval_routine(p, nin, in, pp, out);
+  case PRIM_KIND_CALL: return eval_call(p, nin, in, pp, out);
   case PRIM_KIND_REDUCE: return eval_reduce(p, &in[0], pp, out);
   case PRIM_KIND_MOVEMENT: return eval_movement(p, &in[0], pp, out);
   case PRIM_KIND_CONCATENATE: return eval_concatenate(nin, in, pp, out);

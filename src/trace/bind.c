@@ -1,6 +1,7 @@
 /* bind.c -- the primitive table (from primitives.def), argument validation, and
  * prim_bind, the single entry point every array operation goes through. Today the
  * interpreter stack has only its bottom level (eval); transformations add levels. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
@@ -21,34 +22,65 @@ const char *prim_name(Prim p) { return (unsigned)p < PRIM_NUM ? prim_table[p].na
 PrimKind prim_kind(Prim p) { return prim_table[p].kind; }
 AluOp prim_alu_op(Prim p) { return prim_table[p].alu; }
 
-jx_array *prim_bind(Prim p, int nin, jx_array *const *in, const PrimParams *params) {
-  if ((unsigned)p >= PRIM_NUM) {
+/* Avals and results of a bind live on the stack up to this many operands/results. */
+#define BIND_SMALL 8
+
+jx_status prim_bind_n(Prim p, int nin, jx_array *const *in, const PrimParams *params, int nout,
+                      jx_array **out) {
+  for (int o = 0; o < nout; o++) out[o] = NULL;
+  if ((unsigned)p >= PRIM_NUM || nin < 0) {
     error_set(JX_ERR_INTERNAL, "prim_bind: invalid primitive %d", (int)p);
-    return NULL;
+    return JX_ERR_INTERNAL;
   }
   for (int i = 0; i < nin; i++)
-    if (!in[i]) return NULL; /* keeps the first error */
-  Aval avals[KERNEL_MAX_ARGS] = {{0}}, out;
-  if (nin > KERNEL_MAX_ARGS) {
-    error_set(JX_ERR_UNSUPPORTED, "%s: more than %d operands", prim_name(p), KERNEL_MAX_ARGS);
-    return NULL;
+    if (!in[i]) return jx_last_status() ? jx_last_status() : JX_ERR_VALUE; /* keeps the first error */
+  int want = prim_nout(p, nin, params);
+  if (want != nout) {
+    error_set(JX_ERR_INTERNAL, "%s: %d results requested, the primitive gives %d", prim_name(p),
+              nout, want);
+    return JX_ERR_INTERNAL;
   }
+  Aval small[2 * BIND_SMALL], *avals = small;
+  if (nin > BIND_SMALL || nout > BIND_SMALL) {
+    avals = malloc((size_t)(nin + nout) * sizeof *avals);
+    if (!avals) {
+      error_set(JX_ERR_OOM, "%s: out of memory for %d operands", prim_name(p), nin);
+      return JX_ERR_OOM;
+    }
+  }
+  Aval *outs = avals + (avals == small ? BIND_SMALL : nin);
   for (int i = 0; i < nin; i++) avals[i] = prim_aval_of(in[i]);
-  if (!prim_abstract_eval(p, nin, avals, params, &out)) return NULL;
+  jx_status s = JX_OK;
+  if (!prim_abstract_eval(p, nin, avals, params, outs)) s = jx_last_status();
   /* The highest trace level among the inputs processes the primitive. */
   Trace *top = NULL;
-  for (int i = 0; i < nin; i++) {
+  for (int i = 0; s == JX_OK && i < nin; i++) {
     Trace *t = trace_of(in[i]);
     if (!t) continue;
     if (!t->active) {
       error_set(JX_ERR_VALUE, "%s: operand %d is a tracer that escaped its transformation "
                 "(JAX's UnexpectedTracerError)", prim_name(p), i);
-      return NULL;
+      s = JX_ERR_VALUE;
     }
     if (!top || t->level > top->level) top = t;
   }
-  if (top) return top->type->process(top, p, nin, in, params, &out);
-  return impl_apply(p, nin, in, params, &out);
+  if (s == JX_OK) {
+    s = top ? top->type->process(top, p, nin, in, params, nout, outs, out)
+            : impl_apply(p, nin, in, params, nout, outs, out);
+    if (s != JX_OK) {
+      for (int o = 0; o < nout; o++) jx_free(out[o]), out[o] = NULL;
+      if (!jx_last_status()) error_set(JX_ERR_INTERNAL, "%s failed without an error", prim_name(p));
+      s = jx_last_status();
+    }
+  }
+  if (avals != small) free(avals);
+  return s;
+}
+
+jx_array *prim_bind(Prim p, int nin, jx_array *const *in, const PrimParams *params) {
+  jx_array *out = NULL;
+  prim_bind_n(p, nin, in, params, 1, &out);
+  return out;
 }
 
 /* ------------------------------------------------------------- wrappers */
@@ -173,19 +205,47 @@ jx_array *prim_dot_general(jx_array *x, jx_array *y, int ncontract, const int *l
   return prim_bind(PRIM_dot_general, 2, (jx_array *[]){x, y}, &pp);
 }
 
-jx_array *prim_threefry2x32(jx_array *k0, jx_array *k1, jx_array *c0, jx_array *c1, int word) {
-  PrimParams pp = {.axis = word};
-  return prim_bind(PRIM_threefry2x32, 4, (jx_array *[]){k0, k1, c0, c1}, &pp);
+jx_status prim_threefry2x32(jx_array *k0, jx_array *k1, jx_array *c0, jx_array *c1,
+                            jx_array **out) {
+  PrimParams pp = {0};
+  return prim_bind_n(PRIM_threefry2x32, 4, (jx_array *[]){k0, k1, c0, c1}, &pp, 2, out);
+}
+
+jx_status prim_sort_n(int n, jx_array *const *xs, int axis, jx_array **out) {
+  PrimParams pp = {.axis = axis};
+  if (n < 1) {
+    error_set(JX_ERR_VALUE, "sort: needs at least one operand");
+    return JX_ERR_VALUE;
+  }
+  return prim_bind_n(PRIM_sort, n, xs, &pp, n, out);
 }
 
 jx_array *prim_sort(jx_array *x, int axis) {
-  PrimParams pp = {.axis = axis};
-  return prim_bind(PRIM_sort, 1, &x, &pp);
+  jx_array *r = NULL;
+  prim_sort_n(1, &x, axis, &r);
+  return r;
 }
 
 jx_array *prim_argsort(jx_array *x, int axis, jx_dtype index_dtype) {
-  PrimParams pp = {.axis = axis, .dtype = index_dtype};
-  return prim_bind(PRIM_argsort, 1, &x, &pp);
+  if (!x) return NULL;
+  if (axis < 0 || axis >= x->ndim) {
+    error_set(JX_ERR_SHAPE, "sort: axis %d out of range for rank %d", axis, x->ndim);
+    return NULL;
+  }
+  if (!dtype_is_integer(index_dtype)) {
+    error_set(JX_ERR_DTYPE, "argsort: index dtype must be an integer");
+    return NULL;
+  }
+  jx_array *iota = prim_iota(index_dtype, x->ndim, x->shape, axis), *r[2] = {NULL, NULL};
+  if (iota) prim_sort_n(2, (jx_array *[]){x, iota}, axis, r);
+  jx_free(iota);
+  jx_free(r[0]);
+  return r[1];
+}
+
+jx_status prim_call(struct Jaxpr *j, int nin, jx_array *const *in, jx_array **out) {
+  PrimParams pp = {.jaxpr = j};
+  return prim_bind_n(PRIM_jit, nin, in, &pp, prim_nout(PRIM_jit, nin, &pp), out);
 }
 
 jx_array *prim_scatter_add(jx_array *x, jx_array *idx, jx_array *upd, int axis) {

@@ -38,27 +38,47 @@ static const AluExp *load_flat(const jx_array *a, int arg, const AluExp *flat) {
   return load_dims(a, arg, idx);
 }
 
-/* Runs kernel k (inputs in[0..nargs)) into a new contiguous array of shape. */
-static jx_array *run_kernel(Kernel *k, jx_array *const *in, int ndim, const int64_t *shape,
-                            bool weak) {
-  if (!k->exp) return NULL;
+/* Runs kernel k (inputs in[0..nargs)) into 1 + k->nextra new contiguous arrays of
+ * shape in out[]. */
+static jx_status run_kernel_outs(Kernel *k, jx_array *const *in, int ndim, const int64_t *shape,
+                                 bool weak, jx_array **out) {
+  int nout = 1 + k->nextra;
+  for (int o = 0; o < nout; o++) out[o] = NULL;
+  if (!k->exp) return jx_last_status() ? jx_last_status() : JX_ERR_OOM;
   for (int i = 0; i < k->nargs; i++) k->arg_dtypes[i] = in[i]->dtype;
   k->exp = alu_simplify(k->exp);
+  for (int o = 0; o < k->nextra; o++) k->extra[o] = alu_simplify(k->extra[o]);
   if (k->has_reduction && k->reduction.epilogue)
     k->reduction.epilogue = alu_simplify(k->reduction.epilogue);
-  if (!k->exp || error_pending()) return NULL;
+  if (!k->exp || error_pending()) return jx_last_status() ? jx_last_status() : JX_ERR_OOM;
   if (config_debug_level() >= 3) {
     char *text = kernel_print(k);
     fprintf(stderr, "[jaxc] kernel:\n%s\n", text ? text : "(out of memory)");
     free(text);
   }
   const Backend *be = in && k->nargs ? in[0]->buf->backend : backend_default();
-  Buffer *bufs[KERNEL_MAX_ARGS];
+  Buffer *bufs[KERNEL_MAX_ARGS], *obufs[KERNEL_MAX_OUTS];
   for (int i = 0; i < k->nargs; i++) bufs[i] = in[i]->buf;
-  Buffer *out = backend_run(be, k, bufs, true);
-  if (!out) return NULL;
-  ShapeTracker *st = shape_contiguous(ndim, shape);
-  return array_new(out, st, k->dtype, weak);
+  jx_status s = backend_run_outs(be, k, bufs, true, obufs);
+  for (int o = 0; s == JX_OK && o < nout; o++) {
+    jx_dtype d = o ? k->extra_dtypes[o - 1] : k->dtype;
+    out[o] = array_new(obufs[o], shape_contiguous(ndim, shape), d, weak);
+    if (!out[o]) {
+      s = jx_last_status();
+      for (int x = o + 1; x < nout; x++) buffer_free(obufs[x]);
+    }
+  }
+  if (s != JX_OK)
+    for (int o = 0; o < nout; o++) jx_free(out[o]), out[o] = NULL;
+  return s;
+}
+
+/* Runs kernel k (one output) into a new contiguous array of shape. */
+static jx_array *run_kernel(Kernel *k, jx_array *const *in, int ndim, const int64_t *shape,
+                            bool weak) {
+  jx_array *out[KERNEL_MAX_OUTS];
+  k->nextra = 0;
+  return run_kernel_outs(k, in, ndim, shape, weak, out) == JX_OK ? out[0] : NULL;
 }
 
 static bool all_weak(int nin, jx_array *const *in) {
@@ -95,9 +115,6 @@ static jx_array *impl_elementwise(Prim p, int nin, jx_array *const *in,
     k.exp = alu_cast(v[0], pp->dtype);
     weak = pp->weak;
     break;
-  case PRIM_KIND_THREEFRY:
-    k.exp = alu_threefry_word(v[0], v[1], v[2], v[3], pp->axis);
-    break;
   case PRIM_KIND_BITCAST:
     k.exp = alu_bitcast(v[0], pp->dtype);
     weak = false;
@@ -108,6 +125,19 @@ static jx_array *impl_elementwise(Prim p, int nin, jx_array *const *in,
   if (!k.exp) return NULL;
   k.dtype = k.exp->dtype;
   return run_kernel(&k, in, x->ndim, x->shape, weak);
+}
+
+/* Both words of threefry2x32 from one kernel with two outputs. */
+static jx_status impl_threefry(jx_array *const *in, jx_array **out) {
+  const jx_array *x = in[0];
+  int64_t n = shape_numel(x->ndim, x->shape);
+  const AluExp *gidx = alu_special("gidx", n), *v[4];
+  for (int i = 0; i < 4; i++) v[i] = load_flat(in[i], i, gidx);
+  Kernel k = {.nargs = 4, .size = n, .dtype = JX_UINT32, .nextra = 1, .extra_dtypes = {JX_UINT32}};
+  k.exp = alu_threefry_word(v[0], v[1], v[2], v[3], 0);
+  k.extra[0] = alu_threefry_word(v[0], v[1], v[2], v[3], 1);
+  if (!k.extra[0]) k.exp = NULL;
+  return run_kernel_outs(&k, in, x->ndim, x->shape, all_weak(4, in), out);
 }
 
 static jx_array *impl_convert(jx_array *x, const PrimParams *pp) {
@@ -372,10 +402,11 @@ static jx_array *dot_as_gemm(jx_array *x, jx_array *y, const PrimParams *pp, con
   jx_array *b = prim_reshape(prim_transpose(y, L.yperm), 3, (int64_t[]){L.B, L.K, L.N});
   jx_array *ac = impl_contiguous(a), *bc = impl_contiguous(b), *r = NULL;
   if (ac && bc) {
-    Routine rt = {.op = ROUTINE_GEMM, .dtype = x->dtype, .outer = L.B, .n = L.M, .m = L.K, .inner = L.N};
-    size_t nbytes = (size_t)(L.B * L.M * L.N) * jx_dtype_itemsize(x->dtype);
-    Buffer *buf = backend_run_routine(ac->buf->backend, &rt, (Buffer *[]){ac->buf, bc->buf}, 2, nbytes);
-    if (buf) r = array_new(buf, shape_contiguous(out->ndim, out->shape), out->dtype, out->weak);
+    Routine rt = {.op = ROUTINE_GEMM, .nin = 2, .nout = 1, .dtype = x->dtype, .outer = L.B,
+                  .n = L.M, .m = L.K, .inner = L.N};
+    Buffer *buf = NULL;
+    if (backend_run_routine(ac->buf->backend, &rt, (Buffer *[]){ac->buf, bc->buf}, &buf) == JX_OK)
+      r = array_new(buf, shape_contiguous(out->ndim, out->shape), out->dtype, out->weak);
   }
   jx_scope_end(r ? 1 : 0, &r);
   return r;
@@ -450,32 +481,37 @@ static void routine_layout(Routine *r, const jx_array *x, int axis) {
   r->inner = shape_numel(x->ndim - axis - 1, x->shape + axis + 1);
 }
 
-static jx_array *impl_routine(Prim p, int nin, jx_array *const *in, const PrimParams *pp,
-                              const Aval *out) {
-  Routine r = {.dtype = in[0]->dtype};
+static jx_status impl_routine(Prim p, int nin, jx_array *const *in, const PrimParams *pp,
+                              int nout, jx_array **out) {
+  Routine r = {.dtype = in[0]->dtype, .nin = nin, .nout = nout};
   routine_layout(&r, in[0], pp->axis);
-  r.op = p == PRIM_sort ? ROUTINE_SORT : p == PRIM_argsort ? ROUTINE_ARGSORT : ROUTINE_SCATTER_ADD;
-  if (p == PRIM_argsort) r.index_dtype = pp->dtype;
+  r.op = p == PRIM_sort ? ROUTINE_SORT : ROUTINE_SCATTER_ADD;
   if (p == PRIM_scatter_add) {
     r.index_dtype = in[1]->dtype;
     r.m = shape_numel(in[1]->ndim, in[1]->shape);
   }
-  jx_array *c[3] = {NULL, NULL, NULL};
-  Buffer *bufs[3];
-  bool ok = true;
-  for (int i = 0; i < nin && ok; i++) {
+  jx_status s = routine_check(&r);
+  if (s != JX_OK) return s;
+  for (int i = 0; i < nin; i++) r.dtypes[i] = in[i]->dtype;
+  jx_array *c[ROUTINE_MAX_OPERANDS] = {NULL};
+  Buffer *bufs[ROUTINE_MAX_OPERANDS], *obufs[ROUTINE_MAX_OPERANDS];
+  for (int i = 0; i < nin && s == JX_OK; i++) {
     c[i] = impl_contiguous(in[i]);
-    ok = c[i] != NULL;
-    if (ok) bufs[i] = c[i]->buf;
+    if (!c[i]) s = jx_last_status();
+    else bufs[i] = c[i]->buf;
   }
-  jx_array *res = NULL;
-  if (ok) {
-    size_t nbytes = (size_t)shape_numel(out->ndim, out->shape) * jx_dtype_itemsize(out->dtype);
-    Buffer *b = backend_run_routine(c[0]->buf->backend, &r, bufs, nin, nbytes);
-    if (b) res = array_new(b, shape_contiguous(out->ndim, out->shape), out->dtype, out->weak);
+  if (s == JX_OK) s = backend_run_routine(c[0]->buf->backend, &r, bufs, obufs);
+  for (int o = 0; o < nout && s == JX_OK; o++) {
+    const jx_array *x = in[p == PRIM_sort ? o : 0];
+    bool weak = p == PRIM_sort ? x->weak : in[0]->weak && in[2]->weak;
+    out[o] = array_new(obufs[o], shape_contiguous(x->ndim, x->shape), x->dtype, weak);
+    if (!out[o]) {
+      s = jx_last_status();
+      for (int k = o + 1; k < nout; k++) buffer_free(obufs[k]);
+    }
   }
   for (int i = 0; i < nin; i++) jx_free(c[i]);
-  return res;
+  return s;
 }
 
 /* ------------------------------------------------------------- dispatch */
@@ -490,13 +526,14 @@ static jx_array *impl_dispatch(Prim p, int nin, jx_array *const *in, const PrimP
     return impl_elementwise(p, nin, in, pp);
   case PRIM_KIND_CONVERT: return impl_convert(in[0], pp);
   case PRIM_KIND_BITCAST: return impl_bitcast(in[0], pp);
-  case PRIM_KIND_THREEFRY: return impl_elementwise(p, nin, in, pp);
   case PRIM_KIND_REDUCE: return impl_reduce(p, in[0], pp);
   case PRIM_KIND_CONCATENATE: return impl_concatenate(nin, in, pp);
   case PRIM_KIND_GATHER: return impl_gather(in[0], in[1], pp);
   case PRIM_KIND_DOT: return impl_dot_general(in[0], in[1], pp);
   case PRIM_KIND_IOTA: return impl_iota(pp);
-  case PRIM_KIND_ROUTINE: break; /* impl_apply runs routines */
+  case PRIM_KIND_ROUTINE: /* impl_apply runs the primitives with several results */
+  case PRIM_KIND_THREEFRY:
+  case PRIM_KIND_CALL: break;
   case PRIM_KIND_MOVEMENT:
     switch (p) {
     case PRIM_reshape: return impl_reshape(in[0], pp);
@@ -513,14 +550,23 @@ static jx_array *impl_dispatch(Prim p, int nin, jx_array *const *in, const PrimP
   return NULL;
 }
 
-jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp,
-                     const Aval *out) {
-  if (prim_kind(p) == PRIM_KIND_ROUTINE) return impl_routine(p, nin, in, pp, out);
-  if (p == PRIM_dot_general && impl_use_gemm(in[0]->dtype, pp, in[0], in[1]))
-    return dot_as_gemm(in[0], in[1], pp, out);
-  jx_array *r = impl_dispatch(p, nin, in, pp);
-  if (r) r->weak = out->weak; /* abstract evaluation decides the weak type */
-  return r;
+jx_status impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                     const Aval *avals, jx_array **out) {
+  jx_status s;
+  switch (prim_kind(p)) {
+  case PRIM_KIND_ROUTINE: s = impl_routine(p, nin, in, pp, nout, out); break;
+  case PRIM_KIND_THREEFRY: s = impl_threefry(in, out); break;
+  case PRIM_KIND_CALL: s = prim_eval_jaxpr(pp->jaxpr, in, out); break;
+  default:
+    if (p == PRIM_dot_general && impl_use_gemm(in[0]->dtype, pp, in[0], in[1]))
+      out[0] = dot_as_gemm(in[0], in[1], pp, &avals[0]);
+    else
+      out[0] = impl_dispatch(p, nin, in, pp);
+    s = out[0] ? JX_OK : jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
+  }
+  /* abstract evaluation decides the weak type */
+  for (int o = 0; s == JX_OK && o < nout; o++) out[o]->weak = avals[o].weak;
+  return s;
 }
 
 jx_array *impl_contiguous(jx_array *a) {

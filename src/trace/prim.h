@@ -35,8 +35,11 @@ typedef enum PrimKind {
   PRIM_KIND_DOT,
   PRIM_KIND_IOTA,
   PRIM_KIND_THREEFRY,
-  PRIM_KIND_ROUTINE
+  PRIM_KIND_ROUTINE,
+  PRIM_KIND_CALL
 } PrimKind;
+
+struct Jaxpr;
 
 /* Parameters of a primitive application (a jaxpr equation's params). Unused fields
  * are zero. */
@@ -55,7 +58,14 @@ typedef struct PrimParams {
   int ncontract, nbatch;         /* dot_general: lhs/rhs contracting and batch dims */
   int lhs_contract[JX_MAX_NDIM], rhs_contract[JX_MAX_NDIM];
   int lhs_batch[JX_MAX_NDIM], rhs_batch[JX_MAX_NDIM];
+  struct Jaxpr *jaxpr;           /* jit: the closed sub-program called (its consts
+                                    included); an equation holds a reference */
 } PrimParams;
+
+/* Structural hash and equality of p's params: every field p uses, sub-jaxprs compared
+ * by structure (never pointers or padding bytes). For CSE and caches. */
+uint64_t prim_params_hash(Prim p, const PrimParams *pp);
+bool prim_params_equal(Prim p, const PrimParams *a, const PrimParams *b);
 
 /* An abstract value: what a tracer knows about the array it stands for. */
 typedef struct Aval {
@@ -65,9 +75,51 @@ typedef struct Aval {
   int64_t shape[JX_MAX_NDIM];
 } Aval;
 
-/* Abstract evaluation: validates p's operands and params and computes the result's
- * aval, without data. The shared check every trace level relies on; on failure sets
- * JX_ERR_SHAPE / JX_ERR_DTYPE naming the primitive and returns false. */
+/* Number of results of p applied to nin operands with params pp (threefry2x32: 2;
+ * sort: one per operand; jit: its jaxpr's outputs; otherwise 1). */
+int prim_nout(Prim p, int nin, const PrimParams *pp);
+/* A Jaxpr (JAX's closed jaxpr): typed variables, equations applying primitives,
+ * constants closed over, and outputs. The type lives here because primitives take
+ * jaxprs as parameters (jit, and later control flow); src/jaxpr builds, checks,
+ * prints and simplifies them. Refcounted: equations holding one as a parameter share
+ * it (jaxpr_ref / jaxpr_free). */
+typedef struct JaxprEqn {
+  Prim prim;
+  PrimParams params;
+  int nin;
+  int *in;   /* variable ids */
+  int nout;
+  int *out;  /* variable ids of the results (prim_nout of them) */
+} JaxprEqn;
+
+typedef struct Jaxpr {
+  int64_t refcount;
+  char *name;        /* the function's name (jit prints it); NULL: none */
+  int nvars, vcap;
+  Aval *vars;        /* every variable's aval, by id */
+  int nin;
+  int *invars;
+  int nconst;
+  int *constvars;
+  jx_array **consts; /* held with array_retain */
+  int neqns, ecap;
+  JaxprEqn *eqns;
+  int nout;
+  int *outvars;
+} Jaxpr;
+
+/* Evaluates j on nin = j->nin inputs by binding each equation's primitive (so it
+ * composes with every trace level): out[0 .. j->nout) new references. */
+jx_status prim_eval_jaxpr(const Jaxpr *j, jx_array *const *in, jx_array **out);
+/* Structural hash and equality of jaxprs: variables compared by position, params by
+ * prim_params_equal, constants by aval and contents. */
+uint64_t prim_jaxpr_hash(const Jaxpr *j);
+bool prim_jaxpr_equal(const Jaxpr *a, const Jaxpr *b);
+
+/* Abstract evaluation: validates p's operands and params and computes the results'
+ * avals out[0 .. prim_nout), without data. The shared check every trace level relies
+ * on; on failure sets JX_ERR_SHAPE / JX_ERR_DTYPE naming the primitive and returns
+ * false. */
 bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
 /* Aval of an array. */
 Aval prim_aval_of(const jx_array *a);
@@ -85,7 +137,11 @@ const char *prim_name(Prim p);
 PrimKind prim_kind(Prim p);
 AluOp prim_alu_op(Prim p);
 
-/* The one entry point: applies p to nin inputs. */
+/* The one entry point: applies p to nin inputs, giving nout = prim_nout results in
+ * out[] (new references; all NULL on failure, with the error set). */
+jx_status prim_bind_n(Prim p, int nin, jx_array *const *in, const PrimParams *params, int nout,
+                      jx_array **out);
+/* prim_bind_n for primitives with one result. */
 jx_array *prim_bind(Prim p, int nin, jx_array *const *in, const PrimParams *params);
 
 /* Convenience wrappers over prim_bind. */
@@ -120,13 +176,20 @@ jx_array *prim_gather(jx_array *x, jx_array *idx, int axis);
 jx_array *prim_dot_general(jx_array *x, jx_array *y, int ncontract, const int *lhs_contract,
                            const int *rhs_contract, int nbatch, const int *lhs_batch,
                            const int *rhs_batch);
-/* Word `word` (0 or 1) of the threefry2x32 hash of counts (c0, c1) under key (k0, k1):
- * four uint32 arrays of one shape -> uint32 (JAX's threefry2x32_p, one output each). */
-jx_array *prim_threefry2x32(jx_array *k0, jx_array *k1, jx_array *c0, jx_array *c1, int word);
-/* lax.sort along axis (stable; -0.0 == 0.0; NaN last), and the sorting permutation
- * (int32 positions; int64 when x64 is on and dimension needs it: dtype chosen by caller). */
+/* The threefry2x32 hash of counts (c0, c1) under key (k0, k1): four uint32 arrays of
+ * one shape -> its two uint32 words out[0], out[1] (JAX's threefry2x32_p). */
+jx_status prim_threefry2x32(jx_array *k0, jx_array *k1, jx_array *c0, jx_array *c1,
+                            jx_array **out);
+/* lax.sort of n operands of one shape along axis, keyed by operand 0 (num_keys=1;
+ * stable; -0.0 == 0.0; NaN last): out[i] is operand i permuted by that sort. */
+jx_status prim_sort_n(int n, jx_array *const *xs, int axis, jx_array **out);
+/* prim_sort_n of one operand; and the sorting permutation (the sort of (x, iota): int32
+ * positions, int64 when x64 is on and dimension needs it: dtype chosen by caller). */
 jx_array *prim_sort(jx_array *x, int axis);
 jx_array *prim_argsort(jx_array *x, int axis, jx_dtype index_dtype);
+/* jax.jit's call primitive: applies the closed jaxpr j to nin = j->nin inputs, giving
+ * j->nout results, as one equation holding j (JAX's jit/pjit_p). */
+jx_status prim_call(struct Jaxpr *j, int nin, jx_array *const *in, jx_array **out);
 /* x with upd added at the positions gather(x, idx, axis) reads (clamped): the
  * transpose of prim_gather. upd has gather's result shape. */
 jx_array *prim_scatter_add(jx_array *x, jx_array *idx, jx_array *upd, int axis);

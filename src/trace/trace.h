@@ -6,10 +6,10 @@
 #include "core/array.h"
 #include "trace/prim.h"
 
-/* Runs primitive p on concrete arrays (validated by prim_bind; out is the result's
- * aval from abstract evaluation). */
-jx_array *impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *params,
-                     const Aval *out);
+/* Runs primitive p on concrete arrays (validated by prim_bind_n; avals[0 .. nout) are
+ * the results' avals from abstract evaluation): out[] new references. */
+jx_status impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *params, int nout,
+                     const Aval *avals, jx_array **out);
 
 /* True if dot_general(x, y) of dtype is large enough to run as a GEMM routine. */
 bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y);
@@ -26,10 +26,11 @@ typedef struct Trace Trace;
 typedef struct TraceType {
   const char *name;
   /* Applies p where at least one input is a tracer of t (the highest level among the
-   * inputs). Other inputs belong to lower levels or are concrete; `out` is the result's
-   * aval from abstract evaluation. Returns a new reference. */
-  jx_array *(*process)(Trace *t, Prim p, int nin, jx_array *const *in, const PrimParams *pp,
-                       const Aval *out);
+   * inputs). Other inputs belong to lower levels or are concrete; avals[0 .. nout) are
+   * the results' avals from abstract evaluation. Fills out[0 .. nout) with new
+   * references (on failure the caller frees any it set). */
+  jx_status (*process)(Trace *t, Prim p, int nin, jx_array *const *in, const PrimParams *pp,
+                       int nout, const Aval *avals, jx_array **out);
   /* Releases the trace's data when its last reference goes. */
   void (*release)(void *data);
 } TraceType;

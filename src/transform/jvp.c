@@ -22,6 +22,11 @@ typedef struct JvpTracer {
  * a scope: temporaries need no freeing. */
 typedef jx_array *(*JvpRule)(int nin, jx_array *const *x, jx_array *const *t, jx_array *y,
                              const PrimParams *pp);
+/* For primitives with several results: the nout primal results y and their tangents ty
+ * (NULL: a symbolic zero) from primals x and tangents t (NULL: zero), computed together
+ * (a call's JVP is one call of the JVP jaxpr). Runs in a scope like JvpRule. */
+typedef jx_status (*JvpRuleN)(int nin, jx_array *const *x, jx_array *const *t,
+                              const PrimParams *pp, int nout, jx_array **y, jx_array **ty);
 
 /* ------------------------------------------------------ arithmetic helpers */
 
@@ -251,9 +256,15 @@ static jx_array *jvp_rev(int nin, jx_array *const *x, jx_array *const *t, jx_arr
   return jvp_linear1(PRIM_rev, t, pp);
 }
 static jx_array *jvp_concatenate(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  jx_array *ts[KERNEL_MAX_ARGS];
+  jx_array **ts = malloc((size_t)nin * sizeof *ts), *r = NULL;
+  if (!ts) {
+    error_set(JX_ERR_OOM, "jvp: out of memory");
+    return NULL;
+  }
   for (int i = 0; i < nin; i++) ts[i] = tfull(t[i], x[i]);
-  return prim_bind(PRIM_concatenate, nin, ts, pp);
+  r = prim_bind(PRIM_concatenate, nin, ts, pp);
+  free(ts);
+  return r;
 }
 static jx_array *jvp_gather(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   return t[0] ? prim_bind(PRIM_gather, 2, (jx_array *[]){t[0], x[1]}, pp) : NULL;
@@ -263,11 +274,83 @@ static jx_array *jvp_dot_general(int nin, jx_array *const *x, jx_array *const *t
   jx_array *b = t[1] ? prim_bind(PRIM_dot_general, 2, (jx_array *[]){x[0], t[1]}, pp) : NULL;
   return tadd(a, b);
 }
-static jx_array *jvp_sort(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  jx_dtype it = x[0]->shape[pp->axis] > INT32_MAX ? JX_INT64 : JX_INT32;
-  jx_array *perm = prim_argsort(x[0], pp->axis, it);
-  return tx_take_along(t[0], perm, pp->axis);
+/* sort's results are its operands permuted by one sort of the first; the sort of
+ * (x..., iota) gives that permutation, which carries every tangent (JAX's rule). */
+static jx_status jvp_sort(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                          int nout, jx_array **y, jx_array **ty) {
+  int axis = pp->axis;
+  jx_dtype it = x[0]->shape[axis] > INT32_MAX ? JX_INT64 : JX_INT32;
+  jx_array **ops = malloc((size_t)(nin + 1) * sizeof *ops), **res = malloc((size_t)(nin + 1) * sizeof *res);
+  jx_status s = ops && res ? JX_OK : JX_ERR_OOM;
+  if (s != JX_OK) error_set(s, "jvp: out of memory");
+  for (int i = 0; s == JX_OK && i < nin; i++) ops[i] = x[i];
+  if (s == JX_OK && !(ops[nin] = prim_iota(it, x[0]->ndim, x[0]->shape, axis))) s = jx_last_status();
+  if (s == JX_OK) s = prim_sort_n(nin + 1, ops, axis, res);
+  for (int o = 0; s == JX_OK && o < nout; o++) {
+    y[o] = res[o];
+    ty[o] = t[o] ? tx_take_along(t[o], res[nin], axis) : NULL;
+    if (t[o] && !ty[o]) s = jx_last_status();
+  }
+  free(ops), free(res);
+  return s;
 }
+
+/* A call's JVP: the JVP of its jaxpr, staged into a new jaxpr from (primals, nonzero
+ * tangents) to (primals, tangents), called as one equation (JAX's jvp of pjit). */
+static jx_status jvp_call(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                          int nout, jx_array **y, jx_array **ty) {
+  const Jaxpr *sub = pp->jaxpr;
+  jx_array **in = calloc((size_t)(2 * nin + 1), sizeof *in), **args = calloc((size_t)(2 * nin + 1), sizeof *args);
+  jx_array **outs = calloc((size_t)(2 * nout + 1), sizeof *outs), **res = calloc((size_t)(2 * nout + 1), sizeof *res);
+  if (!in || !args || !outs || !res) {
+    free(in), free(args), free(outs), free(res);
+    error_set(JX_ERR_OOM, "jvp: out of memory");
+    return JX_ERR_OOM;
+  }
+  Trace *st = stage_begin(), *jt = st ? jvp_begin() : NULL;
+  jx_status s = jt ? JX_OK : jx_last_status();
+  int nargs = 0;
+  for (int i = 0; s == JX_OK && i < nin; i++) { /* primal inputs, then tangent inputs */
+    Aval a = sub->vars[sub->invars[i]];
+    if (!(in[i] = stage_new_input(st, &a))) s = jx_last_status();
+    args[nargs++] = x[i];
+  }
+  for (int i = 0; s == JX_OK && i < nin; i++) {
+    jx_array *tan = NULL;
+    if (t[i]) {
+      Aval a = sub->vars[sub->invars[i]];
+      if (!(tan = stage_new_input(st, &a))) s = jx_last_status();
+      args[nargs++] = t[i];
+    }
+    jx_array *p = in[i];
+    if (s == JX_OK && !(in[i] = jvp_tracer(jt, p, tan))) s = jx_last_status();
+  }
+  if (s == JX_OK) s = prim_eval_jaxpr(sub, in, outs);
+  for (int o = 0; s == JX_OK && o < nout; o++) {
+    jx_array *p, *tn;
+    jvp_unpack(jt, outs[o], &p, &tn);
+    outs[o] = p;
+    outs[nout + o] = tn ? tn : tx_full_like(p, 0.0);
+    if (!outs[nout + o]) s = jx_last_status();
+  }
+  if (jt) trace_pop(jt);
+  Jaxpr *J = st ? stage_end(st, s == JX_OK ? 2 * nout : 0, outs) : NULL;
+  if (s == JX_OK && !J) s = jx_last_status();
+  if (s == JX_OK) {
+    const char *name = sub->name ? sub->name : "<lambda>";
+    J->name = malloc(strlen(name) + 8);
+    if (J->name) strcat(strcpy(J->name, "jvp("), name), strcat(J->name, ")");
+    s = prim_call(J, nargs, args, res);
+  }
+  for (int o = 0; s == JX_OK && o < nout; o++) {
+    y[o] = res[o];
+    ty[o] = dtype_is_floating(y[o]->dtype) ? res[nout + o] : NULL;
+  }
+  jaxpr_free(J);
+  free(in), free(args), free(outs), free(res);
+  return s;
+}
+
 static jx_array *jvp_scatter_add(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   if (!t[0] && !t[2]) return NULL;
   jx_array *a = tfull(t[0], x[0]);
@@ -278,41 +361,45 @@ static jx_array *jvp_scatter_add(int nin, jx_array *const *x, jx_array *const *t
 /* One line per primitive. Absent on purpose: rules for primitives whose outputs are
  * never floating (comparisons, not/and/or/xor, shifts, reduce_and/or, is_nan/is_inf,
  * bitcast to ints): jvp_process gives them zero tangents. iota has no operands. */
-static const JvpRule jvp_rules[PRIM_NUM] = {
-    [PRIM_neg] = jvp_neg,           [PRIM_abs] = jvp_abs,
-    [PRIM_sign] = jvp_zero,         [PRIM_sin] = jvp_sin,
-    [PRIM_cos] = jvp_cos,           [PRIM_tan] = jvp_tan,
-    [PRIM_asin] = jvp_asin,         [PRIM_acos] = jvp_acos,
-    [PRIM_atan] = jvp_atan,         [PRIM_sinh] = jvp_sinh,
-    [PRIM_cosh] = jvp_cosh,         [PRIM_tanh] = jvp_tanh,
-    [PRIM_asinh] = jvp_asinh,       [PRIM_acosh] = jvp_acosh,
-    [PRIM_atanh] = jvp_atanh,       [PRIM_exp] = jvp_exp,
-    [PRIM_exp2] = jvp_exp2,         [PRIM_expm1] = jvp_expm1,
-    [PRIM_log] = jvp_log,           [PRIM_log2] = jvp_log2,
-    [PRIM_log1p] = jvp_log1p,       [PRIM_sqrt] = jvp_sqrt,
-    [PRIM_rsqrt] = jvp_rsqrt,       [PRIM_cbrt] = jvp_cbrt,
-    [PRIM_reciprocal] = jvp_reciprocal,
-    [PRIM_floor] = jvp_zero,        [PRIM_ceil] = jvp_zero,
-    [PRIM_round] = jvp_zero,        [PRIM_trunc] = jvp_zero,
-    [PRIM_erf] = jvp_erf,           [PRIM_erfc] = jvp_erfc,
-    [PRIM_add] = jvp_add,           [PRIM_sub] = jvp_sub,
-    [PRIM_mul] = jvp_mul,           [PRIM_div] = jvp_div,
-    [PRIM_rem] = jvp_rem,           [PRIM_pow] = jvp_pow,
-    [PRIM_max] = jvp_max,           [PRIM_min] = jvp_min,
-    [PRIM_atan2] = jvp_atan2,       [PRIM_select] = jvp_select,
-    [PRIM_convert_element_type] = jvp_convert,
-    [PRIM_bitcast_convert_type] = jvp_zero,
-    [PRIM_reduce_sum] = jvp_reduce_sum,
-    [PRIM_reduce_prod] = jvp_reduce_prod,
-    [PRIM_reduce_max] = jvp_reduce_minmax,
-    [PRIM_reduce_min] = jvp_reduce_minmax,
-    [PRIM_reshape] = jvp_reshape,   [PRIM_transpose] = jvp_transpose,
-    [PRIM_broadcast_in_dim] = jvp_broadcast,
-    [PRIM_pad] = jvp_pad,           [PRIM_slice] = jvp_slice,
-    [PRIM_rev] = jvp_rev,           [PRIM_concatenate] = jvp_concatenate,
-    [PRIM_gather] = jvp_gather,     [PRIM_dot_general] = jvp_dot_general,
-    [PRIM_stop_gradient] = jvp_zero,
-    [PRIM_sort] = jvp_sort,         [PRIM_scatter_add] = jvp_scatter_add,
+static const struct {
+  JvpRule one;    /* primitives with one result */
+  JvpRuleN many;  /* primitives with several: primal and tangent results together */
+} jvp_rules[PRIM_NUM] = {
+    [PRIM_neg] = {jvp_neg},           [PRIM_abs] = {jvp_abs},
+    [PRIM_sign] = {jvp_zero},         [PRIM_sin] = {jvp_sin},
+    [PRIM_cos] = {jvp_cos},           [PRIM_tan] = {jvp_tan},
+    [PRIM_asin] = {jvp_asin},         [PRIM_acos] = {jvp_acos},
+    [PRIM_atan] = {jvp_atan},         [PRIM_sinh] = {jvp_sinh},
+    [PRIM_cosh] = {jvp_cosh},         [PRIM_tanh] = {jvp_tanh},
+    [PRIM_asinh] = {jvp_asinh},       [PRIM_acosh] = {jvp_acosh},
+    [PRIM_atanh] = {jvp_atanh},       [PRIM_exp] = {jvp_exp},
+    [PRIM_exp2] = {jvp_exp2},         [PRIM_expm1] = {jvp_expm1},
+    [PRIM_log] = {jvp_log},           [PRIM_log2] = {jvp_log2},
+    [PRIM_log1p] = {jvp_log1p},       [PRIM_sqrt] = {jvp_sqrt},
+    [PRIM_rsqrt] = {jvp_rsqrt},       [PRIM_cbrt] = {jvp_cbrt},
+    [PRIM_reciprocal] = {jvp_reciprocal},
+    [PRIM_floor] = {jvp_zero},        [PRIM_ceil] = {jvp_zero},
+    [PRIM_round] = {jvp_zero},        [PRIM_trunc] = {jvp_zero},
+    [PRIM_erf] = {jvp_erf},           [PRIM_erfc] = {jvp_erfc},
+    [PRIM_add] = {jvp_add},           [PRIM_sub] = {jvp_sub},
+    [PRIM_mul] = {jvp_mul},           [PRIM_div] = {jvp_div},
+    [PRIM_rem] = {jvp_rem},           [PRIM_pow] = {jvp_pow},
+    [PRIM_max] = {jvp_max},           [PRIM_min] = {jvp_min},
+    [PRIM_atan2] = {jvp_atan2},       [PRIM_select] = {jvp_select},
+    [PRIM_convert_element_type] = {jvp_convert},
+    [PRIM_bitcast_convert_type] = {jvp_zero},
+    [PRIM_reduce_sum] = {jvp_reduce_sum},
+    [PRIM_reduce_prod] = {jvp_reduce_prod},
+    [PRIM_reduce_max] = {jvp_reduce_minmax},
+    [PRIM_reduce_min] = {jvp_reduce_minmax},
+    [PRIM_reshape] = {jvp_reshape},   [PRIM_transpose] = {jvp_transpose},
+    [PRIM_broadcast_in_dim] = {jvp_broadcast},
+    [PRIM_pad] = {jvp_pad},           [PRIM_slice] = {jvp_slice},
+    [PRIM_rev] = {jvp_rev},           [PRIM_concatenate] = {jvp_concatenate},
+    [PRIM_gather] = {jvp_gather},     [PRIM_dot_general] = {jvp_dot_general},
+    [PRIM_stop_gradient] = {jvp_zero},
+    [PRIM_sort] = {.many = jvp_sort},         [PRIM_scatter_add] = {jvp_scatter_add},
+    [PRIM_jit] = {.many = jvp_call},
 };
 
 /* Primitives without a JVP rule, and why (the rule-table test reads this). */
@@ -330,14 +417,13 @@ static const char *const jvp_absent[PRIM_NUM] = {
     [PRIM_eq] = "bool output: zero tangent",
     [PRIM_reduce_and] = "bool output: zero tangent",
     [PRIM_reduce_or] = "bool output: zero tangent",
-    [PRIM_argsort] = "integer output: zero tangent",
     [PRIM_threefry2x32] = "uint32 output: zero tangent",
     [PRIM_iota] = "no operands: never applied to a JVP tracer",
 };
 
 bool jvp_has_rule(Prim p, const char **absent) {
   if (absent) *absent = (unsigned)p < PRIM_NUM ? jvp_absent[p] : NULL;
-  return (unsigned)p < PRIM_NUM && jvp_rules[p] != NULL;
+  return (unsigned)p < PRIM_NUM && (jvp_rules[p].one || jvp_rules[p].many);
 }
 
 /* ------------------------------------------------------------- the trace */
@@ -373,31 +459,47 @@ void jvp_unpack(Trace *t, jx_array *x, jx_array **primal, jx_array **tangent) {
   }
 }
 
-static jx_array *jvp_process(Trace *t, Prim p, int nin, jx_array *const *in,
-                             const PrimParams *pp, const Aval *out) {
-  jx_array *x[KERNEL_MAX_ARGS], *tx[KERNEL_MAX_ARGS];
+static jx_status jvp_process(Trace *t, Prim p, int nin, jx_array *const *in,
+                             const PrimParams *pp, int nout, const Aval *avals, jx_array **out) {
+  jx_array **x = malloc((size_t)(2 * nin + 2 * nout + 1) * sizeof *x);
+  if (!x) {
+    error_set(JX_ERR_OOM, "out of memory in jvp");
+    return JX_ERR_OOM;
+  }
+  jx_array **tx = x + nin, **y = tx + nin, **ty = y + nout;
   bool any = false;
   jx_scope_begin();
   for (int i = 0; i < nin; i++) {
     jvp_unpack(t, in[i], &x[i], &tx[i]);
     any |= tx[i] != NULL;
   }
-  jx_array *y = prim_bind(p, nin, x, pp), *ty = NULL;
-  bool ok = y != NULL;
+  for (int o = 0; o < nout; o++) y[o] = ty[o] = NULL;
+  bool floating = false;
+  for (int o = 0; o < nout; o++) floating |= dtype_is_floating(avals[o].dtype);
+  jx_status s = JX_OK;
   /* Outputs that are not floating, and outputs of operands whose tangents are all
    * symbolic zeros, get a symbolic-zero tangent without a rule. */
-  if (ok && any && dtype_is_floating(out->dtype)) {
-    if (!jvp_rules[p]) {
-      error_set(JX_ERR_UNSUPPORTED, "jvp: primitive %s has no differentiation rule", prim_name(p));
-      ok = false;
-    } else {
-      ty = jvp_rules[p](nin, x, tx, y, pp);
-      ok = ty || !error_pending();
+  if (any && floating && !jvp_rules[p].one && !jvp_rules[p].many) {
+    error_set(JX_ERR_UNSUPPORTED, "jvp: primitive %s has no differentiation rule", prim_name(p));
+    s = JX_ERR_UNSUPPORTED;
+  } else if (any && floating && jvp_rules[p].many) {
+    s = jvp_rules[p].many(nin, x, tx, pp, nout, y, ty);
+  } else {
+    s = prim_bind_n(p, nin, x, pp, nout, y);
+    if (s == JX_OK && any && floating) {
+      ty[0] = jvp_rules[p].one(nin, x, tx, y[0], pp);
+      if (!ty[0] && error_pending()) s = jx_last_status();
     }
   }
-  jx_array *r = ok ? jvp_tracer(t, y, ty) : NULL;
-  jx_scope_end(r ? 1 : 0, &r); /* r moves to the caller's scope */
-  return r;
+  for (int o = 0; s == JX_OK && o < nout; o++) {
+    if (ty[o] && !dtype_is_floating(avals[o].dtype)) ty[o] = NULL;
+    if (!(out[o] = jvp_tracer(t, y[o], ty[o]))) s = jx_last_status();
+  }
+  if (s != JX_OK)
+    for (int o = 0; o < nout; o++) jx_free(out[o]), out[o] = NULL;
+  jx_scope_end(s == JX_OK ? nout : 0, out); /* the results move to the caller's scope */
+  free(x);
+  return s;
 }
 
 static const TraceType jvp_type = {.name = "jvp", .process = jvp_process};

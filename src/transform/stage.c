@@ -35,15 +35,18 @@ static int stage_var(Trace *t, jx_array *x) {
   return jaxpr_add_const(t->data, x);
 }
 
-static jx_array *stage_process(Trace *t, Prim p, int nin, jx_array *const *in,
-                               const PrimParams *pp, const Aval *out) {
+static jx_status stage_process(Trace *t, Prim p, int nin, jx_array *const *in,
+                               const PrimParams *pp, int nout, const Aval *avals, jx_array **out) {
   Jaxpr *j = t->data;
-  int vars[KERNEL_MAX_ARGS];
-  for (int i = 0; i < nin; i++)
-    if ((vars[i] = stage_var(t, in[i])) < 0) return NULL;
-  int ov = jaxpr_add_var(j, out);
-  if (ov < 0 || !jaxpr_add_eqn(j, p, pp, nin, vars, ov)) return NULL;
-  return stage_tracer(t, ov, out);
+  int *vars = malloc((size_t)(nin + nout + 1) * sizeof *vars), *ov = vars + nin;
+  bool ok = vars != NULL;
+  if (!ok) error_set(JX_ERR_OOM, "out of memory staging a jaxpr");
+  for (int i = 0; ok && i < nin; i++) ok = (vars[i] = stage_var(t, in[i])) >= 0;
+  for (int o = 0; ok && o < nout; o++) ok = (ov[o] = jaxpr_add_var(j, &avals[o])) >= 0;
+  ok = ok && jaxpr_add_eqn(j, p, pp, nin, vars, nout, ov);
+  for (int o = 0; ok && o < nout; o++) ok = (out[o] = stage_tracer(t, ov[o], &avals[o])) != NULL;
+  free(vars);
+  return ok ? JX_OK : jx_last_status();
 }
 
 static void stage_release(void *data) { jaxpr_free(data); }

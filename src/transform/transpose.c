@@ -14,6 +14,10 @@
  * x[i] are the constant operands (NULL where linear); in[i] every operand's aval. */
 typedef bool (*TransposeRule)(jx_array *ct, int nin, jx_array *const *x, const bool *linear,
                               const Aval *in, const PrimParams *pp, jx_array **ct_in);
+/* The same for primitives with several results: cts[o] per result (NULL: zero). */
+typedef bool (*TransposeRuleN)(jx_array *const *cts, int nin, jx_array *const *x,
+                               const bool *linear, const Aval *in, const PrimParams *pp,
+                               jx_array **ct_in);
 
 static jx_array *zeros_like(jx_array *x) { return tx_full_like(x, 0.0); }
 
@@ -246,34 +250,46 @@ static bool t_dot_general(jx_array *ct, int nin, jx_array *const *x, const bool 
   return true;
 }
 
+/* A call: its jaxpr transposed with respect to the linear operands, the others known
+ * (transpose_partial evaluates what depends only on them first). */
+static bool t_call(jx_array *const *cts, int nin, jx_array *const *x, const bool *lin,
+                   const Aval *in, const PrimParams *pp, jx_array **out) {
+  return transpose_partial(pp->jaxpr, lin, x, cts, out) == JX_OK;
+}
+
 /* One line per linear primitive. Others never appear in linear jaxprs (linearize
  * evaluates them on known values); meeting one is an internal error. */
-static const TransposeRule transpose_rules[PRIM_NUM] = {
-    [PRIM_neg] = t_neg,
-    [PRIM_add] = t_add,
-    [PRIM_sub] = t_sub,
-    [PRIM_mul] = t_mul,
-    [PRIM_div] = t_div,
-    [PRIM_convert_element_type] = t_convert,
-    [PRIM_reduce_sum] = t_reduce_sum,
-    [PRIM_reshape] = t_reshape,
-    [PRIM_transpose] = t_transpose,
-    [PRIM_broadcast_in_dim] = t_broadcast,
-    [PRIM_pad] = t_pad,
-    [PRIM_slice] = t_slice,
-    [PRIM_rev] = t_rev,
-    [PRIM_concatenate] = t_concatenate,
-    [PRIM_select] = t_select,
-    [PRIM_gather] = t_gather,
-    [PRIM_scatter_add] = t_scatter_add,
-    [PRIM_dot_general] = t_dot_general,
+static const struct {
+  TransposeRule one;   /* primitives with one result */
+  TransposeRuleN many; /* primitives with several */
+} transpose_rules[PRIM_NUM] = {
+    [PRIM_neg] = {t_neg},
+    [PRIM_add] = {t_add},
+    [PRIM_sub] = {t_sub},
+    [PRIM_mul] = {t_mul},
+    [PRIM_div] = {t_div},
+    [PRIM_convert_element_type] = {t_convert},
+    [PRIM_reduce_sum] = {t_reduce_sum},
+    [PRIM_reshape] = {t_reshape},
+    [PRIM_transpose] = {t_transpose},
+    [PRIM_broadcast_in_dim] = {t_broadcast},
+    [PRIM_pad] = {t_pad},
+    [PRIM_slice] = {t_slice},
+    [PRIM_rev] = {t_rev},
+    [PRIM_concatenate] = {t_concatenate},
+    [PRIM_select] = {t_select},
+    [PRIM_gather] = {t_gather},
+    [PRIM_scatter_add] = {t_scatter_add},
+    [PRIM_dot_general] = {t_dot_general},
+    [PRIM_jit] = {.many = t_call},
 };
 
 bool transpose_has_rule(Prim p, const char **absent) {
   /* JVP rules apply only these primitives to tangents; everything else is nonlinear
    * and evaluated on known values during linearize, so it never needs transposing. */
-  if (absent) *absent = (unsigned)p < PRIM_NUM && !transpose_rules[p] ? "not linear in any operand" : NULL;
-  return (unsigned)p < PRIM_NUM && transpose_rules[p] != NULL;
+  bool has = (unsigned)p < PRIM_NUM && (transpose_rules[p].one || transpose_rules[p].many);
+  if (absent) *absent = (unsigned)p < PRIM_NUM && !has ? "not linear in any operand" : NULL;
+  return has;
 }
 
 /* ct[v] += g */
@@ -283,50 +299,104 @@ static bool accumulate(jx_array **ct, int v, jx_array *g) {
   return ct[v] != NULL;
 }
 
-jx_status transpose_jaxpr(const Jaxpr *j, jx_array *const *ct_out, jx_array **ct_in) {
-  jx_array **ct = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof *ct);
-  bool *is_const = calloc((size_t)(j->nvars ? j->nvars : 1), 1);
-  jx_array **cval = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof *cval);
-  if (!ct || !is_const || !cval) {
-    free(ct), free(is_const), free(cval);
+jx_status transpose_partial(const Jaxpr *j, const bool *linear, jx_array *const *known,
+                            jx_array *const *ct_out, jx_array **ct_in) {
+  int nv = j->nvars ? j->nvars : 1;
+  jx_array **ct = calloc((size_t)nv, sizeof *ct);
+  bool *is_known = calloc((size_t)nv, 1);
+  jx_array **val = calloc((size_t)nv, sizeof *val);
+  int cap = 8;
+  jx_array **x = malloc((size_t)cap * sizeof *x), **g = malloc((size_t)cap * sizeof *g);
+  bool *lin = malloc((size_t)cap * sizeof *lin);
+  Aval *in = malloc((size_t)cap * sizeof *in);
+  if (!ct || !is_known || !val || !x || !g || !lin || !in) {
+    free(ct), free(is_known), free(val), free(x), free(g), free(lin), free(in);
     error_set(JX_ERR_OOM, "transpose: out of memory");
     return JX_ERR_OOM;
   }
-  for (int i = 0; i < j->nconst; i++) is_const[j->constvars[i]] = true, cval[j->constvars[i]] = j->consts[i];
+  for (int i = 0; i < j->nconst; i++) is_known[j->constvars[i]] = true, val[j->constvars[i]] = j->consts[i];
+  for (int i = 0; i < j->nin; i++)
+    if (linear && !linear[i]) is_known[j->invars[i]] = true, val[j->invars[i]] = known[i];
   jx_scope_begin();
   bool ok = true;
+  /* Forward: equations of known values only are evaluated (they are not linear). */
+  for (int e = 0; ok && e < j->neqns; e++) {
+    const JaxprEqn *q = &j->eqns[e];
+    bool all = true;
+    for (int i = 0; i < q->nin; i++) all &= is_known[q->in[i]];
+    if (!all) continue;
+    jx_array **args = malloc((size_t)(q->nin + 1) * sizeof *args), **res = malloc((size_t)(q->nout + 1) * sizeof *res);
+    ok = args && res;
+    for (int i = 0; ok && i < q->nin; i++) args[i] = val[q->in[i]];
+    ok = ok && prim_bind_n(q->prim, q->nin, args, &q->params, q->nout, res) == JX_OK;
+    for (int o = 0; ok && o < q->nout; o++) is_known[q->out[o]] = true, val[q->out[o]] = res[o];
+    free(args), free(res);
+  }
   for (int i = 0; ok && i < j->nout; i++)
-    if (!is_const[j->outvars[i]]) ok = accumulate(ct, j->outvars[i], ct_out[i]);
+    if (!is_known[j->outvars[i]]) ok = accumulate(ct, j->outvars[i], ct_out[i]);
+  /* Backward over the equations with a linear operand. */
   for (int e = j->neqns - 1; ok && e >= 0; e--) {
     const JaxprEqn *q = &j->eqns[e];
-    if (!ct[q->out]) continue; /* zero cotangent */
-    TransposeRule rule = transpose_rules[q->prim];
-    if (!rule) {
+    bool any_ct = false, any_lin = false;
+    for (int o = 0; o < q->nout; o++) any_ct |= ct[q->out[o]] != NULL;
+    for (int i = 0; i < q->nin; i++) any_lin |= !is_known[q->in[i]];
+    if (!any_ct || !any_lin) continue; /* zero cotangent, or nothing linear */
+    if (!transpose_rules[q->prim].one && !transpose_rules[q->prim].many) {
       error_set(JX_ERR_INTERNAL, "transpose: no rule for %s in a linear jaxpr", prim_name(q->prim));
       ok = false;
       break;
     }
-    jx_array *x[KERNEL_MAX_ARGS], *g[KERNEL_MAX_ARGS];
-    bool lin[KERNEL_MAX_ARGS];
-    Aval in[KERNEL_MAX_ARGS];
+    if (q->nin > cap || q->nout > cap) {
+      cap = (q->nin > q->nout ? q->nin : q->nout) * 2;
+      free(x), free(g), free(lin), free(in);
+      x = malloc((size_t)cap * sizeof *x), g = malloc((size_t)cap * sizeof *g);
+      lin = malloc((size_t)cap * sizeof *lin), in = malloc((size_t)cap * sizeof *in);
+      if (!x || !g || !lin || !in) {
+        error_set(JX_ERR_OOM, "transpose: out of memory");
+        ok = false;
+        break;
+      }
+    }
     for (int i = 0; i < q->nin; i++) {
-      lin[i] = !is_const[q->in[i]];
-      x[i] = lin[i] ? NULL : cval[q->in[i]];
+      lin[i] = !is_known[q->in[i]];
+      x[i] = lin[i] ? NULL : val[q->in[i]];
       in[i] = j->vars[q->in[i]];
       g[i] = NULL;
     }
-    ok = rule(ct[q->out], q->nin, x, lin, in, &q->params, g);
+    if (transpose_rules[q->prim].many) {
+      jx_array **cts = malloc((size_t)q->nout * sizeof *cts);
+      ok = cts != NULL;
+      for (int o = 0; ok && o < q->nout; o++) cts[o] = ct[q->out[o]];
+      ok = ok && transpose_rules[q->prim].many(cts, q->nin, x, lin, in, &q->params, g);
+      free(cts);
+    } else {
+      ok = transpose_rules[q->prim].one(ct[q->out[0]], q->nin, x, lin, in, &q->params, g);
+    }
     for (int i = 0; ok && i < q->nin; i++)
       if (lin[i]) ok = accumulate(ct, q->in[i], g[i]);
   }
+  int nct = 0;
   for (int i = 0; i < j->nin; i++) {
+    if (linear && !linear[i]) continue;
     int v = j->invars[i];
     ct_in[i] = !ok ? NULL : ct[v] ? jx_ref(ct[v]) : tx_zeros(&j->vars[v]);
     ok = ok && ct_in[i];
+    nct++;
   }
-  jx_scope_end(ok ? j->nin : 0, ct_in);
-  if (!ok)
-    for (int i = 0; i < j->nin; i++) ct_in[i] = NULL;
-  free(ct), free(is_const), free(cval);
+  /* scope_end keeps a dense list: the linear inputs' cotangents */
+  jx_array **keep = malloc((size_t)(nct + 1) * sizeof *keep);
+  int k = 0;
+  for (int i = 0; keep && i < j->nin; i++)
+    if (!linear || linear[i]) keep[k++] = ok ? ct_in[i] : NULL;
+  ok = ok && keep;
+  jx_scope_end(ok ? nct : 0, keep);
+  for (int i = 0; i < j->nin; i++)
+    if (!ok || (linear && !linear[i])) ct_in[i] = NULL;
+  free(keep);
+  free(ct), free(is_known), free(val), free(x), free(g), free(lin), free(in);
   return ok ? JX_OK : (jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL);
+}
+
+jx_status transpose_jaxpr(const Jaxpr *j, jx_array *const *ct_out, jx_array **ct_in) {
+  return transpose_partial(j, NULL, NULL, ct_out, ct_in);
 }

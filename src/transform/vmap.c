@@ -97,8 +97,9 @@ static int64_t batch_size(int nin, jx_array *const *x, const int *bd) {
 
 /* ------------------------------------------------------------ rules */
 /* A batching rule: given the operands' batched values x[i] and batch dims bd[i] (at
- * least one mapped), sets *y to the batched result (a new scope reference or a
- * borrowed operand) and returns its batch dim; *y = NULL on error. */
+ * least one mapped), sets y[0 .. nout) to the batched results (new scope references or
+ * borrowed operands) and returns their batch dim (one for every result); y[0] = NULL
+ * on error. */
 typedef int (*BatchRule)(Prim p, int nin, jx_array *const *x, const int *bd,
                          const PrimParams *pp, jx_array **y);
 
@@ -109,9 +110,9 @@ static int batch_elementwise(Prim p, int nin, jx_array *const *x, const int *bd,
   int b = NM;
   for (int i = 0; i < nin && b == NM; i++) b = bd[i];
   int64_t size = batch_size(nin, x, bd);
-  jx_array *xs[KERNEL_MAX_ARGS];
+  jx_array *xs[4];
   for (int i = 0; i < nin; i++) xs[i] = batch_at(x[i], bd[i], size, b);
-  *y = prim_bind(p, nin, xs, pp);
+  prim_bind_n(p, nin, xs, pp, prim_nout(p, nin, pp), y);
   return b;
 }
 
@@ -198,9 +199,14 @@ static int batch_concatenate(Prim p, int nin, jx_array *const *x, const int *bd,
   int b = NM;
   for (int i = 0; i < nin && b == NM; i++) b = bd[i];
   int64_t size = batch_size(nin, x, bd);
-  jx_array *xs[KERNEL_MAX_ARGS];
+  jx_array **xs = malloc((size_t)nin * sizeof *xs);
+  if (!xs) {
+    error_set(JX_ERR_OOM, "vmap: out of memory");
+    return NM;
+  }
   for (int i = 0; i < nin; i++) xs[i] = batch_at(x[i], bd[i], size, b);
   *y = prim_concatenate(nin, xs, shifted(pp->axis, b));
+  free(xs);
   return b;
 }
 
@@ -291,13 +297,62 @@ static int batch_dot_general(Prim p, int nin, jx_array *const *x, const int *bd,
 
 /* One line per primitive (primitives.def). An entry without a rule says why. */
 
-/* sort / argsort along an axis: the batch axis is one more kept axis. */
+/* sort along an axis: every operand gets the batch axis where the first mapped one
+ * has it; it is one more kept axis. */
 static int batch_sort(Prim p, int nin, jx_array *const *x, const int *bd,
                       const PrimParams *pp, jx_array **y) {
+  int b = NM;
+  for (int i = 0; i < nin && b == NM; i++) b = bd[i];
+  int64_t size = batch_size(nin, x, bd);
+  jx_array **xs = malloc((size_t)nin * sizeof *xs);
+  if (!xs) {
+    error_set(JX_ERR_OOM, "vmap: out of memory");
+    return NM;
+  }
+  for (int i = 0; i < nin; i++) xs[i] = batch_at(x[i], bd[i], size, b);
   PrimParams q = *pp;
-  q.axis = shifted(pp->axis, bd[0]);
-  *y = prim_bind(p, 1, x, &q);
-  return bd[0];
+  q.axis = shifted(pp->axis, b);
+  prim_sort_n(nin, xs, q.axis, y);
+  free(xs);
+  return b;
+}
+
+static const TraceType batch_type;
+
+/* A call: its jaxpr batched -- staged from the operands' batched avals, every result
+ * batched along axis 0 -- and called as one equation (JAX's batching of pjit). */
+static int batch_call(Prim p, int nin, jx_array *const *x, const int *bd,
+                      const PrimParams *pp, jx_array **y) {
+  const Jaxpr *sub = pp->jaxpr;
+  int nout = sub->nout;
+  int64_t size = batch_size(nin, x, bd);
+  jx_array **in = calloc((size_t)nin + 1, sizeof *in), **outs = calloc((size_t)nout + 1, sizeof *outs);
+  Trace *st = in && outs ? stage_begin() : NULL;
+  Trace *bt = st ? trace_push(&batch_type, NULL) : NULL;
+  bool ok = bt != NULL;
+  if (!in || !outs) error_set(JX_ERR_OOM, "vmap: out of memory");
+  for (int i = 0; ok && i < nin; i++) {
+    Aval batched = prim_aval_of(x[i]);
+    jx_array *v = stage_new_input(st, &batched);
+    Aval a = sub->vars[sub->invars[i]];
+    ok = v && (in[i] = bd[i] == NM ? v : batch_tracer(bt, v, bd[i], &a)) != NULL;
+  }
+  ok = ok && prim_eval_jaxpr(sub, in, outs) == JX_OK;
+  for (int o = 0; ok && o < nout; o++) {
+    jx_array *val;
+    int b = batch_unpack(bt, outs[o], &val);
+    ok = (outs[o] = batch_at(val, b, size, 0)) != NULL;
+  }
+  if (bt) trace_pop(bt);
+  Jaxpr *J = st ? stage_end(st, ok ? nout : 0, outs) : NULL;
+  ok = ok && J;
+  if (ok && sub->name && (J->name = malloc(strlen(sub->name) + 8)))
+    strcat(strcat(strcpy(J->name, "vmap("), sub->name), ")");
+  if (ok) ok = prim_call(J, nin, x, y) == JX_OK;
+  jaxpr_free(J);
+  free(in), free(outs);
+  if (!ok) y[0] = NULL;
+  return ok ? 0 : NM;
 }
 
 /* scatter_add(x, idx, upd): x and upd get the batch axis at 0 (broadcast if unmapped).
@@ -412,7 +467,7 @@ static const struct {
     [PRIM_gather] = {batch_gather},
     [PRIM_dot_general] = {batch_dot_general},
     [PRIM_sort] = {batch_sort},
-    [PRIM_argsort] = {batch_sort},
+    [PRIM_jit] = {batch_call},
     [PRIM_scatter_add] = {batch_scatter_add},
     [PRIM_iota] = {NULL, "no operands, so never applied to a batch tracer"},
 };
@@ -426,39 +481,57 @@ bool vmap_has_rule(Prim p, const char **absent) {
 
 /* ------------------------------------------------------------ the trace */
 
-static jx_array *batch_process(Trace *t, Prim p, int nin, jx_array *const *in,
-                               const PrimParams *pp, const Aval *out) {
-  jx_array *x[KERNEL_MAX_ARGS];
-  int bd[KERNEL_MAX_ARGS];
+static jx_status batch_process(Trace *t, Prim p, int nin, jx_array *const *in,
+                               const PrimParams *pp, int nout, const Aval *avals, jx_array **out) {
+  jx_array **x = malloc((size_t)(nin + nout + 1) * sizeof *x), **y = x ? x + nin : NULL;
+  int *bd = malloc((size_t)(nin + 1) * sizeof *bd);
+  jx_status s = x && bd ? JX_OK : JX_ERR_OOM;
+  if (s != JX_OK) {
+    free(x), free(bd);
+    error_set(s, "vmap: out of memory");
+    return s;
+  }
   bool mapped = false;
   for (int i = 0; i < nin; i++) mapped |= (bd[i] = batch_unpack(t, in[i], &x[i])) != NM;
-  if (!mapped) return prim_bind(p, nin, x, pp);
-  if (!batch_rules[p].rule) {
+  for (int o = 0; o < nout; o++) y[o] = NULL;
+  if (!mapped) {
+    s = prim_bind_n(p, nin, x, pp, nout, out);
+  } else if (!batch_rules[p].rule) {
     error_set(JX_ERR_UNSUPPORTED, "vmap: %s has no batching rule", prim_name(p));
-    return NULL;
+    s = JX_ERR_UNSUPPORTED;
+  } else {
+    for (int o = 0; s == JX_OK && o < nout; o++)
+      if (avals[o].ndim >= JX_MAX_NDIM) {
+        error_set(JX_ERR_UNSUPPORTED, "vmap: batching %s needs rank %d, above JX_MAX_NDIM (%d)",
+                  prim_name(p), avals[o].ndim + 1, JX_MAX_NDIM);
+        s = JX_ERR_UNSUPPORTED;
+      }
   }
-  if (out->ndim >= JX_MAX_NDIM) {
-    error_set(JX_ERR_UNSUPPORTED, "vmap: batching %s needs rank %d, above JX_MAX_NDIM (%d)",
-              prim_name(p), out->ndim + 1, JX_MAX_NDIM);
-    return NULL;
+  if (mapped && s == JX_OK) {
+    int64_t size = batch_size(nin, x, bd);
+    jx_scope_begin();
+    int b = batch_rules[p].rule(p, nin, x, bd, pp, y);
+    /* The rule's results must be the avals with a batch axis of `size` at b. */
+    for (int o = 0; s == JX_OK && o < nout; o++) {
+      const Aval *av = &avals[o];
+      bool ok = y[o] && b >= 0 && b <= av->ndim && y[o]->ndim == av->ndim + 1 && y[o]->shape[b] == size;
+      for (int d = 0; ok && d < av->ndim; d++) ok = y[o]->shape[shifted(d, b)] == av->shape[d];
+      if (ok && !JX_CHECK(y[o]->dtype == av->dtype)) ok = false;
+      if (!ok && !error_pending()) {
+        char b0[ARRAY_DESCRIBE_BUF], b1[ERROR_SHAPE_BUF];
+        error_set(JX_ERR_INTERNAL, "vmap: the batching rule of %s gave %s with batch axis %d for %s",
+                  prim_name(p), y[o] ? array_describe(b0, y[o]) : "nothing", b,
+                  error_shape_str(b1, av->ndim, av->shape));
+      }
+      if (ok && !(out[o] = batch_tracer(t, y[o], b, av))) ok = false;
+      if (!ok) s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
+    }
+    if (s != JX_OK)
+      for (int o = 0; o < nout; o++) jx_free(out[o]), out[o] = NULL;
+    jx_scope_end(s == JX_OK ? nout : 0, out);
   }
-  int64_t size = batch_size(nin, x, bd);
-  jx_scope_begin();
-  jx_array *y = NULL, *r = NULL;
-  int b = batch_rules[p].rule(p, nin, x, bd, pp, &y);
-  /* The rule's result must be `out` with a batch axis of `size` at b. */
-  bool ok = y && b >= 0 && b <= out->ndim && y->ndim == out->ndim + 1 && y->shape[b] == size;
-  for (int d = 0; ok && d < out->ndim; d++) ok = y->shape[shifted(d, b)] == out->shape[d];
-  if (ok && !JX_CHECK(y->dtype == out->dtype)) ok = false;
-  if (!ok && !error_pending()) {
-    char b0[ARRAY_DESCRIBE_BUF], b1[ERROR_SHAPE_BUF];
-    error_set(JX_ERR_INTERNAL, "vmap: the batching rule of %s gave %s with batch axis %d for %s",
-              prim_name(p), y ? array_describe(b0, y) : "nothing", b,
-              error_shape_str(b1, out->ndim, out->shape));
-  }
-  if (ok) r = batch_tracer(t, y, b, out);
-  jx_scope_end(1, &r);
-  return r;
+  free(x), free(bd);
+  return s;
 }
 
 static const TraceType batch_type = {.name = "batch", .process = batch_process};

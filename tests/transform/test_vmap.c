@@ -177,10 +177,11 @@ typedef struct PrimCase {
   PrimParams pp;
 } PrimCase;
 
+static int case_nout(const PrimCase *c) { return prim_nout(c->p, c->nin, &c->pp); }
+
 static jx_status prim_impl(void *ctx, jx_array *const *in, jx_array **out) {
   const PrimCase *c = ctx;
-  out[0] = prim_bind(c->p, c->nin, in, &c->pp);
-  return out[0] ? JX_OK : jx_last_status();
+  return prim_bind_n(c->p, c->nin, in, &c->pp, case_nout(c), out);
 }
 
 static bool covered[PRIM_NUM];
@@ -202,18 +203,18 @@ static int config_axis(int k, int i, int nd) {
 /* Runs c under every configuration (and out axes 0, -1, 1 and the last). */
 static void check_prim_case(const PrimCase *c) {
   covered[c->p] = true;
-  jx_fn *f = jx_fn_new(c->name, c->nin, 1, prim_impl, (void *)c);
-  /* The unbatched output rank, for choosing out axes. */
+  jx_fn *f = jx_fn_new(c->name, c->nin, case_nout(c), prim_impl, (void *)c);
+  /* The unbatched output rank, for choosing out axes (every result has one rank). */
   jx_scope_begin();
-  jx_array *ex[4], *y;
+  jx_array *ex[4], *y[4] = {NULL};
   for (int i = 0; i < c->nin; i++) ex[i] = make_input(&c->in[i], NM, 0);
-  CHECK_EQ_INT(jx_call(f, ex, &y), JX_OK);
-  int ond = y ? jx_ndim(y) : 0;
+  CHECK_EQ_INT(jx_call(f, ex, y), JX_OK);
+  int ond = y[0] ? jx_ndim(y[0]) : 0;
   jx_scope_end(0, NULL);
   for (int k = 0; k < NCONFIG; k++) {
     if (k == 4 && c->nin == 1) continue;
-    int in_axes[4];
-    int out_axes[1] = {(int[]){0, -1, ond >= 1 ? 1 : 0, ond, -1, 0, -(ond + 1)}[k]};
+    int in_axes[4], out_axes[4];
+    for (int o = 0; o < 4; o++) out_axes[o] = (int[]){0, -1, ond >= 1 ? 1 : 0, ond, -1, 0, -(ond + 1)}[k];
     for (int i = 0; i < c->nin; i++) in_axes[i] = config_axis(k, i, c->in[i].ndim);
     jx_scope_begin();
     jx_array *xs[4];
@@ -314,17 +315,20 @@ static void test_movement(void) {
   check_prim_case(&(PrimCase){"stop_gradient", PRIM_stop_gradient, 1, {F32(S234)}, {0}});
   check_prim_case(&(PrimCase){"sort axis 1", PRIM_sort, 1, {{JX_FLOAT32, G_SPECIAL, 3, {2, 3, 4}}}, {.axis = 1}});
   check_prim_case(&(PrimCase){"sort axis 0 int", PRIM_sort, 1, {{JX_INT32, G_INT, 2, {5, 3}}}, {.axis = 0}});
-  check_prim_case(&(PrimCase){"argsort", PRIM_argsort, 1, {{JX_INT32, G_INT, 2, {3, 6}}},
-                              {.axis = 1, .dtype = JX_INT32}});
+  check_prim_case(&(PrimCase){"sort with payload", PRIM_sort, 2,
+                              {{JX_INT32, G_INT, 2, {3, 6}}, F32(2, {3, 6})}, {.axis = 1}});
+  check_prim_case(&(PrimCase){"sort three operands", PRIM_sort, 3,
+                              {F32(2, {4, 3}), {JX_INT32, G_INT, 2, {4, 3}}, F32(2, {4, 3})},
+                              {.axis = 0}});
   check_prim_case(&(PrimCase){"scatter_add axis 1", PRIM_scatter_add, 3,
                               {F32(2, {3, 4}), {JX_INT32, G_IDX, 1, {5}}, F32(2, {3, 5})}, {.axis = 1}});
   check_prim_case(&(PrimCase){"scatter_add axis 0", PRIM_scatter_add, 3,
                               {F32(2, {4, 2}), {JX_INT32, G_IDX, 2, {2, 3}}, F32(3, {2, 3, 2})}, {.axis = 0}});
-  for (int w = 0; w < 2; w++) /* uint32 keys and counts from small ints (wrapped) */
-    check_prim_case(&(PrimCase){"threefry2x32", PRIM_threefry2x32, 4,
-                                {{JX_UINT32, G_SHIFT, 2, {2, 3}}, {JX_UINT32, G_INT, 2, {2, 3}},
-                                 {JX_UINT32, G_SHIFT, 2, {2, 3}}, {JX_UINT32, G_INT, 2, {2, 3}}},
-                                {.axis = w}});
+  /* uint32 keys and counts from small ints (wrapped); both words */
+  check_prim_case(&(PrimCase){"threefry2x32", PRIM_threefry2x32, 4,
+                              {{JX_UINT32, G_SHIFT, 2, {2, 3}}, {JX_UINT32, G_INT, 2, {2, 3}},
+                               {JX_UINT32, G_SHIFT, 2, {2, 3}}, {JX_UINT32, G_INT, 2, {2, 3}}},
+                              {0}});
 }
 
 static void test_concatenate(void) {
@@ -396,6 +400,37 @@ static void test_iota(void) {
     jx_free(x);
   }
   jx_fn_free(f);
+}
+
+/* A jitted function called inside a batched one: one jit equation, batched by its
+ * rule (the jaxpr batched and called once), equal to the loop. */
+static jx_status inner_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_add(jx_mul(jx_sin(in[0]), in[1]), jx_sum(in[0], 0, NULL, false));
+  out[1] = jx_cos(in[1]);
+  return JX_OK;
+}
+
+static jx_status outer_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *r[2];
+  jx_status s = jx_call(ctx, in, r);
+  if (s != JX_OK) return s;
+  out[0] = jx_multiply(r[0], jx_scalar(2.0));
+  out[1] = r[1];
+  return JX_OK;
+}
+
+static void test_call(void) {
+  covered[PRIM_jit] = true;
+  jx_fn *g = jx_fn_new("inner", 2, 2, inner_fn, NULL), *jg = jx_jit(g);
+  jx_fn *f = jx_fn_new("outer", 2, 2, outer_fn, jg);
+  InSpec s = F32(S23);
+  for (int k = 0; k < 4; k++) {
+    int in_axes[2] = {(int[]){0, 1, -1, NM}[k], (int[]){0, NM, 0, 1}[k]};
+    jx_array *xs[2] = {make_input(&s, in_axes[0], 3), make_input(&s, in_axes[1], 3)};
+    check_vmap("nested jit", f, xs, in_axes, (int[]){0, -1});
+    jx_free(xs[0]), jx_free(xs[1]);
+  }
+  jx_fn_free(f), jx_fn_free(jg), jx_fn_free(g);
 }
 
 static void test_rule_table(void) {
@@ -800,6 +835,7 @@ int main(void) {
   RUN(test_gather);
   RUN(test_dot_general);
   RUN(test_iota);
+  RUN(test_call);
   RUN(test_coverage);
   RUN(test_out_axes);
   RUN(test_nested);

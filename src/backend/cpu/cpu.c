@@ -645,17 +645,17 @@ static void gemm_chunk(void *ctx, int64_t start, int64_t end) {
  * (in multiples of 16) into one block per thread (measured: four per thread run 10%
  * slower at n = 256..1024); other routines run on the host. */
 #define GEMM_MIN_FLOPS (1 << 21)
-static jx_status cpu_routine(const Routine *r, void *const *inputs, void *out) {
+static jx_status cpu_routine(const Routine *r, void *const *inputs, void *const *outs) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   if (openblas_set_num_threads) pthread_once(&once, openblas_single);
-  if (r->op != ROUTINE_GEMM) return routine_run_host(r, inputs, out);
+  if (r->op != ROUTINE_GEMM) return routine_run_host(r, inputs, outs);
   double flops = 2.0 * (double)r->outer * (double)r->n * (double)r->inner * (double)r->m;
   bool by_rows = r->n >= r->inner;
   int64_t n = by_rows ? r->n : r->inner;
   int64_t chunks = pool_threads(), most = n / 16;
   if (chunks > most) chunks = most;
-  if (flops < GEMM_MIN_FLOPS || chunks < 2) return routine_run_host(r, inputs, out);
-  GemmJob g = {r, inputs, out, by_rows};
+  if (flops < GEMM_MIN_FLOPS || chunks < 2) return routine_run_host(r, inputs, outs);
+  GemmJob g = {r, inputs, outs[0], by_rows};
   pool_run(gemm_chunk, &g, n, (int)chunks, 16);
   return JX_OK;
 }
