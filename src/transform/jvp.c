@@ -295,20 +295,25 @@ static jx_status jvp_sort(int nin, jx_array *const *x, jx_array *const *t, const
   return s;
 }
 
-/* A call's JVP: the JVP of its jaxpr, staged into a new jaxpr from (primals, nonzero
- * tangents) to (primals, tangents), called as one equation (JAX's jvp of pjit). */
+/* A call's JVP: the primal results from the call itself, the tangents from a second
+ * call of its JVP jaxpr -- staged from (primals, nonzero tangents) to the tangents and
+ * simplified (primal work the tangents do not need is dropped). Two calls rather than
+ * one (JAX's partial evaluation of pjit): under linearize the primal call runs on
+ * known values and only the tangent call is staged, linear in the tangents, with the
+ * primal values it needs recomputed from known inputs when it is transposed. */
 static jx_status jvp_call(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
                           int nout, jx_array **y, jx_array **ty) {
-  const Jaxpr *sub = pp->jaxpr;
-  jx_array **in = calloc((size_t)(2 * nin + 1), sizeof *in), **args = calloc((size_t)(2 * nin + 1), sizeof *args);
-  jx_array **outs = calloc((size_t)(2 * nout + 1), sizeof *outs), **res = calloc((size_t)(2 * nout + 1), sizeof *res);
-  if (!in || !args || !outs || !res) {
-    free(in), free(args), free(outs), free(res);
+  Jaxpr *sub = pp->jaxpr;
+  jx_array **in = calloc((size_t)(nin + 1), sizeof *in), **args = calloc((size_t)(2 * nin + 1), sizeof *args);
+  jx_array **outs = calloc((size_t)(nout + 1), sizeof *outs);
+  if (!in || !args || !outs) {
+    free(in), free(args), free(outs);
     error_set(JX_ERR_OOM, "jvp: out of memory");
     return JX_ERR_OOM;
   }
-  Trace *st = stage_begin(), *jt = st ? jvp_begin() : NULL;
-  jx_status s = jt ? JX_OK : jx_last_status();
+  jx_status s = prim_call(sub, nin, x, y);
+  Trace *st = s == JX_OK ? stage_begin() : NULL, *jt = st ? jvp_begin() : NULL;
+  if (s == JX_OK && !jt) s = jx_last_status();
   int nargs = 0;
   for (int i = 0; s == JX_OK && i < nin; i++) { /* primal inputs, then tangent inputs */
     Aval a = sub->vars[sub->invars[i]];
@@ -329,25 +334,23 @@ static jx_status jvp_call(int nin, jx_array *const *x, jx_array *const *t, const
   for (int o = 0; s == JX_OK && o < nout; o++) {
     jx_array *p, *tn;
     jvp_unpack(jt, outs[o], &p, &tn);
-    outs[o] = p;
-    outs[nout + o] = tn ? tn : tx_full_like(p, 0.0);
-    if (!outs[nout + o]) s = jx_last_status();
+    outs[o] = tn ? tn : tx_full_like(p, 0.0);
+    if (!outs[o]) s = jx_last_status();
   }
   if (jt) trace_pop(jt);
-  Jaxpr *J = st ? stage_end(st, s == JX_OK ? 2 * nout : 0, outs) : NULL;
+  Jaxpr *J = st ? stage_end(st, s == JX_OK ? nout : 0, outs) : NULL;
   if (s == JX_OK && !J) s = jx_last_status();
+  if (s == JX_OK) s = jaxpr_simplify(J);
   if (s == JX_OK) {
     const char *name = sub->name ? sub->name : "<lambda>";
     J->name = malloc(strlen(name) + 8);
     if (J->name) strcat(strcpy(J->name, "jvp("), name), strcat(J->name, ")");
-    s = prim_call(J, nargs, args, res);
+    s = prim_call(J, nargs, args, ty);
   }
-  for (int o = 0; s == JX_OK && o < nout; o++) {
-    y[o] = res[o];
-    ty[o] = dtype_is_floating(y[o]->dtype) ? res[nout + o] : NULL;
-  }
+  for (int o = 0; s == JX_OK && o < nout; o++)
+    if (!dtype_is_floating(y[o]->dtype)) ty[o] = NULL;
   jaxpr_free(J);
-  free(in), free(args), free(outs), free(res);
+  free(in), free(args), free(outs);
   return s;
 }
 

@@ -334,6 +334,73 @@ static void test_two_phase_matches_interp(void) {
   }
 }
 
+/* A function calling another (ctx: the callee, jitted or not): with the callee jitted,
+ * transformations see one jit equation and go through its rules. */
+static jx_status inner2(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *h = jx_tanh(jx_matmul(in[1], in[0])); /* x (3) @ w (3,3) */
+  out[0] = jx_mul(h, in[1]);
+  out[1] = jx_sum(jx_sin(in[0]), 0, NULL, false);
+  return JX_OK;
+}
+
+static jx_status outer2(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *r[2];
+  jx_status s = jx_call(ctx, in, r);
+  if (s != JX_OK) return s;
+  out[0] = jx_add(jx_sum(jx_exp(r[0]), 0, NULL, false), jx_mul(r[1], r[1]));
+  return JX_OK;
+}
+
+static void test_nested_jit_matches_inlined(void) {
+  uint32_t seed = 21;
+  jx_array *w = randn(&seed, 2, (int64_t[]){3, 3}), *x = randn(&seed, 1, (int64_t[]){3});
+  jx_array *in[2] = {w, x};
+  jx_fn *g = jx_fn_new("inner", 2, 2, inner2, NULL), *jg = jx_jit(g);
+  jx_fn *fi = jx_fn_new("inlined", 2, 1, outer2, g), *fn = jx_fn_new("nested", 2, 1, outer2, jg);
+  jx_array *a, *b, *ga[2], *gb[2];
+  /* jit(f) with a nested jit: the call is inlined into one program */
+  jx_fn *jfn = jx_jit(fn);
+  CHECK_EQ_INT(jx_call(fi, in, &a), JX_OK);
+  CHECK_EQ_INT(jx_call(jfn, in, &b), JX_OK);
+  check_same(b, a, "jit(nested)");
+  jx_free(a), jx_free(b);
+  /* grad through the call: JVP rule, linearize, transpose of the tangent call */
+  jx_fn *gi = jx_grad(fi, 2, (int[]){0, 1}), *gn = jx_grad(fn, 2, (int[]){0, 1});
+  CHECK_EQ_INT(jx_call(gi, in, ga), JX_OK);
+  CHECK_EQ_INT(jx_call(gn, in, gb), JX_OK);
+  check_same(gb[0], ga[0], "grad(nested) w");
+  check_same(gb[1], ga[1], "grad(nested) x");
+  jx_free(gb[0]), jx_free(gb[1]);
+  jx_fn *jgn = jx_jit(gn);
+  CHECK_EQ_INT(jx_call(jgn, in, gb), JX_OK);
+  check_same(gb[0], ga[0], "jit(grad(nested)) w");
+  check_same(gb[1], ga[1], "jit(grad(nested)) x");
+  jx_free(gb[0]), jx_free(gb[1]), jx_free(ga[0]), jx_free(ga[1]);
+  /* second order: hessian through the call */
+  jx_fn *hi = jx_hessian(fi, 1, (int[]){1}), *hn = jx_hessian(fn, 1, (int[]){1});
+  CHECK_EQ_INT(jx_call(hi, in, &a), JX_OK);
+  CHECK_EQ_INT(jx_call(hn, in, &b), JX_OK);
+  check_same(b, a, "hessian(nested)");
+  jx_free(a), jx_free(b);
+  /* vmap over x, and vmap of grad */
+  jx_array *xs = randn(&seed, 2, (int64_t[]){4, 3}), *bin[2] = {w, xs};
+  jx_fn *vi = jx_vmap(fi, (int[]){JX_NOT_MAPPED, 0}, NULL), *vn = jx_vmap(fn, (int[]){JX_NOT_MAPPED, 0}, NULL);
+  CHECK_EQ_INT(jx_call(vi, bin, &a), JX_OK);
+  CHECK_EQ_INT(jx_call(vn, bin, &b), JX_OK);
+  check_same(b, a, "vmap(nested)");
+  jx_free(a), jx_free(b);
+  jx_fn *vgi = jx_vmap(gi, (int[]){JX_NOT_MAPPED, 0}, NULL), *vgn = jx_vmap(gn, (int[]){JX_NOT_MAPPED, 0}, NULL);
+  CHECK_EQ_INT(jx_call(vgi, bin, ga), JX_OK);
+  CHECK_EQ_INT(jx_call(vgn, bin, gb), JX_OK);
+  check_same(gb[0], ga[0], "vmap(grad(nested)) w");
+  check_same(gb[1], ga[1], "vmap(grad(nested)) x");
+  jx_free(gb[0]), jx_free(gb[1]), jx_free(ga[0]), jx_free(ga[1]);
+  jx_free(xs), jx_free(w), jx_free(x);
+  jx_fn *fns[] = {vgi, vgn, vi, vn, hi, hn, jgn, gi, gn, jfn, fi, fn, jg, g};
+  for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) jx_fn_free(fns[i]);
+}
+
 static jx_status bad(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_add(in[0], jx_ones(1, (int64_t[]){5}, JX_FLOAT32));
   return out[0] ? JX_OK : jx_last_status();
@@ -360,6 +427,7 @@ int main(void) {
   TEST_RUN(test_conv_nests_match_interp);
   TEST_RUN(test_multi_output_matches_interp);
   TEST_RUN(test_two_phase_matches_interp);
+  TEST_RUN(test_nested_jit_matches_inlined);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 
 #include "test.h"
+#include "trace/prim.h"
 
 /* ------------------------------------------------------------ functions */
 
@@ -77,6 +78,27 @@ FN(f_where, jx_array *c = jx_less(x[0], x[1]); out[0] = jx_where(c, x[0], x[1]))
 FN(f_sin_of_const, out[0] = jx_sin(jx_scalar_of(1.0, JX_FLOAT32)))
 FN(f_astype, out[0] = jx_astype(x[0], JX_INT32))
 FN(f_bad_shapes, out[0] = jx_add(x[0], jx_zeros(1, (int64_t[]){7}, JX_FLOAT32)))
+
+/* Calls of a jitted function (ctx) inside a traced one stay one jit equation. */
+static jx_status f_neg_of_jit(void *ctx, jx_array *const *x, jx_array **out) {
+  jx_array *r = NULL;
+  jx_call(ctx, x, &r);
+  out[0] = jx_negative(r);
+  return out[0] ? JX_OK : jx_last_status();
+}
+FN(f_sin_and_mul, out[0] = jx_sin(x[0]); out[1] = jx_multiply(x[0], x[1]))
+static jx_status f_sub_of_jit(void *ctx, jx_array *const *x, jx_array **out) {
+  jx_array *r[2] = {NULL, NULL};
+  jx_call(ctx, x, r);
+  out[0] = jx_subtract(r[0], r[1]);
+  return out[0] ? JX_OK : jx_last_status();
+}
+static jx_status f_threefry(void *ctx, jx_array *const *x, jx_array **out) {
+  return prim_threefry2x32(x[0], x[1], x[2], x[3], out);
+}
+static jx_status f_sort2(void *ctx, jx_array *const *x, jx_array **out) {
+  return prim_sort_n(2, x, 0, out);
+}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -280,6 +302,49 @@ static void test_transformed(void) {
   jx_free(a), jx_free(s), jx_free(w);
 }
 
+/* Several results per equation, and jit equations holding their jaxpr. */
+static void test_calls_and_multi_output(void) {
+  jx_array *a = f32v(3), *ab[2] = {f32v(3), f32v(3)};
+  jx_fn *g = jx_fn_new("g", 1, 1, f_sin, NULL), *jg = jx_jit(g);
+  jx_fn *f = jx_fn_new("f", 1, 1, f_neg_of_jit, jg);
+  char *t = jx_make_jaxpr(f, &a);
+  CHECK_STR(t, "{ lambda ; a:f32[3]. let\n"
+               "    b:f32[3] = jit[\n"
+               "      name=g\n"
+               "      jaxpr={ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }\n"
+               "    ] a\n"
+               "    c:f32[3] = neg b\n"
+               "  in (c,) }");
+  free(t);
+  jx_fn_free(f), jx_fn_free(jg), jx_fn_free(g);
+  g = jx_fn_new("h", 2, 2, f_sin_and_mul, NULL), jg = jx_jit(g);
+  f = jx_fn_new("f", 2, 1, f_sub_of_jit, jg);
+  t = jx_make_jaxpr(f, ab);
+  CHECK_STR(t, "{ lambda ; a:f32[3] b:f32[3]. let\n"
+               "    c:f32[3] d:f32[3] = jit[\n"
+               "      name=h\n"
+               "      jaxpr={ lambda ; a:f32[3] b:f32[3]. let\n"
+               "          c:f32[3] = sin a\n"
+               "          d:f32[3] = mul a b\n"
+               "        in (c, d) }\n"
+               "    ] a b\n"
+               "    e:f32[3] = sub c d\n"
+               "  in (e,) }");
+  free(t);
+  jx_fn_free(f), jx_fn_free(jg), jx_fn_free(g);
+  /* JAX breaks this one line at 80 columns (difference 1) */
+  jx_array *u = jx_zeros(1, (int64_t[]){3}, JX_UINT32);
+  CHECK_JAXPR(f_threefry, 4, 2, ((jx_array *[]){u, u, u, u}),
+              "{ lambda ; a:u32[3] b:u32[3] c:u32[3] d:u32[3]. let e:u32[3] f:u32[3] = "
+              "threefry2x32 a b c d in (e, f) }");
+  jx_array *si[2] = {f32v(3), jx_zeros(1, (int64_t[]){3}, JX_INT32)};
+  CHECK_JAXPR(f_sort2, 2, 2, si,
+              "{ lambda ; a:f32[3] b:i32[3]. let c:f32[3] d:i32[3] = sort[dimension=0 "
+              "is_stable=True num_keys=1] a b in (c, d) }");
+  jx_free(u), jx_free(si[0]), jx_free(si[1]);
+  jx_free(a), jx_free(ab[0]), jx_free(ab[1]);
+}
+
 /* The linear jaxpr behind jx_linearize, evaluated, equals jvp. */
 static void test_linearized_eval(void) {
   jx_array *x = jx_array_from((float[]){0.5f, -1, 2}, JX_FLOAT32, 1, (int64_t[]){3});
@@ -353,6 +418,7 @@ int main(void) {
   RUN(test_differs_from_jax);
   RUN(test_transformed);
   RUN(test_linearized_eval);
+  RUN(test_calls_and_multi_output);
   RUN(test_errors);
   return test_finish();
 }
