@@ -198,6 +198,13 @@ jx_fn *jx_vmap(jx_fn *f, const int *in_axes, const int *out_axes);
  * Affects arrays created afterwards. */
 void jx_config_enable_x64(bool enable);
 bool jx_config_x64_enabled(void);
+/* JAX's jax_default_matmul_precision for float32 matrix products on devices with
+ * reduced-precision matrix units (cuda): "default", "fastest", "bfloat16", "high" or
+ * "tensorfloat32" allow TF32 (10-bit mantissa inputs, float32 accumulation -- what JAX
+ * does by default on NVIDIA GPUs since Ampere); "highest" or "float32" ask for full
+ * float32. Also read from the env var JAXC_DEFAULT_MATMUL_PRECISION. The cpu and interp
+ * devices always compute in full float32. JX_ERR_VALUE for another name. */
+jx_status jx_config_default_matmul_precision(const char *precision);
 
 /* --------------------------------------------------------------- dtypes */
 
@@ -211,9 +218,11 @@ jx_dtype jx_promote_types(jx_dtype a, bool a_weak, jx_dtype b, bool b_weak, bool
 
 /* -------------------------------------------------------------- devices */
 
-/* NULL-terminated list of device names available in this process ("interp", ...). */
+/* NULL-terminated list of device names available in this process ("interp", "cpu", and
+ * "cuda" where an NVIDIA driver and GPU are found). */
 const char *const *jx_devices(void);
-/* Sets the device new arrays are created on. JX_ERR_DEVICE for an unknown name. */
+/* Sets the device new arrays are created on. JX_ERR_DEVICE for an unknown name, or for
+ * one that cannot run here ("cuda" without a driver: the message names what is missing). */
 jx_status jx_default_device(const char *name);
 /* Name of the device holding `a` (NULL for NULL). */
 const char *jx_device_of(const jx_array *a);

@@ -3,10 +3,12 @@
 #include "backend/backend.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cuda/cuda.h"
 #include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -87,8 +89,8 @@ void buffer_free(Buffer *b) {
 }
 
 /* Devices in the order jx_devices lists them; the default is chosen in backend_default. */
-static const Backend *const backends[] = {&backend_interp, &backend_cpu};
-static const char *const backend_names[] = {"interp", "cpu", NULL};
+static const Backend *const backends[] = {&backend_interp, &backend_cpu, &backend_cuda};
+#define NBACKENDS (sizeof backends / sizeof backends[0])
 /* The default device: JAXC_DEVICE when it names one, else "cpu" (which runs kernels in
  * the interpreter when no C compiler is found). Read on first use. */
 static const Backend *default_backend;
@@ -100,9 +102,32 @@ const Backend *backend_get(const char *name) {
   return NULL;
 }
 
+const Backend *backend_find(const char *fn, const char *name) {
+  const Backend *be = backend_get(name);
+  if (!be) {
+    error_set(JX_ERR_DEVICE, "%s: unknown device \"%s\"", fn, name ? name : "(null)");
+    return NULL;
+  }
+  if (be->init && be->init() != JX_OK) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", jx_last_error());
+    jx_clear_error();
+    error_set(JX_ERR_DEVICE, "%s: %s", fn, msg);
+    return NULL;
+  }
+  return be;
+}
+
 const Backend *backend_default(void) {
   if (!default_backend) {
     const Backend *be = backend_get(config_device());
+    if (be && be->init && be->init() != JX_OK) {
+      /* JAXC_DEVICE names a device that cannot run here: the cpu it is (tests of such a
+       * device exit as skipped before they get here; see tests/support). */
+      if (config_debug_level() >= 1) fprintf(stderr, "jaxc: %s; using cpu\n", jx_last_error());
+      jx_clear_error();
+      be = NULL;
+    }
     default_backend = be ? be : &backend_cpu;
   }
   return default_backend;
@@ -161,15 +186,25 @@ jx_status backend_run_routine(const Backend *be, const Routine *r, Buffer *const
 
 /* ------------------------------------------------------------ public API */
 
-const char *const *jx_devices(void) { return backend_names; }
+/* Devices whose init fails (cuda without a driver) are left out. */
+static const char *device_names[NBACKENDS + 1];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+static void list_devices(void) {
+  int n = 0;
+  bool pending = error_pending();
+  for (size_t i = 0; i < NBACKENDS; i++)
+    if (!backends[i]->init || backends[i]->init() == JX_OK) device_names[n++] = backends[i]->name;
+  if (!pending) jx_clear_error(); /* a missing device is not an error of the caller */
+}
+
+const char *const *jx_devices(void) {
+  pthread_once(&names_once, list_devices);
+  return device_names;
+}
 
 jx_status jx_default_device(const char *name) {
-  const Backend *be = backend_get(name);
-  if (!be) {
-    error_set(JX_ERR_DEVICE, "jx_default_device: unknown device \"%s\"",
-              name ? name : "(null)");
-    return JX_ERR_DEVICE;
-  }
+  const Backend *be = backend_find("jx_default_device", name);
+  if (!be) return JX_ERR_DEVICE;
   backend_set_default(be);
   return JX_OK;
 }

@@ -11,6 +11,9 @@ typedef struct Backend Backend;
 
 struct Backend {
   const char *name;
+  /* Optional: readies the device on first use (loads its libraries). JX_OK, or
+   * JX_ERR_DEVICE with a message naming what is missing where it cannot run here. */
+  jx_status (*init)(void);
   /* Device memory of nbytes (nbytes may be 0). NULL on failure. */
   void *(*alloc)(size_t nbytes);
   /* Releases memory from alloc (NULL is fine). */
@@ -31,6 +34,9 @@ struct Backend {
   jx_status (*routine)(const Routine *r, void *const *inputs, void *const *outs);
   /* True if buffers are ordinary host memory (the interpreter may run on them). */
   bool host_memory;
+  /* True if GEMM routines also take float16/bfloat16 (accumulating in float32, as
+   * cuBLAS and JAX on GPUs do); otherwise only float32/float64 products are routines. */
+  bool gemm_half;
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(void);
 };
@@ -48,8 +54,10 @@ Buffer *buffer_new(const Backend *be, size_t nbytes);
 Buffer *buffer_ref(Buffer *b);
 void buffer_free(Buffer *b);
 
-/* Registry. backend_get returns NULL for unknown names. */
+/* Registry. backend_get returns NULL for unknown names; backend_find also for a device
+ * that cannot run here, and then sets JX_ERR_DEVICE naming `fn` and why. */
 const Backend *backend_get(const char *name);
+const Backend *backend_find(const char *fn, const char *name);
 const Backend *backend_default(void);
 void backend_set_default(const Backend *be);
 

@@ -2,9 +2,13 @@
 #include "core/config.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "core/error.h"
 
 int config_debug_level(void) {
   static int level = -1;
@@ -74,4 +78,39 @@ void config_trace_event(const char *name, const char *category, double start_us,
 bool config_trace_enabled(void) {
   const char *s = getenv("JAXC_TRACE");
   return s && *s;
+}
+
+/* -1: not set yet (read the environment); 0: full float32; 1: TF32 allowed. */
+static atomic_int matmul_tf32 = -1;
+
+/* 1 for the names that allow TF32, 0 for those that forbid it, -1 for others. */
+static int precision_tf32(const char *s) {
+  static const char *const fast[] = {"default", "fastest", "bfloat16", "high", "tensorfloat32", "bfloat16_3x"};
+  static const char *const full[] = {"highest", "float32"};
+  for (size_t i = 0; i < sizeof fast / sizeof fast[0]; i++)
+    if (strcmp(s, fast[i]) == 0) return 1;
+  for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
+    if (strcmp(s, full[i]) == 0) return 0;
+  return -1;
+}
+
+bool config_matmul_tf32(void) {
+  int v = atomic_load(&matmul_tf32);
+  if (v < 0) {
+    const char *s = getenv("JAXC_DEFAULT_MATMUL_PRECISION");
+    v = s && *s && precision_tf32(s) == 0 ? 0 : 1;
+    atomic_store(&matmul_tf32, v);
+  }
+  return v == 1;
+}
+
+jx_status jx_config_default_matmul_precision(const char *precision) {
+  int v = precision ? precision_tf32(precision) : -1;
+  if (v < 0) {
+    error_set(JX_ERR_VALUE, "jx_config_default_matmul_precision: unknown precision \"%s\" (expected "
+              "default, high, highest, bfloat16, tensorfloat32 or float32)", precision ? precision : "(null)");
+    return JX_ERR_VALUE;
+  }
+  atomic_store(&matmul_tf32, v);
+  return JX_OK;
 }

@@ -5,6 +5,7 @@
  *   JAXC_NUM_THREADS  cpu backend threads (default: online cores)
  *   JAXC_TRACE        a Chrome/Perfetto trace file of kernel launches (jit programs)
  *   JAXC_DEVICE       the default device ("cpu" unless set; tests run with "interp" too)
+ *   JAXC_DEFAULT_MATMUL_PRECISION  jax_default_matmul_precision (TF32 on cuda or not)
  *   CC, TMPDIR        the C compiler for generated kernels; scratch space */
 #ifndef JAXC_CORE_CONFIG_H
 #define JAXC_CORE_CONFIG_H
@@ -33,6 +34,9 @@ void config_trace_event(const char *name, const char *category, double start_us,
 bool config_trace_enabled(void);
 /* JAXC_DEVICE, or NULL when unset or empty. */
 const char *config_device(void);
+/* Whether float32 matrix products may use TF32 (jx_config_default_matmul_precision,
+ * else JAXC_DEFAULT_MATMUL_PRECISION, else "default": yes). */
+bool config_matmul_tf32(void);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */
 int config_num_threads(void);
 

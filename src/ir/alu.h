@@ -192,7 +192,8 @@ typedef enum RoutineOp {
   ROUTINE_SCATTER_ADD, /* in: x (outer,n,inner), idx (m), upd (outer,m,inner) -> out:
                           x with upd[o,k,i] added at [o, clamp(idx[k], 0, n-1), i] */
   ROUTINE_GEMM,        /* in: a (outer, n, m), b (outer, m, inner) -> out: a @ b, float32
-                          or float64, through CBLAS when jaxc was built with OpenBLAS */
+                          or float64, through CBLAS when jaxc was built with OpenBLAS
+                          (cuBLAS on cuda, which also takes float16/bfloat16) */
 } RoutineOp;
 
 /* dot_general products at least this large (m * n * k multiply-adds) go to GEMM. */

@@ -392,7 +392,8 @@ static bool dims_valid(int n, const int *dims, int ndim, bool *used) {
   return true;
 }
 
-/* Large float32/float64 products run as a GEMM routine on canonical layouts. */
+/* Large float32/float64 products (and float16/bfloat16 ones on backends with gemm_half)
+ * run as a GEMM routine on canonical layouts. */
 static jx_array *dot_as_gemm(jx_array *x, jx_array *y, const PrimParams *pp, const Aval *out) {
   Aval xa = prim_aval_of(x), ya = prim_aval_of(y);
   DotLayout L;
@@ -413,7 +414,8 @@ static jx_array *dot_as_gemm(jx_array *x, jx_array *y, const PrimParams *pp, con
 }
 
 bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y) {
-  if (dtype != JX_FLOAT32 && dtype != JX_FLOAT64) return false;
+  bool half = (dtype == JX_FLOAT16 || dtype == JX_BFLOAT16) && x->buf && x->buf->backend->gemm_half;
+  if (dtype != JX_FLOAT32 && dtype != JX_FLOAT64 && !half) return false;
   Aval xa = prim_aval_of(x), ya = prim_aval_of(y);
   DotLayout L;
   prim_dot_layout(pp, &xa, &ya, &L);

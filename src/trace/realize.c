@@ -141,11 +141,8 @@ jx_status jx_block_until_ready(jx_array *a) {
 
 jx_array *jx_device_put(jx_array *a, const char *device) {
   if (!a) return NULL;
-  const Backend *be = backend_get(device);
-  if (!be) {
-    error_set(JX_ERR_DEVICE, "jx_device_put: unknown device \"%s\"", device ? device : "(null)");
-    return NULL;
-  }
+  const Backend *be = backend_find("jx_device_put", device);
+  if (!be) return NULL;
   if (!require_concrete("jx_device_put", a)) return NULL;
   if (be == a->buf->backend) return jx_ref(a);
   size_t nbytes = (size_t)jx_size(a) * jx_dtype_itemsize(a->dtype);

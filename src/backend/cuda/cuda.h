@@ -1,0 +1,151 @@
+/* cuda.h -- the cuda backend: NVIDIA GPUs through the CUDA driver API, NVRTC and cuBLAS,
+ * all opened with dlopen on first use, so jaxc builds and runs without them (asking for
+ * "cuda" then fails with JX_ERR_DEVICE naming the missing piece). Internal to
+ * src/backend/cuda and its tests.
+ *
+ * One device (ordinal 0, its primary context) and one stream: every copy, kernel and
+ * library call is queued on that stream in program order, so buffers may be reused as
+ * soon as they are freed (the next user is ordered after the last one) and the host
+ * waits only in copy_out and synchronize. */
+#ifndef JAXC_BACKEND_CUDA_CUDA_H
+#define JAXC_BACKEND_CUDA_CUDA_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+
+/* The device "cuda". Buffers are device pointers (host_memory is false). */
+extern const Backend backend_cuda;
+
+/* ------------------------------------------------------------- driver.c */
+
+/* The subset of the driver API jaxc calls, declared here so that no CUDA header is
+ * needed to build (types as in cuda.h; every function returns a CUresult, 0 = success). */
+typedef int CUresult;
+typedef uint64_t CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+
+typedef struct CudaDriver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int *);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(int *, int);
+  CUresult (*cuDeviceGetName)(char *, int, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, int);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, int);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemGetInfo)(size_t *, size_t *);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+} CudaDriver;
+
+/* The state of the one device, filled by cuda_init. */
+typedef struct CudaDevice {
+  CudaDriver cu;
+  CUcontext ctx;
+  CUstream stream;
+  int ordinal;
+  int cc_major, cc_minor; /* compute capability (9, 0 on an H100/H200) */
+  int sm_count;
+  int max_smem_optin;     /* bytes of shared memory a block may opt in to */
+  char name[128];         /* "NVIDIA H200" */
+  int driver_version;     /* 13000 for CUDA 13.0 */
+} CudaDevice;
+
+/* Loads libcuda.so.1, initializes device 0 and creates the stream, once (thread-safe).
+ * JX_OK, or JX_ERR_DEVICE with a message naming what is missing (the library, a symbol,
+ * a device) -- the same status and message on every later call. */
+jx_status cuda_init(void);
+/* The device after a successful cuda_init (NULL before or after a failure). */
+const CudaDevice *cuda_device(void);
+/* Makes the device's context current on the calling thread (cheap after the first call
+ * on a thread). */
+void cuda_make_current(void);
+/* Checks a driver call: JX_OK, or sets JX_ERR_DEVICE "<what>: <CUDA error name>:
+ * <description>" (JX_ERR_OOM for CUDA_ERROR_OUT_OF_MEMORY) and returns it. */
+jx_status cuda_check(CUresult r, const char *what);
+/* Opens the first of `names` that dlopen finds, trying each also under $CUDA_HOME/lib64,
+ * $CUDA_PATH/lib64 and /usr/local/cuda/lib64. NULL when none (why: in `why`). */
+void *cuda_dlopen_any(const char *const *names, char *why, size_t nwhy);
+
+/* -------------------------------------------------------------- alloc.c */
+
+/* The caching allocator. Sizes are rounded up to a size class (multiples of 512 bytes
+ * up to 1 MiB, then four classes per power of two); a freed block goes to its class's
+ * free list and is handed out again for that class. Nothing is preallocated. When the
+ * driver reports out of memory, every cached block is released and the allocation is
+ * tried once more. */
+void *cuda_alloc(size_t nbytes);      /* NULL + error (JX_ERR_OOM / JX_ERR_DEVICE) */
+void cuda_free(void *mem);            /* NULL is fine */
+size_t cuda_alloc_class(size_t nbytes); /* the size class of a request */
+/* Releases every cached block to the driver. */
+void cuda_empty_cache(void);
+typedef struct CudaAllocStats {
+  int64_t driver_allocs; /* cuMemAlloc calls that succeeded */
+  int64_t reuses;        /* requests served from a free list */
+  int64_t retries;       /* out-of-memory retries after releasing the cache */
+  size_t in_use, cached; /* bytes in live blocks / on free lists (by class size) */
+} CudaAllocStats;
+CudaAllocStats cuda_alloc_stats(void);
+
+/* -------------------------------------------------------------- nvrtc.c */
+
+/* CUDA C source -> a module loaded in the device's context: from the in-memory cache
+ * (full source text), the disk cache (architecture + NVRTC version + full source, byte
+ * for byte) or NVRTC (--gpu-architecture=sm_XY, the device's own). JX_ERR_COMPILE with
+ * NVRTC's log and the kept source's path; JX_ERR_DEVICE when NVRTC is missing. Modules
+ * are never unloaded (callers keep their functions). */
+jx_status cuda_compile(const char *source, size_t len, CUmodule *mod);
+typedef struct CudaCompileStats {
+  int64_t compiles, disk_hits, memory_hits;
+} CudaCompileStats;
+CudaCompileStats cuda_compile_stats(void);
+
+/* --------------------------------------------------------------- blas.c */
+
+/* Runs a ROUTINE_GEMM (float32 -- as TF32 when the matmul precision allows it --,
+ * float64, bfloat16, float16; batched; transposes as flags) through cuBLAS on the
+ * stream. JX_ERR_DEVICE naming libcublas when it cannot be loaded. */
+jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out);
+
+/* ----------------------------------------------------------- routines.c */
+
+/* ROUTINE_SORT and ROUTINE_SCATTER_ADD on the stream, through
+ * libjaxc_cuda_routines.so (routines.cu; JX_ERR_UNSUPPORTED naming it when missing). */
+jx_status cuda_sort(const Routine *r, void *const *inputs, void *const *outs);
+jx_status cuda_scatter_add(const Routine *r, void *const *inputs, void *out);
+
+/* --------------------------------------------------------------- cuda.c */
+
+/* Counters since process start (tests, JAXC_DEBUG). */
+typedef struct CudaStats {
+  int64_t launches;  /* kernels launched */
+  int64_t gemms;     /* cuBLAS calls */
+  int64_t syncs;     /* host waits on the stream */
+} CudaStats;
+CudaStats cuda_stats(void);
+
+#endif

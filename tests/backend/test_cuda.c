@@ -1,0 +1,279 @@
+/* test_cuda.c -- the cuda backend's runtime: without a driver, asking for "cuda" is a
+ * clear JX_ERR_DEVICE and the device is not listed; with a GPU, copies round-trip, the
+ * caching allocator reuses blocks, and cuBLAS products (every dtype, batched,
+ * transposed operands, TF32 vs full float32) match the host reference. */
+#include <stdlib.h>
+
+#include "backend/cuda/cuda.h"
+#include "core/array.h"
+#include "core/config.h"
+#include "core/dtype.h"
+#include "ir/alu.h"
+#include "test.h"
+
+static bool have_gpu;
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+static double rnd_unit(void) { /* splitmix64, in [-1, 1) */
+  uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (double)((z ^ (z >> 31)) >> 11) * 0x1p-52 - 1.0;
+}
+
+static void test_size_classes(void) {
+  size_t prev = 0;
+  for (size_t n = 0; n < ((size_t)1 << 34); n = n < 4096 ? n + 1 : n + n / 7 + 1) {
+    size_t c = cuda_alloc_class(n);
+    CHECK_MSG(c >= n && c >= prev, "class of %zu is %zu (previous %zu)", n, c, prev);
+    CHECK_MSG(c % 512 == 0, "class of %zu is %zu, not a multiple of 512", n, c);
+    CHECK_MSG(n < 4096 || c - n <= n / 4, "class of %zu is %zu: more than 25%% waste", n, c);
+    CHECK_EQ_INT(cuda_alloc_class(c), c); /* a class is its own class */
+    prev = c;
+  }
+}
+
+static void test_unavailable(void) {
+  if (have_gpu) return;
+  CHECK(jx_default_device("cuda") == JX_ERR_DEVICE);
+  CHECK_ERROR(JX_ERR_DEVICE, "jx_default_device: device \"cuda\" is not available");
+  jx_array *x = jx_zeros(1, (int64_t[]){3}, JX_FLOAT32);
+  CHECK(jx_device_put(x, "cuda") == NULL);
+  CHECK_ERROR(JX_ERR_DEVICE, "jx_device_put: device \"cuda\" is not available");
+  jx_free(x);
+  for (const char *const *d = jx_devices(); *d; d++) CHECK(strcmp(*d, "cuda") != 0);
+  CHECK(jx_last_status() == JX_OK); /* listing devices leaves no error behind */
+  /* The device stays the cpu. */
+  x = jx_ones(1, (int64_t[]){2}, JX_FLOAT32);
+  CHECK_STR(jx_device_of(x), "cpu");
+  jx_free(x);
+}
+
+static void test_listed(void) {
+  if (!have_gpu) return;
+  bool found = false;
+  for (const char *const *d = jx_devices(); *d; d++) found |= strcmp(*d, "cuda") == 0;
+  CHECK(found);
+  const CudaDevice *dev = cuda_device();
+  CHECK(dev && dev->cc_major >= 5 && dev->sm_count > 0);
+  printf("cuda device: %s (sm_%d%d, %d SMs)\n", dev->name, dev->cc_major, dev->cc_minor, dev->sm_count);
+}
+
+static void test_copy_round_trip(void) {
+  if (!have_gpu) return;
+  for (int64_t n = 0; n <= 3000001; n = n * 10 + 1) {
+    int32_t *a = malloc((size_t)(n + 1) * 4), *b = malloc((size_t)(n + 1) * 4);
+    for (int64_t i = 0; i < n; i++) a[i] = (int32_t)(i * 2654435761u);
+    jx_array *h = jx_array_from(a, JX_INT32, 1, &n);
+    jx_array *d = jx_device_put(h, "cuda");
+    CHECK_STR(jx_device_of(d), "cuda");
+    jx_array *back = jx_device_put(d, "cpu");
+    CHECK(jx_block_until_ready(d) == JX_OK);
+    CHECK(jx_read(d, b, (size_t)n * 4) == JX_OK);
+    CHECK(n == 0 || memcmp(a, b, (size_t)n * 4) == 0);
+    memset(b, 0, (size_t)n * 4);
+    CHECK(jx_read(back, b, (size_t)n * 4) == JX_OK);
+    CHECK(n == 0 || memcmp(a, b, (size_t)n * 4) == 0);
+    jx_free(h), jx_free(d), jx_free(back);
+    free(a), free(b);
+  }
+}
+
+static void test_allocator_reuse(void) {
+  if (!have_gpu) return;
+  void *p = cuda_alloc(1000);
+  CHECK(p != NULL);
+  CudaAllocStats s0 = cuda_alloc_stats();
+  cuda_free(p);
+  void *q = cuda_alloc(700); /* the same 1024-byte class */
+  CudaAllocStats s1 = cuda_alloc_stats();
+  CHECK(q == p);
+  CHECK_EQ_INT(s1.reuses, s0.reuses + 1);
+  CHECK_EQ_INT(s1.driver_allocs, s0.driver_allocs);
+  void *r = cuda_alloc(1000); /* a second live block of the class: a new one */
+  CHECK(r != NULL && r != q);
+  cuda_free(q), cuda_free(r);
+  CHECK(cuda_alloc_stats().cached >= 2048);
+  cuda_empty_cache();
+  CHECK_EQ_INT(cuda_alloc_stats().cached, 0);
+  /* An impossible request is an out-of-memory error, after the cache was released. */
+  void *huge = cuda_alloc((size_t)1 << 50);
+  CHECK(huge == NULL);
+  CHECK_ERROR(JX_ERR_OOM, "cuMemAlloc");
+}
+
+/* One GEMM routine on the device against routine_run_host on the same float64 data
+ * rounded to dtype; max |diff| / (1 + max |ref|) within tol. */
+static double check_gemm(jx_dtype dtype, int64_t B, int64_t M, int64_t K, int64_t N, bool ta, bool tb,
+                         double tol) {
+  jx_scope_begin();
+  double rel = INFINITY;
+  int64_t na = B * M * K, nb = B * K * N, nc = B * M * N;
+  double *a = malloc((size_t)na * 8), *b = malloc((size_t)nb * 8), *ref = malloc((size_t)nc * 8);
+  for (int64_t i = 0; i < na; i++) a[i] = rnd_unit();
+  for (int64_t i = 0; i < nb; i++) b[i] = rnd_unit();
+  jx_array *ah = jx_astype(jx_array_from(a, JX_FLOAT64, 1, &na), dtype);
+  jx_array *bh = jx_astype(jx_array_from(b, JX_FLOAT64, 1, &nb), dtype);
+  jx_array *a64 = jx_astype(ah, JX_FLOAT64), *b64 = jx_astype(bh, JX_FLOAT64);
+  jx_read(a64, a, (size_t)na * 8), jx_read(b64, b, (size_t)nb * 8); /* rounded to dtype */
+  Routine r = {.op = ROUTINE_GEMM, .nin = 2, .nout = 1, .dtype = JX_FLOAT64, .outer = B, .n = M,
+               .m = K, .inner = N, .trans_a = ta, .trans_b = tb};
+  CHECK(routine_run_host(&r, (void *[]){a, b}, (void *[]){ref}) == JX_OK);
+  jx_array *ad = jx_device_put(ah, "cuda"), *bd = jx_device_put(bh, "cuda");
+  r.dtype = dtype;
+  Buffer *out = NULL;
+  CHECK(ad && bd && backend_run_routine(&backend_cuda, &r, (Buffer *[]){ad->buf, bd->buf}, &out) == JX_OK);
+  if (out) {
+    jx_array *c = array_new(out, shape_contiguous(1, &nc), dtype, false);
+    double *got = test_read_f64(jx_device_put(c, "cpu"));
+    double err = 0, mag = 0;
+    for (int64_t i = 0; got && i < nc; i++) {
+      double e = fabs(got[i] - ref[i]);
+      err = isnan(e) ? INFINITY : e > err ? e : err;
+      mag = fabs(ref[i]) > mag ? fabs(ref[i]) : mag;
+    }
+    CHECK_MSG(got && err <= tol * (1 + mag), "%s gemm B=%lld M=%lld K=%lld N=%lld ta=%d tb=%d: error %g (max %g)",
+              jx_dtype_name(dtype), (long long)B, (long long)M, (long long)K, (long long)N, ta, tb, err, mag);
+    rel = err / (1 + mag);
+    free(got);
+  }
+  jx_scope_end(0, NULL);
+  free(a), free(b), free(ref);
+  return rel;
+}
+
+static void test_gemm(void) {
+  if (!have_gpu) return;
+  jx_config_enable_x64(true);
+  static const int64_t shapes[][4] = {{1, 1, 1, 1}, {1, 7, 5, 3}, {3, 33, 65, 17}, {2, 128, 256, 64}, {1, 0, 4, 5}, {2, 4, 0, 3}};
+  jx_config_default_matmul_precision("highest");
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int t = 0; t < 4; t++) {
+      const int64_t *d = shapes[s];
+      check_gemm(JX_FLOAT64, d[0], d[1], d[2], d[3], t & 1, t & 2, 1e-13);
+      check_gemm(JX_FLOAT32, d[0], d[1], d[2], d[3], t & 1, t & 2, 1e-5);
+      check_gemm(JX_BFLOAT16, d[0], d[1], d[2], d[3], t & 1, t & 2, 2e-2);
+      check_gemm(JX_FLOAT16, d[0], d[1], d[2], d[3], t & 1, t & 2, 4e-3);
+    }
+  /* TF32 (JAX's default precision on GPUs): inputs rounded to 10 mantissa bits. Too
+   * inexact for full float32's tolerance at K = 1024, within TF32's. */
+  jx_config_default_matmul_precision("default");
+  double tf32 = check_gemm(JX_FLOAT32, 1, 256, 1024, 256, false, false, 5e-3);
+  CHECK_MSG(tf32 > 1e-5, "TF32 error %g: as exact as float32, TF32 was not used", tf32);
+  jx_config_default_matmul_precision("highest");
+  jx_config_enable_x64(false);
+}
+
+/* Device buffer of n elements of d holding host bytes. */
+static Buffer *upload(const void *host, size_t nbytes) {
+  Buffer *b = buffer_new(&backend_cuda, nbytes);
+  if (b && backend_cuda.copy_in(b->mem, host, nbytes) != JX_OK) buffer_free(b), b = NULL;
+  return b;
+}
+
+/* Runs routine r on the device and on the host over the same inputs; outputs must agree
+ * byte for byte. */
+static void check_routine_exact(const Routine *r, void *const *host_in, const size_t *in_bytes, const char *what) {
+  Buffer *in[ROUTINE_MAX_OPERANDS] = {0}, *out[ROUTINE_MAX_OPERANDS] = {0};
+  void *ref[ROUTINE_MAX_OPERANDS] = {0};
+  for (int i = 0; i < r->nin; i++) CHECK((in[i] = upload(host_in[i], in_bytes[i])) != NULL);
+  for (int o = 0; o < r->nout; o++) ref[o] = calloc(1, routine_out_nbytes(r, o) + 1);
+  CHECK(routine_run_host(r, host_in, ref) == JX_OK);
+  jx_status s = backend_run_routine(&backend_cuda, r, in, out);
+  CHECK_MSG(s == JX_OK, "%s: %s", what, jx_last_error());
+  for (int o = 0; s == JX_OK && o < r->nout; o++) {
+    size_t nb = routine_out_nbytes(r, o);
+    unsigned char *got = malloc(nb + 1);
+    CHECK(backend_cuda.copy_out(got, out[o]->mem, nb) == JX_OK);
+    CHECK_MSG(memcmp(got, ref[o], nb) == 0, "%s: output %d differs from the host", what, o);
+    free(got);
+  }
+  jx_clear_error();
+  for (int i = 0; i < r->nin; i++) buffer_free(in[i]);
+  for (int o = 0; o < r->nout; o++) buffer_free(out[o]), free(ref[o]);
+}
+
+static void test_sort(void) {
+  if (!have_gpu) return;
+  static const jx_dtype dtypes[] = {JX_FLOAT32, JX_FLOAT64, JX_FLOAT16, JX_BFLOAT16, JX_INT32, JX_UINT32,
+                                    JX_INT64, JX_UINT64, JX_INT8, JX_UINT8, JX_INT16, JX_BOOL};
+  static const double edges[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, -NAN, 2.5, -7.0, 3.0, 1e30};
+  static const int64_t shapes[][3] = {{1, 1, 1}, {1, 17, 1}, {3, 100, 1}, {2, 33, 5}, {1, 1 << 16, 1}, {7, 9, 300}, {1, 0, 3}};
+  for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++)
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+      jx_dtype d = dtypes[t];
+      Routine r = {.op = ROUTINE_SORT, .nin = 2, .nout = 2, .dtype = d, .outer = shapes[sh][0],
+                   .n = shapes[sh][1], .inner = shapes[sh][2]};
+      r.dtypes[0] = d, r.dtypes[1] = JX_INT32;
+      int64_t total = r.outer * r.n * r.inner;
+      size_t item = jx_dtype_itemsize(d);
+      unsigned char *x = malloc((size_t)total * item + 1);
+      int32_t *pos = malloc((size_t)total * 4 + 1);
+      for (int64_t i = 0; i < total; i++) {
+        double v = i % 3 == 0 ? edges[(i / 3) % 12] : floor(rnd_unit() * 50);
+        AluValue av = dtype_is_floating(d) ? (AluValue){.f = v} : (AluValue){.i = isfinite(v) ? (int64_t)v : 5};
+        if (d == JX_BOOL) av.i = av.i & 1;
+        alu_store(x, d, i, alu_normalize(d, av));
+        pos[i] = (int32_t)i;
+      }
+      char what[128];
+      snprintf(what, sizeof what, "sort %s (%lld, %lld, %lld)", jx_dtype_name(d), (long long)r.outer,
+               (long long)r.n, (long long)r.inner);
+      check_routine_exact(&r, (void *[]){x, pos}, (size_t[]){(size_t)total * item, (size_t)total * 4}, what);
+      free(x), free(pos);
+    }
+}
+
+static void test_scatter_add(void) {
+  if (!have_gpu) return;
+  static const jx_dtype dtypes[] = {JX_FLOAT32, JX_FLOAT64, JX_FLOAT16, JX_BFLOAT16, JX_INT32,
+                                    JX_UINT32, JX_INT64, JX_INT8, JX_UINT8, JX_INT16, JX_BOOL};
+  for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
+    jx_dtype d = dtypes[t];
+    /* small integers: every order of additions gives the same float sum */
+    Routine r = {.op = ROUTINE_SCATTER_ADD, .nin = 3, .nout = 1, .dtype = d, .index_dtype = JX_INT32,
+                 .outer = 3, .n = 10, .inner = 7, .m = 40};
+    size_t item = jx_dtype_itemsize(d);
+    int64_t nx = r.outer * r.n * r.inner, nu = r.outer * r.m * r.inner;
+    unsigned char *x = malloc((size_t)nx * item), *u = malloc((size_t)nu * item);
+    int32_t idx[40];
+    for (int k = 0; k < 40; k++) idx[k] = k % 13 - 2; /* out of range both ways: clamped */
+    for (int64_t i = 0; i < nx; i++) alu_store(x, d, i, alu_normalize(d, (AluValue){.i = i % 3}));
+    for (int64_t i = 0; i < nu; i++) alu_store(u, d, i, alu_normalize(d, (AluValue){.i = i % 2}));
+    if (dtype_is_floating(d)) {
+      for (int64_t i = 0; i < nx; i++) alu_store(x, d, i, (AluValue){.f = (double)(i % 3)});
+      for (int64_t i = 0; i < nu; i++) alu_store(u, d, i, (AluValue){.f = (double)(i % 2)});
+    }
+    char what[64];
+    snprintf(what, sizeof what, "scatter_add %s", jx_dtype_name(d));
+    check_routine_exact(&r, (void *[]){x, idx, u}, (size_t[]){(size_t)nx * item, sizeof idx, (size_t)nu * item}, what);
+    free(x), free(u);
+  }
+}
+
+static void test_precision_names(void) {
+  CHECK(jx_config_default_matmul_precision("tensorfloat32") == JX_OK);
+  CHECK(config_matmul_tf32());
+  CHECK(jx_config_default_matmul_precision("float32") == JX_OK);
+  CHECK(!config_matmul_tf32());
+  CHECK(jx_config_default_matmul_precision("fast") == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "unknown precision \"fast\"");
+  CHECK(!config_matmul_tf32()); /* unchanged */
+}
+
+int main(void) {
+  have_gpu = jx_default_device("cuda") == JX_OK;
+  if (!have_gpu) printf("no GPU: %s\n", jx_last_error());
+  jx_clear_error();
+  jx_default_device("cpu");
+  TEST_RUN(test_size_classes);
+  TEST_RUN(test_unavailable);
+  TEST_RUN(test_listed);
+  TEST_RUN(test_copy_round_trip);
+  TEST_RUN(test_allocator_reuse);
+  TEST_RUN(test_gemm);
+  TEST_RUN(test_sort);
+  TEST_RUN(test_scatter_add);
+  TEST_RUN(test_precision_names);
+  return test_finish();
+}
