@@ -628,6 +628,53 @@ jx_array *jx_nn_dot_product_attention(jx_array *query, jx_array *key, jx_array *
                                       jx_array *bias, jx_array *mask, double scale,
                                       bool is_causal);
 
+/* ----------------------------------------------------------- tokenizers */
+/* BERT's WordPiece tokenizer (src/lib/tokenizer.c; files: src/io/tokenizer_files.c),
+ * equal token for token to Hugging Face `tokenizers` (BertNormalizer,
+ * BertPreTokenizer, WordPiece, the [CLS] A [SEP] template). Steps: special tokens
+ * ([CLS], [SEP], [MASK], ... the file's added tokens) are matched in the raw text; the
+ * rest is cleaned (NUL, U+FFFD and control/format/private-use characters dropped, every
+ * whitespace becomes a space), CJK ideographs get spaces around them, accents are
+ * stripped (Unicode NFD, then nonspacing marks removed) and text is lower-cased (both
+ * when the vocabulary is uncased), split on whitespace and around every punctuation
+ * character (Unicode P* and ASCII symbols), and each word is split greedily,
+ * longest match first, into vocabulary pieces with "##" continuations; a word with no
+ * split, or longer than 100 characters, becomes [UNK]. Unicode data comes from
+ * utf8proc. Invalid UTF-8 is decoded as U+FFFD (as Python's errors="replace" does),
+ * which cleaning then removes: it is never an error. */
+typedef struct jx_tokenizer jx_tokenizer;
+
+/* Loads a tokenizer: a tokenizer.json (HF `tokenizers` format; model WordPiece with a
+ * BertNormalizer), a vocab.txt (one token per line, id = line number; BERT uncased
+ * options), or a folder holding either (tokenizer.json preferred). NULL on error:
+ * JX_ERR_IO (unreadable or malformed file, naming path and problem),
+ * JX_ERR_UNSUPPORTED (another model or normalizer type), JX_ERR_VALUE (a vocabulary
+ * without its unknown token "[UNK]", or without [CLS] / [SEP]). */
+jx_tokenizer *jx_tokenizer_load(const char *path);
+void jx_tokenizer_free(jx_tokenizer *tok); /* NULL is fine */
+/* Vocabulary size; the id of a token (-1 if absent); the token of an id (NULL if out of
+ * range; owned by tok). */
+int64_t jx_tokenizer_vocab_size(const jx_tokenizer *tok);
+int32_t jx_tokenizer_token_to_id(const jx_tokenizer *tok, const char *token);
+const char *jx_tokenizer_id_to_token(const jx_tokenizer *tok, int32_t id);
+/* Encodes text[0..len) (bytes, NULs allowed) as [CLS] tokens... [SEP], truncated to
+ * max_length ids (the last kept id is [SEP]; max_length >= 2) written to ids[], and
+ * returns how many were written. *full_length (NULL = ignored) receives the length
+ * without truncation, so full_length > result means the text was truncated. -1 on
+ * error (NULL tok/text, max_length < 2: JX_ERR_VALUE; out of memory: JX_ERR_OOM). */
+int64_t jx_tokenizer_encode(const jx_tokenizer *tok, const char *text, size_t len,
+                            int64_t max_length, int32_t *ids, int64_t *full_length);
+/* Encodes n texts (NUL-terminated) into int32 arrays (n, L) on the default device:
+ * input_ids padded with [PAD]'s id (0 if absent) and attention_mask (1 for tokens, 0
+ * for padding). L is the longest encoding (each truncated to max_length), rounded up to
+ * a multiple of pad_to_multiple_of (<= 1: no rounding) but never above max_length.
+ * *ntruncated (NULL = ignored) counts the texts that were cut. On error both outputs
+ * are NULL (errors as jx_tokenizer_encode; n < 1: JX_ERR_VALUE). */
+jx_status jx_tokenizer_encode_batch(const jx_tokenizer *tok, int n, const char *const *texts,
+                                    int64_t max_length, int64_t pad_to_multiple_of,
+                                    jx_array **input_ids, jx_array **attention_mask,
+                                    int *ntruncated);
+
 /* ------------------------------------------------------- more jax.numpy */
 /* src/lib/numpy/extra.c, composed from the functions above (grad/vmap/jit-safe). Axis
  * lists as in jx_sum; NULL inputs give JX_ERR_VALUE naming the function. */

