@@ -14,16 +14,16 @@
 
 /* A prepared kernel: the DAG nodes of exp and the epilogue in topological order. */
 typedef struct Program {
-  const AluExp *exp, *epilogue; /* the structural key (nodes are hash-consed) */
-  AluOp red_op;
-  bool has_reduction;
+  Kernel key;                   /* compared with kernel_equal (ir/kernel.c) */
+  uint64_t hash;                /* kernel_hash(&key): picks the bucket */
   int nnodes, nepi;             /* nodes[0..nnodes) for exp, then nepi for epilogue */
   const AluExp **nodes;
   struct Program *next;
 } Program;
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static Program *cache; /* a list: interp kernels are few and the walk is cheap */
+#define BUCKETS 1024
+static Program *cache[BUCKETS]; /* chained by hash */
 
 static void *interp_alloc(size_t nbytes) { return malloc(nbytes ? nbytes : 1); }
 static void interp_free(void *mem) { free(mem); }
@@ -55,11 +55,11 @@ static bool topo_visit(const AluExp *e, const AluExp ***list, int *n, int *cap) 
 
 static jx_status interp_prepare(const Kernel *k, void **exe) {
   const AluExp *epi = k->has_reduction ? k->reduction.epilogue : NULL;
-  AluOp red = k->has_reduction ? k->reduction.op : ALU_ADD;
+  uint64_t h = kernel_hash(k);
+  Program **bucket = &cache[h % BUCKETS];
   pthread_mutex_lock(&cache_lock);
-  for (Program *p = cache; p; p = p->next)
-    if (p->exp == k->exp && p->epilogue == epi && p->has_reduction == k->has_reduction &&
-        p->red_op == red) {
+  for (Program *p = *bucket; p; p = p->next)
+    if (p->hash == h && kernel_equal(&p->key, k)) {
       pthread_mutex_unlock(&cache_lock);
       *exe = p;
       return JX_OK;
@@ -91,12 +91,10 @@ static jx_status interp_prepare(const Kernel *k, void **exe) {
     error_set(JX_ERR_OOM, "interp: out of memory preparing a kernel");
     return JX_ERR_OOM;
   }
-  p->exp = k->exp;
-  p->epilogue = epi;
-  p->red_op = red;
-  p->has_reduction = k->has_reduction;
-  p->next = cache;
-  cache = p;
+  p->key = *k;
+  p->hash = h;
+  p->next = *bucket;
+  *bucket = p;
   pthread_mutex_unlock(&cache_lock);
   *exe = p;
   return JX_OK;

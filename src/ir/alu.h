@@ -228,6 +228,13 @@ jx_status routine_run_host(const Routine *r, void *const *inputs, void *const *o
 jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, int64_t i0,
                              int64_t i1, int64_t j0, int64_t j1);
 
+/* The identity of a kernel (ir/kernel.c): every field that decides what it computes --
+ * expressions, sizes, dtypes, the reduction and its epilogue, a two-phase kernel's
+ * first phase (pre_exp, pre), extra outputs -- and nothing else (no unused slots, no
+ * padding). Every kernel cache keys on kernel_equal; kernel_hash only picks a bucket. */
+uint64_t kernel_hash(const Kernel *k);
+bool kernel_equal(const Kernel *a, const Kernel *b);
+
 /* Checks a kernel (alu_check on its expressions, gidx/ridx ranges). */
 jx_status kernel_check(const Kernel *k);
 /* Readable deterministic text of a kernel. malloc'd. */

@@ -334,6 +334,34 @@ static void test_two_phase_matches_interp(void) {
   }
 }
 
+/* sum((x - max(x))^2) (ctx NULL) or sum((x - min(x))^2) (ctx non-NULL) over rows: the
+ * two programs' two-phase kernels differ only in their first phase, and running both on
+ * one shape in one process must not share an executable (issue 10's regression). */
+static jx_status spread(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *m = ctx ? jx_min(in[0], 1, (int[]){-1}, true) : jx_max(in[0], 1, (int[]){-1}, true);
+  jx_array *d = jx_sub(in[0], m);
+  out[0] = jx_sum(jx_mul(d, d), 1, (int[]){-1}, false);
+  return JX_OK;
+}
+
+static void test_two_phase_first_phase_in_cache_key(void) {
+  uint32_t seed = 17;
+  static int use_min;
+  jx_array *x = randn(&seed, 2, (int64_t[]){40, 64}), *xi = jx_device_put(x, "interp");
+  for (int pass = 0; pass < 2; pass++)
+    for (int m = 0; m < 2; m++) {
+      jx_fn *f = jx_fn_new(m ? "min_spread" : "max_spread", 1, 1, spread, m ? &use_min : NULL);
+      jx_fn *jf = jx_jit(f);
+      jx_array *got = NULL, *want = NULL;
+      CHECK_EQ_INT(jx_call(jf, &x, &got), JX_OK);
+      CHECK_EQ_INT(jx_call(f, &xi, &want), JX_OK);
+      check_same(got, want, m ? "jit sum((x - min)^2)" : "jit sum((x - max)^2)");
+      jx_free(got), jx_free(want);
+      jx_fn_free(jf), jx_fn_free(f);
+    }
+  jx_free(x), jx_free(xi);
+}
+
 /* A function calling another (ctx: the callee, jitted or not): with the callee jitted,
  * transformations see one jit equation and go through its rules. */
 static jx_status inner2(void *ctx, jx_array *const *in, jx_array **out) {
@@ -427,6 +455,7 @@ int main(void) {
   TEST_RUN(test_conv_nests_match_interp);
   TEST_RUN(test_multi_output_matches_interp);
   TEST_RUN(test_two_phase_matches_interp);
+  TEST_RUN(test_two_phase_first_phase_in_cache_key);
   TEST_RUN(test_nested_jit_matches_inlined);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));

@@ -33,24 +33,8 @@ typedef struct CpuExe {
   struct CpuExe *all;   /* every executable, for the lifetime of the process */
 } CpuExe;
 
-/* The full structure of a kernel (expressions are hash-consed: pointer equality is
- * structural equality). */
-typedef struct KernelKey {
-  const AluExp *exp, *epilogue;
-  int nextra;
-  const AluExp *extra[KERNEL_MAX_OUTS - 1];
-  jx_dtype extra_dtypes[KERNEL_MAX_OUTS - 1];
-  int64_t size, rsize;
-  AluValue identity;
-  int nargs;
-  jx_dtype dtype, rdtype;
-  AluOp rop;
-  bool has_reduction;
-  jx_dtype arg_dtypes[KERNEL_MAX_ARGS];
-} KernelKey;
-
 typedef struct KernelEntry {
-  KernelKey key;
+  Kernel key; /* compared with kernel_equal (ir/kernel.c): the full structure */
   uint64_t hash;
   CpuExe *exe;
 } KernelEntry;
@@ -126,70 +110,16 @@ static double now_us(void) {
 
 /* ------------------------------------------------------------------- caches */
 
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdull;
-}
-
-static KernelKey key_of(const Kernel *k) {
-  KernelKey key;
-  memset(&key, 0, sizeof key);
-  key.exp = k->exp;
-  key.size = k->size;
-  key.nargs = k->nargs;
-  key.dtype = k->dtype;
-  key.has_reduction = k->has_reduction;
-  if (k->has_reduction) {
-    key.epilogue = k->reduction.epilogue;
-    key.rsize = k->reduction.size;
-    key.identity = k->reduction.identity;
-    key.rdtype = k->reduction.dtype;
-    key.rop = k->reduction.op;
-  }
-  for (int i = 0; i < k->nargs && i < KERNEL_MAX_ARGS; i++) key.arg_dtypes[i] = k->arg_dtypes[i];
-  key.nextra = k->nextra;
-  for (int i = 0; i < k->nextra && i < KERNEL_MAX_OUTS - 1; i++)
-    key.extra[i] = k->extra[i], key.extra_dtypes[i] = k->extra_dtypes[i];
-  return key;
-}
-
-static uint64_t key_hash(const KernelKey *key) {
-  uint64_t h = mix(key->exp ? key->exp->hash : 0, key->epilogue ? key->epilogue->hash : 1);
-  h = mix(h, (uint64_t)key->size);
-  h = mix(h, (uint64_t)key->rsize);
-  h = mix(h, key->identity.u);
-  h = mix(h, (uint64_t)key->nargs << 32 | (uint64_t)key->dtype << 16 | (uint64_t)key->rdtype);
-  h = mix(h, (uint64_t)key->rop << 1 | key->has_reduction);
-  for (int i = 0; i < key->nargs; i++) h = mix(h, (uint64_t)key->arg_dtypes[i]);
-  for (int i = 0; i < key->nextra; i++)
-    h = mix(h, key->extra[i]->hash ^ (uint64_t)key->extra_dtypes[i] << 56);
-  return h;
-}
-
-static bool key_equal(const KernelKey *a, const KernelKey *b) {
-  if (a->exp != b->exp || a->epilogue != b->epilogue || a->size != b->size ||
-      a->rsize != b->rsize || a->identity.u != b->identity.u || a->nargs != b->nargs ||
-      a->dtype != b->dtype || a->rdtype != b->rdtype || a->rop != b->rop ||
-      a->has_reduction != b->has_reduction)
-    return false;
-  for (int i = 0; i < a->nargs; i++)
-    if (a->arg_dtypes[i] != b->arg_dtypes[i]) return false;
-  if (a->nextra != b->nextra) return false;
-  for (int i = 0; i < a->nextra; i++)
-    if (a->extra[i] != b->extra[i] || a->extra_dtypes[i] != b->extra_dtypes[i]) return false;
-  return true;
-}
-
-static CpuExe *kernels_get(const KernelKey *key, uint64_t h) {
+static CpuExe *kernels_get(const Kernel *key, uint64_t h) {
   if (!kernels_cap) return NULL;
   for (size_t i = h & (kernels_cap - 1);; i = (i + 1) & (kernels_cap - 1)) {
     KernelEntry *e = &kernels[i];
     if (!e->exe) return NULL;
-    if (e->hash == h && key_equal(&e->key, key)) return e->exe;
+    if (e->hash == h && kernel_equal(&e->key, key)) return e->exe;
   }
 }
 
-static void kernels_put(const KernelKey *key, uint64_t h, CpuExe *exe) {
+static void kernels_put(const Kernel *key, uint64_t h, CpuExe *exe) {
   if (kernels_count >= KERNELS_MAX) { /* bounded: start over (entries are rebuilt) */
     if (kernels) memset(kernels, 0, kernels_cap * sizeof *kernels);
     kernels_count = 0;
@@ -302,7 +232,7 @@ static jx_status cpu_copy_out(void *host, const void *mem, size_t n) {
 static jx_status cpu_synchronize(void) { return JX_OK; }
 
 /* Without a compiler: the interpreter's program, wrapped. */
-static jx_status prepare_interp(const Kernel *k, const KernelKey *key, uint64_t h, void **exe) {
+static jx_status prepare_interp(const Kernel *k, uint64_t h, void **exe) {
   if (config_debug_level() >= 1 &&
       !__atomic_exchange_n(&warned_no_compiler, true, __ATOMIC_RELAXED)) {
     if (config_cc())
@@ -319,7 +249,7 @@ static jx_status prepare_interp(const Kernel *k, const KernelKey *key, uint64_t 
   CpuExe *x = exe_new("interp");
   if (x) {
     x->interp = p;
-    kernels_put(key, h, x);
+    kernels_put(k, h, x);
     stats.fallbacks++;
   }
   pthread_mutex_unlock(&lock);
@@ -328,7 +258,7 @@ static jx_status prepare_interp(const Kernel *k, const KernelKey *key, uint64_t 
 }
 
 /* Renders, then finds or builds the object for that source. */
-static jx_status prepare_compiled(const Kernel *k, const KernelKey *key, uint64_t h, void **exe) {
+static jx_status prepare_compiled(const Kernel *k, uint64_t h, void **exe) {
   char name[RENDER_NAME_MAX];
   char *text = render_kernel(&render_c, k, name);
   if (!text) return jx_last_status() != JX_OK ? jx_last_status() : JX_ERR_INTERNAL;
@@ -339,7 +269,7 @@ static jx_status prepare_compiled(const Kernel *k, const KernelKey *key, uint64_
   CpuExe *x = sources_get(text, len, th);
   if (x) {
     stats.memory_hits++;
-    kernels_put(key, h, x);
+    kernels_put(k, h, x);
   }
   pthread_mutex_unlock(&lock);
   jx_status st = JX_OK;
@@ -371,7 +301,7 @@ static jx_status prepare_compiled(const Kernel *k, const KernelKey *key, uint64_
         x->fn = fn;
         x->source_path = strdup(path);
         sources_put(text, len, th, x);
-        kernels_put(key, h, x);
+        kernels_put(k, h, x);
       } else if (st == JX_OK) {
         st = JX_ERR_OOM;
       }
@@ -398,18 +328,17 @@ static jx_status cpu_prepare(const Kernel *k, void **exe) {
     return JX_OK;
   }
   ensure_configured();
-  KernelKey key = key_of(k);
-  uint64_t h = key_hash(&key);
+  uint64_t h = kernel_hash(k);
   pthread_mutex_lock(&lock);
-  CpuExe *x = kernels_get(&key, h);
+  CpuExe *x = kernels_get(k, h);
   if (x) stats.memory_hits++;
   pthread_mutex_unlock(&lock);
   if (x) {
     *exe = x;
     return JX_OK;
   }
-  if (!compile_available()) return prepare_interp(k, &key, h, exe);
-  return prepare_compiled(k, &key, h, exe);
+  if (!compile_available()) return prepare_interp(k, h, exe);
+  return prepare_compiled(k, h, exe);
 }
 
 typedef struct Launch {
@@ -483,14 +412,15 @@ static int cmp_size_desc(const void *a, const void *b) {
 static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
   ensure_configured();
   if (!compile_available() || n <= 0) return JX_OK;
-  KernelKey *keys = calloc((size_t)n, sizeof *keys);
+  int *same = calloc((size_t)n, sizeof *same); /* an earlier kernel of the same source */
+  CpuExe **exes = calloc((size_t)n, sizeof *exes);
   uint64_t *hs = calloc((size_t)n, sizeof *hs), *ths = calloc((size_t)n, sizeof *ths);
   char **texts = calloc((size_t)n, sizeof *texts), (*names)[RENDER_NAME_MAX] = calloc((size_t)n, RENDER_NAME_MAX);
   const char **name_ptrs = calloc((size_t)n, sizeof *name_ptrs);
   CpuKernelFn *fns = calloc((size_t)n, sizeof *fns);
   int *pick = calloc((size_t)n, sizeof *pick);
   jx_status st = JX_OK;
-  if (!keys || !hs || !ths || !texts || !names || !name_ptrs || !fns || !pick) {
+  if (!same || !exes || !hs || !ths || !texts || !names || !name_ptrs || !fns || !pick) {
     st = JX_ERR_OOM;
     error_set(st, "cpu: out of memory preparing %d kernels", n);
     goto done;
@@ -498,11 +428,11 @@ static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
   pthread_mutex_lock(&compile_lock);
   int m = 0;
   for (int i = 0; i < n; i++) {
+    same[i] = -1;
     if (ks[i]->size == 0) continue;
-    keys[i] = key_of(ks[i]);
-    hs[i] = key_hash(&keys[i]);
+    hs[i] = kernel_hash(ks[i]);
     pthread_mutex_lock(&lock);
-    bool cached = kernels_get(&keys[i], hs[i]) != NULL;
+    bool cached = kernels_get(ks[i], hs[i]) != NULL;
     pthread_mutex_unlock(&lock);
     if (cached) continue;
     texts[i] = render_kernel(&render_c, ks[i], names[i]);
@@ -511,11 +441,18 @@ static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
     ths[i] = text_hash(texts[i], len);
     pthread_mutex_lock(&lock);
     CpuExe *x = sources_get(texts[i], len, ths[i]);
-    if (x) kernels_put(&keys[i], hs[i], x);
+    if (x) kernels_put(ks[i], hs[i], x);
     pthread_mutex_unlock(&lock);
-    bool dup = false; /* the same kernel twice, or a name clash: compile once */
-    for (int j = 0; j < m && !dup; j++) dup = strcmp(names[pick[j]], names[i]) == 0;
-    if (x || dup) continue;
+    /* The same source twice compiles once (full text equality). Another kernel with
+     * the same name (names end in a 32-bit hash of the body) cannot share the unit:
+     * cpu_prepare compiles it in a unit of its own. */
+    bool clash = false;
+    for (int j = 0; j < m && same[i] < 0 && !clash; j++) {
+      int o = pick[j];
+      if (ths[o] == ths[i] && strcmp(texts[o], texts[i]) == 0) same[i] = o;
+      else clash = strcmp(names[o], names[i]) == 0;
+    }
+    if (x || clash || same[i] >= 0) continue;
     pick[m] = i;
     name_ptrs[m++] = names[i];
   }
@@ -570,8 +507,11 @@ static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
       x->fn = fns[j];
       x->source_path = strdup(jobs[h].path);
       sources_put(texts[i], strlen(texts[i]), ths[i], x);
-      kernels_put(&keys[i], hs[i], x);
+      kernels_put(ks[i], hs[i], x);
+      exes[i] = x;
     }
+    for (int i = 0; st == JX_OK && i < n; i++)
+      if (same[i] >= 0 && exes[same[i]]) kernels_put(ks[i], hs[i], exes[same[i]]);
     pthread_mutex_unlock(&lock);
     if (st != JX_OK && !error_pending()) {
       for (int h = 0; h < halves; h++)
@@ -584,7 +524,7 @@ static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
   pthread_mutex_unlock(&compile_lock);
 done:
   for (int i = 0; texts && i < n; i++) free(texts[i]);
-  free(keys), free(hs), free(ths), free(texts), free(names), free(name_ptrs), free(fns), free(pick);
+  free(same), free(exes), free(hs), free(ths), free(texts), free(names), free(name_ptrs), free(fns), free(pick);
   return st;
 }
 

@@ -1,0 +1,54 @@
+/* kernel.c -- the identity of a Kernel: one hash and one equality over every field that
+ * decides what it computes (its expressions, sizes, dtypes, reduction with epilogue, a
+ * two-phase kernel's first phase, extra outputs), shared by every backend's cache.
+ * Expressions are hash-consed, so pointer equality of AluExps is structural equality;
+ * fields a kernel does not use (a reduction's when has_reduction is false, unused
+ * array slots) take no part, so neither do padding bytes. */
+#include "ir/alu.h"
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t exp_hash(const AluExp *e) { return e ? e->hash : 0x5bd1e995u; }
+
+static uint64_t reduction_hash(uint64_t h, const Reduction *r, bool with_epilogue) {
+  h = mix(h, (uint64_t)r->op << 8 | (uint64_t)r->dtype);
+  h = mix(h, r->identity.u);
+  h = mix(h, (uint64_t)r->size);
+  return with_epilogue ? mix(h, exp_hash(r->epilogue)) : h;
+}
+
+uint64_t kernel_hash(const Kernel *k) {
+  uint64_t h = mix(exp_hash(k->exp), (uint64_t)k->size);
+  h = mix(h, (uint64_t)k->nargs << 16 | (uint64_t)k->dtype);
+  for (int i = 0; i < k->nargs && i < KERNEL_MAX_ARGS; i++) h = mix(h, (uint64_t)k->arg_dtypes[i]);
+  h = mix(h, (uint64_t)k->has_reduction << 1 | (uint64_t)k->has_pre);
+  if (k->has_reduction) h = reduction_hash(h, &k->reduction, true);
+  if (k->has_pre) h = reduction_hash(mix(h, exp_hash(k->pre_exp)), &k->pre, false);
+  h = mix(h, (uint64_t)k->nextra);
+  for (int i = 0; i < k->nextra && i < KERNEL_MAX_OUTS - 1; i++)
+    h = mix(h, exp_hash(k->extra[i]) ^ (uint64_t)k->extra_dtypes[i] << 56);
+  return h;
+}
+
+static bool reduction_equal(const Reduction *a, const Reduction *b, bool with_epilogue) {
+  return a->op == b->op && a->dtype == b->dtype && a->identity.u == b->identity.u &&
+         a->size == b->size && (!with_epilogue || a->epilogue == b->epilogue);
+}
+
+bool kernel_equal(const Kernel *a, const Kernel *b) {
+  if (a == b) return true;
+  if (a->exp != b->exp || a->size != b->size || a->nargs != b->nargs || a->dtype != b->dtype ||
+      a->has_reduction != b->has_reduction || a->has_pre != b->has_pre || a->nextra != b->nextra)
+    return false;
+  for (int i = 0; i < a->nargs && i < KERNEL_MAX_ARGS; i++)
+    if (a->arg_dtypes[i] != b->arg_dtypes[i]) return false;
+  if (a->has_reduction && !reduction_equal(&a->reduction, &b->reduction, true)) return false;
+  if (a->has_pre && (a->pre_exp != b->pre_exp || !reduction_equal(&a->pre, &b->pre, false)))
+    return false;
+  for (int i = 0; i < a->nextra && i < KERNEL_MAX_OUTS - 1; i++)
+    if (a->extra[i] != b->extra[i] || a->extra_dtypes[i] != b->extra_dtypes[i]) return false;
+  return true;
+}
