@@ -180,6 +180,12 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   return jit_run(e->program, e->jaxpr, in, out);
 }
 
+const Program *jit_program_for(jx_fn *jf, jx_array *const *in) {
+  Jit *J = fn_ctx(jf, jit_impl);
+  Entry *e = J ? lookup(J, jx_fn_nin(J->f), in) : NULL;
+  return e ? e->program : NULL;
+}
+
 jx_fn *jx_jit(jx_fn *f) {
   if (!f) {
     if (!error_pending()) error_set(JX_ERR_VALUE, "jx_jit: the function is NULL");

@@ -46,6 +46,14 @@ typedef struct Program {
 
 /* Kernel and routine steps of p (tests assert fusion by them). */
 int jit_program_nsteps(const Program *p);
+int jit_program_nkernels(const Program *p);
+int jit_program_nroutines(const Program *p);
+/* The program jf (a jx_jit function) compiled for inputs of in's signature by an earlier
+ * call; NULL if there is none (not called yet, or evaluated as a jaxpr). */
+const Program *jit_program_for(jx_fn *jf, jx_array *const *in);
+/* kernel_check on every kernel step and routine_check on every routine step of p, after
+ * the lowering pass `pass`: JX_ERR_INTERNAL naming the pass and the step otherwise. */
+jx_status jit_program_check(const Program *p, const char *pass);
 
 /* Lowers a (checked) jaxpr into a program. NULL with the error set on failure. */
 Program *jit_lower(const Jaxpr *j);

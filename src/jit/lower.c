@@ -4,6 +4,7 @@
  * the tracker; elementwise primitives build expressions; reductions and dot_general
  * emit kernels whose loads inline their producers. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -845,7 +846,11 @@ Program *jit_lower(const Jaxpr *j) {
       ok = p->outs[o].st != NULL;
     }
   }
-  if (ok) ok = fuse_two_phase(p) && fuse_siblings(p);
+  /* the passes; the IR checker runs after each (a check costs microseconds per program,
+   * next to the milliseconds of compiling it) */
+  ok = ok && jit_program_check(p, "lower") == JX_OK;
+  ok = ok && fuse_two_phase(p) && jit_program_check(p, "fuse_two_phase") == JX_OK;
+  ok = ok && fuse_siblings(p) && jit_program_check(p, "fuse_siblings") == JX_OK;
   /* last uses (after fusion moved steps) */
   for (int s = 0; ok && s < p->nslots; s++) L.last_use[s] = -1;
   for (int k = 0; ok && k < p->nsteps; k++) {
@@ -883,3 +888,26 @@ void jit_program_free(Program *p) {
 }
 
 int jit_program_nsteps(const Program *p) { return p ? p->nsteps : 0; }
+
+int jit_program_nkernels(const Program *p) {
+  int n = 0;
+  for (int s = 0; p && s < p->nsteps; s++) n += !p->steps[s].is_routine;
+  return n;
+}
+
+int jit_program_nroutines(const Program *p) { return p ? p->nsteps - jit_program_nkernels(p) : 0; }
+
+jx_status jit_program_check(const Program *p, const char *pass) {
+  for (int s = 0; s < p->nsteps; s++) {
+    const Step *st = &p->steps[s];
+    jx_status r = st->is_routine ? routine_check(&st->routine) : kernel_check(&st->kernel);
+    if (r != JX_OK) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", jx_last_error());
+      jx_clear_error();
+      error_set(JX_ERR_INTERNAL, "jit: after pass %s, step %d of %d: %s", pass, s, p->nsteps, msg);
+      return JX_ERR_INTERNAL;
+    }
+  }
+  return JX_OK;
+}

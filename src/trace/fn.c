@@ -55,6 +55,8 @@ void jx_fn_free(jx_fn *f) {
   __atomic_sub_fetch(&live_fns, 1, __ATOMIC_RELAXED);
 }
 
+void *fn_ctx(const jx_fn *f, jx_fn_impl impl) { return f && f->impl == impl ? f->ctx : NULL; }
+
 int jx_fn_nin(const jx_fn *f) { return f ? f->nin : 0; }
 int jx_fn_nout(const jx_fn *f) { return f ? f->nout : 0; }
 const char *jx_fn_name(const jx_fn *f) { return f ? f->name : NULL; }

@@ -56,4 +56,8 @@ bool trace_owns(const Trace *t, const jx_array *a);
 /* Current depth of this thread's stack. */
 int trace_depth(void);
 
+/* f's context if f runs `impl` (a transformation recognizing its own functions, e.g.
+ * jit's programs for tests), else NULL. */
+void *fn_ctx(const jx_fn *f, jx_fn_impl impl);
+
 #endif

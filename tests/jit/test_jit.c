@@ -3,6 +3,7 @@
  * and vmap, and errors. */
 #include <stdlib.h>
 
+#include "jit/jit.h"
 #include "test.h"
 
 /* Compares two arrays: same dtype and shape; values equal up to a few float32 ulps
@@ -21,6 +22,17 @@ static void check_same(jx_array *a, jx_array *b, const char *what) {
               "%s[%lld]: %.9g vs %.9g", what,
               (long long)i, x[i], y[i]);
   free(x), free(y);
+}
+
+/* jf's program for inputs `in` (compiled by an earlier call) has `kernels` kernel steps
+ * and `routines` routine steps: what fusion promises, asserted. */
+static void check_steps(jx_fn *jf, jx_array *const *in, int kernels, int routines, const char *what) {
+  const Program *p = jit_program_for(jf, in);
+  CHECK_MSG(p != NULL, "%s: no compiled program", what);
+  if (!p) return;
+  CHECK_MSG(jit_program_nkernels(p) == kernels && jit_program_nroutines(p) == routines,
+            "%s: %d kernels and %d routines, expected %d and %d", what, jit_program_nkernels(p),
+            jit_program_nroutines(p), kernels, routines);
 }
 
 static jx_array *randn(uint32_t *seed, int ndim, const int64_t *shape) {
@@ -198,6 +210,7 @@ static void test_row_loops_match_interp(void) {
     jx_fn *f = jx_fn_new("bias_relu", 2, 1, bias_relu, NULL), *jf = jx_jit(f);
     jx_array *got, *want;
     CHECK_EQ_INT(jx_call(jf, (jx_array *[]){x, b}, &got), JX_OK);
+    check_steps(jf, (jx_array *[]){x, b}, 1, 0, "bias_relu: one kernel");
     jx_array *xi = jx_device_put(x, "interp"), *bi = jx_device_put(b, "interp");
     CHECK_EQ_INT(jx_call(f, (jx_array *[]){xi, bi}, &want), JX_OK);
     double *g = test_read_f64(got), *w = test_read_f64(want);
@@ -246,8 +259,9 @@ static void test_conv_nests_match_interp(void) {
   }
 }
 
-/* An Adam-like update: the new moments and the new parameters all read the gradient,
- * so jit fuses their kernels into one with three outputs (lower.c, fuse_siblings). */
+/* An Adam-like update: the two new moments read the gradient, so jit fuses their
+ * kernels into one with two outputs (lower.c, fuse_siblings); the new parameters read
+ * both moments (outputs, so materialized) in a second kernel. */
 static jx_status adam_like(void *ctx, jx_array *const *in, jx_array **out) {
   (void)ctx;
   jx_array *p = in[0], *g = in[1], *m = in[2], *v = in[3];
@@ -268,6 +282,7 @@ static void test_multi_output_matches_interp(void) {
     jx_fn *f = jx_fn_new("adam_like", 4, 3, adam_like, NULL), *jf = jx_jit(f);
     jx_array *got[3], *want[3], *ii[4];
     CHECK_EQ_INT(jx_call(jf, in, got), JX_OK);
+    check_steps(jf, in, 2, 0, "adam_like: the moments in one kernel, the parameters in another");
     for (int i = 0; i < 4; i++) ii[i] = jx_device_put(in[i], "interp");
     CHECK_EQ_INT(jx_call(f, ii, want), JX_OK);
     for (int o = 0; o < 3; o++) {
@@ -282,9 +297,12 @@ static void test_multi_output_matches_interp(void) {
   }
 }
 
-/* Layer normalization: the variance reads the mean at its own row, so jit computes both
- * in one two-phase kernel (lower.c, fuse_two_phase); softmax's max and sum likewise
- * when exp(x - max) is not materialized. */
+/* Layer normalization. The two-phase pass (lower.c, fuse_two_phase) fuses a reduction
+ * reading an earlier one at its own row -- but here x - mean is two operations on loads
+ * (the sum and the mean's division, which is not in the reduction's epilogue), so
+ * maybe_share materializes it, the variance reads that buffer instead of x, and nothing
+ * fuses: sum, x - mean, sum of squares, normalization, and the two (rows,) divisions
+ * are six kernels (asserted, so that a fusion change shows here). */
 static jx_status layer_norm(void *ctx, jx_array *const *in, jx_array **out) {
   (void)ctx;
   jx_array *x = in[0];
@@ -320,6 +338,9 @@ static void test_two_phase_matches_interp(void) {
     jx_fn *jf = jx_jit(f);
     jx_array *got[3], *want[3];
     CHECK_EQ_INT(jx_call(jf, &x, got), JX_OK);
+    /* max_spread: the two reductions in one two-phase kernel for rows of 16 or more (else
+     * two kernels), then 2 (x - max) in one elementwise kernel; squeezes are views */
+    check_steps(jf, &x, s < 3 ? 6 : s == 3 ? 3 : 2, 0, s < 3 ? "layer_norm" : "max_spread");
     jx_array *xi = jx_device_put(x, "interp");
     CHECK_EQ_INT(jx_call(f, &xi, want), JX_OK);
     for (int o = 0; o < 3; o++) {
@@ -354,6 +375,7 @@ static void test_two_phase_first_phase_in_cache_key(void) {
       jx_fn *jf = jx_jit(f);
       jx_array *got = NULL, *want = NULL;
       CHECK_EQ_INT(jx_call(jf, &x, &got), JX_OK);
+      check_steps(jf, &x, 1, 0, "spread: one two-phase kernel");
       CHECK_EQ_INT(jx_call(f, &xi, &want), JX_OK);
       check_same(got, want, m ? "jit sum((x - min)^2)" : "jit sum((x - max)^2)");
       jx_free(got), jx_free(want);
