@@ -55,6 +55,10 @@ const Program *jit_program_for(jx_fn *jf, jx_array *const *in);
  * the lowering pass `pass`: JX_ERR_INTERNAL naming the pass and the step otherwise. */
 jx_status jit_program_check(const Program *p, const char *pass);
 
+/* True if primitive p has a lowering rule; else *why (if why) is the documented reason
+ * it has none (NULL: a missing rule). */
+bool jit_has_lower_rule(Prim p, const char **why);
+
 /* Lowers a (checked) jaxpr into a program. NULL with the error set on failure. */
 Program *jit_lower(const Jaxpr *j);
 void jit_program_free(Program *p);

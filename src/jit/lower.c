@@ -185,31 +185,24 @@ static bool realize(Lower *L, Lazy *v) {
 
 /* ------------------------------------------------------------ per primitive */
 
+/* Both words of threefry2x32: two results, one expression per word. */
+static bool lower_threefry(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
+  const AluExp *idx[JX_MAX_NDIM], *v[4];
+  shape_unflatten(idx_var(), av->ndim, av->shape, idx);
+  for (int i = 0; i < 4; i++) v[i] = lazy_load(in[i], idx);
+  return set_exp(&out[0], alu_threefry_word(v[0], v[1], v[2], v[3], 0), av) &&
+         set_exp(&out[1], alu_threefry_word(v[0], v[1], v[2], v[3], 1), av);
+}
+
 static bool lower_elementwise(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
-  if (q->prim == PRIM_threefry2x32) { /* two results: one expression per word */
-    const AluExp *idx[JX_MAX_NDIM], *v[4];
-    shape_unflatten(idx_var(), av->ndim, av->shape, idx);
-    for (int i = 0; i < 4; i++) v[i] = lazy_load(in[i], idx);
-    return set_exp(&out[0], alu_threefry_word(v[0], v[1], v[2], v[3], 0), av) &&
-           set_exp(&out[1], alu_threefry_word(v[0], v[1], v[2], v[3], 1), av);
-  }
   const AluExp *idx[JX_MAX_NDIM], *v[4];
   shape_unflatten(idx_var(), av->ndim, av->shape, idx);
   for (int i = 0; i < q->nin; i++) v[i] = lazy_load(in[i], idx);
-  const AluExp *e;
-  switch (prim_kind(q->prim)) {
-  case PRIM_KIND_UNARY:
-  case PRIM_KIND_UNARY_PRED: e = alu_unary(prim_alu_op(q->prim), v[0]); break;
-  case PRIM_KIND_BINARY:
-  case PRIM_KIND_COMPARE: e = alu_binary(prim_alu_op(q->prim), v[0], v[1]); break;
-  case PRIM_KIND_SELECT: e = alu_where(v[0], v[1], v[2]); break;
-  case PRIM_KIND_CONVERT: e = alu_cast(v[0], q->params.dtype); break;
-  default: e = alu_bitcast(v[0], q->params.dtype); break;
-  }
-  return set_exp(out, e, av);
+  return set_exp(out, kexp_elementwise(q->prim, &q->params, v), av);
 }
 
-static bool lower_movement(const JaxprEqn *q, Lazy *x, Lazy *out, const Aval *av) {
+static bool lower_movement(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
+  Lazy *x = in[0];
   const PrimParams *pp = &q->params;
   ShapeTracker *st = NULL;
   *out = *x;
@@ -267,7 +260,8 @@ static int64_t reduce_lanes(int64_t size, int64_t R) {
   return 0;
 }
 
-static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *out, const Aval *av) {
+static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
+  Lazy *x = in[0];
   bool mask[JX_MAX_NDIM] = {false};
   for (int i = 0; i < q->params.naxes; i++) mask[q->params.axes[i]] = true;
   int perm[JX_MAX_NDIM], n = 0;
@@ -373,7 +367,8 @@ static bool lower_gemm(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out,
   return out->st != NULL;
 }
 
-static bool lower_dot(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out, const Aval *av) {
+static bool lower_dot(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
+  Lazy *x = in[0], *y = in[1];
   const PrimParams *pp = &q->params;
   if (av->dtype == JX_FLOAT32 || av->dtype == JX_FLOAT64) {
     DotLayout D;
@@ -389,36 +384,27 @@ static bool lower_dot(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out, 
   return out->st != NULL;
 }
 
-static bool lower_routine(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out) {
-  const Aval *x = &in[0]->aval;
-  int axis = q->params.axis;
+static bool lower_routine(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
   Step st = {.is_routine = true};
-  Routine *r = &st.routine;
-  *r = (Routine){.nin = q->nin, .nout = q->nout, .dtype = x->dtype, .outer = shape_numel(axis, x->shape),
-                 .n = x->shape[axis], .inner = shape_numel(x->ndim - axis - 1, x->shape + axis + 1)};
-  r->op = q->prim == PRIM_sort ? ROUTINE_SORT : ROUTINE_SCATTER_ADD;
-  if (routine_check(r) != JX_OK) return false;
+  Aval avals[ROUTINE_MAX_OPERANDS];
+  for (int i = 0; i < q->nin && i < ROUTINE_MAX_OPERANDS; i++) avals[i] = in[i]->aval;
+  if (kexp_routine(q->prim, &q->params, q->nin, avals, q->nout, &st.routine) != JX_OK) return false;
   int args[ROUTINE_MAX_OPERANDS];
   for (int i = 0; i < q->nin; i++) {
     if (!realize(L, in[i])) return false; /* routines read contiguous buffers */
     args[i] = in[i]->slot;
-    r->dtypes[i] = in[i]->aval.dtype;
-  }
-  if (q->prim == PRIM_scatter_add) {
-    r->index_dtype = in[1]->aval.dtype;
-    r->m = shape_numel(in[1]->aval.ndim, in[1]->aval.shape);
   }
   int s = push_step_n(L, &st, args, q->nin, q->nout);
   if (s < 0) return false;
   for (int o = 0; o < q->nout; o++) {
-    const Aval *av = &L->j->vars[q->out[o]];
-    out[o] = (Lazy){.slot = s + o, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
+    const Aval *oav = &L->j->vars[q->out[o]];
+    out[o] = (Lazy){.slot = s + o, .aval = *oav, .st = shape_contiguous(oav->ndim, oav->shape)};
     if (!out[o].st) return false;
   }
   return true;
 }
 
-static bool lower_concatenate(const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
+static bool lower_concatenate(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
   const AluExp *idx[JX_MAX_NDIM];
   int64_t lens[KERNEL_MAX_ARGS];
   if (q->nin > KERNEL_MAX_ARGS) {
@@ -431,7 +417,8 @@ static bool lower_concatenate(const JaxprEqn *q, Lazy *const *in, Lazy *out, con
                                        (void *)in), av);
 }
 
-static bool lower_gather(const JaxprEqn *q, Lazy *x, Lazy *ind, Lazy *out, const Aval *av) {
+static bool lower_gather(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
+  Lazy *x = in[0], *ind = in[1];
   const AluExp *idx[JX_MAX_NDIM];
   Lazy *ops[2] = {x, ind};
   shape_unflatten(idx_var(), av->ndim, av->shape, idx);
@@ -440,7 +427,7 @@ static bool lower_gather(const JaxprEqn *q, Lazy *x, Lazy *ind, Lazy *out, const
                                   load_operand, ops), av);
 }
 
-static bool lower_iota(const JaxprEqn *q, Lazy *out, const Aval *av) {
+static bool lower_iota(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
   const AluExp *idx[JX_MAX_NDIM];
   shape_unflatten(idx_var(), av->ndim, av->shape, idx);
   return set_exp(out, alu_cast(idx[q->params.axis], q->params.dtype), av);
@@ -498,6 +485,95 @@ static const AluExp *const_scalar(const jx_array *c) {
   return alu_const(c->dtype, alu_load(b->mem, c->dtype, 0));
 }
 
+/* The lowering rule of every primitive: one entry per primitive; a primitive without
+ * one has its reason in lower_absent (tests/transform/test_rules.c walks both). */
+typedef bool (*LowerRule)(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av);
+static const LowerRule lower_rules[PRIM_NUM] = {
+    [PRIM_neg] = lower_elementwise,
+    [PRIM_not] = lower_elementwise,
+    [PRIM_abs] = lower_elementwise,
+    [PRIM_sign] = lower_elementwise,
+    [PRIM_sin] = lower_elementwise,
+    [PRIM_cos] = lower_elementwise,
+    [PRIM_tan] = lower_elementwise,
+    [PRIM_asin] = lower_elementwise,
+    [PRIM_acos] = lower_elementwise,
+    [PRIM_atan] = lower_elementwise,
+    [PRIM_sinh] = lower_elementwise,
+    [PRIM_cosh] = lower_elementwise,
+    [PRIM_tanh] = lower_elementwise,
+    [PRIM_asinh] = lower_elementwise,
+    [PRIM_acosh] = lower_elementwise,
+    [PRIM_atanh] = lower_elementwise,
+    [PRIM_exp] = lower_elementwise,
+    [PRIM_exp2] = lower_elementwise,
+    [PRIM_expm1] = lower_elementwise,
+    [PRIM_log] = lower_elementwise,
+    [PRIM_log2] = lower_elementwise,
+    [PRIM_log1p] = lower_elementwise,
+    [PRIM_sqrt] = lower_elementwise,
+    [PRIM_rsqrt] = lower_elementwise,
+    [PRIM_cbrt] = lower_elementwise,
+    [PRIM_reciprocal] = lower_elementwise,
+    [PRIM_floor] = lower_elementwise,
+    [PRIM_ceil] = lower_elementwise,
+    [PRIM_round] = lower_elementwise,
+    [PRIM_trunc] = lower_elementwise,
+    [PRIM_erf] = lower_elementwise,
+    [PRIM_erfc] = lower_elementwise,
+    [PRIM_is_nan] = lower_elementwise,
+    [PRIM_is_inf] = lower_elementwise,
+    [PRIM_add] = lower_elementwise,
+    [PRIM_sub] = lower_elementwise,
+    [PRIM_mul] = lower_elementwise,
+    [PRIM_div] = lower_elementwise,
+    [PRIM_rem] = lower_elementwise,
+    [PRIM_pow] = lower_elementwise,
+    [PRIM_max] = lower_elementwise,
+    [PRIM_min] = lower_elementwise,
+    [PRIM_atan2] = lower_elementwise,
+    [PRIM_and] = lower_elementwise,
+    [PRIM_or] = lower_elementwise,
+    [PRIM_xor] = lower_elementwise,
+    [PRIM_shift_left] = lower_elementwise,
+    [PRIM_shift_right] = lower_elementwise,
+    [PRIM_lt] = lower_elementwise,
+    [PRIM_ne] = lower_elementwise,
+    [PRIM_eq] = lower_elementwise,
+    [PRIM_select] = lower_elementwise,
+    [PRIM_convert_element_type] = lower_elementwise,
+    [PRIM_bitcast_convert_type] = lower_elementwise,
+    [PRIM_reduce_sum] = lower_reduce,
+    [PRIM_reduce_prod] = lower_reduce,
+    [PRIM_reduce_max] = lower_reduce,
+    [PRIM_reduce_min] = lower_reduce,
+    [PRIM_reduce_and] = lower_reduce,
+    [PRIM_reduce_or] = lower_reduce,
+    [PRIM_reshape] = lower_movement,
+    [PRIM_transpose] = lower_movement,
+    [PRIM_broadcast_in_dim] = lower_movement,
+    [PRIM_pad] = lower_movement,
+    [PRIM_slice] = lower_movement,
+    [PRIM_rev] = lower_movement,
+    [PRIM_concatenate] = lower_concatenate,
+    [PRIM_gather] = lower_gather,
+    [PRIM_dot_general] = lower_dot,
+    [PRIM_iota] = lower_iota,
+    [PRIM_stop_gradient] = lower_movement,
+    [PRIM_sort] = lower_routine,
+    [PRIM_scatter_add] = lower_routine,
+    [PRIM_threefry2x32] = lower_threefry,
+};
+static const char *const lower_absent[PRIM_NUM] = {
+    [PRIM_jit] = "calls are inlined before lowering (jaxpr_inline_calls)",
+};
+
+bool jit_has_lower_rule(Prim p, const char **why) {
+  if ((unsigned)p >= PRIM_NUM) return false;
+  if (why) *why = lower_absent[p];
+  return lower_rules[p] != NULL;
+}
+
 static bool lower_eqn(Lower *L, const JaxprEqn *q) {
   Lazy *small[8], **in = q->nin <= 8 ? small : malloc((size_t)q->nin * sizeof *in);
   Lazy outs[ROUTINE_MAX_OPERANDS];
@@ -528,21 +604,12 @@ static bool lower_eqn(Lower *L, const JaxprEqn *q) {
   memset(outs, 0, sizeof outs);
   const Aval *av = &L->j->vars[q->out[0]];
   L->p->nkernels_fused_ops++;
-  switch (prim_kind(q->prim)) {
-  case PRIM_KIND_UNARY: case PRIM_KIND_UNARY_PRED: case PRIM_KIND_BINARY:
-  case PRIM_KIND_COMPARE: case PRIM_KIND_SELECT: case PRIM_KIND_CONVERT: case PRIM_KIND_BITCAST:
-  case PRIM_KIND_THREEFRY:
-    ok = lower_elementwise(L, q, in, out, av);
-    break;
-  case PRIM_KIND_MOVEMENT: ok = lower_movement(q, in[0], out, av); break;
-  case PRIM_KIND_REDUCE: ok = lower_reduce(L, q, in[0], out, av); break;
-  case PRIM_KIND_DOT: ok = lower_dot(L, q, in[0], in[1], out, av); break;
-  case PRIM_KIND_CONCATENATE: ok = lower_concatenate(q, in, out, av); break;
-  case PRIM_KIND_GATHER: ok = lower_gather(q, in[0], in[1], out, av); break;
-  case PRIM_KIND_IOTA: ok = lower_iota(q, out, av); break;
-  case PRIM_KIND_ROUTINE: ok = lower_routine(L, q, in, out); break;
-  default: /* calls are inlined before lowering (jaxpr_inline_calls) */
-    error_set(JX_ERR_UNSUPPORTED, "jit: no lowering for %s", prim_name(q->prim));
+  LowerRule rule = lower_rules[q->prim];
+  if (rule) {
+    ok = rule(L, q, in, out, av);
+  } else {
+    error_set(JX_ERR_UNSUPPORTED, "jit: no lowering for %s (%s)", prim_name(q->prim),
+              lower_absent[q->prim] ? lower_absent[q->prim] : "no rule");
     ok = false;
   }
   if (!ok && !error_pending()) error_set(JX_ERR_OOM, "jit: out of memory lowering %s", prim_name(q->prim));

@@ -96,35 +96,10 @@ static jx_array *impl_elementwise(Prim p, int nin, jx_array *const *in,
   const AluExp *gidx = alu_special("gidx", n);
   const AluExp *v[4];
   for (int i = 0; i < nin; i++) v[i] = load_flat(in[i], i, gidx);
-  Kernel k = {.nargs = nin, .size = n};
-  bool weak = all_weak(nin, in);
-  switch (prim_kind(p)) {
-  case PRIM_KIND_UNARY:
-  case PRIM_KIND_UNARY_PRED:
-    k.exp = alu_unary(prim_alu_op(p), v[0]);
-    break;
-  case PRIM_KIND_BINARY:
-  case PRIM_KIND_COMPARE:
-    k.exp = alu_binary(prim_alu_op(p), v[0], v[1]);
-    break;
-  case PRIM_KIND_SELECT:
-    k.exp = alu_where(v[0], v[1], v[2]);
-    weak = in[1]->weak && in[2]->weak;
-    break;
-  case PRIM_KIND_CONVERT:
-    k.exp = alu_cast(v[0], pp->dtype);
-    weak = pp->weak;
-    break;
-  case PRIM_KIND_BITCAST:
-    k.exp = alu_bitcast(v[0], pp->dtype);
-    weak = false;
-    break;
-  default:
-    return NULL;
-  }
+  Kernel k = {.nargs = nin, .size = n, .exp = kexp_elementwise(p, pp, v)};
   if (!k.exp) return NULL;
   k.dtype = k.exp->dtype;
-  return run_kernel(&k, in, x->ndim, x->shape, weak);
+  return run_kernel(&k, in, x->ndim, x->shape, false); /* impl_apply sets the weak type */
 }
 
 /* Both words of threefry2x32 from one kernel with two outputs. */
@@ -476,25 +451,13 @@ static jx_array *impl_iota(const PrimParams *pp) {
 
 /* --------------------------------------------------------------- routines */
 
-/* Lays x's shape out as (outer, n, inner) around axis. */
-static void routine_layout(Routine *r, const jx_array *x, int axis) {
-  r->outer = shape_numel(axis, x->shape);
-  r->n = x->shape[axis];
-  r->inner = shape_numel(x->ndim - axis - 1, x->shape + axis + 1);
-}
-
 static jx_status impl_routine(Prim p, int nin, jx_array *const *in, const PrimParams *pp,
                               int nout, jx_array **out) {
-  Routine r = {.dtype = in[0]->dtype, .nin = nin, .nout = nout};
-  routine_layout(&r, in[0], pp->axis);
-  r.op = p == PRIM_sort ? ROUTINE_SORT : ROUTINE_SCATTER_ADD;
-  if (p == PRIM_scatter_add) {
-    r.index_dtype = in[1]->dtype;
-    r.m = shape_numel(in[1]->ndim, in[1]->shape);
-  }
-  jx_status s = routine_check(&r);
+  Routine r;
+  Aval av[ROUTINE_MAX_OPERANDS] = {0};
+  for (int i = 0; i < nin && i < ROUTINE_MAX_OPERANDS; i++) av[i] = prim_aval_of(in[i]);
+  jx_status s = kexp_routine(p, pp, nin, av, nout, &r);
   if (s != JX_OK) return s;
-  for (int i = 0; i < nin; i++) r.dtypes[i] = in[i]->dtype;
   jx_array *c[ROUTINE_MAX_OPERANDS] = {NULL};
   Buffer *bufs[ROUTINE_MAX_OPERANDS], *obufs[ROUTINE_MAX_OPERANDS];
   for (int i = 0; i < nin && s == JX_OK; i++) {
@@ -518,54 +481,143 @@ static jx_status impl_routine(Prim p, int nin, jx_array *const *in, const PrimPa
 
 /* ------------------------------------------------------------- dispatch */
 
-static jx_array *impl_dispatch(Prim p, int nin, jx_array *const *in, const PrimParams *pp) {
-  switch (prim_kind(p)) {
-  case PRIM_KIND_UNARY:
-  case PRIM_KIND_UNARY_PRED:
-  case PRIM_KIND_BINARY:
-  case PRIM_KIND_COMPARE:
-  case PRIM_KIND_SELECT:
-    return impl_elementwise(p, nin, in, pp);
-  case PRIM_KIND_CONVERT: return impl_convert(in[0], pp);
-  case PRIM_KIND_BITCAST: return impl_bitcast(in[0], pp);
-  case PRIM_KIND_REDUCE: return impl_reduce(p, in[0], pp);
-  case PRIM_KIND_CONCATENATE: return impl_concatenate(nin, in, pp);
-  case PRIM_KIND_GATHER: return impl_gather(in[0], in[1], pp);
-  case PRIM_KIND_DOT: return impl_dot_general(in[0], in[1], pp);
-  case PRIM_KIND_IOTA: return impl_iota(pp);
-  case PRIM_KIND_ROUTINE: /* impl_apply runs the primitives with several results */
-  case PRIM_KIND_THREEFRY:
-  case PRIM_KIND_CALL: break;
-  case PRIM_KIND_MOVEMENT:
-    switch (p) {
-    case PRIM_reshape: return impl_reshape(in[0], pp);
-    case PRIM_transpose: return impl_transpose(in[0], pp);
-    case PRIM_broadcast_in_dim: return impl_broadcast_in_dim(in[0], pp);
-    case PRIM_pad: return impl_pad(in[0], pp);
-    case PRIM_slice: return impl_slice(in[0], pp);
-    case PRIM_rev: return impl_rev(in[0], pp);
-    case PRIM_stop_gradient: return view_of(in[0], shape_copy(in[0]->st));
-    default: break;
-    }
-  }
-  error_set(JX_ERR_INTERNAL, "no eval rule for primitive %s", prim_name(p));
-  return NULL;
+/* The eval rule of every primitive (autodidax's impl_rules): one entry per primitive,
+ * a uniform signature (avals: the results' avals from abstract evaluation);
+ * tests/transform/test_rules.c fails on a missing one. */
+typedef jx_status (*ImplRule)(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                              const Aval *avals, jx_array **out);
+
+static jx_status one(jx_array *r, jx_array **out) {
+  out[0] = r;
+  return r ? JX_OK : jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
 }
+
+#define RULE(name, expr)                                                                    \
+  static jx_status name(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout, \
+                        const Aval *avals, jx_array **out) {                                \
+    return one(expr, out);                                                                  \
+  }
+RULE(rule_elementwise, impl_elementwise(p, nin, in, pp))
+RULE(rule_convert, impl_convert(in[0], pp))
+RULE(rule_bitcast, impl_bitcast(in[0], pp))
+RULE(rule_reduce, impl_reduce(p, in[0], pp))
+RULE(rule_reshape, impl_reshape(in[0], pp))
+RULE(rule_transpose, impl_transpose(in[0], pp))
+RULE(rule_broadcast_in_dim, impl_broadcast_in_dim(in[0], pp))
+RULE(rule_pad, impl_pad(in[0], pp))
+RULE(rule_slice, impl_slice(in[0], pp))
+RULE(rule_rev, impl_rev(in[0], pp))
+RULE(rule_stop_gradient, view_of(in[0], shape_copy(in[0]->st)))
+RULE(rule_concatenate, impl_concatenate(nin, in, pp))
+RULE(rule_gather, impl_gather(in[0], in[1], pp))
+RULE(rule_iota, impl_iota(pp))
+RULE(rule_dot_general, impl_use_gemm(in[0]->dtype, pp, in[0], in[1])
+                           ? dot_as_gemm(in[0], in[1], pp, &avals[0])
+                           : impl_dot_general(in[0], in[1], pp))
+#undef RULE
+
+static jx_status rule_threefry(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                               const Aval *avals, jx_array **out) {
+  return impl_threefry(in, out);
+}
+
+static jx_status rule_routine(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                              const Aval *avals, jx_array **out) {
+  return impl_routine(p, nin, in, pp, nout, out);
+}
+
+static jx_status rule_call(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                           const Aval *avals, jx_array **out) {
+  return prim_eval_jaxpr(pp->jaxpr, in, out);
+}
+
+static const ImplRule impl_rules[PRIM_NUM] = {
+    [PRIM_neg] = rule_elementwise,
+    [PRIM_not] = rule_elementwise,
+    [PRIM_abs] = rule_elementwise,
+    [PRIM_sign] = rule_elementwise,
+    [PRIM_sin] = rule_elementwise,
+    [PRIM_cos] = rule_elementwise,
+    [PRIM_tan] = rule_elementwise,
+    [PRIM_asin] = rule_elementwise,
+    [PRIM_acos] = rule_elementwise,
+    [PRIM_atan] = rule_elementwise,
+    [PRIM_sinh] = rule_elementwise,
+    [PRIM_cosh] = rule_elementwise,
+    [PRIM_tanh] = rule_elementwise,
+    [PRIM_asinh] = rule_elementwise,
+    [PRIM_acosh] = rule_elementwise,
+    [PRIM_atanh] = rule_elementwise,
+    [PRIM_exp] = rule_elementwise,
+    [PRIM_exp2] = rule_elementwise,
+    [PRIM_expm1] = rule_elementwise,
+    [PRIM_log] = rule_elementwise,
+    [PRIM_log2] = rule_elementwise,
+    [PRIM_log1p] = rule_elementwise,
+    [PRIM_sqrt] = rule_elementwise,
+    [PRIM_rsqrt] = rule_elementwise,
+    [PRIM_cbrt] = rule_elementwise,
+    [PRIM_reciprocal] = rule_elementwise,
+    [PRIM_floor] = rule_elementwise,
+    [PRIM_ceil] = rule_elementwise,
+    [PRIM_round] = rule_elementwise,
+    [PRIM_trunc] = rule_elementwise,
+    [PRIM_erf] = rule_elementwise,
+    [PRIM_erfc] = rule_elementwise,
+    [PRIM_is_nan] = rule_elementwise,
+    [PRIM_is_inf] = rule_elementwise,
+    [PRIM_add] = rule_elementwise,
+    [PRIM_sub] = rule_elementwise,
+    [PRIM_mul] = rule_elementwise,
+    [PRIM_div] = rule_elementwise,
+    [PRIM_rem] = rule_elementwise,
+    [PRIM_pow] = rule_elementwise,
+    [PRIM_max] = rule_elementwise,
+    [PRIM_min] = rule_elementwise,
+    [PRIM_atan2] = rule_elementwise,
+    [PRIM_and] = rule_elementwise,
+    [PRIM_or] = rule_elementwise,
+    [PRIM_xor] = rule_elementwise,
+    [PRIM_shift_left] = rule_elementwise,
+    [PRIM_shift_right] = rule_elementwise,
+    [PRIM_lt] = rule_elementwise,
+    [PRIM_ne] = rule_elementwise,
+    [PRIM_eq] = rule_elementwise,
+    [PRIM_select] = rule_elementwise,
+    [PRIM_convert_element_type] = rule_convert,
+    [PRIM_bitcast_convert_type] = rule_bitcast,
+    [PRIM_reduce_sum] = rule_reduce,
+    [PRIM_reduce_prod] = rule_reduce,
+    [PRIM_reduce_max] = rule_reduce,
+    [PRIM_reduce_min] = rule_reduce,
+    [PRIM_reduce_and] = rule_reduce,
+    [PRIM_reduce_or] = rule_reduce,
+    [PRIM_reshape] = rule_reshape,
+    [PRIM_transpose] = rule_transpose,
+    [PRIM_broadcast_in_dim] = rule_broadcast_in_dim,
+    [PRIM_pad] = rule_pad,
+    [PRIM_slice] = rule_slice,
+    [PRIM_rev] = rule_rev,
+    [PRIM_concatenate] = rule_concatenate,
+    [PRIM_gather] = rule_gather,
+    [PRIM_dot_general] = rule_dot_general,
+    [PRIM_iota] = rule_iota,
+    [PRIM_stop_gradient] = rule_stop_gradient,
+    [PRIM_sort] = rule_routine,
+    [PRIM_scatter_add] = rule_routine,
+    [PRIM_threefry2x32] = rule_threefry,
+    [PRIM_jit] = rule_call,
+};
+
+bool impl_has_rule(Prim p) { return (unsigned)p < PRIM_NUM && impl_rules[p] != NULL; }
 
 jx_status impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                      const Aval *avals, jx_array **out) {
-  jx_status s;
-  switch (prim_kind(p)) {
-  case PRIM_KIND_ROUTINE: s = impl_routine(p, nin, in, pp, nout, out); break;
-  case PRIM_KIND_THREEFRY: s = impl_threefry(in, out); break;
-  case PRIM_KIND_CALL: s = prim_eval_jaxpr(pp->jaxpr, in, out); break;
-  default:
-    if (p == PRIM_dot_general && impl_use_gemm(in[0]->dtype, pp, in[0], in[1]))
-      out[0] = dot_as_gemm(in[0], in[1], pp, &avals[0]);
-    else
-      out[0] = impl_dispatch(p, nin, in, pp);
-    s = out[0] ? JX_OK : jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
+  if (!impl_has_rule(p)) {
+    error_set(JX_ERR_INTERNAL, "no eval rule for primitive %s", prim_name(p));
+    return JX_ERR_INTERNAL;
   }
+  jx_status s = impl_rules[p](p, nin, in, pp, nout, avals, out);
   /* abstract evaluation decides the weak type */
   for (int o = 0; s == JX_OK && o < nout; o++) out[o]->weak = avals[o].weak;
   return s;

@@ -95,3 +95,32 @@ void kexp_dot(const PrimParams *pp, const Aval *x, const Aval *y, jx_dtype dt, i
   k->exp = R > 0 ? alu_binary(mul, alu_cast(load(ctx, 0, xi), acc), alu_cast(load(ctx, 1, yi), acc))
                  : alu_const(dt, alu_reduce_identity(add, dt));
 }
+
+const AluExp *kexp_elementwise(Prim p, const PrimParams *pp, const AluExp *const *v) {
+  switch (prim_kind(p)) {
+  case PRIM_KIND_UNARY:
+  case PRIM_KIND_UNARY_PRED: return alu_unary(prim_alu_op(p), v[0]);
+  case PRIM_KIND_BINARY:
+  case PRIM_KIND_COMPARE: return alu_binary(prim_alu_op(p), v[0], v[1]);
+  case PRIM_KIND_SELECT: return alu_where(v[0], v[1], v[2]);
+  case PRIM_KIND_CONVERT: return alu_cast(v[0], pp->dtype);
+  case PRIM_KIND_BITCAST: return alu_bitcast(v[0], pp->dtype);
+  default: return NULL;
+  }
+}
+
+jx_status kexp_routine(Prim p, const PrimParams *pp, int nin, const Aval *in, int nout, Routine *r) {
+  const Aval *x = &in[0];
+  int axis = pp->axis;
+  *r = (Routine){.nin = nin, .nout = nout, .dtype = x->dtype, .outer = shape_numel(axis, x->shape),
+                 .n = x->shape[axis], .inner = shape_numel(x->ndim - axis - 1, x->shape + axis + 1)};
+  r->op = p == PRIM_sort ? ROUTINE_SORT : ROUTINE_SCATTER_ADD;
+  jx_status s = routine_check(r);
+  if (s != JX_OK) return s;
+  for (int i = 0; i < nin; i++) r->dtypes[i] = in[i].dtype;
+  if (p == PRIM_scatter_add) {
+    r->index_dtype = in[1].dtype;
+    r->m = shape_numel(in[1].ndim, in[1].shape);
+  }
+  return JX_OK;
+}

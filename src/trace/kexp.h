@@ -41,4 +41,14 @@ bool kexp_pad_needs_fill(double value);
 const AluExp *kexp_pad_fill(const AluExp *padded, int ndim, const int64_t *lo, const int64_t *len,
                             double value, jx_dtype dtype, const AluExp *const *idx);
 
+/* The value of an elementwise primitive p (kinds UNARY, UNARY_PRED, BINARY, COMPARE,
+ * SELECT, CONVERT, BITCAST) on operand values v[]: the one rule eager eval and jit
+ * lowering share. NULL for another kind. */
+const AluExp *kexp_elementwise(Prim p, const PrimParams *pp, const AluExp *const *v);
+/* The routine running primitive p (sort, scatter_add; PRIM_KIND_ROUTINE) on nin operands
+ * of avals in[] with nout results, in r: the one primitive -> routine mapping eager eval
+ * and jit lowering share. routine_check's status (a too-large operand count is
+ * JX_ERR_UNSUPPORTED). */
+jx_status kexp_routine(Prim p, const PrimParams *pp, int nin, const Aval *in, int nout, Routine *r);
+
 #endif

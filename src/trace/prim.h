@@ -121,6 +121,8 @@ bool prim_jaxpr_equal(const Jaxpr *a, const Jaxpr *b);
  * on; on failure sets JX_ERR_SHAPE / JX_ERR_DTYPE naming the primitive and returns
  * false. */
 bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
+/* True if p has an abstract eval rule (every primitive should: a test walks them). */
+bool prim_has_abstract_rule(Prim p);
 /* Aval of an array. */
 Aval prim_aval_of(const jx_array *a);
 

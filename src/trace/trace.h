@@ -11,6 +11,9 @@
 jx_status impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *params, int nout,
                      const Aval *avals, jx_array **out);
 
+/* True if p has an eval rule (every primitive should: a test walks them). */
+bool impl_has_rule(Prim p);
+
 /* True if dot_general(x, y) of dtype is large enough to run as a GEMM routine. */
 bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y);
 

@@ -1,4 +1,4 @@
-/* test_rules.c -- walks every rule table (abstract eval through prim_name, JVP,
+/* test_rules.c -- walks every rule table (names, abstract eval, eval, lowering, JVP,
  * transpose, batching) and fails on a primitive without a rule that is not documented
  * as intentionally absent. Also checks numerically that the transpose rule of every
  * primitive a JVP rule applies to tangents is the adjoint of that linear map. */
@@ -7,6 +7,8 @@
 
 #include "test.h"
 #include "core/dtype.h"
+#include "jit/jit.h"
+#include "trace/trace.h"
 #include "trace/prim.h"
 #include "transform/jvp.h"
 #include "transform/transform.h"
@@ -25,6 +27,12 @@ static void test_tables_complete(void) {
     why = NULL;
     bool tr = transpose_has_rule((Prim)p, &why);
     CHECK_MSG(tr || why, "%s: no transpose rule and no documented reason", prim_name((Prim)p));
+    CHECK_MSG(prim_has_abstract_rule((Prim)p), "%s: no abstract eval rule", prim_name((Prim)p));
+    CHECK_MSG(impl_has_rule((Prim)p), "%s: no eval (impl) rule", prim_name((Prim)p));
+    why = NULL;
+    bool lo = jit_has_lower_rule((Prim)p, &why);
+    CHECK_MSG(lo || why, "%s: no lowering rule and no documented reason", prim_name((Prim)p));
+    CHECK_MSG(!(lo && why), "%s: has a lowering rule but is also listed as absent", prim_name((Prim)p));
   }
 }
 
