@@ -1,80 +1,14 @@
-/* prelude.h -- the C prelude of every generated kernel: the scalar helpers render.c's op
- * table names (jx_add_i32, jx_fmin_f32, jx_cvt_i8_f32, ...), embedded at build time.
+/* prelude.h -- the portable part of every generated kernel's prelude: the scalar helpers
+ * emit.c's op table names (jx_add_i32, jx_fmin_f32, jx_cvt_i8_f32, ...), embedded at
+ * build time after a target part (prelude_c.h for the cpu backend) that provides
+ * JX_FN, the fixed-width integer types, memcpy, fabs/fabsf/sqrt, INFINITY and
+ * jx_exp_f32/jx_exp_f64. Plain C that CUDA C also compiles (no builtins, no pragmas).
  *
  * Every helper reproduces src/ir/eval.c exactly: integers wrap (signed arithmetic goes
  * through unsigned types, so there is no undefined behaviour), x/0 = -1 and x%0 = x,
  * shifts by out-of-range counts give 0 (or -1), float->int casts saturate with NaN -> 0,
  * float16/bfloat16 values live in float and are rounded back after every inexact op.
- * Helpers are branch-light so loops over them vectorize. JX_FN may be predefined by a
- * target (e.g. with __device__); the default suits C compilers. */
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
-
-#ifndef JX_FN
-#define JX_FN static inline __attribute__((always_inline, unused))
-#endif
-
-/* Before a loop whose iterations should become SIMD lanes: GCC otherwise unrolls short
- * constant-count loops completely, and then does not vectorize them. */
-/* Before each loop storing outputs: outputs never alias inputs (every kernel writes
- * fresh buffers), which restrict on local pointers does not tell GCC -- without it,
- * loops with several outputs were left scalar (too many alias checks to version). */
-#ifndef JX_IVDEP
-#if defined(__clang__)
-#define JX_IVDEP _Pragma("clang loop vectorize(assume_safety)")
-#elif defined(__GNUC__)
-#define JX_IVDEP _Pragma("GCC ivdep")
-#else
-#define JX_IVDEP
-#endif
-#endif
-
-#ifndef JX_VECTOR_LOOP
-#if defined(__GNUC__) && !defined(__clang__)
-#define JX_VECTOR_LOOP _Pragma("GCC unroll 1")
-#else
-#define JX_VECTOR_LOOP
-#endif
-
-/* exp for float32 that compilers vectorize (libm's expf is an opaque call): Cody-Waite
- * reduction x = n ln2 + r with ln2 split in two (Cephes' C1 = 0.693359375,
- * C2 = -2.12194440e-4), e^r from Cephes expf's degree-6 polynomial, then 2^n applied in
- * two exponent-field multiplies so subnormal results stay representable; the polynomial
- * in fused multiply-adds where the target has them (exp is not bit-exact anyway). Within
- * 2 ulp of the correctly rounded result (the interpreter's) over the whole range (1 ulp
- * measured over every float in range, with FMA, on x86-64); overflow gives
- * inf, underflow 0, NaN propagates -- all by selects, so the loop has no branches. */
-#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
-#define JX_FMAF(a, b, c) __builtin_fmaf(a, b, c)
-#else
-#define JX_FMAF(a, b, c) ((a) * (b) + (c))
-#endif
-static inline float jx_exp_f32(float x) {
-  float xc = x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;
-  float n = __builtin_rintf(xc * 1.44269504088896341f);
-  float r = xc - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f; /* Horner steps as fused multiply-adds where available */
-  p = JX_FMAF(p, r, 1.3981999507e-3f);
-  p = JX_FMAF(p, r, 8.3334519073e-3f);
-  p = JX_FMAF(p, r, 4.1665795894e-2f);
-  p = JX_FMAF(p, r, 1.6666665459e-1f);
-  p = JX_FMAF(p, r, 5.0000001201e-1f);
-  float y = (p * r) * r + r + 1.0f;
-  int32_t ni = (int32_t)n, n1 = ni / 2, n2 = ni - n1;
-  uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
-  float s1, s2;
-  __builtin_memcpy(&s1, &b1, 4);
-  __builtin_memcpy(&s2, &b2, 4);
-  y = (y * s1) * s2;
-  y = x > 88.7228394f ? __builtin_inff() : y;
-  y = x < -103.972084f ? 0.0f : y;
-  return x != x ? x : y;
-}
-static inline double jx_exp_f64(double x) { return exp(x); }
-
-#endif
+ * Helpers are branch-light so loops over them vectorize. */
 
 /* ---------------------------------------------------------------- bits */
 
