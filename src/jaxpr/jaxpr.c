@@ -255,87 +255,114 @@ static void put_list(Text *t, int n, const int *v) {
   put(t, "]");
 }
 
-/* Params, JAX-style, sorted by name as JAX prints them. */
+/* Params, JAX-style, sorted by name as JAX prints them: one printer per primitive with
+ * params (x: the first operand's aval, for ranks; may be NULL). Primitives without
+ * params (elementwise ops, threefry2x32, stop_gradient) have no entry; jit prints its
+ * sub-jaxpr in jaxpr_print. */
+typedef void (*PrintRule)(Text *t, const PrimParams *p, const Aval *x);
+
+static void print_convert(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[new_dtype=%s weak_type=%s]", jx_dtype_name(p->dtype), p->weak ? "True" : "False");
+}
+static void print_bitcast(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[new_dtype=%s]", jx_dtype_name(p->dtype));
+}
+static void print_sort(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[dimension=%d is_stable=True num_keys=1]", p->axis);
+}
+static void print_scatter_add(Text *t, const PrimParams *p, const Aval *x) { put(t, "[axis=%d]", p->axis); }
+static void print_reduce(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[axes=");
+  put_ints(t, p->naxes, p->axes);
+  put(t, "]");
+}
+static void print_concatenate(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[dimension=%d]", p->axis);
+}
+static void print_gather(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[axis=%d mode=clip]", p->axis);
+}
+static void print_iota(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[dimension=%d dtype=%s shape=", p->axis, jx_dtype_name(p->dtype));
+  put_i64s(t, p->ndim, p->shape);
+  put(t, "]");
+}
+static void print_dot(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[dimension_numbers=((");
+  put_list(t, p->ncontract, p->lhs_contract);
+  put(t, ", ");
+  put_list(t, p->ncontract, p->rhs_contract);
+  put(t, "), (");
+  put_list(t, p->nbatch, p->lhs_batch);
+  put(t, ", ");
+  put_list(t, p->nbatch, p->rhs_batch);
+  put(t, "))]");
+}
+static void print_reshape(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[dimensions=None new_sizes=");
+  put_i64s(t, p->ndim, p->shape);
+  put(t, "]");
+}
+static void print_transpose(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[permutation=");
+  put_ints(t, p->naxes, p->axes);
+  put(t, "]");
+}
+static void print_broadcast_in_dim(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[broadcast_dimensions=");
+  put_ints(t, p->naxes, p->axes);
+  put(t, " shape=");
+  put_i64s(t, p->ndim, p->shape);
+  put(t, "]");
+}
+static void print_pad(Text *t, const PrimParams *p, const Aval *x) {
+  int nd = x ? x->ndim : 0;
+  put(t, "[padding_config=(");
+  for (int d = 0; d < nd; d++)
+    put(t, "%s(%lld, %lld, 0)", d ? ", " : "", (long long)p->start[d], (long long)p->stop[d]);
+  put(t, nd == 1 ? ",) padding_value=%g]" : ") padding_value=%g]", p->value);
+}
+static void print_slice(Text *t, const PrimParams *p, const Aval *x) {
+  int nd = x ? x->ndim : 0;
+  put(t, "[limit_indices=");
+  put_i64s(t, nd, p->stop);
+  put(t, " start_indices=");
+  put_i64s(t, nd, p->start);
+  put(t, " strides=");
+  put_i64s(t, nd, p->step);
+  put(t, "]");
+}
+static void print_rev(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[dimensions=");
+  put_ints(t, p->naxes, p->axes);
+  put(t, "]");
+}
+
+static const PrintRule print_rules[PRIM_NUM] = {
+    [PRIM_convert_element_type] = print_convert,
+    [PRIM_bitcast_convert_type] = print_bitcast,
+    [PRIM_reduce_sum] = print_reduce,
+    [PRIM_reduce_prod] = print_reduce,
+    [PRIM_reduce_max] = print_reduce,
+    [PRIM_reduce_min] = print_reduce,
+    [PRIM_reduce_and] = print_reduce,
+    [PRIM_reduce_or] = print_reduce,
+    [PRIM_reshape] = print_reshape,
+    [PRIM_transpose] = print_transpose,
+    [PRIM_broadcast_in_dim] = print_broadcast_in_dim,
+    [PRIM_pad] = print_pad,
+    [PRIM_slice] = print_slice,
+    [PRIM_rev] = print_rev,
+    [PRIM_concatenate] = print_concatenate,
+    [PRIM_gather] = print_gather,
+    [PRIM_dot_general] = print_dot,
+    [PRIM_iota] = print_iota,
+    [PRIM_sort] = print_sort,
+    [PRIM_scatter_add] = print_scatter_add,
+};
+
 static void put_params(Text *t, const JaxprEqn *q, const Aval *in0) {
-  const PrimParams *p = &q->params;
-  int nd = in0 ? in0->ndim : 0;
-  switch (prim_kind(q->prim)) {
-  case PRIM_KIND_CONVERT:
-    put(t, "[new_dtype=%s weak_type=%s]", jx_dtype_name(p->dtype), p->weak ? "True" : "False");
-    break;
-  case PRIM_KIND_BITCAST: put(t, "[new_dtype=%s]", jx_dtype_name(p->dtype)); break;
-  case PRIM_KIND_THREEFRY: break;
-  case PRIM_KIND_ROUTINE:
-    if (q->prim == PRIM_sort) put(t, "[dimension=%d is_stable=True num_keys=1]", p->axis);
-    else put(t, "[axis=%d]", p->axis);
-    break;
-  case PRIM_KIND_REDUCE:
-    put(t, "[axes=");
-    put_ints(t, p->naxes, p->axes);
-    put(t, "]");
-    break;
-  case PRIM_KIND_CONCATENATE: put(t, "[dimension=%d]", p->axis); break;
-  case PRIM_KIND_GATHER: put(t, "[axis=%d mode=clip]", p->axis); break;
-  case PRIM_KIND_IOTA:
-    put(t, "[dimension=%d dtype=%s shape=", p->axis, jx_dtype_name(p->dtype));
-    put_i64s(t, p->ndim, p->shape);
-    put(t, "]");
-    break;
-  case PRIM_KIND_DOT:
-    put(t, "[dimension_numbers=((");
-    put_list(t, p->ncontract, p->lhs_contract);
-    put(t, ", ");
-    put_list(t, p->ncontract, p->rhs_contract);
-    put(t, "), (");
-    put_list(t, p->nbatch, p->lhs_batch);
-    put(t, ", ");
-    put_list(t, p->nbatch, p->rhs_batch);
-    put(t, "))]");
-    break;
-  case PRIM_KIND_MOVEMENT:
-    switch (q->prim) {
-    case PRIM_reshape:
-      put(t, "[dimensions=None new_sizes=");
-      put_i64s(t, p->ndim, p->shape);
-      put(t, "]");
-      break;
-    case PRIM_transpose:
-      put(t, "[permutation=");
-      put_ints(t, p->naxes, p->axes);
-      put(t, "]");
-      break;
-    case PRIM_broadcast_in_dim:
-      put(t, "[broadcast_dimensions=");
-      put_ints(t, p->naxes, p->axes);
-      put(t, " shape=");
-      put_i64s(t, p->ndim, p->shape);
-      put(t, "]");
-      break;
-    case PRIM_pad:
-      put(t, "[padding_config=(");
-      for (int d = 0; d < nd; d++)
-        put(t, "%s(%lld, %lld, 0)", d ? ", " : "", (long long)p->start[d], (long long)p->stop[d]);
-      put(t, nd == 1 ? ",) padding_value=%g]" : ") padding_value=%g]", p->value);
-      break;
-    case PRIM_slice:
-      put(t, "[limit_indices=");
-      put_i64s(t, nd, p->stop);
-      put(t, " start_indices=");
-      put_i64s(t, nd, p->start);
-      put(t, " strides=");
-      put_i64s(t, nd, p->step);
-      put(t, "]");
-      break;
-    case PRIM_rev:
-      put(t, "[dimensions=");
-      put_ints(t, p->naxes, p->axes);
-      put(t, "]");
-      break;
-    default: break;
-    }
-    break;
-  default: break;
-  }
+  if (print_rules[q->prim]) print_rules[q->prim](t, &q->params, in0);
 }
 
 /* A 0-d constant prints inline as a literal ("2.0:f32[]"); NULL otherwise. */
