@@ -12,7 +12,7 @@ set -o pipefail
 { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build-gpu --parallel "$jobs"; } \
   > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 [ $# -eq 0 ] && set -- -R '_cuda$|^backend_test_cuda$'
-(cd build-gpu && ctest --parallel 8 --timeout 600 --output-on-failure "$@") > "$out/ctest.log" 2>&1
+(cd build-gpu && ctest --parallel 8 --timeout ${CTEST_TIMEOUT:-600} --output-on-failure "$@") > "$out/ctest.log" 2>&1
 rc=$?
 grep -E "tests passed|tests failed|\*\*\*Failed|Timeout|Skipped|Not Run" "$out/ctest.log" | tail -60
 exit $rc

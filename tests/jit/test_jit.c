@@ -17,8 +17,10 @@ static void check_same(jx_array *a, jx_array *b, const char *what) {
   for (int d = 0; d < jx_ndim(a) && d < jx_ndim(b); d++) CHECK_EQ_INT(jx_shape(a)[d], jx_shape(b)[d]);
   if (jx_size(a) != jx_size(b)) return;
   double *x = test_read_f64(a), *y = test_read_f64(b);
-  for (int64_t i = 0; i < jx_size(a); i++)
-    CHECK_MSG(x[i] == y[i] || (isnan(x[i]) && isnan(y[i])) || fabs(x[i] - y[i]) <= 1e-6 * fabs(y[i]),
+  /* cuda: fused and eager reductions may combine in different trees (docs/kernels.md) */
+  double rel = strcmp(jx_device_of(a), "cuda") == 0 ? 1e-5 : 1e-6;
+  for (int64_t i = 0; x && y && i < jx_size(a); i++)
+    CHECK_MSG(x[i] == y[i] || (isnan(x[i]) && isnan(y[i])) || fabs(x[i] - y[i]) <= rel * fabs(y[i]),
               "%s[%lld]: %.9g vs %.9g", what,
               (long long)i, x[i], y[i]);
   free(x), free(y);

@@ -1,6 +1,7 @@
 /* cuda.c -- the cuda backend's function table: buffers from the caching allocator
- * (alloc.c), copies and library calls queued on the device's one stream (driver.c), GEMM
- * routines through cuBLAS (blas.c). Everything is asynchronous except copy_out and
+ * (alloc.c), generated kernels (kernels.c), copies and library calls queued on the
+ * device's one stream (driver.c), GEMM routines through cuBLAS (blas.c), sort and
+ * scatter-add (routines.c). Everything is asynchronous except copy_out and
  * synchronize, which wait for the stream. */
 #include <pthread.h>
 #include <stdio.h>
@@ -52,17 +53,9 @@ static jx_status synchronize(void) {
   return cuda_check(d->cu.cuStreamSynchronize(d->stream), "cuStreamSynchronize");
 }
 
-static jx_status prepare(const Kernel *k, void **exe) {
-  (void)k, (void)exe;
-  error_set(JX_ERR_UNSUPPORTED, "cuda: generated kernels are not available yet (the CUDA "
-            "framing of the renderer is missing); only copies and matrix products run");
-  return JX_ERR_UNSUPPORTED;
-}
-
 static jx_status dispatch(void *exe, const Kernel *k, void *const *inputs, void *const *outs) {
-  (void)exe, (void)k, (void)inputs, (void)outs;
-  error_set(JX_ERR_UNSUPPORTED, "cuda: generated kernels are not available yet");
-  return JX_ERR_UNSUPPORTED;
+  __atomic_add_fetch(&stats.launches, 1, __ATOMIC_RELAXED);
+  return cuda_dispatch(exe, k, inputs, outs);
 }
 
 static jx_status routine(const Routine *r, void *const *inputs, void *const *outs) {
@@ -85,8 +78,8 @@ const Backend backend_cuda = {
     .free = dev_free,
     .copy_in = copy_in,
     .copy_out = copy_out,
-    .prepare = prepare,
-    .prepare_batch = NULL,
+    .prepare = cuda_prepare,
+    .prepare_batch = cuda_prepare_batch,
     .dispatch = dispatch,
     .routine = routine,
     .host_memory = false,

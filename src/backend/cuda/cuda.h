@@ -119,10 +119,22 @@ CudaAllocStats cuda_alloc_stats(void);
  * NVRTC's log and the kept source's path; JX_ERR_DEVICE when NVRTC is missing. Modules
  * are never unloaded (callers keep their functions). */
 jx_status cuda_compile(const char *source, size_t len, CUmodule *mod);
+/* Compiles source (a whole translation unit) with NVRTC for compute capability cc (90)
+ * and discards the cubin: tests of the CUDA renderer on machines without a GPU.
+ * JX_ERR_DEVICE when NVRTC is missing, JX_ERR_COMPILE with its log. */
+jx_status cuda_nvrtc_check(const char *source, int cc, size_t *cubin_bytes);
 typedef struct CudaCompileStats {
   int64_t compiles, disk_hits, memory_hits;
 } CudaCompileStats;
 CudaCompileStats cuda_compile_stats(void);
+
+/* ------------------------------------------------------------ kernels.c */
+
+/* Backend entry points for generated kernels (see backend.h): the CUDA framing
+ * (render/cuda.h), NVRTC, a structural cache; launches on the stream. */
+jx_status cuda_prepare(const Kernel *k, void **exe);
+jx_status cuda_prepare_batch(const Kernel *const *ks, int n);
+jx_status cuda_dispatch(void *exe, const Kernel *k, void *const *inputs, void *const *outs);
 
 /* --------------------------------------------------------------- blas.c */
 

@@ -77,13 +77,15 @@ static void load_once(void) {
     }
     memcpy((char *)&nv + syms[i].off, &f, sizeof f);
   }
+  nv_ok = true;
+}
+
+/* The option and key line for compute capability cc (90 for sm_90). */
+static void set_arch(int cc) {
   int major = 0, minor = 0;
   nv.Version(&major, &minor);
-  const CudaDevice *d = cuda_device();
-  snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=sm_%d%d", d->cc_major, d->cc_minor);
-  snprintf(key_head, sizeof key_head, "// jaxc cuda kernel: sm_%d%d, NVRTC %d.%d\n", d->cc_major,
-           d->cc_minor, major, minor);
-  nv_ok = true;
+  snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=sm_%d", cc);
+  snprintf(key_head, sizeof key_head, "// jaxc cuda kernel: sm_%d, NVRTC %d.%d\n", cc, major, minor);
 }
 
 /* The disk cache's directory ($JAXC_CACHE_DIR/cuda), created if needed; false if none. */
@@ -161,7 +163,7 @@ static char *nvrtc_compile(const char *key, size_t *n) {
     nv.GetProgramLogSize(prog, &loglen);
     char *log = malloc(loglen + 1);
     if (log) nv.GetProgramLog(prog, log), log[loglen] = 0;
-    char dir[4096], path[4200] = "(not kept)";
+    char dir[3072], path[4200] = "(not kept)";
     if (cache_dir(dir, sizeof dir)) {
       snprintf(path, sizeof path, "%s/failed_%016llx.cu", dir, (unsigned long long)fnv(key, strlen(key), 0xcbf29ce484222325ull));
       write_file(path, key, strlen(key));
@@ -177,6 +179,27 @@ static char *nvrtc_compile(const char *key, size_t *n) {
   return cubin;
 }
 
+jx_status cuda_nvrtc_check(const char *source, int cc, size_t *cubin_bytes) {
+  pthread_once(&once, load_once);
+  if (!nv_ok) {
+    error_set(JX_ERR_DEVICE, "%s", nv_error);
+    return JX_ERR_DEVICE;
+  }
+  pthread_mutex_lock(&lock);
+  set_arch(cc);
+  size_t hlen = strlen(key_head), len = strlen(source);
+  char *key = malloc(hlen + len + 1);
+  char *cubin = NULL;
+  if (key) {
+    memcpy(key, key_head, hlen), memcpy(key + hlen, source, len + 1);
+    cubin = nvrtc_compile(key, cubin_bytes);
+  } else error_set(JX_ERR_OOM, "cuda: out of memory");
+  arch_opt[0] = 0; /* the device's own is set again at the next cuda_compile */
+  pthread_mutex_unlock(&lock);
+  free(key), free(cubin);
+  return cubin ? JX_OK : jx_last_status();
+}
+
 jx_status cuda_compile(const char *source, size_t len, CUmodule *mod) {
   jx_status s = cuda_init();
   if (s != JX_OK) return s;
@@ -186,6 +209,9 @@ jx_status cuda_compile(const char *source, size_t len, CUmodule *mod) {
     return JX_ERR_DEVICE;
   }
   cuda_make_current();
+  pthread_mutex_lock(&lock);
+  if (!arch_opt[0]) set_arch(cuda_device()->cc_major * 10 + cuda_device()->cc_minor);
+  pthread_mutex_unlock(&lock);
   size_t hlen = strlen(key_head), klen = hlen + len;
   uint64_t h = fnv(source, len, fnv(key_head, hlen, 0xcbf29ce484222325ull));
   pthread_mutex_lock(&lock);
@@ -207,7 +233,7 @@ jx_status cuda_compile(const char *source, size_t len, CUmodule *mod) {
   }
   memcpy(key, key_head, hlen), memcpy(key + hlen, source, len), key[klen] = 0;
   memcpy(text, source, len), text[len] = 0;
-  char dir[4096];
+  char dir[3072];
   bool have_dir = cache_dir(dir, sizeof dir);
   size_t n = 0;
   char *cubin = have_dir ? disk_lookup(dir, h, key, klen, &n) : NULL;

@@ -106,6 +106,36 @@ __global__ void jx_rows_of_positions(const int32_t *pos, uint32_t *rows, int64_t
   GRID_STRIDE(j, total) rows[j] = (uint32_t)(pos[j] / n);
 }
 
+// keys[j] = the order key of x[j] (one row: no positions needed).
+template <typename K>
+__global__ void make_keys_only(const void *x, int kind, int bytes, int mant_bits, int64_t total, K *keys) {
+  GRID_STRIDE(j, total) {
+    uint64_t v = load_bits(x, j, bytes);
+    keys[j] = (K)(kind == KEY_FLOAT ? float_key(v, bytes, mant_bits) : order_key(v, kind, bytes));
+  }
+}
+
+// One operand, one row: sort (key, value) pairs with the operand's own bits as the
+// values, written straight to out -- no positions and no gather.
+template <typename K, typename V>
+static cudaError_t sort_values(cudaStream_t st, AllocFn alloc, FreeFn release, const void *x, void *out, int kind,
+                               int bytes, int mant_bits, int64_t total) {
+  K *keys = (K *)alloc(2 * total * sizeof(K));
+  if (!keys) return cudaErrorMemoryAllocation;
+  make_keys_only<K><<<grid_for(total), 256, 0, st>>>(x, kind, bytes, mant_bits, total, keys);
+  size_t temp = 0;
+  cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, temp, keys, keys + total, (const V *)x, (V *)out,
+                                                  (int)total, 0, (int)sizeof(K) * 8, st);
+  void *t = e == cudaSuccess ? alloc(temp ? temp : 1) : nullptr;
+  if (e == cudaSuccess && !t) e = cudaErrorMemoryAllocation;
+  if (e == cudaSuccess)
+    e = cub::DeviceRadixSort::SortPairs(t, temp, keys, keys + total, (const V *)x, (V *)out, (int)total, 0,
+                                        (int)sizeof(K) * 8, st);
+  if (t) release(t);
+  release(keys);
+  return e;
+}
+
 static int bits_for(int64_t v) { // bits needed for values 0 .. v - 1
   int b = 0;
   while (b < 63 && (1ll << b) < v) b++;
@@ -121,6 +151,14 @@ extern "C" int jaxc_cuda_sort(void *stream, AllocFn alloc, FreeFn release, int n
   int64_t rows = outer * inner, total = rows * n;
   if (total == 0) return 0;
   if (total > INT32_MAX) return (int)cudaErrorInvalidValue;
+  if (nin == 1 && rows == 1) {
+    switch (key_bytes) {
+    case 1: return (int)sort_values<uint8_t, uint8_t>(st, alloc, release, in[0], out[0], kind, 1, mant_bits, total);
+    case 2: return (int)sort_values<uint16_t, uint16_t>(st, alloc, release, in[0], out[0], kind, 2, mant_bits, total);
+    case 4: return (int)sort_values<uint32_t, uint32_t>(st, alloc, release, in[0], out[0], kind, 4, mant_bits, total);
+    default: return (int)sort_values<uint64_t, uint64_t>(st, alloc, release, in[0], out[0], kind, 8, mant_bits, total);
+    }
+  }
   int key_bits = key_bytes * 8, row_bits = rows > 1 ? bits_for(rows) : 0;
   bool wide = key_bits + row_bits > 32;
   // 64-bit keys of several rows: sort all by key (positions global), then stably by row

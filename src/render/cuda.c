@@ -1,0 +1,459 @@
+/* cuda.c -- the CUDA C framing of kernels (render_cuda) for the cuda backend, on the
+ * portable emitter (emit.h). A kernel is one __global__ function whose launch shape
+ * follows its plan (render_cuda_plan, shared with the backend that launches it):
+ *   elementwise   grid-stride loop over the outputs; with 16-byte vectors (uint4 loads
+ *                 and stores, 4 elements of 4 bytes a thread) where every output and
+ *                 the contiguous inputs are 4-byte and the size divides;
+ *   thread rows   one thread per output, ridx in order (short reductions, and
+ *                 reductions whose neighbouring outputs are neighbours in memory:
+ *                 column sums read coalesced across threads); float sums in the
+ *                 interpreter's 16 lanes, so they match it bit for bit;
+ *   warp rows     one warp per output (reductions of up to 512): lanes stride over
+ *                 ridx, then a butterfly of shuffles;
+ *   block rows    one block of 256 per output: warps, then shared memory; a full
+ *                 reduction (few outputs, long rows) splits each row over gridDim.y
+ *                 blocks that leave partials in scratch, the last block to finish
+ *                 (an atomic ticket) combining them in order -- two stages, one launch.
+ * Two-phase kernels (has_pre) reduce the first phase the same way and broadcast it.
+ * Tree orders round floats differently from the interpreter: docs/kernels.md. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "render/cuda.h"
+#include "render/emit.h"
+
+static bool cuda_frame(const RenderLang *lang, const Kernel *k, Buf *body, int *nlocals);
+
+/* Float functions evaluated in double and rounded once ($T is float for float32/16 and
+ * bfloat16, double for float64): CUDA's float versions are 1-4 ulp off (sinf 2, erff 2,
+ * powf 4 ...), its double ones within 1-2 ulp of double, so the rounded result is the
+ * correctly rounded float nearly always -- what the cpu's libm gives. FP64 is cheap on
+ * the GPUs this targets (H100/H200: half the FP32 rate). exp, tanh, sqrt stay in float
+ * (2, 2, 0 ulp), where bandwidth-bound chains spend their arithmetic. */
+#define D1(op, fn) {ALU_##op, "(($T)" fn "((double)$0))", NULL}
+static const RenderOverride cuda_overrides[] = {
+    D1(SIN, "sin"), D1(COS, "cos"), D1(TAN, "tan"), D1(ASIN, "asin"), D1(ACOS, "acos"),
+    D1(ATAN, "atan"), D1(SINH, "sinh"), D1(COSH, "cosh"), D1(ASINH, "asinh"), D1(ACOSH, "acosh"),
+    D1(ATANH, "atanh"), D1(EXP2, "exp2"), D1(EXPM1, "expm1"), D1(LOG, "log"), D1(LOG2, "log2"),
+    D1(LOG1P, "log1p"), D1(CBRT, "cbrt"), D1(ERF, "erf"), D1(ERFC, "erfc"),
+    {ALU_POW, "(($T)pow((double)$0, (double)$1))", NULL},
+    {ALU_ATAN2, "(($T)atan2((double)$0, (double)$1))", NULL},
+    {0, NULL, NULL},
+};
+#undef D1
+
+/* Generated at build time from prelude_cuda.h + prelude.h (CMakeLists.txt). */
+extern const char render_prelude_cuda_text[];
+extern const size_t render_prelude_cuda_text_len;
+
+const RenderLang render_cuda = {
+    .name = "cuda",
+    .fn_prefix = "extern \"C\" __global__ __launch_bounds__(256) ",
+    .params = "(const JxIn in, const JxOut out, char *__restrict__ scratch)",
+    .restrict_kw = "__restrict__",
+    .overrides = cuda_overrides,
+    .frame = cuda_frame,
+    .global_index = "((int64_t)blockIdx.x * blockDim.x + threadIdx.x)",
+    .shared_fmt = "__shared__ $T $N[$K];",
+    .barrier = "__syncthreads();",
+    .warp_shuffle_fmt = "__shfl_xor_sync(0xffffffffu, $0, $1)",
+    .warp_size = 32,
+    .prelude = render_prelude_cuda_text,
+    .prelude_len = &render_prelude_cuda_text_len,
+};
+
+/* ------------------------------------------------------------------ plans */
+
+/* The stride of `var` in the first load of e that depends on it (the other loop index
+ * `other` fixed at other_at): 1 when consecutive values of var read consecutive
+ * elements. Found by substituting constants (the constructors fold them), not by the
+ * simplifier. 0 if no load depends on var or the difference is not a constant. */
+static int64_t load_stride(const AluExp *e, const char *var, const char *other, int64_t other_at) {
+  int64_t n;
+  const AluExp **order = alu_toposort(e, &n);
+  int64_t stride = 0;
+  const AluExp *oc = alu_const_int(JX_INT64, other_at);
+  for (int64_t i = 0; order && i < n; i++) {
+    const AluExp *x = order[i];
+    if (x->op != ALU_GLOBAL_INDEX) continue;
+    const AluExp *idx = alu_substitute(x->src[0], other, oc);
+    const AluExp *a = alu_substitute(idx, var, alu_const_int(JX_INT64, 1));
+    const AluExp *b = alu_substitute(idx, var, alu_const_int(JX_INT64, 2));
+    if (!a || !b || a == b) continue; /* does not depend on var */
+    stride = a->op == ALU_CONST && b->op == ALU_CONST ? b->value.i - a->value.i : 0;
+    break;
+  }
+  free(order);
+  return stride;
+}
+
+/* Whether e loads input `arg` only at exactly gidx (a contiguous stream). */
+static bool loads_only_at_gidx(const AluExp *e, int64_t arg, const AluExp *gidx, bool *any) {
+  int64_t n;
+  const AluExp **order = alu_toposort(e, &n);
+  bool ok = order != NULL;
+  for (int64_t i = 0; order && i < n; i++) {
+    const AluExp *x = order[i];
+    if (x->op == ALU_GLOBAL_INDEX && x->arg == arg) {
+      *any = true;
+      if (x->src[0] != gidx) ok = false;
+    }
+  }
+  free(order);
+  return ok;
+}
+
+RenderCudaPlan render_cuda_plan(const Kernel *k) {
+  RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0};
+  if (!k->has_reduction) {
+    /* 16-byte vectors: every output 4 bytes wide, size a multiple of 4, and at least one
+     * 4-byte input read exactly at gidx (those become uint4 loads). */
+    bool outs4 = jx_dtype_itemsize(k->dtype) == 4 && k->size % 4 == 0 && k->size >= 1024;
+    for (int o = 0; o < k->nextra; o++) outs4 &= jx_dtype_itemsize(k->extra_dtypes[o]) == 4;
+    if (!outs4) return p;
+    const AluExp *gidx = alu_special("gidx", k->size);
+    for (int i = 0; i < k->nargs && i < 64; i++) {
+      if (jx_dtype_itemsize(k->arg_dtypes[i]) != 4) continue;
+      bool any = false, ok = loads_only_at_gidx(k->exp, i, gidx, &any);
+      for (int o = 0; o < k->nextra; o++) ok &= loads_only_at_gidx(k->extra[o], i, gidx, &any);
+      if (ok && any) p.vec_inputs |= 1ull << i;
+    }
+    if (p.vec_inputs) p.vec = 4;
+    return p;
+  }
+  const Reduction *r = &k->reduction;
+  int64_t R = r->size, N = k->size;
+  int64_t rs = load_stride(k->exp, "ridx", "gidx", N > 2 ? 1 : 0);
+  int64_t gs = load_stride(k->exp, "gidx", "ridx", R > 2 ? 1 : 0);
+  bool row_contig = rs == 1 || (rs == 0 && gs != 1);
+  /* a thread per output reads coalesced across outputs (column sums), but needs enough
+   * outputs to fill the GPU; otherwise warps or blocks over each row, uncoalesced */
+  if (R <= 8 || (!row_contig && gs == 1 && N >= 16384)) p.kind = CUDA_THREAD_ROW;
+  else if (R <= 512 && N >= 64) p.kind = CUDA_WARP_ROW;
+  else {
+    p.kind = CUDA_BLOCK_ROW;
+    /* few long rows: each row over gridDim.y blocks (the jit's first stage of a full
+     * reduction has 16-256 rows of 2^15+) */
+    p.split = !k->has_pre && N <= RENDER_CUDA_SPLIT_ROWS && R >= 32768;
+  }
+  return p;
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+static const char *ctype_of(jx_dtype d) { return emit_types[d].ctype; }
+
+/* Appends the stores out_o[at] = value of output o, for values v[0..nextra]. */
+static void store_outputs(Buf *b, const Kernel *k, const char *indent, const char *at, char *const *v) {
+  for (int o = 0; o <= k->nextra; o++) {
+    buf_printf(b, "%sout%d[%s] = ", indent, o, at);
+    emit_store(b, o ? k->extra_dtypes[o - 1] : k->dtype, v[o]);
+    buf_str(b, ";\n");
+  }
+}
+
+/* The values of every output of an elementwise kernel, as statements + value texts. */
+static bool elementwise_values(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals, const char *indent,
+                               const AluExp *const *roots, char **v) {
+  EmitPart p = {.lang = lang, .out = b, .indent = indent, .nlocals = nlocals};
+  return emit_parts(&p, roots, 1 + k->nextra, v);
+}
+
+static void free_values(char **v, int n) {
+  for (int i = 0; i < n; i++) free(v[i]), v[i] = NULL;
+}
+
+/* e with node `from` replaced by `to` (sources before users, so each node once). */
+static const AluExp *replace_node(const AluExp *e, const AluExp *from, const AluExp *to) {
+  int64_t n;
+  const AluExp **order = alu_toposort(e, &n);
+  if (!order) return NULL;
+  AluMap m;
+  alu_map_init(&m);
+  const AluExp *result = e;
+  for (int64_t i = 0; i < n; i++) {
+    const AluExp *x = order[i], *r = x;
+    if (x == from) r = to;
+    else if (x->nsrc) {
+      const AluExp *src[4];
+      bool changed = false;
+      for (int s = 0; s < x->nsrc; s++) {
+        const void *v = NULL;
+        src[s] = alu_map_get(&m, x->src[s], &v) ? v : x->src[s];
+        changed |= src[s] != x->src[s];
+      }
+      if (changed) r = alu_make(x->op, x->dtype, x->nsrc, src, x->value, x->arg, x->name);
+    }
+    if (r != x) alu_map_put(&m, x, r);
+    if (i == n - 1) result = r;
+  }
+  alu_map_free(&m);
+  free(order);
+  return result;
+}
+
+/* Replaces each load of a vectorized input at gidx by VARIABLE xv<i>. */
+static const AluExp *vector_loads(const AluExp *e, uint64_t inputs, const AluExp *gidx, const Kernel *k) {
+  for (int i = 0; i < k->nargs && i < 64; i++) {
+    if (!(inputs >> i & 1)) continue;
+    char name[16];
+    snprintf(name, sizeof name, "xv%d", i);
+    const AluExp *ld = alu_global(i, k->arg_dtypes[i], gidx);
+    e = replace_node(e, ld, alu_variable(name, k->arg_dtypes[i]));
+  }
+  return e;
+}
+
+static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
+  RenderCudaPlan plan = render_cuda_plan(k);
+  const AluExp *roots[KERNEL_MAX_OUTS];
+  roots[0] = k->exp;
+  for (int o = 0; o < k->nextra; o++) roots[1 + o] = k->extra[o];
+  char *v[KERNEL_MAX_OUTS] = {0};
+  bool ok = true;
+  buf_str(b, "  const int64_t jx_stride = (int64_t)gridDim.x * blockDim.x;\n");
+  if (plan.vec == 1) {
+    buf_printf(b, "  for (int64_t gidx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; gidx < %lldLL; "
+                  "gidx += jx_stride) {\n", (long long)k->size);
+    ok = elementwise_values(lang, k, b, nlocals, "    ", roots, v);
+    if (ok) store_outputs(b, k, "    ", "gidx", v);
+    free_values(v, 1 + k->nextra);
+    buf_str(b, "  }\n");
+    return ok;
+  }
+  /* 4 elements a thread: uint4 loads of the contiguous inputs, uint4 stores */
+  const AluExp *gidx = alu_special("gidx", k->size);
+  const AluExp *vroots[KERNEL_MAX_OUTS];
+  for (int o = 0; o <= k->nextra; o++) vroots[o] = vector_loads(roots[o], plan.vec_inputs, gidx, k);
+  /* unrolled so that several 16-byte loads of a thread are in flight at once */
+  buf_printf(b, "  #pragma unroll 4\n  for (int64_t jx_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; jx_t < %lldLL; "
+                "jx_t += jx_stride) {\n", (long long)(k->size / 4));
+  for (int i = 0; i < k->nargs && i < 64; i++)
+    if (plan.vec_inputs >> i & 1)
+      buf_printf(b, "    %s xa%d[4];\n    { const uint4 u = __ldg((const uint4 *)in%d + jx_t); "
+                    "memcpy(xa%d, &u, 16); }\n", emit_types[k->arg_dtypes[i]].elem, i, i, i);
+  for (int o = 0; o <= k->nextra; o++)
+    buf_printf(b, "    %s ya%d[4];\n", emit_types[o ? k->extra_dtypes[o - 1] : k->dtype].elem, o);
+  for (int j = 0; j < 4 && ok; j++) {
+    buf_printf(b, "    {\n      const int64_t gidx = jx_t * 4 + %d;\n      (void)gidx;\n", j);
+    for (int i = 0; i < k->nargs && i < 64; i++)
+      if (plan.vec_inputs >> i & 1)
+        buf_printf(b, "      const %s xv%d = xa%d[%d];\n", ctype_of(k->arg_dtypes[i]), i, i, j);
+    ok = elementwise_values(lang, k, b, nlocals, "      ", vroots, v);
+    if (ok)
+      for (int o = 0; o <= k->nextra; o++) {
+        buf_printf(b, "      ya%d[%d] = ", o, j);
+        emit_store(b, o ? k->extra_dtypes[o - 1] : k->dtype, v[o]);
+        buf_str(b, ";\n");
+      }
+    free_values(v, 1 + k->nextra);
+    buf_str(b, "    }\n");
+  }
+  for (int o = 0; o <= k->nextra; o++)
+    buf_printf(b, "    { uint4 u; memcpy(&u, ya%d, 16); ((uint4 *)out%d)[jx_t] = u; }\n", o, o);
+  buf_str(b, "  }\n");
+  return ok;
+}
+
+/* ------------------------------------------------------------------ reductions */
+
+/* Texts of one reduction: the statements computing the reduced value (`body`, using
+ * gidx and ridx), the step acc = op(acc, value) for its accumulator, the step
+ * jx_acc2 = op(jx_acc2, jx_other) that combines partial results, and the identity. */
+typedef struct Red {
+  Buf body, step, comb, ident;
+  const Reduction *r;
+} Red;
+
+static bool red_init(Red *t, const RenderLang *lang, int *nlocals, const Reduction *r, const AluExp *exp,
+                     const char *indent, const char *acc, const char *comb_acc) {
+  *t = (Red){.r = r};
+  EmitPart p = {.lang = lang, .out = &t->body, .indent = indent, .nlocals = nlocals};
+  char *v = emit_part(&p, exp);
+  bool ok = v && emit_step(&p, &t->step, r, acc, v) && emit_step(&p, &t->comb, r, comb_acc, "jx_other");
+  free(v);
+  emit_const(&t->ident, r->dtype, r->identity);
+  return ok && !t->body.oom && !t->step.oom && !t->comb.oom && !t->ident.oom;
+}
+
+static void red_free(Red *t) { free(t->body.s), free(t->step.s), free(t->comb.s), free(t->ident.s); }
+
+/* acc (declared by the caller) = the reduction over ridx = first, first + step, ... < end. */
+static void red_loop(Buf *b, const Red *t, const char *indent, const char *acc, const char *first,
+                     const char *step, const char *end) {
+  buf_printf(b, "%s%s = %s;\n", indent, acc, t->ident.s);
+  /* unrolled: several loads of a thread in flight (the steps stay in order) */
+  buf_printf(b, "%s#pragma unroll 4\n%sfor (int64_t ridx = %s; ridx < %s; ridx += %s) {\n", indent, indent, first, end, step);
+  buf_str(b, t->body.s ? t->body.s : "");
+  buf_printf(b, "%s  %s = %s;\n%s}\n", indent, acc, t->step.s, indent);
+}
+
+/* acc = the whole row reduced by this thread in the interpreter's order: 16 lanes
+ * combined as a tree for float sums/products of 16 or more (the step was rendered for
+ * "lane[l]" and the combination for "lane[l]" with "jx_other"), else ridx in order. */
+static void red_serial(Buf *b, const Red *t, const char *indent, const char *acc, int64_t R, bool lanes) {
+  char end[32];
+  snprintf(end, sizeof end, "%lldLL", (long long)R);
+  if (!lanes) {
+    red_loop(b, t, indent, acc, "0", "1", end);
+    return;
+  }
+  const char *ct = ctype_of(t->r->dtype);
+  buf_printf(b, "%s{\n%s  %s lane[16];\n", indent, indent, ct);
+  buf_printf(b, "%s  #pragma unroll\n%s  for (int l = 0; l < 16; l++) lane[l] = %s;\n", indent, indent, t->ident.s);
+  buf_printf(b, "%s  for (int64_t jx_base = 0; jx_base < %s; jx_base += 16) {\n", indent, end);
+  buf_printf(b, "%s    #pragma unroll\n%s    for (int l = 0; l < 16; l++) {\n", indent, indent);
+  buf_printf(b, "%s      const int64_t ridx = jx_base + l;\n%s      if (ridx < %s) {\n", indent, indent, end);
+  buf_str(b, t->body.s ? t->body.s : "");
+  buf_printf(b, "%s        lane[l] = %s;\n%s      }\n%s    }\n%s  }\n", indent, t->step.s, indent, indent, indent);
+  buf_printf(b, "%s  #pragma unroll\n%s  for (int h = 8; h > 0; h /= 2) {\n", indent, indent);
+  buf_printf(b, "%s    #pragma unroll\n%s    for (int l = 0; l < h; l++) {\n", indent, indent);
+  buf_printf(b, "%s      const %s jx_other = lane[l + h];\n%s      lane[l] = %s;\n", indent, ct, indent, t->comb.s);
+  buf_printf(b, "%s    }\n%s  }\n%s  %s = lane[0];\n%s}\n", indent, indent, indent, acc, indent);
+}
+
+/* Stores out0 = epilogue(acc) and the further epilogues at gidx. */
+static bool red_store(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals, const char *indent,
+                      const char *accv) {
+  buf_printf(b, "%sconst %s acc = %s;\n", indent, ctype_of(k->reduction.dtype), accv);
+  for (int o = 0; o <= k->nextra; o++) {
+    const AluExp *x = o ? k->extra[o - 1] : k->reduction.epilogue;
+    char *e;
+    if (x) {
+      EmitPart pe = {.lang = lang, .out = b, .indent = indent, .nlocals = nlocals};
+      e = emit_part(&pe, x);
+    } else e = strdup("acc");
+    if (!e) {
+      if (jx_last_status() == JX_OK) error_set(JX_ERR_OOM, "render: out of memory");
+      return false;
+    }
+    buf_printf(b, "%sout%d[gidx] = ", indent, o);
+    emit_store(b, o ? k->extra_dtypes[o - 1] : k->dtype, e);
+    buf_str(b, ";\n");
+    free(e);
+  }
+  return true;
+}
+
+/* A butterfly over the warp's lanes: every lane ends with the warp's total in acc. */
+static void warp_combine(Buf *b, const Red *t, const char *indent, const char *acc) {
+  const char *ct = ctype_of(t->r->dtype);
+  buf_printf(b, "%sfor (int o = 16; o > 0; o /= 2) {\n", indent);
+  buf_printf(b, "%s  const %s jx_other = __shfl_xor_sync(0xffffffffu, %s, o);\n", indent, ct, acc);
+  buf_printf(b, "%s  %s = %s;\n%s}\n", indent, acc, t->comb.s, indent);
+}
+
+/* Block-wide: warps, then warp 0 over the warps' totals in shared `sh`; every thread
+ * ends with the block's total in acc (through sh[0]). Ends with a barrier. */
+static void block_combine(Buf *b, const Red *t, const char *indent, const char *acc, const char *sh) {
+  warp_combine(b, t, indent, acc);
+  buf_printf(b, "%sif ((threadIdx.x & 31) == 0) %s[threadIdx.x >> 5] = %s;\n", indent, sh, acc);
+  buf_printf(b, "%s__syncthreads();\n%sif (threadIdx.x < 32) {\n", indent, indent);
+  buf_printf(b, "%s  %s = threadIdx.x < (blockDim.x >> 5) ? %s[threadIdx.x] : %s;\n", indent, acc, sh, t->ident.s);
+  char in2[64];
+  snprintf(in2, sizeof in2, "%s  ", indent);
+  warp_combine(b, t, in2, acc);
+  buf_printf(b, "%s  if (threadIdx.x == 0) %s[0] = %s;\n%s}\n", indent, sh, acc, indent);
+  buf_printf(b, "%s__syncthreads();\n%s%s = %s[0];\n%s__syncthreads();\n", indent, indent, acc, sh, indent);
+}
+
+static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
+  RenderCudaPlan plan = render_cuda_plan(k);
+  const Reduction *r = &k->reduction;
+  int64_t R = r->size, N = k->size;
+  const char *ct = ctype_of(r->dtype);
+  bool serial = plan.kind == CUDA_THREAD_ROW;
+  bool lanes = serial && alu_reduce_in_lanes(r->op, r->dtype, R);
+  bool plan_lanes = k->has_pre && serial && alu_reduce_in_lanes(k->pre.op, k->pre.dtype, R);
+  const char *ind = "    ";
+  Red main, pre = {0};
+  bool ok = red_init(&main, lang, nlocals, r, k->exp, "      ", lanes ? "lane[l]" : "jx_acc",
+                     lanes ? "lane[l]" : "jx_acc");
+  if (ok && k->has_pre)
+    ok = red_init(&pre, lang, nlocals, &k->pre, k->pre_exp, "      ", plan_lanes ? "lane[l]" : "jx_pacc",
+                  plan_lanes ? "lane[l]" : "jx_pacc");
+  if (!ok) {
+    red_free(&main), red_free(&pre);
+    return false;
+  }
+  char end[32];
+  snprintf(end, sizeof end, "%lldLL", (long long)R);
+  if (plan.kind == CUDA_BLOCK_ROW) {
+    buf_printf(b, "  __shared__ %s jx_sh[32];\n", ct);
+    if (k->has_pre) buf_printf(b, "  __shared__ %s jx_psh[32];\n", ctype_of(k->pre.dtype));
+  }
+  if (plan.kind == CUDA_WARP_ROW) buf_str(b, "  const int jx_lane = threadIdx.x & 31;\n");
+  if (plan.split) {
+    buf_printf(b, "  const int64_t jx_chunk = (%s + gridDim.y - 1) / gridDim.y;\n", end);
+    buf_printf(b, "  const int64_t jx_r0 = blockIdx.y * jx_chunk;\n");
+    buf_printf(b, "  const int64_t jx_r1 = jx_r0 + jx_chunk < %s ? jx_r0 + jx_chunk : %s;\n", end, end);
+    buf_str(b, "  unsigned *jx_tickets = (unsigned *)scratch;\n");
+    buf_printf(b, "  %s *jx_parts = (%s *)(scratch + %d * sizeof(unsigned));\n", ct, ct, RENDER_CUDA_SPLIT_ROWS);
+    buf_str(b, "  __shared__ bool jx_last;\n");
+  }
+  /* the row loop: gidx is the output this thread, warp or block works on */
+  if (serial)
+    buf_printf(b, "  for (int64_t gidx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; gidx < %lldLL; "
+                  "gidx += (int64_t)gridDim.x * blockDim.x) {\n", (long long)N);
+  else if (plan.kind == CUDA_WARP_ROW)
+    buf_printf(b, "  for (int64_t gidx = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); "
+                  "gidx < %lldLL; gidx += (int64_t)gridDim.x * (blockDim.x >> 5)) {\n", (long long)N);
+  else
+    buf_printf(b, "  for (int64_t gidx = blockIdx.x; gidx < %lldLL; gidx += gridDim.x) {\n", (long long)N);
+  buf_printf(b, "%s%s jx_acc;\n", ind, ct);
+  if (k->has_pre) {
+    buf_printf(b, "%s%s jx_pacc;\n", ind, ctype_of(k->pre.dtype));
+    if (serial) red_serial(b, &pre, ind, "jx_pacc", R, plan_lanes);
+    else if (plan.kind == CUDA_WARP_ROW) {
+      red_loop(b, &pre, ind, "jx_pacc", "jx_lane", "32", end);
+      warp_combine(b, &pre, ind, "jx_pacc");
+    } else {
+      red_loop(b, &pre, ind, "jx_pacc", "threadIdx.x", "blockDim.x", end);
+      block_combine(b, &pre, ind, "jx_pacc", "jx_psh");
+    }
+    buf_printf(b, "%sconst %s pre = jx_pacc;\n", ind, ctype_of(k->pre.dtype));
+  }
+  const char *store_if = "";
+  if (serial) red_serial(b, &main, ind, "jx_acc", R, lanes);
+  else if (plan.kind == CUDA_WARP_ROW) {
+    red_loop(b, &main, ind, "jx_acc", "jx_lane", "32", end);
+    warp_combine(b, &main, ind, "jx_acc");
+    store_if = "jx_lane == 0";
+  } else if (!plan.split) {
+    red_loop(b, &main, ind, "jx_acc", "threadIdx.x", "blockDim.x", end);
+    block_combine(b, &main, ind, "jx_acc", "jx_sh");
+    store_if = "threadIdx.x == 0";
+  } else {
+    /* this block's chunk; thread 0 leaves the partial and takes a ticket; the block
+     * that takes the last ticket combines the row's partials in chunk order */
+    red_loop(b, &main, ind, "jx_acc", "jx_r0 + threadIdx.x", "blockDim.x", "jx_r1");
+    block_combine(b, &main, ind, "jx_acc", "jx_sh");
+    buf_printf(b, "%sif (threadIdx.x == 0) {\n", ind);
+    buf_printf(b, "%s  jx_parts[gidx * gridDim.y + blockIdx.y] = jx_acc;\n", ind);
+    buf_printf(b, "%s  __threadfence();\n", ind);
+    buf_printf(b, "%s  jx_last = atomicAdd(&jx_tickets[gidx], 1u) == gridDim.y - 1;\n%s}\n", ind, ind);
+    buf_printf(b, "%s__syncthreads();\n%sif (!jx_last) continue;\n%s__threadfence();\n", ind, ind, ind);
+    buf_printf(b, "%sjx_acc = %s;\n", ind, main.ident.s);
+    buf_printf(b, "%sfor (unsigned jx_i = threadIdx.x; jx_i < gridDim.y; jx_i += blockDim.x) {\n", ind);
+    buf_printf(b, "%s  const %s jx_other = ((volatile %s *)jx_parts)[gidx * gridDim.y + jx_i];\n", ind, ct, ct);
+    buf_printf(b, "%s  jx_acc = %s;\n%s}\n", ind, main.comb.s, ind);
+    block_combine(b, &main, ind, "jx_acc", "jx_sh");
+    buf_printf(b, "%sif (threadIdx.x == 0) jx_tickets[gidx] = 0u;\n", ind);
+    store_if = "threadIdx.x == 0";
+  }
+  if (*store_if) buf_printf(b, "%sif (%s) {\n", ind, store_if);
+  else buf_printf(b, "%s{\n", ind);
+  ok = red_store(lang, k, b, nlocals, "      ", "jx_acc");
+  buf_printf(b, "%s}\n  }\n", ind);
+  red_free(&main), red_free(&pre);
+  return ok;
+}
+
+static bool cuda_frame(const RenderLang *lang, const Kernel *k, Buf *body, int *nlocals) {
+  emit_args(body, lang, k);
+  return k->has_reduction ? render_reduction(lang, k, body, nlocals) : render_elementwise(lang, k, body, nlocals);
+}

@@ -1,0 +1,35 @@
+/* cuda.h (render) -- the CUDA C target (render_cuda, src/render/cuda.c) and the launch
+ * plan of a kernel, which the framing renders for and the cuda backend launches with. */
+#ifndef JAXC_RENDER_CUDA_H
+#define JAXC_RENDER_CUDA_H
+
+#include <stdint.h>
+
+#include "render/render.h"
+
+extern const RenderLang render_cuda;
+
+typedef enum RenderCudaKind {
+  CUDA_ELEMENTWISE, /* grid-stride over outputs (vec of them a thread) */
+  CUDA_THREAD_ROW,  /* a thread per reduced output */
+  CUDA_WARP_ROW,    /* a warp per reduced output (blockDim / 32 a block) */
+  CUDA_BLOCK_ROW,   /* a block per reduced output */
+} RenderCudaKind;
+
+typedef struct RenderCudaPlan {
+  RenderCudaKind kind;
+  int threads;         /* block size (256) */
+  int vec;             /* elementwise: outputs a thread computes at once (1 or 4) */
+  uint64_t vec_inputs; /* elementwise vec 4: inputs read as 16-byte vectors (bit i) */
+  bool split;          /* block rows over gridDim.y blocks; needs scratch:
+                          RENDER_CUDA_SPLIT_ROWS unsigned (zeroed), then
+                          size * gridDim.y accumulators (8 bytes each at most) */
+} RenderCudaPlan;
+
+/* Most rows of a split reduction (tickets in scratch). */
+#define RENDER_CUDA_SPLIT_ROWS 1024
+
+/* The plan of kernel k (a pure function of k). */
+RenderCudaPlan render_cuda_plan(const Kernel *k);
+
+#endif

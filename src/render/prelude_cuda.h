@@ -1,0 +1,63 @@
+/* prelude_cuda.h -- the CUDA C part of the kernel prelude (NVRTC, no system headers),
+ * placed before the portable part (prelude.h) in every translation unit the cuda
+ * backend compiles: the fixed-width integer types and limits, how helpers are declared
+ * (JX_FN), memcpy/INFINITY, the loop pragmas of the C framing (empty here), the kernel
+ * parameter structs, and exp through CUDA's expf/exp. Transcendentals are CUDA's,
+ * without -use_fast_math (CUDA C Programming Guide, "Mathematical Functions"): exp, tanh
+ * and sqrt of float32 in float (expf, tanhf: 2 ulp; sqrtf correctly rounded), the others
+ * (sin, log, erf, pow, ...) evaluated in double and rounded once, which makes them
+ * correctly rounded in practice, as the cpu's libm (src/render/cuda.c's overrides). */
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define INT8_MIN (-128)
+#define INT8_MAX 127
+#define INT16_MIN (-32768)
+#define INT16_MAX 32767
+#define INT32_MIN (-2147483647 - 1)
+#define INT32_MAX 2147483647
+#define INT64_MIN (-9223372036854775807LL - 1)
+#define INT64_MAX 9223372036854775807LL
+#define UINT8_MAX 255
+#define UINT16_MAX 65535
+#define UINT32_MAX 4294967295u
+#define UINT64_MAX 18446744073709551615ull
+#define INT8_C(c) c
+#define INT16_C(c) c
+#define INT32_C(c) c
+#define INT64_C(c) c##LL
+#define UINT8_C(c) c
+#define UINT16_C(c) c
+#define UINT32_C(c) c##u
+#define UINT64_C(c) c##ULL
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fc00000)
+#define HUGE_VALF __int_as_float(0x7f800000)
+#define HUGE_VAL __longlong_as_double(0x7ff0000000000000LL)
+/* NVRTC declares no memcpy; fixed-size copies of this compile to register moves. */
+static __device__ __forceinline__ void jx_memcpy(void *d, const void *s, unsigned long long n) {
+  for (unsigned long long i = 0; i < n; i++) ((char *)d)[i] = ((const char *)s)[i];
+}
+#define memcpy jx_memcpy
+
+#define JX_FN static __device__ __forceinline__
+#define JX_IVDEP
+#define JX_VECTOR_LOOP
+
+/* Kernel parameters: input and output pointers by value (in[i], out[o] as in C). */
+struct JxIn {
+  void *p[64];
+  __device__ __forceinline__ void *operator[](int i) const { return p[i]; }
+};
+struct JxOut {
+  void *p[4];
+  __device__ __forceinline__ void *operator[](int i) const { return p[i]; }
+};
+
+JX_FN float jx_exp_f32(float x) { return expf(x); }
+JX_FN double jx_exp_f64(double x) { return exp(x); }

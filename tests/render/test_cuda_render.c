@@ -1,0 +1,141 @@
+/* test_cuda_render.c -- the CUDA C framing (src/render/cuda.c) on machines with or
+ * without a GPU: kernels of every plan (16-byte vector elementwise, scalar elementwise
+ * with broadcasts and several outputs, thread/warp/block rows, split full reductions,
+ * two-phase rows, float16 and integer reductions, threefry) render and compile with
+ * NVRTC for sm_90 (skipped, passing, where NVRTC is not found); their plans are the
+ * ones the backend launches with. Results are checked on the GPU by every *_cuda test. */
+#include <stdlib.h>
+
+#include "backend/cuda/cuda.h"
+#include "render/cuda.h"
+#include "test.h"
+
+static const AluExp *ld(int arg, jx_dtype d, const AluExp *idx) { return alu_global(arg, d, idx); }
+static const AluExp *i64(int64_t v) { return alu_const_int(JX_INT64, v); }
+static const AluExp *f32(double v) { return alu_const_float(JX_FLOAT32, v); }
+
+typedef struct Case {
+  const char *name;
+  Kernel k;
+  RenderCudaKind kind;
+  bool split;
+  int vec;
+} Case;
+
+static Kernel reduction(int64_t n, int64_t r, jx_dtype d, AluOp op, const AluExp *exp) {
+  Kernel k = {.nargs = 1, .size = n, .dtype = d, .exp = exp, .has_reduction = true};
+  k.arg_dtypes[0] = d;
+  k.reduction = (Reduction){.op = op, .dtype = d, .identity = alu_reduce_identity(op, d), .size = r};
+  return k;
+}
+
+static void test_render_compile(void) {
+  Case cases[24];
+  int n = 0;
+  const AluExp *g = alu_special("gidx", 1 << 20);
+  /* chain-like elementwise on a contiguous float32 input: 16-byte vectors */
+  const AluExp *x = ld(0, JX_FLOAT32, g);
+  const AluExp *chain = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_unary(ALU_TANH, alu_binary(ALU_ADD, alu_binary(ALU_MUL, x, f32(1.5)), f32(0.25))), alu_unary(ALU_EXP, alu_unary(ALU_NEG, alu_binary(ALU_MUL, x, x)))), alu_unary(ALU_SQRT, alu_binary(ALU_ADD, alu_unary(ALU_ABS, x), f32(1))));
+  cases[n++] = (Case){"chain", {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = 1 << 20, .dtype = JX_FLOAT32, .exp = chain},
+                      CUDA_ELEMENTWISE, false, 4};
+  /* broadcast add of a row vector, two outputs (sum and product) */
+  const AluExp *g2 = alu_special("gidx", 999 * 3); /* not a multiple of 4: scalar */
+  const AluExp *a = ld(0, JX_FLOAT32, g2), *b = ld(1, JX_FLOAT32, alu_binary(ALU_MOD, g2, i64(3)));
+  Kernel two = {.nargs = 2, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32}, .size = 2997, .dtype = JX_FLOAT32,
+                .exp = alu_binary(ALU_ADD, a, b), .nextra = 1, .extra = {alu_binary(ALU_MUL, a, b)},
+                .extra_dtypes = {JX_FLOAT32}};
+  cases[n++] = (Case){"broadcast_two_outputs", two, CUDA_ELEMENTWISE, false, 1};
+  /* float16 elementwise: scalar */
+  const AluExp *gh = alu_special("gidx", 4096);
+  cases[n++] = (Case){"f16", {.nargs = 1, .arg_dtypes = {JX_FLOAT16}, .size = 4096, .dtype = JX_FLOAT16,
+                              .exp = alu_unary(ALU_EXP, ld(0, JX_FLOAT16, gh))}, CUDA_ELEMENTWISE, false, 1};
+  /* row sums: rows of 100 (warp), 4096 (block), 3 (thread) */
+  int64_t rows[3] = {100, 4096, 3};
+  RenderCudaKind kinds[3] = {CUDA_WARP_ROW, CUDA_BLOCK_ROW, CUDA_THREAD_ROW};
+  for (int i = 0; i < 3; i++) {
+    const AluExp *gr = alu_special("gidx", 512), *rr = alu_special("ridx", rows[i]);
+    const AluExp *e = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, gr, i64(rows[i])), rr));
+    cases[n++] = (Case){"row_sum", reduction(512, rows[i], JX_FLOAT32, ALU_ADD, e), kinds[i], false, 1};
+  }
+  /* column sums of (1000, 16384): threads per output, coalesced; of (1000, 512): too few
+   * outputs to fill the GPU, blocks per column */
+  for (int64_t cols = 512; cols <= 16384; cols *= 32) {
+    const AluExp *gr = alu_special("gidx", cols), *rr = alu_special("ridx", 1000);
+    const AluExp *e = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, rr, i64(cols)), gr));
+    cases[n++] = (Case){"column_sum", reduction(cols, 1000, JX_FLOAT32, ALU_ADD, e),
+                        cols > 512 ? CUDA_THREAD_ROW : CUDA_BLOCK_ROW, false, 1};
+  }
+  /* full sum of 2^24: split over blocks; max too; integer sum; float16 sum */
+  {
+    const AluExp *gr = alu_special("gidx", 1), *rr = alu_special("ridx", 1 << 24);
+    cases[n++] = (Case){"full_sum", reduction(1, 1 << 24, JX_FLOAT32, ALU_ADD, ld(0, JX_FLOAT32, rr)), CUDA_BLOCK_ROW, true, 1};
+    cases[n++] = (Case){"full_max", reduction(1, 1 << 24, JX_FLOAT32, ALU_MAX, ld(0, JX_FLOAT32, rr)), CUDA_BLOCK_ROW, true, 1};
+    cases[n++] = (Case){"int_sum", reduction(1, 1 << 24, JX_INT32, ALU_ADD, ld(0, JX_INT32, rr)), CUDA_BLOCK_ROW, true, 1};
+    cases[n++] = (Case){"f16_sum", reduction(1, 1 << 24, JX_FLOAT16, ALU_ADD, ld(0, JX_FLOAT16, rr)), CUDA_BLOCK_ROW, true, 1};
+    (void)gr;
+  }
+  /* two-phase row (softmax's denominator): sum of exp(x - max) over rows of 4096 */
+  {
+    const AluExp *gr = alu_special("gidx", 4096), *rr = alu_special("ridx", 4096);
+    const AluExp *xv = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, gr, i64(4096)), rr));
+    Kernel k = reduction(4096, 4096, JX_FLOAT32, ALU_ADD,
+                         alu_unary(ALU_EXP, alu_binary(ALU_SUB, xv, alu_variable("pre", JX_FLOAT32))));
+    k.has_pre = true;
+    k.pre_exp = xv;
+    k.pre = (Reduction){.op = ALU_MAX, .dtype = JX_FLOAT32, .identity = alu_reduce_identity(ALU_MAX, JX_FLOAT32), .size = 4096};
+    k.reduction.epilogue = alu_binary(ALU_ADD, alu_variable("acc", JX_FLOAT32), alu_variable("pre", JX_FLOAT32));
+    cases[n++] = (Case){"two_phase", k, CUDA_BLOCK_ROW, false, 1};
+    /* short rows: warps */
+    const AluExp *gw = alu_special("gidx", 100000), *rw = alu_special("ridx", 40);
+    const AluExp *xw = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, gw, i64(40)), rw));
+    Kernel kw = reduction(100000, 40, JX_FLOAT32, ALU_ADD,
+                          alu_unary(ALU_EXP, alu_binary(ALU_SUB, xw, alu_variable("pre", JX_FLOAT32))));
+    kw.has_pre = true, kw.pre_exp = xw, kw.pre = k.pre, kw.pre.size = 40;
+    kw.reduction.epilogue = k.reduction.epilogue;
+    cases[n++] = (Case){"two_phase_warp", kw, CUDA_WARP_ROW, false, 1};
+  }
+  /* threefry bits */
+  {
+    const AluExp *gt = alu_special("gidx", 4096);
+    const AluExp *c = alu_cast(gt, JX_UINT32), *k0 = alu_const_int(JX_UINT32, 42), *k1 = alu_const_int(JX_UINT32, 7);
+    cases[n++] = (Case){"threefry", {.nargs = 0, .size = 4096, .dtype = JX_UINT32,
+                                     .exp = alu_threefry_word(k0, k1, c, c, 1)}, CUDA_ELEMENTWISE, false, 1};
+  }
+  /* render all into one unit, as a jit program */
+  size_t plen = *render_cuda.prelude_len, cap = plen + 2, len = 0;
+  char *unit = malloc(cap);
+  memcpy(unit, render_cuda.prelude, plen), len = plen, unit[len++] = '\n';
+  for (int i = 0; i < n; i++) {
+    CHECK_MSG(kernel_check(&cases[i].k) == JX_OK, "%s: %s", cases[i].name, jx_last_error());
+    jx_clear_error();
+    RenderCudaPlan p = render_cuda_plan(&cases[i].k);
+    CHECK_MSG(p.kind == cases[i].kind, "%s: plan kind %d, expected %d", cases[i].name, p.kind, cases[i].kind);
+    CHECK_MSG(p.split == cases[i].split, "%s: split %d", cases[i].name, p.split);
+    CHECK_MSG(p.vec == cases[i].vec, "%s: vec %d, expected %d", cases[i].name, p.vec, cases[i].vec);
+    char name[RENDER_NAME_MAX];
+    char *t = render_kernel(&render_cuda, &cases[i].k, name);
+    CHECK_MSG(t != NULL, "%s: %s", cases[i].name, jx_last_error());
+    if (!t) continue;
+    CHECK(strstr(t, "__global__") != NULL);
+    size_t tl = strlen(t);
+    unit = realloc(unit, (cap = len + tl + 2));
+    memcpy(unit + len, t, tl), len += tl, unit[len++] = '\n';
+    unit[len] = 0;
+    free(t);
+  }
+  unit[len] = 0;
+  size_t cubin = 0;
+  jx_status s = cuda_nvrtc_check(unit, 90, &cubin);
+  if (s == JX_ERR_DEVICE) printf("NVRTC not found, not compiled: %s\n", jx_last_error());
+  else {
+    CHECK_MSG(s == JX_OK && cubin > 0, "NVRTC: %.3000s", jx_last_error());
+    if (s != JX_OK) fprintf(stderr, "%s\n", unit);
+  }
+  jx_clear_error();
+  free(unit);
+}
+
+int main(void) {
+  TEST_RUN(test_render_compile);
+  return test_finish();
+}
