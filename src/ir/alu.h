@@ -194,7 +194,35 @@ typedef enum RoutineOp {
   ROUTINE_GEMM,        /* in: a (outer, n, m), b (outer, m, inner) -> out: a @ b, float32
                           or float64, through CBLAS when jaxc was built with OpenBLAS
                           (cuBLAS on cuda, which also takes float16/bfloat16) */
+  /* Dense linear algebra on LAPACK (backend/lapack.c), float32/float64, row-major
+   * matrices, `outer` independent batch entries, options in `flags` (LINALG_*): */
+  ROUTINE_CHOLESKY,         /* a (outer,n,n) -> L (outer,n,n): lower, zeros above; all NaN
+                               where a is not positive definite (potrf) */
+  ROUTINE_TRIANGULAR_SOLVE, /* a (outer,k,k), b (outer,n,m) -> x (outer,n,m): op(a) x = b
+                               (LEFT_SIDE, k = n) or x op(a) = b (k = m) (trsm) */
+  ROUTINE_LU,               /* a (outer,n,m) -> lu (outer,n,m), pivots int32 (outer,min(n,m)),
+                               permutation int32 (outer,n) (getrf; 0-based) */
+  ROUTINE_QR,               /* a (outer,n,m) -> q (outer,n,kq), r (outer,kq,m); kq = n with
+                               FULL_MATRICES, else min(n,m) (geqrf + orgqr) */
+  ROUTINE_EIGH,             /* a (outer,n,n) symmetric -> v (outer,n,n) eigenvectors as
+                               columns, w (outer,n) ascending; NaN on failure (syevd) */
+  ROUTINE_SVD,              /* a (outer,n,m) -> s (outer,k) descending, and with COMPUTE_UV
+                               u (outer,n,ku), vt (outer,kv,m); ku = n, kv = m with
+                               FULL_MATRICES, else k = min(n,m); NaN on failure (gesdd) */
 } RoutineOp;
+
+/* Options of the linear-algebra routines and primitives (lax.linalg's keywords). */
+enum {
+  LINALG_LEFT_SIDE = 1 << 0,     /* triangular_solve: solve op(a) x = b (else x op(a) = b) */
+  LINALG_LOWER = 1 << 1,         /* triangular_solve: a is lower; eigh: read the lower half */
+  LINALG_TRANSPOSE_A = 1 << 2,   /* triangular_solve: op(a) = a^T */
+  LINALG_CONJUGATE_A = 1 << 3,   /* triangular_solve: conjugate a (no-op for real dtypes) */
+  LINALG_UNIT_DIAGONAL = 1 << 4, /* triangular_solve: a's diagonal is taken as ones */
+  LINALG_FULL_MATRICES = 1 << 5, /* qr, svd: complete (square) factors */
+  LINALG_COMPUTE_UV = 1 << 6,    /* svd: u and vt as well as s */
+};
+/* True for the linear-algebra routines above. */
+#define ROUTINE_IS_LINALG(op) ((op) >= ROUTINE_CHOLESKY && (op) <= ROUTINE_SVD)
 
 /* dot_general products at least this large (m * n * k multiply-adds) go to GEMM. */
 #define ROUTINE_GEMM_MIN_WORK (64 * 64 * 64)
@@ -212,6 +240,7 @@ typedef struct Routine {
   int64_t outer, n, inner;
   int64_t m;            /* scatter: number of indices; gemm: the contracted size */
   bool trans_a, trans_b; /* gemm: a stored as (outer, m, n) / b as (outer, inner, m) */
+  unsigned flags;       /* linear algebra: LINALG_* options */
 } Routine;
 
 const char *routine_name(RoutineOp op);

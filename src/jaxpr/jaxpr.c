@@ -271,6 +271,22 @@ static void print_sort(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[dimension=%d is_stable=True num_keys=1]", p->axis);
 }
 static void print_scatter_add(Text *t, const PrimParams *p, const Aval *x) { put(t, "[axis=%d]", p->axis); }
+static const char *py_bool(bool b) { return b ? "True" : "False"; }
+static void print_triangular_solve(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[conjugate_a=%s left_side=%s lower=%s transpose_a=%s unit_diagonal=%s]",
+      py_bool(p->flags & LINALG_CONJUGATE_A), py_bool(p->flags & LINALG_LEFT_SIDE), py_bool(p->flags & LINALG_LOWER),
+      py_bool(p->flags & LINALG_TRANSPOSE_A), py_bool(p->flags & LINALG_UNIT_DIAGONAL));
+}
+static void print_qr(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[full_matrices=%s]", py_bool(p->flags & LINALG_FULL_MATRICES));
+}
+static void print_eigh(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[lower=%s sort_eigenvalues=True]", py_bool(p->flags & LINALG_LOWER));
+}
+static void print_svd(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[compute_uv=%s full_matrices=%s]", py_bool(p->flags & LINALG_COMPUTE_UV),
+      py_bool(p->flags & LINALG_FULL_MATRICES));
+}
 static void print_reduce(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[axes=");
   put_ints(t, p->naxes, p->axes);
@@ -359,6 +375,10 @@ static const PrintRule print_rules[PRIM_NUM] = {
     [PRIM_iota] = print_iota,
     [PRIM_sort] = print_sort,
     [PRIM_scatter_add] = print_scatter_add,
+    [PRIM_triangular_solve] = print_triangular_solve,
+    [PRIM_qr] = print_qr,
+    [PRIM_eigh] = print_eigh,
+    [PRIM_svd] = print_svd,
 };
 
 static void put_params(Text *t, const JaxprEqn *q, const Aval *in0) {

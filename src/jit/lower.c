@@ -562,6 +562,12 @@ static const LowerRule lower_rules[PRIM_NUM] = {
     [PRIM_stop_gradient] = lower_movement,
     [PRIM_sort] = lower_routine,
     [PRIM_scatter_add] = lower_routine,
+    [PRIM_cholesky] = lower_routine,
+    [PRIM_triangular_solve] = lower_routine,
+    [PRIM_lu] = lower_routine,
+    [PRIM_qr] = lower_routine,
+    [PRIM_eigh] = lower_routine,
+    [PRIM_svd] = lower_routine,
     [PRIM_threefry2x32] = lower_threefry,
 };
 static const char *const lower_absent[PRIM_NUM] = {

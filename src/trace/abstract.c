@@ -253,7 +253,7 @@ static bool eval_call(Prim p, int nin, const Aval *in, const PrimParams *pp, Ava
 int prim_nout(Prim p, int nin, const PrimParams *pp) {
   switch (prim_kind(p)) {
   case PRIM_KIND_THREEFRY: return 2;
-  case PRIM_KIND_ROUTINE: return p == PRIM_sort ? nin : 1;
+  case PRIM_KIND_ROUTINE: return p == PRIM_sort ? nin : prim_is_linalg(p) ? prim_linalg_nout(p, pp) : 1;
   case PRIM_KIND_CALL: return pp->jaxpr ? pp->jaxpr->nout : 0;
   default: return 1;
   }
@@ -381,6 +381,12 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_stop_gradient] = eval_movement,
     [PRIM_sort] = eval_routine,
     [PRIM_scatter_add] = eval_routine,
+    [PRIM_cholesky] = prim_linalg_abstract_eval, /* trace/linalg.c */
+    [PRIM_triangular_solve] = prim_linalg_abstract_eval,
+    [PRIM_lu] = prim_linalg_abstract_eval,
+    [PRIM_qr] = prim_linalg_abstract_eval,
+    [PRIM_eigh] = prim_linalg_abstract_eval,
+    [PRIM_svd] = prim_linalg_abstract_eval,
     [PRIM_threefry2x32] = eval_threefry,
     [PRIM_jit] = eval_call,
 };

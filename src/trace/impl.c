@@ -479,6 +479,40 @@ static jx_status impl_routine(Prim p, int nin, jx_array *const *in, const PrimPa
   return s;
 }
 
+/* A linear-algebra primitive: its routine on contiguous operands; the results take
+ * the avals abstract evaluation gave (trace/linalg.c). */
+static jx_status impl_linalg(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                             const Aval *avals, jx_array **out) {
+  Aval ins[2] = {{0}, {0}};
+  for (int i = 0; i < nin && i < 2; i++) ins[i] = prim_aval_of(in[i]);
+  Routine r;
+  prim_linalg_routine(p, ins, pp, &r);
+  jx_array *c[2] = {NULL, NULL};
+  Buffer *bufs[2], *obufs[ROUTINE_MAX_OPERANDS];
+  jx_status s = JX_OK;
+  for (int i = 0; i < nin && s == JX_OK; i++) {
+    c[i] = impl_contiguous(in[i]);
+    if (!c[i]) s = jx_last_status();
+    else bufs[i] = c[i]->buf;
+  }
+  if (s == JX_OK && nin == 2 && c[1]->buf->backend != c[0]->buf->backend) {
+    error_set(JX_ERR_DEVICE, "%s: operands on different devices (%s, %s)", prim_name(p),
+              c[0]->buf->backend->name, c[1]->buf->backend->name);
+    s = JX_ERR_DEVICE;
+  }
+  if (s == JX_OK) s = backend_run_routine(c[0]->buf->backend, &r, bufs, obufs);
+  for (int o = 0; o < nout && s == JX_OK; o++) {
+    out[o] = array_new(obufs[o], shape_contiguous(avals[o].ndim, avals[o].shape), avals[o].dtype, avals[o].weak);
+    if (!out[o]) {
+      s = jx_last_status();
+      for (int k = o + 1; k < nout; k++) buffer_free(obufs[k]);
+      for (int k = 0; k < o; k++) jx_free(out[k]), out[k] = NULL;
+    }
+  }
+  for (int i = 0; i < nin && i < 2; i++) jx_free(c[i]);
+  return s;
+}
+
 /* ------------------------------------------------------------- dispatch */
 
 /* The eval rule of every primitive (autodidax's impl_rules): one entry per primitive,
@@ -524,6 +558,11 @@ static jx_status rule_threefry(Prim p, int nin, jx_array *const *in, const PrimP
 static jx_status rule_routine(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                               const Aval *avals, jx_array **out) {
   return impl_routine(p, nin, in, pp, nout, out);
+}
+
+static jx_status rule_linalg(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                             const Aval *avals, jx_array **out) {
+  return impl_linalg(p, nin, in, pp, nout, avals, out);
 }
 
 static jx_status rule_call(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
@@ -605,6 +644,12 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_stop_gradient] = rule_stop_gradient,
     [PRIM_sort] = rule_routine,
     [PRIM_scatter_add] = rule_routine,
+    [PRIM_cholesky] = rule_linalg,
+    [PRIM_triangular_solve] = rule_linalg,
+    [PRIM_lu] = rule_linalg,
+    [PRIM_qr] = rule_linalg,
+    [PRIM_eigh] = rule_linalg,
+    [PRIM_svd] = rule_linalg,
     [PRIM_threefry2x32] = rule_threefry,
     [PRIM_jit] = rule_call,
 };

@@ -110,6 +110,10 @@ const AluExp *kexp_elementwise(Prim p, const PrimParams *pp, const AluExp *const
 }
 
 jx_status kexp_routine(Prim p, const PrimParams *pp, int nin, const Aval *in, int nout, Routine *r) {
+  if (prim_is_linalg(p)) { /* matrices with leading batch dims (trace/linalg.c) */
+    prim_linalg_routine(p, in, pp, r);
+    return routine_check(r);
+  }
   const Aval *x = &in[0];
   int axis = pp->axis;
   *r = (Routine){.nin = nin, .nout = nout, .dtype = x->dtype, .outer = shape_numel(axis, x->shape),

@@ -49,6 +49,7 @@ uint64_t prim_params_hash(Prim p, const PrimParams *pp) {
   h = mix_ints(h, JX_MAX_NDIM, pp->rhs_contract);
   h = mix_ints(h, JX_MAX_NDIM, pp->lhs_batch);
   h = mix_ints(h, JX_MAX_NDIM, pp->rhs_batch);
+  h = mix(h, (uint64_t)pp->flags);
   if (pp->jaxpr) h = mix(h, prim_jaxpr_hash(pp->jaxpr));
   return h;
 }
@@ -63,7 +64,8 @@ bool prim_params_equal(Prim p, const PrimParams *a, const PrimParams *b) {
       !SAME_ARRAY(a->step, b->step) || double_bits(a->value) != double_bits(b->value) ||
       a->axis != b->axis || a->ncontract != b->ncontract || a->nbatch != b->nbatch ||
       !SAME_ARRAY(a->lhs_contract, b->lhs_contract) || !SAME_ARRAY(a->rhs_contract, b->rhs_contract) ||
-      !SAME_ARRAY(a->lhs_batch, b->lhs_batch) || !SAME_ARRAY(a->rhs_batch, b->rhs_batch))
+      !SAME_ARRAY(a->lhs_batch, b->lhs_batch) || !SAME_ARRAY(a->rhs_batch, b->rhs_batch) ||
+      a->flags != b->flags)
     return false;
   if (!a->jaxpr || !b->jaxpr) return a->jaxpr == b->jaxpr;
   return prim_jaxpr_equal(a->jaxpr, b->jaxpr);

@@ -58,6 +58,7 @@ typedef struct PrimParams {
   int ncontract, nbatch;         /* dot_general: lhs/rhs contracting and batch dims */
   int lhs_contract[JX_MAX_NDIM], rhs_contract[JX_MAX_NDIM];
   int lhs_batch[JX_MAX_NDIM], rhs_batch[JX_MAX_NDIM];
+  unsigned flags;                /* linear algebra: LINALG_* options (ir/alu.h) */
   struct Jaxpr *jaxpr;           /* jit: the closed sub-program called (its consts
                                     included); an equation holds a reference */
 } PrimParams;
@@ -195,6 +196,34 @@ jx_status prim_call(struct Jaxpr *j, int nin, jx_array *const *in, jx_array **ou
 /* x with upd added at the positions gather(x, idx, axis) reads (clamped): the
  * transpose of prim_gather. upd has gather's result shape. */
 jx_array *prim_scatter_add(jx_array *x, jx_array *idx, jx_array *upd, int axis);
+/* ---- linear algebra (lax.linalg primitives; trace/linalg.c). Operands are float32 or
+ * float64 with at least two dims; leading dims are batch dims, equal across operands.
+ * Errors: JX_ERR_SHAPE (rank < 2, non-square where square is needed, mismatched
+ * shapes), JX_ERR_DTYPE (not float32/64), naming the primitive and the shapes. */
+/* True for cholesky .. svd. */
+bool prim_is_linalg(Prim p);
+/* The routine computing linalg primitive p on operands `in` (avals) with params pp. */
+void prim_linalg_routine(Prim p, const Aval *in, const PrimParams *pp, Routine *r);
+/* Abstract eval and result count of the linalg primitives (prim_abstract_eval /
+ * prim_nout dispatch here). */
+bool prim_linalg_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
+int prim_linalg_nout(Prim p, const PrimParams *pp);
+/* lax.linalg.cholesky_p: the lower Cholesky factor of a (read from its lower half);
+ * NaNs for a batch entry that is not positive definite. */
+jx_array *prim_cholesky(jx_array *a);
+/* lax.linalg.triangular_solve_p with flags LINALG_LEFT_SIDE | LOWER | TRANSPOSE_A |
+ * CONJUGATE_A | UNIT_DIAGONAL. */
+jx_array *prim_triangular_solve(jx_array *a, jx_array *b, unsigned flags);
+/* lax.linalg.lu_p: out[0] lu, out[1] pivots, out[2] permutation. */
+jx_status prim_lu(jx_array *a, jx_array **out);
+/* lax.linalg.qr_p: out[0] q, out[1] r (flags: LINALG_FULL_MATRICES). */
+jx_status prim_qr(jx_array *a, unsigned flags, jx_array **out);
+/* lax.linalg.eigh_p (sorted, no subset): out[0] v, out[1] w (flags: LINALG_LOWER). */
+jx_status prim_eigh(jx_array *a, unsigned flags, jx_array **out);
+/* lax.linalg.svd_p: out[0] s and, with LINALG_COMPUTE_UV, out[1] u, out[2] vt
+ * (flags: LINALG_FULL_MATRICES | LINALG_COMPUTE_UV). */
+jx_status prim_svd(jx_array *a, unsigned flags, jx_array **out);
+
 /* lax.broadcasted_iota. */
 jx_array *prim_iota(jx_dtype dtype, int ndim, const int64_t *shape, int dimension);
 

@@ -12,6 +12,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "transform/jvp.h"
+#include "transform/linalg.h"
 
 typedef struct JvpTracer {
   Tracer base;
@@ -403,6 +404,10 @@ static const struct {
     [PRIM_stop_gradient] = {jvp_zero},
     [PRIM_sort] = {.many = jvp_sort},         [PRIM_scatter_add] = {jvp_scatter_add},
     [PRIM_jit] = {.many = jvp_call},
+    [PRIM_cholesky] = {.many = linalg_jvp_cholesky},
+    [PRIM_triangular_solve] = {.many = linalg_jvp_triangular_solve},
+    [PRIM_lu] = {.many = linalg_jvp_lu},   [PRIM_qr] = {.many = linalg_jvp_qr},
+    [PRIM_eigh] = {.many = linalg_jvp_eigh}, [PRIM_svd] = {.many = linalg_jvp_svd},
 };
 
 /* Primitives without a JVP rule, and why (the rule-table test reads this). */

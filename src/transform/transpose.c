@@ -9,6 +9,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "transform/transpose.h"
+#include "transform/linalg.h"
 
 /* Cotangents of the linear operands (ct_in[i] for linear[i]) from the output's ct.
  * x[i] are the constant operands (NULL where linear); in[i] every operand's aval. */
@@ -282,6 +283,7 @@ static const struct {
     [PRIM_scatter_add] = {t_scatter_add},
     [PRIM_dot_general] = {t_dot_general},
     [PRIM_jit] = {.many = t_call},
+    [PRIM_triangular_solve] = {linalg_transpose_triangular_solve},
 };
 
 bool transpose_has_rule(Prim p, const char **absent) {

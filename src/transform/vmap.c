@@ -317,6 +317,17 @@ static int batch_sort(Prim p, int nin, jx_array *const *x, const int *bd,
   return b;
 }
 
+/* Linear algebra: leading dims are batch dims, so every operand gets the batch axis
+ * in front (unmapped ones are broadcast) and so do the results (JAX's rules). */
+static int batch_linalg(Prim p, int nin, jx_array *const *x, const int *bd,
+                        const PrimParams *pp, jx_array **y) {
+  int64_t size = batch_size(nin, x, bd);
+  jx_array *xs[2] = {NULL, NULL};
+  for (int i = 0; i < nin && i < 2; i++) xs[i] = batch_at(x[i], bd[i], size, 0);
+  prim_bind_n(p, nin, xs, pp, prim_nout(p, nin, pp), y);
+  return 0;
+}
+
 static const TraceType batch_type;
 
 /* A call: its jaxpr batched -- staged from the operands' batched avals, every result
@@ -467,6 +478,12 @@ static const struct {
     [PRIM_gather] = {batch_gather},
     [PRIM_dot_general] = {batch_dot_general},
     [PRIM_sort] = {batch_sort},
+    [PRIM_cholesky] = {batch_linalg},
+    [PRIM_triangular_solve] = {batch_linalg},
+    [PRIM_lu] = {batch_linalg},
+    [PRIM_qr] = {batch_linalg},
+    [PRIM_eigh] = {batch_linalg},
+    [PRIM_svd] = {batch_linalg},
     [PRIM_jit] = {batch_call},
     [PRIM_scatter_add] = {batch_scatter_add},
     [PRIM_iota] = {NULL, "no operands, so never applied to a batch tracer"},

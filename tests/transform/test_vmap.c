@@ -204,17 +204,21 @@ static int config_axis(int k, int i, int nd) {
 static void check_prim_case(const PrimCase *c) {
   covered[c->p] = true;
   jx_fn *f = jx_fn_new(c->name, c->nin, case_nout(c), prim_impl, (void *)c);
-  /* The unbatched output rank, for choosing out axes (every result has one rank). */
+  /* The unbatched output ranks, for choosing out axes (lu's and eigh's differ). */
   jx_scope_begin();
   jx_array *ex[4], *y[4] = {NULL};
   for (int i = 0; i < c->nin; i++) ex[i] = make_input(&c->in[i], NM, 0);
   CHECK_EQ_INT(jx_call(f, ex, y), JX_OK);
-  int ond = y[0] ? jx_ndim(y[0]) : 0;
+  int onds[4] = {0};
+  for (int o = 0; o < 4; o++) onds[o] = y[o] ? jx_ndim(y[o]) : y[0] ? jx_ndim(y[0]) : 0;
   jx_scope_end(0, NULL);
   for (int k = 0; k < NCONFIG; k++) {
     if (k == 4 && c->nin == 1) continue;
     int in_axes[4], out_axes[4];
-    for (int o = 0; o < 4; o++) out_axes[o] = (int[]){0, -1, ond >= 1 ? 1 : 0, ond, -1, 0, -(ond + 1)}[k];
+    for (int o = 0; o < 4; o++) {
+      int ond = onds[o];
+      out_axes[o] = (int[]){0, -1, ond >= 1 ? 1 : 0, ond, -1, 0, -(ond + 1)}[k];
+    }
     for (int i = 0; i < c->nin; i++) in_axes[i] = config_axis(k, i, c->in[i].ndim);
     jx_scope_begin();
     jx_array *xs[4];
@@ -320,6 +324,18 @@ static void test_movement(void) {
   check_prim_case(&(PrimCase){"sort three operands", PRIM_sort, 3,
                               {F32(2, {4, 3}), {JX_INT32, G_INT, 2, {4, 3}}, F32(2, {4, 3})},
                               {.axis = 0}});
+  /* linear algebra: batch dims move to the front (results equal the loop exactly) */
+  check_prim_case(&(PrimCase){"cholesky", PRIM_cholesky, 1, {F32(3, {2, 3, 3})}, {0}});
+  check_prim_case(&(PrimCase){"triangular_solve left lower", PRIM_triangular_solve, 2,
+                              {F32(2, {3, 3}), F32(2, {3, 2})}, {.flags = LINALG_LEFT_SIDE | LINALG_LOWER}});
+  check_prim_case(&(PrimCase){"triangular_solve right transposed", PRIM_triangular_solve, 2,
+                              {F32(3, {2, 3, 3}), F32(3, {2, 4, 3})}, {.flags = LINALG_TRANSPOSE_A}});
+  check_prim_case(&(PrimCase){"lu", PRIM_lu, 1, {F32(2, {3, 4})}, {0}});
+  check_prim_case(&(PrimCase){"qr", PRIM_qr, 1, {F32(2, {4, 3})}, {0}});
+  check_prim_case(&(PrimCase){"qr full", PRIM_qr, 1, {F32(2, {4, 3})}, {.flags = LINALG_FULL_MATRICES}});
+  check_prim_case(&(PrimCase){"eigh", PRIM_eigh, 1, {F32(2, {3, 3})}, {.flags = LINALG_LOWER}});
+  check_prim_case(&(PrimCase){"svd", PRIM_svd, 1, {F32(2, {3, 4})}, {.flags = LINALG_COMPUTE_UV}});
+  check_prim_case(&(PrimCase){"svd values", PRIM_svd, 1, {F32(3, {2, 4, 3})}, {0}});
   check_prim_case(&(PrimCase){"scatter_add axis 1", PRIM_scatter_add, 3,
                               {F32(2, {3, 4}), {JX_INT32, G_IDX, 1, {5}}, F32(2, {3, 5})}, {.axis = 1}});
   check_prim_case(&(PrimCase){"scatter_add axis 0", PRIM_scatter_add, 3,

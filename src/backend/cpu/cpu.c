@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/lapack.h"
 #include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -581,6 +582,37 @@ static void gemm_chunk(void *ctx, int64_t start, int64_t end) {
   else routine_gemm_block(g->r, g->in, g->out, 0, g->r->n, start, end);
 }
 
+/* A batch of linear-algebra problems: one chunk of batch entries per thread. A single
+ * large problem runs on OpenBLAS's own threads instead, for the call's duration. */
+typedef struct LinalgJob {
+  const Routine *r;
+  void *const *in;
+  void *const *out;
+  _Atomic int failed;
+} LinalgJob;
+
+static void linalg_chunk(void *ctx, int64_t start, int64_t end) {
+  LinalgJob *g = ctx;
+  if (lapack_run(g->r, g->in, g->out, start, end) != JX_OK) g->failed = 1;
+}
+
+#define LINALG_THREADED_MIN_N 192
+static jx_status cpu_linalg(const Routine *r, void *const *inputs, void *const *outs) {
+  int64_t chunks = pool_threads();
+  if (chunks > r->outer) chunks = r->outer;
+  if (chunks >= 2) {
+    LinalgJob g = {r, inputs, outs, 0};
+    pool_run(linalg_chunk, &g, r->outer, (int)chunks, 1);
+    if (!g.failed) return JX_OK;
+    return lapack_run(r, inputs, outs, 0, r->outer); /* again on this thread: its error */
+  }
+  bool wide = openblas_set_num_threads && pool_threads() >= 2 && (r->n >= LINALG_THREADED_MIN_N || r->m >= LINALG_THREADED_MIN_N);
+  if (wide) openblas_set_num_threads(pool_threads());
+  jx_status s = lapack_run(r, inputs, outs, 0, r->outer);
+  if (wide) openblas_set_num_threads(1);
+  return s;
+}
+
 /* GEMMs of at least GEMM_MIN_FLOPS split the larger of the output's rows and columns
  * (in multiples of 16) into one block per thread (measured: four per thread run 10%
  * slower at n = 256..1024); other routines run on the host. */
@@ -588,6 +620,7 @@ static void gemm_chunk(void *ctx, int64_t start, int64_t end) {
 static jx_status cpu_routine(const Routine *r, void *const *inputs, void *const *outs) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   if (openblas_set_num_threads) pthread_once(&once, openblas_single);
+  if (ROUTINE_IS_LINALG(r->op)) return cpu_linalg(r, inputs, outs);
   if (r->op != ROUTINE_GEMM) return routine_run_host(r, inputs, outs);
   double flops = 2.0 * (double)r->outer * (double)r->n * (double)r->inner * (double)r->m;
   bool by_rows = r->n >= r->inner;

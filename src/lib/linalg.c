@@ -1,0 +1,480 @@
+/* linalg.c -- lax.linalg, jax.numpy.linalg and jax.scipy.linalg over the linear-algebra
+ * primitives (trace/linalg.c): factorizations, solves, determinants. Semantics follow
+ * jax/_src/lax/linalg.py, jax/_src/numpy/linalg.py and jax/_src/scipy/linalg.py;
+ * every function takes leading batch dims. */
+#include <math.h>
+#include <string.h>
+
+#include "lib/numpy/np.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static jx_array *mT(jx_array *x) { return x ? jx_swapaxes(x, -1, -2) : NULL; }
+
+/* A float operand of rank >= 2 (square if asked): bool/int promote to the default
+ * float (promote_dtypes_inexact); JX_ERR_SHAPE naming fn otherwise. */
+static jx_array *matrix_arg(const char *fn, jx_array *a, bool square) {
+  if (np_null_arg(fn, a, "a")) return NULL;
+  char b[ERROR_SHAPE_BUF];
+  if (a->ndim < 2) {
+    error_set(JX_ERR_SHAPE, "%s: needs an array of rank >= 2, got shape %s", fn, np_shape_str(b, a));
+    return NULL;
+  }
+  if (square && a->shape[a->ndim - 1] != a->shape[a->ndim - 2]) {
+    error_set(JX_ERR_SHAPE, "%s: needs square matrices, got shape %s", fn, np_shape_str(b, a));
+    return NULL;
+  }
+  return np_to_inexact(a);
+}
+
+/* Ends the caller's scope keeping the n results (NULL ones are fine) and returns the
+ * status: JX_OK when every result exists. */
+static jx_status scope_return_n(int n, jx_array **out) {
+  jx_status s = JX_OK;
+  for (int i = 0; i < n; i++)
+    if (!out[i]) s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
+  if (s != JX_OK)
+    for (int i = 0; i < n; i++) out[i] = NULL;
+  jx_scope_end(s == JX_OK ? n : 0, out);
+  return s;
+}
+
+/* x broadcast to the batch dims `bshape` (nb of them) followed by its last `keep` dims. */
+static jx_array *broadcast_batch(const char *fn, jx_array *x, int nb, const int64_t *bshape, int keep) {
+  if (!x) return NULL;
+  int64_t sh[JX_MAX_NDIM];
+  if (nb + keep > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "%s: rank %d exceeds JX_MAX_NDIM", fn, nb + keep);
+    return NULL;
+  }
+  memcpy(sh, bshape, (size_t)nb * sizeof *sh);
+  memcpy(sh + nb, x->shape + x->ndim - keep, (size_t)keep * sizeof *sh);
+  return np_broadcast_to(fn, x, nb + keep, sh);
+}
+
+/* The broadcast of the batch dims (all but the last ka / kb) of a and b. */
+static bool batch_shape(const char *fn, jx_array *a, int ka, jx_array *b, int kb, int *nb, int64_t *shape) {
+  int64_t sa[JX_MAX_NDIM], sb[JX_MAX_NDIM];
+  int na = a->ndim - ka, nbb = b->ndim - kb;
+  memcpy(sa, a->shape, (size_t)na * sizeof *sa);
+  memcpy(sb, b->shape, (size_t)nbb * sizeof *sb);
+  *nb = na > nbb ? na : nbb;
+  for (int i = 0; i < *nb; i++) {
+    int ia = i - (*nb - na), ib = i - (*nb - nbb);
+    int64_t x = ia >= 0 ? sa[ia] : 1, y = ib >= 0 ? sb[ib] : 1;
+    if (x != y && x != 1 && y != 1) {
+      char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+      error_set(JX_ERR_SHAPE, "%s: batch dimensions of %s and %s do not broadcast", fn, np_shape_str(b0, a),
+                np_shape_str(b1, b));
+      return false;
+    }
+    shape[i] = x == 1 ? y : x;
+  }
+  return true;
+}
+
+/* The diagonal of the last two dims of square x: (..., n). */
+static jx_array *diag_of(jx_array *x) {
+  if (!x) return NULL;
+  jx_array *eye = jx_eye(x->shape[x->ndim - 1], x->dtype);
+  return jx_sum(jx_multiply(x, eye), 1, (int[]){-1}, false);
+}
+
+/* x[..., start[0]:stop[0], ..., start[n-1]:stop[n-1]] over its last n axes. */
+static jx_array *slice_last(jx_array *x, int n, const int64_t *start, const int64_t *stop) {
+  if (!x) return NULL;
+  int64_t lo[JX_MAX_NDIM], hi[JX_MAX_NDIM];
+  for (int d = 0; d < x->ndim; d++) lo[d] = 0, hi[d] = JX_SLICE_END;
+  for (int i = 0; i < n; i++) lo[x->ndim - n + i] = start[i], hi[x->ndim - n + i] = stop[i];
+  return jx_slice(x, x->ndim, lo, hi, NULL);
+}
+
+/* ------------------------------------------------------------ lax.linalg */
+
+jx_array *jx_lax_linalg_cholesky(jx_array *x, bool symmetrize_input) {
+  if (np_null_arg("jx_lax_linalg_cholesky", x, "x")) return NULL;
+  jx_scope_begin();
+  jx_array *a = x;
+  if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mT(x)), jx_scalar(2));
+  return np_scope_return(prim_cholesky(a));
+}
+
+jx_array *jx_lax_linalg_triangular_solve(jx_array *a, jx_array *b, bool left_side, bool lower, bool transpose_a,
+                                         bool conjugate_a, bool unit_diagonal) {
+  const char *fn = "jx_lax_linalg_triangular_solve";
+  if (np_null_arg(fn, a, "a") || np_null_arg(fn, b, "b")) return NULL;
+  jx_scope_begin();
+  unsigned f = (left_side ? LINALG_LEFT_SIDE : 0) | (lower ? LINALG_LOWER : 0) |
+               (transpose_a ? LINALG_TRANSPOSE_A : 0) | (unit_diagonal ? LINALG_UNIT_DIAGONAL : 0);
+  (void)conjugate_a; /* real dtypes only: conjugation is the identity */
+  bool singleton = b->ndim == a->ndim - 1; /* a vector b, as JAX */
+  jx_array *bb = singleton ? jx_expand_dims(b, left_side ? -1 : -2) : b;
+  jx_array *r = prim_triangular_solve(a, bb, f);
+  if (r && singleton) r = jx_squeeze(r, 1, (int[]){left_side ? -1 : -2});
+  return np_scope_return(r);
+}
+
+jx_status jx_lax_linalg_lu(jx_array *x, jx_array **out) {
+  if (np_null_arg("jx_lax_linalg_lu", out, "out")) return JX_ERR_VALUE;
+  out[0] = out[1] = out[2] = NULL;
+  if (np_null_arg("jx_lax_linalg_lu", x, "x")) return JX_ERR_VALUE;
+  jx_scope_begin();
+  if (prim_lu(x, out) != JX_OK) out[0] = NULL;
+  return scope_return_n(3, out);
+}
+
+/* lax.linalg._lu_solve_core with batch dims: b (..., m, n) with lu's batch dims. */
+static jx_array *lu_solve_core(jx_array *lu, jx_array *perm, jx_array *b, int trans) {
+  if (!lu || !perm || !b) return NULL;
+  int64_t sh[JX_MAX_NDIM];
+  memcpy(sh, b->shape, (size_t)b->ndim * sizeof *sh);
+  if (trans == 0) {
+    jx_array *idx = jx_broadcast_to(jx_expand_dims(perm, -1), b->ndim, sh);
+    jx_array *x = jx_take_along_axis(b, idx, -2, JX_INDEX_PROMISE_IN_BOUNDS);
+    x = prim_triangular_solve(lu, x, LINALG_LEFT_SIDE | LINALG_LOWER | LINALG_UNIT_DIAGONAL);
+    return prim_triangular_solve(lu, x, LINALG_LEFT_SIDE);
+  }
+  jx_array *x = prim_triangular_solve(lu, b, LINALG_LEFT_SIDE | LINALG_TRANSPOSE_A);
+  x = prim_triangular_solve(lu, x, LINALG_LEFT_SIDE | LINALG_LOWER | LINALG_UNIT_DIAGONAL | LINALG_TRANSPOSE_A);
+  jx_array *inv = jx_argsort(perm, -1, false);
+  jx_array *idx = inv ? jx_broadcast_to(jx_expand_dims(inv, -1), b->ndim, sh) : NULL;
+  return jx_take_along_axis(x, idx, -2, JX_INDEX_PROMISE_IN_BOUNDS);
+}
+
+/* lax.linalg.lu_solve: NumPy's solve broadcasting (b a batch of vectors when it has one
+ * dim less than lu). */
+static jx_array *lu_solve_bcast(const char *fn, jx_array *lu, jx_array *perm, jx_array *b, int trans) {
+  char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+  if (lu->ndim < 2 || lu->shape[lu->ndim - 1] != lu->shape[lu->ndim - 2]) {
+    error_set(JX_ERR_SHAPE, "%s: the LU factor must be square, got shape %s", fn, np_shape_str(b0, lu));
+    return NULL;
+  }
+  if (b->ndim < 1) {
+    error_set(JX_ERR_SHAPE, "%s: b must have rank >= 1, got shape %s", fn, np_shape_str(b0, b));
+    return NULL;
+  }
+  if (trans < 0 || trans > 2) {
+    error_set(JX_ERR_VALUE, "%s: trans must be 0, 1 or 2, got %d", fn, trans);
+    return NULL;
+  }
+  int64_t m = lu->shape[lu->ndim - 1];
+  bool vec = lu->ndim == b->ndim + 1;
+  if ((vec ? b->shape[b->ndim - 1] : b->ndim >= 2 ? b->shape[b->ndim - 2] : -1) != m) {
+    error_set(JX_ERR_SHAPE, "%s: shapes %s and %s do not match (b needs %lld rows)", fn, np_shape_str(b0, lu),
+              np_shape_str(b1, b), (long long)m);
+    return NULL;
+  }
+  jx_array *bm = vec ? jx_expand_dims(b, -1) : b;
+  int nb;
+  int64_t bs[JX_MAX_NDIM], bs2[JX_MAX_NDIM];
+  if (!bm || !batch_shape(fn, lu, 2, bm, 2, &nb, bs)) return NULL;
+  int nb2 = nb;
+  memcpy(bs2, bs, sizeof bs);
+  jx_array *pb = broadcast_batch(fn, perm, nb2, bs2, 1);
+  jx_array *x = lu_solve_core(broadcast_batch(fn, lu, nb, bs, 2), pb, broadcast_batch(fn, bm, nb, bs, 2), trans);
+  return x && vec ? jx_squeeze(x, 1, (int[]){-1}) : x;
+}
+
+jx_array *jx_lax_linalg_lu_solve(jx_array *lu, jx_array *permutation, jx_array *b, int trans) {
+  const char *fn = "jx_lax_linalg_lu_solve";
+  if (np_null_arg(fn, lu, "lu") || np_null_arg(fn, permutation, "permutation") || np_null_arg(fn, b, "b"))
+    return NULL;
+  jx_scope_begin();
+  return np_scope_return(lu_solve_bcast(fn, lu, permutation, b, trans));
+}
+
+/* lax.linalg.lu_pivots_to_permutation: the swaps applied in order to iota(m). Built
+ * from k selects (pivots are data, so the loop is over positions, not values). */
+static jx_array *pivots_to_permutation(jx_array *piv, int64_t m) {
+  if (!piv) return NULL;
+  int64_t k = piv->shape[piv->ndim - 1], sh[JX_MAX_NDIM];
+  memcpy(sh, piv->shape, (size_t)piv->ndim * sizeof *sh);
+  sh[piv->ndim - 1] = m;
+  jx_array *iota = jx_arange(0, (double)m, 1, JX_INT32);
+  jx_array *perm = jx_broadcast_to(iota, piv->ndim, sh);
+  for (int64_t i = 0; i < k && perm; i++) {
+    jx_array *j = slice_last(piv, 1, (int64_t[]){i}, (int64_t[]){i + 1}); /* (..., 1) */
+    jx_array *pi = slice_last(perm, 1, (int64_t[]){i}, (int64_t[]){i + 1});
+    jx_array *pj = jx_take_along_axis(perm, j, -1, JX_INDEX_CLIP);
+    jx_array *at_i = jx_equal(iota, jx_scalar_int(i)), *at_j = jx_equal(iota, j);
+    perm = jx_where(at_i, pj, jx_where(at_j, pi, perm));
+  }
+  return perm;
+}
+
+/* ------------------------------------------------------------ jax.numpy.linalg */
+
+jx_array *jx_linalg_cholesky(jx_array *a, bool upper) {
+  jx_scope_begin();
+  jx_array *x = matrix_arg("jx_linalg_cholesky", a, true);
+  jx_array *l = x ? jx_lax_linalg_cholesky(x, true) : NULL;
+  return np_scope_return(upper ? mT(l) : l);
+}
+
+jx_array *jx_linalg_solve(jx_array *a, jx_array *b) {
+  const char *fn = "jx_linalg_solve";
+  if (np_null_arg(fn, b, "b")) return NULL;
+  jx_scope_begin();
+  jx_array *x = matrix_arg(fn, a, true), *p[2];
+  if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
+  char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+  int64_t m = x->shape[x->ndim - 1];
+  bool vec = p[1]->ndim == 1; /* NumPy 2: only a 1-d b is a vector */
+  if (p[1]->ndim == 0 || (vec ? p[1]->shape[0] : p[1]->shape[p[1]->ndim - 2]) != m) {
+    error_set(JX_ERR_SHAPE, "%s: shapes %s and %s do not match: b needs %lld rows", fn, np_shape_str(b0, a),
+              np_shape_str(b1, b), (long long)m);
+    return np_scope_return(NULL);
+  }
+  jx_array *bm = vec ? jx_expand_dims(p[1], -1) : p[1];
+  int nb;
+  int64_t bs[JX_MAX_NDIM];
+  if (!batch_shape(fn, p[0], 2, bm, 2, &nb, bs)) return np_scope_return(NULL);
+  jx_array *ab = broadcast_batch(fn, p[0], nb, bs, 2), *f[3];
+  if (!ab || prim_lu(ab, f) != JX_OK) return np_scope_return(NULL);
+  jx_array *r = lu_solve_core(f[0], f[2], broadcast_batch(fn, bm, nb, bs, 2), 0);
+  return np_scope_return(r && vec ? jx_squeeze(r, 1, (int[]){-1}) : r);
+}
+
+jx_array *jx_linalg_inv(jx_array *a) {
+  jx_scope_begin();
+  jx_array *x = matrix_arg("jx_linalg_inv", a, true);
+  if (!x) return np_scope_return(NULL);
+  jx_array *eye = jx_eye(x->shape[x->ndim - 1], x->dtype);
+  return np_scope_return(jx_linalg_solve(x, jx_broadcast_to(eye, x->ndim, x->shape)));
+}
+
+/* jnp.linalg.slogdet through LU: sign from the pivots' parity and the diagonal's signs,
+ * log|det| as the sum of log|u_ii|; a zero on the diagonal gives (0, -inf). */
+static jx_status slogdet_impl(const char *fn, jx_array *a, jx_array **sign, jx_array **logdet) {
+  jx_array *x = matrix_arg(fn, a, true), *f[3];
+  if (!x || prim_lu(x, f) != JX_OK) return jx_last_status();
+  int64_t n = x->shape[x->ndim - 1];
+  jx_array *d = diag_of(f[0]);
+  jx_array *zero = jx_zeros(0, NULL, x->dtype);
+  jx_array *is_zero = jx_any(jx_equal(d, zero), 1, (int[]){-1}, false);
+  jx_array *parity = jx_add(jx_count_nonzero(jx_not_equal(f[1], jx_arange(0, (double)n, 1, JX_INT32)), 1, (int[]){-1}, false),
+                            jx_count_nonzero(jx_less(d, zero), 1, (int[]){-1}, false));
+  jx_array *odd = jx_equal(jx_remainder(parity, jx_scalar_int(2)), jx_scalar_int(1));
+  jx_array *one = jx_ones(0, NULL, x->dtype);
+  jx_array *sg = jx_where(is_zero, zero, jx_where(odd, jx_negative(one), one));
+  jx_array *ld = jx_where(is_zero, jx_full(0, NULL, -INFINITY, x->dtype), jx_sum(jx_log(jx_abs(d)), 1, (int[]){-1}, false));
+  *sign = sg, *logdet = ld;
+  return sg && ld ? JX_OK : jx_last_status();
+}
+
+jx_status jx_linalg_slogdet(jx_array *a, jx_array **sign, jx_array **logabsdet) {
+  if (np_null_arg("jx_linalg_slogdet", sign, "sign") || np_null_arg("jx_linalg_slogdet", logabsdet, "logabsdet"))
+    return JX_ERR_VALUE;
+  jx_scope_begin();
+  jx_array *out[2] = {NULL, NULL};
+  slogdet_impl("jx_linalg_slogdet", a, &out[0], &out[1]);
+  jx_status s = scope_return_n(2, out);
+  *sign = out[0], *logabsdet = out[1];
+  return s;
+}
+
+jx_array *jx_linalg_det(jx_array *a) {
+  jx_scope_begin();
+  jx_array *sg = NULL, *ld = NULL;
+  if (slogdet_impl("jx_linalg_det", a, &sg, &ld) != JX_OK) return np_scope_return(NULL);
+  return np_scope_return(jx_multiply(sg, jx_exp(ld)));
+}
+
+/* ------------------------------------------------------------ jax.scipy.linalg */
+
+jx_array *jx_scipy_linalg_cholesky(jx_array *a, bool lower) {
+  jx_scope_begin();
+  jx_array *x = matrix_arg("jx_scipy_linalg_cholesky", a, true);
+  jx_array *l = x ? jx_lax_linalg_cholesky(lower ? x : mT(x), false) : NULL;
+  return np_scope_return(lower ? l : mT(l));
+}
+
+jx_array *jx_scipy_linalg_cho_factor(jx_array *a, bool lower) {
+  jx_scope_begin();
+  jx_array *x = matrix_arg("jx_scipy_linalg_cho_factor", a, true);
+  return np_scope_return(x ? jx_scipy_linalg_cholesky(x, lower) : NULL);
+}
+
+jx_array *jx_scipy_linalg_cho_solve(jx_array *c, bool lower, jx_array *b) {
+  const char *fn = "jx_scipy_linalg_cho_solve";
+  if (np_null_arg(fn, b, "b")) return NULL;
+  jx_scope_begin();
+  jx_array *x = matrix_arg(fn, c, true), *p[2];
+  if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
+  int64_t m = x->shape[x->ndim - 1];
+  bool ok = (p[1]->ndim == x->ndim || p[1]->ndim == x->ndim - 1) && p[1]->ndim >= 1 &&
+            p[1]->shape[x->ndim - 2] == m;
+  if (!ok) {
+    char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+    error_set(JX_ERR_SHAPE, "%s: needs c=[..., m, m] and b=[..., m, k] or [..., m]; got %s and %s", fn,
+              np_shape_str(b0, c), np_shape_str(b1, b));
+    return np_scope_return(NULL);
+  }
+  jx_array *r = jx_lax_linalg_triangular_solve(p[0], p[1], true, lower, !lower, !lower, false);
+  r = jx_lax_linalg_triangular_solve(p[0], r, true, lower, lower, lower, false);
+  return np_scope_return(r);
+}
+
+jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, bool lower, bool unit_diagonal) {
+  const char *fn = "jx_scipy_linalg_solve_triangular";
+  if (np_null_arg(fn, b, "b")) return NULL;
+  if (trans < 0 || trans > 2) {
+    error_set(JX_ERR_VALUE, "%s: trans must be 0 (N), 1 (T) or 2 (C), got %d", fn, trans);
+    return NULL;
+  }
+  jx_scope_begin();
+  jx_array *x = matrix_arg(fn, a, true), *p[2];
+  if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
+  bool vec = p[0]->ndim == p[1]->ndim + 1;
+  jx_array *bm = vec ? jx_expand_dims(p[1], -1) : p[1];
+  jx_array *r = prim_triangular_solve(p[0], bm, LINALG_LEFT_SIDE | (lower ? LINALG_LOWER : 0) |
+                                                    (trans ? LINALG_TRANSPOSE_A : 0) |
+                                                    (unit_diagonal ? LINALG_UNIT_DIAGONAL : 0));
+  return np_scope_return(r && vec ? jx_squeeze(r, 1, (int[]){-1}) : r);
+}
+
+jx_status jx_scipy_linalg_lu_factor(jx_array *a, jx_array **lu, jx_array **piv) {
+  const char *fn = "jx_scipy_linalg_lu_factor";
+  if (np_null_arg(fn, lu, "lu") || np_null_arg(fn, piv, "piv")) return JX_ERR_VALUE;
+  jx_scope_begin();
+  jx_array *x = matrix_arg(fn, a, false), *f[3] = {NULL, NULL, NULL};
+  if (x && prim_lu(x, f) != JX_OK) f[0] = NULL;
+  jx_status s = scope_return_n(2, f);
+  *lu = f[0], *piv = f[1];
+  return s;
+}
+
+jx_array *jx_scipy_linalg_lu_solve(jx_array *lu, jx_array *piv, jx_array *b, int trans) {
+  const char *fn = "jx_scipy_linalg_lu_solve";
+  if (np_null_arg(fn, lu, "lu") || np_null_arg(fn, piv, "piv") || np_null_arg(fn, b, "b")) return NULL;
+  jx_scope_begin();
+  jx_array *x = matrix_arg(fn, lu, true), *p[2];
+  if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
+  jx_array *perm = pivots_to_permutation(piv, x->shape[x->ndim - 1]);
+  return np_scope_return(perm ? lu_solve_bcast(fn, p[0], perm, p[1], trans) : NULL);
+}
+
+jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out) {
+  const char *fn = "jx_scipy_linalg_lu";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
+  out[0] = out[1] = out[2] = NULL;
+  jx_scope_begin();
+  jx_array *x = matrix_arg(fn, a, false), *f[3];
+  if (!x || prim_lu(x, f) != JX_OK) return scope_return_n(permute_l ? 2 : 3, out);
+  int64_t m = x->shape[x->ndim - 2], n = x->shape[x->ndim - 1], k = m < n ? m : n;
+  /* l = tril(lu[..., :, :k], -1) + eye(m, k); u = triu(lu[..., :k, :]) */
+  jx_array *lk = slice_last(f[0], 2, (int64_t[]){0, 0}, (int64_t[]){m, k});
+  jx_array *l = jx_add(jx_tril(lk, -1), jx_eye_k(m, k, 0, x->dtype));
+  jx_array *u = jx_triu(slice_last(f[0], 2, (int64_t[]){0, 0}, (int64_t[]){k, n}), 0);
+  /* p: the permutation matrix with a = p l u, i.e. p[perm[i], i] = 1 */
+  jx_array *iota = jx_arange(0, (double)m, 1, JX_INT32);
+  jx_array *pm = jx_astype(jx_equal(jx_expand_dims(f[2], -2), jx_expand_dims(iota, -1)), x->dtype);
+  if (permute_l) {
+    out[0] = jx_matmul(pm, l), out[1] = u;
+    return scope_return_n(2, out);
+  }
+  out[0] = pm, out[1] = l, out[2] = u;
+  return scope_return_n(3, out);
+}
+
+/* ------------------------------------------------------------ qr, eigh, svd */
+
+jx_status jx_lax_linalg_qr(jx_array *x, bool full_matrices, jx_array **out) {
+  if (np_null_arg("jx_lax_linalg_qr", out, "out")) return JX_ERR_VALUE;
+  out[0] = out[1] = NULL;
+  if (np_null_arg("jx_lax_linalg_qr", x, "x")) return JX_ERR_VALUE;
+  jx_scope_begin();
+  if (prim_qr(x, full_matrices ? LINALG_FULL_MATRICES : 0, out) != JX_OK) out[0] = NULL;
+  return scope_return_n(2, out);
+}
+
+jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, jx_array **out) {
+  if (np_null_arg("jx_lax_linalg_eigh", out, "out")) return JX_ERR_VALUE;
+  out[0] = out[1] = NULL;
+  if (np_null_arg("jx_lax_linalg_eigh", x, "x")) return JX_ERR_VALUE;
+  jx_scope_begin();
+  jx_array *a = x;
+  if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mT(x)), jx_scalar(2));
+  if (!a || prim_eigh(a, lower ? LINALG_LOWER : 0, out) != JX_OK) out[0] = NULL;
+  return scope_return_n(2, out);
+}
+
+jx_status jx_lax_linalg_svd(jx_array *x, bool full_matrices, bool compute_uv, jx_array **out) {
+  if (np_null_arg("jx_lax_linalg_svd", out, "out")) return JX_ERR_VALUE;
+  int n = compute_uv ? 3 : 1;
+  for (int i = 0; i < n; i++) out[i] = NULL;
+  if (np_null_arg("jx_lax_linalg_svd", x, "x")) return JX_ERR_VALUE;
+  jx_scope_begin();
+  jx_array *r[3] = {NULL, NULL, NULL};
+  unsigned f = (full_matrices ? LINALG_FULL_MATRICES : 0) | (compute_uv ? LINALG_COMPUTE_UV : 0);
+  if (prim_svd(x, f, r) == JX_OK) {
+    if (compute_uv) out[0] = r[1], out[1] = r[0], out[2] = r[2]; /* (u, s, vt) as JAX */
+    else out[0] = r[0];
+  }
+  return scope_return_n(n, out);
+}
+
+jx_status jx_linalg_qr(jx_array *a, const char *mode, jx_array **out) {
+  const char *fn = "jx_linalg_qr";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
+  if (!mode) mode = "reduced";
+  bool r_only = !strcmp(mode, "r"), complete = !strcmp(mode, "complete");
+  out[0] = NULL;
+  if (!r_only) out[1] = NULL;
+  if (!r_only && !complete && strcmp(mode, "reduced") != 0) {
+    error_set(JX_ERR_VALUE, "%s: unsupported mode \"%s\" (reduced, complete or r)", fn, mode);
+    return JX_ERR_VALUE;
+  }
+  jx_scope_begin();
+  jx_array *x = matrix_arg(fn, a, false), *f[2] = {NULL, NULL};
+  if (x && prim_qr(x, complete ? LINALG_FULL_MATRICES : 0, f) == JX_OK) {
+    if (r_only) out[0] = f[1];
+    else out[0] = f[0], out[1] = f[1];
+  }
+  return scope_return_n(r_only ? 1 : 2, out);
+}
+
+/* UPLO: NULL or "L" reads the lower half, "U" the upper (after symmetrize_input). */
+static bool uplo_lower(const char *fn, const char *uplo, bool *lower) {
+  if (!uplo || !strcmp(uplo, "L")) return *lower = true;
+  if (!strcmp(uplo, "U")) return !(*lower = false);
+  error_set(JX_ERR_VALUE, "%s: UPLO must be \"L\" or \"U\", got \"%s\"", fn, uplo);
+  return false;
+}
+
+jx_status jx_linalg_eigh(jx_array *a, const char *UPLO, bool symmetrize_input, jx_array **out) {
+  const char *fn = "jx_linalg_eigh";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
+  out[0] = out[1] = NULL;
+  bool lower;
+  if (!uplo_lower(fn, UPLO, &lower)) return JX_ERR_VALUE;
+  jx_scope_begin();
+  jx_array *x = matrix_arg(fn, a, true), *r[2] = {NULL, NULL};
+  if (x && jx_lax_linalg_eigh(x, lower, symmetrize_input, r) == JX_OK) out[0] = r[1], out[1] = r[0];
+  return scope_return_n(2, out);
+}
+
+jx_array *jx_linalg_eigvalsh(jx_array *a, const char *UPLO) {
+  jx_scope_begin();
+  jx_array *r[2] = {NULL, NULL};
+  jx_linalg_eigh(a, UPLO, true, r);
+  return np_scope_return(r[0]);
+}
+
+jx_status jx_linalg_svd(jx_array *a, bool full_matrices, bool compute_uv, jx_array **out) {
+  const char *fn = "jx_linalg_svd";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
+  int n = compute_uv ? 3 : 1;
+  for (int i = 0; i < n; i++) out[i] = NULL;
+  jx_scope_begin();
+  jx_array *x = matrix_arg(fn, a, false);
+  if (x) jx_lax_linalg_svd(x, full_matrices, compute_uv, out);
+  return scope_return_n(n, out);
+}
+
+jx_array *jx_linalg_svdvals(jx_array *a) {
+  jx_scope_begin();
+  jx_array *s = NULL;
+  jx_linalg_svd(a, false, false, &s);
+  return np_scope_return(s);
+}

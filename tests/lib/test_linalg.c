@@ -1,0 +1,446 @@
+/* test_linalg.c -- linear algebra (src/lib/linalg.c on the LAPACK routines): JAX goldens
+ * (tools/golden_linalg.py: values, edge cases, errors, float64 gradients), factorization
+ * identities, gradients by central differences at first and second order, vmap
+ * against a loop, jit against eager, and bad-input errors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden.h"
+#include "test.h"
+
+static GoldenCase *cases;
+static int ncases;
+
+static int iparam(const GoldenCase *c, const char *k) { return (int)golden_param_int(c, k, 0); }
+
+/* Runs the function a golden case names on in[]; out[] gets its results; returns their
+ * count (0 on failure, -1 for an unknown function). */
+static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
+  const char *fn = c->fn;
+  if (!strcmp(fn, "linalg_cholesky")) return (out[0] = jx_linalg_cholesky(in[0], iparam(c, "upper"))) ? 1 : 0;
+  if (!strcmp(fn, "scipy_cholesky")) return (out[0] = jx_scipy_linalg_cholesky(in[0], iparam(c, "lower"))) ? 1 : 0;
+  if (!strcmp(fn, "lax_cholesky"))
+    return (out[0] = jx_lax_linalg_cholesky(in[0], iparam(c, "symmetrize"))) ? 1 : 0;
+  if (!strcmp(fn, "lax_triangular_solve"))
+    return (out[0] = jx_lax_linalg_triangular_solve(in[0], in[1], iparam(c, "left"), iparam(c, "lower"),
+                                                    iparam(c, "trans"), false, iparam(c, "unit"))) ? 1 : 0;
+  if (!strcmp(fn, "scipy_solve_triangular"))
+    return (out[0] = jx_scipy_linalg_solve_triangular(in[0], in[1], iparam(c, "trans"), iparam(c, "lower"),
+                                                      iparam(c, "unit"))) ? 1 : 0;
+  if (!strcmp(fn, "lax_lu")) return jx_lax_linalg_lu(in[0], out) == JX_OK ? 3 : 0;
+  if (!strcmp(fn, "lax_lu_lu")) {
+    jx_array *r[3];
+    if (jx_lax_linalg_lu(in[0], r) != JX_OK) return 0;
+    out[0] = r[0];
+    jx_free(r[1]), jx_free(r[2]);
+    return 1;
+  }
+  if (!strcmp(fn, "scipy_lu")) {
+    bool pl = iparam(c, "permute_l");
+    return jx_scipy_linalg_lu(in[0], pl, out) == JX_OK ? (pl ? 2 : 3) : 0;
+  }
+  if (!strcmp(fn, "scipy_lu_solve")) {
+    jx_array *lu, *piv;
+    if (jx_scipy_linalg_lu_factor(in[0], &lu, &piv) != JX_OK) return 0;
+    out[0] = jx_scipy_linalg_lu_solve(lu, piv, in[1], iparam(c, "trans"));
+    jx_free(lu), jx_free(piv);
+    return out[0] ? 1 : 0;
+  }
+  if (!strcmp(fn, "scipy_cho_solve")) {
+    bool low = iparam(c, "lower");
+    jx_array *f = jx_scipy_linalg_cho_factor(in[0], low);
+    out[0] = jx_scipy_linalg_cho_solve(f, low, in[1]);
+    jx_free(f);
+    return out[0] ? 1 : 0;
+  }
+  if (!strcmp(fn, "linalg_solve")) return (out[0] = jx_linalg_solve(in[0], in[1])) ? 1 : 0;
+  if (!strcmp(fn, "linalg_inv")) return (out[0] = jx_linalg_inv(in[0])) ? 1 : 0;
+  if (!strcmp(fn, "linalg_det")) return (out[0] = jx_linalg_det(in[0])) ? 1 : 0;
+  if (!strcmp(fn, "linalg_slogdet")) return jx_linalg_slogdet(in[0], &out[0], &out[1]) == JX_OK ? 2 : 0;
+  if (!strcmp(fn, "linalg_slogdet_logdet")) {
+    jx_array *s;
+    if (jx_linalg_slogdet(in[0], &s, &out[0]) != JX_OK) return 0;
+    jx_free(s);
+    return 1;
+  }
+  if (!strcmp(fn, "linalg_qr")) {
+    const char *mode = golden_param(c, "mode");
+    return jx_linalg_qr(in[0], mode, out) == JX_OK ? (!strcmp(mode, "r") ? 1 : 2) : 0;
+  }
+  if (!strcmp(fn, "linalg_svdvals")) return (out[0] = jx_linalg_svdvals(in[0])) ? 1 : 0;
+  if (!strcmp(fn, "linalg_eigvalsh")) return (out[0] = jx_linalg_eigvalsh(in[0], golden_param(c, "uplo"))) ? 1 : 0;
+  if (!strcmp(fn, "linalg_eigh_w") || !strcmp(fn, "linalg_eigh_sq")) {
+    jx_array *r[2];
+    bool sym = golden_param_int(c, "sym", 1);
+    if (jx_linalg_eigh(in[0], golden_param(c, "uplo"), sym, r) != JX_OK) return 0;
+    out[0] = r[0];
+    if (!strcmp(fn, "linalg_eigh_w")) return jx_free(r[1]), 1;
+    out[1] = jx_multiply(r[1], r[1]);
+    jx_free(r[1]);
+    return out[1] ? 2 : 0;
+  }
+  if (!strcmp(fn, "linalg_svd_sq")) {
+    jx_array *r[3];
+    if (jx_linalg_svd(in[0], false, true, r) != JX_OK) return 0;
+    out[0] = jx_multiply(r[0], r[0]), out[1] = r[1], out[2] = jx_multiply(r[2], r[2]);
+    jx_free(r[0]), jx_free(r[2]);
+    return out[0] && out[2] ? 3 : 0;
+  }
+  return -1;
+}
+
+/* Number of array arguments of a golden function (the rest of a gradient case's
+ * inputs are the weights). */
+static int nargs_of(const char *fn) {
+  return !strcmp(fn, "lax_triangular_solve") || !strcmp(fn, "linalg_solve") ? 2 : 1;
+}
+
+/* sum_i sum(f(x)_i * w_i) for a gradient case: in = args..., weights... */
+typedef struct GradCtx {
+  const GoldenCase *c;
+  int nargs;
+  jx_array **w;
+  int nw;
+} GradCtx;
+
+static jx_status weighted_loss(void *ctx, jx_array *const *in, jx_array **out) {
+  GradCtx *g = ctx;
+  jx_array *r[4] = {NULL};
+  int n = call_case(g->c, in, r);
+  if (n <= 0) return jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
+  jx_array *acc = jx_scalar(0);
+  for (int i = 0, k = 0; i < n && k < g->nw; i++) {
+    if (jx_dtype_of(r[i]) != JX_FLOAT64) continue;
+    acc = jx_add(acc, jx_sum(jx_multiply(r[i], g->w[k++]), 0, NULL, false));
+  }
+  out[0] = acc;
+  return acc ? JX_OK : jx_last_status();
+}
+
+static void run_grad_case(const GoldenCase *c, jx_array **in, const char *ctx) {
+  GradCtx g = {c, nargs_of(c->fn), in + nargs_of(c->fn), c->nin - nargs_of(c->fn)};
+  jx_fn *f = jx_fn_new(c->name, g.nargs, 1, weighted_loss, &g);
+  int argnums[2] = {0, 1};
+  jx_fn *df = jx_grad(f, g.nargs, argnums);
+  jx_array *grads[2] = {NULL, NULL};
+  jx_status s = jx_call(df, in, grads);
+  CHECK_MSG(s == JX_OK, "%s: grad failed: %s", ctx, jx_last_error());
+  for (int i = 0; s == JX_OK && i < g.nargs && i < c->nout; i++) golden_compare(ctx, grads[i], &c->out[i], 1e-8, 1e-9);
+  for (int i = 0; i < 2; i++) jx_free(grads[i]);
+  jx_fn_free(df), jx_fn_free(f);
+}
+
+static void test_golden(void) {
+  int run = 0;
+  CHECK_MSG(cases != NULL, "cannot load linalg.txt (run tools/golden_linalg.py)");
+  for (int i = 0; cases && i < ncases; i++) {
+    const GoldenCase *c = &cases[i];
+    bool x64 = golden_param_int(c, "x64", 0);
+    jx_config_enable_x64(x64);
+    char ctx[256];
+    snprintf(ctx, sizeof ctx, "%s (line %d)", c->name, c->line);
+    jx_scope_begin();
+    jx_array *in[8] = {NULL}, *out[4] = {NULL};
+    for (int k = 0; k < c->nin && k < 8; k++) in[k] = golden_to_array(&c->in[k]);
+    if (!strncmp(c->name, "grad_", 5)) {
+      run_grad_case(c, in, ctx);
+      run++;
+    } else {
+      int n = call_case(c, in, out);
+      CHECK_MSG(n != -1, "%s: unknown function %s", ctx, c->fn);
+      run++;
+      if (c->err) {
+        CHECK_MSG(n == 0 && jx_last_status() == c->err, "%s: expected %s, got %s (%s)", ctx,
+                  jx_status_name(c->err), jx_status_name(jx_last_status()), jx_last_error());
+        jx_clear_error();
+      } else {
+        CHECK_MSG(n == c->nout, "%s: %d results for %d expected (%s)", ctx, n, c->nout, jx_last_error());
+        bool f64 = c->out[0].dtype == JX_FLOAT64;
+        for (int o = 0; n == c->nout && o < n; o++)
+          golden_compare(ctx, out[o], &c->out[o], f64 ? 1e-10 : 2e-5, f64 ? 1e-11 : 2e-5);
+      }
+    }
+    jx_clear_error();
+    jx_scope_end(0, NULL);
+    jx_config_enable_x64(false);
+  }
+  CHECK_MSG(run >= 120, "only %d linalg cases ran", run);
+  printf("%d golden linalg cases\n", run);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t rng = 0x1234567887654321ull;
+static double uniform(double lo, double hi) {
+  rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+  return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* A random array of the dtype (x64 must be on for float64). */
+static jx_array *random_array(jx_dtype d, int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  for (int64_t i = 0; i < n; i++) v[i] = uniform(-1, 1);
+  jx_array *a = jx_astype(jx_array_from(v, JX_FLOAT64, ndim, shape), d);
+  free(v);
+  return a;
+}
+
+/* Symmetric positive definite: a a^T + n I. */
+static jx_array *random_spd(jx_dtype d, int ndim, const int64_t *shape) {
+  jx_array *a = random_array(d, ndim, shape);
+  int64_t n = shape[ndim - 1];
+  return jx_add(jx_matmul(a, jx_swapaxes(a, -1, -2)), jx_multiply(jx_eye(n, d), jx_scalar((double)n)));
+}
+
+static double max_abs_diff(jx_array *a, jx_array *b) {
+  jx_array *d = jx_max(jx_abs(jx_subtract(jx_astype(a, JX_FLOAT64), jx_astype(b, JX_FLOAT64))), 0, NULL, false);
+  return d ? jx_item(d) : INFINITY;
+}
+
+/* ------------------------------------------------------------ identities */
+
+static void test_identities(void) {
+  jx_scope_begin();
+  int64_t s[3] = {3, 6, 6};
+  jx_array *a = random_spd(JX_FLOAT32, 3, s);
+  jx_array *l = jx_linalg_cholesky(a, false);
+  CHECK(max_abs_diff(jx_matmul(l, jx_swapaxes(l, -1, -2)), a) < 1e-4);
+  CHECK(max_abs_diff(l, jx_tril(l, 0)) == 0);
+  /* P A = L U, square and rectangular */
+  int64_t shapes[3][3] = {{2, 5, 5}, {2, 4, 7}, {2, 7, 4}};
+  for (int i = 0; i < 3; i++) {
+    jx_array *x = random_array(JX_FLOAT32, 3, shapes[i]), *p[3];
+    CHECK(jx_scipy_linalg_lu(jx_take(x, jx_zeros(0, NULL, JX_INT32), 0), false, p) == JX_OK);
+    CHECK(max_abs_diff(jx_matmul(p[0], jx_matmul(p[1], p[2])), jx_take(x, jx_zeros(0, NULL, JX_INT32), 0)) < 1e-5);
+    jx_array *f[3];
+    CHECK(jx_lax_linalg_lu(x, f) == JX_OK);
+    CHECK_EQ_INT(jx_dtype_of(f[1]), JX_INT32);
+    CHECK_EQ_INT(jx_dtype_of(f[2]), JX_INT32);
+  }
+  /* Q R = A with orthonormal Q; A v = v diag(w); U diag(s) V^T = A (every shape kind) */
+  int64_t qshapes[4][3] = {{3, 5, 5}, {3, 6, 4}, {3, 4, 6}, {3, 1, 1}};
+  for (int i = 0; i < 4; i++) {
+    jx_array *x = random_array(JX_FLOAT32, 3, qshapes[i]), *q[2], *u[3];
+    int64_t k = qshapes[i][1] < qshapes[i][2] ? qshapes[i][1] : qshapes[i][2];
+    for (int full = 0; full < 2; full++) {
+      CHECK(jx_linalg_qr(x, full ? "complete" : "reduced", q) == JX_OK);
+      int64_t kq = jx_shape(q[0])[2];
+      CHECK(kq == (full ? qshapes[i][1] : k));
+      CHECK(max_abs_diff(jx_matmul(q[0], q[1]), x) < 1e-5);
+      CHECK(max_abs_diff(jx_matmul(jx_swapaxes(q[0], -1, -2), q[0]), jx_eye(kq, JX_FLOAT32)) < 1e-5);
+      CHECK(max_abs_diff(q[1], jx_triu(q[1], 0)) == 0);
+      CHECK(jx_linalg_svd(x, full, true, u) == JX_OK);
+      jx_array *uk = jx_slice(u[0], 3, (int64_t[]){0, 0, 0}, (int64_t[]){JX_SLICE_END, JX_SLICE_END, k}, NULL);
+      jx_array *vk = jx_slice(u[2], 2, (int64_t[]){0, 0}, (int64_t[]){JX_SLICE_END, k}, NULL);
+      CHECK(max_abs_diff(jx_matmul(jx_multiply(uk, jx_expand_dims(u[1], -2)), vk), x) < 1e-5);
+      CHECK(max_abs_diff(jx_matmul(jx_swapaxes(u[0], -1, -2), u[0]), jx_eye(jx_shape(u[0])[2], JX_FLOAT32)) < 1e-5);
+      CHECK(max_abs_diff(jx_matmul(u[2], jx_swapaxes(u[2], -1, -2)), jx_eye(jx_shape(u[2])[1], JX_FLOAT32)) < 1e-5);
+    }
+  }
+  jx_array *sym = random_spd(JX_FLOAT32, 3, (int64_t[]){3, 5, 5}), *e[2];
+  CHECK(jx_linalg_eigh(sym, NULL, true, e) == JX_OK);
+  CHECK(max_abs_diff(jx_matmul(sym, e[1]), jx_multiply(e[1], jx_expand_dims(e[0], -2))) < 1e-4);
+  CHECK(max_abs_diff(jx_matmul(jx_swapaxes(e[1], -1, -2), e[1]), jx_eye(5, JX_FLOAT32)) < 1e-5);
+  /* a batch with one bad matrix: only its entry is NaN */
+  jx_array *bad = jx_concatenate(2, (jx_array *[]){sym, jx_full(3, (int64_t[]){1, 5, 5}, NAN, JX_FLOAT32)}, 0);
+  CHECK(jx_linalg_eigh(bad, NULL, true, e) == JX_OK);
+  CHECK(jx_item(jx_sum(jx_astype(jx_isnan(e[0]), JX_INT32), 0, NULL, false)) == 5);
+  CHECK(jx_item(jx_sum(jx_astype(jx_isnan(jx_linalg_svdvals(bad)), JX_INT32), 0, NULL, false)) == 5);
+  CHECK(jx_item(jx_sum(jx_astype(jx_isnan(jx_linalg_cholesky(bad, false)), JX_INT32), 0, NULL, false)) == 15);
+
+  /* solve, inv, det agree with each other */
+  jx_array *m = jx_add(random_array(JX_FLOAT32, 3, (int64_t[]){4, 5, 5}), jx_multiply(jx_eye(5, JX_FLOAT32), jx_scalar(3)));
+  jx_array *inv = jx_linalg_inv(m);
+  CHECK(max_abs_diff(jx_matmul(m, inv), jx_broadcast_to(jx_eye(5, JX_FLOAT32), 3, (int64_t[]){4, 5, 5})) < 1e-5);
+  jx_array *det_inv = jx_linalg_det(inv), *det = jx_linalg_det(m);
+  CHECK(max_abs_diff(jx_multiply(det, det_inv), jx_ones(1, (int64_t[]){4}, JX_FLOAT32)) < 1e-4);
+  jx_scope_end(0, NULL);
+}
+
+/* ------------------------------------------------------------ gradients */
+
+typedef struct Fn1 {
+  int which;
+} Fn1;
+
+/* Scalar functions of one float64 matrix, for finite differences. */
+static jx_status scalar_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  Fn1 *f = ctx;
+  jx_array *x = in[0], *r = NULL, *w = jx_reshape(jx_arange(1, 1 + (double)jx_size(x), 1, JX_FLOAT64), jx_ndim(x), jx_shape(x));
+  switch (f->which) {
+  case 0: { /* cholesky of x x^T + 3 I */
+    jx_array *a = jx_add(jx_matmul(x, jx_swapaxes(x, -1, -2)), jx_multiply(jx_eye(jx_shape(x)[1], JX_FLOAT64), jx_scalar(3)));
+    r = jx_sum(jx_multiply(jx_linalg_cholesky(a, false), w), 0, NULL, false);
+    break;
+  }
+  case 1: r = jx_linalg_det(x); break;
+  case 2: r = jx_sum(jx_multiply(jx_linalg_inv(x), w), 0, NULL, false); break;
+  case 3: r = jx_sum(jx_multiply(jx_linalg_solve(x, jx_ones(1, (int64_t[]){jx_shape(x)[0]}, JX_FLOAT64)), jx_arange(1, 1 + (double)jx_shape(x)[0], 1, JX_FLOAT64)), 0, NULL, false); break;
+  case 4: { /* lu's packed factors */
+    jx_array *p[3];
+    if (jx_lax_linalg_lu(x, p) != JX_OK) return jx_last_status();
+    r = jx_sum(jx_multiply(p[0], w), 0, NULL, false);
+    break;
+  }
+  case 5: { /* triangular solve in both operands */
+    jx_array *t = jx_add(jx_tril(x, 0), jx_multiply(jx_eye(jx_shape(x)[1], JX_FLOAT64), jx_scalar(3)));
+    r = jx_sum(jx_multiply(jx_lax_linalg_triangular_solve(t, x, true, true, false, false, false), w), 0, NULL, false);
+    break;
+  }
+  case 6: { /* qr of x[:, :3] (tall) */
+    jx_array *q[2];
+    if (jx_linalg_qr(jx_slice(x, 2, (int64_t[]){0, 0}, (int64_t[]){JX_SLICE_END, 3}, NULL), NULL, q) != JX_OK)
+      return jx_last_status();
+    jx_array *wq = jx_reshape(jx_arange(1, 13, 1, JX_FLOAT64), 2, (int64_t[]){4, 3});
+    jx_array *wr = jx_reshape(jx_arange(-4, 5, 1, JX_FLOAT64), 2, (int64_t[]){3, 3});
+    r = jx_add(jx_sum(jx_multiply(q[0], wq), 0, NULL, false), jx_sum(jx_multiply(q[1], wr), 0, NULL, false));
+    break;
+  }
+  case 7: { /* eigh: eigenvalues and squared eigenvectors (sign-free) */
+    jx_array *e[2];
+    if (jx_linalg_eigh(x, NULL, true, e) != JX_OK) return jx_last_status();
+    r = jx_add(jx_sum(jx_multiply(e[0], jx_arange(1, 5, 1, JX_FLOAT64)), 0, NULL, false),
+               jx_sum(jx_multiply(jx_multiply(e[1], e[1]), w), 0, NULL, false));
+    break;
+  }
+  case 8: { /* svd of x[:3]: u diag(s) and squared vectors */
+    jx_array *u[3];
+    if (jx_linalg_svd(jx_slice(x, 1, (int64_t[]){0}, (int64_t[]){3}, NULL), false, true, u) != JX_OK)
+      return jx_last_status();
+    jx_array *us = jx_multiply(u[0], jx_expand_dims(u[1], -2));
+    r = jx_add(jx_sum(jx_multiply(us, us), 0, NULL, false),
+               jx_sum(jx_multiply(jx_multiply(u[2], u[2]), jx_reshape(jx_arange(1, 13, 1, JX_FLOAT64), 2, (int64_t[]){3, 4})), 0, NULL, false));
+    r = jx_add(r, jx_sum(jx_multiply(u[1], jx_arange(1, 4, 1, JX_FLOAT64)), 0, NULL, false));
+    break;
+  }
+  }
+  out[0] = r;
+  return r ? JX_OK : jx_last_status();
+}
+
+static jx_status grad_dot_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn *g = ctx;
+  jx_array *gr;
+  if (jx_call(g, in, &gr) != JX_OK) return jx_last_status();
+  jx_array *w = jx_reshape(jx_linspace(-1, 1, jx_size(gr), JX_FLOAT64), jx_ndim(gr), jx_shape(gr));
+  out[0] = jx_sum(jx_multiply(gr, w), 0, NULL, false);
+  return JX_OK;
+}
+
+static void test_numeric_grads(void) {
+  jx_config_enable_x64(true);
+  jx_scope_begin();
+  const char *names[] = {"cholesky", "det", "inv", "solve", "lu", "triangular_solve", "qr", "eigh", "svd"};
+  for (int k = 0; k < 9; k++) {
+    Fn1 ctx = {k};
+    jx_array *x = jx_add(random_array(JX_FLOAT64, 2, (int64_t[]){4, 4}), jx_multiply(jx_eye(4, JX_FLOAT64), jx_scalar(2)));
+    jx_fn *f = jx_fn_new(names[k], 1, 1, scalar_fn, &ctx);
+    test_check_grad(names[k], f, 1, 1, &x, 1e-6);
+    /* second order: d/dx <grad f(x), w> */
+    jx_fn *g = jx_grad(f, 1, NULL);
+    jx_fn *h = jx_fn_new("grad_dot", 1, 1, grad_dot_fn, g);
+    char what[64];
+    snprintf(what, sizeof what, "%s (second order)", names[k]);
+    test_check_grad(what, h, 1, 1, &x, 1e-5);
+    jx_fn_free(h), jx_fn_free(g), jx_fn_free(f);
+  }
+  jx_scope_end(0, NULL);
+  jx_config_enable_x64(false);
+}
+
+/* ------------------------------------------------------------ vmap, jit */
+
+static jx_status factor_all(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *a = in[0], *b = in[1];
+  jx_array *spd = jx_add(jx_matmul(a, jx_swapaxes(a, -1, -2)), jx_multiply(jx_eye(jx_shape(a)[jx_ndim(a) - 1], JX_FLOAT32), jx_scalar(4)));
+  out[0] = jx_linalg_cholesky(spd, false);
+  out[1] = jx_linalg_solve(a, b);
+  out[2] = jx_linalg_det(a);
+  out[3] = jx_scipy_linalg_solve_triangular(out[0], b, 1, true, false);
+  jx_array *f[3];
+  if (jx_lax_linalg_lu(a, f) != JX_OK) return jx_last_status();
+  out[4] = f[0], out[5] = f[2];
+  return JX_OK;
+}
+
+static void test_vmap_jit(void) {
+  jx_scope_begin();
+  int64_t as[3] = {5, 4, 4}, bs[3] = {5, 4, 2};
+  jx_array *a = jx_add(random_array(JX_FLOAT32, 3, as), jx_multiply(jx_eye(4, JX_FLOAT32), jx_scalar(2)));
+  jx_array *b = random_array(JX_FLOAT32, 3, bs);
+  jx_fn *f = jx_fn_new("factor_all", 2, 6, factor_all, NULL);
+  jx_fn *v = jx_vmap(f, (int[]){0, 0}, (int[]){0, 0, 0, 0, 0, 0});
+  jx_fn *vb = jx_vmap(f, (int[]){2, JX_NOT_MAPPED}, (int[]){1, 0, 0, 2, 0, 1}); /* odd axes, one unmapped */
+  jx_fn *j = jx_jit(f);
+  jx_array *batched[6], *jitted[6], *odd[6];
+  CHECK(jx_call(v, (jx_array *[]){a, b}, batched) == JX_OK);
+  CHECK(jx_call(j, (jx_array *[]){a, b}, jitted) == JX_OK);
+  jx_array *b0 = jx_take(b, jx_zeros(0, NULL, JX_INT32), 0);
+  CHECK(jx_call(vb, (jx_array *[]){jx_moveaxis(a, 0, 2), b0}, odd) == JX_OK);
+  jx_array *eager[6];
+  CHECK(jx_call(f, (jx_array *[]){a, b}, eager) == JX_OK);
+  for (int o = 0; o < 6; o++) {
+    CHECK_MSG(max_abs_diff(batched[o], eager[o]) < 1e-5, "vmap output %d", o);
+    CHECK_MSG(max_abs_diff(jitted[o], eager[o]) < 1e-5, "jit output %d", o);
+  }
+  /* the loop: each batch entry alone */
+  for (int i = 0; i < 5; i++) {
+    jx_array *one[6], *idx = jx_scalar_int(i);
+    CHECK(jx_call(f, (jx_array *[]){jx_take(a, idx, 0), jx_take(b, idx, 0)}, one) == JX_OK);
+    for (int o = 0; o < 6; o++) CHECK_MSG(max_abs_diff(jx_take(batched[o], idx, 0), one[o]) < 1e-5, "loop %d output %d", i, o);
+    jx_array *odd_one[6];
+    CHECK(jx_call(f, (jx_array *[]){jx_take(a, idx, 0), b0}, odd_one) == JX_OK);
+    CHECK(max_abs_diff(jx_take(odd[0], idx, 1), odd_one[0]) < 1e-5);
+    CHECK(max_abs_diff(jx_take(odd[1], idx, 0), odd_one[1]) < 1e-5);
+    CHECK(max_abs_diff(jx_take(odd[3], idx, 2), odd_one[3]) < 1e-5);
+  }
+  /* jit of grad */
+  jx_config_enable_x64(true);
+  Fn1 ctx = {2};
+  jx_fn *sf = jx_fn_new("inv_sum", 1, 1, scalar_fn, &ctx), *gf = jx_grad(sf, 1, NULL), *jg = jx_jit(gf);
+  jx_array *x = jx_add(random_array(JX_FLOAT64, 2, (int64_t[]){3, 3}), jx_multiply(jx_eye(3, JX_FLOAT64), jx_scalar(2)));
+  jx_array *g1, *g2;
+  CHECK(jx_call(gf, &x, &g1) == JX_OK && jx_call(jg, &x, &g2) == JX_OK);
+  CHECK(max_abs_diff(g1, g2) < 1e-12);
+  jx_config_enable_x64(false);
+  jx_fn_free(jg), jx_fn_free(gf), jx_fn_free(sf);
+  jx_fn_free(j), jx_fn_free(vb), jx_fn_free(v), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
+/* ------------------------------------------------------------ errors */
+
+static void test_errors(void) {
+  jx_scope_begin();
+  jx_array *v = jx_ones(1, (int64_t[]){3}, JX_FLOAT32), *r = jx_ones(2, (int64_t[]){2, 3}, JX_FLOAT32);
+  CHECK(jx_linalg_inv(v) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_linalg_inv: needs an array of rank >= 2");
+  CHECK(jx_linalg_det(r) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "needs square matrices, got shape (2,3)");
+  CHECK(jx_lax_linalg_cholesky(jx_ones(2, (int64_t[]){2, 2}, JX_INT32), false) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "cholesky: needs float32 or float64");
+  CHECK(jx_lax_linalg_triangular_solve(jx_eye(3, JX_FLOAT32), r, true, true, false, false, false) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "triangular_solve: incompatible shapes");
+  CHECK(jx_scipy_linalg_solve_triangular(jx_eye(3, JX_FLOAT32), v, 3, true, false) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "trans must be 0");
+  CHECK(jx_linalg_solve(jx_ones(3, (int64_t[]){2, 3, 3}, JX_FLOAT32), jx_ones(3, (int64_t[]){3, 3, 1}, JX_FLOAT32)) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "do not broadcast");
+  jx_array *out[3];
+  CHECK(jx_lax_linalg_lu(NULL, out) != JX_OK && out[0] == NULL);
+  jx_clear_error();
+  jx_scope_end(0, NULL);
+}
+
+int main(void) {
+  cases = golden_load("linalg.txt", &ncases);
+  TEST_RUN(test_golden);
+  TEST_RUN(test_identities);
+  TEST_RUN(test_numeric_grads);
+  TEST_RUN(test_vmap_jit);
+  TEST_RUN(test_errors);
+  golden_free(cases, ncases);
+  return test_finish();
+}

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""golden_linalg.py -- writes tests/golden/linalg.txt: JAX's results for jax.lax.linalg,
+jax.numpy.linalg and jax.scipy.linalg (src/lib/linalg.c): values over well-conditioned,
+batched, singular, non-square, 0x0 / 1x1 and non-finite inputs, and gradients
+(jax.grad of sum(f(x) * w), float64, param x64=1) of each differentiable function.
+Only results LAPACK fixes uniquely are recorded (eigenvectors and singular vectors are
+checked by identities in the C test, their signs being implementation-defined).
+Format: tests/support/golden.h. Params: flags as 0/1.
+Run:  python3 tools/golden_linalg.py"""
+import os
+import sys
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import jax.scipy.linalg as jsl  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+
+import golden_reduce_movement as g  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+g.CASES.clear()
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden", "linalg.txt")
+NAN, INF = float("nan"), float("inf")
+rng = np.random.RandomState(14)
+
+
+def rand(shape, dtype="float32"):
+    return jnp.asarray(np.round(rng.uniform(-2, 2, shape) * 8) / 8, dtype=dtype)
+
+
+def spd(shape, dtype="float32"):
+    n = shape[-1]
+    a = np.round(rng.uniform(-1, 1, shape) * 8) / 8
+    a = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    return jnp.asarray(a, dtype=dtype)
+
+
+def tri(shape, lower, dtype="float32"):
+    a = np.round(rng.uniform(-1, 1, shape) * 8) / 8
+    n = shape[-1]
+    a = a + 3 * np.eye(n) * np.sign(rng.uniform(-1, 1, shape[:-2] + (1, n)) + 0.3)
+    a = np.tril(a) if lower else np.triu(a)
+    return jnp.asarray(a, dtype=dtype)
+
+
+def case(name, fn, ins, call, params="", err=None):
+    """g.case under JAX's default x64 mode (off), or with x64 on (param x64=1) when an
+    input is 64-bit."""
+    wide = any(np.dtype(x.dtype).itemsize == 8 for x in ins)
+    if wide and "x64=1" not in params:
+        params = ("x64=1 " + params).strip()
+    jax.config.update("jax_enable_x64", wide)
+    try:
+        g.case(name, fn, ins, call, params, err)
+    finally:
+        jax.config.update("jax_enable_x64", True)
+
+
+F32, F64 = "float32", "float64"
+
+# ------------------------------------------------------------------ cholesky
+for nm, x in [("4", spd((4, 4))), ("b23", spd((2, 3, 3))), ("1", spd((1, 1))),
+              ("0", jnp.zeros((0, 0), F32)), ("f64", spd((5, 5), F64)),
+              ("notpd", jnp.asarray([[1.0, 2.0], [2.0, 1.0]], F32)),
+              ("batchbad", jnp.stack([spd((3, 3)), -spd((3, 3))])),
+              ("nan", jnp.asarray([[NAN, 0.0], [0.0, 1.0]], F32))]:
+    for up in (0, 1):
+        case(f"cholesky_{nm}_{up}", "linalg_cholesky", [x],
+             lambda x, up=up: jnp.linalg.cholesky(x, upper=bool(up)), f"upper={up}")
+ns = rand((4, 4)) + 6 * jnp.eye(4)
+for low in (0, 1):
+    case(f"scipy_cholesky_{low}", "scipy_cholesky", [ns], lambda x, low=low: jsl.cholesky(x, lower=bool(low)),
+         f"lower={low}")
+case("lax_cholesky_nosym", "lax_cholesky", [ns], lambda x: lax.linalg.cholesky(x, symmetrize_input=False),
+     "symmetrize=0")
+case("cholesky_int", "linalg_cholesky", [jnp.asarray([[4, 2], [2, 3]], "int32")],
+     lambda x: jnp.linalg.cholesky(x), "upper=0")
+case("cholesky_rank1", "linalg_cholesky", [jnp.ones((3,), F32)], jnp.linalg.cholesky, "upper=0", err="JX_ERR_SHAPE")
+case("cholesky_nonsquare", "linalg_cholesky", [jnp.ones((2, 3), F32)], jnp.linalg.cholesky, "upper=0", err="JX_ERR_SHAPE")
+
+# ------------------------------------------------------------------ triangular solve
+for left in (0, 1):
+    for low in (0, 1):
+        for tr in (0, 1):
+            for unit in (0, 1):
+                a = tri((2, 4, 4), bool(low))
+                b = rand((2, 4, 3) if left else (2, 3, 4))
+                case(f"trsolve_{left}{low}{tr}{unit}", "lax_triangular_solve", [a, b],
+                     lambda a, b, left=left, low=low, tr=tr, unit=unit: lax.linalg.triangular_solve(
+                         a, b, left_side=bool(left), lower=bool(low), transpose_a=bool(tr),
+                         unit_diagonal=bool(unit)),
+                     f"left={left} lower={low} trans={tr} unit={unit}")
+a = tri((4, 4), True)
+case("trsolve_vec", "lax_triangular_solve", [a, rand((4,))],
+     lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True),
+     "left=1 lower=1 trans=0 unit=0")
+case("trsolve_bad", "lax_triangular_solve", [a, rand((3, 2))],
+     lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True), "left=1 lower=1 trans=0 unit=0",
+     err="JX_ERR_SHAPE")
+for trans in (0, 1, 2):
+    for low in (0, 1):
+        a = tri((3, 3), bool(low))
+        case(f"solve_triangular_{trans}{low}", "scipy_solve_triangular", [a, rand((3, 2))],
+             lambda a, b, trans=trans, low=low: jsl.solve_triangular(a, b, trans=trans, lower=bool(low)),
+             f"trans={trans} lower={low} unit=0")
+case("solve_triangular_vec", "scipy_solve_triangular", [tri((3, 3), False), rand((3,))],
+     lambda a, b: jsl.solve_triangular(a, b), "trans=0 lower=0 unit=0")
+
+# ------------------------------------------------------------------ lu
+for nm, x in [("4", rand((4, 4))), ("35", rand((3, 5))), ("53", rand((5, 3))), ("b", rand((2, 4, 4))),
+              ("sing", jnp.asarray([[1.0, 2.0], [2.0, 4.0]], F32)), ("1", rand((1, 1))),
+              ("0", jnp.zeros((0, 0), F32)), ("f64", rand((4, 4), F64))]:
+    case(f"lu_{nm}", "lax_lu", [x], lambda x: lax.linalg.lu(x))
+    if x.ndim == 2:  # jax.scipy.linalg.lu takes one matrix
+        case(f"scipy_lu_{nm}", "scipy_lu", [x], lambda x: jsl.lu(x), "permute_l=0")
+case("scipy_lu_pl", "scipy_lu", [rand((4, 3))], lambda x: jsl.lu(x, permute_l=True), "permute_l=1")
+a = rand((4, 4)) + 3 * jnp.eye(4)
+for trans in (0, 1):
+    case(f"lu_solve_{trans}", "scipy_lu_solve", [a, rand((4, 2))],
+         lambda a, b, trans=trans: jsl.lu_solve(jsl.lu_factor(a), b, trans=trans), f"trans={trans}")
+case("lu_solve_vec", "scipy_lu_solve", [a, rand((4,))], lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b),
+     "trans=0")
+
+# ------------------------------------------------------------------ solve, inv, det
+for nm, a, b in [("vec", rand((4, 4)), rand((4,))), ("mat", rand((4, 4)), rand((4, 2))),
+                 ("bvec", rand((2, 3, 3)), rand((3,))), ("bcast", rand((1, 3, 3)), rand((2, 3, 2))),
+                 ("bcast2", rand((2, 1, 3, 3)), rand((3, 3, 1))),
+                 ("int", jnp.asarray([[2, 1], [1, 3]], "int32"), jnp.asarray([1, 2], "int32")),
+                 ("f64", rand((5, 5), F64), rand((5, 3), F64))]:
+    case(f"solve_{nm}", "linalg_solve", [a, b], jnp.linalg.solve)
+case("solve_bad", "linalg_solve", [rand((3, 3)), rand((4,))], jnp.linalg.solve, err="JX_ERR_SHAPE")
+case("solve_nonsquare", "linalg_solve", [rand((3, 4)), rand((3,))], jnp.linalg.solve, err="JX_ERR_SHAPE")
+for nm, x in [("4", rand((4, 4))), ("b", rand((3, 2, 2))), ("1", rand((1, 1))), ("f64", rand((6, 6), F64))]:
+    case(f"inv_{nm}", "linalg_inv", [x], jnp.linalg.inv)
+for nm, x in [("4", rand((4, 4))), ("2", rand((2, 2))), ("3", rand((3, 3))), ("b", rand((2, 3, 5, 5))),
+              ("sing", jnp.asarray([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], F32)),
+              ("0", jnp.zeros((0, 0), F32)), ("1", rand((1, 1))), ("int", jnp.asarray([[2, 1], [7, 3]], "int32")),
+              ("neg", -jnp.eye(3, dtype=F32)), ("f64", rand((6, 6), F64)),
+              ("inf", jnp.asarray([[INF, 1.0], [1.0, 1.0]], F32))]:
+    case(f"det_{nm}", "linalg_det", [x], jnp.linalg.det)
+    case(f"slogdet_{nm}", "linalg_slogdet", [x], lambda x: tuple(jnp.linalg.slogdet(x)))
+case("det_rank1", "linalg_det", [rand((3,))], jnp.linalg.det, err="JX_ERR_SHAPE")
+a = spd((3, 3))
+for low in (0, 1):
+    case(f"cho_solve_{low}", "scipy_cho_solve", [a, rand((3, 2))],
+         lambda a, b, low=low: jsl.cho_solve(jsl.cho_factor(a, lower=bool(low)), b), f"lower={low}")
+case("cho_solve_vec", "scipy_cho_solve", [a, rand((3,))], lambda a, b: jsl.cho_solve(jsl.cho_factor(a), b),
+     "lower=0")
+
+# ------------------------------------------------------------------ qr, eigh, svd
+for nm, x in [("44", rand((4, 4))), ("53", rand((5, 3))), ("35", rand((3, 5))), ("b", rand((2, 4, 3))),
+              ("1", rand((1, 1))), ("f64", rand((4, 4), F64))]:
+    for mode in ("reduced", "complete", "r"):
+        case(f"qr_{nm}_{mode}", "linalg_qr", [x], lambda x, mode=mode: jnp.linalg.qr(x, mode=mode), f"mode={mode}")
+    case(f"svdvals_{nm}", "linalg_svdvals", [x], jnp.linalg.svdvals)
+for nm, x in [("4", spd((4, 4)) - 3 * jnp.eye(4)), ("b", rand((2, 3, 3))), ("1", rand((1, 1))),
+              ("0", jnp.zeros((0, 0), F32)), ("f64", rand((5, 5), F64)), ("int", jnp.asarray([[2, 1], [1, 2]], "int32"))]:
+    for uplo in ("L", "U"):
+        case(f"eigvalsh_{nm}_{uplo}", "linalg_eigvalsh", [x], lambda x, uplo=uplo: jnp.linalg.eigvalsh(x, UPLO=uplo),
+             f"uplo={uplo}")
+case("eigh_nosym_U", "linalg_eigh_w", [rand((4, 4))],
+     lambda x: jnp.linalg.eigh(x, UPLO="U", symmetrize_input=False)[0], "uplo=U sym=0")
+case("eigh_nosym_L", "linalg_eigh_w", [rand((4, 4))],
+     lambda x: jnp.linalg.eigh(x, UPLO="L", symmetrize_input=False)[0], "uplo=L sym=0")
+case("svdvals_0", "linalg_svdvals", [jnp.zeros((0, 3), F32)], jnp.linalg.svdvals)
+case("svdvals_nan", "linalg_svdvals", [jnp.asarray([[NAN, 1.0], [1.0, 1.0]], F32)], jnp.linalg.svdvals)
+case("eigvalsh_nonsquare", "linalg_eigvalsh", [rand((2, 3))], jnp.linalg.eigvalsh, "uplo=L", err="JX_ERR_SHAPE")
+
+# ------------------------------------------------------------------ gradients (float64)
+def grad_case(name, fn, ins, f, params=""):
+    """d/dx_i of sum(f(*x) * w) for a fixed weight w per output (float64)."""
+    outs = f(*ins)
+    outs = outs if isinstance(outs, (list, tuple)) else [outs]
+    ws = [jnp.asarray(np.round(rng.uniform(-1, 1, np.shape(o)) * 8) / 8, F64) for o in outs]
+
+    def loss(*x):
+        r = f(*x)
+        r = r if isinstance(r, (list, tuple)) else [r]
+        return sum(jnp.sum(o * w) for o, w in zip(r, ws) if jnp.issubdtype(o.dtype, jnp.floating))
+    grads = jax.grad(loss, argnums=tuple(range(len(ins))))(*ins)
+    case(name, fn, list(ins) + ws, lambda *a: grads, ("x64=1 " + params).strip())
+
+
+grad_case("grad_cholesky", "linalg_cholesky", [spd((4, 4), F64)], jnp.linalg.cholesky, "upper=0")
+grad_case("grad_cholesky_b", "linalg_cholesky", [spd((2, 3, 3), F64)], jnp.linalg.cholesky, "upper=0")
+for left in (0, 1):
+    for low in (0, 1):
+        for tr in (0, 1):
+            a = tri((3, 3), bool(low), F64)
+            b = rand((3, 2) if left else (2, 3), F64)
+            grad_case(f"grad_trsolve_{left}{low}{tr}", "lax_triangular_solve", [a, b],
+                      lambda a, b, left=left, low=low, tr=tr: lax.linalg.triangular_solve(
+                          a, b, left_side=bool(left), lower=bool(low), transpose_a=bool(tr)),
+                      f"left={left} lower={low} trans={tr} unit=0")
+grad_case("grad_lu", "lax_lu_lu", [rand((4, 4), F64)], lambda x: lax.linalg.lu(x)[0])
+grad_case("grad_lu_35", "lax_lu_lu", [rand((3, 5), F64)], lambda x: lax.linalg.lu(x)[0])
+grad_case("grad_lu_53", "lax_lu_lu", [rand((5, 3), F64)], lambda x: lax.linalg.lu(x)[0])
+grad_case("grad_solve", "linalg_solve", [rand((4, 4), F64) + 3 * jnp.eye(4), rand((4, 2), F64)], jnp.linalg.solve)
+grad_case("grad_solve_vec", "linalg_solve", [rand((2, 3, 3), F64) + 3 * jnp.eye(3), rand((3,), F64)],
+          jnp.linalg.solve)
+grad_case("grad_inv", "linalg_inv", [rand((4, 4), F64) + 3 * jnp.eye(4)], jnp.linalg.inv)
+grad_case("grad_det", "linalg_det", [rand((4, 4), F64)], jnp.linalg.det)
+grad_case("grad_det_b", "linalg_det", [rand((2, 5, 5), F64)], jnp.linalg.det)
+grad_case("grad_slogdet", "linalg_slogdet_logdet", [rand((4, 4), F64)], lambda x: jnp.linalg.slogdet(x)[1])
+
+grad_case("grad_qr", "linalg_qr", [rand((4, 4), F64)], lambda x: jnp.linalg.qr(x), "mode=reduced")
+grad_case("grad_qr_53", "linalg_qr", [rand((5, 3), F64)], lambda x: jnp.linalg.qr(x), "mode=reduced")
+grad_case("grad_qr_35", "linalg_qr", [rand((3, 5), F64)], lambda x: jnp.linalg.qr(x), "mode=reduced")
+grad_case("grad_qr_b", "linalg_qr", [rand((2, 3, 3), F64)], lambda x: jnp.linalg.qr(x), "mode=reduced")
+# eigenvector and singular-vector signs are arbitrary: losses of their squares
+grad_case("grad_eigh", "linalg_eigh_sq", [rand((4, 4), F64)],
+          lambda x: (jnp.linalg.eigh(x)[0], jnp.linalg.eigh(x)[1] ** 2))
+grad_case("grad_eigh_b", "linalg_eigh_sq", [rand((2, 3, 3), F64)],
+          lambda x: (jnp.linalg.eigh(x)[0], jnp.linalg.eigh(x)[1] ** 2))
+for nm, shp in [("44", (4, 4)), ("53", (5, 3)), ("35", (3, 5)), ("b", (2, 3, 4))]:
+    grad_case(f"grad_svd_{nm}", "linalg_svd_sq", [rand(shp, F64)],
+              lambda x: (jnp.linalg.svd(x, full_matrices=False)[0] ** 2, jnp.linalg.svd(x, full_matrices=False)[1],
+                         jnp.linalg.svd(x, full_matrices=False)[2] ** 2))
+    grad_case(f"grad_svdvals_{nm}", "linalg_svdvals", [rand(shp, F64)], jnp.linalg.svdvals)
+
+with open(OUT, "w") as f:
+    f.write(f"# Generated by tools/golden_linalg.py with jax {jax.__version__} -- do not edit.\n")
+    f.write("# Format: tests/support/golden.h. Params: flags as 0/1; x64=1 cases are float64 gradients.\n\n")
+    f.write("\n\n".join(g.CASES) + "\n")
+print(f"golden_linalg: {len(g.CASES)} cases -> {os.path.relpath(OUT)}")
