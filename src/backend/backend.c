@@ -60,14 +60,14 @@ static bool cache_put(const Backend *be, size_t nbytes, void *mem) {
   cache[ncached++] = (CachedMem){be, nbytes, mem};
   cached_bytes += nbytes;
   pthread_mutex_unlock(&cache_lock);
-  for (int i = 0; i < nev; i++) evicted[i].be->free(evicted[i].mem);
+  for (int i = 0; i < nev; i++) evicted[i].be->free(evicted[i].be, evicted[i].mem);
   return true;
 }
 
 Buffer *buffer_new(const Backend *be, size_t nbytes) {
   Buffer *b = malloc(sizeof *b);
   void *mem = b ? cache_take(be, nbytes) : NULL;
-  if (b && !mem) mem = be->alloc(nbytes);
+  if (b && !mem) mem = be->alloc(be, nbytes);
   if (!mem) {
     free(b);
     error_set(JX_ERR_OOM, "out of memory allocating %zu bytes on %s", nbytes, be->name);
@@ -84,21 +84,22 @@ Buffer *buffer_ref(Buffer *b) {
 
 void buffer_free(Buffer *b) {
   if (!b || __atomic_sub_fetch(&b->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
-  if (!cache_put(b->backend, b->nbytes, b->mem)) b->backend->free(b->mem);
+  if (!cache_put(b->backend, b->nbytes, b->mem)) b->backend->free(b->backend, b->mem);
   free(b);
 }
 
-/* Devices in the order jx_devices lists them; the default is chosen in backend_default. */
-static const Backend *const backends[] = {&backend_interp, &backend_cpu, &backend_cuda};
-#define NBACKENDS (sizeof backends / sizeof backends[0])
+/* The devices, in the order jx_devices lists them: one table of function tables (each
+ * carries its name and its init). The default is chosen in backend_default. */
+static const Backend *const registry[] = {&backend_interp, &backend_cpu, &backend_cuda};
+#define NUM_BACKENDS (sizeof registry / sizeof registry[0])
 /* The default device: JAXC_DEVICE when it names one, else "cpu" (which runs kernels in
  * the interpreter when no C compiler is found). Read on first use. */
 static const Backend *default_backend;
 
 const Backend *backend_get(const char *name) {
   if (!name) return NULL;
-  for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
-    if (strcmp(backends[i]->name, name) == 0) return backends[i];
+  for (size_t i = 0; i < NUM_BACKENDS; i++)
+    if (strcmp(registry[i]->name, name) == 0) return registry[i];
   return NULL;
 }
 
@@ -108,7 +109,7 @@ const Backend *backend_find(const char *fn, const char *name) {
     error_set(JX_ERR_DEVICE, "%s: unknown device \"%s\"", fn, name ? name : "(null)");
     return NULL;
   }
-  if (be->init && be->init() != JX_OK) {
+  if (be->init && be->init(be) != JX_OK) {
     char msg[600];
     snprintf(msg, sizeof msg, "%s", jx_last_error());
     jx_clear_error();
@@ -121,7 +122,7 @@ const Backend *backend_find(const char *fn, const char *name) {
 const Backend *backend_default(void) {
   if (!default_backend) {
     const Backend *be = backend_get(config_device());
-    if (be && be->init && be->init() != JX_OK) {
+    if (be && be->init && be->init(be) != JX_OK) {
       /* JAXC_DEVICE names a device that cannot run here: the cpu it is (tests of such a
        * device exit as skipped before they get here; see tests/support). */
       if (config_debug_level() >= 1) fprintf(stderr, "jaxc: %s; using cpu\n", jx_last_error());
@@ -152,8 +153,8 @@ jx_status backend_run_outs(const Backend *be, const Kernel *k, Buffer *const *in
   for (int i = 0; i < k->nargs; i++) mems[i] = inputs[i]->mem;
   int64_t work = k->size * (k->has_reduction ? (k->reduction.size ? k->reduction.size : 1) : 1);
   const Backend *exec = eager && be->host_memory && work <= BACKEND_EAGER_INTERP_MAX ? &backend_interp : be;
-  jx_status s = exec->prepare(k, &exe);
-  if (s == JX_OK && k->size > 0) s = exec->dispatch(exe, k, mems, omem);
+  jx_status s = exec->prepare(exec, k, &exe);
+  if (s == JX_OK && k->size > 0) s = exec->dispatch(exec, exe, k, mems, omem);
   if (s != JX_OK)
     for (int o = 0; o < nout; o++) buffer_free(outs[o]), outs[o] = NULL;
   return s;
@@ -178,22 +179,42 @@ jx_status backend_run_routine(const Backend *be, const Routine *r, Buffer *const
     if (!outs[o]) s = jx_last_status();
     else out_mem[o] = outs[o]->mem;
   }
-  if (s == JX_OK) s = be->routine ? be->routine(r, in_mem, out_mem) : routine_run_host(r, in_mem, out_mem);
+  if (s == JX_OK) s = be->routine ? be->routine(be, r, in_mem, out_mem) : routine_run_host(r, in_mem, out_mem);
   if (s != JX_OK)
     for (int o = 0; o < r->nout; o++) buffer_free(outs[o]), outs[o] = NULL;
   return s;
 }
 
+Buffer *backend_transfer(Buffer *b, const Backend *to) {
+  const Backend *from = b->backend;
+  void *tmp = malloc(b->nbytes ? b->nbytes : 1);
+  Buffer *out = tmp ? buffer_new(to, b->nbytes) : NULL;
+  if (!tmp) error_set(JX_ERR_OOM, "out of memory moving %zu bytes from %s to %s", b->nbytes,
+                      from->name, to->name);
+  jx_status s = out ? from->synchronize(from) : JX_ERR_OOM;
+  if (s == JX_OK) s = from->copy_out(from, tmp, b->mem, b->nbytes);
+  if (s == JX_OK) s = to->copy_in(to, out->mem, tmp, b->nbytes);
+  free(tmp);
+  if (s != JX_OK && out) {
+    buffer_free(out);
+    out = NULL;
+    error_set(JX_ERR_DEVICE, "moving %zu bytes from device %s to device %s failed", b->nbytes,
+              from->name, to->name);
+  }
+  return out;
+}
+
 /* ------------------------------------------------------------ public API */
 
 /* Devices whose init fails (cuda without a driver) are left out. */
-static const char *device_names[NBACKENDS + 1];
+static const char *device_names[NUM_BACKENDS + 1];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 static void list_devices(void) {
   int n = 0;
   bool pending = error_pending();
-  for (size_t i = 0; i < NBACKENDS; i++)
-    if (!backends[i]->init || backends[i]->init() == JX_OK) device_names[n++] = backends[i]->name;
+  for (size_t i = 0; i < NUM_BACKENDS; i++)
+    if (!registry[i]->init || registry[i]->init(registry[i]) == JX_OK)
+      device_names[n++] = registry[i]->name;
   if (!pending) jx_clear_error(); /* a missing device is not an error of the caller */
 }
 

@@ -9,36 +9,42 @@
 
 typedef struct Backend Backend;
 
+/* One device. Every entry gets the device itself (`be`, whose ctx holds its state: a
+ * CUDA context and stream; NULL for interp and cpu), as ggml_backend_i does. */
 struct Backend {
   const char *name;
+  void *ctx;
   /* Optional: readies the device on first use (loads its libraries). JX_OK, or
-   * JX_ERR_DEVICE with a message naming what is missing where it cannot run here. */
-  jx_status (*init)(void);
+   * JX_ERR_DEVICE with a message naming what is missing where it cannot run here;
+   * such devices are not listed by jx_devices. */
+  jx_status (*init)(const Backend *be);
   /* Device memory of nbytes (nbytes may be 0). NULL on failure. */
-  void *(*alloc)(size_t nbytes);
+  void *(*alloc)(const Backend *be, size_t nbytes);
   /* Releases memory from alloc (NULL is fine). */
-  void (*free)(void *mem);
+  void (*free)(const Backend *be, void *mem);
   /* Host -> device and device -> host copies of nbytes. */
-  jx_status (*copy_in)(void *mem, const void *host, size_t nbytes);
-  jx_status (*copy_out)(void *host, const void *mem, size_t nbytes);
+  jx_status (*copy_in)(const Backend *be, void *mem, const void *host, size_t nbytes);
+  jx_status (*copy_out)(const Backend *be, void *host, const void *mem, size_t nbytes);
   /* Compiles (or looks up) a kernel; *exe is owned by the backend's cache. */
-  jx_status (*prepare)(const Kernel *k, void **exe);
+  jx_status (*prepare)(const Backend *be, const Kernel *k, void **exe);
   /* Optional: compiles many kernels at once ahead of their prepare (a jit program's
    * kernels in one translation unit). NULL: prepare compiles them one by one. */
-  jx_status (*prepare_batch)(const Kernel *const *ks, int n);
+  jx_status (*prepare_batch)(const Backend *be, const Kernel *const *ks, int n);
   /* Runs a prepared kernel: inputs[i] are k->nargs device buffers; outs[0] has k->size
    * elements of k->dtype, outs[1 + i] k->size of k->extra_dtypes[i]. */
-  jx_status (*dispatch)(void *exe, const Kernel *k, void *const *inputs, void *const *outs);
+  jx_status (*dispatch)(const Backend *be, void *exe, const Kernel *k, void *const *inputs,
+                        void *const *outs);
   /* Runs a routine (ir/alu.h): r->nin inputs, r->nout outputs; NULL means the
    * backend's buffers are host memory and routines run on the host (routine_run_host). */
-  jx_status (*routine)(const Routine *r, void *const *inputs, void *const *outs);
+  jx_status (*routine)(const Backend *be, const Routine *r, void *const *inputs,
+                       void *const *outs);
   /* True if buffers are ordinary host memory (the interpreter may run on them). */
   bool host_memory;
   /* True if GEMM routines also take float16/bfloat16 (accumulating in float32, as
    * cuBLAS and JAX on GPUs do); otherwise only float32/float64 products are routines. */
   bool gemm_half;
   /* Waits for every dispatched kernel. */
-  jx_status (*synchronize)(void);
+  jx_status (*synchronize)(const Backend *be);
 };
 
 /* A refcounted device allocation. */
@@ -54,8 +60,9 @@ Buffer *buffer_new(const Backend *be, size_t nbytes);
 Buffer *buffer_ref(Buffer *b);
 void buffer_free(Buffer *b);
 
-/* Registry. backend_get returns NULL for unknown names; backend_find also for a device
- * that cannot run here, and then sets JX_ERR_DEVICE naming `fn` and why. */
+/* Registry (one table in backend.c, in jx_devices' order). backend_get returns NULL for
+ * unknown names; backend_find also for a device that cannot run here, and then sets
+ * JX_ERR_DEVICE naming `fn` and why. */
 const Backend *backend_get(const char *name);
 const Backend *backend_find(const char *fn, const char *name);
 const Backend *backend_default(void);
@@ -76,6 +83,10 @@ jx_status backend_run_outs(const Backend *be, const Kernel *k, Buffer *const *in
  * routine_out_nbytes each); on failure none is left allocated (error set). */
 jx_status backend_run_routine(const Backend *be, const Routine *r, Buffer *const *inputs,
                               Buffer **outs);
+
+/* A copy of buffer b on device `to` (through host memory); NULL with JX_ERR_DEVICE
+ * naming both devices (or JX_ERR_OOM) on failure. */
+Buffer *backend_transfer(Buffer *b, const Backend *to);
 
 extern const Backend backend_interp;
 

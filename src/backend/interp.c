@@ -25,17 +25,17 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 #define BUCKETS 1024
 static Program *cache[BUCKETS]; /* chained by hash */
 
-static void *interp_alloc(size_t nbytes) { return malloc(nbytes ? nbytes : 1); }
-static void interp_free(void *mem) { free(mem); }
-static jx_status interp_copy_in(void *mem, const void *host, size_t n) {
+static void *interp_alloc(const Backend *be, size_t nbytes) { return malloc(nbytes ? nbytes : 1); }
+static void interp_free(const Backend *be, void *mem) { free(mem); }
+static jx_status interp_copy_in(const Backend *be, void *mem, const void *host, size_t n) {
   if (n) memcpy(mem, host, n);
   return JX_OK;
 }
-static jx_status interp_copy_out(void *host, const void *mem, size_t n) {
+static jx_status interp_copy_out(const Backend *be, void *host, const void *mem, size_t n) {
   if (n) memcpy(host, mem, n);
   return JX_OK;
 }
-static jx_status interp_synchronize(void) { return JX_OK; }
+static jx_status interp_synchronize(const Backend *be) { return JX_OK; }
 
 /* Appends the nodes below e (post-order) that are not yet listed. */
 static bool topo_visit(const AluExp *e, const AluExp ***list, int *n, int *cap) {
@@ -53,7 +53,7 @@ static bool topo_visit(const AluExp *e, const AluExp ***list, int *n, int *cap) 
   return true;
 }
 
-static jx_status interp_prepare(const Kernel *k, void **exe) {
+static jx_status interp_prepare(const Backend *be, const Kernel *k, void **exe) {
   const AluExp *epi = k->has_reduction ? k->reduction.epilogue : NULL;
   uint64_t h = kernel_hash(k);
   Program **bucket = &cache[h % BUCKETS];
@@ -165,7 +165,7 @@ static jx_status interp_run(Program *p, const Kernel *k, void *const *inputs, vo
  * two-phase reduction's first phase). */
 static jx_status interp_dispatch_one(void *exe, const Kernel *k, void *const *inputs, void *out);
 
-static jx_status interp_dispatch(void *exe, const Kernel *k, void *const *inputs,
+static jx_status interp_dispatch(const Backend *be, void *exe, const Kernel *k, void *const *inputs,
                                  void *const *outs) {
   jx_status s = interp_dispatch_one(exe, k, inputs, outs[0]);
   for (int o = 0; o < k->nextra && s == JX_OK; o++) {
@@ -178,7 +178,7 @@ static jx_status interp_dispatch(void *exe, const Kernel *k, void *const *inputs
     }
     one.dtype = k->extra_dtypes[o];
     void *ex = NULL;
-    s = interp_prepare(&one, &ex);
+    s = interp_prepare(be, &one, &ex);
     if (s == JX_OK) s = interp_dispatch_one(ex, &one, inputs, outs[1 + o]);
   }
   return s;
@@ -198,7 +198,7 @@ static jx_status interp_dispatch_one(void *exe, const Kernel *k, void *const *in
     size_t item = jx_dtype_itemsize(kp.dtype);
     void *buf = malloc((size_t)(k->size ? k->size : 1) * item), *ex = NULL;
     pre = malloc((size_t)(k->size ? k->size : 1) * sizeof *pre);
-    jx_status s = buf && pre ? interp_prepare(&kp, &ex) : JX_ERR_OOM;
+    jx_status s = buf && pre ? interp_prepare(&backend_interp, &kp, &ex) : JX_ERR_OOM;
     if (s == JX_OK) s = interp_dispatch_one(ex, &kp, inputs, buf);
     for (int64_t g = 0; s == JX_OK && g < k->size; g++) pre[g] = alu_load(buf, kp.dtype, g);
     free(buf);

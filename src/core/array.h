@@ -13,6 +13,8 @@ struct jx_array {
   int32_t nskip;    /* of those, entries whose reference was already dropped */
   jx_dtype dtype;
   bool weak;        /* JAX weak type (Python scalar semantics) */
+  bool committed;   /* put on its device by jx_device_put (JAX's committed arrays):
+                       computations run there and never move it (realize_device) */
   int ndim;
   int64_t shape[JX_MAX_NDIM];
   Buffer *buf;      /* concrete arrays: the data ... */

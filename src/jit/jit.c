@@ -1,6 +1,6 @@
 /* jit.c -- jx_jit: traces the function once per input signature (dtypes, weak types,
- * shapes, x64 mode) into a Jaxpr, lowers it into a Program of fused kernels, and runs
- * that on later calls. Under another transformation (tracer inputs) the cached Jaxpr
+ * shapes, x64 mode, device) into a Jaxpr, lowers it into a Program of fused kernels
+ * compiled for that device, and runs that on later calls. Under another transformation (tracer inputs) the cached Jaxpr
  * is evaluated primitive by primitive instead, which composes with every trace. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "jit/jit.h"
+#include "trace/trace.h"
 #include "transform/transform.h"
 
 /* Signatures cached per jitted function; the oldest is dropped past this. */
@@ -17,7 +18,8 @@
 
 typedef struct Entry {
   Aval *avals;     /* the full key: one aval per input ... */
-  bool x64;        /* ... and the x64 mode */
+  bool x64;        /* ... the x64 mode ... */
+  const Backend *device; /* ... and the device the program is compiled for and runs on */
   Jaxpr *jaxpr;
   Program *program; /* NULL: evaluate the jaxpr (lowering unsupported) */
   struct Entry *next;
@@ -49,10 +51,12 @@ static bool aval_eq(const Aval *a, const Aval *b) {
          memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0;
 }
 
-static Entry *lookup(Jit *J, int nin, jx_array *const *in) {
+/* The entry for in's avals on `device` (NULL: any device, for traced calls, which use
+ * only the jaxpr). */
+static Entry *lookup(Jit *J, int nin, jx_array *const *in, const Backend *device) {
   Entry *prev = NULL;
   for (Entry *e = J->entries; e; prev = e, e = e->next) {
-    bool hit = e->x64 == dtype_x64();
+    bool hit = e->x64 == dtype_x64() && (!device || e->device == device);
     for (int i = 0; hit && i < nin; i++) {
       Aval a = prim_aval_of(in[i]);
       hit = aval_eq(&a, &e->avals[i]);
@@ -102,8 +106,7 @@ static bool has_tracer_consts(const Jaxpr *j) {
 }
 
 /* Compiles all of a program's kernels together (one translation unit on cpu). */
-static bool prepare_program(const Program *p) {
-  const Backend *be = backend_default();
+static bool prepare_program(const Program *p, const Backend *be) {
   if (!be->prepare_batch || p->nsteps == 0) return true;
   const Kernel **ks = malloc((size_t)p->nsteps * sizeof *ks);
   if (!ks) {
@@ -113,7 +116,7 @@ static bool prepare_program(const Program *p) {
   int n = 0;
   for (int s = 0; s < p->nsteps; s++)
     if (!p->steps[s].is_routine) ks[n++] = &p->steps[s].kernel;
-  jx_status st = be->prepare_batch(ks, n);
+  jx_status st = be->prepare_batch(be, ks, n);
   free(ks);
   return st == JX_OK;
 }
@@ -123,7 +126,11 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   int nin = jx_fn_nin(J->f);
   bool traced = false;
   for (int i = 0; i < nin; i++) traced |= in[i]->tracer != NULL;
-  Entry *e = lookup(J, nin, in);
+  /* the device: the inputs' by the committed-device rule (realize_device) */
+  bool committed = false;
+  const Backend *be = realize_device(jx_fn_name(J->f), nin, in, &committed);
+  if (!be) return jx_last_status();
+  Entry *e = lookup(J, nin, in, traced ? NULL : be);
   if (!e) {
     Jaxpr *j = trace(J, nin, in);
     if (!j) return jx_last_status();
@@ -146,7 +153,8 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
       return JX_ERR_OOM;
     }
     for (int i = 0; i < nin; i++) avals[i] = prim_aval_of(in[i]);
-    *e = (Entry){.avals = avals, .x64 = dtype_x64(), .jaxpr = j, .next = J->entries};
+    *e = (Entry){.avals = avals, .x64 = dtype_x64(), .device = be, .jaxpr = j,
+                 .next = J->entries};
     e->program = jit_lower(j);
     if (!e->program) {
       if (jx_last_status() != JX_ERR_UNSUPPORTED) {
@@ -155,7 +163,7 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
       }
       jx_clear_error(); /* unsupported fusion: fall back to evaluating the jaxpr */
     }
-    if (e->program && !prepare_program(e->program)) {
+    if (e->program && !prepare_program(e->program, be)) {
       entry_free(e);
       return jx_last_status();
     }
@@ -176,8 +184,13 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   /* Under a transformation the call stays one equation holding the jaxpr (JAX's pjit):
    * staged as such, or transformed by the call's rules. */
   if (traced) return prim_call(e->jaxpr, nin, in, out);
-  if (!e->program) return jaxpr_eval(e->jaxpr, in, out);
-  return jit_run(e->program, e->jaxpr, in, out);
+  jx_array *const *args = in; /* every input on be: uncommitted ones copied there */
+  if (!realize_args(be, nin, in, &args)) return jx_last_status();
+  jx_status s = e->program ? jit_run(e->program, e->jaxpr, be, args, out)
+                           : jaxpr_eval(e->jaxpr, args, out);
+  realize_args_free(nin, in, args);
+  for (int o = 0; s == JX_OK && committed && o < jx_fn_nout(J->f); o++) out[o]->committed = true;
+  return s;
 }
 
 const Program *jit_program_for(jx_fn *jf, jx_array *const *in) {

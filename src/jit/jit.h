@@ -62,8 +62,10 @@ bool jit_has_lower_rule(Prim p, const char **why);
 /* Lowers a (checked) jaxpr into a program. NULL with the error set on failure. */
 Program *jit_lower(const Jaxpr *j);
 void jit_program_free(Program *p);
-/* Runs p on concrete inputs (any views; made contiguous first) with j's constants. */
-jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_array **out);
+/* Runs p on device be (which p was prepared for) on concrete inputs held by be (any
+ * views; made contiguous first) with j's constants (copied to be if elsewhere). */
+jx_status jit_run(const Program *p, const Jaxpr *j, const Backend *be, jx_array *const *in,
+                  jx_array **out);
 /* Text of the program's kernels (JAXC_DEBUG=3). malloc'd. */
 char *jit_program_print(const Program *p);
 

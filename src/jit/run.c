@@ -18,24 +18,31 @@ static double now_us(void) {
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_array **out) {
+jx_status jit_run(const Program *p, const Jaxpr *j, const Backend *be, jx_array *const *in,
+                  jx_array **out) {
   Buffer **bufs = calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *bufs);
+  bool *moved = calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *moved);
   jx_array **contig = calloc((size_t)(j->nin ? j->nin : 1), sizeof *contig);
-  if (!bufs || !contig) {
-    free(bufs), free(contig);
+  if (!bufs || !moved || !contig) {
+    free(bufs), free(moved), free(contig);
     error_set(JX_ERR_OOM, "jit: out of memory");
     return JX_ERR_OOM;
   }
   jx_status s = JX_OK;
-  const Backend *be = j->nin ? NULL : backend_default();
   for (int i = 0; i < j->nin && s == JX_OK; i++) {
     contig[i] = impl_contiguous(in[i]);
     if (!contig[i]) s = jx_last_status();
-    else if (!be) be = contig[i]->buf->backend;
   }
   for (int slot = 0; slot < p->nslots && s == JX_OK; slot++) {
     if (p->kinds[slot] == SLOT_INPUT) bufs[slot] = contig[p->index[slot]]->buf;
-    if (p->kinds[slot] == SLOT_CONST) bufs[slot] = j->consts[p->index[slot]]->buf;
+    if (p->kinds[slot] == SLOT_CONST) {
+      bufs[slot] = j->consts[p->index[slot]]->buf;
+      if (bufs[slot]->backend != be) { /* a closed-over array from another device */
+        bufs[slot] = backend_transfer(bufs[slot], be);
+        moved[slot] = bufs[slot] != NULL;
+        if (!bufs[slot]) s = jx_last_status();
+      }
+    }
   }
   int debug = config_debug_level();
   bool tracing = config_trace_enabled();
@@ -81,9 +88,9 @@ jx_status jit_run(const Program *p, const Jaxpr *j, jx_array *const *in, jx_arra
   if (s != JX_OK)
     for (int o = 0; o < p->nout; o++) jx_free(out[o]), out[o] = NULL;
   for (int slot = 0; slot < p->nslots; slot++)
-    if (p->kinds[slot] == SLOT_TEMP) buffer_free(bufs[slot]);
+    if (p->kinds[slot] == SLOT_TEMP || moved[slot]) buffer_free(bufs[slot]);
   for (int i = 0; i < j->nin; i++) jx_free(contig[i]);
-  free(bufs), free(contig);
+  free(bufs), free(moved), free(contig);
   return s;
 }
 

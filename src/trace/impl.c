@@ -656,15 +656,25 @@ static const ImplRule impl_rules[PRIM_NUM] = {
 
 bool impl_has_rule(Prim p) { return (unsigned)p < PRIM_NUM && impl_rules[p] != NULL; }
 
-jx_status impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+jx_status impl_apply(Prim p, int nin, jx_array *const *given, const PrimParams *pp, int nout,
                      const Aval *avals, jx_array **out) {
   if (!impl_has_rule(p)) {
     error_set(JX_ERR_INTERNAL, "no eval rule for primitive %s", prim_name(p));
     return JX_ERR_INTERNAL;
   }
+  /* one device for every input (JAX's committed-device rule); uncommitted inputs
+   * elsewhere are copied there */
+  bool committed;
+  const Backend *be = realize_device(prim_name(p), nin, given, &committed);
+  jx_array *const *in = given;
+  if (!be || !realize_args(be, nin, given, &in)) return jx_last_status();
   jx_status s = impl_rules[p](p, nin, in, pp, nout, avals, out);
   /* abstract evaluation decides the weak type */
-  for (int o = 0; s == JX_OK && o < nout; o++) out[o]->weak = avals[o].weak;
+  for (int o = 0; s == JX_OK && o < nout; o++) {
+    out[o]->weak = avals[o].weak;
+    out[o]->committed |= committed;
+  }
+  realize_args_free(nin, given, in);
   return s;
 }
 

@@ -27,13 +27,13 @@ jx_array *array_from_host(const void *data, jx_dtype dtype, bool weak, int ndim,
   if (!buf) return NULL;
   jx_status s = JX_OK;
   if (canon == dtype) {
-    s = be->copy_in(buf->mem, data, nbytes);
+    s = be->copy_in(be, buf->mem, data, nbytes);
   } else {
     void *tmp = malloc(nbytes ? nbytes : 1);
     if (!tmp) s = JX_ERR_OOM;
     else {
       convert_host(tmp, canon, data, dtype, n);
-      s = be->copy_in(buf->mem, tmp, nbytes);
+      s = be->copy_in(be, buf->mem, tmp, nbytes);
       free(tmp);
     }
   }
@@ -112,8 +112,8 @@ jx_status jx_read(jx_array *a, void *dst, size_t nbytes) {
   jx_array *c = impl_contiguous(a);
   if (!c) return jx_last_status();
   const Backend *be = c->buf->backend;
-  jx_status s = be->synchronize();
-  if (s == JX_OK) s = be->copy_out(dst, c->buf->mem, nbytes);
+  jx_status s = be->synchronize(be);
+  if (s == JX_OK) s = be->copy_out(be, dst, c->buf->mem, nbytes);
   jx_free(c);
   if (s != JX_OK) error_set(s, "jx_read: copy from device %s failed", be->name);
   return s;
@@ -136,7 +136,64 @@ double jx_item(jx_array *a) {
 jx_status jx_block_until_ready(jx_array *a) {
   if (!a) return error_pending() ? jx_last_status() : JX_ERR_VALUE;
   if (!require_concrete("jx_block_until_ready", a)) return JX_ERR_VALUE;
-  return a->buf->backend->synchronize();
+  return a->buf->backend->synchronize(a->buf->backend);
+}
+
+const Backend *realize_device(const char *fn, int nin, jx_array *const *in, bool *committed) {
+  const jx_array *first = NULL, *pinned = NULL;
+  for (int i = 0; i < nin; i++) {
+    const jx_array *a = in[i];
+    if (!a || !a->buf) continue;
+    if (!first) first = a;
+    if (!a->committed) continue;
+    if (pinned && pinned->buf->backend != a->buf->backend) {
+      char b1[ARRAY_DESCRIBE_BUF], b2[ARRAY_DESCRIBE_BUF];
+      error_set(JX_ERR_DEVICE, "%s: arrays committed to different devices: %s on %s and %s "
+                "on %s (move one with jx_device_put)", fn, array_describe(b1, pinned),
+                pinned->buf->backend->name, array_describe(b2, a), a->buf->backend->name);
+      return NULL;
+    }
+    if (!pinned) pinned = a;
+  }
+  *committed = pinned != NULL;
+  return pinned ? pinned->buf->backend : first ? first->buf->backend : backend_default();
+}
+
+bool realize_args(const Backend *be, int nin, jx_array *const *in, jx_array *const **args) {
+  *args = in;
+  int i = 0;
+  while (i < nin && (!in[i]->buf || in[i]->buf->backend == be)) i++;
+  if (i == nin) return true; /* the common case: nothing to move */
+  jx_array **moved = calloc((size_t)nin, sizeof *moved);
+  if (!moved) {
+    error_set(JX_ERR_OOM, "out of memory moving arrays to device %s", be->name);
+    return false;
+  }
+  bool ok = true;
+  for (i = 0; i < nin && ok; i++) {
+    jx_array *a = in[i];
+    if (!a->buf || a->buf->backend == be) {
+      moved[i] = jx_ref(a);
+      continue;
+    }
+    Buffer *b = backend_transfer(a->buf, be);
+    ShapeTracker *st = b ? shape_copy(a->st) : NULL;
+    moved[i] = st ? array_new(b, st, a->dtype, a->weak) : NULL;
+    if (b && !st) buffer_free(b);
+    ok = moved[i] != NULL;
+  }
+  *args = moved;
+  if (!ok) {
+    realize_args_free(nin, in, moved);
+    *args = in;
+  }
+  return ok;
+}
+
+void realize_args_free(int nin, jx_array *const *in, jx_array *const *args) {
+  if (args == in) return;
+  for (int i = 0; i < nin; i++) jx_free(args[i]);
+  free((void *)args);
 }
 
 jx_array *jx_device_put(jx_array *a, const char *device) {
@@ -144,23 +201,17 @@ jx_array *jx_device_put(jx_array *a, const char *device) {
   const Backend *be = backend_find("jx_device_put", device);
   if (!be) return NULL;
   if (!require_concrete("jx_device_put", a)) return NULL;
-  if (be == a->buf->backend) return jx_ref(a);
-  size_t nbytes = (size_t)jx_size(a) * jx_dtype_itemsize(a->dtype);
-  void *tmp = malloc(nbytes ? nbytes : 1);
-  if (!tmp) {
-    error_set(JX_ERR_OOM, "jx_device_put: out of memory");
-    return NULL;
-  }
   jx_array *out = NULL;
-  if (jx_read(a, tmp, nbytes) == JX_OK) {
-    Buffer *buf = buffer_new(be, nbytes);
-    if (buf && be->copy_in(buf->mem, tmp, nbytes) == JX_OK)
-      out = array_new(buf, shape_contiguous(a->ndim, a->shape), a->dtype, a->weak);
-    else if (buf) {
-      buffer_free(buf);
-      error_set(JX_ERR_DEVICE, "jx_device_put: copy to %s failed", be->name);
-    }
+  if (be == a->buf->backend) { /* the same data, now committed */
+    ShapeTracker *st = shape_copy(a->st);
+    out = st ? array_new(buffer_ref(a->buf), st, a->dtype, a->weak) : NULL;
+    if (!st) error_set(JX_ERR_OOM, "jx_device_put: out of memory");
+  } else { /* a contiguous copy on the device */
+    jx_array *c = impl_contiguous(a);
+    Buffer *buf = c ? backend_transfer(c->buf, be) : NULL;
+    if (buf) out = array_new(buf, shape_contiguous(a->ndim, a->shape), a->dtype, a->weak);
+    jx_free(c);
   }
-  free(tmp);
+  if (out) out->committed = true;
   return out;
 }

@@ -17,6 +17,21 @@ bool impl_has_rule(Prim p);
 /* True if dot_general(x, y) of dtype is large enough to run as a GEMM routine. */
 bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y);
 
+/* The device a computation on in[0 .. nin) runs on, by JAX's committed-device rule:
+ * arrays put on a device with jx_device_put are committed to it, every other array
+ * (created on the default device, or computed from uncommitted arrays only) follows.
+ * Committed inputs on different devices: NULL with JX_ERR_DEVICE naming fn, both arrays
+ * and both devices. Else the committed inputs' device, or the first concrete input's,
+ * or (none) the default device; *committed says whether results are committed to it.
+ * Tracers are skipped. */
+const Backend *realize_device(const char *fn, int nin, jx_array *const *in, bool *committed);
+
+/* in[0 .. nin) on device be: *args is `in` itself when every input is there already,
+ * else a malloc'd array holding new references (copies on be for inputs elsewhere, in
+ * uncommitted arrays) to release with realize_args_free. false with the error set. */
+bool realize_args(const Backend *be, int nin, jx_array *const *in, jx_array *const **args);
+void realize_args_free(int nin, jx_array *const *in, jx_array *const *args);
+
 /* A contiguous copy of `a` (a new reference to `a` itself if already contiguous and
  * dense in its buffer). */
 jx_array *impl_contiguous(jx_array *a);

@@ -148,8 +148,8 @@ typedef struct Judge {
 
 static bool run_on(const Backend *be, const Kernel *k, void *const *in, void *out) {
   void *exe = NULL;
-  if (be->prepare(k, &exe) != JX_OK) return false;
-  return k->size == 0 || be->dispatch(exe, k, in, (void *[]){out}) == JX_OK;
+  if (be->prepare(be, k, &exe) != JX_OK) return false;
+  return k->size == 0 || be->dispatch(be, exe, k, in, (void *[]){out}) == JX_OK;
 }
 
 /* Runs k on both backends and compares; returns the number of mismatches (the first
@@ -725,9 +725,9 @@ static void test_multi_output(void) {
       want[o] = calloc(1, bytes), got[o] = calloc(1, bytes);
     }
     void *ei = NULL, *ec = NULL;
-    bool ran = backend_interp.prepare(&k, &ei) == JX_OK &&
-               backend_interp.dispatch(ei, &k, in, want) == JX_OK &&
-               backend_cpu.prepare(&k, &ec) == JX_OK && backend_cpu.dispatch(ec, &k, in, got) == JX_OK;
+    bool ran = backend_interp.prepare(&backend_interp, &k, &ei) == JX_OK &&
+               backend_interp.dispatch(&backend_interp, ei, &k, in, want) == JX_OK &&
+               backend_cpu.prepare(&backend_cpu, &k, &ec) == JX_OK && backend_cpu.dispatch(&backend_cpu, ec, &k, in, got) == JX_OK;
     CHECK_MSG(ran, "multi-output kernel #%d: %s", t, jx_last_error());
     for (int o = 0; ran && o <= k.nextra; o++) {
       jx_dtype d = o ? k.extra_dtypes[o - 1] : k.dtype;
@@ -794,9 +794,9 @@ static void test_two_phase_reductions(void) {
       want[o] = calloc(1, bytes), got[o] = calloc(1, bytes);
     }
     void *ei = NULL, *ec = NULL;
-    bool ran = backend_interp.prepare(&k, &ei) == JX_OK &&
-               backend_interp.dispatch(ei, &k, in, want) == JX_OK &&
-               backend_cpu.prepare(&k, &ec) == JX_OK && backend_cpu.dispatch(ec, &k, in, got) == JX_OK;
+    bool ran = backend_interp.prepare(&backend_interp, &k, &ei) == JX_OK &&
+               backend_interp.dispatch(&backend_interp, ei, &k, in, want) == JX_OK &&
+               backend_cpu.prepare(&backend_cpu, &k, &ec) == JX_OK && backend_cpu.dispatch(&backend_cpu, ec, &k, in, got) == JX_OK;
     CHECK_MSG(ran, "two-phase #%d: %s", t, jx_last_error());
     for (int o = 0; ran && o < 2; o++) {
       jx_dtype od = o ? JX_FLOAT64 : d;
@@ -857,11 +857,11 @@ static void test_memory_cache(void) {
   Kernel k = fresh_kernel(100, 1.0625f);
   CpuStats s0 = cpu_stats();
   void *e1 = NULL, *e2 = NULL;
-  CHECK(backend_cpu.prepare(&k, &e1) == JX_OK);
+  CHECK(backend_cpu.prepare(&backend_cpu, &k, &e1) == JX_OK);
   CpuStats s1 = cpu_stats(); /* compiled, or found on disk (JAXC_CACHE_DIR set by the user) */
   CHECK_EQ_INT(s1.compiles + s1.disk_hits, s0.compiles + s0.disk_hits + 1);
   Kernel k2 = fresh_kernel(100, 1.0625f); /* equal structure, built again */
-  CHECK(backend_cpu.prepare(&k2, &e2) == JX_OK);
+  CHECK(backend_cpu.prepare(&backend_cpu, &k2, &e2) == JX_OK);
   CpuStats s2 = cpu_stats();
   CHECK(e1 == e2);
   CHECK_EQ_INT(s2.compiles, s1.compiles);
@@ -884,14 +884,14 @@ static bool cache_files(const void *exe, char *c_path, char *so_path, size_t n) 
 static void test_disk_cache(void) {
   Kernel k = fresh_kernel(77, 1.125f);
   void *exe = NULL;
-  CHECK(backend_cpu.prepare(&k, &exe) == JX_OK);
+  CHECK(backend_cpu.prepare(&backend_cpu, &k, &exe) == JX_OK);
   char c_path[1024], so_path[1100];
   CHECK(cache_files(exe, c_path, so_path, sizeof c_path));
   CHECK(access(so_path, R_OK) == 0);
   /* A new process would start with empty memory caches: reuse from disk. */
   cpu_reset();
   CpuStats s0 = cpu_stats();
-  CHECK(backend_cpu.prepare(&k, &exe) == JX_OK);
+  CHECK(backend_cpu.prepare(&backend_cpu, &k, &exe) == JX_OK);
   CpuStats s1 = cpu_stats();
   CHECK_EQ_INT(s1.compiles, s0.compiles);
   CHECK_EQ_INT(s1.disk_hits, s0.disk_hits + 1);
@@ -899,7 +899,7 @@ static void test_disk_cache(void) {
   FILE *f = fopen(c_path, "ab");
   if (f) fputs(" ", f), fclose(f);
   cpu_reset();
-  CHECK(backend_cpu.prepare(&k, &exe) == JX_OK);
+  CHECK(backend_cpu.prepare(&backend_cpu, &k, &exe) == JX_OK);
   CpuStats s2 = cpu_stats();
   CHECK_EQ_INT(s2.compiles, s1.compiles + 1);
   CHECK_EQ_INT(s2.disk_hits, s1.disk_hits);
@@ -922,7 +922,7 @@ static void test_compile_error(void) {
   CHECK(cpu_has_compiler());
   Kernel k = fresh_kernel(5, 1.25f);
   void *exe = NULL;
-  CHECK(backend_cpu.prepare(&k, &exe) == JX_ERR_COMPILE);
+  CHECK(backend_cpu.prepare(&backend_cpu, &k, &exe) == JX_ERR_COMPILE);
   const char *msg = jx_last_error();
   CHECK_MSG(strstr(msg, cache_dir) && strstr(msg, ".c"), "message lacks the source path: %s", msg);
   const char *at = strstr(msg, "kept at ");
@@ -1034,7 +1034,7 @@ static void test_render_errors(void) {
   Kernel k = {.nargs = 1, .arg_dtypes = {JX_INT32}, .size = 8, .dtype = JX_INT32};
   k.exp = alu_unary(ALU_SIN, alu_global(0, JX_INT32, g));
   void *exe = NULL;
-  CHECK(backend_cpu.prepare(&k, &exe) == JX_ERR_UNSUPPORTED);
+  CHECK(backend_cpu.prepare(&backend_cpu, &k, &exe) == JX_ERR_UNSUPPORTED);
   CHECK_ERROR(JX_ERR_UNSUPPORTED, "SIN");
 }
 
@@ -1085,7 +1085,7 @@ static void test_simd(void) {
   Kernel *ks[2] = {&k, &kr};
   for (int i = 0; i < 2; i++) {
     void *exe;
-    CHECK(backend_cpu.prepare(ks[i], &exe) == JX_OK);
+    CHECK(backend_cpu.prepare(&backend_cpu, ks[i], &exe) == JX_OK);
     char c_path[1024], so_path[1100], name[RENDER_NAME_MAX];
     free(render_kernel(&render_c, ks[i], name));
     CHECK(cache_files(exe, c_path, so_path, sizeof c_path));

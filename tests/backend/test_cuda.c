@@ -167,7 +167,7 @@ static void test_gemm(void) {
 /* Device buffer of n elements of d holding host bytes. */
 static Buffer *upload(const void *host, size_t nbytes) {
   Buffer *b = buffer_new(&backend_cuda, nbytes);
-  if (b && backend_cuda.copy_in(b->mem, host, nbytes) != JX_OK) buffer_free(b), b = NULL;
+  if (b && backend_cuda.copy_in(&backend_cuda, b->mem, host, nbytes) != JX_OK) buffer_free(b), b = NULL;
   return b;
 }
 
@@ -184,7 +184,7 @@ static void check_routine_exact(const Routine *r, void *const *host_in, const si
   for (int o = 0; s == JX_OK && o < r->nout; o++) {
     size_t nb = routine_out_nbytes(r, o);
     unsigned char *got = malloc(nb + 1);
-    CHECK(backend_cuda.copy_out(got, out[o]->mem, nb) == JX_OK);
+    CHECK(backend_cuda.copy_out(&backend_cuda, got, out[o]->mem, nb) == JX_OK);
     CHECK_MSG(memcmp(got, ref[o], nb) == 0, "%s: output %d differs from the host", what, o);
     free(got);
   }

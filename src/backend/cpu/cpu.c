@@ -217,20 +217,20 @@ void cpu_reset(void) {
 
 /* ------------------------------------------------------------------ backend */
 
-static void *cpu_alloc(size_t nbytes) {
+static void *cpu_alloc(const Backend *be, size_t nbytes) {
   size_t n = (nbytes + 63) / 64 * 64;
   return aligned_alloc(64, n ? n : 64);
 }
-static void cpu_free(void *mem) { free(mem); }
-static jx_status cpu_copy_in(void *mem, const void *host, size_t n) {
+static void cpu_free(const Backend *be, void *mem) { free(mem); }
+static jx_status cpu_copy_in(const Backend *be, void *mem, const void *host, size_t n) {
   if (n) memcpy(mem, host, n);
   return JX_OK;
 }
-static jx_status cpu_copy_out(void *host, const void *mem, size_t n) {
+static jx_status cpu_copy_out(const Backend *be, void *host, const void *mem, size_t n) {
   if (n) memcpy(host, mem, n);
   return JX_OK;
 }
-static jx_status cpu_synchronize(void) { return JX_OK; }
+static jx_status cpu_synchronize(const Backend *be) { return JX_OK; }
 
 /* Without a compiler: the interpreter's program, wrapped. */
 static jx_status prepare_interp(const Kernel *k, uint64_t h, void **exe) {
@@ -244,7 +244,7 @@ static jx_status prepare_interp(const Kernel *k, uint64_t h, void **exe) {
               "device runs kernels on the interpreter\n");
   }
   void *p = NULL;
-  jx_status st = backend_interp.prepare(k, &p);
+  jx_status st = backend_interp.prepare(&backend_interp, k, &p);
   if (st != JX_OK) return st;
   pthread_mutex_lock(&lock);
   CpuExe *x = exe_new("interp");
@@ -322,7 +322,7 @@ static void empty_kernel(void *const *in, void *const *out, int64_t start, int64
   (void)in, (void)out, (void)start, (void)end;
 }
 
-static jx_status cpu_prepare(const Kernel *k, void **exe) {
+static jx_status cpu_prepare(const Backend *be, const Kernel *k, void **exe) {
   static CpuExe empty = {.fn = empty_kernel, .name = "k_empty"};
   if (k->size == 0) { /* nothing to compute: no compile for empty arrays */
     *exe = &empty;
@@ -410,7 +410,7 @@ static int cmp_size_desc(const void *a, const void *b) {
   return (x->pick > y->pick) - (x->pick < y->pick);
 }
 
-static jx_status cpu_prepare_batch(const Kernel *const *ks, int n) {
+static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, int n) {
   ensure_configured();
   if (!compile_available() || n <= 0) return JX_OK;
   int *same = calloc((size_t)n, sizeof *same); /* an earlier kernel of the same source */
@@ -534,10 +534,10 @@ static void launch_chunk(void *ctx, int64_t start, int64_t end) {
   l->fn(l->in, l->out, start, end);
 }
 
-static jx_status cpu_dispatch(void *exe, const Kernel *k, void *const *inputs,
+static jx_status cpu_dispatch(const Backend *be, void *exe, const Kernel *k, void *const *inputs,
                               void *const *out) {
   CpuExe *x = exe;
-  if (!x->fn) return backend_interp.dispatch(x->interp, k, inputs, out);
+  if (!x->fn) return backend_interp.dispatch(&backend_interp, x->interp, k, inputs, out);
   int debug = config_debug_level();
   double t0 = debug >= 1 ? now_us() : 0;
   /* Work in element-iterations, saturating; small kernels stay on this thread. */
@@ -617,7 +617,7 @@ static jx_status cpu_linalg(const Routine *r, void *const *inputs, void *const *
  * (in multiples of 16) into one block per thread (measured: four per thread run 10%
  * slower at n = 256..1024); other routines run on the host. */
 #define GEMM_MIN_FLOPS (1 << 21)
-static jx_status cpu_routine(const Routine *r, void *const *inputs, void *const *outs) {
+static jx_status cpu_routine(const Backend *be, const Routine *r, void *const *inputs, void *const *outs) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   if (openblas_set_num_threads) pthread_once(&once, openblas_single);
   if (ROUTINE_IS_LINALG(r->op)) return cpu_linalg(r, inputs, outs);

@@ -17,12 +17,13 @@ static CudaStats stats;
 
 CudaStats cuda_stats(void) { return stats; }
 
-static void *dev_alloc(size_t nbytes) { return cuda_alloc(nbytes); }
-static void dev_free(void *mem) { cuda_free(mem); }
+static jx_status dev_init(const Backend *be) { return cuda_init(); }
+static void *dev_alloc(const Backend *be, size_t nbytes) { return cuda_alloc(nbytes); }
+static void dev_free(const Backend *be, void *mem) { cuda_free(mem); }
 
 static CUdeviceptr ptr(const void *mem) { return (CUdeviceptr)(uintptr_t)mem; }
 
-static jx_status copy_in(void *mem, const void *host, size_t nbytes) {
+static jx_status copy_in(const Backend *be, void *mem, const void *host, size_t nbytes) {
   if (nbytes == 0) return JX_OK;
   jx_status s = cuda_init();
   if (s != JX_OK) return s;
@@ -33,7 +34,7 @@ static jx_status copy_in(void *mem, const void *host, size_t nbytes) {
   return cuda_check(d->cu.cuMemcpyHtoDAsync(ptr(mem), host, nbytes, d->stream), "cuMemcpyHtoDAsync");
 }
 
-static jx_status copy_out(void *host, const void *mem, size_t nbytes) {
+static jx_status copy_out(const Backend *be, void *host, const void *mem, size_t nbytes) {
   if (nbytes == 0) return JX_OK;
   jx_status s = cuda_init();
   if (s != JX_OK) return s;
@@ -45,7 +46,7 @@ static jx_status copy_out(void *host, const void *mem, size_t nbytes) {
   return s;
 }
 
-static jx_status synchronize(void) {
+static jx_status synchronize(const Backend *be) {
   const CudaDevice *d = cuda_device();
   if (!d) return cuda_init();
   cuda_make_current();
@@ -53,12 +54,21 @@ static jx_status synchronize(void) {
   return cuda_check(d->cu.cuStreamSynchronize(d->stream), "cuStreamSynchronize");
 }
 
-static jx_status dispatch(void *exe, const Kernel *k, void *const *inputs, void *const *outs) {
+static jx_status prepare(const Backend *be, const Kernel *k, void **exe) {
+  return cuda_prepare(k, exe);
+}
+
+static jx_status prepare_batch(const Backend *be, const Kernel *const *ks, int n) {
+  return cuda_prepare_batch(ks, n);
+}
+
+static jx_status dispatch(const Backend *be, void *exe, const Kernel *k, void *const *inputs,
+                          void *const *outs) {
   __atomic_add_fetch(&stats.launches, 1, __ATOMIC_RELAXED);
   return cuda_dispatch(exe, k, inputs, outs);
 }
 
-static jx_status routine(const Routine *r, void *const *inputs, void *const *outs) {
+static jx_status routine(const Backend *be, const Routine *r, void *const *inputs, void *const *outs) {
   jx_status s = cuda_init();
   if (s != JX_OK) return s;
   if (r->op == ROUTINE_GEMM) {
@@ -73,13 +83,13 @@ static jx_status routine(const Routine *r, void *const *inputs, void *const *out
 
 const Backend backend_cuda = {
     .name = "cuda",
-    .init = cuda_init,
+    .init = dev_init,
     .alloc = dev_alloc,
     .free = dev_free,
     .copy_in = copy_in,
     .copy_out = copy_out,
-    .prepare = cuda_prepare,
-    .prepare_batch = cuda_prepare_batch,
+    .prepare = prepare,
+    .prepare_batch = prepare_batch,
     .dispatch = dispatch,
     .routine = routine,
     .host_memory = false,
