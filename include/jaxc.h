@@ -226,7 +226,12 @@ const char *const *jx_devices(void);
 jx_status jx_default_device(const char *name);
 /* Name of the device holding `a` (NULL for NULL). */
 const char *jx_device_of(const jx_array *a);
-/* A copy of `a` on the named device. */
+/* jax.device_put(a, device): `a` on the named device (a contiguous copy of its logical
+ * contents when it was elsewhere, the same data when already there), committed to it:
+ * operations and jitted calls on committed arrays run on their device, and arrays
+ * committed to different devices in one operation are JX_ERR_DEVICE naming both
+ * (uncommitted arrays follow the committed ones; docs/api.md, Devices). JX_ERR_DEVICE
+ * for an unknown or unavailable device; NULL for NULL. */
 jx_array *jx_device_put(jx_array *a, const char *device);
 
 /* --------------------------------------------------------------- arrays */

@@ -64,6 +64,12 @@ static bool cache_put(const Backend *be, size_t nbytes, void *mem) {
   return true;
 }
 
+/* The last reference to b is gone: its memory to the cache or the device. */
+static void buffer_release(Buffer *b) {
+  if (!cache_put(b->backend, b->nbytes, b->mem)) b->backend->free(b->backend, b->mem);
+  free(b);
+}
+
 Buffer *buffer_new(const Backend *be, size_t nbytes) {
   Buffer *b = malloc(sizeof *b);
   void *mem = b ? cache_take(be, nbytes) : NULL;
@@ -73,20 +79,11 @@ Buffer *buffer_new(const Backend *be, size_t nbytes) {
     error_set(JX_ERR_OOM, "out of memory allocating %zu bytes on %s", nbytes, be->name);
     return NULL;
   }
-  *b = (Buffer){.backend = be, .refcount = 1, .nbytes = nbytes, .mem = mem};
+  *b = (Buffer){.backend = be, .refcount = 1, .nbytes = nbytes, .mem = mem,
+                .release = buffer_release};
   return b;
 }
 
-Buffer *buffer_ref(Buffer *b) {
-  if (b) __atomic_add_fetch(&b->refcount, 1, __ATOMIC_RELAXED);
-  return b;
-}
-
-void buffer_free(Buffer *b) {
-  if (!b || __atomic_sub_fetch(&b->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
-  if (!cache_put(b->backend, b->nbytes, b->mem)) b->backend->free(b->backend, b->mem);
-  free(b);
-}
 
 /* The devices, in the order jx_devices lists them: one table of function tables (each
  * carries its name and its init). The default is chosen in backend_default. */

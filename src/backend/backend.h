@@ -5,6 +5,7 @@
 #define JAXC_BACKEND_BACKEND_H
 
 #include "jaxc.h"
+#include "core/buffer.h"
 #include "ir/alu.h"
 
 typedef struct Backend Backend;
@@ -47,18 +48,9 @@ struct Backend {
   jx_status (*synchronize)(const Backend *be);
 };
 
-/* A refcounted device allocation. */
-typedef struct Buffer {
-  const Backend *backend;
-  int64_t refcount;
-  size_t nbytes;
-  void *mem;
-} Buffer;
-
-/* Allocates a buffer on the backend; NULL + JX_ERR_OOM on failure. */
+/* Allocates a buffer (core/buffer.h: buffer_ref, buffer_free) on the backend; NULL +
+ * JX_ERR_OOM on failure. */
 Buffer *buffer_new(const Backend *be, size_t nbytes);
-Buffer *buffer_ref(Buffer *b);
-void buffer_free(Buffer *b);
 
 /* Registry (one table in backend.c, in jx_devices' order). backend_get returns NULL for
  * unknown names; backend_find also for a device that cannot run here, and then sets

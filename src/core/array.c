@@ -184,10 +184,6 @@ const int64_t *jx_shape(const jx_array *a) { return a ? a->shape : NULL; }
 int64_t jx_size(const jx_array *a) { return a ? shape_numel(a->ndim, a->shape) : 0; }
 jx_dtype jx_dtype_of(const jx_array *a) { return a ? a->dtype : JX_FLOAT32; }
 bool jx_is_weak(const jx_array *a) { return a && a->weak; }
-const char *jx_device_of(const jx_array *a) {
-  if (!a) return NULL;
-  return a->buf ? a->buf->backend->name : "tracer";
-}
 
 /* ------------------------------------------------------- argument checks */
 

@@ -4,7 +4,7 @@
 #define JAXC_CORE_ARRAY_H
 
 #include "jaxc.h"
-#include "backend/backend.h"
+#include "core/buffer.h"
 #include "core/shape.h"
 
 struct jx_array {

@@ -1,6 +1,6 @@
 /* shape.c -- the shape tracker (see shape.h): movement ops as edits of the top View,
- * a new View only when a reshape cannot be expressed on the top one, and the int64
- * index / bool validity AluExps that kernels use to read an array through its views.
+ * a new View only when a reshape cannot be expressed on the top one. The lowering of
+ * views to index expressions is src/ir/shape.c.
  * The design follows tinygrad's shape/view.py (canonical views, mask arithmetic,
  * reshape by merging dims); the code is written from those ideas, not copied. */
 #include "core/shape.h"
@@ -84,7 +84,7 @@ static void view_contiguous(View *v, int ndim, const int64_t *shape) {
   }
 }
 
-static bool view_mask_empty(const View *v) {
+bool shape_view_empty(const View *v) {
   if (!v->masked) return false;
   for (int d = 0; d < v->ndim; d++)
     if (v->mask_lo[d] >= v->mask_hi[d]) return true;
@@ -102,7 +102,7 @@ static bool view_mask_empty(const View *v) {
 static void view_canon(View *v) {
   for (int d = v->ndim; d < JX_MAX_NDIM; d++)
     v->shape[d] = v->strides[d] = v->mask_lo[d] = v->mask_hi[d] = 0;
-  if (view_mask_empty(v)) {
+  if (shape_view_empty(v)) {
     v->offset = 0;
     for (int d = 0; d < v->ndim; d++) v->strides[d] = v->mask_lo[d] = v->mask_hi[d] = 0;
     return;
@@ -129,7 +129,7 @@ static void view_canon(View *v) {
 }
 
 /* Mask range of dim d, the whole dim when unmasked. */
-static void view_range(const View *v, int d, int64_t *lo, int64_t *hi) {
+void shape_view_range(const View *v, int d, int64_t *lo, int64_t *hi) {
   *lo = v->masked ? v->mask_lo[d] : 0;
   *hi = v->masked ? v->mask_hi[d] : v->shape[d];
 }
@@ -299,12 +299,6 @@ ShapeTracker *shape_stride(const ShapeTracker *st, const int64_t *step) {
 
 /* ---------------------------------------------------------------- reshape */
 
-/* One dim, or a run of dims merged into one, seen through its valid range: for index j
- * in [lo, hi) the run adds j*stride to the offset. */
-typedef struct Dim {
-  int64_t size, stride, lo, hi;
-} Dim;
-
 /* Merges `in` (inner) into *out (outer) when the pair is one dim of size
  * out->size*in->size with a single valid range, adding to *extra the offset correction
  * that the merged stride needs. Two ways this holds on every valid element:
@@ -312,7 +306,7 @@ typedef struct Dim {
  *    j*s + L*S - L*n*s (this is why masked and broadcast dims merge too);
  *  - the inner dim is whole and S == s*n (C-contiguous, including both strides 0).
  * Any other pair has a valid set that is not one range, or no single stride. */
-static bool dim_merge(Dim *out, const Dim *in, int64_t *extra) {
+bool shape_dim_merge(ShapeDim *out, const ShapeDim *in, int64_t *extra) {
   int64_t n = in->size;
   if (out->hi - out->lo == 1) {
     *extra += out->lo * out->stride - out->lo * n * in->stride;
@@ -334,7 +328,7 @@ static bool dim_merge(Dim *out, const Dim *in, int64_t *extra) {
  * dims: walking outward in, either it covers whole blocks of the inner product R (then
  * all inner dims are whole), or it lies inside one block (then that dim has one valid
  * index and the rest recurses). Returns false otherwise. */
-static bool dim_split(Dim m, int n, const int64_t *sizes, int64_t *strides, int64_t *lo,
+static bool dim_split(ShapeDim m, int n, const int64_t *sizes, int64_t *strides, int64_t *lo,
                       int64_t *hi) {
   int64_t r = m.size, s_lo = m.lo, s_hi = m.hi;
   bool whole = false;
@@ -363,25 +357,25 @@ static bool dim_split(Dim m, int n, const int64_t *sizes, int64_t *strides, int6
 /* Expresses the reshape of v to `shape` as one view in *out, if it can be. Dims of
  * size 1 carry nothing and are dropped on both sides; the rest are cut into groups of
  * old and new dims with equal products (boundaries where the prefix products agree).
- * Within a group the old dims must merge into one (dim_merge) which then splits into
+ * Within a group the old dims must merge into one (shape_dim_merge) which then splits into
  * the new ones (dim_split). */
 static bool view_reshape(const View *v, int ndim, const int64_t *shape, View *out) {
   memset(out, 0, sizeof *out);
   out->ndim = ndim;
   for (int d = 0; d < ndim; d++) out->shape[d] = shape[d];
-  if (view_mask_empty(v)) { /* all invalid stays all invalid */
+  if (shape_view_empty(v)) { /* all invalid stays all invalid */
     out->masked = true;
     view_canon(out);
     return true;
   }
-  Dim old[JX_MAX_NDIM];
+  ShapeDim old[JX_MAX_NDIM];
   int nold = 0, nnew = 0, newpos[JX_MAX_NDIM];
   for (int d = 0; d < v->ndim; d++) {
     if (v->shape[d] == 1) continue;
-    Dim *o = &old[nold++];
+    ShapeDim *o = &old[nold++];
     o->size = v->shape[d];
     o->stride = v->strides[d];
-    view_range(v, d, &o->lo, &o->hi);
+    shape_view_range(v, d, &o->lo, &o->hi);
   }
   for (int d = 0; d < ndim; d++)
     if (shape[d] != 1) newpos[nnew++] = d;
@@ -396,9 +390,9 @@ static bool view_reshape(const View *v, int ndim, const int64_t *shape, View *ou
       if (po < pn) po *= old[i++].size;
       else pn *= shape[newpos[j++]];
     }
-    Dim m = old[i0];
+    ShapeDim m = old[i0];
     for (int k = i0 + 1; k < i; k++)
-      if (!dim_merge(&m, &old[k], &out->offset)) return false;
+      if (!shape_dim_merge(&m, &old[k], &out->offset)) return false;
     int64_t sizes[JX_MAX_NDIM], strides[JX_MAX_NDIM], lo[JX_MAX_NDIM], hi[JX_MAX_NDIM];
     for (int k = j0; k < j; k++) sizes[k - j0] = shape[newpos[k]];
     if (!dim_split(m, j - j0, sizes, strides, lo, hi)) return false;
@@ -439,114 +433,6 @@ ShapeTracker *shape_reshape(const ShapeTracker *st, int ndim, const int64_t *sha
    * offset is the index into the old top view. */
   view_contiguous(&t, ndim, shape);
   return tracker_build(st, n, &t);
-}
-
-/* ------------------------------------------------------------ expressions */
-
-static const AluExp *i64(int64_t v) { return alu_const_int(JX_INT64, v); }
-
-static bool is_const(const AluExp *e, int64_t v) {
-  return e && e->op == ALU_CONST && e->value.i == v;
-}
-
-/* Builders that skip the trivial cases (+0, *1, *0, AND true) so expressions stay small
- * before simplification, and that pass NULL (OOM) through to the result. */
-static const AluExp *add(const AluExp *a, const AluExp *b) {
-  if (is_const(a, 0)) return b;
-  if (is_const(b, 0)) return a;
-  return alu_binary(ALU_ADD, a, b);
-}
-
-static const AluExp *mul(const AluExp *a, int64_t k) {
-  if (!a || k == 1) return a;
-  return k == 0 ? i64(0) : alu_binary(ALU_MUL, a, i64(k));
-}
-
-static const AluExp *and_(const AluExp *a, const AluExp *b) {
-  if (is_const(a, 1)) return b;
-  if (is_const(b, 1)) return a;
-  return alu_binary(ALU_AND, a, b);
-}
-
-/* ANDs into `valid` the tests that can fail for index x of a dim of size n with valid
- * range [lo, hi), as CMPLT (x >= lo is lo-1 < x). */
-static const AluExp *range_valid(const AluExp *valid, const AluExp *x, int64_t lo, int64_t hi,
-                                 int64_t n) {
-  if (lo > 0) valid = and_(valid, alu_binary(ALU_CMPLT, i64(lo - 1), x));
-  if (hi < n) valid = and_(valid, alu_binary(ALU_CMPLT, x, i64(hi)));
-  return valid;
-}
-
-/* One view applied to `flat`, a C-order index over its shape: returns the linear
- * offset and ANDs the mask test into *valid. Dims are merged first (dim_merge), so a
- * contiguous view is one dim of stride 1 and its offset is flat itself: no div/mod
- * chain for the simplifier to cancel. The outermost dim needs no mod since
- * flat < numel wherever the element is valid, and an unmasked stride-0 dim needs no
- * index at all. Offsets computed where *valid is false are meaningless (they may lie
- * outside the buffer): readers must test valid before loading. */
-static const AluExp *view_exp(const View *v, const AluExp *flat, const AluExp **valid) {
-  if (view_mask_empty(v) || shape_numel(v->ndim, v->shape) == 0) {
-    *valid = alu_const_int(JX_BOOL, 0);
-    return i64(0);
-  }
-  Dim dims[JX_MAX_NDIM];
-  int n = 0;
-  int64_t offset = v->offset;
-  for (int d = 0; d < v->ndim; d++) {
-    if (v->shape[d] == 1) continue;
-    Dim x = {v->shape[d], v->strides[d], 0, v->shape[d]};
-    view_range(v, d, &x.lo, &x.hi);
-    if (n == 0 || !dim_merge(&dims[n - 1], &x, &offset)) dims[n++] = x;
-  }
-  const AluExp *sum = i64(0);
-  int64_t r = 1; /* product of the sizes of the dims inside dims[t] */
-  for (int t = n - 1; t >= 0; t--) {
-    const Dim *x = &dims[t];
-    if (x->stride != 0 || x->lo != 0 || x->hi != x->size) {
-      const AluExp *idx = r == 1 ? flat : alu_binary(ALU_DIV, flat, i64(r));
-      if (t > 0) idx = alu_binary(ALU_MOD, idx, i64(x->size));
-      sum = add(sum, mul(idx, x->stride));
-      *valid = range_valid(*valid, idx, x->lo, x->hi, x->size);
-    }
-    r *= x->size;
-  }
-  return add(sum, i64(offset));
-}
-
-/* Feeds `index`, the offset produced by views[top], down through the views below it,
- * and simplifies. On OOM both results are NULL (the error is set). */
-static void lower_views(const ShapeTracker *st, int top, const AluExp *index,
-                        const AluExp *valid, const AluExp **index_out,
-                        const AluExp **valid_out) {
-  for (int i = top - 1; i >= 0; i--) index = view_exp(&st->views[i], index, &valid);
-  index = index ? alu_simplify(index) : NULL;
-  valid = valid ? alu_simplify(valid) : NULL;
-  *index_out = index && valid ? index : NULL;
-  *valid_out = index && valid ? valid : NULL;
-}
-
-void shape_to_exp(const ShapeTracker *st, const AluExp *flat, const AluExp **index,
-                  const AluExp **valid) {
-  const AluExp *v = alu_const_int(JX_BOOL, 1);
-  const AluExp *x = view_exp(&st->views[st->nviews - 1], flat, &v);
-  lower_views(st, st->nviews - 1, x, v, index, valid);
-}
-
-void shape_to_exp_dims(const ShapeTracker *st, const AluExp *const *idx, const AluExp **index,
-                       const AluExp **valid) {
-  const View *top = &st->views[st->nviews - 1];
-  const AluExp *x = i64(top->offset), *v = alu_const_int(JX_BOOL, 1);
-  if (view_mask_empty(top)) {
-    v = alu_const_int(JX_BOOL, 0);
-  } else {
-    for (int d = 0; d < top->ndim; d++) {
-      int64_t lo, hi;
-      view_range(top, d, &lo, &hi);
-      x = add(x, mul(idx[d], top->strides[d]));
-      v = range_valid(v, idx[d], lo, hi, top->shape[d]);
-    }
-  }
-  lower_views(st, st->nviews - 1, x, v, index, valid);
 }
 
 /* ------------------------------------------------------------------ print */
@@ -619,14 +505,4 @@ char *shape_print(const ShapeTracker *st) {
   }
   if (!b.s) error_set(JX_ERR_OOM, "shape_print: out of memory");
   return b.s;
-}
-
-void shape_unflatten(const AluExp *flat, int ndim, const int64_t *shape, const AluExp **idx) {
-  int64_t stride = 1;
-  for (int d = ndim - 1; d >= 0; d--) {
-    const AluExp *q =
-        stride == 1 ? flat : alu_binary(ALU_DIV, flat, alu_const_int(JX_INT64, stride));
-    idx[d] = d == 0 ? q : alu_binary(ALU_MOD, q, alu_const_int(JX_INT64, shape[d]));
-    stride *= shape[d] ? shape[d] : 1;
-  }
 }

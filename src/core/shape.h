@@ -6,12 +6,14 @@
  * outermost (its shape is the array's shape); views[0] addresses the buffer.
  * Movement ops return new trackers and never copy data; they merge into the top view
  * when they can and push a new view only when they must (a reshape of a non-mergeable
- * view). Trackers are immutable values owned by the caller (shape_free). */
+ * view). Trackers are immutable values owned by the caller (shape_free). Their lowering
+ * to kernel-IR index expressions is ir/shape.h. */
 #ifndef JAXC_CORE_SHAPE_H
 #define JAXC_CORE_SHAPE_H
 
+#include <stdbool.h>
+
 #include "jaxc.h"
-#include "ir/alu.h"
 
 typedef struct View {
   int ndim;
@@ -58,20 +60,19 @@ ShapeTracker *shape_shrink(const ShapeTracker *st, const int64_t *start, const i
  * backwards starting from its last element (so step -1 is a flip). */
 ShapeTracker *shape_stride(const ShapeTracker *st, const int64_t *step);
 
-/* Index expressions: given `flat`, an int64 AluExp indexing the tracker's logical shape
- * in C order, sets *index to the element index into the buffer and *valid to a bool
- * AluExp that is false where the element lies in padding (constant true when the
- * tracker has no masks). Both simplified. Where valid is false the index is meaningless
- * (possibly outside the buffer), so a load must be guarded by valid. Both NULL on OOM. */
-void shape_to_exp(const ShapeTracker *st, const AluExp *flat, const AluExp **index,
-                  const AluExp **valid);
-/* Same, from one int64 index expression per logical dim. */
-void shape_to_exp_dims(const ShapeTracker *st, const AluExp *const *idx, const AluExp **index,
-                       const AluExp **valid);
-
-/* Splits a flat C-order int64 index over shape into one index expression per dim
- * (div/mod by suffix products; the outermost dim gets no mod). */
-void shape_unflatten(const AluExp *flat, int ndim, const int64_t *shape, const AluExp **idx);
+/* For the lowering of views to index expressions (src/ir/shape.c). */
+/* One dim, or a run of dims merged into one, seen through its valid range: for index j
+ * in [lo, hi) the run adds j*stride to the offset. */
+typedef struct ShapeDim {
+  int64_t size, stride, lo, hi;
+} ShapeDim;
+/* Mask range [lo, hi) of dim d of v, the whole dim when unmasked. */
+void shape_view_range(const View *v, int d, int64_t *lo, int64_t *hi);
+/* True if v's mask leaves no valid element. */
+bool shape_view_empty(const View *v);
+/* Merges `in` (inner) into *out (outer) when the pair is one dim with a single valid
+ * range, adding to *extra the offset correction of the merged stride (shape.c). */
+bool shape_dim_merge(ShapeDim *out, const ShapeDim *in, int64_t *extra);
 
 /* Debug text, e.g. "View(shape=(2,3), strides=(3,1), offset=0, mask=None)". malloc'd. */
 char *shape_print(const ShapeTracker *st);

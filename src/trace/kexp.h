@@ -5,7 +5,7 @@
 #ifndef JAXC_TRACE_KEXP_H
 #define JAXC_TRACE_KEXP_H
 
-#include "core/shape.h"
+#include "ir/shape.h"
 #include "ir/alu.h"
 #include "trace/prim.h"
 

@@ -196,6 +196,11 @@ void realize_args_free(int nin, jx_array *const *in, jx_array *const *args) {
   free((void *)args);
 }
 
+const char *jx_device_of(const jx_array *a) {
+  if (!a) return NULL;
+  return a->buf ? a->buf->backend->name : "tracer";
+}
+
 jx_array *jx_device_put(jx_array *a, const char *device) {
   if (!a) return NULL;
   const Backend *be = backend_find("jx_device_put", device);

@@ -3,6 +3,7 @@
 #ifndef JAXC_TRACE_TRACE_H
 #define JAXC_TRACE_TRACE_H
 
+#include "backend/backend.h"
 #include "core/array.h"
 #include "trace/prim.h"
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/shape.h"
+#include "ir/shape.h"
 #include "test.h"
 
 /* ------------------------------------------------ a tiny AluExp evaluator */

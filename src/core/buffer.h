@@ -1,0 +1,26 @@
+/* buffer.h -- a refcounted device allocation, as arrays hold it. The core knows only
+ * its lifetime; the device behind `backend` (src/backend, which creates buffers with
+ * buffer_new) fills it and says through `release` how its memory goes back. */
+#ifndef JAXC_CORE_BUFFER_H
+#define JAXC_CORE_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Backend Backend; /* src/backend/backend.h */
+typedef struct Buffer Buffer;
+
+struct Buffer {
+  const Backend *backend;
+  int64_t refcount;
+  size_t nbytes;
+  void *mem;
+  void (*release)(Buffer *b); /* at the last reference: frees mem and b itself */
+};
+
+/* Adds a reference (NULL is fine) and returns b. */
+Buffer *buffer_ref(Buffer *b);
+/* Drops a reference (NULL is fine); the last one calls b->release. */
+void buffer_free(Buffer *b);
+
+#endif
