@@ -195,7 +195,9 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
 
 const Program *jit_program_for(jx_fn *jf, jx_array *const *in) {
   Jit *J = fn_ctx(jf, jit_impl);
-  Entry *e = J ? lookup(J, jx_fn_nin(J->f), in) : NULL;
+  bool committed;
+  const Backend *be = J ? realize_device("jit_program_for", jx_fn_nin(J->f), in, &committed) : NULL;
+  Entry *e = be ? lookup(J, jx_fn_nin(J->f), in, be) : NULL;
   return e ? e->program : NULL;
 }
 

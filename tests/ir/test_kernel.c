@@ -96,7 +96,7 @@ static void test_first_phase_not_shared(void) {
     CHECK_MSG(be != NULL, "backend %s", names[b]);
     if (!be) continue;
     Buffer *in = buffer_new(be, sizeof x);
-    CHECK(in && be->copy_in(in->mem, x, sizeof x) == JX_OK);
+    CHECK(in && be->copy_in(be, in->mem, x, sizeof x) == JX_OK);
     for (int pass = 0; pass < 2; pass++) { /* the second pass hits the caches */
       for (int m = 0; m < 2; m++) {
         AluOp op = m ? ALU_MIN : ALU_MAX;
@@ -104,8 +104,8 @@ static void test_first_phase_not_shared(void) {
         Buffer *outs[2] = {NULL, NULL};
         CHECK_EQ_INT(backend_run_outs(be, &k, &in, false, outs), JX_OK);
         float got[ROWS], got2[ROWS];
-        CHECK(be->copy_out(got, outs[0]->mem, sizeof got) == JX_OK);
-        CHECK(be->copy_out(got2, outs[1]->mem, sizeof got2) == JX_OK);
+        CHECK(be->copy_out(be, got, outs[0]->mem, sizeof got) == JX_OK);
+        CHECK(be->copy_out(be, got2, outs[1]->mem, sizeof got2) == JX_OK);
         for (int r = 0; r < ROWS; r++) {
           double p = x[r * COLS], want = 0;
           for (int c = 1; c < COLS; c++) p = m ? fmin(p, x[r * COLS + c]) : fmax(p, x[r * COLS + c]);
