@@ -604,6 +604,52 @@ jx_array *jx_linalg_eigvalsh(jx_array *a, const char *UPLO);
 jx_status jx_linalg_svd(jx_array *a, bool full_matrices, bool compute_uv, jx_array **out);
 jx_array *jx_linalg_svdvals(jx_array *a);
 
+/* jnp.linalg.norm(x, ord, axis, keepdims): ord as text: NULL (None), a number ("1",
+ * "-2", "0.5"), "inf", "-inf", "fro" or "nuc"; naxes = 1 is a vector norm (ord 0, 1,
+ * 2, inf, -inf, p), naxes = 2 a matrix norm (fro, nuc, 1, 2, inf, -1, -2, -inf; 2 and
+ * nuc through singular values); axes NULL: the whole array (2-norm when ord is NULL,
+ * else by its rank). Bad ord: JX_ERR_VALUE; bad axes: JX_ERR_SHAPE. */
+jx_array *jx_linalg_norm(jx_array *x, const char *ord, int naxes, const int *axes, bool keepdims);
+/* jnp.linalg.vector_norm(x, axis, keepdims, ord) (ord a number, INFINITY allowed;
+ * axes NULL: the flattened array) and matrix_norm(x, keepdims, ord) (ord NULL: "fro"). */
+jx_array *jx_linalg_vector_norm(jx_array *x, double ord, int naxes, const int *axes, bool keepdims);
+jx_array *jx_linalg_matrix_norm(jx_array *x, const char *ord, bool keepdims);
+/* jnp.linalg.cond(x, p): p NULL or "2": s_max / s_min; "-2": its inverse; other norms
+ * (square x): norm(x, p) * norm(inv(x), p); NaN results become inf where x has no NaN. */
+jx_array *jx_linalg_cond(jx_array *x, const char *p);
+/* jnp.linalg.pinv(a, rtol) through the SVD: singular values <= rtol * s_max dropped;
+ * rtol NAN means None (10 * max(m, n) * eps). Its derivative goes through svd's JVP
+ * (JAX uses a custom JVP; they agree for full rank and distinct singular values). */
+jx_array *jx_linalg_pinv(jx_array *a, double rtol);
+/* jnp.linalg.lstsq(a, b, rcond): out = (x, residuals, rank, s) for a 2-d a (m, n) and
+ * b (m,) or (m, k); rcond NAN means None (eps * max(m, n)); residuals always computed
+ * (JAX's numpy_resid=False). */
+jx_status jx_linalg_lstsq(jx_array *a, jx_array *b, double rcond, jx_array **out);
+/* jnp.linalg.matrix_rank(M, rtol): singular values above rtol (NAN: s_max * max(m, n)
+ * * eps); rank < 2 input: any nonzero. int32. */
+jx_array *jx_linalg_matrix_rank(jx_array *M, double rtol);
+/* jnp.linalg.matrix_power(a, n): n < 0 through inv; binary powering as JAX. */
+jx_array *jx_linalg_matrix_power(jx_array *a, int64_t n);
+/* jnp.linalg.multi_dot: the chain product in the cheapest order (first and last
+ * operands may be 1-d). */
+jx_array *jx_linalg_multi_dot(int n, jx_array *const *arrays);
+/* jnp.linalg.cross (3-vectors along axis, other dims broadcast), outer (1-d only),
+ * vecdot (sum of products along axis), tensordot (= jx_tensordot), matrix_transpose
+ * (last two axes swapped), diagonal and trace of the last two axes (offset k). */
+jx_array *jx_linalg_cross(jx_array *x1, jx_array *x2, int axis);
+jx_array *jx_linalg_outer(jx_array *x1, jx_array *x2);
+jx_array *jx_linalg_vecdot(jx_array *x1, jx_array *x2, int axis);
+jx_array *jx_linalg_tensordot(jx_array *x1, jx_array *x2, int axes);
+jx_array *jx_linalg_matrix_transpose(jx_array *x);
+jx_array *jx_linalg_diagonal(jx_array *x, int64_t offset);
+jx_array *jx_linalg_trace(jx_array *x, int64_t offset);
+/* jnp.diagonal(a, offset, axis1, axis2) (the diagonal becomes the last axis) and
+ * jnp.trace(a, offset, axis1, axis2) (its sum). Rank < 2 or bad axes: JX_ERR_SHAPE. */
+jx_array *jx_diagonal(jx_array *a, int64_t offset, int axis1, int axis2);
+jx_array *jx_trace(jx_array *a, int64_t offset, int axis1, int axis2);
+/* jnp.kron(a, b): the Kronecker product (ranks aligned on the right). */
+jx_array *jx_kron(jx_array *a, jx_array *b);
+
 /* ------------------------------------------------------------------ io */
 /* Array files. Readers take plain or gzip-compressed files (recognized by content, not
  * by name) and return arrays on the default device, with the file's dtype and shape;

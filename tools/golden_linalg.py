@@ -169,6 +169,54 @@ case("svdvals_0", "linalg_svdvals", [jnp.zeros((0, 3), F32)], jnp.linalg.svdvals
 case("svdvals_nan", "linalg_svdvals", [jnp.asarray([[NAN, 1.0], [1.0, 1.0]], F32)], jnp.linalg.svdvals)
 case("eigvalsh_nonsquare", "linalg_eigvalsh", [rand((2, 3))], jnp.linalg.eigvalsh, "uplo=L", err="JX_ERR_SHAPE")
 
+# ------------------------------------------------------------------ norms, pinv, lstsq, products
+V = jnp.asarray([3.0, -4.0, 0.0, 1.5, -0.5], F32)
+for o in ["none", "2", "1", "0", "inf", "-inf", "3", "0.5"]:
+    ordv = None if o == "none" else float(o)
+    case(f"norm_vec_{o}", "linalg_norm", [V], lambda x, ordv=ordv: jnp.linalg.norm(x, ord=ordv), f"ord={o}")
+M = rand((2, 3, 4))
+for o in ["none", "fro", "nuc", "1", "-1", "2", "-2", "inf", "-inf"]:
+    ordv = None if o == "none" else o if o in ("fro", "nuc") else float(o)
+    for kd in (0, 1):
+        case(f"norm_mat_{o}_{kd}", "linalg_norm", [M],
+             lambda x, ordv=ordv, kd=kd: jnp.linalg.norm(x, ord=ordv, axis=(1, 2), keepdims=bool(kd)),
+             f"ord={o} axes=1,2 keepdims={kd}")
+    case(f"norm_mat_{o}_swapped", "linalg_norm", [M],
+         lambda x, ordv=ordv: jnp.linalg.norm(x, ord=ordv, axis=(2, 0)), f"ord={o} axes=2,0 keepdims=0")
+case("norm_all", "linalg_norm", [M], lambda x: jnp.linalg.norm(x), "ord=none")
+case("norm_axis1", "linalg_norm", [M], lambda x: jnp.linalg.norm(x, axis=1, keepdims=True), "ord=none axes=1 keepdims=1")
+case("norm_int", "linalg_norm", [jnp.asarray([[3, 4], [0, 0]], "int32")], lambda x: jnp.linalg.norm(x), "ord=none")
+for p in ["none", "2", "-2", "1", "inf", "fro", "nuc"]:
+    pv = None if p == "none" else p if p in ("fro", "nuc") else float(p)
+    case(f"cond_{p}", "linalg_cond", [rand((2, 3, 3))], lambda x, pv=pv: jnp.linalg.cond(x, pv), f"p={p}")
+case("cond_sing", "linalg_cond", [jnp.asarray([[1.0, 2.0], [0.0, 0.0]], F32)], jnp.linalg.cond, "p=none")
+for nm, x in [("44", rand((4, 4))), ("53", rand((5, 3))), ("b", rand((2, 3, 5))),
+              ("rankdef", jnp.asarray([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]], F32))]:
+    case(f"pinv_{nm}", "linalg_pinv", [x], jnp.linalg.pinv)
+    case(f"matrix_rank_{nm}", "linalg_matrix_rank", [x], jnp.linalg.matrix_rank)
+for nm, a, b in [("tall", rand((6, 3)), rand((6,))), ("wide", rand((3, 5)), rand((3, 2))),
+                 ("def", jnp.asarray([[1.0, 2.0], [2.0, 4.0], [1.0, 2.0]], F32), rand((3,)))]:
+    case(f"lstsq_{nm}", "linalg_lstsq", [a, b], lambda a, b: tuple(jnp.linalg.lstsq(a, b)))
+for n in (0, 1, 2, 3, 5, 8, -1, -3):
+    case(f"matrix_power_{n}", "linalg_matrix_power", [rand((2, 3, 3)) + 2 * jnp.eye(3)],
+         lambda x, n=n: jnp.linalg.matrix_power(x, n), f"n={n}")
+case("matrix_power_int", "linalg_matrix_power", [jnp.asarray([[1, 1], [1, 0]], "int32")],
+     lambda x: jnp.linalg.matrix_power(x, 10), "n=10")
+case("multi_dot_4", "linalg_multi_dot", [rand((10, 3)), rand((3, 8)), rand((8, 2)), rand((2, 6))],
+     lambda *a: jnp.linalg.multi_dot(a))
+case("multi_dot_vec", "linalg_multi_dot", [rand((4,)), rand((4, 5)), rand((5, 3)), rand((3,))],
+     lambda *a: jnp.linalg.multi_dot(a))
+case("cross", "linalg_cross", [rand((2, 3)), rand((3,))], jnp.linalg.cross, "axis=-1")
+case("cross_axis0", "linalg_cross", [rand((3, 2)), rand((3, 2))], lambda a, b: jnp.linalg.cross(a, b, axis=0),
+     "axis=0")
+case("vecdot", "linalg_vecdot", [rand((2, 4)), rand((4,))], jnp.linalg.vecdot, "axis=-1")
+case("kron", "kron", [rand((2, 3)), rand((2, 2))], jnp.kron)
+case("kron_rank", "kron", [rand((3,)), rand((2, 2))], jnp.kron)
+for k in (0, 1, -2, 5):
+    case(f"diagonal_{k}", "diagonal", [rand((2, 3, 4))], lambda x, k=k: jnp.diagonal(x, k, 1, 2), f"offset={k}")
+    case(f"trace_{k}", "trace", [rand((3, 4, 2))], lambda x, k=k: jnp.trace(x, k, 0, 1), f"offset={k} axis1=0 axis2=1")
+case("trace_int", "trace", [jnp.asarray([[1, 2], [3, 4]], "int8")], jnp.trace, "offset=0")
+
 # ------------------------------------------------------------------ gradients (float64)
 def grad_case(name, fn, ins, f, params=""):
     """d/dx_i of sum(f(*x) * w) for a fixed weight w per output (float64)."""
@@ -220,6 +268,12 @@ for nm, shp in [("44", (4, 4)), ("53", (5, 3)), ("35", (3, 5)), ("b", (2, 3, 4))
               lambda x: (jnp.linalg.svd(x, full_matrices=False)[0] ** 2, jnp.linalg.svd(x, full_matrices=False)[1],
                          jnp.linalg.svd(x, full_matrices=False)[2] ** 2))
     grad_case(f"grad_svdvals_{nm}", "linalg_svdvals", [rand(shp, F64)], jnp.linalg.svdvals)
+
+grad_case("grad_norm_nuc", "linalg_norm", [rand((3, 4), F64)], lambda x: jnp.linalg.norm(x, "nuc"), "ord=nuc")
+grad_case("grad_norm_2", "linalg_norm", [rand((3, 4), F64)], lambda x: jnp.linalg.norm(x, 2), "ord=2")
+grad_case("grad_pinv", "linalg_pinv", [rand((4, 3), F64)], jnp.linalg.pinv)
+grad_case("grad_matrix_power", "linalg_matrix_power", [rand((3, 3), F64) + 2 * jnp.eye(3)],
+          lambda x: jnp.linalg.matrix_power(x, -3), "n=-3")
 
 with open(OUT, "w") as f:
     f.write(f"# Generated by tools/golden_linalg.py with jax {jax.__version__} -- do not edit.\n")

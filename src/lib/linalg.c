@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lib/numpy/np.h"
+#include "lib/linalg.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -13,7 +13,7 @@ static jx_array *mT(jx_array *x) { return x ? jx_swapaxes(x, -1, -2) : NULL; }
 
 /* A float operand of rank >= 2 (square if asked): bool/int promote to the default
  * float (promote_dtypes_inexact); JX_ERR_SHAPE naming fn otherwise. */
-static jx_array *matrix_arg(const char *fn, jx_array *a, bool square) {
+jx_array *linalg_matrix_arg(const char *fn, jx_array *a, bool square) {
   if (np_null_arg(fn, a, "a")) return NULL;
   char b[ERROR_SHAPE_BUF];
   if (a->ndim < 2) {
@@ -29,7 +29,7 @@ static jx_array *matrix_arg(const char *fn, jx_array *a, bool square) {
 
 /* Ends the caller's scope keeping the n results (NULL ones are fine) and returns the
  * status: JX_OK when every result exists. */
-static jx_status scope_return_n(int n, jx_array **out) {
+jx_status linalg_return_n(int n, jx_array **out) {
   jx_status s = JX_OK;
   for (int i = 0; i < n; i++)
     if (!out[i]) s = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
@@ -120,7 +120,7 @@ jx_status jx_lax_linalg_lu(jx_array *x, jx_array **out) {
   if (np_null_arg("jx_lax_linalg_lu", x, "x")) return JX_ERR_VALUE;
   jx_scope_begin();
   if (prim_lu(x, out) != JX_OK) out[0] = NULL;
-  return scope_return_n(3, out);
+  return linalg_return_n(3, out);
 }
 
 /* lax.linalg._lu_solve_core with batch dims: b (..., m, n) with lu's batch dims. */
@@ -206,7 +206,7 @@ static jx_array *pivots_to_permutation(jx_array *piv, int64_t m) {
 
 jx_array *jx_linalg_cholesky(jx_array *a, bool upper) {
   jx_scope_begin();
-  jx_array *x = matrix_arg("jx_linalg_cholesky", a, true);
+  jx_array *x = linalg_matrix_arg("jx_linalg_cholesky", a, true);
   jx_array *l = x ? jx_lax_linalg_cholesky(x, true) : NULL;
   return np_scope_return(upper ? mT(l) : l);
 }
@@ -215,7 +215,7 @@ jx_array *jx_linalg_solve(jx_array *a, jx_array *b) {
   const char *fn = "jx_linalg_solve";
   if (np_null_arg(fn, b, "b")) return NULL;
   jx_scope_begin();
-  jx_array *x = matrix_arg(fn, a, true), *p[2];
+  jx_array *x = linalg_matrix_arg(fn, a, true), *p[2];
   if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
   char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
   int64_t m = x->shape[x->ndim - 1];
@@ -237,7 +237,7 @@ jx_array *jx_linalg_solve(jx_array *a, jx_array *b) {
 
 jx_array *jx_linalg_inv(jx_array *a) {
   jx_scope_begin();
-  jx_array *x = matrix_arg("jx_linalg_inv", a, true);
+  jx_array *x = linalg_matrix_arg("jx_linalg_inv", a, true);
   if (!x) return np_scope_return(NULL);
   jx_array *eye = jx_eye(x->shape[x->ndim - 1], x->dtype);
   return np_scope_return(jx_linalg_solve(x, jx_broadcast_to(eye, x->ndim, x->shape)));
@@ -246,7 +246,7 @@ jx_array *jx_linalg_inv(jx_array *a) {
 /* jnp.linalg.slogdet through LU: sign from the pivots' parity and the diagonal's signs,
  * log|det| as the sum of log|u_ii|; a zero on the diagonal gives (0, -inf). */
 static jx_status slogdet_impl(const char *fn, jx_array *a, jx_array **sign, jx_array **logdet) {
-  jx_array *x = matrix_arg(fn, a, true), *f[3];
+  jx_array *x = linalg_matrix_arg(fn, a, true), *f[3];
   if (!x || prim_lu(x, f) != JX_OK) return jx_last_status();
   int64_t n = x->shape[x->ndim - 1];
   jx_array *d = diag_of(f[0]);
@@ -268,7 +268,7 @@ jx_status jx_linalg_slogdet(jx_array *a, jx_array **sign, jx_array **logabsdet) 
   jx_scope_begin();
   jx_array *out[2] = {NULL, NULL};
   slogdet_impl("jx_linalg_slogdet", a, &out[0], &out[1]);
-  jx_status s = scope_return_n(2, out);
+  jx_status s = linalg_return_n(2, out);
   *sign = out[0], *logabsdet = out[1];
   return s;
 }
@@ -284,14 +284,14 @@ jx_array *jx_linalg_det(jx_array *a) {
 
 jx_array *jx_scipy_linalg_cholesky(jx_array *a, bool lower) {
   jx_scope_begin();
-  jx_array *x = matrix_arg("jx_scipy_linalg_cholesky", a, true);
+  jx_array *x = linalg_matrix_arg("jx_scipy_linalg_cholesky", a, true);
   jx_array *l = x ? jx_lax_linalg_cholesky(lower ? x : mT(x), false) : NULL;
   return np_scope_return(lower ? l : mT(l));
 }
 
 jx_array *jx_scipy_linalg_cho_factor(jx_array *a, bool lower) {
   jx_scope_begin();
-  jx_array *x = matrix_arg("jx_scipy_linalg_cho_factor", a, true);
+  jx_array *x = linalg_matrix_arg("jx_scipy_linalg_cho_factor", a, true);
   return np_scope_return(x ? jx_scipy_linalg_cholesky(x, lower) : NULL);
 }
 
@@ -299,7 +299,7 @@ jx_array *jx_scipy_linalg_cho_solve(jx_array *c, bool lower, jx_array *b) {
   const char *fn = "jx_scipy_linalg_cho_solve";
   if (np_null_arg(fn, b, "b")) return NULL;
   jx_scope_begin();
-  jx_array *x = matrix_arg(fn, c, true), *p[2];
+  jx_array *x = linalg_matrix_arg(fn, c, true), *p[2];
   if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
   int64_t m = x->shape[x->ndim - 1];
   bool ok = (p[1]->ndim == x->ndim || p[1]->ndim == x->ndim - 1) && p[1]->ndim >= 1 &&
@@ -323,7 +323,7 @@ jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, 
     return NULL;
   }
   jx_scope_begin();
-  jx_array *x = matrix_arg(fn, a, true), *p[2];
+  jx_array *x = linalg_matrix_arg(fn, a, true), *p[2];
   if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
   bool vec = p[0]->ndim == p[1]->ndim + 1;
   jx_array *bm = vec ? jx_expand_dims(p[1], -1) : p[1];
@@ -337,9 +337,9 @@ jx_status jx_scipy_linalg_lu_factor(jx_array *a, jx_array **lu, jx_array **piv) 
   const char *fn = "jx_scipy_linalg_lu_factor";
   if (np_null_arg(fn, lu, "lu") || np_null_arg(fn, piv, "piv")) return JX_ERR_VALUE;
   jx_scope_begin();
-  jx_array *x = matrix_arg(fn, a, false), *f[3] = {NULL, NULL, NULL};
+  jx_array *x = linalg_matrix_arg(fn, a, false), *f[3] = {NULL, NULL, NULL};
   if (x && prim_lu(x, f) != JX_OK) f[0] = NULL;
-  jx_status s = scope_return_n(2, f);
+  jx_status s = linalg_return_n(2, f);
   *lu = f[0], *piv = f[1];
   return s;
 }
@@ -348,7 +348,7 @@ jx_array *jx_scipy_linalg_lu_solve(jx_array *lu, jx_array *piv, jx_array *b, int
   const char *fn = "jx_scipy_linalg_lu_solve";
   if (np_null_arg(fn, lu, "lu") || np_null_arg(fn, piv, "piv") || np_null_arg(fn, b, "b")) return NULL;
   jx_scope_begin();
-  jx_array *x = matrix_arg(fn, lu, true), *p[2];
+  jx_array *x = linalg_matrix_arg(fn, lu, true), *p[2];
   if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
   jx_array *perm = pivots_to_permutation(piv, x->shape[x->ndim - 1]);
   return np_scope_return(perm ? lu_solve_bcast(fn, p[0], perm, p[1], trans) : NULL);
@@ -359,8 +359,8 @@ jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out) {
   if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
   out[0] = out[1] = out[2] = NULL;
   jx_scope_begin();
-  jx_array *x = matrix_arg(fn, a, false), *f[3];
-  if (!x || prim_lu(x, f) != JX_OK) return scope_return_n(permute_l ? 2 : 3, out);
+  jx_array *x = linalg_matrix_arg(fn, a, false), *f[3];
+  if (!x || prim_lu(x, f) != JX_OK) return linalg_return_n(permute_l ? 2 : 3, out);
   int64_t m = x->shape[x->ndim - 2], n = x->shape[x->ndim - 1], k = m < n ? m : n;
   /* l = tril(lu[..., :, :k], -1) + eye(m, k); u = triu(lu[..., :k, :]) */
   jx_array *lk = slice_last(f[0], 2, (int64_t[]){0, 0}, (int64_t[]){m, k});
@@ -371,10 +371,10 @@ jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out) {
   jx_array *pm = jx_astype(jx_equal(jx_expand_dims(f[2], -2), jx_expand_dims(iota, -1)), x->dtype);
   if (permute_l) {
     out[0] = jx_matmul(pm, l), out[1] = u;
-    return scope_return_n(2, out);
+    return linalg_return_n(2, out);
   }
   out[0] = pm, out[1] = l, out[2] = u;
-  return scope_return_n(3, out);
+  return linalg_return_n(3, out);
 }
 
 /* ------------------------------------------------------------ qr, eigh, svd */
@@ -385,7 +385,7 @@ jx_status jx_lax_linalg_qr(jx_array *x, bool full_matrices, jx_array **out) {
   if (np_null_arg("jx_lax_linalg_qr", x, "x")) return JX_ERR_VALUE;
   jx_scope_begin();
   if (prim_qr(x, full_matrices ? LINALG_FULL_MATRICES : 0, out) != JX_OK) out[0] = NULL;
-  return scope_return_n(2, out);
+  return linalg_return_n(2, out);
 }
 
 jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, jx_array **out) {
@@ -396,7 +396,7 @@ jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, jx_
   jx_array *a = x;
   if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mT(x)), jx_scalar(2));
   if (!a || prim_eigh(a, lower ? LINALG_LOWER : 0, out) != JX_OK) out[0] = NULL;
-  return scope_return_n(2, out);
+  return linalg_return_n(2, out);
 }
 
 jx_status jx_lax_linalg_svd(jx_array *x, bool full_matrices, bool compute_uv, jx_array **out) {
@@ -411,7 +411,7 @@ jx_status jx_lax_linalg_svd(jx_array *x, bool full_matrices, bool compute_uv, jx
     if (compute_uv) out[0] = r[1], out[1] = r[0], out[2] = r[2]; /* (u, s, vt) as JAX */
     else out[0] = r[0];
   }
-  return scope_return_n(n, out);
+  return linalg_return_n(n, out);
 }
 
 jx_status jx_linalg_qr(jx_array *a, const char *mode, jx_array **out) {
@@ -426,12 +426,12 @@ jx_status jx_linalg_qr(jx_array *a, const char *mode, jx_array **out) {
     return JX_ERR_VALUE;
   }
   jx_scope_begin();
-  jx_array *x = matrix_arg(fn, a, false), *f[2] = {NULL, NULL};
+  jx_array *x = linalg_matrix_arg(fn, a, false), *f[2] = {NULL, NULL};
   if (x && prim_qr(x, complete ? LINALG_FULL_MATRICES : 0, f) == JX_OK) {
     if (r_only) out[0] = f[1];
     else out[0] = f[0], out[1] = f[1];
   }
-  return scope_return_n(r_only ? 1 : 2, out);
+  return linalg_return_n(r_only ? 1 : 2, out);
 }
 
 /* UPLO: NULL or "L" reads the lower half, "U" the upper (after symmetrize_input). */
@@ -449,9 +449,9 @@ jx_status jx_linalg_eigh(jx_array *a, const char *UPLO, bool symmetrize_input, j
   bool lower;
   if (!uplo_lower(fn, UPLO, &lower)) return JX_ERR_VALUE;
   jx_scope_begin();
-  jx_array *x = matrix_arg(fn, a, true), *r[2] = {NULL, NULL};
+  jx_array *x = linalg_matrix_arg(fn, a, true), *r[2] = {NULL, NULL};
   if (x && jx_lax_linalg_eigh(x, lower, symmetrize_input, r) == JX_OK) out[0] = r[1], out[1] = r[0];
-  return scope_return_n(2, out);
+  return linalg_return_n(2, out);
 }
 
 jx_array *jx_linalg_eigvalsh(jx_array *a, const char *UPLO) {
@@ -467,9 +467,9 @@ jx_status jx_linalg_svd(jx_array *a, bool full_matrices, bool compute_uv, jx_arr
   int n = compute_uv ? 3 : 1;
   for (int i = 0; i < n; i++) out[i] = NULL;
   jx_scope_begin();
-  jx_array *x = matrix_arg(fn, a, false);
+  jx_array *x = linalg_matrix_arg(fn, a, false);
   if (x) jx_lax_linalg_svd(x, full_matrices, compute_uv, out);
-  return scope_return_n(n, out);
+  return linalg_return_n(n, out);
 }
 
 jx_array *jx_linalg_svdvals(jx_array *a) {

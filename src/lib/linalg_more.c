@@ -1,0 +1,490 @@
+/* linalg_more.c -- jax.numpy.linalg beyond factorizations: norms, condition numbers,
+ * pseudo-inverse, least squares, rank, matrix powers, chained products and the small
+ * array-API helpers (cross, vecdot, diagonal, trace, matrix_transpose), plus jnp.kron,
+ * jnp.diagonal and jnp.trace. Semantics from jax/_src/numpy/linalg.py. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/linalg.h"
+
+static int axis_of(int axis, int ndim) { return axis < 0 ? axis + ndim : axis; }
+
+static double eps_of(jx_dtype d) { return d == JX_FLOAT64 ? 2.220446049250313e-16 : 1.1920928955078125e-07; }
+
+/* ------------------------------------------------------------ diagonal, trace */
+
+jx_array *jx_diagonal(jx_array *a, int64_t offset, int axis1, int axis2) {
+  const char *fn = "jx_diagonal";
+  if (np_null_arg(fn, a, "a")) return NULL;
+  char b[ERROR_SHAPE_BUF];
+  if (a->ndim < 2) {
+    error_set(JX_ERR_SHAPE, "%s: needs an array of rank >= 2, got shape %s", fn, np_shape_str(b, a));
+    return NULL;
+  }
+  int a1 = axis_of(axis1, a->ndim), a2 = axis_of(axis2, a->ndim);
+  if (a1 < 0 || a1 >= a->ndim || a2 < 0 || a2 >= a->ndim || a1 == a2) {
+    error_set(JX_ERR_SHAPE, "%s: axes %d and %d are invalid for shape %s", fn, axis1, axis2, np_shape_str(b, a));
+    return NULL;
+  }
+  jx_scope_begin();
+  /* move the two axes last, flatten them, and take every (m + 1)-th element */
+  int perm[JX_MAX_NDIM], k = 0;
+  for (int d = 0; d < a->ndim; d++)
+    if (d != a1 && d != a2) perm[k++] = d;
+  perm[k++] = a1, perm[k++] = a2;
+  jx_array *x = jx_transpose(a, perm);
+  int64_t n = a->shape[a1], m = a->shape[a2];
+  int64_t size = offset >= 0 ? (n < m - offset ? n : m - offset) : (n + offset < m ? n + offset : m);
+  if (size < 0) size = 0;
+  int64_t sh[JX_MAX_NDIM];
+  memcpy(sh, x->shape, (size_t)(x->ndim - 2) * sizeof *sh);
+  sh[x->ndim - 2] = n * m;
+  jx_array *flat = jx_reshape(x, x->ndim - 1, sh);
+  int64_t lo[JX_MAX_NDIM], hi[JX_MAX_NDIM], st[JX_MAX_NDIM];
+  for (int d = 0; d < x->ndim - 1; d++) lo[d] = 0, hi[d] = JX_SLICE_END, st[d] = 1;
+  int64_t start = offset >= 0 ? offset : -offset * m;
+  lo[x->ndim - 2] = size ? start : 0;
+  hi[x->ndim - 2] = size ? start + (size - 1) * (m + 1) + 1 : 0;
+  st[x->ndim - 2] = m + 1;
+  return np_scope_return(flat ? jx_slice(flat, x->ndim - 1, lo, hi, st) : NULL);
+}
+
+jx_array *jx_trace(jx_array *a, int64_t offset, int axis1, int axis2) {
+  jx_scope_begin();
+  jx_array *d = jx_diagonal(a, offset, axis1, axis2);
+  return np_scope_return(d ? jx_sum(d, 1, (int[]){-1}, false) : NULL);
+}
+
+jx_array *jx_linalg_diagonal(jx_array *x, int64_t offset) { return jx_diagonal(x, offset, -2, -1); }
+jx_array *jx_linalg_trace(jx_array *x, int64_t offset) { return jx_trace(x, offset, -2, -1); }
+
+jx_array *jx_linalg_matrix_transpose(jx_array *x) {
+  if (np_null_arg("jx_linalg_matrix_transpose", x, "x")) return NULL;
+  if (x->ndim < 2) {
+    char b[ERROR_SHAPE_BUF];
+    error_set(JX_ERR_SHAPE, "jx_linalg_matrix_transpose: needs rank >= 2, got shape %s", np_shape_str(b, x));
+    return NULL;
+  }
+  return jx_swapaxes(x, -1, -2);
+}
+
+/* ------------------------------------------------------------ products */
+
+jx_array *jx_linalg_outer(jx_array *x1, jx_array *x2) {
+  const char *fn = "jx_linalg_outer";
+  if (np_null_arg(fn, x1, "x1") || np_null_arg(fn, x2, "x2")) return NULL;
+  if (x1->ndim != 1 || x2->ndim != 1) {
+    char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+    error_set(JX_ERR_SHAPE, "%s: needs 1-d arrays, got shapes %s and %s", fn, np_shape_str(b0, x1),
+              np_shape_str(b1, x2));
+    return NULL;
+  }
+  return jx_outer(x1, x2);
+}
+
+jx_array *jx_linalg_tensordot(jx_array *x1, jx_array *x2, int axes) { return jx_tensordot(x1, x2, axes); }
+
+jx_array *jx_linalg_vecdot(jx_array *x1, jx_array *x2, int axis) {
+  const char *fn = "jx_linalg_vecdot";
+  if (np_null_arg(fn, x1, "x1") || np_null_arg(fn, x2, "x2")) return NULL;
+  int a1 = axis_of(axis, x1->ndim), a2 = axis_of(axis, x2->ndim);
+  if (a1 < 0 || a1 >= x1->ndim || a2 < 0 || a2 >= x2->ndim || x1->shape[a1] != x2->shape[a2]) {
+    char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+    error_set(JX_ERR_SHAPE, "%s: axis %d of shapes %s and %s must exist and match", fn, axis, np_shape_str(b0, x1),
+              np_shape_str(b1, x2));
+    return NULL;
+  }
+  jx_scope_begin();
+  jx_array *p = jx_multiply(jx_moveaxis(x1, a1, -1), jx_moveaxis(x2, a2, -1));
+  return np_scope_return(jx_sum(p, 1, (int[]){-1}, false));
+}
+
+/* jnp.linalg.cross: both operands have 3 elements along axis; other dims broadcast. */
+jx_array *jx_linalg_cross(jx_array *x1, jx_array *x2, int axis) {
+  const char *fn = "jx_linalg_cross";
+  if (np_null_arg(fn, x1, "x1") || np_null_arg(fn, x2, "x2")) return NULL;
+  int a1 = axis_of(axis, x1->ndim), a2 = axis_of(axis, x2->ndim);
+  if (a1 < 0 || a1 >= x1->ndim || a2 < 0 || a2 >= x2->ndim || x1->shape[a1] != 3 || x2->shape[a2] != 3) {
+    char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+    error_set(JX_ERR_SHAPE, "%s: axis %d must have 3 elements in both operands, got shapes %s and %s", fn, axis,
+              np_shape_str(b0, x1), np_shape_str(b1, x2));
+    return NULL;
+  }
+  jx_scope_begin();
+  jx_array *p[2];
+  if (!np_promote(fn, 2, (jx_array *[]){jx_moveaxis(x1, a1, -1), jx_moveaxis(x2, a2, -1)}, p))
+    return np_scope_return(NULL);
+  jx_array *a[3], *b[3];
+  for (int i = 0; i < 3; i++) {
+    a[i] = jx_take(p[0], jx_scalar_int(i), -1);
+    b[i] = jx_take(p[1], jx_scalar_int(i), -1);
+  }
+  jx_array *c[3] = {jx_subtract(jx_multiply(a[1], b[2]), jx_multiply(a[2], b[1])),
+                    jx_subtract(jx_multiply(a[2], b[0]), jx_multiply(a[0], b[2])),
+                    jx_subtract(jx_multiply(a[0], b[1]), jx_multiply(a[1], b[0]))};
+  jx_array *r = c[0] && c[1] && c[2] ? jx_stack(3, c, -1) : NULL;
+  return np_scope_return(r ? jx_moveaxis(r, -1, axis_of(axis, r->ndim)) : NULL);
+}
+
+jx_array *jx_kron(jx_array *a, jx_array *b) {
+  const char *fn = "jx_kron";
+  if (np_null_arg(fn, a, "a") || np_null_arg(fn, b, "b")) return NULL;
+  int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+  if (2 * nd > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "%s: rank %d needs %d dims, above JX_MAX_NDIM", fn, nd, 2 * nd);
+    return NULL;
+  }
+  jx_scope_begin();
+  int64_t sa[2 * JX_MAX_NDIM], sb[2 * JX_MAX_NDIM], so[JX_MAX_NDIM];
+  for (int d = 0; d < nd; d++) {
+    int64_t x = d < nd - a->ndim ? 1 : a->shape[d - (nd - a->ndim)];
+    int64_t y = d < nd - b->ndim ? 1 : b->shape[d - (nd - b->ndim)];
+    sa[2 * d] = x, sa[2 * d + 1] = 1; /* a's dims interleaved with ones */
+    sb[2 * d] = 1, sb[2 * d + 1] = y;
+    so[d] = x * y;
+  }
+  jx_array *r = jx_multiply(jx_reshape(a, 2 * nd, sa), jx_reshape(b, 2 * nd, sb));
+  return np_scope_return(r ? jx_reshape(r, nd, so) : NULL);
+}
+
+jx_array *jx_linalg_matrix_power(jx_array *a, int64_t n) {
+  const char *fn = "jx_linalg_matrix_power";
+  if (np_null_arg(fn, a, "a")) return NULL;
+  char b[ERROR_SHAPE_BUF];
+  if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2]) {
+    error_set(JX_ERR_SHAPE, "%s: needs square matrices, got shape %s", fn, np_shape_str(b, a));
+    return NULL;
+  }
+  jx_scope_begin();
+  if (n == 0)
+    return np_scope_return(jx_broadcast_to(jx_eye(a->shape[a->ndim - 1], a->dtype), a->ndim, a->shape));
+  jx_array *x = a;
+  if (n < 0) x = jx_linalg_inv(a), n = -n;
+  if (n == 1) return np_scope_return(jx_ref(x));
+  if (n == 2) return np_scope_return(jx_matmul(x, x));
+  if (n == 3) return np_scope_return(jx_matmul(jx_matmul(x, x), x));
+  jx_array *z = NULL, *result = NULL; /* binary decomposition, as JAX */
+  while (n > 0 && x) {
+    z = z ? jx_matmul(z, z) : x;
+    if (n % 2) result = result ? jx_matmul(result, z) : z;
+    n /= 2;
+  }
+  return np_scope_return(result ? jx_ref(result) : NULL);
+}
+
+/* jnp.linalg.multi_dot: the product in the order of fewest scalar multiplications
+ * (the matrix-chain dynamic program); a 1-d first (last) operand is a row (column). */
+jx_array *jx_linalg_multi_dot(int n, jx_array *const *arrays) {
+  const char *fn = "jx_linalg_multi_dot";
+  if (n < 2) {
+    error_set(JX_ERR_VALUE, "%s: needs at least two arrays, got %d", fn, n);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++)
+    if (np_null_arg(fn, arrays[i], "an array")) return NULL;
+  for (int i = 0; i < n; i++) {
+    int want = (i == 0 || i == n - 1) ? arrays[i]->ndim : 2;
+    if (arrays[i]->ndim != 2 && !((i == 0 || i == n - 1) && want == 1)) {
+      char b[ERROR_SHAPE_BUF];
+      error_set(JX_ERR_SHAPE, "%s: array %d must be 2-d (the first and last may be 1-d), got shape %s", fn, i,
+                np_shape_str(b, arrays[i]));
+      return NULL;
+    }
+  }
+  if (n == 2) return jx_matmul(arrays[0], arrays[1]);
+  jx_scope_begin();
+  jx_array **m = malloc((size_t)n * sizeof *m);
+  int64_t *dims = malloc((size_t)(n + 1) * sizeof *dims);
+  double *cost = malloc((size_t)(n * n) * sizeof *cost);
+  int *split = malloc((size_t)(n * n) * sizeof *split);
+  jx_array *r = NULL;
+  if (!m || !dims || !cost || !split) {
+    error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    goto done;
+  }
+  for (int i = 0; i < n; i++) m[i] = arrays[i];
+  if (m[0]->ndim == 1) m[0] = jx_expand_dims(m[0], 0);
+  if (m[n - 1]->ndim == 1) m[n - 1] = jx_expand_dims(m[n - 1], 1);
+  for (int i = 0; i < n; i++) {
+    if (!m[i]) goto done;
+    dims[i] = m[i]->shape[0];
+  }
+  dims[n] = m[n - 1]->shape[1];
+  for (int i = 0; i < n; i++) cost[i * n + i] = 0;
+  for (int len = 1; len < n; len++)
+    for (int i = 0; i + len < n; i++) {
+      int j = i + len;
+      cost[i * n + j] = INFINITY;
+      for (int k = i; k < j; k++) {
+        double c = cost[i * n + k] + cost[(k + 1) * n + j] + (double)dims[i] * (double)dims[k + 1] * (double)dims[j + 1];
+        if (c < cost[i * n + j]) cost[i * n + j] = c, split[i * n + j] = k;
+      }
+    }
+  /* evaluate the chosen parenthesization with an explicit stack of ranges */
+  {
+    jx_array **val = calloc((size_t)(n * n), sizeof *val);
+    int (*stack)[3] = malloc((size_t)(4 * n) * sizeof *stack), top = 0;
+    if (!val || !stack) {
+      free(val), free(stack);
+      error_set(JX_ERR_OOM, "%s: out of memory", fn);
+      goto done;
+    }
+    stack[top][0] = 0, stack[top][1] = n - 1, stack[top++][2] = 0;
+    while (top > 0) {
+      int i = stack[top - 1][0], j = stack[top - 1][1], state = stack[top - 1][2];
+      if (i == j) {
+        val[i * n + j] = m[i];
+        top--;
+      } else if (state == 0) {
+        int k = split[i * n + j];
+        stack[top - 1][2] = 1;
+        stack[top][0] = i, stack[top][1] = k, stack[top++][2] = 0;
+        stack[top][0] = k + 1, stack[top][1] = j, stack[top++][2] = 0;
+      } else {
+        int k = split[i * n + j];
+        val[i * n + j] = jx_matmul(val[i * n + k], val[(k + 1) * n + j]);
+        top--;
+      }
+    }
+    r = val[n - 1];
+    free(val), free(stack);
+  }
+  if (r && arrays[0]->ndim == 1) r = jx_squeeze(r, 1, (int[]){0});
+  if (r && arrays[n - 1]->ndim == 1) r = jx_squeeze(r, 1, (int[]){-1});
+done:
+  free(m), free(dims), free(cost), free(split);
+  return np_scope_return(r);
+}
+
+/* ------------------------------------------------------------ norms */
+
+/* Parsed ord: NONE (None), FRO, NUC, or a number (inf and -inf included). */
+typedef enum { ORD_NONE, ORD_FRO, ORD_NUC, ORD_NUM } OrdKind;
+
+static bool parse_ord(const char *fn, const char *ord, OrdKind *kind, double *p) {
+  *p = 0;
+  if (!ord) return *kind = ORD_NONE, true;
+  if (!strcmp(ord, "fro") || !strcmp(ord, "f")) return *kind = ORD_FRO, true;
+  if (!strcmp(ord, "nuc")) return *kind = ORD_NUC, true;
+  char *end;
+  *p = strtod(ord, &end);
+  if (end != ord && *end == '\0') return *kind = ORD_NUM, true;
+  error_set(JX_ERR_VALUE, "%s: invalid ord \"%s\" (a number, \"inf\", \"-inf\", \"fro\" or \"nuc\")", fn, ord);
+  return false;
+}
+
+static jx_array *vector_norm_impl(const char *fn, jx_array *x, double ord, int naxes, const int *axes, bool keepdims) {
+  if (ord == 2) return jx_sqrt(jx_sum(jx_multiply(x, x), naxes, axes, keepdims));
+  if (ord == INFINITY) return jx_max(jx_abs(x), naxes, axes, keepdims);
+  if (ord == -INFINITY) return jx_min(jx_abs(x), naxes, axes, keepdims);
+  if (ord == 0) return jx_astype(jx_sum(jx_not_equal(x, jx_zeros(0, NULL, x->dtype)), naxes, axes, keepdims), x->dtype);
+  if (ord == 1) return jx_sum(jx_abs(x), naxes, axes, keepdims);
+  jx_array *o = jx_full(0, NULL, ord, x->dtype), *oi = jx_full(0, NULL, 1.0 / ord, x->dtype);
+  return jx_power(jx_sum(jx_power(jx_abs(x), o), naxes, axes, keepdims), oi);
+}
+
+jx_array *jx_linalg_norm(jx_array *x, const char *ord, int naxes, const int *axes, bool keepdims) {
+  const char *fn = "jx_linalg_norm";
+  if (np_null_arg(fn, x, "x")) return NULL;
+  OrdKind kind;
+  double p;
+  if (!parse_ord(fn, ord, &kind, &p)) return NULL;
+  jx_scope_begin();
+  jx_array *a = np_to_inexact(x), *r = NULL;
+  char b[ERROR_SHAPE_BUF];
+  int ax[JX_MAX_NDIM], nd = a ? a->ndim : 0;
+  if (!a) return np_scope_return(NULL);
+  if (!axes) {
+    if (kind == ORD_NONE) return np_scope_return(jx_sqrt(jx_sum(jx_multiply(a, a), 0, NULL, keepdims)));
+    naxes = nd;
+    for (int d = 0; d < nd && d < JX_MAX_NDIM; d++) ax[d] = d;
+  } else {
+    for (int i = 0; i < naxes && i < JX_MAX_NDIM; i++) ax[i] = axis_of(axes[i], nd);
+  }
+  for (int i = 0; i < naxes; i++)
+    if (ax[i] < 0 || ax[i] >= nd) {
+      error_set(JX_ERR_SHAPE, "%s: axis %d out of range for shape %s", fn, axes ? axes[i] : i, np_shape_str(b, a));
+      return np_scope_return(NULL);
+    }
+  if (naxes == 1) {
+    if (kind == ORD_FRO || kind == ORD_NUC) {
+      error_set(JX_ERR_VALUE, "%s: invalid ord \"%s\" for a vector norm", fn, ord);
+      return np_scope_return(NULL);
+    }
+    return np_scope_return(vector_norm_impl(fn, a, kind == ORD_NONE ? 2 : p, 1, ax, keepdims));
+  }
+  if (naxes != 2 || ax[0] == ax[1]) {
+    error_set(JX_ERR_SHAPE, "%s: improper number of axes (%d) for norm of shape %s: one axis for a vector norm, "
+              "two for a matrix norm", fn, naxes, np_shape_str(b, a));
+    return np_scope_return(NULL);
+  }
+  int row = ax[0], col = ax[1];
+  if (kind == ORD_NONE || kind == ORD_FRO) {
+    r = jx_sqrt(jx_sum(jx_multiply(a, a), 2, ax, keepdims));
+  } else if (kind == ORD_NUM && (p == 1 || p == -1)) {
+    if (!keepdims && col > row) col--;
+    jx_array *s = jx_sum(jx_abs(a), 1, &row, keepdims);
+    r = p == 1 ? jx_max(s, 1, &col, keepdims) : jx_min(s, 1, &col, keepdims);
+  } else if (kind == ORD_NUM && (p == INFINITY || p == -INFINITY)) {
+    if (!keepdims && row > col) row--;
+    jx_array *s = jx_sum(jx_abs(a), 1, &col, keepdims);
+    r = p > 0 ? jx_max(s, 1, &row, keepdims) : jx_min(s, 1, &row, keepdims);
+  } else if (kind == ORD_NUC || (kind == ORD_NUM && (p == 2 || p == -2))) {
+    jx_array *m = jx_moveaxis(jx_moveaxis(a, row, -1), col < row ? col : col - 1, -1);
+    m = jx_swapaxes(m, -1, -2); /* (..., row, col) */
+    jx_array *s = jx_linalg_svdvals(m);
+    int last = -1;
+    r = kind == ORD_NUC ? jx_sum(s, 1, &last, false) : p == 2 ? jx_max(s, 1, &last, false) : jx_min(s, 1, &last, false);
+    if (r && keepdims) {
+      int lo = row < col ? row : col, hi = row < col ? col : row;
+      r = jx_expand_dims(jx_expand_dims(r, lo), hi);
+    }
+  } else {
+    error_set(JX_ERR_VALUE, "%s: invalid order \"%s\" for a matrix norm", fn, ord);
+  }
+  return np_scope_return(r);
+}
+
+jx_array *jx_linalg_vector_norm(jx_array *x, double ord, int naxes, const int *axes, bool keepdims) {
+  const char *fn = "jx_linalg_vector_norm";
+  if (np_null_arg(fn, x, "x")) return NULL;
+  jx_scope_begin();
+  jx_array *a = np_to_inexact(x), *r;
+  if (!a) return np_scope_return(NULL);
+  if (!axes) {
+    r = vector_norm_impl(fn, jx_ravel(a), ord, 1, (int[]){0}, false);
+    for (int d = 0; keepdims && r && d < a->ndim; d++) r = jx_expand_dims(r, 0);
+    return np_scope_return(r);
+  }
+  int ax[JX_MAX_NDIM];
+  for (int i = 0; i < naxes && i < JX_MAX_NDIM; i++) {
+    ax[i] = axis_of(axes[i], a->ndim);
+    if (ax[i] < 0 || ax[i] >= a->ndim) {
+      error_set(JX_ERR_SHAPE, "%s: axis %d out of range for rank %d", fn, axes[i], a->ndim);
+      return np_scope_return(NULL);
+    }
+  }
+  return np_scope_return(vector_norm_impl(fn, a, ord, naxes, ax, keepdims));
+}
+
+jx_array *jx_linalg_matrix_norm(jx_array *x, const char *ord, bool keepdims) {
+  return jx_linalg_norm(x, ord ? ord : "fro", 2, (int[]){-2, -1}, keepdims);
+}
+
+jx_array *jx_linalg_cond(jx_array *x, const char *p) {
+  const char *fn = "jx_linalg_cond";
+  OrdKind kind;
+  double pv;
+  if (!parse_ord(fn, p, &kind, &pv)) return NULL;
+  jx_scope_begin();
+  jx_array *a = linalg_matrix_arg(fn, x, false), *r = NULL;
+  if (!a) return np_scope_return(NULL);
+  char b[ERROR_SHAPE_BUF];
+  if (a->shape[a->ndim - 1] == 0 || a->shape[a->ndim - 2] == 0) {
+    error_set(JX_ERR_SHAPE, "%s: input must not be empty, got shape %s", fn, np_shape_str(b, a));
+    return np_scope_return(NULL);
+  }
+  int64_t k = a->shape[a->ndim - 1] < a->shape[a->ndim - 2] ? a->shape[a->ndim - 1] : a->shape[a->ndim - 2];
+  if (kind == ORD_NONE || (kind == ORD_NUM && (pv == 2 || pv == -2))) {
+    jx_array *s = jx_linalg_svdvals(a);
+    jx_array *first = jx_take(s, jx_scalar_int(0), -1), *last = jx_take(s, jx_scalar_int(k - 1), -1);
+    if (kind == ORD_NONE || pv == 2) return np_scope_return(jx_divide(first, last));
+    r = jx_divide(last, first);
+  } else {
+    if (a->shape[a->ndim - 1] != a->shape[a->ndim - 2]) {
+      error_set(JX_ERR_SHAPE, "%s: for p=%s the matrices must be square, got shape %s", fn, p, np_shape_str(b, a));
+      return np_scope_return(NULL);
+    }
+    int ax[2] = {-2, -1};
+    r = jx_multiply(jx_linalg_norm(a, p, 2, ax, false), jx_linalg_norm(jx_linalg_inv(a), p, 2, ax, false));
+  }
+  /* NaN becomes inf where the input has no NaN */
+  jx_array *clean = jx_logical_not(jx_any(jx_isnan(a), 2, (int[]){-2, -1}, false));
+  return np_scope_return(jx_where(jx_logical_and(jx_isnan(r), clean), jx_full(0, NULL, INFINITY, a->dtype), r));
+}
+
+/* ------------------------------------------------------------ pinv, lstsq, rank */
+
+jx_array *jx_linalg_pinv(jx_array *a, double rtol) {
+  const char *fn = "jx_linalg_pinv";
+  jx_scope_begin();
+  jx_array *x = linalg_matrix_arg(fn, a, false);
+  if (!x) return np_scope_return(NULL);
+  int64_t m = x->shape[x->ndim - 2], n = x->shape[x->ndim - 1];
+  if (m == 0 || n == 0) {
+    int64_t sh[JX_MAX_NDIM];
+    memcpy(sh, x->shape, (size_t)x->ndim * sizeof *sh);
+    sh[x->ndim - 2] = n, sh[x->ndim - 1] = m;
+    return np_scope_return(jx_zeros(x->ndim, sh, x->dtype));
+  }
+  if (isnan(rtol)) rtol = 10.0 * (double)(m > n ? m : n) * eps_of(x->dtype);
+  jx_array *u[3];
+  if (jx_linalg_svd(x, false, true, u) != JX_OK) return np_scope_return(NULL);
+  jx_array *s = u[1];
+  jx_array *cutoff = jx_multiply(jx_full(0, NULL, rtol, x->dtype), jx_take(s, jx_scalar_int(0), -1));
+  jx_array *keep = jx_greater(s, jx_expand_dims(cutoff, -1));
+  jx_array *sk = jx_where(keep, s, jx_full(0, NULL, INFINITY, x->dtype));
+  /* vh^T (u^T / s[:, None]) */
+  jx_array *r = jx_matmul(jx_swapaxes(u[2], -1, -2), jx_divide(jx_swapaxes(u[0], -1, -2), jx_expand_dims(sk, -1)));
+  return np_scope_return(r);
+}
+
+jx_array *jx_linalg_matrix_rank(jx_array *M, double rtol) {
+  const char *fn = "jx_linalg_matrix_rank";
+  if (np_null_arg(fn, M, "M")) return NULL;
+  jx_scope_begin();
+  jx_array *x = np_to_inexact(M);
+  if (!x) return np_scope_return(NULL);
+  if (x->ndim < 2)
+    return np_scope_return(jx_astype(jx_any(jx_not_equal(x, jx_zeros(0, NULL, x->dtype)), 0, NULL, false), JX_INT32));
+  jx_array *s = jx_linalg_svdvals(x), *tol;
+  if (!s) return np_scope_return(NULL);
+  int64_t mx = x->shape[x->ndim - 1] > x->shape[x->ndim - 2] ? x->shape[x->ndim - 1] : x->shape[x->ndim - 2];
+  if (isnan(rtol)) tol = jx_multiply(jx_max(s, 1, (int[]){-1}, false), jx_full(0, NULL, (double)mx * eps_of(x->dtype), x->dtype));
+  else tol = jx_full(0, NULL, rtol, x->dtype);
+  return np_scope_return(jx_sum(jx_greater(s, jx_expand_dims(tol, -1)), 1, (int[]){-1}, false));
+}
+
+jx_status jx_linalg_lstsq(jx_array *a, jx_array *b, double rcond, jx_array **out) {
+  const char *fn = "jx_linalg_lstsq";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
+  for (int i = 0; i < 4; i++) out[i] = NULL;
+  if (np_null_arg(fn, a, "a") || np_null_arg(fn, b, "b")) return JX_ERR_VALUE;
+  jx_scope_begin();
+  jx_array *p[2];
+  char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+  if (!np_promote(fn, 2, (jx_array *[]){np_to_inexact(a), b}, p)) return linalg_return_n(4, out);
+  jx_array *A = p[0], *B = p[1];
+  if (A->ndim != 2 || B->ndim < 1 || B->ndim > 2 || A->shape[0] != B->shape[0]) {
+    error_set(JX_ERR_SHAPE, "%s: needs a 2-d a and a 1-d or 2-d b with equal leading dims, got %s and %s", fn,
+              np_shape_str(b0, A), np_shape_str(b1, B));
+    return linalg_return_n(4, out);
+  }
+  bool vec = B->ndim == 1;
+  if (vec) B = jx_expand_dims(B, 1);
+  int64_t m = A->shape[0], n = A->shape[1];
+  jx_array *x, *s, *rank;
+  if (m == 0 || n == 0) {
+    s = jx_zeros(1, (int64_t[]){0}, A->dtype);
+    rank = jx_astype(jx_scalar_int(0), JX_INT32);
+    x = jx_zeros(2, (int64_t[]){n, B->shape[1]}, A->dtype);
+  } else {
+    if (isnan(rcond)) rcond = eps_of(A->dtype) * (double)(m > n ? m : n);
+    else if (rcond < 0) rcond = eps_of(A->dtype);
+    jx_array *u[3];
+    if (jx_linalg_svd(A, false, true, u) != JX_OK) return linalg_return_n(4, out);
+    s = u[1];
+    jx_array *mask = jx_greater_equal(s, jx_multiply(jx_full(0, NULL, rcond, A->dtype), jx_take(s, jx_scalar_int(0), 0)));
+    rank = jx_sum(mask, 0, NULL, false);
+    jx_array *safe = jx_where(mask, s, jx_ones(0, NULL, A->dtype));
+    jx_array *sinv = jx_expand_dims(jx_where(mask, jx_reciprocal(safe), jx_zeros(0, NULL, A->dtype)), 1);
+    jx_array *utb = jx_matmul(jx_swapaxes(u[0], 0, 1), B);
+    x = jx_matmul(jx_swapaxes(u[2], 0, 1), jx_multiply(sinv, utb));
+  }
+  jx_array *d = x ? jx_subtract(B, jx_matmul(A, x)) : NULL;
+  jx_array *resid = d ? jx_sum(jx_multiply(d, d), 1, (int[]){0}, false) : NULL;
+  if (vec && x) x = jx_ravel(x);
+  out[0] = x, out[1] = resid, out[2] = rank, out[3] = s;
+  return linalg_return_n(4, out);
+}
