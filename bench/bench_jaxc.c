@@ -120,9 +120,50 @@ static jx_status mlp_step(void *ctx, jx_array *const *in, jx_array **out) {
   return JX_OK;
 }
 
+/* Linear algebra (issue 14): one factorization or solve of an SPD float32 matrix (or
+ * a batch of them), jitted. */
+static jx_status linalg_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const char *op = ctx;
+  jx_array *r[3] = {NULL, NULL, NULL};
+  if (!strcmp(op, "cholesky")) r[0] = jx_linalg_cholesky(in[0], false);
+  else if (!strcmp(op, "solve")) r[0] = jx_linalg_solve(in[0], in[1]);
+  else if (!strcmp(op, "inv")) r[0] = jx_linalg_inv(in[0]);
+  else if (!strcmp(op, "qr")) jx_linalg_qr(in[0], NULL, r), jx_free(r[1]);
+  else if (!strcmp(op, "eigh")) jx_linalg_eigh(in[0], NULL, true, r), jx_free(r[1]);
+  else if (!strcmp(op, "svd")) jx_linalg_svd(in[0], false, true, r), jx_free(r[0]), jx_free(r[2]), r[0] = r[1];
+  out[0] = r[0];
+  return r[0] ? JX_OK : jx_last_status();
+}
+
+static void bench_linalg(void) {
+  static const char *ops[] = {"cholesky", "solve", "inv", "qr", "eigh", "svd"};
+  int64_t sizes[3][3] = {{1, 256, 256}, {1, 1024, 1024}, {1000, 16, 16}};
+  for (int s = 0; s < 3; s++) {
+    int64_t B = sizes[s][0], n = sizes[s][1];
+    jx_array *a = rand_f32(3, (int64_t[]){B, n, n}, 11 + s);
+    jx_array *spd = jx_add(jx_matmul(a, jx_swapaxes(a, -1, -2)), jx_multiply(jx_eye(n, JX_FLOAT32), jx_scalar((double)n)));
+    if (B == 1) spd = jx_reshape(spd, 2, (int64_t[]){n, n});
+    jx_array *rhs = B == 1 ? rand_f32(2, (int64_t[]){n, 1}, 21) : rand_f32(3, (int64_t[]){B, n, 1}, 21);
+    jx_block_until_ready(spd);
+    for (int o = 0; o < 6; o++) {
+      jx_fn *f = jx_jit(jx_fn_new(ops[o], 2, 1, linalg_fn, (void *)ops[o]));
+      double t = best_time(f, (jx_array *[]){spd, rhs}, n >= 1024 ? 3 : 5);
+      if (B == 1) printf("%s_%lld %.3f ms\n", ops[o], (long long)n, t * 1e3);
+      else printf("%s_%lldx%lldx%lld %.3f ms\n", ops[o], (long long)B, (long long)n, (long long)n, t * 1e3);
+      fflush(stdout);
+      jx_fn_free(f);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   const char *only = argc > 1 ? argv[1] : "";
   jx_scope_begin();
+  if (*only && strstr("linalg", only)) {
+    bench_linalg();
+    jx_scope_end(0, NULL);
+    return 0;
+  }
   /* matmul */
   for (int64_t n = 256; n <= 2048; n *= 2) {
     if (*only && !strstr("matmul", only)) break;

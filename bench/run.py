@@ -32,6 +32,29 @@ def peers(only):
     def want(name): return not only or only in name
     block = lambda x: jax.block_until_ready(x)
     rng = np.random.default_rng(0)
+    if only == "linalg":  # issue 14: numpy/scipy (LAPACK) and jax on CPU, float32
+        import scipy.linalg as sl
+        ops = {"cholesky": (np.linalg.cholesky, jnp.linalg.cholesky),
+               "solve": (np.linalg.solve, jnp.linalg.solve), "inv": (np.linalg.inv, jnp.linalg.inv),
+               "qr": (lambda a: np.linalg.qr(a)[1], lambda a: jnp.linalg.qr(a)[1]),
+               "eigh": (lambda a: np.linalg.eigh(a)[0], lambda a: jnp.linalg.eigh(a)[0]),
+               "svd": (lambda a: np.linalg.svd(a, full_matrices=False)[1],
+                       lambda a: jnp.linalg.svd(a, full_matrices=False)[1])}
+        for B, n in ((1, 256), (1, 1024), (1000, 16)):
+            a = rng.random((B, n, n), dtype=np.float32) - 0.5
+            spd = (a @ a.transpose(0, 2, 1) + n * np.eye(n, dtype=np.float32)).astype(np.float32)
+            rhs = rng.random((B, n, 1), dtype=np.float32) - 0.5
+            if B == 1: spd, rhs = spd[0], rhs[0]
+            js, jr = jnp.asarray(spd), jnp.asarray(rhs)
+            reps = 3 if n >= 1024 else 5
+            for op, (nf, jf) in ops.items():
+                name = f"{op}_{n}" if B == 1 else f"{op}_{B}x{n}x{n}"
+                args = (spd, rhs) if op == "solve" else (spd,)
+                jargs = (js, jr) if op == "solve" else (js,)
+                jj = jax.jit(jf)
+                res[name] = {"numpy": best(lambda: nf(*args), reps) * 1e3,
+                             "jax": best(lambda: block(jj(*jargs)), reps) * 1e3}
+        return res
     for n in (256, 512, 1024, 2048):
         if not want("matmul"): break
         a = rng.random((n, n), dtype=np.float32) - 0.5; b = rng.random((n, n), dtype=np.float32) - 0.5
