@@ -1024,6 +1024,31 @@ jx_array *jx_lax_avg_pool(jx_array *x, int nspatial, const int64_t *window_shape
                           const int64_t *strides, jx_padding padding, const int64_t *pads,
                           bool count_include_pad);
 
+/* ---- Control flow (jax.lax.cond / jax.lax.switch). Branches are jx_fn callbacks
+ * (jx_fn_new: an impl with a context pointer, or any transformed/jitted jx_fn) taking
+ * the nops operands and giving the same number of outputs. Each branch is traced once
+ * on abstract values of the operands' types into a sub-program, and the choice is one
+ * `cond` equation: under jit it stays in the compiled program and the branch is picked
+ * at run time; jvp/grad/vjp differentiate every branch (JAX's rules), and vmap with a
+ * batched index runs every branch and selects per lane (lax.select_n), an unbatched
+ * index stays a cond. out[] receives jx_fn_nout(branch) new references.
+ * Errors: JX_ERR_SHAPE/JX_ERR_DTYPE for a non-scalar or non-integer index or for
+ * branches whose outputs differ in shape or dtype (the message names output, both
+ * types and both branches); JX_ERR_VALUE for arity mismatches or NULLs;
+ * JX_ERR_UNSUPPORTED for more than 16 branches or a branch that closes over a traced
+ * value of an enclosing transformation (pass it as an operand).
+ *
+ * lax.switch(index, branches, *operands): runs branches[clamp(index, 0, n-1)]; index
+ * is an integer scalar. With one branch it is called directly (as JAX). */
+jx_status jx_lax_switch(jx_array *index, int nbranches, jx_fn *const *branches, int nops,
+                        jx_array *const *operands, jx_array **out);
+/* lax.cond(pred, true_fun, false_fun, *operands): pred is a bool or numeric scalar
+ * (nonzero is true). Example (README "Control flow"):
+ *   jx_array *out[1];
+ *   jx_lax_cond(p, f_sin, f_cos, 1, (jx_array *[]){x}, out);  // sin(x) if p else cos(x) */
+jx_status jx_lax_cond(jx_array *pred, jx_fn *true_fn, jx_fn *false_fn, int nops,
+                      jx_array *const *operands, jx_array **out);
+
 /* lax.cumsum / cumprod / cummax / cummin(x, axis, reverse): inclusive scans along axis
  * (negative counts from the end), same dtype and shape; numeric dtypes only
  * (JX_ERR_DTYPE for bool). Log-step (Hillis-Steele) scans of pad/slice views and one

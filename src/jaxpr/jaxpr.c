@@ -44,6 +44,8 @@ static void eqn_clear(JaxprEqn *q) {
   q->in = q->out = NULL;
   jaxpr_free(q->params.jaxpr);
   q->params.jaxpr = NULL;
+  for (int b = 0; b < q->params.nbranches; b++) jaxpr_free(q->params.branches[b]), q->params.branches[b] = NULL;
+  q->params.nbranches = 0;
 }
 
 void jaxpr_free(Jaxpr *j) {
@@ -116,6 +118,7 @@ bool jaxpr_add_eqn(Jaxpr *j, Prim p, const PrimParams *pp, int nin, const int *i
   j->eqns[j->neqns++] = (JaxprEqn){.prim = p, .params = *pp, .nin = nin, .in = copy,
                                    .nout = nout, .out = ocopy};
   jaxpr_ref(pp->jaxpr);
+  for (int b = 0; b < pp->nbranches; b++) jaxpr_ref(pp->branches[b]);
   return true;
 }
 
@@ -170,6 +173,8 @@ jx_status jaxpr_check(const Jaxpr *j) {
       defined[q->out[o]] = true;
     }
     if (q->params.jaxpr && (s = jaxpr_check(q->params.jaxpr)) != JX_OK) goto done;
+    for (int b = 0; b < q->params.nbranches; b++)
+      if ((s = jaxpr_check(q->params.branches[b])) != JX_OK) goto done;
     if (!prim_abstract_eval(q->prim, q->nin, in, &q->params, out)) {
       s = JX_ERR_INTERNAL;
       goto done;
@@ -431,6 +436,17 @@ static void put_call_params(Text *t, const JaxprEqn *q, const int *name, const b
   free(in_names), free(out_names);
 }
 
+/* cond's branches as JAX 0.10 prints them: fresh names, one jaxpr per line. */
+static void put_branches(Text *t, const JaxprEqn *q, int *next, int indent) {
+  put(t, "[\n%*sbranches=(\n", indent + 2, "");
+  for (int b = 0; b < q->params.nbranches && t->s; b++) {
+    put(t, "%*s", indent + 4, "");
+    put_jaxpr(t, q->params.branches[b], next, NULL, NULL, indent + 4);
+    put(t, "\n");
+  }
+  put(t, "%*s)\n%*s]", indent + 2, "", indent, "");
+}
+
 static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, const int *out_names,
                       int indent) {
   /* Names in order of definition: non-literal constvars, invars, equation outputs. */
@@ -485,7 +501,7 @@ static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, c
   }
   put(t, ". let");
   bool multiline = j->neqns > 1;
-  for (int e = 0; e < j->neqns; e++) multiline |= j->eqns[e].params.jaxpr != NULL;
+  for (int e = 0; e < j->neqns; e++) multiline |= j->eqns[e].params.jaxpr || j->eqns[e].params.nbranches;
   for (int e = 0; e < j->neqns && t->s; e++) {
     const JaxprEqn *q = &j->eqns[e];
     if (multiline) put(t, "\n%*s", indent + 4, "");
@@ -499,6 +515,7 @@ static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, c
     }
     put(t, " = %s", prim_name(q->prim));
     if (q->params.jaxpr) put_call_params(t, q, name, literal, next, indent + 4);
+    else if (q->params.nbranches) put_branches(t, q, next, indent + 4);
     else put_params(t, q, q->nin ? &j->vars[q->in[0]] : NULL);
     for (int i = 0; i < q->nin; i++) {
       put(t, " ");
@@ -634,6 +651,7 @@ static bool inline_one(Jaxpr *j, JaxprEqn *call, JaxprEqn *out, int *nout_eqns) 
     if (ok) {
       JaxprEqn nq = {.prim = q->prim, .params = q->params, .nin = q->nin, .in = in, .nout = q->nout, .out = res};
       jaxpr_ref(nq.params.jaxpr);
+      for (int b = 0; b < nq.params.nbranches; b++) jaxpr_ref(nq.params.branches[b]);
       out[(*nout_eqns)++] = nq;
     } else {
       free(in), free(res);

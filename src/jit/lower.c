@@ -572,6 +572,7 @@ static const LowerRule lower_rules[PRIM_NUM] = {
 };
 static const char *const lower_absent[PRIM_NUM] = {
     [PRIM_jit] = "calls are inlined before lowering (jaxpr_inline_calls)",
+    [PRIM_cond] = "not fused yet: jit evaluates a jaxpr holding a cond equation by equation",
 };
 
 bool jit_has_lower_rule(Prim p, const char **why) {

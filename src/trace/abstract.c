@@ -6,7 +6,7 @@
 #include "core/array.h"
 #include "core/dtype.h"
 #include "core/error.h"
-#include "trace/prim.h"
+#include "trace/trace.h"
 
 Aval prim_aval_of(const jx_array *a) {
   Aval v = {.dtype = a->dtype, .weak = a->weak, .ndim = a->ndim};
@@ -255,6 +255,7 @@ int prim_nout(Prim p, int nin, const PrimParams *pp) {
   case PRIM_KIND_THREEFRY: return 2;
   case PRIM_KIND_ROUTINE: return p == PRIM_sort ? nin : prim_is_linalg(p) ? prim_linalg_nout(p, pp) : 1;
   case PRIM_KIND_CALL: return pp->jaxpr ? pp->jaxpr->nout : 0;
+  case PRIM_KIND_CONTROL: return control_nout(p, pp);
   default: return 1;
   }
 }
@@ -389,6 +390,7 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_svd] = prim_linalg_abstract_eval,
     [PRIM_threefry2x32] = eval_threefry,
     [PRIM_jit] = eval_call,
+    [PRIM_cond] = control_abstract_eval,
 };
 
 bool prim_has_abstract_rule(Prim p) { return (unsigned)p < PRIM_NUM && abstract_rules[p] != NULL; }

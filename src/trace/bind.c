@@ -248,6 +248,26 @@ jx_status prim_call(struct Jaxpr *j, int nin, jx_array *const *in, jx_array **ou
   return prim_bind_n(PRIM_jit, nin, in, &pp, prim_nout(PRIM_jit, nin, &pp), out);
 }
 
+jx_status prim_cond(int n, struct Jaxpr *const *branches, jx_array *index, int nin,
+                    jx_array *const *in, jx_array **out) {
+  if (n < 1 || n > PRIM_MAX_BRANCHES) {
+    error_set(JX_ERR_UNSUPPORTED, "cond: %d branches (1 to %d supported)", n, PRIM_MAX_BRANCHES);
+    return JX_ERR_UNSUPPORTED;
+  }
+  PrimParams pp = {.nbranches = n};
+  for (int b = 0; b < n; b++) pp.branches[b] = branches[b];
+  jx_array *small[BIND_SMALL], **ops = nin + 1 <= BIND_SMALL ? small : malloc((size_t)(nin + 1) * sizeof *ops);
+  if (!ops) {
+    error_set(JX_ERR_OOM, "cond: out of memory");
+    return JX_ERR_OOM;
+  }
+  ops[0] = index;
+  for (int i = 0; i < nin; i++) ops[i + 1] = in[i];
+  jx_status s = prim_bind_n(PRIM_cond, nin + 1, ops, &pp, prim_nout(PRIM_cond, nin + 1, &pp), out);
+  if (ops != small) free(ops);
+  return s;
+}
+
 jx_array *prim_scatter_add(jx_array *x, jx_array *idx, jx_array *upd, int axis) {
   PrimParams pp = {.axis = axis};
   return prim_bind(PRIM_scatter_add, 3, (jx_array *[]){x, idx, upd}, &pp);

@@ -570,6 +570,11 @@ static jx_status rule_call(Prim p, int nin, jx_array *const *in, const PrimParam
   return prim_eval_jaxpr(pp->jaxpr, in, out);
 }
 
+static jx_status rule_cond(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                           const Aval *avals, jx_array **out) {
+  return control_impl(p, nin, in, pp, nout, out);
+}
+
 static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_neg] = rule_elementwise,
     [PRIM_not] = rule_elementwise,
@@ -652,6 +657,7 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_svd] = rule_linalg,
     [PRIM_threefry2x32] = rule_threefry,
     [PRIM_jit] = rule_call,
+    [PRIM_cond] = rule_cond,
 };
 
 bool impl_has_rule(Prim p) { return (unsigned)p < PRIM_NUM && impl_rules[p] != NULL; }

@@ -51,6 +51,8 @@ uint64_t prim_params_hash(Prim p, const PrimParams *pp) {
   h = mix_ints(h, JX_MAX_NDIM, pp->rhs_batch);
   h = mix(h, (uint64_t)pp->flags);
   if (pp->jaxpr) h = mix(h, prim_jaxpr_hash(pp->jaxpr));
+  h = mix(h, (uint64_t)pp->nbranches);
+  for (int b = 0; b < pp->nbranches; b++) h = mix(h, prim_jaxpr_hash(pp->branches[b]));
   return h;
 }
 
@@ -67,6 +69,9 @@ bool prim_params_equal(Prim p, const PrimParams *a, const PrimParams *b) {
       !SAME_ARRAY(a->lhs_batch, b->lhs_batch) || !SAME_ARRAY(a->rhs_batch, b->rhs_batch) ||
       a->flags != b->flags)
     return false;
+  if (a->nbranches != b->nbranches) return false;
+  for (int k = 0; k < a->nbranches; k++)
+    if (!prim_jaxpr_equal(a->branches[k], b->branches[k])) return false;
   if (!a->jaxpr || !b->jaxpr) return a->jaxpr == b->jaxpr;
   return prim_jaxpr_equal(a->jaxpr, b->jaxpr);
 }

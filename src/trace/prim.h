@@ -36,10 +36,14 @@ typedef enum PrimKind {
   PRIM_KIND_IOTA,
   PRIM_KIND_THREEFRY,
   PRIM_KIND_ROUTINE,
-  PRIM_KIND_CALL
+  PRIM_KIND_CALL,
+  PRIM_KIND_CONTROL
 } PrimKind;
 
 struct Jaxpr;
+
+/* Most branches of one cond (lax.switch with more is refused with JX_ERR_UNSUPPORTED). */
+#define PRIM_MAX_BRANCHES 16
 
 /* Parameters of a primitive application (a jaxpr equation's params). Unused fields
  * are zero. */
@@ -61,6 +65,8 @@ typedef struct PrimParams {
   unsigned flags;                /* linear algebra: LINALG_* options (ir/alu.h) */
   struct Jaxpr *jaxpr;           /* jit: the closed sub-program called (its consts
                                     included); an equation holds a reference */
+  int nbranches;                 /* cond: the closed branch jaxprs (index i runs */
+  struct Jaxpr *branches[PRIM_MAX_BRANCHES]; /* branches[i]); references held */
 } PrimParams;
 
 /* Structural hash and equality of p's params: every field p uses, sub-jaxprs compared
@@ -193,6 +199,12 @@ jx_array *prim_argsort(jx_array *x, int axis, jx_dtype index_dtype);
 /* jax.jit's call primitive: applies the closed jaxpr j to nin = j->nin inputs, giving
  * j->nout results, as one equation holding j (JAX's jit/pjit_p). */
 jx_status prim_call(struct Jaxpr *j, int nin, jx_array *const *in, jx_array **out);
+/* lax.cond's primitive: index (an int32 scalar, clamped to [0, n)) picks which of the
+ * n closed jaxprs runs on the nin operands (each branch takes nin inputs of the
+ * operands' types and all give equal output types); out[] gets branches[0]->nout
+ * results (JAX's cond_p). */
+jx_status prim_cond(int n, struct Jaxpr *const *branches, jx_array *index, int nin,
+                    jx_array *const *in, jx_array **out);
 /* x with upd added at the positions gather(x, idx, axis) reads (clamped): the
  * transpose of prim_gather. upd has gather's result shape. */
 jx_array *prim_scatter_add(jx_array *x, jx_array *idx, jx_array *upd, int axis);

@@ -15,6 +15,12 @@ jx_status impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *par
 /* True if p has an eval rule (every primitive should: a test walks them). */
 bool impl_has_rule(Prim p);
 
+/* control.c: cond's abstract evaluation, result count and eager evaluation. */
+bool control_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
+int control_nout(Prim p, const PrimParams *pp);
+jx_status control_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                       jx_array **out);
+
 /* True if dot_general(x, y) of dtype is large enough to run as a GEMM routine. */
 bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y);
 

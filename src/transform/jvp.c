@@ -302,32 +302,23 @@ static jx_status jvp_sort(int nin, jx_array *const *x, jx_array *const *t, const
  * one (JAX's partial evaluation of pjit): under linearize the primal call runs on
  * known values and only the tangent call is staged, linear in the tangents, with the
  * primal values it needs recomputed from known inputs when it is transposed. */
-static jx_status jvp_call(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
-                          int nout, jx_array **y, jx_array **ty) {
-  Jaxpr *sub = pp->jaxpr;
-  jx_array **in = calloc((size_t)(nin + 1), sizeof *in), **args = calloc((size_t)(2 * nin + 1), sizeof *args);
-  jx_array **outs = calloc((size_t)(nout + 1), sizeof *outs);
-  if (!in || !args || !outs) {
-    free(in), free(args), free(outs);
-    error_set(JX_ERR_OOM, "jvp: out of memory");
-    return JX_ERR_OOM;
-  }
-  jx_status s = prim_call(sub, nin, x, y);
+/* The JVP jaxpr of sub: inputs (primals, the tangents with t[i] non-NULL), outputs
+ * every result's tangent (zeros instantiated), simplified; named jvp(name). */
+static Jaxpr *jvp_jaxpr(const Jaxpr *sub, jx_array *const *t) {
+  int nin = sub->nin, nout = sub->nout;
+  jx_array **in = calloc((size_t)(nin + 1), sizeof *in), **outs = calloc((size_t)(nout + 1), sizeof *outs);
+  jx_status s = in && outs ? JX_OK : JX_ERR_OOM;
+  if (s != JX_OK) error_set(s, "jvp: out of memory");
   Trace *st = s == JX_OK ? stage_begin() : NULL, *jt = st ? jvp_begin() : NULL;
   if (s == JX_OK && !jt) s = jx_last_status();
-  int nargs = 0;
   for (int i = 0; s == JX_OK && i < nin; i++) { /* primal inputs, then tangent inputs */
     Aval a = sub->vars[sub->invars[i]];
     if (!(in[i] = stage_new_input(st, &a))) s = jx_last_status();
-    args[nargs++] = x[i];
   }
   for (int i = 0; s == JX_OK && i < nin; i++) {
     jx_array *tan = NULL;
-    if (t[i]) {
-      Aval a = sub->vars[sub->invars[i]];
-      if (!(tan = stage_new_input(st, &a))) s = jx_last_status();
-      args[nargs++] = t[i];
-    }
+    Aval a = sub->vars[sub->invars[i]];
+    if (t[i] && !(tan = stage_new_input(st, &a))) s = jx_last_status();
     jx_array *p = in[i];
     if (s == JX_OK && !(in[i] = jvp_tracer(jt, p, tan))) s = jx_last_status();
   }
@@ -346,12 +337,60 @@ static jx_status jvp_call(int nin, jx_array *const *x, jx_array *const *t, const
     const char *name = sub->name ? sub->name : "<lambda>";
     J->name = malloc(strlen(name) + 8);
     if (J->name) strcat(strcpy(J->name, "jvp("), name), strcat(J->name, ")");
-    s = prim_call(J, nargs, args, ty);
   }
+  free(in), free(outs);
+  if (s != JX_OK) jaxpr_free(J), J = NULL;
+  return J;
+}
+
+/* The operands of a JVP jaxpr call: the primals, then the non-NULL tangents. */
+static int jvp_args(int nin, jx_array *const *x, jx_array *const *t, jx_array **args) {
+  int n = 0;
+  for (int i = 0; i < nin; i++) args[n++] = x[i];
+  for (int i = 0; i < nin; i++)
+    if (t[i]) args[n++] = t[i];
+  return n;
+}
+
+static jx_status jvp_call(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                          int nout, jx_array **y, jx_array **ty) {
+  Jaxpr *sub = pp->jaxpr;
+  jx_array **args = calloc((size_t)(2 * nin + 1), sizeof *args);
+  if (!args) {
+    error_set(JX_ERR_OOM, "jvp: out of memory");
+    return JX_ERR_OOM;
+  }
+  jx_status s = prim_call(sub, nin, x, y);
+  Jaxpr *J = s == JX_OK ? jvp_jaxpr(sub, t) : NULL;
+  if (s == JX_OK && !J) s = jx_last_status();
+  if (s == JX_OK) s = prim_call(J, jvp_args(nin, x, t, args), args, ty);
   for (int o = 0; s == JX_OK && o < nout; o++)
     if (!dtype_is_floating(y[o]->dtype)) ty[o] = NULL;
   jaxpr_free(J);
-  free(in), free(args), free(outs);
+  free(args);
+  return s;
+}
+
+/* cond's JVP (JAX's _cond_jvp): the primal cond, and a cond of the branches' JVP
+ * jaxprs (one tangent pattern for all) on the same index -- a second cond rather than
+ * one, like a call's JVP, so linearize stages only the tangent cond. */
+static jx_status jvp_cond(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                          int nout, jx_array **y, jx_array **ty) {
+  int n = pp->nbranches;
+  jx_array **args = calloc((size_t)(2 * nin + 1), sizeof *args);
+  if (!args) {
+    error_set(JX_ERR_OOM, "jvp: out of memory");
+    return JX_ERR_OOM;
+  }
+  jx_status s = prim_cond(n, pp->branches, x[0], nin - 1, x + 1, y);
+  Jaxpr *J[PRIM_MAX_BRANCHES] = {NULL};
+  for (int b = 0; s == JX_OK && b < n; b++)
+    if (!(J[b] = jvp_jaxpr(pp->branches[b], t + 1))) s = jx_last_status();
+  if (s == JX_OK) s = prim_cond(n, J, x[0], jvp_args(nin - 1, x + 1, t + 1, args), args, ty);
+  for (int o = 0; s == JX_OK && o < nout; o++)
+    if (!dtype_is_floating(y[o]->dtype)) ty[o] = NULL;
+  for (int b = 0; b < n; b++) jaxpr_free(J[b]);
+  free(args);
   return s;
 }
 
@@ -408,6 +447,7 @@ static const struct {
     [PRIM_triangular_solve] = {.many = linalg_jvp_triangular_solve},
     [PRIM_lu] = {.many = linalg_jvp_lu},   [PRIM_qr] = {.many = linalg_jvp_qr},
     [PRIM_eigh] = {.many = linalg_jvp_eigh}, [PRIM_svd] = {.many = linalg_jvp_svd},
+    [PRIM_cond] = {.many = jvp_cond},
 };
 
 /* Primitives without a JVP rule, and why (the rule-table test reads this). */

@@ -258,6 +258,62 @@ static bool t_call(jx_array *const *cts, int nin, jx_array *const *x, const bool
   return transpose_partial(pp->jaxpr, lin, x, cts, out) == JX_OK;
 }
 
+/* A cond branch transposed (JAX's _cond_transpose): a jaxpr from the known operands
+ * and the output cotangents to the linear operands' cotangents, its primal work
+ * recomputed from the known operands (transpose_partial evaluates it first). */
+static Jaxpr *transpose_branch(const Jaxpr *br, const bool *lin) {
+  int nin = br->nin, nout = br->nout, nlin = 0;
+  jx_array **known = calloc((size_t)nin + 1, sizeof *known), **ct_in = calloc((size_t)nin + 1, sizeof *ct_in);
+  jx_array **cts = calloc((size_t)nout + 1, sizeof *cts), **res = calloc((size_t)nin + 1, sizeof *res);
+  Trace *st = known && ct_in && cts && res ? stage_begin() : NULL;
+  bool ok = st != NULL;
+  for (int i = 0; ok && i < nin; i++)
+    if (!lin[i]) ok = (known[i] = stage_new_input(st, &br->vars[br->invars[i]])) != NULL;
+  for (int o = 0; ok && o < nout; o++) ok = (cts[o] = stage_new_input(st, &br->vars[br->outvars[o]])) != NULL;
+  ok = ok && transpose_partial(br, lin, known, cts, ct_in) == JX_OK;
+  for (int i = 0; ok && i < nin; i++)
+    if (lin[i]) res[nlin++] = ct_in[i];
+  Jaxpr *J = st ? stage_end(st, ok ? nlin : 0, res) : NULL;
+  for (int i = 0; i < nin; i++) jx_free(ct_in[i]);
+  if (!ok) jaxpr_free(J), J = NULL;
+  if (!known || !ct_in || !cts || !res) error_set(JX_ERR_OOM, "transpose: out of memory");
+  free(known), free(ct_in), free(cts), free(res);
+  if (J && br->name && (J->name = malloc(strlen(br->name) + 12)))
+    strcat(strcat(strcpy(J->name, "transpose("), br->name), ")");
+  return J;
+}
+
+/* cond: a cond of the transposed branches on the same (known) index, given the known
+ * operands and every output's cotangent (zeros instantiated). */
+static bool t_cond(jx_array *const *cts, int nin, jx_array *const *x, const bool *lin,
+                   const Aval *in, const PrimParams *pp, jx_array **out) {
+  int n = pp->nbranches, nout = pp->branches[0]->nout, nargs = 0, nlin = 0;
+  if (lin[0]) {
+    error_set(JX_ERR_INTERNAL, "transpose: cond with a linear index");
+    return false;
+  }
+  Jaxpr *T[PRIM_MAX_BRANCHES] = {NULL};
+  jx_array **args = calloc((size_t)(nin + nout + 1), sizeof *args), **res = calloc((size_t)nin + 1, sizeof *res);
+  bool ok = args && res;
+  if (!ok) error_set(JX_ERR_OOM, "transpose: out of memory");
+  for (int b = 0; ok && b < n; b++) ok = (T[b] = transpose_branch(pp->branches[b], lin + 1)) != NULL;
+  for (int i = 1; ok && i < nin; i++)
+    if (!lin[i]) args[nargs++] = x[i];
+    else nlin++;
+  for (int o = 0; ok && o < nout; o++) {
+    const Jaxpr *b0 = pp->branches[0];
+    ok = (args[nargs++] = cts[o] ? cts[o] : tx_zeros(&b0->vars[b0->outvars[o]])) != NULL;
+  }
+  ok = ok && prim_cond(n, T, x[0], nargs, args, res) == JX_OK;
+  for (int i = 1, k = 0; ok && i < nin; i++)
+    out[i] = lin[i] ? res[k++] : NULL;
+  out[0] = NULL;
+  (void)nlin;
+  for (int b = 0; b < n; b++) jaxpr_free(T[b]);
+  free(args), free(res);
+  return ok;
+}
+
 /* One line per linear primitive. Others never appear in linear jaxprs (linearize
  * evaluates them on known values); meeting one is an internal error. */
 static const struct {
@@ -284,6 +340,7 @@ static const struct {
     [PRIM_dot_general] = {t_dot_general},
     [PRIM_jit] = {.many = t_call},
     [PRIM_triangular_solve] = {linalg_transpose_triangular_solve},
+    [PRIM_cond] = {.many = t_cond},
 };
 
 bool transpose_has_rule(Prim p, const char **absent) {

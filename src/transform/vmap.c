@@ -330,13 +330,10 @@ static int batch_linalg(Prim p, int nin, jx_array *const *x, const int *bd,
 
 static const TraceType batch_type;
 
-/* A call: its jaxpr batched -- staged from the operands' batched avals, every result
- * batched along axis 0 -- and called as one equation (JAX's batching of pjit). */
-static int batch_call(Prim p, int nin, jx_array *const *x, const int *bd,
-                      const PrimParams *pp, jx_array **y) {
-  const Jaxpr *sub = pp->jaxpr;
-  int nout = sub->nout;
-  int64_t size = batch_size(nin, x, bd);
+/* sub batched: staged from the operands' batched avals (bd[i] their batch axes, NM
+ * unbatched), every result batched along axis 0 with `size` entries; named vmap(name). */
+static Jaxpr *batch_jaxpr(const Jaxpr *sub, jx_array *const *x, const int *bd, int64_t size) {
+  int nin = sub->nin, nout = sub->nout;
   jx_array **in = calloc((size_t)nin + 1, sizeof *in), **outs = calloc((size_t)nout + 1, sizeof *outs);
   Trace *st = in && outs ? stage_begin() : NULL;
   Trace *bt = st ? trace_push(&batch_type, NULL) : NULL;
@@ -359,9 +356,55 @@ static int batch_call(Prim p, int nin, jx_array *const *x, const int *bd,
   ok = ok && J;
   if (ok && sub->name && (J->name = malloc(strlen(sub->name) + 8)))
     strcat(strcat(strcpy(J->name, "vmap("), sub->name), ")");
-  if (ok) ok = prim_call(J, nin, x, y) == JX_OK;
-  jaxpr_free(J);
   free(in), free(outs);
+  if (!ok) jaxpr_free(J), J = NULL;
+  return J;
+}
+
+/* A call: its jaxpr batched and called as one equation (JAX's batching of pjit). */
+static int batch_call(Prim p, int nin, jx_array *const *x, const int *bd,
+                      const PrimParams *pp, jx_array **y) {
+  Jaxpr *J = batch_jaxpr(pp->jaxpr, x, bd, batch_size(nin, x, bd));
+  bool ok = J && prim_call(J, nin, x, y) == JX_OK;
+  jaxpr_free(J);
+  if (!ok) y[0] = NULL;
+  return ok ? 0 : NM;
+}
+
+/* cond (JAX's _cond_batching_rule): an unbatched index stays one cond of the batched
+ * branches; a batched index runs every batched branch and selects each lane's result
+ * (select_n on index == b), as the predicate differs per lane. */
+static int batch_cond(Prim p, int nin, jx_array *const *x, const int *bd,
+                      const PrimParams *pp, jx_array **y) {
+  int n = pp->nbranches, nout = pp->branches[0]->nout;
+  int64_t size = batch_size(nin, x, bd);
+  Jaxpr *J[PRIM_MAX_BRANCHES] = {NULL};
+  bool ok = true;
+  for (int b = 0; ok && b < n; b++) ok = (J[b] = batch_jaxpr(pp->branches[b], x + 1, bd + 1, size)) != NULL;
+  if (ok && bd[0] == NM) {
+    ok = prim_cond(n, J, x[0], nin - 1, x + 1, y) == JX_OK;
+  } else if (ok) {
+    jx_array **r = calloc((size_t)nout + 1, sizeof *r);
+    jx_array *ix = batch_at(x[0], bd[0], size, 0); /* (B,) */
+    ok = r && ix;
+    if (!r) error_set(JX_ERR_OOM, "vmap: out of memory");
+    for (int b = 0; ok && b < n; b++) {
+      ok = prim_eval_jaxpr(J[b], x + 1, r) == JX_OK;
+      Aval ia = prim_aval_of(ix);
+      jx_array *is_b = ok ? prim_binary(PRIM_eq, ix, tx_full(&ia, b)) : NULL;
+      ok = ok && is_b;
+      for (int o = 0; ok && o < nout; o++) {
+        if (b == 0) {
+          y[o] = r[o];
+          continue;
+        }
+        jx_array *m = prim_broadcast_in_dim(is_b, r[o]->ndim, r[o]->shape, (int[]){0});
+        ok = (y[o] = prim_select(m, r[o], y[o])) != NULL;
+      }
+    }
+    free(r);
+  }
+  for (int b = 0; b < n; b++) jaxpr_free(J[b]);
   if (!ok) y[0] = NULL;
   return ok ? 0 : NM;
 }
@@ -485,6 +528,7 @@ static const struct {
     [PRIM_eigh] = {batch_linalg},
     [PRIM_svd] = {batch_linalg},
     [PRIM_jit] = {batch_call},
+    [PRIM_cond] = {batch_cond},
     [PRIM_scatter_add] = {batch_scatter_add},
     [PRIM_iota] = {NULL, "no operands, so never applied to a batch tracer"},
 };

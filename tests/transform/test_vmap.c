@@ -449,6 +449,36 @@ static void test_call(void) {
   jx_fn_free(f), jx_fn_free(jg), jx_fn_free(g);
 }
 
+/* lax.cond whose predicate depends on x: batched when x is (every branch runs, lanes
+ * selected), unbatched when only y is (one cond of batched branches); equal to the loop. */
+static jx_status br_a(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_mul(jx_sin(in[0]), in[1]);
+  return JX_OK;
+}
+static jx_status br_b(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_add(jx_cos(in[1]), in[0]);
+  return JX_OK;
+}
+static jx_status cond_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn **br = ctx;
+  jx_array *pred = jx_greater(jx_sum(in[0], 0, NULL, false), jx_scalar(0.0));
+  return jx_lax_cond(pred, br[0], br[1], 2, in, out);
+}
+
+static void test_cond(void) {
+  covered[PRIM_cond] = true;
+  jx_fn *br[2] = {jx_fn_new("a", 2, 1, br_a, NULL), jx_fn_new("b", 2, 1, br_b, NULL)};
+  jx_fn *f = jx_fn_new("cond", 2, 1, cond_fn, br);
+  InSpec s = F32(S23);
+  for (int k = 0; k < 4; k++) {
+    int in_axes[2] = {(int[]){0, 1, NM, NM}[k], (int[]){0, NM, 0, 1}[k]};
+    jx_array *xs[2] = {make_input(&s, in_axes[0], 5), make_input(&s, in_axes[1], 5)};
+    check_vmap("cond", f, xs, in_axes, (int[]){0});
+    jx_free(xs[0]), jx_free(xs[1]);
+  }
+  jx_fn_free(f), jx_fn_free(br[0]), jx_fn_free(br[1]);
+}
+
 static void test_rule_table(void) {
   for (int p = 0; p < PRIM_NUM; p++) {
     const char *why = NULL;
@@ -852,6 +882,7 @@ int main(void) {
   RUN(test_dot_general);
   RUN(test_iota);
   RUN(test_call);
+  RUN(test_cond);
   RUN(test_coverage);
   RUN(test_out_axes);
   RUN(test_nested);

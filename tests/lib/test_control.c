@@ -1,0 +1,177 @@
+/* test_control.c -- lax.switch / lax.cond (src/lib/control.c) against JAX goldens
+ * (tools/golden_control.py -> tests/golden/control.txt): values, grad, jvp and vmap
+ * with a batched and an unbatched index, each run eagerly and under jit; the jaxpr
+ * text against JAX's; bad input with clear errors. Leaks are checked by TEST_RUN. */
+#include <stdlib.h>
+
+#include "golden.h"
+#include "test.h"
+
+static jx_fn *B[3]; /* sin(x) * y, cos(x) + y, x * x * y */
+
+static jx_status b0(void *c, jx_array *const *x, jx_array **o) { (void)c; o[0] = jx_multiply(jx_sin(x[0]), x[1]); return JX_OK; }
+static jx_status b1(void *c, jx_array *const *x, jx_array **o) { (void)c; o[0] = jx_add(jx_cos(x[0]), x[1]); return JX_OK; }
+static jx_status b2(void *c, jx_array *const *x, jx_array **o) { (void)c; o[0] = jx_multiply(jx_multiply(x[0], x[0]), x[1]); return JX_OK; }
+
+static jx_status f_switch3(void *c, jx_array *const *x, jx_array **o) {
+  (void)c;
+  return jx_lax_switch(x[0], 3, B, 2, x + 1, o);
+}
+static jx_status f_cond2(void *c, jx_array *const *x, jx_array **o) {
+  (void)c;
+  return jx_lax_cond(x[0], B[0], B[1], 2, x + 1, o);
+}
+static jx_status f_loss(void *c, jx_array *const *x, jx_array **o) {
+  jx_array *s[1];
+  jx_status st = c ? f_cond2(NULL, x, s) : f_switch3(NULL, x, s);
+  o[0] = st == JX_OK ? jx_sum(s[0], 0, NULL, false) : NULL;
+  return st;
+}
+/* switch3 with the index from ctx: a function of (x, y) only, for jvp */
+static jx_status f_switch_xy(void *c, jx_array *const *x, jx_array **o) {
+  return jx_lax_switch(c, 3, B, 2, x, o);
+}
+static jx_status f_jvp(void *c, jx_array *const *x, jx_array **o) {
+  (void)c;
+  jx_fn *g = jx_fn_new("switch_xy", 2, 1, f_switch_xy, x[0]);
+  jx_status s = jx_jvp(g, x + 1, x + 3, o, o + 1);
+  jx_fn_free(g);
+  return s;
+}
+
+/* sum(f(x...)) for f held in ctx */
+static jx_status f_sum_of(void *c, jx_array *const *x, jx_array **o) {
+  jx_array *r[1];
+  jx_status s = jx_call(c, x, r);
+  o[0] = s == JX_OK ? jx_sum(r[0], 0, NULL, false) : NULL;
+  return s;
+}
+static void fn_free(void *c) { jx_fn_free(c); }
+
+static jx_fn *make(const char *fn) {
+  jx_fn *sw = jx_fn_new("switch3", 3, 1, f_switch3, NULL), *r = NULL;
+  if (!strcmp(fn, "switch3")) return sw;
+  if (!strcmp(fn, "cond2")) r = jx_fn_new("cond2", 3, 1, f_cond2, NULL);
+  if (!strcmp(fn, "jvp_switch3")) r = jx_fn_new("jvp_switch3", 5, 2, f_jvp, NULL);
+  if (!strcmp(fn, "grad_switch3") || !strcmp(fn, "grad_cond2")) {
+    jx_fn *l = jx_fn_new("loss", 3, 1, f_loss, fn[5] == 'c' ? (void *)1 : NULL);
+    r = jx_grad(l, 2, (int[]){1, 2});
+    jx_fn_free(l);
+  }
+  if (!strcmp(fn, "vmap_switch3_i")) r = jx_vmap(sw, (int[]){0, 0, JX_NOT_MAPPED}, (int[]){0});
+  if (!strcmp(fn, "vmap_switch3_x")) r = jx_vmap(sw, (int[]){JX_NOT_MAPPED, 0, JX_NOT_MAPPED}, (int[]){0});
+  if (!strcmp(fn, "grad_vmap_switch3")) {
+    jx_fn *v = jx_vmap(sw, (int[]){0, 0, JX_NOT_MAPPED}, (int[]){0});
+    jx_fn *l = jx_fn_new_with_free("sum_vmap", 3, 1, f_sum_of, jx_fn_ref(v), fn_free);
+    r = jx_grad(l, 2, (int[]){1, 2});
+    jx_fn_free(l), jx_fn_free(v);
+  }
+  jx_fn_free(sw);
+  return r;
+}
+
+
+static void test_goldens(void) {
+  int n = 0;
+  GoldenCase *cases = golden_load("control.txt", &n);
+  CHECK(cases != NULL);
+  for (int k = 0; cases && k < n; k++) {
+    GoldenCase *c = &cases[k];
+    jx_fn *f = make(c->fn);
+    CHECK_MSG(f != NULL, "%s: no function %s", c->name, c->fn);
+    if (!f) continue;
+    jx_fn *jf = jx_jit(f);
+    jx_array *in[8] = {NULL}, *out[4] = {NULL};
+    for (int i = 0; i < c->nin; i++) in[i] = golden_to_array(&c->in[i]);
+    for (int mode = 0; mode < 2; mode++) {
+      char ctx[128];
+      snprintf(ctx, sizeof ctx, "%s (%s)", c->name, mode ? "jit" : "eager");
+      jx_status s = jx_call(mode ? jf : f, in, out);
+      CHECK_MSG(s == JX_OK, "%s: %s", ctx, jx_last_error());
+      jx_clear_error();
+      for (int o = 0; o < c->nout; o++) {
+        if (s == JX_OK) golden_compare(ctx, out[o], &c->out[o], 2e-6, 2e-6);
+        jx_free(out[o]), out[o] = NULL;
+      }
+    }
+    for (int i = 0; i < c->nin; i++) jx_free(in[i]);
+    jx_fn_free(jf), jx_fn_free(f);
+  }
+  golden_free(cases, n);
+}
+
+/* make_jaxpr as JAX 0.10.2 prints jax.make_jaxpr(lambda i, x, y: lax.switch(i, [b0, b1],
+ * x, y)) except JAX's clamp of the index, which jaxc writes as max then min. */
+static jx_status f_switch2(void *c, jx_array *const *x, jx_array **o) {
+  (void)c;
+  return jx_lax_switch(x[0], 2, B, 2, x + 1, o);
+}
+static void test_make_jaxpr(void) {
+  jx_fn *f = jx_fn_new("switch2", 3, 1, f_switch2, NULL);
+  jx_array *i = jx_scalar_int(0), *i32 = jx_astype(i, JX_INT32), *x = jx_zeros(1, (int64_t[]){3}, JX_FLOAT32);
+  char *text = jx_make_jaxpr(f, (jx_array *[]){i32, x, x});
+  CHECK_STR(text, "{ lambda ; a:i32[] b:f32[3] c:f32[3]. let\n"
+                  "    d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a\n"
+                  "    e:i32[] = max d 0:i32[]\n"
+                  "    f:i32[] = min e 1:i32[]\n"
+                  "    g:f32[3] = cond[\n"
+                  "      branches=(\n"
+                  "        { lambda ; h:f32[3] i:f32[3]. let\n"
+                  "            j:f32[3] = sin h\n"
+                  "            k:f32[3] = mul j i\n"
+                  "          in (k,) }\n"
+                  "        { lambda ; l:f32[3] m:f32[3]. let\n"
+                  "            n:f32[3] = cos l\n"
+                  "            o:f32[3] = add n m\n"
+                  "          in (o,) }\n"
+                  "      )\n"
+                  "    ] f b c\n"
+                  "  in (g,) }");
+  free(text);
+  jx_free(i), jx_free(i32), jx_free(x);
+  jx_fn_free(f);
+}
+
+static jx_status b_int(void *c, jx_array *const *x, jx_array **o) { (void)c; o[0] = jx_astype(x[0], JX_INT32); return JX_OK; }
+static jx_status b_short(void *c, jx_array *const *x, jx_array **o) {
+  (void)c;
+  o[0] = jx_sum(x[0], 1, (int[]){0}, false);
+  return JX_OK;
+}
+
+static void test_errors(void) {
+  jx_array *x = jx_ones(1, (int64_t[]){3}, JX_FLOAT32), *out[2] = {NULL};
+  jx_array *p3 = jx_ones(1, (int64_t[]){3}, JX_BOOL), *pf = jx_scalar(1.0), *p = jx_astype(pf, JX_BOOL);
+  jx_fn *fi = jx_fn_new("as_int", 1, 1, b_int, NULL), *fs = jx_fn_new("sum", 1, 1, b_short, NULL);
+  jx_fn *fb = jx_fn_new("sin_times", 2, 1, b0, NULL);
+  /* a non-scalar predicate */
+  CHECK(jx_lax_cond(p3, fb, fb, 2, (jx_array *[]){x, x}, out) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_cond: the predicate must be a scalar bool or integer, got bool(3,)");
+  /* a float index for switch */
+  CHECK(jx_lax_switch(pf, 2, (jx_fn *[]){fb, fb}, 2, (jx_array *[]){x, x}, out) == JX_ERR_DTYPE);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_switch: the index must be a scalar integer, got float32()");
+  /* branches whose outputs differ in dtype, then in shape: both types named */
+  CHECK(jx_lax_cond(p, fi, fb, 1, (jx_array *[]){x}, out) != JX_OK);
+  jx_clear_error();
+  jx_fn *fsin = jx_fn_new("sin", 1, 1, b_int, NULL);
+  jx_fn_free(fsin);
+  CHECK(jx_lax_cond(p, fi, fs, 1, (jx_array *[]){x}, out) == JX_ERR_DTYPE);
+  CHECK_ERROR(JX_ERR_DTYPE, "output 0 is float32() in branch 0 but int32(3,) in branch 1");
+  CHECK(out[0] == NULL);
+  /* wrong operand count for a branch */
+  CHECK(jx_lax_cond(p, fb, fb, 1, (jx_array *[]){x}, out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "sin_times takes 2 inputs, 1 operands given");
+  jx_free(x), jx_free(p3), jx_free(pf), jx_free(p);
+  jx_fn_free(fi), jx_fn_free(fs), jx_fn_free(fb);
+}
+
+int main(void) {
+  B[0] = jx_fn_new("b0", 2, 1, b0, NULL);
+  B[1] = jx_fn_new("b1", 2, 1, b1, NULL);
+  B[2] = jx_fn_new("b2", 2, 1, b2, NULL);
+  TEST_RUN(test_goldens);
+  TEST_RUN(test_make_jaxpr);
+  TEST_RUN(test_errors);
+  for (int b = 0; b < 3; b++) jx_fn_free(B[b]);
+  return test_finish();
+}
