@@ -2,6 +2,7 @@
  * count, introspection, and the argument checks every public entry point shares. */
 #include "core/array.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,47 @@
 #include "core/error.h"
 
 static int64_t live_arrays; /* atomic */
+static _Thread_local int64_t fail_countdown = -1;
+
+int64_t array_fail_after(int64_t n) {
+  int64_t left = fail_countdown;
+  fail_countdown = n < 0 ? -1 : n;
+  return left;
+}
+
+/* true when the armed failure fires now */
+static bool inject_failure(void) {
+  if (fail_countdown < 0) return false;
+  return fail_countdown-- == 0;
+}
+
+/* ------------------------------------------------------------ checks */
+
+#ifdef JAXC_CHECKS
+/* Released structs wait here before free(), so that an over-release soon after reads
+ * the poisoned magic (not reused memory). Oldest out first. */
+#define QUARANTINE 4096
+static void *quarantine[QUARANTINE];
+static uint64_t quarantine_next; /* atomic */
+
+void array_quarantine(void *p) {
+  uint64_t i = __atomic_fetch_add(&quarantine_next, 1, __ATOMIC_RELAXED) % QUARANTINE;
+  free(__atomic_exchange_n(&quarantine[i], p, __ATOMIC_ACQ_REL));
+}
+
+void array_check_live(const char *what, const jx_array *a) {
+  uint32_t magic = __atomic_load_n(&a->magic, __ATOMIC_RELAXED);
+  if (magic == ARRAY_MAGIC_LIVE) return;
+  char b[ARRAY_DESCRIBE_BUF];
+  fprintf(stderr, "jaxc: %s: %s at %p was already released (reference count reached zero: "
+          "one jx_free too many, or a use after the last one)\n",
+          what, magic == ARRAY_MAGIC_DEAD ? array_describe(b, a) : "array", (const void *)a);
+  abort();
+}
+#else
+void array_quarantine(void *p) { free(p); }
+void array_check_live(const char *what, const jx_array *a) { (void)what, (void)a; }
+#endif
 
 /* ------------------------------------------------------------------ scopes */
 
@@ -54,9 +96,10 @@ static void array_release(jx_array *a) {
   shape_free(a->st);
   a->buf = NULL;
   a->st = NULL;
+  __atomic_store_n(&a->magic, ARRAY_MAGIC_DEAD, __ATOMIC_RELAXED);
   __atomic_sub_fetch(&live_arrays, 1, __ATOMIC_RELAXED);
   /* The struct outlives its payload while scope entries still point at it. */
-  if (a->nscope == 0) free(a);
+  if (a->nscope == 0) array_quarantine(a);
 }
 
 static void array_decref(jx_array *a) {
@@ -68,35 +111,35 @@ jx_status jx_scope_end(int n, jx_array *const *keep) {
     error_set(JX_ERR_VALUE, "jx_scope_end: no scope is open");
     return JX_ERR_VALUE;
   }
-  if (n < 0 || (n > 0 && !keep)) {
+  jx_status status = JX_OK;
+  if (n < 0 || (n > 0 && !keep)) { /* still closes the scope, keeping nothing */
     error_set(JX_ERR_VALUE, "jx_scope_end: keep has %d entries but is %s", n,
               keep ? "given" : "NULL");
+    status = JX_ERR_VALUE;
     n = 0;
   }
   Scope s = scopes[--scope_depth];
   Scope *parent = scope_depth ? &scopes[scope_depth - 1] : NULL;
   bool *kept = n ? calloc((size_t)n, sizeof *kept) : NULL;
-  jx_status status = JX_OK;
   for (int64_t i = 0; i < s.n; i++) {
     jx_array *a = s.items[i];
     a->nscope--;
     if (a->nskip > 0) { /* this reference was already dropped with jx_free */
       a->nskip--;
-      if (a->refcount == 0 && a->nscope == 0) free(a);
+      if (a->refcount == 0 && a->nscope == 0) array_quarantine(a);
       continue;
     }
     int j = 0;
     while (j < n && (keep[j] != a || (kept && kept[j]))) j++;
     if (j < n) {
       if (kept) kept[j] = true;
-      if (parent && !scope_push_item(parent, a)) status = JX_ERR_OOM;
+      if (parent && !scope_push_item(parent, a)) status = JX_ERR_OOM, error_set(status, "jx_scope_end: out of memory");
       continue;
     }
     array_decref(a);
   }
   free(kept);
   free(s.items);
-  if (status != JX_OK) error_set(status, "jx_scope_end: out of memory");
   return status;
 }
 
@@ -106,6 +149,7 @@ int64_t jx_live_arrays(void) { return __atomic_load_n(&live_arrays, __ATOMIC_REL
 
 jx_array *jx_ref(jx_array *a) {
   if (!a) return NULL;
+  array_check_live("jx_ref", a);
   __atomic_add_fetch(&a->refcount, 1, __ATOMIC_RELAXED);
   if (scope_depth && !scope_push_item(&scopes[scope_depth - 1], a)) {
     error_set(JX_ERR_OOM, "jx_ref: out of memory");
@@ -126,18 +170,20 @@ void array_drop(jx_array *a) {
 
 void jx_free(jx_array *a) {
   if (!a) return;
+  array_check_live("jx_free", a);
   if (a->nscope > a->nskip) a->nskip++;
   array_decref(a);
 }
 
 jx_array *array_new(Buffer *buf, ShapeTracker *st, jx_dtype dtype, bool weak) {
-  jx_array *a = buf && st ? calloc(1, sizeof *a) : NULL;
+  jx_array *a = buf && st && !inject_failure() ? calloc(1, sizeof *a) : NULL;
   if (!a) {
     buffer_free(buf);
     shape_free(st);
     error_set(JX_ERR_OOM, "out of memory creating an array");
     return NULL;
   }
+  a->magic = ARRAY_MAGIC_LIVE;
   a->refcount = 1;
   a->dtype = dtype;
   a->weak = weak;
@@ -156,12 +202,13 @@ jx_array *array_new(Buffer *buf, ShapeTracker *st, jx_dtype dtype, bool weak) {
 
 jx_array *array_new_tracer(Tracer *t, jx_dtype dtype, bool weak, int ndim,
                            const int64_t *shape) {
-  jx_array *a = t ? calloc(1, sizeof *a) : NULL;
+  jx_array *a = t && !inject_failure() ? calloc(1, sizeof *a) : NULL;
   if (!a) {
     if (t) t->release(t);
     error_set(JX_ERR_OOM, "out of memory creating a tracer");
     return NULL;
   }
+  a->magic = ARRAY_MAGIC_LIVE;
   a->refcount = 1;
   a->dtype = dtype;
   a->weak = weak;
@@ -179,10 +226,17 @@ jx_array *array_new_tracer(Tracer *t, jx_dtype dtype, bool weak, int ndim,
 
 /* ---------------------------------------------------------- introspection */
 
-int jx_ndim(const jx_array *a) { return a ? a->ndim : 0; }
+/* NULL: records JX_ERR_VALUE (keeping an earlier error) and returns false. */
+static bool introspect(const char *fn, const jx_array *a) {
+  if (a) return true;
+  error_set(JX_ERR_VALUE, "%s: the array is NULL", fn);
+  return false;
+}
+
+int jx_ndim(const jx_array *a) { return introspect("jx_ndim", a) ? a->ndim : 0; }
 const int64_t *jx_shape(const jx_array *a) { return a ? a->shape : NULL; }
 int64_t jx_size(const jx_array *a) { return a ? shape_numel(a->ndim, a->shape) : 0; }
-jx_dtype jx_dtype_of(const jx_array *a) { return a ? a->dtype : JX_FLOAT32; }
+jx_dtype jx_dtype_of(const jx_array *a) { return introspect("jx_dtype_of", a) ? a->dtype : JX_FLOAT32; }
 bool jx_is_weak(const jx_array *a) { return a && a->weak; }
 
 /* ------------------------------------------------------- argument checks */

@@ -7,7 +7,14 @@
 #include "core/buffer.h"
 #include "core/shape.h"
 
+/* jx_array.magic: ARRAY_MAGIC_LIVE while the array holds references; poisoned to
+ * ARRAY_MAGIC_DEAD when the last one is dropped, so a use after that (over-release)
+ * is caught by the checks (JAXC_CHECKS) instead of corrupting memory. */
+#define ARRAY_MAGIC_LIVE 0x6a786172u /* "jxar" */
+#define ARRAY_MAGIC_DEAD 0xdeadbeefu
+
 struct jx_array {
+  uint32_t magic;
   int64_t refcount; /* references held by the user, scopes and the library */
   int32_t nscope;   /* entries for this array in open scopes' lists */
   int32_t nskip;    /* of those, entries whose reference was already dropped */
@@ -32,6 +39,18 @@ typedef struct Tracer {
  * registered with any scope. */
 jx_array *array_retain(jx_array *a);
 void array_drop(jx_array *a);
+
+/* Failure injection for tests (the Lua way): the n-th array created from now on, on
+ * this thread, fails with JX_ERR_OOM (n = 0: the next one); n < 0 turns it off.
+ * Returns the countdown left before the call (< 0 if none was armed or it fired). */
+int64_t array_fail_after(int64_t n);
+
+/* JAXC_CHECKS builds: aborts naming `what` (the API function) and the object when a
+ * released handle is used again. Quarantines freed structs so the poisoned magic field
+ * stays readable for a while. */
+void array_check_live(const char *what, const jx_array *a);
+/* free(p), delayed in JAXC_CHECKS builds (released arrays and functions). */
+void array_quarantine(void *p);
 
 /* A new tracer array with the given aval fields, owning `t`. */
 jx_array *array_new_tracer(Tracer *t, jx_dtype dtype, bool weak, int ndim,

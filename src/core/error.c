@@ -5,11 +5,14 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local jx_status err_status = JX_OK;
 static _Thread_local char err_message[1024];
+static _Thread_local uint64_t err_count; /* failures so far, recorded or not */
 
 void error_set(jx_status status, const char *fmt, ...) {
+  err_count++;
   if (err_status != JX_OK) return;
   err_status = status;
   va_list ap;
@@ -19,6 +22,22 @@ void error_set(jx_status status, const char *fmt, ...) {
 }
 
 bool error_pending(void) { return err_status != JX_OK; }
+uint64_t error_mark(void) { return err_count; }
+
+ErrorSaved error_stash(void) {
+  ErrorSaved e = {.status = err_status};
+  memcpy(e.message, err_message, sizeof e.message);
+  err_status = JX_OK;
+  err_message[0] = '\0';
+  return e;
+}
+
+void error_unstash(const ErrorSaved *e) {
+  if (e->status == JX_OK) return; /* keep whatever the stashed-away code recorded */
+  err_status = e->status;
+  memcpy(err_message, e->message, sizeof err_message);
+}
+bool error_since(uint64_t mark) { return err_count != mark; }
 
 const char *error_shape_str(char *buf, int ndim, const int64_t *shape) {
   int n = 0;

@@ -155,14 +155,18 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
     for (int i = 0; i < nin; i++) avals[i] = prim_aval_of(in[i]);
     *e = (Entry){.avals = avals, .x64 = dtype_x64(), .device = be, .jaxpr = j,
                  .next = J->entries};
+    ErrorSaved older = error_stash(); /* an unread error of the caller's stays first */
     e->program = jit_lower(j);
     if (!e->program) {
       if (jx_last_status() != JX_ERR_UNSUPPORTED) {
+        jx_status s = jx_last_status();
+        error_unstash(&older);
         entry_free(e);
-        return jx_last_status();
+        return s;
       }
       jx_clear_error(); /* unsupported fusion: fall back to evaluating the jaxpr */
     }
+    error_unstash(&older);
     if (e->program && !prepare_program(e->program, be)) {
       entry_free(e);
       return jx_last_status();

@@ -523,6 +523,18 @@ jx_array *jx_lax_conv_transpose(jx_array *lhs, jx_array *rhs, int nspatial,
 
 /* ------------------------------------------------------ windowed reductions */
 
+/* lax.reduce_window and the poolings reject windows of a dimension < 1 (a convolution's
+ * kernel may be empty; a window may not). */
+static bool window_sizes_positive(const char *fn, int n, const int64_t *size) {
+  for (int i = 0; i < n; i++)
+    if (size[i] < 1) {
+      error_set(JX_ERR_VALUE, "%s: window dimension %lld in dim %d must be >= 1", fn,
+                (long long)size[i], i);
+      return false;
+    }
+  return true;
+}
+
 /* The identity of op for dtype d (reduce_window's init value). */
 static double window_identity(jx_window_op op, jx_dtype d) {
   switch (op) {
@@ -598,6 +610,7 @@ jx_array *jx_lax_reduce_window(jx_array *x, jx_window_op op,
     error_set(JX_ERR_VALUE, "%s: unknown window op %d", fn, (int)op);
     return NULL;
   }
+  if (!window_sizes_positive(fn, x->ndim, window_dimensions)) return NULL;
   Window w = {.n = x->ndim};
   for (int d = 0; d < x->ndim; d++) w.in[d] = x->shape[d], w.size[d] = window_dimensions[d];
   if (!window_setup(fn, &w, window_strides, padding, pads, base_dilation, window_dilation))
@@ -621,6 +634,7 @@ static bool pool_setup(const char *fn, jx_array *x, int nspatial, const int64_t 
     return false;
   }
   if (nspatial > 0 && np_null_arg(fn, window, "window_shape")) return false;
+  if (!window_sizes_positive(fn, nspatial, window)) return false;
   int first = x->ndim - 1 - nspatial;
   int64_t win[JX_MAX_NDIM], st[JX_MAX_NDIM], pd[2 * JX_MAX_NDIM] = {0};
   for (int d = 0; d < x->ndim; d++) {

@@ -226,7 +226,10 @@ bool random_check_shape(const char *fn, int ndim, const int64_t **shape) {
 /* ------------------------------------------------------------ hashing */
 
 static void key_words(jx_array *key, jx_array **k0, jx_array **k1) {
-  /* key (..., 2) -> its two words, each of shape key.shape[:-1]. */
+  /* key (..., 2) -> its two words, each of shape key.shape[:-1]. A NULL key (a failed
+   * step before) gives NULL words, which every caller propagates. */
+  *k0 = *k1 = NULL;
+  if (!key) return;
   int nd = key->ndim;
   int64_t start[JX_MAX_NDIM] = {0}, stop[JX_MAX_NDIM], step[JX_MAX_NDIM];
   for (int d = 0; d < nd; d++) stop[d] = key->shape[d], step[d] = 1;

@@ -1,18 +1,26 @@
 /* fn.c -- jx_fn, the refcounted callable that transformations consume and produce,
  * and jx_call, which runs a user function inside an implicit scope. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "trace/trace.h"
 
+/* jx_fn.magic: FN_MAGIC_LIVE while referenced, poisoned when the last reference is
+ * dropped so that JAXC_CHECKS builds catch a double jx_fn_free by name. */
+#define FN_MAGIC_LIVE 0x6a78666eu /* "jxfn" */
+#define FN_MAGIC_DEAD 0xdeadf00du
+
 struct jx_fn {
+  uint32_t magic;
   int64_t refcount;
   char *name;
   int nin, nout;
   jx_fn_impl impl;
   void *ctx;
   void (*free_ctx)(void *ctx);
+  char name_buf[]; /* name points here: one allocation, readable in quarantine */
 };
 
 static int64_t live_fns; /* atomic */
@@ -28,30 +36,49 @@ jx_fn *jx_fn_new_with_free(const char *name, int nin, int nout, jx_fn_impl impl,
               name ? name : "", nin, nout, impl ? "impl" : "NULL");
     return NULL;
   }
-  jx_fn *f = calloc(1, sizeof *f);
-  char *copy = strdup(name ? name : "fn");
-  if (!f || !copy) {
-    free(f);
-    free(copy);
+  if (!name) name = "fn";
+  size_t len = strlen(name);
+  jx_fn *f = calloc(1, sizeof *f + len + 1);
+  if (!f) {
     error_set(JX_ERR_OOM, "jx_fn_new: out of memory");
     return NULL;
   }
-  *f = (jx_fn){.refcount = 1, .name = copy, .nin = nin, .nout = nout, .impl = impl, .ctx = ctx,
-               .free_ctx = free_ctx};
+  *f = (jx_fn){.magic = FN_MAGIC_LIVE, .refcount = 1, .name = f->name_buf, .nin = nin,
+               .nout = nout, .impl = impl, .ctx = ctx, .free_ctx = free_ctx};
+  memcpy(f->name_buf, name, len + 1);
   __atomic_add_fetch(&live_fns, 1, __ATOMIC_RELAXED);
   return f;
 }
 
+/* JAXC_CHECKS builds: abort naming the function when a released handle is used. The
+ * name stays readable because released structs sit in the array quarantine. */
+static void check_live(const char *what, const jx_fn *f) {
+#ifdef JAXC_CHECKS
+  uint32_t magic = __atomic_load_n(&f->magic, __ATOMIC_RELAXED);
+  if (magic == FN_MAGIC_LIVE) return;
+  fprintf(stderr, "jaxc: %s: function \"%s\" at %p was already released (reference count "
+          "reached zero: one jx_fn_free too many, or a use after the last one)\n", what,
+          magic == FN_MAGIC_DEAD && f->name ? f->name : "?", (const void *)f);
+  abort();
+#else
+  (void)what, (void)f;
+#endif
+}
+
 jx_fn *jx_fn_ref(jx_fn *f) {
-  if (f) __atomic_add_fetch(&f->refcount, 1, __ATOMIC_RELAXED);
+  if (!f) return NULL;
+  check_live("jx_fn_ref", f);
+  __atomic_add_fetch(&f->refcount, 1, __ATOMIC_RELAXED);
   return f;
 }
 
 void jx_fn_free(jx_fn *f) {
-  if (!f || __atomic_sub_fetch(&f->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+  if (!f) return;
+  check_live("jx_fn_free", f);
+  if (__atomic_sub_fetch(&f->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
   if (f->free_ctx) f->free_ctx(f->ctx);
-  free(f->name);
-  free(f);
+  __atomic_store_n(&f->magic, FN_MAGIC_DEAD, __ATOMIC_RELAXED);
+  array_quarantine(f);
   __atomic_sub_fetch(&live_fns, 1, __ATOMIC_RELAXED);
 }
 
@@ -63,6 +90,7 @@ const char *jx_fn_name(const jx_fn *f) { return f ? f->name : NULL; }
 int64_t jx_live_fns(void) { return __atomic_load_n(&live_fns, __ATOMIC_RELAXED); }
 
 jx_status jx_call(jx_fn *f, jx_array *const *in, jx_array **out) {
+  if (f) check_live("jx_call", f);
   if (!f || !out || (f->nin > 0 && !in)) {
     error_set(JX_ERR_VALUE, "jx_call: %s is NULL", !f ? "the function" : !out ? "out" : "in");
     return JX_ERR_VALUE;

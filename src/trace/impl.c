@@ -45,12 +45,13 @@ static jx_status run_kernel_outs(Kernel *k, jx_array *const *in, int ndim, const
   int nout = 1 + k->nextra;
   for (int o = 0; o < nout; o++) out[o] = NULL;
   if (!k->exp) return jx_last_status() ? jx_last_status() : JX_ERR_OOM;
+  uint64_t mark = error_mark(); /* an older, unread error must not fail this kernel */
   for (int i = 0; i < k->nargs; i++) k->arg_dtypes[i] = in[i]->dtype;
   k->exp = alu_simplify(k->exp);
   for (int o = 0; o < k->nextra; o++) k->extra[o] = alu_simplify(k->extra[o]);
   if (k->has_reduction && k->reduction.epilogue)
     k->reduction.epilogue = alu_simplify(k->reduction.epilogue);
-  if (!k->exp || error_pending()) return jx_last_status() ? jx_last_status() : JX_ERR_OOM;
+  if (!k->exp || error_since(mark)) return jx_last_status() ? jx_last_status() : JX_ERR_OOM;
   if (config_debug_level() >= 3) {
     char *text = kernel_print(k);
     fprintf(stderr, "[jaxc] kernel:\n%s\n", text ? text : "(out of memory)");

@@ -120,7 +120,10 @@ jx_status jx_read(jx_array *a, void *dst, size_t nbytes) {
 }
 
 double jx_item(jx_array *a) {
-  if (!a) return NAN;
+  if (!a) {
+    error_set(JX_ERR_VALUE, "jx_item: the array is NULL"); /* keeps an earlier error */
+    return NAN;
+  }
   if (jx_size(a) != 1) {
     char b[ARRAY_DESCRIBE_BUF];
     error_set(JX_ERR_SHAPE, "jx_item: %s has %lld elements, expected 1", array_describe(b, a),

@@ -1,0 +1,257 @@
+/* test_errors.c -- the sticky-error contract under stress (issue 12): a pending error
+ * does not poison ops on valid inputs, NULL arguments still propagate, introspection of
+ * NULL records an error, every random sampler survives an allocation failure at any
+ * point (failure injection, as Lua's test build does), and over-release / double
+ * jx_fn_free abort with a message naming the object (death tests in a child process). */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/array.h"
+#include "test.h"
+
+static jx_array *vec3(float a, float b, float c) {
+  float d[3] = {a, b, c};
+  return jx_array_from(d, JX_FLOAT32, 1, (int64_t[]){3});
+}
+
+/* Records a shape error (the "earlier, unread" error of the issue). */
+static void make_error(void) {
+  jx_array *a = jx_zeros(1, (int64_t[]){2}, JX_FLOAT32), *b = jx_zeros(1, (int64_t[]){3}, JX_FLOAT32);
+  CHECK(jx_add(a, b) == NULL);
+  jx_free(a);
+  jx_free(b);
+  CHECK_EQ_INT(jx_last_status(), JX_ERR_SHAPE);
+}
+
+/* Ops on valid inputs succeed while an error is pending; the first error stays. */
+static void test_pending_error_does_not_poison(void) {
+  jx_array *x = vec3(0, 1, 2);
+  make_error();
+  jx_scope_begin();
+  jx_array *e = jx_exp(x);
+  CHECK(e != NULL);
+  if (e) CHECK_NEAR(jx_item(jx_sum(e, 0, NULL, false)), 1 + exp(1.0) + exp(2.0), 1e-4);
+  jx_array *m = jx_matmul(x, x);
+  CHECK(m && jx_item(m) == 5);
+  jx_array *s = jx_sort(jx_negative(x), -1, false);
+  CHECK(s != NULL);
+  jx_array *k = jx_random_key(1);
+  CHECK(jx_random_randint(k, 1, (int64_t[]){4}, 0, 10, JX_INT32) != NULL);
+  CHECK(jx_random_choice(k, NULL, 5, 1, (int64_t[]){3}, false, NULL) != NULL);
+  CHECK(jx_random_normal(k, 1, (int64_t[]){2}, JX_FLOAT32) != NULL);
+  /* NULL arguments still propagate, keeping the first error */
+  CHECK(jx_exp(NULL) == NULL);
+  CHECK(jx_add(x, NULL) == NULL);
+  jx_scope_end(0, NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_add");
+  jx_free(x);
+}
+
+/* The same through jit and transformations: a jitted call on valid inputs works. */
+static jx_status square_sum(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_sum(jx_mul(in[0], in[0]), 0, NULL, false);
+  return JX_OK;
+}
+
+static void test_pending_error_jit_grad(void) {
+  jx_fn *f = jx_fn_new("square_sum", 1, 1, square_sum, NULL);
+  jx_fn *g = jx_grad(f, 0, NULL);
+  jx_fn *jg = jx_jit(g);
+  jx_array *x = vec3(1, 2, 3), *out[1] = {NULL};
+  make_error();
+  CHECK_EQ_INT(jx_call(jg, &x, out), JX_OK);
+  if (out[0]) {
+    float v[3];
+    CHECK_EQ_INT(jx_read(out[0], v, sizeof v), JX_OK);
+    CHECK(v[0] == 2 && v[1] == 4 && v[2] == 6);
+  }
+  jx_free(out[0]);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_add");
+  jx_free(x);
+  jx_fn_free(jg), jx_fn_free(g), jx_fn_free(f);
+}
+
+static void test_scope_end_negative(void) {
+  jx_scope_begin();
+  jx_array *x = vec3(1, 2, 3);
+  (void)x;
+  CHECK_EQ_INT(jx_scope_end(-1, NULL), JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_scope_end");
+  jx_scope_begin();
+  jx_array *y = vec3(1, 2, 3);
+  CHECK_EQ_INT(jx_scope_end(2, NULL), JX_ERR_VALUE); /* n > 0 with keep NULL */
+  CHECK_ERROR(JX_ERR_VALUE, "keep has 2 entries but is NULL");
+  (void)y;
+}
+
+static void test_null_introspection(void) {
+  CHECK(isnan(jx_item(NULL)));
+  CHECK_ERROR(JX_ERR_VALUE, "jx_item: the array is NULL");
+  CHECK_EQ_INT(jx_ndim(NULL), 0);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_ndim: the array is NULL");
+  CHECK_EQ_INT(jx_dtype_of(NULL), JX_FLOAT32);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_dtype_of: the array is NULL");
+  /* with an error pending, the first one is kept */
+  make_error();
+  CHECK(isnan(jx_item(NULL)));
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_add");
+}
+
+/* Random entry point i (of RANDOM_NFUNCS) with `key`. */
+#define RANDOM_NFUNCS 21
+static jx_array *random_one(int i, jx_array *key) {
+  int64_t s2[1] = {2}, s3[1] = {3};
+  jx_scope_begin();
+  jx_array *logits = jx_zeros(2, (int64_t[]){2, 3}, JX_FLOAT32);
+  jx_array *pop = jx_arange(0, 5, 1, JX_FLOAT32);
+  jx_array *mean = jx_zeros(1, s2, JX_FLOAT32), *cov = jx_eye(2, JX_FLOAT32);
+  jx_array *r = NULL;
+  switch (i) {
+  case 0: r = jx_random_split(key, 2); break;
+  case 1: r = jx_random_fold_in(key, 7); break;
+  case 2: r = jx_random_bits(key, 1, s3, JX_UINT32); break;
+  case 3: r = jx_random_uniform(key, 1, s3, JX_FLOAT32, 0, 1); break;
+  case 4: r = jx_random_normal(key, 1, s3, JX_FLOAT32); break;
+  case 5: r = jx_random_randint(key, 1, s3, 0, 10, JX_INT32); break;
+  case 6: r = jx_random_bernoulli(key, 0.5, 1, s3); break;
+  case 7: r = jx_random_categorical(key, logits, -1); break;
+  case 8: r = jx_random_gumbel(key, 1, s3, JX_FLOAT32); break;
+  case 9: r = jx_random_exponential(key, 1, s3, JX_FLOAT32); break;
+  case 10: r = jx_random_laplace(key, 1, s3, JX_FLOAT32); break;
+  case 11: r = jx_random_logistic(key, 1, s3, JX_FLOAT32); break;
+  case 12: r = jx_random_cauchy(key, 1, s3, JX_FLOAT32); break;
+  case 13: r = jx_random_truncated_normal(key, -1, 1, 1, s3, JX_FLOAT32); break;
+  case 14: r = jx_random_permutation(key, NULL, 5, 0, false); break;
+  case 15: r = jx_random_permutation(key, pop, 0, 0, true); break;
+  case 16: r = jx_random_choice(key, NULL, 5, 1, s3, true, NULL); break;
+  case 17: r = jx_random_choice(key, pop, 0, 1, s2, false, NULL); break;
+  case 18: r = jx_random_choice(key, pop, 0, 1, s2, false, pop); break;
+  case 19: r = jx_random_choice(key, pop, 0, 1, s2, true, pop); break;
+  case 20: r = jx_random_multivariate_normal(key, mean, cov, 1, s2, JX_FLOAT32); break;
+  }
+  jx_scope_end(1, &r);
+  return r;
+}
+
+static void test_random_null_key(void) {
+  for (int i = 0; i < RANDOM_NFUNCS; i++) {
+    CHECK_MSG(random_one(i, NULL) == NULL, "random function %d", i);
+    CHECK_EQ_INT(jx_last_status(), JX_ERR_VALUE);
+    jx_clear_error();
+    make_error(); /* the issue's crash: a NULL key while an error is pending */
+    CHECK_MSG(random_one(i, NULL) == NULL, "random function %d", i);
+    CHECK_ERROR(JX_ERR_SHAPE, "jx_add");
+  }
+}
+
+/* Failure injection: the k-th array creation fails with JX_ERR_OOM. For each random
+ * function, k runs over the first 16 creations and 48 more spread over all it makes.
+ * Each call must return NULL with JX_ERR_OOM recorded (or, if the failure hit a value
+ * it did not need, a valid array), never crash, and leak nothing. */
+static void test_random_failure_injection(void) {
+  jx_array *key = jx_random_key(3);
+  int64_t live = jx_live_arrays();
+  for (int i = 0; i < RANDOM_NFUNCS; i++) {
+    array_fail_after(INT64_MAX / 2); /* count the creations of a clean run */
+    jx_free(random_one(i, key));
+    int64_t total = INT64_MAX / 2 - array_fail_after(-1);
+    CHECK_MSG(jx_last_status() == JX_OK, "function %d: %s", i, jx_last_error());
+    for (int64_t j = 0; j < 64; j++) {
+      int64_t k = j < 16 ? j : 16 + (j - 16) * (total - 16) / 48;
+      if (k >= total) break;
+      array_fail_after(k);
+      jx_array *r = random_one(i, key);
+      bool fired = array_fail_after(-1) < 0;
+      CHECK_MSG(fired, "function %d, failure %lld of %lld did not fire", i, (long long)k,
+                (long long)total);
+      if (!r)
+        CHECK_MSG(jx_last_status() == JX_ERR_OOM, "function %d, failure %lld: %s (%s)", i,
+                  (long long)k, jx_status_name(jx_last_status()), jx_last_error());
+      jx_free(r);
+      jx_clear_error();
+      CHECK_MSG(jx_live_arrays() == live, "function %d, failure %lld leaks %lld arrays", i,
+                (long long)k, (long long)(jx_live_arrays() - live));
+    }
+  }
+  jx_free(key);
+}
+
+/* ------------------------------------------------------------ death tests */
+
+/* Runs fn in a child; true if it died of SIGABRT with `needle` on stderr. */
+static bool dies_with(void (*fn)(void), const char *needle) {
+  int fd[2];
+  if (pipe(fd) != 0) return false;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fd[1], 2);
+    close(fd[0]);
+    fn();
+    _exit(0);
+  }
+  close(fd[1]);
+  char buf[4096];
+  size_t n = 0;
+  ssize_t r;
+  while (n < sizeof buf - 1 && (r = read(fd[0], buf + n, sizeof buf - 1 - n)) > 0) n += (size_t)r;
+  buf[n] = '\0';
+  close(fd[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  bool ok = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(buf, needle);
+  if (!ok) fprintf(stderr, "child status %d, stderr:\n%s\n", st, buf);
+  return ok;
+}
+
+static void over_release(void) {
+  jx_array *a = jx_zeros(2, (int64_t[]){2, 3}, JX_INT32);
+  jx_free(a);
+  jx_free(a);
+}
+
+static void over_release_in_scope(void) {
+  jx_scope_begin();
+  jx_array *a = vec3(1, 2, 3);
+  jx_free(a); /* allowed: the scope skips it */
+  jx_free(a); /* one too many */
+  jx_scope_end(0, NULL);
+}
+
+static jx_status ident(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = in[0];
+  return JX_OK;
+}
+
+static void double_fn_free(void) {
+  jx_fn *f = jx_fn_new("my_function", 1, 1, ident, NULL);
+  jx_fn_free(f);
+  jx_fn_free(f);
+}
+
+static void ref_after_free(void) {
+  jx_fn *f = jx_fn_new("other_fn", 1, 1, ident, NULL);
+  jx_fn_free(f);
+  jx_fn_ref(f);
+}
+
+static void test_death(void) {
+  CHECK(dies_with(over_release, "jx_free: int32[2,3] at 0x"));
+  CHECK(dies_with(over_release, "already released"));
+  CHECK(dies_with(over_release_in_scope, "jx_free: float32[3] at 0x"));
+  CHECK(dies_with(double_fn_free, "jx_fn_free: function \"my_function\" at 0x"));
+  CHECK(dies_with(ref_after_free, "jx_fn_ref: function \"other_fn\" at 0x"));
+}
+
+int main(void) {
+  TEST_RUN(test_pending_error_does_not_poison);
+  TEST_RUN(test_pending_error_jit_grad);
+  TEST_RUN(test_scope_end_negative);
+  TEST_RUN(test_null_introspection);
+  TEST_RUN(test_random_null_key);
+  TEST_RUN(test_random_failure_injection);
+  TEST_RUN(test_death);
+  return test_finish();
+}
