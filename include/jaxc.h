@@ -23,7 +23,19 @@
  * of the thread (status + a message naming the function, the shapes/dtypes involved and
  * what was expected). An op given a NULL argument returns NULL and keeps the first
  * error, so a chain is checked once at its end. Calls that are not array-valued return
- * `jx_status`. The library never exits, aborts or prints on user error.
+ * `jx_status`. The library never exits, aborts or prints on user error. An error that
+ * is pending does not stop later ops on valid inputs: they run and succeed, and the
+ * first error stays recorded until jx_clear_error.
+ *
+ * HANDLE CHECKS -- using a handle after its last reference is gone is a bug that would
+ * corrupt memory; in builds with JAXC_CHECKS (the default) jx_free / jx_ref of a
+ * released array and jx_fn_free / jx_fn_ref / jx_call of a released function abort
+ * with a message naming the object ("jaxc: jx_free: float32[3] at 0x... was already
+ * released"), from a poisoned magic field (released structs are quarantined a while).
+ *
+ * THREADS -- errors and scopes (array and function scopes) are per thread. Sharing
+ * one jitted jx_fn between threads is not yet safe (issue 12, defect 1: its trace
+ * cache is unlocked); give each thread its own jx_jit of the function.
  *
  * SEMANTICS follow jax.numpy: broadcasting, JAX's type promotion with weak types
  * (`jx_scalar` is a weakly typed Python float, `jx_scalar_int` a weak Python int), and
@@ -104,14 +116,30 @@ void jx_free(jx_array *a);
 void jx_scope_begin(void);
 /* Closes the innermost scope, releasing every reference created in it except the n
  * arrays of `keep` (NULL entries allowed), which move to the enclosing scope or, with
- * none open, to the caller. Returns JX_ERR_VALUE when no scope is open. */
+ * none open, to the caller. Returns JX_ERR_VALUE (and records it) when no scope is open,
+ * or when n < 0 or keep is NULL with n > 0 (the scope is then closed keeping nothing). */
 jx_status jx_scope_end(int n, jx_array *const *keep);
 /* Number of arrays alive now (all threads): tests use it to prove there are no leaks. */
 int64_t jx_live_arrays(void);
 
 /* ------------------------------------------------------------ functions */
 
-/* A callable (refcounted, managed explicitly -- not by scopes). */
+/* A callable, refcounted. Managed explicitly (jx_fn_free), or by a function scope:
+ * between jx_fn_scope_begin() and jx_fn_scope_end(n, keep) every jx_fn reference
+ * created -- by jx_fn_new, jx_fn_ref and every transformation (jx_jit, jx_grad, ...) --
+ * is released at the end except the n functions in keep, so nested transformations
+ * written as JAX users write them leak nothing:
+ *
+ *   jx_fn_scope_begin();
+ *   jx_fn *step = jx_jit(jx_vmap(jx_grad(jx_fn_new("loss", 2, 1, loss, NULL), 1, NULL),
+ *                                (int[]){JX_NOT_MAPPED, 0}, NULL));
+ *   jx_fn_scope_end(1, &step);   // loss, grad(loss), vmap(grad(loss)) released here
+ *   ... jx_call(step, ...) ...
+ *   jx_fn_free(step);            // jx_live_fns() == 0
+ *
+ * Function scopes are per thread and independent of array scopes; a jx_fn_free inside
+ * one drops a reference the scope then no longer drops (as jx_free does for arrays).
+ * Without an open function scope nothing changes: each handle needs its jx_fn_free. */
 typedef struct jx_fn jx_fn;
 /* A user function: reads in[0..nin), fills out[0..nout) with arrays and returns JX_OK
  * (or an error status). It runs inside an implicit scope: it never frees anything; the
@@ -135,6 +163,13 @@ const char *jx_fn_name(const jx_fn *f);
 jx_status jx_call(jx_fn *f, jx_array *const *in, jx_array **out);
 /* Number of jx_fn alive now: tests use it to prove there are no leaks. */
 int64_t jx_live_fns(void);
+/* Opens a function scope on this thread (see jx_fn above). */
+void jx_fn_scope_begin(void);
+/* Closes the innermost function scope: releases every jx_fn reference created in it
+ * except the n functions of keep (NULL entries allowed), which move to the enclosing
+ * function scope or, with none open, to the caller. JX_ERR_VALUE when no function
+ * scope is open or for n < 0 / keep NULL with n > 0 (the scope still closes). */
+jx_status jx_fn_scope_end(int n, jx_fn *const *keep);
 
 /* -------------------------------------------------------- transformations */
 /* JAX's composable transformations. Each returns a new jx_fn holding its own reference
@@ -250,10 +285,12 @@ jx_array *jx_scalar_int(int64_t value);
 /* A strongly typed 0-d array: jnp.asarray(value, dtype). */
 jx_array *jx_scalar_of(double value, jx_dtype dtype);
 
+/* Rank of a (NULL: 0 and the sticky error JX_ERR_VALUE, keeping an earlier one). */
 int jx_ndim(const jx_array *a);
 /* Pointer to ndim dims, valid while `a` lives. */
 const int64_t *jx_shape(const jx_array *a);
 int64_t jx_size(const jx_array *a);
+/* dtype of a (NULL: JX_FLOAT32 and the sticky error JX_ERR_VALUE). */
 jx_dtype jx_dtype_of(const jx_array *a);
 /* True for weakly typed arrays (results of jx_scalar and ops on weak inputs only). */
 bool jx_is_weak(const jx_array *a);
@@ -262,7 +299,7 @@ bool jx_is_weak(const jx_array *a);
  * JX_ERR_VALUE for NULL or a wrong nbytes. */
 jx_status jx_read(jx_array *a, void *dst, size_t nbytes);
 /* The single element of a size-1 array, as double (NaN and the sticky error
- * JX_ERR_SHAPE otherwise). */
+ * JX_ERR_SHAPE otherwise; NaN and JX_ERR_VALUE for NULL). */
 double jx_item(jx_array *a);
 /* Waits until `a` is computed. */
 jx_status jx_block_until_ready(jx_array *a);

@@ -11,13 +11,15 @@
 #include "core/error.h"
 
 int config_debug_level(void) {
-  static int level = -1;
-  if (level < 0) {
+  static int level = -1; /* atomic: read on first use by whichever thread comes first */
+  int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+  if (l < 0) {
     const char *s = getenv("JAXC_DEBUG");
-    level = s ? atoi(s) : 0;
-    if (level < 0) level = 0;
+    l = s ? atoi(s) : 0;
+    if (l < 0) l = 0;
+    __atomic_store_n(&level, l, __ATOMIC_RELAXED);
   }
-  return level;
+  return l;
 }
 
 const char *config_cc(void) {

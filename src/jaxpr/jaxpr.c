@@ -35,7 +35,7 @@ Jaxpr *jaxpr_new(void) {
 }
 
 Jaxpr *jaxpr_ref(Jaxpr *j) {
-  if (j) j->refcount++;
+  if (j) __atomic_add_fetch(&j->refcount, 1, __ATOMIC_RELAXED); /* jit caches share jaxprs across threads */
   return j;
 }
 
@@ -49,7 +49,7 @@ static void eqn_clear(JaxprEqn *q) {
 }
 
 void jaxpr_free(Jaxpr *j) {
-  if (!j || --j->refcount > 0) return;
+  if (!j || __atomic_sub_fetch(&j->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
   for (int i = 0; i < j->nconst; i++) array_drop(j->consts[i]);
   for (int i = 0; i < j->neqns; i++) eqn_clear(&j->eqns[i]);
   free(j->vars), free(j->invars), free(j->constvars), free(j->consts), free(j->eqns);

@@ -42,7 +42,7 @@ static void entry_free(Entry *e) {
 static void jit_free(void *ctx) {
   Jit *J = ctx;
   for (Entry *e = J->entries, *n; e; e = n) n = e->next, entry_free(e);
-  jx_fn_free(J->f);
+  fn_release(J->f);
   free(J);
 }
 
@@ -215,7 +215,7 @@ jx_fn *jx_jit(jx_fn *f) {
     error_set(JX_ERR_OOM, "jx_jit: out of memory");
     return NULL;
   }
-  J->f = jx_fn_ref(f);
+  J->f = fn_retain(f);
   char name[256];
   snprintf(name, sizeof name, "jit(%s)", jx_fn_name(f));
   jx_fn *r = jx_fn_new_with_free(name, jx_fn_nin(f), jx_fn_nout(f), jit_impl, J, jit_free);

@@ -25,6 +25,98 @@ struct jx_fn {
 
 static int64_t live_fns; /* atomic */
 
+/* ---------------------------------------------------------- function scopes */
+
+/* The thread's open function scopes: each lists the references created since its
+ * jx_fn_scope_begin that are still held (a jx_fn_free removes the entry it drops). */
+typedef struct FnScope {
+  jx_fn **items;
+  int n, cap;
+} FnScope;
+
+static _Thread_local FnScope *fn_scopes;
+static _Thread_local int fn_depth, fn_cap;
+
+static bool fn_scope_push(FnScope *s, jx_fn *f) {
+  if (s->n == s->cap) {
+    int cap = s->cap ? s->cap * 2 : 16;
+    jx_fn **items = realloc(s->items, (size_t)cap * sizeof *items);
+    if (!items) return false;
+    s->items = items, s->cap = cap;
+  }
+  s->items[s->n++] = f;
+  return true;
+}
+
+/* Registers a new reference to f with the innermost scope; false (JX_ERR_OOM) if the
+ * list cannot grow. */
+static bool fn_scope_register(const char *what, jx_fn *f) {
+  if (fn_depth == 0 || fn_scope_push(&fn_scopes[fn_depth - 1], f)) return true;
+  error_set(JX_ERR_OOM, "%s: out of memory", what);
+  return false;
+}
+
+/* Removes the most recent entry for f (innermost scope first): the reference a
+ * jx_fn_free drops is then no longer the scope's to drop. */
+static void fn_scope_forget(jx_fn *f) {
+  for (int d = fn_depth - 1; d >= 0; d--) {
+    FnScope *s = &fn_scopes[d];
+    for (int i = s->n - 1; i >= 0; i--)
+      if (s->items[i] == f) {
+        memmove(s->items + i, s->items + i + 1, (size_t)(s->n - i - 1) * sizeof *s->items);
+        s->n--;
+        return;
+      }
+  }
+}
+
+void jx_fn_scope_begin(void) {
+  if (fn_depth == fn_cap) {
+    int cap = fn_cap ? fn_cap * 2 : 4;
+    FnScope *s = realloc(fn_scopes, (size_t)cap * sizeof *s);
+    if (!s) {
+      error_set(JX_ERR_OOM, "jx_fn_scope_begin: out of memory");
+      return;
+    }
+    fn_scopes = s, fn_cap = cap;
+  }
+  fn_scopes[fn_depth++] = (FnScope){0};
+}
+
+jx_status jx_fn_scope_end(int n, jx_fn *const *keep) {
+  if (fn_depth == 0) {
+    error_set(JX_ERR_VALUE, "jx_fn_scope_end: no function scope is open");
+    return JX_ERR_VALUE;
+  }
+  jx_status status = JX_OK;
+  if (n < 0 || (n > 0 && !keep)) {
+    error_set(JX_ERR_VALUE, "jx_fn_scope_end: keep has %d entries but is %s", n,
+              keep ? "given" : "NULL");
+    status = JX_ERR_VALUE;
+    n = 0;
+  }
+  FnScope s = fn_scopes[--fn_depth];
+  FnScope *parent = fn_depth ? &fn_scopes[fn_depth - 1] : NULL;
+  bool *kept = n ? calloc((size_t)n, sizeof *kept) : NULL;
+  for (int i = 0; i < s.n; i++) {
+    jx_fn *f = s.items[i];
+    int j = 0;
+    while (j < n && (keep[j] != f || (kept && kept[j]))) j++;
+    if (j < n) { /* kept: handed to the enclosing scope, or to the caller */
+      if (kept) kept[j] = true;
+      if (parent && !fn_scope_push(parent, f)) {
+        status = JX_ERR_OOM;
+        error_set(status, "jx_fn_scope_end: out of memory");
+      }
+      continue;
+    }
+    fn_release(f);
+  }
+  free(kept);
+  free(s.items);
+  return status;
+}
+
 jx_fn *jx_fn_new(const char *name, int nin, int nout, jx_fn_impl impl, void *ctx) {
   return jx_fn_new_with_free(name, nin, nout, impl, ctx, NULL);
 }
@@ -46,6 +138,10 @@ jx_fn *jx_fn_new_with_free(const char *name, int nin, int nout, jx_fn_impl impl,
   *f = (jx_fn){.magic = FN_MAGIC_LIVE, .refcount = 1, .name = f->name_buf, .nin = nin,
                .nout = nout, .impl = impl, .ctx = ctx, .free_ctx = free_ctx};
   memcpy(f->name_buf, name, len + 1);
+  if (!fn_scope_register("jx_fn_new", f)) {
+    free(f);
+    return NULL;
+  }
   __atomic_add_fetch(&live_fns, 1, __ATOMIC_RELAXED);
   return f;
 }
@@ -69,10 +165,28 @@ jx_fn *jx_fn_ref(jx_fn *f) {
   if (!f) return NULL;
   check_live("jx_fn_ref", f);
   __atomic_add_fetch(&f->refcount, 1, __ATOMIC_RELAXED);
+  if (!fn_scope_register("jx_fn_ref", f)) {
+    fn_release(f);
+    return NULL;
+  }
+  return f;
+}
+
+jx_fn *fn_retain(jx_fn *f) {
+  if (!f) return NULL;
+  check_live("jx_fn_ref", f);
+  __atomic_add_fetch(&f->refcount, 1, __ATOMIC_RELAXED);
   return f;
 }
 
 void jx_fn_free(jx_fn *f) {
+  if (!f) return;
+  check_live("jx_fn_free", f);
+  if (fn_depth) fn_scope_forget(f);
+  fn_release(f);
+}
+
+void fn_release(jx_fn *f) {
   if (!f) return;
   check_live("jx_fn_free", f);
   if (__atomic_sub_fetch(&f->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;

@@ -85,4 +85,10 @@ int trace_depth(void);
  * jit's programs for tests), else NULL. */
 void *fn_ctx(const jx_fn *f, jx_fn_impl impl);
 
+/* References to a jx_fn the library holds internally (a transformation's reference to
+ * the function it wraps): never registered with a function scope (jx_fn_scope_begin),
+ * unlike the public jx_fn_ref. fn_release drops one such reference. */
+jx_fn *fn_retain(jx_fn *f);
+void fn_release(jx_fn *f);
+
 #endif

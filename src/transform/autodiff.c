@@ -228,7 +228,7 @@ typedef struct Grad {
 
 static void grad_free(void *ctx) {
   Grad *g = ctx;
-  jx_fn_free(g->f);
+  fn_release(g->f);
   free(g->argnums);
   free(g);
 }
@@ -307,7 +307,7 @@ static jx_fn *make_grad(const char *fn, jx_fn *f, int nargnums, const int *argnu
     return NULL;
   }
   int nin = jx_fn_nin(f);
-  *g = (Grad){.f = jx_fn_ref(f), .nargnums = nargnums, .argnums = an, .with_value = value};
+  *g = (Grad){.f = fn_retain(f), .nargnums = nargnums, .argnums = an, .with_value = value};
   int nout = nargnums + jx_fn_nout(f) - 1 + (value ? 1 : 0);
   jx_fn *r = jx_fn_new_with_free(value ? "value_and_grad" : "grad", nin, nout, grad_impl, g, grad_free);
   if (!r) grad_free(g);

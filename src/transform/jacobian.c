@@ -18,7 +18,7 @@ typedef struct Jac {
 
 static void jac_free(void *ctx) {
   Jac *j = ctx;
-  jx_fn_free(j->f);
+  fn_release(j->f);
   free(j->argnums);
   free(j);
 }
@@ -203,7 +203,7 @@ static jx_fn *make_jac(const char *fn, jx_fn *f, int nargnums, const int *argnum
     return NULL;
   }
   int nin = jx_fn_nin(f);
-  *j = (Jac){.f = jx_fn_ref(f), .nargnums = nargnums, .argnums = an, .reverse = reverse};
+  *j = (Jac){.f = fn_retain(f), .nargnums = nargnums, .argnums = an, .reverse = reverse};
   jx_fn *r = jx_fn_new_with_free(reverse ? "jacrev" : "jacfwd", nin, jx_fn_nout(f) * nargnums,
                                  jac_impl, j, jac_free);
   if (!r) jac_free(j);

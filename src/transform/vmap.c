@@ -607,7 +607,7 @@ typedef struct VmapCtx {
 
 static void vmap_free(void *ctx) {
   VmapCtx *c = ctx;
-  jx_fn_free(c->f);
+  fn_release(c->f);
   free(c);
 }
 
@@ -723,7 +723,7 @@ jx_fn *jx_vmap(jx_fn *f, const int *in_axes, const int *out_axes) {
   c->out_axes = c->in_axes + nin;
   for (int i = 0; i < nin; i++) c->in_axes[i] = in_axes ? in_axes[i] : 0;
   for (int o = 0; o < nout; o++) c->out_axes[o] = out_axes ? out_axes[o] : 0;
-  c->f = jx_fn_ref(f);
+  c->f = fn_retain(f);
   strcat(strcat(strcpy(name, "vmap("), fname), ")");
   jx_fn *g = jx_fn_new_with_free(name, nin, nout, vmap_impl, c, vmap_free);
   free(name);
