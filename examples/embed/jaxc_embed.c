@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bert.h"
@@ -24,6 +25,8 @@ static const char usage[] =
     "  --max-length N     tokens per text, longer lines are truncated (default: the\n"
     "                     model's max_seq_length, 256 for all-MiniLM-L6-v2)\n"
     "  --quiet            no progress bar\n"
+    "  --bench SECONDS    time forward passes of --batch-size lines, each padded or cut to\n"
+    "                     exactly --max-length tokens, for about SECONDS; print sentences/s\n"
     "  --help\n";
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -112,11 +115,64 @@ static int best_first(const void *x, const void *y) {
   return a->score != b->score ? (a->score < b->score ? 1 : -1) : a->line - b->line;
 }
 
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* --bench: batches of `batch` lines (cycling through them), each exactly max_length
+ * tokens (padded to it), through the jitted model for about `seconds` after a warm-up. */
+static int run_bench(Bert *b, int n, const char *const *lines, int batch, long max_length,
+                     long seconds) {
+  if (n < 1) {
+    fprintf(stderr, "jaxc_embed: --bench needs input lines\n");
+    return 1;
+  }
+  const char **texts = malloc((size_t)batch * sizeof *texts);
+  for (int i = 0; i < batch; i++) texts[i] = lines[i % n];
+  jx_array *ids, *mask;
+  if (jx_tokenizer_encode_batch(bert_tokenizer(b), batch, texts, max_length, max_length, &ids,
+                                &mask, NULL) != JX_OK) {
+    fprintf(stderr, "jaxc_embed: %s\n", jx_last_error());
+    free(texts);
+    return 1;
+  }
+  free(texts);
+  long iters = 0;
+  double t0 = 0, best = 1e30;
+  for (int warm = 0; iters == 0 || now() - t0 < (double)seconds; warm++) {
+    double t = now();
+    jx_array *e = bert_embed(b, ids, mask);
+    if (!e || jx_block_until_ready(e) != JX_OK) {
+      fprintf(stderr, "jaxc_embed: %s\n", jx_last_error());
+      jx_free(e);
+      jx_free(ids);
+      jx_free(mask);
+      return 1;
+    }
+    jx_free(e);
+    double dt = now() - t;
+    if (warm == 0) { /* the first call compiles */
+      t0 = now();
+      continue;
+    }
+    if (dt < best) best = dt;
+    iters++;
+  }
+  printf("batch %d seq %lld: %.1f sentences/s (best of %ld: %.3f ms per batch)\n", batch,
+         (long long)jx_shape(ids)[1], batch / best, iters, 1e3 * best);
+  jx_free(ids);
+  jx_free(mask);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *output = "embeddings.npy", *query = NULL, *model = NULL, *device = NULL,
              *input = NULL;
   long top_k = 5, batch = 32, max_length = 0;
   bool quiet = false;
+  long bench = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -128,10 +184,10 @@ int main(int argc, char **argv) {
       continue;
     }
     const char *const opts[] = {"--output", "--query", "--model", "--device", "--top-k",
-                                "--batch-size", "--max-length"};
+                                "--batch-size", "--max-length", "--bench"};
     int o = 0;
-    while (o < 7 && strcmp(a, opts[o]) != 0) o++;
-    if (o == 7) {
+    while (o < 8 && strcmp(a, opts[o]) != 0) o++;
+    if (o == 8) {
       if (a[0] == '-' && a[1]) return usage_error("unknown option %s", a);
       if (input) return usage_error("more than one input file (%s)", a);
       input = a;
@@ -152,6 +208,7 @@ int main(int argc, char **argv) {
     if (o == 4) top_k = x;
     if (o == 5) batch = x;
     if (o == 6) max_length = x;
+    if (o == 7) bench = x;
   }
   if (max_length == 1) return usage_error("%s: --max-length must be at least 2", "1");
   if (device && jx_default_device(device) != JX_OK) {
@@ -186,6 +243,13 @@ int main(int argc, char **argv) {
   int64_t H = bert_config(b)->hidden;
   if (max_length <= 0) max_length = bert_config(b)->max_seq_length;
   int status = 1, ntrunc = 0;
+  if (bench) {
+    status = run_bench(b, n, (const char *const *)lines, (int)batch, max_length, bench);
+    bert_free(b);
+    free(lines[n]);
+    free(lines);
+    return status;
+  }
   float *emb = malloc(((size_t)n + 1) * (size_t)H * sizeof *emb);
   bool bar = !quiet && n > 2 * batch;
   if (bert_encode(b, n, (const char *const *)lines, (int)batch, max_length, emb, &ntrunc,
