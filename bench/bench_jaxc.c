@@ -153,6 +153,101 @@ static void bench_linalg(void) {
       fflush(stdout);
       jx_fn_free(f);
     }
+
+/* ------------------------------------------------- transcendental functions */
+
+/* Input domains (the peers in bench/run.py draw from the same ones): x uniform in
+ * [-2, 2), positive [0.05, 2.05), at least one [1, 3), inside (-0.95, 0.95). */
+typedef enum Domain { ANY, POS, GE1, UNIT } Domain;
+
+static jx_array *lax_erf(jx_array *x) { return jx_lax_erf(x); }
+static jx_array *lax_erfc(jx_array *x) { return jx_lax_erfc(x); }
+static jx_array *lax_erf_inv(jx_array *x) { return jx_lax_erf_inv(x); }
+static jx_array *gelu_exact(jx_array *x) { return jx_nn_gelu(x, false); }
+static jx_array *gelu_tanh(jx_array *x) { return jx_nn_gelu(x, true); }
+
+static const struct Transc {
+  const char *name;
+  Domain dom;
+  jx_array *(*f1)(jx_array *);
+  jx_array *(*f2)(jx_array *, jx_array *); /* f2(x, y), y in ANY */
+} transc[] = {
+    {"exp", ANY, jx_exp, NULL},          {"exp2", ANY, jx_exp2, NULL},       {"expm1", ANY, jx_expm1, NULL},
+    {"log", POS, jx_log, NULL},          {"log2", POS, jx_log2, NULL},       {"log1p", POS, jx_log1p, NULL},
+    {"tanh", ANY, jx_tanh, NULL},        {"logistic", ANY, jx_nn_sigmoid, NULL},
+    {"sin", ANY, jx_sin, NULL},          {"cos", ANY, jx_cos, NULL},         {"tan", ANY, jx_tan, NULL},
+    {"asin", UNIT, jx_arcsin, NULL},     {"acos", UNIT, jx_arccos, NULL},    {"atan", ANY, jx_arctan, NULL},
+    {"sinh", ANY, jx_sinh, NULL},        {"cosh", ANY, jx_cosh, NULL},       {"asinh", ANY, jx_arcsinh, NULL},
+    {"acosh", GE1, jx_arccosh, NULL},    {"atanh", UNIT, jx_arctanh, NULL},  {"erf", ANY, lax_erf, NULL},
+    {"erfc", ANY, lax_erfc, NULL},       {"erf_inv", UNIT, lax_erf_inv, NULL},
+    {"cbrt", ANY, jx_cbrt, NULL},        {"rsqrt", POS, jx_rsqrt, NULL},
+    {"pow", POS, NULL, jx_power},  {"atan2", ANY, NULL, jx_arctan2},
+    {"gelu_erf", ANY, gelu_exact, NULL}, {"gelu_tanh", ANY, gelu_tanh, NULL},
+};
+
+static jx_status transc_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const struct Transc *t = ctx;
+  out[0] = t->f1 ? t->f1(in[0]) : t->f2(in[0], in[1]);
+  return JX_OK;
+}
+
+/* x (uniform in [-0.5, 0.5)) mapped into a domain. */
+static jx_array *in_domain(jx_array *x, Domain d) {
+  switch (d) {
+  case POS: return jx_add(jx_mul(jx_abs(x), jx_scalar(4.0)), jx_scalar(0.05));
+  case GE1: return jx_add(jx_mul(jx_abs(x), jx_scalar(4.0)), jx_scalar(1.0));
+  case UNIT: return jx_mul(x, jx_scalar(1.9));
+  default: return jx_mul(x, jx_scalar(4.0));
+  }
+}
+
+/* The chain: tanh(1.5x + 0.25) * exp(-x*x) + sqrt(|x| + 1) - x/3. */
+static jx_status tchain_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *x = in[0];
+  jx_array *a = jx_tanh(jx_add(jx_mul(x, jx_scalar(1.5)), jx_scalar(0.25)));
+  jx_array *b = jx_exp(jx_negative(jx_mul(x, x)));
+  jx_array *c = jx_sqrt(jx_add(jx_abs(x), jx_scalar(1.0)));
+  out[0] = jx_sub(jx_add(jx_mul(a, b), c), jx_div(x, jx_scalar(3.0)));
+  return JX_OK;
+}
+
+/* GELU MLP 1024-4096-1024 (tanh GELU, JAX's default), squared error against y. */
+static jx_status gelu_mlp_loss(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *w1 = in[0], *b1 = in[1], *w2 = in[2], *b2 = in[3], *x = in[4], *y = in[5];
+  jx_array *h = jx_nn_gelu(jx_add(jx_matmul(x, w1), b1), true);
+  jx_array *d = jx_sub(jx_add(jx_matmul(h, w2), b2), y);
+  out[0] = jx_mean(jx_mul(d, d), 0, NULL, false);
+  return JX_OK;
+}
+
+/* Layer norm over the last axis (flax's LayerNorm, eps 1e-5) with scale and bias. */
+static jx_status layernorm_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *x = in[0];
+  jx_array *m = jx_mean(x, 1, (int[]){-1}, true);
+  jx_array *v = jx_var(x, 1, (int[]){-1}, 0, true);
+  jx_array *n = jx_mul(jx_sub(x, m), jx_rsqrt(jx_add(v, jx_scalar(1e-5))));
+  out[0] = jx_add(jx_mul(n, in[1]), in[2]);
+  return JX_OK;
+}
+
+/* Mean softmax cross-entropy of logits (B, C) against one-hot labels (B, C). */
+static jx_status xent_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *lp = jx_nn_log_softmax(in[0], 1, (int[]){-1}, NULL);
+  out[0] = jx_negative(jx_mean(jx_sum(jx_mul(lp, in[1]), 1, (int[]){-1}, false), 0, NULL, false));
+  return JX_OK;
+}
+
+static void bench_transcendental(const char *only) {
+  int64_t n = (int64_t)1 << 22;
+  jx_array *base = rand_f32(1, &n, 11), *base2 = rand_f32(1, &n, 12);
+  jx_array *y = in_domain(base2, ANY);
+  for (size_t i = 0; i < sizeof transc / sizeof transc[0]; i++) {
+    const struct Transc *t = &transc[i];
+    if (*only && strcmp(only, "transc") && strcmp(only, t->name)) continue;
+    jx_array *x = in_domain(base, t->dom);
+    jx_fn *f = jx_jit(jx_fn_new(t->name, t->f1 ? 1 : 2, 1, transc_fn, (void *)t));
+    printf("fn_%s %.3f ms\n", t->name, best_time(f, (jx_array *[]){x, y}, 10) * 1e3);
+    fflush(stdout);
   }
 }
 
@@ -213,6 +308,44 @@ int main(int argc, char **argv) {
     printf("jit_compile_mlp_step %.1f ms\n", (now() - t0) * 1e3);
     for (int o = 0; o < 5; o++) jx_free(out[o]);
     printf("mlp_step %.3f ms\n", best_time(step, in, 20) * 1e3);
+  }
+  if (!*only || !strcmp(only, "transc") || strncmp(only, "fn_", 3) == 0)
+    bench_transcendental(*only && strncmp(only, "fn_", 3) == 0 ? only + 3 : only);
+  for (int k = 0; k < 2; k++) {
+    if (*only && strcmp(only, "tchain")) break;
+    int64_t n = k == 0 ? (int64_t)1 << 22 : 10000000;
+    jx_array *x = jx_mul(rand_f32(1, (int64_t[]){n}, 13), jx_scalar(4.0));
+    jx_fn *c = jx_jit(jx_fn_new("tchain", 1, 1, tchain_fn, NULL));
+    jx_fn *cp = jx_jit(jx_fn_new("copy", 1, 1, copy_fn, NULL));
+    double tc = best_time(c, &x, 10), tcp = best_time(cp, &x, 10);
+    printf("tchain_%lld %.2f GB/s\n", (long long)n, 8.0 * n / tc / 1e9);
+    printf("tcopy_%lld %.2f GB/s\n", (long long)n, 8.0 * n / tcp / 1e9);
+    fflush(stdout);
+  }
+  if (!*only || !strcmp(only, "nnops")) {
+    jx_array *x = jx_mul(rand_f32(2, (int64_t[]){4096, 1024}, 14), jx_scalar(8.0));
+    jx_array *g = jx_add(rand_f32(1, (int64_t[]){1024}, 15), jx_scalar(1.0));
+    jx_array *b = rand_f32(1, (int64_t[]){1024}, 16);
+    jx_fn *ln = jx_jit(jx_fn_new("layernorm", 3, 1, layernorm_fn, NULL));
+    printf("layernorm_4096x1024 %.3f ms\n", best_time(ln, (jx_array *[]){x, g, b}, 10) * 1e3);
+    float *oh = calloc(4096 * 1024, sizeof *oh);
+    for (int i = 0; i < 4096; i++) oh[(int64_t)i * 1024 + (i * 7) % 1024] = 1.0f;
+    jx_array *labels = jx_array_from(oh, JX_FLOAT32, 2, (int64_t[]){4096, 1024});
+    free(oh);
+    jx_fn *xe = jx_jit(jx_fn_new("xent", 2, 1, xent_fn, NULL));
+    printf("xent_4096x1024 %.3f ms\n", best_time(xe, (jx_array *[]){x, labels}, 10) * 1e3);
+    fflush(stdout);
+  }
+  if (!*only || !strcmp(only, "gelu_mlp")) {
+    jx_array *in[6] = {jx_mul(rand_f32(2, (int64_t[]){1024, 4096}, 17), jx_scalar(0.06)),
+                       jx_zeros(1, (int64_t[]){4096}, JX_FLOAT32),
+                       jx_mul(rand_f32(2, (int64_t[]){4096, 1024}, 18), jx_scalar(0.03)),
+                       jx_zeros(1, (int64_t[]){1024}, JX_FLOAT32),
+                       rand_f32(2, (int64_t[]){256, 1024}, 19), rand_f32(2, (int64_t[]){256, 1024}, 20)};
+    jx_fn *vg = jx_jit(jx_value_and_grad(jx_fn_new("gelu_mlp", 6, 1, gelu_mlp_loss, NULL), 4,
+                                         (int[]){0, 1, 2, 3}));
+    printf("gelu_mlp_fwd_bwd %.3f ms\n", best_time(vg, in, 10) * 1e3);
+    fflush(stdout);
   }
   if (!*only || strstr("eager", only)) {
     jx_array *a = rand_f32(1, (int64_t[]){16}, 9), *b = rand_f32(1, (int64_t[]){16}, 10);

@@ -1123,6 +1123,16 @@ typedef enum jx_rounding_method {
 /* lax.round(x, rounding_method): floating x only (JX_ERR_DTYPE). */
 jx_array *jx_lax_round(jx_array *x, jx_rounding_method method);
 
+/* lax.erf, lax.erfc: the error function and its complement (jax.scipy.special.erf).
+ * lax.erf_inv: its inverse on (-1, 1), +-inf at +-1, NaN outside, computed as XLA does
+ * (Giles' single/double precision polynomials in w = -log1p(-x^2); "Approximating the
+ * erfinv function", GPU Computing Gems, 2011), so results match JAX's erf_inv; its
+ * gradient is that of the approximation. Floating x only (JX_ERR_DTYPE otherwise);
+ * float16/bfloat16 are computed in float32. Accuracy of erf/erfc in docs/api.md. */
+jx_array *jx_lax_erf(jx_array *x);
+jx_array *jx_lax_erfc(jx_array *x);
+jx_array *jx_lax_erf_inv(jx_array *x);
+
 /* Out-of-bounds index modes of gathers (JAX's GatherScatterMode / jnp's mode=). */
 typedef enum jx_index_mode {
   JX_INDEX_FILL,              /* "fill" (JAX's default): out-of-range reads give the fill

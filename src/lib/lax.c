@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/numpy/np.h"
+#include "lib/random.h"
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
@@ -775,4 +776,28 @@ jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_inde
   jx_array *r = take_along_impl(fn, arr, indices, axis, mode);
   if (r && r->weak != arr->weak) r = np_convert(r, r->dtype, arr->weak);
   return np_scope_return(r);
+}
+
+/* ------------------------------------------------------- erf, erfc, erf_inv */
+
+static bool floating_arg(const char *fn, jx_array *x) {
+  if (np_null_arg(fn, x, "x")) return false;
+  if (dtype_is_floating(x->dtype)) return true;
+  char b[ARRAY_DESCRIBE_BUF];
+  error_set(JX_ERR_DTYPE, "%s: needs a floating operand, got %s", fn, array_describe(b, x));
+  return false;
+}
+
+jx_array *jx_lax_erf(jx_array *x) {
+  return floating_arg("jx_lax_erf", x) ? prim_unary(PRIM_erf, x) : NULL;
+}
+
+jx_array *jx_lax_erfc(jx_array *x) {
+  return floating_arg("jx_lax_erfc", x) ? prim_unary(PRIM_erfc, x) : NULL;
+}
+
+jx_array *jx_lax_erf_inv(jx_array *x) {
+  if (!floating_arg("jx_lax_erf_inv", x)) return NULL;
+  jx_scope_begin();
+  return np_scope_return(random_erf_inv(x));
 }

@@ -91,7 +91,7 @@ static jx_array *erf_inv64(jx_array *x) {
   return sel(at_one, op2(PRIM_mul, x, cst(x, INFINITY)), r);
 }
 
-static jx_array *erf_inv(jx_array *x) {
+jx_array *random_erf_inv(jx_array *x) {
   if (!x) return NULL;
   if (x->dtype == JX_FLOAT64) return erf_inv64(x);
   if (x->dtype == JX_FLOAT32) return erf_inv32(x);
@@ -105,7 +105,7 @@ static jx_array *erf_inv(jx_array *x) {
 static jx_array *normal_core(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
   double lo = -1.0 + ldexp(1.0, -(random_nmant(dtype) + 1));
   jx_array *u = random_uniform(key, ndim, shape, dtype, lo, 1.0, true);
-  return op2(PRIM_mul, np_constant(sqrt(2.0), dtype), erf_inv(u));
+  return op2(PRIM_mul, np_constant(sqrt(2.0), dtype), random_erf_inv(u));
 }
 
 /* core._gumbel, mode "low" (JAX's default): -log(-log(u)), u uniform in [tiny, 1). */
@@ -231,7 +231,7 @@ jx_array *jx_random_truncated_normal(jx_array *key, double lower, double upper, 
   jx_array *a = prim_unary(PRIM_erf, op2(PRIM_div, lo, sqrt2));
   jx_array *b = prim_unary(PRIM_erf, op2(PRIM_div, hi, sqrt2));
   jx_array *u = random_uniform_between(key, ndim, shape, dtype, a, b);
-  jx_array *out = op2(PRIM_mul, sqrt2, erf_inv(u));
+  jx_array *out = op2(PRIM_mul, sqrt2, random_erf_inv(u));
   out = op2(PRIM_max, nextafter_const(lower, dtype, true), out);
   return scope_return(op2(PRIM_min, nextafter_const(upper, dtype, false), out));
 }

@@ -51,7 +51,11 @@ static bool eval_elementwise(Prim p, int nin, const Aval *in, const PrimParams *
   for (int i = 0; i < nin; i++) {
     if (!same_shape(&in[0], &in[i]))
       return fail(JX_ERR_SHAPE, p, "operand shapes differ", &in[0], &in[i]);
-    if (i > first && in[i].dtype != in[first].dtype)
+    /* lax.pow also takes an integer exponent with a floating base (JAX's jnp.power of
+     * a float and a traced int: the derivative is then 0 where the exponent is 0) */
+    bool int_exponent = p == PRIM_pow && i == 1 && dtype_is_floating(in[0].dtype) &&
+                        dtype_is_integer(in[1].dtype);
+    if (i > first && in[i].dtype != in[first].dtype && !int_exponent)
       return fail(JX_ERR_DTYPE, p, "operand dtypes differ", &in[first], &in[i]);
     if (i >= first) weak = weak && in[i].weak;
   }

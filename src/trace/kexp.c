@@ -22,6 +22,11 @@ const AluExp *kexp_masked(const AluExp *valid, const AluExp *value) {
   return alu_where(valid, value, zero);
 }
 
+const AluExp *kexp_binary(Prim p, const AluExp *a, const AluExp *b) {
+  if (a && b && a->dtype != b->dtype && p == PRIM_pow) b = alu_cast(b, a->dtype);
+  return alu_binary(prim_alu_op(p), a, b);
+}
+
 const AluExp *kexp_concatenate(int n, const int64_t *lens, int axis, int ndim,
                                const AluExp *const *idx, KexpLoad load, void *ctx) {
   const AluExp *pos = idx[axis], *e = NULL;
@@ -101,7 +106,7 @@ const AluExp *kexp_elementwise(Prim p, const PrimParams *pp, const AluExp *const
   case PRIM_KIND_UNARY:
   case PRIM_KIND_UNARY_PRED: return alu_unary(prim_alu_op(p), v[0]);
   case PRIM_KIND_BINARY:
-  case PRIM_KIND_COMPARE: return alu_binary(prim_alu_op(p), v[0], v[1]);
+  case PRIM_KIND_COMPARE: return kexp_binary(p, v[0], v[1]);
   case PRIM_KIND_SELECT: return alu_where(v[0], v[1], v[2]);
   case PRIM_KIND_CONVERT: return alu_cast(v[0], pp->dtype);
   case PRIM_KIND_BITCAST: return alu_bitcast(v[0], pp->dtype);

@@ -19,6 +19,10 @@ void kexp_view_index(const ShapeTracker *st, const AluExp *const *idx, const Alu
 /* where(valid, value, 0 of value's dtype): reads in padding give zero. */
 const AluExp *kexp_masked(const AluExp *valid, const AluExp *value);
 
+/* A binary or compare primitive on operand values a, b. pow's integer exponent (with a
+ * floating base) is converted to the base's dtype first, as JAX's lowering does. */
+const AluExp *kexp_binary(Prim p, const AluExp *a, const AluExp *b);
+
 /* lax.concatenate of n operands along axis (lens[i] their sizes there) at output
  * indices idx: where(pos >= offset_i, x_i[pos - offset_i], <earlier operands>), each
  * load index kept inside its operand. */

@@ -123,12 +123,22 @@ static jx_array *jvp_rem(int nin, jx_array *const *x, jx_array *const *t, jx_arr
   return tsub(t[0], b);
 }
 static jx_array *jvp_pow(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  /* JAX: d/dx = b * x^(b-1) (0 where b == 0 for integer exponents only);
-   * d/db = log(where(x == 0, 1, x)) * y */
+  /* JAX (_pow_jvp_lhs): d/dx = b * x^(b-1), for an integer exponent b (converted to
+   * x's dtype) where(b == 0, 0, where(b == 0, 1, b) * x^(b-1)), so 0**0 has slope 0
+   * rather than 0 * inf = NaN; d/db = log(where(x == 0, 1, x)) * y */
   jx_array *a = NULL, *b = NULL, *e = x[1];
   if (t[0]) {
+    bool int_exponent = dtype_is_integer(e->dtype);
+    if (int_exponent) e = prim_convert(e, x[0]->dtype, false);
     jx_array *em1 = sub(e, c(e, 1));
-    jx_array *slope = mul(e, prim_binary(PRIM_pow, x[0], em1));
+    jx_array *slope;
+    if (int_exponent) {
+      jx_array *zero = prim_binary(PRIM_eq, e, c(e, 0));
+      slope = mul(sel(zero, c(e, 1), e), prim_binary(PRIM_pow, x[0], em1));
+      slope = sel(zero, c(e, 0), slope);
+    } else {
+      slope = mul(e, prim_binary(PRIM_pow, x[0], em1));
+    }
     a = mul(t[0], slope);
   }
   if (t[1]) {

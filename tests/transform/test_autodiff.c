@@ -795,6 +795,50 @@ static void test_conventions(void) {
   jx_clear_error();
 }
 
+/* --------------------------------------------- x ** n with a traced integer n */
+
+static jx_status pow_xn(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_power(in[0], in[1]);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+/* jnp.power(float, traced int) is lax.pow with an integer exponent, whose derivative
+ * is 0 where the exponent is 0 (not 0 * 0^-1 = NaN). JAX 0.10.2:
+ *   jax.grad(jax.jit(lambda x, n: x**n))(0., 0) == 0.0
+ *   jax.vmap(jax.grad(f))(x, n) and jax.jit(jax.vmap(jax.grad(jax.jit(f))))(x, n) for
+ *   x = [0, 0, 2, 2, 0, -3, 0.5], n = [0, 1, 3, -1, 2, 0, -2] (float32, int32):
+ *   [0, 1, 12, -0.25, 0, 0, -16];  grad(grad(f))(0., 2) == 2. (grad(grad(f))(0., 0) is
+ *   0.0 eagerly but NaN under jax.jit -- 0 * (d/dx 0^-1) -- so it is not pinned here.) */
+static void test_pow_int_exponent(void) {
+  jx_fn *f = jx_fn_new("pow_xn", 2, 1, pow_xn, NULL);
+  jx_fn *jf = jx_jit(f), *g = jx_grad(jf, 1, NULL), *gg = jx_grad(g, 1, NULL);
+  jx_fn *vg = jx_vmap(g, (int[]){0, 0}, (int[]){0}), *jvg = jx_jit(vg);
+  jx_array *x0 = jx_scalar_of(0.0, JX_FLOAT32), *n0 = jx_scalar_int(0);
+  jx_array *n2 = jx_array_from((int32_t[]){2}, JX_INT32, 0, NULL);
+  jx_array *d = NULL;
+  CHECK(jx_call(g, (jx_array *[]){x0, n0}, &d) == JX_OK);
+  CHECK(d && jx_item(d) == 0.0);
+  jx_free(d), d = NULL;
+  CHECK(jx_call(gg, (jx_array *[]){x0, n2}, &d) == JX_OK);
+  CHECK(d && jx_item(d) == 2.0);
+  jx_free(d), d = NULL;
+  jx_array *x = jx_array_from((float[]){0, 0, 2, 2, 0, -3, 0.5f}, JX_FLOAT32, 1, (int64_t[]){7});
+  jx_array *n = jx_array_from((int32_t[]){0, 1, 3, -1, 2, 0, -2}, JX_INT32, 1, (int64_t[]){7});
+  const float want[7] = {0, 1, 12, -0.25f, 0, 0, -16};
+  jx_fn *vfs[2] = {vg, jvg};
+  for (int k = 0; k < 2; k++) {
+    CHECK(jx_call(vfs[k], (jx_array *[]){x, n}, &d) == JX_OK);
+    float got[7] = {0};
+    CHECK(d && jx_dtype_of(d) == JX_FLOAT32 && jx_read(d, got, sizeof got) == JX_OK);
+    for (int i = 0; i < 7; i++)
+      CHECK_MSG(got[i] == want[i], "%s: element %d: %g, JAX %g", k ? "jit(vmap)" : "vmap", i,
+                got[i], want[i]);
+    jx_free(d), d = NULL;
+  }
+  jx_free(x), jx_free(n), jx_free(x0), jx_free(n0), jx_free(n2);
+  jx_fn_free(jvg), jx_fn_free(vg), jx_fn_free(gg), jx_fn_free(g), jx_fn_free(jf), jx_fn_free(f);
+}
+
 /* --------------------------------------------------- perturbation confusion */
 
 /* inner(y) = x * y with x closed over through ctx: a constant of the inner trace */
@@ -1184,6 +1228,7 @@ int main(void) {
   RUN(test_numeric_products);
   RUN(test_goldens);
   RUN(test_conventions);
+  RUN(test_pow_int_exponent);
   RUN(test_perturbation_confusion);
   RUN(test_value_and_grad);
   RUN(test_errors);

@@ -332,7 +332,8 @@ static bool concrete_int(jx_array *y, int64_t *n) {
  *  1. y a concrete integer scalar: lax.integer_pow(x, y) with x promoted alone to a
  *     numeric dtype (so the result dtype is x's); integer x with y < 0 is an error;
  *  2. both promote to bool/int: _pow_int_int;
- *  3. float x with integer y: lax.pow(x, y) in x's dtype (y converted), no promotion;
+ *  3. float x with integer y: lax.pow(x, y) in x's dtype with y kept integer (its JVP
+ *     is then 0 where y == 0, as JAX's), no promotion;
  *  4. otherwise lax.pow on the promoted operands. */
 static jx_array *power_(const char *fn, jx_array *x, jx_array *y) {
   jx_array *in[2] = {x, y};
@@ -355,7 +356,7 @@ static jx_array *power_(const char *fn, jx_array *x, jx_array *y) {
     int ndim = a->ndim;
     bool w = x->weak && y->weak;
     jx_array *xa = tmp(&t, np_broadcast_to(fn, cvt(&t, x, x->dtype, w), ndim, a->shape));
-    jx_array *yb = tmp(&t, np_broadcast_to(fn, cvt(&t, y, x->dtype, w), ndim, a->shape));
+    jx_array *yb = tmp(&t, np_broadcast_to(fn, y, ndim, a->shape)); /* stays integer */
     return done(&t, bin(&t, PRIM_pow, xa, yb));
   }
   return done(&t, bin(&t, PRIM_pow, a, b));
