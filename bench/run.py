@@ -5,8 +5,11 @@ and JAX on CPU in one session on one machine, and prints ratios (higher = jaxc b
     pip install jax numpy optax && python3 bench/run.py [--build build] [--only NAME] [--md FILE]
                                                        [--repeat N]
 
-NAME: matmul, chain, softmax, reduce, mlp, eager, or fm (the Fashion-MNIST MLP and CNN
-training steps of examples/fashion_mnist.c against the same models in JAX + optax).
+NAME: matmul, chain, softmax, reduce, mlp, eager, transc (every transcendental function
+on 2^22 float32; fn_NAME for one), tchain (the issue-11 chain tanh(1.5x+0.25)*exp(-x*x) +
+sqrt(|x|+1) - x/3 and the copy roofline at 2^22 and 1e7), nnops (layer norm, log-softmax
+cross-entropy), gelu_mlp, or fm (the Fashion-MNIST MLP and CNN training steps of
+examples/fashion_mnist.c against the same models in JAX + optax).
 
 Times are best-of-N after a warm-up (compile excluded, except the *_compile rows, which
 measure cold compiles: each jaxc run gets an empty JAXC_CACHE_DIR). The whole comparison
@@ -73,6 +76,77 @@ def peers(only):
                              "jax": 8 * n / best(lambda: block(jc(jx)), 10) / 1e9}
         out = np.empty_like(x)
         res[f"copy_{n}"] = {"numpy": 8 * n / best(lambda: np.add(x, 1.0, out=out), 10) / 1e9}
+    if want("transc") or only.startswith("fn_"):
+        import scipy.special as sps
+        from jax import lax
+        n = 1 << 22
+        base = rng.random(n, dtype=np.float32) - 0.5; base2 = rng.random(n, dtype=np.float32) - 0.5
+        dom = {"ANY": base * 4, "POS": np.abs(base) * 4 + 0.05, "GE1": np.abs(base) * 4 + 1,
+               "UNIT": base * 1.9}
+        yv = base2 * 4
+        sig = lambda v: 1 / (1 + np.exp(-v))
+        gelu_np = lambda v: 0.5 * v * (1 + sps.erf(v / np.sqrt(2)).astype(np.float32))
+        gelu_t = lambda v: 0.5 * v * (1 + np.tanh(0.7978845608 * (v + 0.044715 * v**3)))
+        # name: (domain, jax function, numpy function); same table as bench_jaxc.c
+        fns = {"exp": ("ANY", jnp.exp, np.exp), "exp2": ("ANY", jnp.exp2, np.exp2),
+               "expm1": ("ANY", jnp.expm1, np.expm1), "log": ("POS", jnp.log, np.log),
+               "log2": ("POS", jnp.log2, np.log2), "log1p": ("POS", jnp.log1p, np.log1p),
+               "tanh": ("ANY", jnp.tanh, np.tanh), "logistic": ("ANY", jax.nn.sigmoid, sig),
+               "sin": ("ANY", jnp.sin, np.sin), "cos": ("ANY", jnp.cos, np.cos),
+               "tan": ("ANY", jnp.tan, np.tan), "asin": ("UNIT", jnp.arcsin, np.arcsin),
+               "acos": ("UNIT", jnp.arccos, np.arccos), "atan": ("ANY", jnp.arctan, np.arctan),
+               "sinh": ("ANY", jnp.sinh, np.sinh), "cosh": ("ANY", jnp.cosh, np.cosh),
+               "asinh": ("ANY", jnp.arcsinh, np.arcsinh), "acosh": ("GE1", jnp.arccosh, np.arccosh),
+               "atanh": ("UNIT", jnp.arctanh, np.arctanh), "erf": ("ANY", lax.erf, sps.erf),
+               "erfc": ("ANY", lax.erfc, sps.erfc), "erf_inv": ("UNIT", lax.erf_inv, sps.erfinv),
+               "cbrt": ("ANY", jnp.cbrt, np.cbrt), "rsqrt": ("POS", lax.rsqrt, lambda v: 1 / np.sqrt(v)),
+               "pow": ("POS", jnp.power, np.power), "atan2": ("ANY", jnp.arctan2, np.arctan2),
+               "gelu_erf": ("ANY", lambda v: jax.nn.gelu(v, approximate=False), gelu_np),
+               "gelu_tanh": ("ANY", jax.nn.gelu, gelu_t)}
+        for name, (d, jf, nf) in fns.items():
+            if only.startswith("fn_") and only != "fn_" + name: continue
+            x = dom[d]; jx_ = jnp.asarray(x); jy = jnp.asarray(yv)
+            two = name in ("pow", "atan2")
+            jfn = jax.jit(jf)
+            res[f"fn_{name}"] = {
+                "numpy": best((lambda: nf(x, yv)) if two else (lambda: nf(x)), 5) * 1e3,
+                "jax": best((lambda: block(jfn(jx_, jy))) if two else (lambda: block(jfn(jx_))), 10) * 1e3}
+    if want("tchain"):
+        def tchain(x, m):
+            return m.tanh(1.5 * x + 0.25) * m.exp(-x * x) + m.sqrt(m.abs(x) + 1) - x / 3
+        jt = jax.jit(lambda v: tchain(v, jnp))
+        for n in (1 << 22, 10000000):
+            x = (rng.random(n, dtype=np.float32) - 0.5) * 4; jx_ = jnp.asarray(x)
+            res[f"tchain_{n}"] = {"numpy": 8 * n / best(lambda: tchain(x, np), 5) / 1e9,
+                                  "jax": 8 * n / best(lambda: block(jt(jx_)), 10) / 1e9}
+            out = np.empty_like(x)
+            res[f"tcopy_{n}"] = {"numpy": 8 * n / best(lambda: np.add(x, 1.0, out=out), 10) / 1e9}
+    if want("nnops"):
+        x = (rng.random((4096, 1024), dtype=np.float32) - 0.5) * 8; jx_ = jnp.asarray(x)
+        g = rng.random(1024, dtype=np.float32) + 0.5; b = rng.random(1024, dtype=np.float32) - 0.5
+        def ln(v, gg, bb, m):
+            mu = v.mean(-1, keepdims=True); var = ((v - mu) ** 2).mean(-1, keepdims=True)
+            return (v - mu) / m.sqrt(var + 1e-5) * gg + bb
+        jln = jax.jit(lambda v, gg, bb: ln(v, gg, bb, jnp))
+        res["layernorm_4096x1024"] = {"numpy": best(lambda: ln(x, g, b, np), 5) * 1e3,
+                                      "jax": best(lambda: block(jln(jx_, g, b)), 10) * 1e3}
+        y = np.zeros((4096, 1024), np.float32); y[np.arange(4096), (np.arange(4096) * 7) % 1024] = 1
+        def xent_np(v):
+            m = v.max(-1, keepdims=True); lse = np.log(np.exp(v - m).sum(-1, keepdims=True)) + m
+            return -np.mean(np.sum((v - lse) * y, -1))
+        jxe = jax.jit(lambda v, yy: -jnp.mean(jnp.sum(jax.nn.log_softmax(v) * yy, -1)))
+        jyy = jnp.asarray(y)
+        res["xent_4096x1024"] = {"numpy": best(lambda: xent_np(x), 5) * 1e3,
+                                 "jax": best(lambda: block(jxe(jx_, jyy)), 10) * 1e3}
+    if want("gelu_mlp"):
+        p = [jnp.asarray((rng.random((1024, 4096), dtype=np.float32) - 0.5) * 0.06), jnp.zeros(4096),
+             jnp.asarray((rng.random((4096, 1024), dtype=np.float32) - 0.5) * 0.03), jnp.zeros(1024)]
+        x = jnp.asarray(rng.random((256, 1024), dtype=np.float32) - 0.5)
+        y = jnp.asarray(rng.random((256, 1024), dtype=np.float32) - 0.5)
+        def gl(w1, b1, w2, b2, x, y):
+            d = jax.nn.gelu(x @ w1 + b1) @ w2 + b2 - y; return jnp.mean(d * d)
+        vg = jax.jit(jax.value_and_grad(gl, argnums=(0, 1, 2, 3)))
+        res["gelu_mlp_fwd_bwd"] = {"jax": best(lambda: block(vg(*p, x, y)), 10) * 1e3}
     if want("softmax"):
         x = rng.random((4096, 1024), dtype=np.float32); jx = jnp.asarray(x)
         def np_softmax(v):

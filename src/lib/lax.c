@@ -799,5 +799,5 @@ jx_array *jx_lax_erfc(jx_array *x) {
 jx_array *jx_lax_erf_inv(jx_array *x) {
   if (!floating_arg("jx_lax_erf_inv", x)) return NULL;
   jx_scope_begin();
-  return np_scope_return(random_erf_inv(x));
+  return np_scope_return(random_erf_inv(x, false));
 }

@@ -64,8 +64,9 @@ jx_array *random_fma32(jx_array *a, jx_array *b, jx_array *c);
 jx_array *random_log1p_f32(jx_array *x);
 jx_array *random_log(jx_array *x);
 jx_array *random_log1p(jx_array *x);
-/* lax.erf_inv as XLA lowers it (Giles' polynomials; float16/bfloat16 in float32). */
-jx_array *random_erf_inv(jx_array *x);
+/* lax.erf_inv as XLA lowers it (Giles' polynomials; float16/bfloat16 in float32);
+ * exact: float32 bit for bit as JAX's (emulated FMAs, slow), else fused and fast. */
+jx_array *random_erf_inv(jx_array *x, bool exact);
 
 /* ------------------------------------------- random.c: keys and uniform */
 /* Argument checks naming fn: a key (2,) (or (..., 2) when batched), a float dtype

@@ -51,14 +51,18 @@ static const double ERFINV64_C[17] = {
     7.5995277030017761139e-05,  -0.00021503011930044477347, -0.00013871931833623122026,
     1.0103004648645343977,      4.8499064014085844221};
 
-static jx_array *erf_inv32(jx_array *x) {
-  jx_array *w = prim_unary(PRIM_neg, random_log1p_f32(op2(PRIM_mul, x, prim_unary(PRIM_neg, x))));
+/* exact: XLA's log1p and fused multiply-adds emulated bit for bit (random.normal must
+ * match JAX's bits); otherwise the log1p primitive and plain multiply-adds, which fuse
+ * into one vector kernel (lax.erf_inv: within a few ulps of JAX's). */
+static jx_array *erf_inv32(jx_array *x, bool exact) {
+  jx_array *mx2 = op2(PRIM_mul, x, prim_unary(PRIM_neg, x));
+  jx_array *w = prim_unary(PRIM_neg, exact ? random_log1p_f32(mx2) : prim_unary(PRIM_log1p, mx2));
   jx_array *lt = op2(PRIM_lt, w, cst(w, 5.0));
   w = sel(lt, opc(PRIM_sub, w, 2.5), opc(PRIM_sub, prim_unary(PRIM_sqrt, w), 3.0));
   jx_array *p = NULL;
   for (int i = 0; i < 9; i++) {
     jx_array *c = sel(lt, cst(x, ERFINV32_LO[i]), cst(x, ERFINV32_HI[i]));
-    p = i == 0 ? c : random_fma32(p, w, c);
+    p = i == 0 ? c : exact ? random_fma32(p, w, c) : op2(PRIM_add, op2(PRIM_mul, p, w), c);
   }
   jx_array *r = op2(PRIM_mul, p, x);
   jx_array *at_one = op2(PRIM_eq, prim_unary(PRIM_abs, x), cst(x, 1.0));
@@ -91,11 +95,11 @@ static jx_array *erf_inv64(jx_array *x) {
   return sel(at_one, op2(PRIM_mul, x, cst(x, INFINITY)), r);
 }
 
-jx_array *random_erf_inv(jx_array *x) {
+jx_array *random_erf_inv(jx_array *x, bool exact) {
   if (!x) return NULL;
   if (x->dtype == JX_FLOAT64) return erf_inv64(x);
-  if (x->dtype == JX_FLOAT32) return erf_inv32(x);
-  jx_array *r = erf_inv32(prim_convert(x, JX_FLOAT32, false));
+  if (x->dtype == JX_FLOAT32) return erf_inv32(x, exact);
+  jx_array *r = erf_inv32(prim_convert(x, JX_FLOAT32, false), exact);
   return r ? prim_convert(r, x->dtype, false) : NULL;
 }
 
@@ -105,7 +109,7 @@ jx_array *random_erf_inv(jx_array *x) {
 static jx_array *normal_core(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
   double lo = -1.0 + ldexp(1.0, -(random_nmant(dtype) + 1));
   jx_array *u = random_uniform(key, ndim, shape, dtype, lo, 1.0, true);
-  return op2(PRIM_mul, np_constant(sqrt(2.0), dtype), random_erf_inv(u));
+  return op2(PRIM_mul, np_constant(sqrt(2.0), dtype), random_erf_inv(u, true));
 }
 
 /* core._gumbel, mode "low" (JAX's default): -log(-log(u)), u uniform in [tiny, 1). */
@@ -231,7 +235,7 @@ jx_array *jx_random_truncated_normal(jx_array *key, double lower, double upper, 
   jx_array *a = prim_unary(PRIM_erf, op2(PRIM_div, lo, sqrt2));
   jx_array *b = prim_unary(PRIM_erf, op2(PRIM_div, hi, sqrt2));
   jx_array *u = random_uniform_between(key, ndim, shape, dtype, a, b);
-  jx_array *out = op2(PRIM_mul, sqrt2, random_erf_inv(u));
+  jx_array *out = op2(PRIM_mul, sqrt2, random_erf_inv(u, true));
   out = op2(PRIM_max, nextafter_const(lower, dtype, true), out);
   return scope_return(op2(PRIM_min, nextafter_const(upper, dtype, false), out));
 }
