@@ -153,6 +153,8 @@ static void bench_linalg(void) {
       fflush(stdout);
       jx_fn_free(f);
     }
+  }
+}
 
 /* ------------------------------------------------- transcendental functions */
 
