@@ -34,7 +34,10 @@ cmake --install "$build_dir" --prefix "$prefix"
 step "installed files"
 (cd "$prefix" && find . \( -type f -o -type l \) | sort)
 [[ -f $prefix/include/jaxc.h ]] || fail "include/jaxc.h not installed"
-extra_headers=$(find "$prefix" -name '*.h' ! -path "$prefix/include/jaxc.h")
+extra_headers=$(find "$prefix" -name '*.h' ! -path "$prefix/include/jaxc.h" ! -path "$prefix/include/jaxc/*.h")
+for f in "$here"/../../include/jaxc/*.h; do
+  [[ -f $prefix/include/jaxc/$(basename "$f") ]] || fail "include/jaxc/$(basename "$f") not installed"
+done
 [[ -z $extra_headers ]] || fail "private headers were installed: $extra_headers"
 pcfile=$(find "$prefix" -name jaxc.pc -print -quit)
 [[ -n $pcfile ]] || fail "jaxc.pc not installed"

@@ -7,8 +7,8 @@
 #include "test.h"
 
 /* Compares two arrays: same dtype and shape; values equal up to a few float32 ulps
- * (jit runs compiled kernels whose libm calls differ from the interpreter's
- * correctly rounded results by up to 2 ulps; arithmetic itself is exact). */
+ * (jit runs compiled kernels whose vector libm calls differ from the interpreter's
+ * correctly rounded results by up to 4 ulps, docs/api.md; arithmetic itself is exact). */
 static void check_same(jx_array *a, jx_array *b, const char *what) {
   CHECK_MSG(a && b, "%s: NULL (%s)", what, jx_last_error());
   if (!a || !b) return;
@@ -17,10 +17,14 @@ static void check_same(jx_array *a, jx_array *b, const char *what) {
   for (int d = 0; d < jx_ndim(a) && d < jx_ndim(b); d++) CHECK_EQ_INT(jx_shape(a)[d], jx_shape(b)[d]);
   if (jx_size(a) != jx_size(b)) return;
   double *x = test_read_f64(a), *y = test_read_f64(b);
-  /* cuda: fused and eager reductions may combine in different trees (docs/kernels.md) */
-  double rel = strcmp(jx_device_of(a), "cuda") == 0 ? 1e-5 : 1e-6;
+  /* cuda: fused and eager reductions may combine in different trees (docs/kernels.md).
+   * The bound is relative to the array's largest magnitude: a few-ulp libm difference
+   * becomes a larger relative one in an element that sums terms which cancel. */
+  double rel = strcmp(jx_device_of(a), "cuda") == 0 ? 1e-5 : 1e-6, scale = 0;
+  for (int64_t i = 0; y && i < jx_size(b); i++)
+    if (isfinite(y[i]) && fabs(y[i]) > scale) scale = fabs(y[i]);
   for (int64_t i = 0; x && y && i < jx_size(a); i++)
-    CHECK_MSG(x[i] == y[i] || (isnan(x[i]) && isnan(y[i])) || fabs(x[i] - y[i]) <= rel * fabs(y[i]),
+    CHECK_MSG(x[i] == y[i] || (isnan(x[i]) && isnan(y[i])) || fabs(x[i] - y[i]) <= rel * scale,
               "%s[%lld]: %.9g vs %.9g", what,
               (long long)i, x[i], y[i]);
   free(x), free(y);

@@ -1,0 +1,250 @@
+/* jaxc/lax.h -- part of the public API of jaxc; included by <jaxc.h>, never on its own.
+ * jax.lax: convolutions, windows, scans, control flow, gather/scatter, indexed updates. */
+#ifndef JAXC_LAX_H
+#define JAXC_LAX_H
+#ifndef JAXC_H
+#error "include <jaxc.h>, not <jaxc/lax.h>"
+#endif
+
+/* ------------------------------------------------------------------ lax */
+/* jax.lax functions built from primitives (src/lib/lax.c, lax_conv.c); all of them are
+ * differentiable and batchable through their primitives, and jit-compatible. */
+
+/* lax.dot_general(lhs, rhs, ((lhs_contracting, rhs_contracting), (lhs_batch,
+ * rhs_batch))): paired axes must have equal sizes; axes may be negative and may not
+ * repeat within an operand. Result dims: batch, lhs free, rhs free (lax's order).
+ * Operands promote (JAX rules; the result has the promoted dtype, as with
+ * preferred_element_type=None); float16/bfloat16 accumulate in float32, bool is an or
+ * of ands. Errors: JX_ERR_SHAPE for bad or mismatched axes, JX_ERR_VALUE for NULL. */
+jx_array *jx_lax_dot_general(jx_array *lhs, jx_array *rhs, int ncontract,
+                             const int *lhs_contracting, const int *rhs_contracting,
+                             int nbatch, const int *lhs_batch, const int *rhs_batch);
+/* jnp.einsum(subscripts, *operands) in NumPy's syntax: terms of letters a-z A-Z with at
+ * most one "..." each, separated by ',', optional "->output" (spaces ignored). Without
+ * "->" the output is the ellipsis dims, then the letters used once in ASCII order.
+ * Repeated letters in a term take a diagonal; letters absent from the output are
+ * summed; size-1 dims broadcast. Lowered to diagonals (strided slices), reduce_sum and
+ * a left-to-right chain of dot_generals. Operands promote together (JAX rules).
+ * Errors: JX_ERR_VALUE for malformed subscripts or a term count != n, JX_ERR_SHAPE
+ * for terms that do not fit their operands or labels with conflicting sizes. */
+jx_array *jx_einsum(const char *subscripts, int n, jx_array *const *operands);
+
+/* Padding of a windowed op: explicit (lo, hi) pairs -- a `pads` array of 2 * nspatial
+ * entries lo0, hi0, lo1, hi1, ...; negative amounts crop -- or one of JAX's strings:
+ * VALID (none), SAME (output extent ceil(in / stride), odd padding's extra element at
+ * the end), SAME_LOWER (extra element at the start). pads is ignored unless EXPLICIT. */
+typedef enum jx_padding {
+  JX_PADDING_EXPLICIT,
+  JX_PADDING_VALID,
+  JX_PADDING_SAME,
+  JX_PADDING_SAME_LOWER
+} jx_padding;
+
+/* Rarely used options of a convolution; NULL, or a zero-initialized struct, gives
+ * JAX's defaults. Arrays have nspatial entries. */
+typedef struct jx_conv_options {
+  const int64_t *lhs_dilation; /* NULL: all 1 (interior spacing of the input) */
+  const int64_t *rhs_dilation; /* NULL: all 1 (atrous kernel spacing) */
+  /* Dimension numbers as lax's strings, all three or none: lhs and out contain 'N'
+   * (batch) and 'C' (features), rhs 'O' and 'I', and each the same spatial letters
+   * ("NCHW", "OIHW", "NCHW"; "NHWC", "HWIO", "NHWC"). Spatial dims pair up in the
+   * order of rhs_spec; strides, dilations and pads follow that order. NULL: "NC...",
+   * "OI...", "NC..." (conv_transpose: "NHWC"-style; see there). */
+  const char *lhs_spec, *rhs_spec, *out_spec;
+  int64_t feature_group_count; /* 0 means 1: features split group-major */
+  int64_t batch_group_count;   /* 0 means 1: the lhs batch splits group-major */
+} jx_conv_options;
+
+/* lax.conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation,
+ * rhs_dilation, dimension_numbers, feature_group_count, batch_group_count): an n-d
+ * convolution (cross-correlation, as XLA's) of lhs (N, C, spatial...) with rhs (O, I,
+ * window...) giving (N / batch_group_count, O, out...), in the layouts the options
+ * name. lhs and rhs have rank nspatial + 2 and one dtype; window_strides (NULL: 1) has
+ * nspatial entries. Output extent per spatial dim: max(0, floor((dilated input + lo +
+ * hi - dilated window) / stride) + 1); SAME/VALID are computed on the undilated input
+ * and the dilated window (and are an error with lhs dilation, as in JAX). Computed as
+ * one dot_general of the stacked window taps (strided-slice views) with the kernel;
+ * float16/bfloat16 accumulate in float32. Errors: JX_ERR_SHAPE for ranks or feature /
+ * group counts that do not fit, JX_ERR_DTYPE for differing dtypes, JX_ERR_VALUE for
+ * bad dimension numbers, strides or dilations < 1, NULL arguments. */
+jx_array *jx_lax_conv_general_dilated(jx_array *lhs, jx_array *rhs, int nspatial,
+                                      const int64_t *window_strides, jx_padding padding,
+                                      const int64_t *pads, const jx_conv_options *options);
+/* lax.conv(lhs, rhs, window_strides, padding): NC.../OI... layouts, no dilation. */
+jx_array *jx_lax_conv(jx_array *lhs, jx_array *rhs, int nspatial,
+                      const int64_t *window_strides, jx_padding padding,
+                      const int64_t *pads);
+/* lax.conv_transpose(lhs, rhs, strides, padding, rhs_dilation, dimension_numbers,
+ * transpose_kernel): a convolution with unit strides of lhs dilated by `strides`. SAME
+ * and VALID give the padding of the forward conv's gradient (_conv_transpose_padding);
+ * explicit pads are the transposed conv's own (use_consistent_padding=False). Default
+ * layouts (NULL specs) are TensorFlow's: "NC"/"IO"/"NC", "NHC"/"HIO"/"NHC",
+ * "NHWC"/"HWIO"/"NHWC", "NHWDC"/"HWDIO"/"NHWDC" for 0-3 spatial dims. transpose_kernel
+ * flips the kernel's spatial dims and swaps its O and I (Keras' Conv2DTranspose).
+ * options: only rhs_dilation and the specs apply (others JX_ERR_VALUE). */
+jx_array *jx_lax_conv_transpose(jx_array *lhs, jx_array *rhs, int nspatial,
+                                const int64_t *strides, jx_padding padding,
+                                const int64_t *pads, bool transpose_kernel,
+                                const jx_conv_options *options);
+
+/* The reduction of a windowed op; its init value is the identity (0, 1, -inf or the
+ * dtype's lowest, +inf or the dtype's highest), as lax.reduce_window_{sum,max,min}. */
+typedef enum jx_window_op {
+  JX_WINDOW_SUM,
+  JX_WINDOW_PROD,
+  JX_WINDOW_MAX,
+  JX_WINDOW_MIN
+} jx_window_op;
+/* lax.reduce_window(x, identity, op, window_dimensions, window_strides, padding,
+ * base_dilation, window_dilation): every array has ndim(x) entries (NULL strides and
+ * dilations: 1); padding and base-dilation gaps hold the identity; SAME/VALID are
+ * computed on the undilated operand and the dilated window. NaN propagates through
+ * max/min. sum/prod need a numeric dtype (JX_ERR_DTYPE); max/min of bool are or/and.
+ * Built as a reduction over the stacked window taps (strided-slice views). */
+jx_array *jx_lax_reduce_window(jx_array *x, jx_window_op op,
+                               const int64_t *window_dimensions,
+                               const int64_t *window_strides, jx_padding padding,
+                               const int64_t *pads, const int64_t *base_dilation,
+                               const int64_t *window_dilation);
+/* flax.linen.max_pool / avg_pool: x is (batch..., spatial..., features) with nspatial
+ * spatial dims before the last (NHWC for images); window_shape and strides (NULL: 1)
+ * have nspatial entries, pads 2 * nspatial. max_pool pads with -inf (ints: the lowest
+ * value). avg_pool divides the window sum by the window size (count_include_pad) or by
+ * the number of non-padding elements (flax: the result is then promoted with the
+ * default float); integer inputs give floats. The gradient of a max at tied elements
+ * is shared evenly among them (reduce_max's JVP); JAX's goes to one of them. */
+jx_array *jx_lax_max_pool(jx_array *x, int nspatial, const int64_t *window_shape,
+                          const int64_t *strides, jx_padding padding, const int64_t *pads);
+jx_array *jx_lax_avg_pool(jx_array *x, int nspatial, const int64_t *window_shape,
+                          const int64_t *strides, jx_padding padding, const int64_t *pads,
+                          bool count_include_pad);
+
+/* ---- Control flow (jax.lax.cond / jax.lax.switch). Branches are jx_fn callbacks
+ * (jx_fn_new: an impl with a context pointer, or any transformed/jitted jx_fn) taking
+ * the nops operands and giving the same number of outputs. Each branch is traced once
+ * on abstract values of the operands' types into a sub-program, and the choice is one
+ * `cond` equation: under jit it stays in the compiled program and the branch is picked
+ * at run time; jvp/grad/vjp differentiate every branch (JAX's rules), and vmap with a
+ * batched index runs every branch and selects per lane (lax.select_n), an unbatched
+ * index stays a cond. out[] receives jx_fn_nout(branch) new references.
+ * Errors: JX_ERR_SHAPE/JX_ERR_DTYPE for a non-scalar or non-integer index or for
+ * branches whose outputs differ in shape or dtype (the message names output, both
+ * types and both branches); JX_ERR_VALUE for arity mismatches or NULLs;
+ * JX_ERR_UNSUPPORTED for more than 16 branches or a branch that closes over a traced
+ * value of an enclosing transformation (pass it as an operand).
+ *
+ * lax.switch(index, branches, *operands): runs branches[clamp(index, 0, n-1)]; index
+ * is an integer scalar. With one branch it is called directly (as JAX). */
+jx_status jx_lax_switch(jx_array *index, int nbranches, jx_fn *const *branches, int nops,
+                        jx_array *const *operands, jx_array **out);
+/* lax.cond(pred, true_fun, false_fun, *operands): pred is a bool or numeric scalar
+ * (nonzero is true). Example (README "Control flow"):
+ *   jx_array *out[1];
+ *   jx_lax_cond(p, f_sin, f_cos, 1, (jx_array *[]){x}, out);  // sin(x) if p else cos(x) */
+jx_status jx_lax_cond(jx_array *pred, jx_fn *true_fn, jx_fn *false_fn, int nops,
+                      jx_array *const *operands, jx_array **out);
+
+/* lax.cumsum / cumprod / cummax / cummin(x, axis, reverse): inclusive scans along axis
+ * (negative counts from the end), same dtype and shape; numeric dtypes only
+ * (JX_ERR_DTYPE for bool). Log-step (Hillis-Steele) scans of pad/slice views and one
+ * elementwise op per step: O(n log n) work, ceil(log2 n) steps. NaN propagates. */
+jx_array *jx_lax_cumsum(jx_array *x, int axis, bool reverse);
+jx_array *jx_lax_cumprod(jx_array *x, int axis, bool reverse);
+jx_array *jx_lax_cummax(jx_array *x, int axis, bool reverse);
+jx_array *jx_lax_cummin(jx_array *x, int axis, bool reverse);
+/* jnp.cumsum / cumprod(x, axis): JX_AXIS_NONE (or a 0-d x) flattens; bool accumulates
+ * in the default int dtype; the result is strongly typed. */
+jx_array *jx_cumsum(jx_array *x, int axis);
+jx_array *jx_cumprod(jx_array *x, int axis);
+
+/* lax.dynamic_slice(x, start_indices, slice_sizes): start_indices holds ndim(x) 0-d
+ * integer arrays (traced values are fine); a negative start counts from the end once,
+ * then each start is clamped to [0, dim - size], as JAX and XLA do: the slice is
+ * always in bounds. slice_sizes in [0, dim] (JX_ERR_SHAPE otherwise). */
+jx_array *jx_lax_dynamic_slice(jx_array *x, jx_array *const *start_indices,
+                               const int64_t *slice_sizes);
+/* lax.dynamic_update_slice(x, update, start_indices): x with the box at the (wrapped,
+ * clamped) starts replaced by update, which has x's rank and dtype (JX_ERR_DTYPE) and
+ * fits inside x (JX_ERR_SHAPE). */
+jx_array *jx_lax_dynamic_update_slice(jx_array *x, jx_array *update,
+                                      jx_array *const *start_indices);
+/* lax.select_n(which, *cases): cases[which] elementwise. cases share one shape and
+ * dtype; which is bool (n <= 2: false picks cases[0]) or an integer, 0-d or of the
+ * cases' shape; out-of-range values pick the first or last case (XLA's lowering). */
+jx_array *jx_lax_select_n(jx_array *which, int n, jx_array *const *cases);
+
+/* lax.RoundingMethod (same values as JAX's). */
+typedef enum jx_rounding_method {
+  JX_ROUNDING_AWAY_FROM_ZERO = 0,
+  JX_ROUNDING_TO_NEAREST_EVEN = 1
+} jx_rounding_method;
+/* lax.round(x, rounding_method): floating x only (JX_ERR_DTYPE). */
+jx_array *jx_lax_round(jx_array *x, jx_rounding_method method);
+
+/* lax.erf, lax.erfc: the error function and its complement (jax.scipy.special.erf).
+ * lax.erf_inv: its inverse on (-1, 1), +-inf at +-1, NaN outside, computed as XLA does
+ * (Giles' single/double precision polynomials in w = -log1p(-x^2); "Approximating the
+ * erfinv function", GPU Computing Gems, 2011) in one fused vector kernel: within a few
+ * float32 ulps of JAX's (which fuses multiply-adds); its gradient is that of the
+ * approximation. Floating x only (JX_ERR_DTYPE otherwise);
+ * float16/bfloat16 are computed in float32. Accuracy of erf/erfc in docs/api.md. */
+jx_array *jx_lax_erf(jx_array *x);
+jx_array *jx_lax_erfc(jx_array *x);
+jx_array *jx_lax_erf_inv(jx_array *x);
+
+/* Out-of-bounds index modes of gathers (JAX's GatherScatterMode / jnp's mode=). */
+typedef enum jx_index_mode {
+  JX_INDEX_FILL,              /* "fill" (JAX's default): out-of-range reads give the fill
+                                 value: NaN, the lowest signed / highest unsigned int, true */
+  JX_INDEX_CLIP,              /* "clip": indices clamp into range */
+  JX_INDEX_PROMISE_IN_BOUNDS  /* "promise_in_bounds": no wrapping; jaxc clamps */
+} jx_index_mode;
+/* jnp.take_along_axis(arr, indices, axis, mode): indices have arr's rank and broadcast
+ * against it off `axis` (JX_AXIS_NONE: arr flattened, indices 1-d); negative indices
+ * count from the end once (except PROMISE_IN_BOUNDS). JX_ERR_DTYPE for non-integer
+ * indices, JX_ERR_SHAPE for shapes that do not fit. */
+jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_index_mode mode);
+
+/* ------------------------------------------- indexed updates and more sorting */
+/* (Declared here rather than with jx_sort: they use jx_index_mode.)
+ * JAX's x.at[idx].op(y) for an integer index array along one axis (x.at[idx] for axis 0,
+ * x.at[:, idx] for axis 1, ...): y broadcasts to the gathered shape x.shape[:axis] +
+ * idx.shape + x.shape[axis+1:] and is converted to x's dtype; the result has x's dtype
+ * and weak type. Negative indices wrap once (idx + n); mode JX_INDEX_FILL is JAX's
+ * default "drop" (updates still out of range are ignored), JX_INDEX_CLIP (and
+ * PROMISE_IN_BOUNDS) clamp them into range. at_set with duplicate indices: the last
+ * occurrence wins (what JAX on CPU does; JAX documents it as unspecified), and the
+ * gradient reaches only that update. at_mul/min/max combine every update of a position
+ * (O(n*m) work for n positions and m indices). Differentiable, batchable, jittable.
+ * JX_ERR_DTYPE for non-integer idx, JX_ERR_SHAPE for a 0-d x, a bad axis or a y that does
+ * not broadcast, JX_ERR_VALUE for NULL arguments or an unknown mode. */
+jx_array *jx_at_add(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
+jx_array *jx_at_set(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
+jx_array *jx_at_mul(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
+jx_array *jx_at_min(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
+jx_array *jx_at_max(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
+/* jnp.lexsort(keys, axis): indices (default int) that sort by the n keys (same shape,
+ * n >= 1), the LAST key primary, stable, JAX's total order per key. */
+jx_array *jx_lexsort(int n, jx_array *const *keys, int axis);
+/* lax.top_k(x, k) along the last axis: the k largest (values, x's dtype) and their
+ * positions (int32), descending, ties keeping the lower index first. Floats are ordered
+ * as JAX's top_k orders them: IEEE total order (NaN > +inf, +0.0 > -0.0, -NaN lowest).
+ * The gradient of values flows to the selected elements. 0 <= k <= x.shape[-1] and
+ * x at least 1-d (JX_ERR_VALUE / JX_ERR_SHAPE). Either output pointer may be NULL. */
+jx_status jx_top_k(jx_array *x, int64_t k, jx_array **values, jx_array **indices);
+/* jnp.searchsorted(a, v, side): for each v the insertion position (int32, v's shape) in
+ * the 1-d ascending a: count of a < v (left) or a <= v (side_right), with jnp.sort's
+ * order (-0.0 == 0.0, NaN last). a and v promote together. */
+jx_status jx_searchsorted(jx_array *a, jx_array *v, bool side_right, jx_array **out);
+/* jnp.unique(x, size=size, fill_value=fill_value, return_index, return_inverse,
+ * return_counts) of the flattened x: the sorted unique values (NaNs count as one,
+ * -0.0 == 0.0 keeping the first in sorted order) as `size` entries -- truncated, or
+ * padded with fill_value (NULL: the smallest value, as JAX). size < 0 means no static
+ * size: the exact count, read from the data (eager only; JX_ERR_VALUE under a trace).
+ * Optional outputs (NULL to skip): indices of first occurrences (padded as JAX: the
+ * smallest value's), inverse (x's shape: each element's position in values), counts
+ * (padded with 0); all in the default int dtype. */
+jx_status jx_unique(jx_array *x, int64_t size, jx_array *fill_value, jx_array **values,
+                    jx_array **indices, jx_array **inverse, jx_array **counts);
+
+#endif /* JAXC_LAX_H */

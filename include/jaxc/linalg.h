@@ -1,0 +1,145 @@
+/* jaxc/linalg.h -- part of the public API of jaxc; included by <jaxc.h>, never on its own.
+ * Linear algebra: jax.numpy.linalg, jax.scipy.linalg, jax.lax.linalg. */
+#ifndef JAXC_LINALG_H
+#define JAXC_LINALG_H
+#ifndef JAXC_H
+#error "include <jaxc.h>, not <jaxc/linalg.h>"
+#endif
+
+/* ------------------------------------------------------------ linear algebra */
+/* Dense linear algebra on LAPACK (OpenBLAS underneath; a batch runs on the cpu
+ * backend's threads, one problem per thread), mirroring jax.lax.linalg,
+ * jax.numpy.linalg and jax.scipy.linalg. Matrices are the last two dims; leading dims
+ * are batch dims. float32 and float64 (bool/int inputs of the jnp/scipy functions
+ * promote to the default float, as promote_dtypes_inexact; the lax functions take
+ * floats only: JX_ERR_DTYPE). Differentiable (JAX's JVP rules; repeated eigenvalues
+ * or singular values give infinities in the derivatives, as in JAX), batchable
+ * (vmap moves batch dims to the front), jittable (each factorization is one routine
+ * step). Errors: JX_ERR_SHAPE naming the function and shapes for rank < 2, non-square
+ * input where square is needed, mismatched operands. Numerical failure is not an
+ * error: as JAX on CPU, cholesky/eigh/svd give NaNs for a batch entry LAPACK cannot
+ * factor, singular solves give inf/NaN. Not on the cuda device yet (its routines
+ * report JX_ERR_UNSUPPORTED). Functions with several results fill out[] (new
+ * references; all NULL on failure) and return the status. */
+
+/* lax.linalg.cholesky(x, symmetrize_input): lower L with L L^T = x (x symmetrized as
+ * (x + x^T)/2 first if asked, else only its lower half is read). Potrf. */
+jx_array *jx_lax_linalg_cholesky(jx_array *x, bool symmetrize_input);
+/* lax.linalg.triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a,
+ * unit_diagonal): x with op(a) x = b (left_side) or x op(a) = b, a (..., k, k)
+ * triangular, b (..., m, n) with a's batch dims (or one dim less: a vector). trsm. */
+jx_array *jx_lax_linalg_triangular_solve(jx_array *a, jx_array *b, bool left_side, bool lower, bool transpose_a,
+                                         bool conjugate_a, bool unit_diagonal);
+/* lax.linalg.lu(x): out[0] lu (..., m, n) (L below the unit diagonal, U on and
+ * above), out[1] pivots int32 (..., min(m, n)), out[2] permutation int32 (..., m) with
+ * x[perm] = L U. Partial pivoting (getrf); singular input is not an error. */
+jx_status jx_lax_linalg_lu(jx_array *x, jx_array **out);
+/* lax.linalg.lu_solve(lu, permutation, b, trans): solves a x = b (trans 0) or
+ * a^T x = b (1, 2) from lu's factors; b (..., m, k), or (..., m) when it has one dim
+ * less than lu; batch dims broadcast. */
+jx_array *jx_lax_linalg_lu_solve(jx_array *lu, jx_array *permutation, jx_array *b, int trans);
+
+/* jnp.linalg.cholesky(a, upper): L (or U = L^T with upper) of symmetric positive
+ * definite a, symmetrized first; NaNs where a is not positive definite. */
+jx_array *jx_linalg_cholesky(jx_array *a, bool upper);
+/* jnp.linalg.solve(a, b): a (..., m, m); b (m,) a vector, else (..., m, n); batch dims
+ * broadcast. Through LU with partial pivoting (singular a: inf/NaN). */
+jx_array *jx_linalg_solve(jx_array *a, jx_array *b);
+/* jnp.linalg.inv(a): solve(a, I). */
+jx_array *jx_linalg_inv(jx_array *a);
+/* jnp.linalg.det(a) and slogdet(a) (sign, log|det|) through LU: (..., n, n) ->
+ * (...); a singular a gives det 0, slogdet (0, -inf). */
+jx_array *jx_linalg_det(jx_array *a);
+jx_status jx_linalg_slogdet(jx_array *a, jx_array **sign, jx_array **logabsdet);
+
+/* jax.scipy.linalg.cholesky(a, lower): L (lower) or U = L^T from one triangle of a
+ * (no symmetrization: lower reads the lower half, upper the upper half). */
+jx_array *jx_scipy_linalg_cholesky(jx_array *a, bool lower);
+/* jax.scipy.linalg.cho_factor(a, lower): the factor c (the `lower` flag is the
+ * caller's, as in SciPy's (c, lower) pair); cho_solve((c, lower), b): a x = b with
+ * b (..., m, k) or (..., m), c's batch dims. */
+jx_array *jx_scipy_linalg_cho_factor(jx_array *a, bool lower);
+jx_array *jx_scipy_linalg_cho_solve(jx_array *c, bool lower, jx_array *b);
+/* jax.scipy.linalg.solve_triangular(a, b, trans, lower, unit_diagonal): op(a) x = b
+ * with op = identity (trans 0), transpose (1) or conjugate transpose (2; = 1 for real
+ * dtypes); b (..., m, n) or a vector (one dim less than a). Bad trans: JX_ERR_VALUE. */
+jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, bool lower, bool unit_diagonal);
+/* jax.scipy.linalg.lu_factor(a) -> (lu, piv) and lu_solve((lu, piv), b, trans). */
+jx_status jx_scipy_linalg_lu_factor(jx_array *a, jx_array **lu, jx_array **piv);
+jx_array *jx_scipy_linalg_lu_solve(jx_array *lu, jx_array *piv, jx_array *b, int trans);
+/* jax.scipy.linalg.lu(a, permute_l): out = (p, l, u) with a = p l u, p (..., m, m),
+ * l (..., m, k) unit lower, u (..., k, n), k = min(m, n); with permute_l out = (p l, u). */
+jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out);
+
+/* lax.linalg.qr(x, full_matrices): out = (q, r), x (..., m, n): q (..., m, k) with
+ * orthonormal columns, r (..., k, n) upper triangular, k = m with full_matrices else
+ * min(m, n). Householder (geqrf + orgqr): LAPACK's signs. */
+jx_status jx_lax_linalg_qr(jx_array *x, bool full_matrices, jx_array **out);
+/* lax.linalg.eigh(x, lower, symmetrize_input): out = (v, w): v (..., n, n) eigenvectors
+ * as columns, w (..., n) ascending (syevd; always sorted). NaNs where LAPACK fails. */
+jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, jx_array **out);
+/* lax.linalg.svd(x, full_matrices, compute_uv): out = (u, s, vt) with compute_uv, else
+ * out[0] = s; s (..., k) descending, k = min(m, n); u (..., m, m or k), vt (..., n or k,
+ * n). Divide and conquer (gesdd). The JVP of full_matrices=True for non-square x is
+ * JX_ERR_UNSUPPORTED, as in JAX. */
+jx_status jx_lax_linalg_svd(jx_array *x, bool full_matrices, bool compute_uv, jx_array **out);
+/* jnp.linalg.qr(a, mode): mode NULL or "reduced": out = (q, r); "complete": full q;
+ * "r": out[0] = r only. Other modes: JX_ERR_VALUE. */
+jx_status jx_linalg_qr(jx_array *a, const char *mode, jx_array **out);
+/* jnp.linalg.eigh(a, UPLO, symmetrize_input): out = (eigenvalues, eigenvectors); UPLO
+ * NULL or "L" reads the lower half, "U" the upper (JX_ERR_VALUE otherwise). eigvalsh:
+ * the eigenvalues only. */
+jx_status jx_linalg_eigh(jx_array *a, const char *UPLO, bool symmetrize_input, jx_array **out);
+jx_array *jx_linalg_eigvalsh(jx_array *a, const char *UPLO);
+/* jnp.linalg.svd(a, full_matrices, compute_uv): out = (u, s, vh) or out[0] = s;
+ * svdvals: s. */
+jx_status jx_linalg_svd(jx_array *a, bool full_matrices, bool compute_uv, jx_array **out);
+jx_array *jx_linalg_svdvals(jx_array *a);
+
+/* jnp.linalg.norm(x, ord, axis, keepdims): ord as text: NULL (None), a number ("1",
+ * "-2", "0.5"), "inf", "-inf", "fro" or "nuc"; naxes = 1 is a vector norm (ord 0, 1,
+ * 2, inf, -inf, p), naxes = 2 a matrix norm (fro, nuc, 1, 2, inf, -1, -2, -inf; 2 and
+ * nuc through singular values); axes NULL: the whole array (2-norm when ord is NULL,
+ * else by its rank). Bad ord: JX_ERR_VALUE; bad axes: JX_ERR_SHAPE. */
+jx_array *jx_linalg_norm(jx_array *x, const char *ord, int naxes, const int *axes, bool keepdims);
+/* jnp.linalg.vector_norm(x, axis, keepdims, ord) (ord a number, INFINITY allowed;
+ * axes NULL: the flattened array) and matrix_norm(x, keepdims, ord) (ord NULL: "fro"). */
+jx_array *jx_linalg_vector_norm(jx_array *x, double ord, int naxes, const int *axes, bool keepdims);
+jx_array *jx_linalg_matrix_norm(jx_array *x, const char *ord, bool keepdims);
+/* jnp.linalg.cond(x, p): p NULL or "2": s_max / s_min; "-2": its inverse; other norms
+ * (square x): norm(x, p) * norm(inv(x), p); NaN results become inf where x has no NaN. */
+jx_array *jx_linalg_cond(jx_array *x, const char *p);
+/* jnp.linalg.pinv(a, rtol) through the SVD: singular values <= rtol * s_max dropped;
+ * rtol NAN means None (10 * max(m, n) * eps). Its derivative goes through svd's JVP
+ * (JAX uses a custom JVP; they agree for full rank and distinct singular values). */
+jx_array *jx_linalg_pinv(jx_array *a, double rtol);
+/* jnp.linalg.lstsq(a, b, rcond): out = (x, residuals, rank, s) for a 2-d a (m, n) and
+ * b (m,) or (m, k); rcond NAN means None (eps * max(m, n)); residuals always computed
+ * (JAX's numpy_resid=False). */
+jx_status jx_linalg_lstsq(jx_array *a, jx_array *b, double rcond, jx_array **out);
+/* jnp.linalg.matrix_rank(M, rtol): singular values above rtol (NAN: s_max * max(m, n)
+ * * eps); rank < 2 input: any nonzero. int32. */
+jx_array *jx_linalg_matrix_rank(jx_array *M, double rtol);
+/* jnp.linalg.matrix_power(a, n): n < 0 through inv; binary powering as JAX. */
+jx_array *jx_linalg_matrix_power(jx_array *a, int64_t n);
+/* jnp.linalg.multi_dot: the chain product in the cheapest order (first and last
+ * operands may be 1-d). */
+jx_array *jx_linalg_multi_dot(int n, jx_array *const *arrays);
+/* jnp.linalg.cross (3-vectors along axis, other dims broadcast), outer (1-d only),
+ * vecdot (sum of products along axis), tensordot (= jx_tensordot), matrix_transpose
+ * (last two axes swapped), diagonal and trace of the last two axes (offset k). */
+jx_array *jx_linalg_cross(jx_array *x1, jx_array *x2, int axis);
+jx_array *jx_linalg_outer(jx_array *x1, jx_array *x2);
+jx_array *jx_linalg_vecdot(jx_array *x1, jx_array *x2, int axis);
+jx_array *jx_linalg_tensordot(jx_array *x1, jx_array *x2, int axes);
+jx_array *jx_linalg_matrix_transpose(jx_array *x);
+jx_array *jx_linalg_diagonal(jx_array *x, int64_t offset);
+jx_array *jx_linalg_trace(jx_array *x, int64_t offset);
+/* jnp.diagonal(a, offset, axis1, axis2) (the diagonal becomes the last axis) and
+ * jnp.trace(a, offset, axis1, axis2) (its sum). Rank < 2 or bad axes: JX_ERR_SHAPE. */
+jx_array *jx_diagonal(jx_array *a, int64_t offset, int axis1, int axis2);
+jx_array *jx_trace(jx_array *a, int64_t offset, int axis1, int axis2);
+/* jnp.kron(a, b): the Kronecker product (ranks aligned on the right). */
+jx_array *jx_kron(jx_array *a, jx_array *b);
+
+#endif /* JAXC_LINALG_H */

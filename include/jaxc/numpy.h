@@ -1,0 +1,105 @@
+/* jaxc/numpy.h -- part of the public API of jaxc; included by <jaxc.h>, never on its own.
+ * More jax.numpy, composed from the core functions. */
+#ifndef JAXC_NUMPY_H
+#define JAXC_NUMPY_H
+#ifndef JAXC_H
+#error "include <jaxc.h>, not <jaxc/numpy.h>"
+#endif
+
+/* ------------------------------------------------------- more jax.numpy */
+/* src/lib/numpy/extra.c, composed from the functions above (grad/vmap/jit-safe). Axis
+ * lists as in jx_sum; NULL inputs give JX_ERR_VALUE naming the function. */
+/* jnp.nansum / nanprod / nanmax / nanmin / nanmean: NaNs ignored (float inputs; others
+ * as jx_sum ...); an all-NaN slice gives NaN for nanmax/nanmin/nanmean. */
+jx_array *jx_nansum(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_nanprod(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_nanmax(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_nanmin(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_nanmean(jx_array *x, int naxes, const int *axes, bool keepdims);
+/* jnp.nanvar / nanstd(ddof): count - ddof <= 0 gives NaN; ints give the default float. */
+jx_array *jx_nanvar(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims);
+jx_array *jx_nanstd(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims);
+/* jnp.nanargmax / nanargmin(axis or JX_AXIS_NONE): an all-NaN slice gives -1. */
+jx_array *jx_nanargmax(jx_array *x, int axis, bool keepdims);
+jx_array *jx_nanargmin(jx_array *x, int axis, bool keepdims);
+/* jnp.nancumsum / nancumprod(axis or JX_AXIS_NONE): NaNs count as 0 / 1. */
+jx_array *jx_nancumsum(jx_array *x, int axis);
+jx_array *jx_nancumprod(jx_array *x, int axis);
+/* jnp.amax / amin (aliases of jx_max / jx_min); jnp.ptp = max - min. */
+jx_array *jx_amax(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_amin(jx_array *x, int naxes, const int *axes, bool keepdims);
+jx_array *jx_ptp(jx_array *x, int naxes, const int *axes, bool keepdims);
+/* jnp.count_nonzero: default int dtype (NaN counts as nonzero). */
+jx_array *jx_count_nonzero(jx_array *x, int naxes, const int *axes, bool keepdims);
+/* jnp.average(x, axis, weights, keepdims): weights NULL = mean; weights of x's shape,
+ * or 1-d along the one reduced axis (JX_ERR_SHAPE otherwise); promoted to inexact. */
+jx_array *jx_average(jx_array *x, jx_array *weights, int naxes, const int *axes,
+                     bool keepdims);
+/* jnp.quantile / percentile(x, q, axis, method='linear') and jnp.median (midpoint): q
+ * of rank <= 1 (JX_ERR_SHAPE), result q.shape + the reduced shape; a NaN in a slice
+ * makes it NaN; axis JX_AXIS_NONE flattens; an empty axis is JX_ERR_VALUE. */
+jx_array *jx_quantile(jx_array *x, jx_array *q, int axis, bool keepdims);
+jx_array *jx_percentile(jx_array *x, jx_array *q, int axis, bool keepdims);
+jx_array *jx_median(jx_array *x, int axis, bool keepdims);
+/* jnp.diff(x, n, axis) (bool: not_equal; n < 0: JX_ERR_VALUE; 0-d: JX_ERR_SHAPE) and
+ * jnp.ediff1d(x) (diff of the flattened x). */
+jx_array *jx_diff(jx_array *x, int n, int axis);
+jx_array *jx_ediff1d(jx_array *x);
+/* jnp.trapezoid(y, x, dx, axis): x (NULL: spacing dx) 1-d along axis or y's shape. */
+jx_array *jx_trapezoid(jx_array *y, jx_array *x, double dx, int axis);
+/* jnp.isclose(a, b, rtol, atol, equal_nan) (JAX defaults 1e-5, 1e-8, false): bool;
+ * ints compare exactly. allclose = all(isclose), a 0-d bool. */
+jx_array *jx_isclose(jx_array *a, jx_array *b, double rtol, double atol, bool equal_nan);
+jx_array *jx_allclose(jx_array *a, jx_array *b, double rtol, double atol, bool equal_nan);
+/* jnp.array_equal (false for other shapes) / array_equiv (false unless they
+ * broadcast): 0-d bool. */
+jx_array *jx_array_equal(jx_array *a, jx_array *b, bool equal_nan);
+jx_array *jx_array_equiv(jx_array *a, jx_array *b);
+/* jnp.isposinf / isneginf: bool (all false for non-float x). */
+jx_array *jx_isposinf(jx_array *x);
+jx_array *jx_isneginf(jx_array *x);
+/* jnp.degrees / radians (aliases), conj / conjugate / real (x itself for real dtypes),
+ * imag (zeros), fabs (abs in an inexact dtype). */
+jx_array *jx_degrees(jx_array *x);
+jx_array *jx_radians(jx_array *x);
+jx_array *jx_conj(jx_array *x);
+jx_array *jx_conjugate(jx_array *x);
+jx_array *jx_real(jx_array *x);
+jx_array *jx_imag(jx_array *x);
+jx_array *jx_fabs(jx_array *x);
+/* jnp.sinc: sin(pi x) / (pi x), 1 at 0 (inexact). */
+jx_array *jx_sinc(jx_array *x);
+/* jnp.heaviside(x1, x2): 0 below 0, x2 at 0, 1 above (inexact, broadcast). */
+jx_array *jx_heaviside(jx_array *x1, jx_array *x2);
+/* jnp.float_power: power in the promoted inexact dtype. */
+jx_array *jx_float_power(jx_array *x, jx_array *y);
+/* jnp.logaddexp2: log2(2^x + 2^y), stable. */
+jx_array *jx_logaddexp2(jx_array *x, jx_array *y);
+/* jnp.divmod: out[0] floor_divide, out[1] remainder (both NULL on error). */
+jx_status jx_divmod(jx_array *x, jx_array *y, jx_array **out);
+/* jnp.modf: out[0] = x - trunc(x), out[1] = trunc(x) (inexact). */
+jx_status jx_modf(jx_array *x, jx_array **out);
+/* jnp.nan_to_num(x, nan, posinf, neginf); NAN posinf/neginf mean the dtype's extremes
+ * (JAX's None). Non-float x is returned as is. */
+jx_array *jx_nan_to_num(jx_array *x, double nan, double posinf, double neginf);
+/* jnp.atleast_1d / 2d / 3d of one array (NumPy's placement of the new axes). */
+jx_array *jx_atleast_1d(jx_array *x);
+jx_array *jx_atleast_2d(jx_array *x);
+jx_array *jx_atleast_3d(jx_array *x);
+/* jnp.hstack / vstack / dstack / column_stack of n (1..4096) arrays. */
+jx_array *jx_hstack(int n, jx_array *const *xs);
+jx_array *jx_vstack(int n, jx_array *const *xs);
+jx_array *jx_dstack(int n, jx_array *const *xs);
+jx_array *jx_column_stack(int n, jx_array *const *xs);
+/* jnp.flipud (axis 0) / fliplr (axis 1; rank >= 2 else JX_ERR_SHAPE). */
+jx_array *jx_flipud(jx_array *x);
+jx_array *jx_fliplr(jx_array *x);
+/* jnp.rot90(x, k, axes=(a0, a1)); JAX's default axes (0, 1). Bad axes: JX_ERR_SHAPE. */
+jx_array *jx_rot90(jx_array *x, int k, int a0, int a1);
+/* jnp.append(arr, values, axis); JX_AXIS_NONE flattens both. */
+jx_array *jx_append(jx_array *arr, jx_array *values, int axis);
+/* jnp.resize(a, new_shape): a's elements repeated cyclically (zeros for an empty a);
+ * negative dims: JX_ERR_VALUE. */
+jx_array *jx_resize(jx_array *a, int ndim, const int64_t *shape);
+
+#endif /* JAXC_NUMPY_H */

@@ -1,0 +1,103 @@
+/* jaxc/random.h -- part of the public API of jaxc; included by <jaxc.h>, never on its own.
+ * jax.random (threefry2x32, bit-identical to JAX). */
+#ifndef JAXC_RANDOM_H
+#define JAXC_RANDOM_H
+#ifndef JAXC_H
+#error "include <jaxc.h>, not <jaxc/random.h>"
+#endif
+
+/* --------------------------------------------------------------- random */
+/* jax.random with JAX's default PRNG (threefry2x32, jax_threefry_partitionable on, as
+ * in current JAX): same key, same shape, same dtype give the same bits as JAX. Keys are
+ * JAX's raw (legacy) keys: uint32 arrays of shape (2,), as jax.random.PRNGKey returns.
+ * To draw with a batch of keys, map over them with jx_vmap (jx_random_split,
+ * jx_random_fold_in and jx_random_bits also take a batch (..., 2) directly). Every
+ * function is built from primitives: it works under jx_jit and jx_vmap.
+ * Common errors: a NULL key or argument is JX_ERR_VALUE; a key that is not uint32 is
+ * JX_ERR_DTYPE and one not of shape (2,) JX_ERR_SHAPE; shapes as for jx_zeros (ndim in
+ * [0, JX_MAX_NDIM], dims >= 0; shape may be NULL when ndim is 0); a dtype of the wrong
+ * kind is JX_ERR_DTYPE. dtype is canonicalized first (x64 off: float64 -> float32,
+ * int64 -> int32, uint64 -> uint32), exactly as JAX does. Messages name the function.
+ * Accuracy against JAX on the CPU (tests/lib/test_random.c): keys, bits, uniform,
+ * randint, bernoulli, categorical, permutation, choice and, in float32/bfloat16/float16,
+ * normal, gumbel, exponential, laplace, logistic and truncated_normal are bit for bit
+ * (jaxc repeats XLA's float32 log/log1p and fused multiply-adds); cauchy is within 1
+ * ulp (tan), float64 samplers within a few float64 ulps, multivariate_normal within a
+ * few float32 ulps (LAPACK's Cholesky orders its sums differently). */
+
+/* jax.random.PRNGKey(seed): [seed >> 32, seed & 0xFFFFFFFF]. With x64 off JAX first
+ * converts the seed to int32, so the key is [0, seed mod 2^32]. */
+jx_array *jx_random_key(uint64_t seed);
+/* jax.random.split(key, num): num new keys, shape (num, 2) (key batch (..., 2):
+ * (..., num, 2)). num < 0: JX_ERR_SHAPE. */
+jx_array *jx_random_split(jx_array *key, int64_t num);
+/* jax.random.fold_in(key, data): a new key (same shape as key) mixing in data. */
+jx_array *jx_random_fold_in(jx_array *key, uint32_t data);
+/* jax.random.bits(key, shape, dtype): uniform bits; dtype uint8/uint16/uint32/uint64
+ * (others: JX_ERR_DTYPE). Key batch (..., 2): result (...) + shape. At most 2^32
+ * elements (JX_ERR_UNSUPPORTED). */
+jx_array *jx_random_bits(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+/* jax.random.uniform(key, shape, dtype, minval, maxval): floats in [minval, maxval)
+ * from random mantissa bits (bfloat16 uses 8 random bits, 7 of them kept). float dtypes
+ * only. As in JAX, minval >= maxval is not an error: the result is then minval
+ * (max(minval, u * (maxval - minval) + minval)); NaN bounds give NaN. The bits are
+ * those of JAX's eager call (under jax.jit with constant bounds whose difference rounds
+ * to exactly 1, XLA reassociates the arithmetic and the last bit can differ). */
+jx_array *jx_random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
+                            double minval, double maxval);
+/* jax.random.normal(key, shape, dtype): sqrt(2) * erf_inv(u), u uniform in
+ * [nextafter(-1, 0), 1), with XLA's erf_inv approximation (not Box-Muller). */
+jx_array *jx_random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+/* jax.random.randint(key, shape, minval, maxval, dtype): integers in [minval, maxval)
+ * by JAX's modulus method on two split keys (dtypes under 32 bits sample in int32 with
+ * the bounds clipped to the dtype; maxval may be dtype max + 1). maxval <= minval gives
+ * minval. Integer dtypes only (JX_ERR_DTYPE); bounds outside the default int dtype
+ * (int32 with x64 off) are JX_ERR_VALUE, as JAX raises OverflowError. */
+jx_array *jx_random_randint(jx_array *key, int ndim, const int64_t *shape, int64_t minval,
+                            int64_t maxval, jx_dtype dtype);
+/* jax.random.bernoulli(key, p, shape): bool array, uniform(default float) < p. */
+jx_array *jx_random_bernoulli(jx_array *key, double p, int ndim, const int64_t *shape);
+/* jax.random.categorical(key, logits, axis): argmax over `axis` of logits + Gumbel
+ * noise; the default int dtype, shape logits.shape without `axis`. logits must be
+ * float (JX_ERR_DTYPE) with at least one axis; a bad axis is JX_ERR_SHAPE. */
+jx_array *jx_random_categorical(jx_array *key, jx_array *logits, int axis);
+/* jax.random.gumbel / exponential / laplace / logistic / cauchy(key, shape, dtype),
+ * float dtypes: -log(-log(u)) (JAX's default mode "low"), -log1p(-u),
+ * sign(u) * log1p(-|u|), log(u) - log1p(-u), tan(pi * (u - 0.5)), with u uniform over
+ * JAX's ranges. */
+jx_array *jx_random_gumbel(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_random_exponential(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_random_laplace(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_random_logistic(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *jx_random_cauchy(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+/* jax.random.truncated_normal(key, lower, upper, shape, dtype): normal values in the
+ * open interval (lower, upper) (infinite bounds allowed), by inverting the CDF between
+ * erf(lower / sqrt 2) and erf(upper / sqrt 2). */
+jx_array *jx_random_truncated_normal(jx_array *key, double lower, double upper, int ndim,
+                                     const int64_t *shape, jx_dtype dtype);
+/* jax.random.permutation(key, x, axis, independent): x shuffled along `axis` (whole
+ * slices move together unless `independent`, which shuffles each 1-d slice on its
+ * own), by JAX's rounds of sorting by random keys; x == NULL permutes range(n) (the
+ * default int dtype). JX_ERR_SHAPE for a 0-d x or a bad axis, JX_ERR_VALUE for n < 0. */
+jx_array *jx_random_permutation(jx_array *key, jx_array *x, int64_t n, int axis,
+                                bool independent);
+/* jax.random.choice(key, a, shape, replace, p) along axis 0: samples of a (ndim >= 1;
+ * result shape + a.shape[1:], a's dtype), or of range(n) when a is NULL (default int
+ * dtype). p (NULL: uniform) is a 1-d array of a.shape[0] (or n) weights, not
+ * necessarily normalized (JX_ERR_SHAPE otherwise). With replacement: inverse CDF of p;
+ * without: the head of a permutation, or with p the Gumbel top-k trick. With no draws
+ * the result is zeros of `shape`, as JAX's. JX_ERR_VALUE for an empty population or,
+ * without replacement, more draws than items. */
+jx_array *jx_random_choice(jx_array *key, jx_array *a, int64_t n, int ndim,
+                           const int64_t *shape, bool replace, jx_array *p);
+/* jax.random.multivariate_normal(key, mean, cov, shape, dtype, method='cholesky'):
+ * mean + L z with L the lower Cholesky factor of cov and z standard normal of `dtype`
+ * (float; JAX's default is mean's dtype). mean (..., n) and cov (..., n, n) positive
+ * definite (else NaNs) are promoted to a float dtype together; ndim < 0 means
+ * shape=None (the broadcast of the batch shapes of mean and cov). Result shape: shape +
+ * (n,); dtype: that of mean + L z. Shape mismatches: JX_ERR_SHAPE; n > 256:
+ * JX_ERR_UNSUPPORTED (the factorization is unrolled). */
+jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array *cov, int ndim,
+                                        const int64_t *shape, jx_dtype dtype);
+
+#endif /* JAXC_RANDOM_H */
