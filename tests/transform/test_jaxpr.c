@@ -25,6 +25,8 @@
  *  7. Derived functions: jnp.where is JAX's jit(_where) around select_n (operands
  *     swapped); jaxc's is select. Linear accumulation in transposes is JAX's add_any;
  *     jaxc's is add.
+ *  8. jaxc has no squeeze primitive: jnp.matmul's squeeze of a size-1 batch dim is a
+ *     reshape.
  * Also: rules written as f(g(..), h(..)) (src/transform/jvp.c jvp_mul, jvp_div, ...) stage
  * g and h in C's unspecified argument-evaluation order, so the equation order of a
  * jaxpr of grad(f) can differ between compilers; the cases below avoid such rules. */
@@ -77,6 +79,7 @@ FN(f_times_1e10, out[0] = jx_multiply(x[0], jx_scalar(1e10)))
 FN(f_where, jx_array *c = jx_less(x[0], x[1]); out[0] = jx_where(c, x[0], x[1]))
 FN(f_sin_of_const, out[0] = jx_sin(jx_scalar_of(1.0, JX_FLOAT32)))
 FN(f_astype, out[0] = jx_astype(x[0], JX_INT32))
+FN(f_matmul, out[0] = jx_matmul(x[0], x[1]))
 FN(f_bad_shapes, out[0] = jx_add(x[0], jx_zeros(1, (int64_t[]){7}, JX_FLOAT32)))
 
 /* Calls of a jitted function (ctx) inside a traced one stay one jit equation. */
@@ -252,6 +255,27 @@ static void test_differs_from_jax(void) {
               "    c:bool[3] = lt a b\n"
               "    d:f32[3] = select c a b\n"
               "  in (d,) }");
+  /* 1, 3. jnp.matmul broadcasts batch dims without materializing them: one dot_general
+   * (the weight of x @ W is never copied per batch entry). JAX: "c:f32[2,3,5] =
+   * dot_general[\n      dimension_numbers=(([2], [0]), ([], []))\n
+   * preferred_element_type=float32\n    ] a b" */
+  jx_array *mm[2] = {jx_zeros(3, (int64_t[]){2, 3, 4}, JX_FLOAT32),
+                     jx_zeros(2, (int64_t[]){4, 5}, JX_FLOAT32)};
+  CHECK_JAXPR(f_matmul, 2, 1, mm,
+              "{ lambda ; a:f32[2,3,4] b:f32[4,5]. let c:f32[2,3,5] = dot_general["
+              "dimension_numbers=(([2], [0]), ([], []))] a b in (c,) }");
+  jx_free(mm[0]), jx_free(mm[1]);
+  /* 3, 8. JAX: "c:f32[2,3,4] = squeeze[dimensions=(1,)] a", then the same dot_general
+   *    and transpose */
+  mm[0] = jx_zeros(4, (int64_t[]){2, 1, 3, 4}, JX_FLOAT32);
+  mm[1] = jx_zeros(3, (int64_t[]){5, 4, 6}, JX_FLOAT32);
+  CHECK_JAXPR(f_matmul, 2, 1, mm,
+              "{ lambda ; a:f32[2,1,3,4] b:f32[5,4,6]. let\n"
+              "    c:f32[2,3,4] = reshape[dimensions=None new_sizes=(2, 3, 4)] a\n"
+              "    d:f32[2,3,5,6] = dot_general[dimension_numbers=(([2], [1]), ([], []))] c b\n"
+              "    e:f32[2,5,3,6] = transpose[permutation=(0, 2, 1, 3)] d\n"
+              "  in (e,) }");
+  jx_free(mm[0]), jx_free(mm[1]);
   jx_free(a), jx_free(ab[0]), jx_free(ab[1]), jx_free(s), jx_free(m);
   jx_free(ss[0]), jx_free(ss[1]);
 }

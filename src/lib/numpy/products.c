@@ -44,48 +44,71 @@ static jx_array *mul_bcast(const char *fn, jx_array *x, jx_array *y) {
 
 /* ------------------------------------------------------------------ matmul */
 
-/* jnp.matmul: a 1-d x acts as (1, k) and a 1-d y as (k, 1), the added dim removed
- * from the result; the batch dims (all but the last two) broadcast (NumPy rules). */
+/* jnp.matmul (tensor_contractions.py): a 1-d x acts as (1, k) and a 1-d y as (k, 1), the
+ * added dim removed from the result; the batch dims (all but the last two) broadcast
+ * (NumPy rules) without being materialized, as JAX does: a batch dim only one operand
+ * has, or where one operand's size is 1 (squeezed away), is a free dim of the other
+ * operand; dims present in both with equal sizes are dot_general batch dims. The
+ * result (batch, x's free, y's free) is transposed into matmul's order. So
+ * (B, L, H) @ (H, N) is a single (B * L, H) x (H, N) product, never B copies of y. */
 static jx_array *matmul_impl(const char *fn, jx_array *x, jx_array *y) {
   if (x->ndim == 0 || y->ndim == 0) {
     shape_error(fn, x, y, "matmul operands must be at least 1-d");
     return NULL;
   }
-  int64_t xs[JX_MAX_NDIM + 1], ys[JX_MAX_NDIM + 1];
-  int xn = x->ndim == 1 ? 2 : x->ndim, yn = y->ndim == 1 ? 2 : y->ndim;
-  if (x->ndim == 1) xs[0] = 1, xs[1] = x->shape[0];
-  else memcpy(xs, x->shape, (size_t)xn * sizeof(int64_t));
-  if (y->ndim == 1) ys[0] = y->shape[0], ys[1] = 1;
-  else memcpy(ys, y->shape, (size_t)yn * sizeof(int64_t));
-  if (xs[xn - 1] != ys[yn - 2]) {
+  bool xmat = x->ndim > 1, ymat = y->ndim > 1;
+  if (x->shape[x->ndim - 1] != y->shape[ymat ? y->ndim - 2 : 0]) {
     shape_error(fn, x, y, "contracting dimensions differ");
     return NULL;
   }
-  int nb = (xn > yn ? xn : yn) - 2;
-  int64_t xt[JX_MAX_NDIM], yt[JX_MAX_NDIM], rs[JX_MAX_NDIM];
-  for (int i = 0; i < nb; i++) { /* right-aligned batch dims */
-    int xi = i - (nb - (xn - 2)), yi = i - (nb - (yn - 2));
-    int64_t a = xi >= 0 ? xs[xi] : 1, b = yi >= 0 ? ys[yi] : 1;
-    if (a != b && a != 1 && b != 1) {
+  int xnb = xmat ? x->ndim - 2 : 0, ynb = ymat ? y->ndim - 2 : 0;
+  int nb = xnb > ynb ? xnb : ynb;
+  int xsq[JX_MAX_NDIM], ysq[JX_MAX_NDIM], nxsq = 0, nysq = 0;
+  int xbatch[JX_MAX_NDIM], ybatch[JX_MAX_NDIM], ib[JX_MAX_NDIM], ixo[JX_MAX_NDIM + 1],
+      iyo[JX_MAX_NDIM + 1], nbatch = 0, nxo = 0, nyo = 0;
+  for (int i = 0; i < nb; i++) { /* right-aligned batch dims; -1: absent */
+    int xi = i - (nb - xnb), yi = i - (nb - ynb);
+    int64_t a = xi >= 0 ? x->shape[xi] : -1, b = yi >= 0 ? y->shape[yi] : -1;
+    if (a < 0) iyo[nyo++] = i;
+    else if (b < 0) ixo[nxo++] = i;
+    else if (a == 1) {
+      iyo[nyo++] = i;
+      xsq[nxsq] = nbatch + nxo + nxsq, nxsq++;
+    } else if (b == 1) {
+      ixo[nxo++] = i;
+      ysq[nysq] = nbatch + nyo + nysq, nysq++;
+    } else if (a == b) {
+      xbatch[nbatch] = nbatch + nxo, ybatch[nbatch] = nbatch + nyo;
+      ib[nbatch++] = i;
+    } else {
       shape_error(fn, x, y, "batch dimensions do not broadcast");
       return NULL;
     }
-    xt[i] = yt[i] = rs[i] = a == 1 ? b : a;
   }
-  xt[nb] = xs[xn - 2], xt[nb + 1] = xs[xn - 1];
-  yt[nb] = ys[yn - 2], yt[nb + 1] = ys[yn - 1];
-  int xbd[JX_MAX_NDIM], ybd[JX_MAX_NDIM], batch[JX_MAX_NDIM];
-  for (int i = 0; i < xn; i++) xbd[i] = nb + 2 - xn + i;
-  for (int i = 0; i < yn; i++) ybd[i] = nb + 2 - yn + i;
-  for (int i = 0; i < nb; i++) batch[i] = i;
-  jx_array *xb = prim_broadcast_in_dim(prim_reshape(x, xn, xs), nb + 2, xt, xbd);
-  jx_array *yb = prim_broadcast_in_dim(prim_reshape(y, yn, ys), nb + 2, yt, ybd);
-  int xc = nb + 1, yc = nb;
-  jx_array *r = contract(fn, xb, yb, 1, &xc, &yc, nb, batch, batch);
-  int n = nb;
-  if (x->ndim > 1) rs[n++] = xs[xn - 2];
-  if (y->ndim > 1) rs[n++] = ys[yn - 1];
-  return r ? prim_reshape(r, n, rs) : NULL;
+  if (xmat) ixo[nxo++] = nb;
+  if (ymat) iyo[nyo++] = nb + xmat;
+  /* squeeze the size-1 batch dims (sq lists ascending positions) */
+  int64_t xs[JX_MAX_NDIM], ys[JX_MAX_NDIM];
+  int xn = 0, yn = 0;
+  for (int d = 0, k = 0; d < x->ndim; d++)
+    if (k < nxsq && xsq[k] == d) k++;
+    else xs[xn++] = x->shape[d];
+  for (int d = 0, k = 0; d < y->ndim; d++)
+    if (k < nysq && ysq[k] == d) k++;
+    else ys[yn++] = y->shape[d];
+  jx_array *xr = nxsq ? prim_reshape(x, xn, xs) : x, *yr = nysq ? prim_reshape(y, yn, ys) : y;
+  int xc = xn - 1, yc = yn - 1 - ymat;
+  jx_array *r = contract(fn, xr, yr, 1, &xc, &yc, nbatch, xbatch, ybatch);
+  if (!r) return NULL;
+  /* dot_general's order is (batch, x's free, y's free); perm = argsort of that order */
+  int order[JX_MAX_NDIM], perm[JX_MAX_NDIM], n = 0;
+  for (int i = 0; i < nbatch; i++) order[n++] = ib[i];
+  for (int i = 0; i < nxo; i++) order[n++] = ixo[i];
+  for (int i = 0; i < nyo; i++) order[n++] = iyo[i];
+  bool identity = true;
+  for (int i = 0; i < n; i++) perm[order[i]] = i, identity &= order[i] == i;
+  if (!identity) r = prim_transpose(r, perm);
+  return r;
 }
 
 jx_array *jx_matmul(jx_array *x, jx_array *y) {
