@@ -559,6 +559,7 @@ jx_array *jx_tensordot(jx_array *x, jx_array *y, int n);
 #include "jaxc/lax.h"
 #include "jaxc/random.h"
 #include "jaxc/optax.h"
+#include "jaxc/custom.h"
 
 #ifdef __cplusplus
 }

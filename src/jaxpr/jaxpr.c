@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "trace/trace.h"
 
 /* ------------------------------------------------------------ building */
 
@@ -39,13 +40,25 @@ Jaxpr *jaxpr_ref(Jaxpr *j) {
   return j;
 }
 
+void jaxpr_params_retain(const PrimParams *pp) {
+  jaxpr_ref(pp->jaxpr);
+  for (int b = 0; b < pp->nbranches; b++) jaxpr_ref(pp->branches[b]);
+  for (int f = 0; f < pp->nfns; f++) fn_retain(pp->fns[f]);
+}
+
+void jaxpr_params_release(PrimParams *pp) {
+  jaxpr_free(pp->jaxpr);
+  pp->jaxpr = NULL;
+  for (int b = 0; b < pp->nbranches; b++) jaxpr_free(pp->branches[b]), pp->branches[b] = NULL;
+  pp->nbranches = 0;
+  for (int f = 0; f < pp->nfns; f++) fn_release(pp->fns[f]), pp->fns[f] = NULL;
+  pp->nfns = 0;
+}
+
 static void eqn_clear(JaxprEqn *q) {
   free(q->in), free(q->out);
   q->in = q->out = NULL;
-  jaxpr_free(q->params.jaxpr);
-  q->params.jaxpr = NULL;
-  for (int b = 0; b < q->params.nbranches; b++) jaxpr_free(q->params.branches[b]), q->params.branches[b] = NULL;
-  q->params.nbranches = 0;
+  jaxpr_params_release(&q->params);
 }
 
 void jaxpr_free(Jaxpr *j) {
@@ -117,8 +130,7 @@ bool jaxpr_add_eqn(Jaxpr *j, Prim p, const PrimParams *pp, int nin, const int *i
   if (nout) memcpy(ocopy, out, (size_t)nout * sizeof *ocopy);
   j->eqns[j->neqns++] = (JaxprEqn){.prim = p, .params = *pp, .nin = nin, .in = copy,
                                    .nout = nout, .out = ocopy};
-  jaxpr_ref(pp->jaxpr);
-  for (int b = 0; b < pp->nbranches; b++) jaxpr_ref(pp->branches[b]);
+  jaxpr_params_retain(pp);
   return true;
 }
 
@@ -650,8 +662,7 @@ static bool inline_one(Jaxpr *j, JaxprEqn *call, JaxprEqn *out, int *nout_eqns) 
     }
     if (ok) {
       JaxprEqn nq = {.prim = q->prim, .params = q->params, .nin = q->nin, .in = in, .nout = q->nout, .out = res};
-      jaxpr_ref(nq.params.jaxpr);
-      for (int b = 0; b < nq.params.nbranches; b++) jaxpr_ref(nq.params.branches[b]);
+      jaxpr_params_retain(&nq.params);
       out[(*nout_eqns)++] = nq;
     } else {
       free(in), free(res);
@@ -684,17 +695,24 @@ static bool inline_one(Jaxpr *j, JaxprEqn *call, JaxprEqn *out, int *nout_eqns) 
   return ok;
 }
 
+/* Calls that lowering inlines: jit, and the primal programs of custom_jvp_call,
+ * custom_vjp_call and checkpoint (their rules matter only to transformations, which
+ * have run by then; custom_lin is never inlined). */
+static bool inlinable(Prim p) {
+  return p == PRIM_jit || p == PRIM_custom_jvp_call || p == PRIM_custom_vjp_call || p == PRIM_checkpoint;
+}
+
 /* Number of equations j has after inlining every call, recursively. */
 static int inlined_count(const Jaxpr *j) {
   int n = 0;
   for (int e = 0; e < j->neqns; e++)
-    n += j->eqns[e].prim == PRIM_jit ? inlined_count(j->eqns[e].params.jaxpr) + j->eqns[e].params.jaxpr->nout : 1;
+    n += inlinable(j->eqns[e].prim) ? inlined_count(j->eqns[e].params.jaxpr) + j->eqns[e].params.jaxpr->nout : 1;
   return n;
 }
 
 bool jaxpr_inline_calls(Jaxpr *j) {
   bool any = false;
-  for (int e = 0; e < j->neqns; e++) any |= j->eqns[e].prim == PRIM_jit;
+  for (int e = 0; e < j->neqns; e++) any |= inlinable(j->eqns[e].prim);
   if (!any) return true;
   int cap = inlined_count(j) + 1, n = 0;
   JaxprEqn *eqns = malloc((size_t)cap * sizeof *eqns);
@@ -705,7 +723,7 @@ bool jaxpr_inline_calls(Jaxpr *j) {
   bool ok = true;
   for (int e = 0; e < j->neqns; e++) {
     JaxprEqn *q = &j->eqns[e];
-    if (q->prim != PRIM_jit) {
+    if (!inlinable(q->prim)) {
       eqns[n++] = *q;
       continue;
     }

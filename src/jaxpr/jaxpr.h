@@ -24,10 +24,14 @@ bool jaxpr_add_outvar(Jaxpr *j, int var);
  * on OOM. */
 bool jaxpr_add_eqn(Jaxpr *j, Prim p, const PrimParams *pp, int nin, const int *in, int nout,
                    const int *out);
+/* Adds / drops the references params hold (sub-jaxprs, rule functions): an equation
+ * storing a copy of pp retains, clearing it releases (fields reset to none). */
+void jaxpr_params_retain(const PrimParams *pp);
+void jaxpr_params_release(PrimParams *pp);
 /* Structural hash / equality (prim_jaxpr_hash / prim_jaxpr_equal). */
 uint64_t jaxpr_hash(const Jaxpr *j);
 bool jaxpr_equal(const Jaxpr *a, const Jaxpr *b);
-/* Inlines every jit equation (recursively): the sub-jaxpr's equations and constants
+/* Inlines every jit, custom_jvp_call, custom_vjp_call and checkpoint equation (recursively): the sub-jaxpr's equations and constants
  * join j. jit lowering runs it first. false on OOM. */
 bool jaxpr_inline_calls(Jaxpr *j);
 

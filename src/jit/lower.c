@@ -573,6 +573,10 @@ static const LowerRule lower_rules[PRIM_NUM] = {
 static const char *const lower_absent[PRIM_NUM] = {
     [PRIM_jit] = "calls are inlined before lowering (jaxpr_inline_calls)",
     [PRIM_cond] = "not fused yet: jit evaluates a jaxpr holding a cond equation by equation",
+    [PRIM_custom_jvp_call] = "inlined before lowering (jaxpr_inline_calls): the primal program",
+    [PRIM_custom_vjp_call] = "inlined before lowering (jaxpr_inline_calls): the primal program",
+    [PRIM_checkpoint] = "inlined before lowering (jaxpr_inline_calls)",
+    [PRIM_custom_lin] = "has no value (forward mode through custom_vjp): its eval rule reports the error",
 };
 
 bool jit_has_lower_rule(Prim p, const char **why) {

@@ -395,6 +395,10 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_threefry2x32] = eval_threefry,
     [PRIM_jit] = eval_call,
     [PRIM_cond] = control_abstract_eval,
+    [PRIM_custom_jvp_call] = custom_abstract_eval, /* trace/custom.c */
+    [PRIM_custom_vjp_call] = custom_abstract_eval,
+    [PRIM_custom_lin] = custom_abstract_eval,
+    [PRIM_checkpoint] = custom_abstract_eval,
 };
 
 bool prim_has_abstract_rule(Prim p) { return (unsigned)p < PRIM_NUM && abstract_rules[p] != NULL; }

@@ -576,6 +576,11 @@ static jx_status rule_cond(Prim p, int nin, jx_array *const *in, const PrimParam
   return control_impl(p, nin, in, pp, nout, out);
 }
 
+static jx_status rule_custom(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                             const Aval *avals, jx_array **out) {
+  return custom_impl(p, nin, in, pp, nout, out);
+}
+
 static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_neg] = rule_elementwise,
     [PRIM_not] = rule_elementwise,
@@ -659,6 +664,10 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_threefry2x32] = rule_threefry,
     [PRIM_jit] = rule_call,
     [PRIM_cond] = rule_cond,
+    [PRIM_custom_jvp_call] = rule_custom,
+    [PRIM_custom_vjp_call] = rule_custom,
+    [PRIM_custom_lin] = rule_custom,
+    [PRIM_checkpoint] = rule_custom,
 };
 
 bool impl_has_rule(Prim p) { return (unsigned)p < PRIM_NUM && impl_rules[p] != NULL; }

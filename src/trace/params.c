@@ -53,6 +53,9 @@ uint64_t prim_params_hash(Prim p, const PrimParams *pp) {
   if (pp->jaxpr) h = mix(h, prim_jaxpr_hash(pp->jaxpr));
   h = mix(h, (uint64_t)pp->nbranches);
   for (int b = 0; b < pp->nbranches; b++) h = mix(h, prim_jaxpr_hash(pp->branches[b]));
+  h = mix(h, (uint64_t)pp->nfns);
+  for (int f = 0; f < pp->nfns; f++) h = mix(h, (uint64_t)(uintptr_t)pp->fns[f]); /* identity */
+  h = mix(h, (uint64_t)pp->nres);
   return h;
 }
 
@@ -69,7 +72,9 @@ bool prim_params_equal(Prim p, const PrimParams *a, const PrimParams *b) {
       !SAME_ARRAY(a->lhs_batch, b->lhs_batch) || !SAME_ARRAY(a->rhs_batch, b->rhs_batch) ||
       a->flags != b->flags)
     return false;
-  if (a->nbranches != b->nbranches) return false;
+  if (a->nbranches != b->nbranches || a->nfns != b->nfns || a->nres != b->nres) return false;
+  for (int f = 0; f < a->nfns; f++)
+    if (a->fns[f] != b->fns[f]) return false;
   for (int k = 0; k < a->nbranches; k++)
     if (!prim_jaxpr_equal(a->branches[k], b->branches[k])) return false;
   if (!a->jaxpr || !b->jaxpr) return a->jaxpr == b->jaxpr;

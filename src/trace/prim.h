@@ -67,7 +67,13 @@ typedef struct PrimParams {
                                     included); an equation holds a reference */
   int nbranches;                 /* cond: the closed branch jaxprs (index i runs */
   struct Jaxpr *branches[PRIM_MAX_BRANCHES]; /* branches[i]); references held */
+  int nfns;                      /* custom derivatives: the user's rules, compared by  */
+  jx_fn *fns[2];                 /* identity (JAX's jvp_jaxpr_fun / fwd / bwd); held:  */
+                                 /* custom_jvp_call {jvp}, custom_vjp_call {fwd, bwd}, */
+                                 /* custom_lin {bwd}                                   */
+  int nres;                      /* custom_lin: residual operands before the tangents */
 } PrimParams;
+
 
 /* Structural hash and equality of p's params: every field p uses, sub-jaxprs compared
  * by structure (never pointers or padding bytes). For CSE and caches. */
@@ -208,6 +214,29 @@ jx_status prim_cond(int n, struct Jaxpr *const *branches, jx_array *index, int n
 /* x with upd added at the positions gather(x, idx, axis) reads (clamped): the
  * transpose of prim_gather. upd has gather's result shape. */
 jx_array *prim_scatter_add(jx_array *x, jx_array *idx, jx_array *upd, int axis);
+/* ---- custom derivatives and rematerialization (trace/custom.c). The primal
+ * program is a closed jaxpr taking the operands; rules are jx_fn held by reference.
+ * jax.custom_jvp's custom_jvp_call: runs `primal`; JVP calls `jvp` on (nondiff
+ * operands, diff primals, diff tangents) -> (outs, tangent outs); nondiff is a bit mask
+ * of operands (at most 32) that get no tangent (nondiff_argnums). */
+jx_status prim_custom_jvp_call(struct Jaxpr *primal, jx_fn *jvp, unsigned nondiff, int nin,
+                               jx_array *const *in, jx_array **out);
+/* jax.custom_vjp's custom_vjp_call: runs `primal`; JVP calls fwd (-> outs, residuals)
+ * and binds custom_lin; its transpose calls bwd(residuals, cotangents). */
+jx_status prim_custom_vjp_call(struct Jaxpr *primal, jx_fn *fwd, jx_fn *bwd, int nin,
+                               jx_array *const *in, jx_array **out);
+/* custom_lin (JAX's custom_lin_p): the tangents of custom_vjp_call's outputs as a
+ * linear function of the operands' tangents known only through bwd: operands are the
+ * nres residuals then one tangent per primal input; results have the primal outputs'
+ * types. Evaluating it (forward mode) is an error, as in JAX. */
+jx_status prim_custom_lin(struct Jaxpr *primal, jx_fn *bwd, int nres, int nin,
+                          jx_array *const *in, jx_array **out);
+/* jax.checkpoint's primitive (remat): calls `jaxpr`; under differentiation the values
+ * the policy (flags: PRIM_CHECKPOINT_*) does not save are recomputed. */
+enum { PRIM_CHECKPOINT_NOTHING = 0, PRIM_CHECKPOINT_EVERYTHING = 1, PRIM_CHECKPOINT_DOTS = 2,
+       PRIM_CHECKPOINT_DOTS_NO_BATCH = 3 };
+jx_status prim_checkpoint(struct Jaxpr *j, unsigned policy, int nin, jx_array *const *in,
+                          jx_array **out);
 /* ---- linear algebra (lax.linalg primitives; trace/linalg.c). Operands are float32 or
  * float64 with at least two dims; leading dims are batch dims, equal across operands.
  * Errors: JX_ERR_SHAPE (rank < 2, non-square where square is needed, mismatched

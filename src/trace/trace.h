@@ -21,6 +21,13 @@ int control_nout(Prim p, const PrimParams *pp);
 jx_status control_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                        jx_array **out);
 
+/* custom.c: abstract and eager evaluation of custom_jvp_call, custom_vjp_call,
+ * custom_lin and checkpoint; an aval as text ("float32[3]") for error messages. */
+bool custom_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
+jx_status custom_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                      jx_array **out);
+void custom_aval_text(char *buf, size_t n, const Aval *a);
+
 /* True if dot_general(x, y) of dtype is large enough to run as a GEMM routine. */
 bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y);
 

@@ -12,6 +12,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "transform/jvp.h"
+#include "transform/custom.h"
 #include "transform/linalg.h"
 
 typedef struct JvpTracer {
@@ -404,6 +405,45 @@ static jx_status jvp_cond(int nin, jx_array *const *x, jx_array *const *t, const
   return s;
 }
 
+/* checkpoint (JAX's remat JVP + partial evaluation): the primal results from a
+ * checkpoint of the program on the primals, the tangents from a checkpoint of its JVP
+ * jaxpr on (primals, tangents). Under linearize the second call is staged with only the
+ * primals as residuals, and every primal value it needs is recomputed from them when it
+ * is transposed (nothing_saveable). The policy decides which values are saved instead:
+ * everything_saveable differentiates the program in place (every intermediate a
+ * residual); dots_saveable passes dot_general results from the primal call as
+ * residuals (dots_with_no_batch_dims_saveable: those without batch dimensions). */
+static jx_status jvp_checkpoint(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                                int nout, jx_array **y, jx_array **ty) {
+  Jaxpr *sub = pp->jaxpr;
+  if (pp->flags == PRIM_CHECKPOINT_EVERYTHING) {
+    Trace *jt = jvp_begin();
+    jx_array **in = calloc((size_t)nin + 1, sizeof *in), **outs = calloc((size_t)nout + 1, sizeof *outs);
+    jx_status s = jt && in && outs ? JX_OK : jx_last_status() ? jx_last_status() : JX_ERR_OOM;
+    for (int i = 0; s == JX_OK && i < nin; i++)
+      if (!(in[i] = jvp_tracer(jt, x[i], t[i]))) s = jx_last_status();
+    if (s == JX_OK) s = prim_eval_jaxpr(sub, in, outs);
+    for (int o = 0; s == JX_OK && o < nout; o++) jvp_unpack(jt, outs[o], &y[o], &ty[o]);
+    if (jt) trace_pop(jt);
+    free(in), free(outs);
+    return s;
+  }
+  jx_array **args = calloc((size_t)(2 * nin + 1), sizeof *args);
+  if (!args) {
+    error_set(JX_ERR_OOM, "jvp: out of memory");
+    return JX_ERR_OOM;
+  }
+  jx_status s = prim_checkpoint(sub, pp->flags, nin, x, y);
+  Jaxpr *J = s == JX_OK ? jvp_jaxpr(sub, t) : NULL;
+  if (s == JX_OK && !J) s = jx_last_status();
+  if (s == JX_OK) s = prim_checkpoint(J, pp->flags, jvp_args(nin, x, t, args), args, ty);
+  for (int o = 0; s == JX_OK && o < nout; o++)
+    if (!dtype_is_floating(y[o]->dtype)) ty[o] = NULL;
+  jaxpr_free(J);
+  free(args);
+  return s;
+}
+
 static jx_array *jvp_scatter_add(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   if (!t[0] && !t[2]) return NULL;
   jx_array *a = tfull(t[0], x[0]);
@@ -458,6 +498,9 @@ static const struct {
     [PRIM_lu] = {.many = linalg_jvp_lu},   [PRIM_qr] = {.many = linalg_jvp_qr},
     [PRIM_eigh] = {.many = linalg_jvp_eigh}, [PRIM_svd] = {.many = linalg_jvp_svd},
     [PRIM_cond] = {.many = jvp_cond},
+    [PRIM_custom_jvp_call] = {.many = custom_jvp_custom_jvp_call}, /* transform/custom.c */
+    [PRIM_custom_vjp_call] = {.many = custom_jvp_custom_vjp_call},
+    [PRIM_checkpoint] = {.many = jvp_checkpoint},
 };
 
 /* Primitives without a JVP rule, and why (the rule-table test reads this). */
@@ -477,6 +520,8 @@ static const char *const jvp_absent[PRIM_NUM] = {
     [PRIM_reduce_or] = "bool output: zero tangent",
     [PRIM_threefry2x32] = "uint32 output: zero tangent",
     [PRIM_iota] = "no operands: never applied to a JVP tracer",
+    [PRIM_custom_lin] = "its tangents are linear functions known only to reverse mode: "
+                        "forward mode through a custom_vjp is an error (its eval rule says so)",
 };
 
 bool jvp_has_rule(Prim p, const char **absent) {

@@ -9,6 +9,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "transform/transpose.h"
+#include "transform/custom.h"
 #include "transform/linalg.h"
 
 /* Cotangents of the linear operands (ct_in[i] for linear[i]) from the output's ct.
@@ -341,6 +342,8 @@ static const struct {
     [PRIM_jit] = {.many = t_call},
     [PRIM_triangular_solve] = {linalg_transpose_triangular_solve},
     [PRIM_cond] = {.many = t_cond},
+    [PRIM_checkpoint] = {.many = t_call}, /* recomputes what the policy did not save */
+    [PRIM_custom_lin] = {.many = custom_transpose_custom_lin}, /* bwd (transform/custom.c) */
 };
 
 bool transpose_has_rule(Prim p, const char **absent) {

@@ -371,6 +371,115 @@ static int batch_call(Prim p, int nin, jx_array *const *x, const int *bd,
   return ok ? 0 : NM;
 }
 
+/* Operands with their batch axes moved to 0 (xs), axes[i] 0 or NM. */
+static void batch_front(int nin, jx_array *const *x, const int *bd, jx_array **xs, int *axes) {
+  for (int i = 0; i < nin; i++) {
+    xs[i] = bd[i] == NM ? x[i] : move_axis(x[i], bd[i], 0);
+    axes[i] = bd[i] == NM ? NM : 0;
+  }
+}
+
+/* checkpoint: one checkpoint of the batched program, same policy. */
+static int batch_checkpoint(Prim p, int nin, jx_array *const *x, const int *bd,
+                            const PrimParams *pp, jx_array **y) {
+  Jaxpr *J = batch_jaxpr(pp->jaxpr, x, bd, batch_size(nin, x, bd));
+  bool ok = J && prim_checkpoint(J, pp->flags, nin, x, y) == JX_OK;
+  jaxpr_free(J);
+  if (!ok) y[0] = NULL;
+  return ok ? 0 : NM;
+}
+
+/* custom_jvp_call (JAX's _custom_jvp_call_vmap): the batched program, and the rule
+ * batched alike -- each tangent mapped as its primal, every result along axis 0. */
+static int batch_custom_jvp_call(Prim p, int nin, jx_array *const *x, const int *bd,
+                                 const PrimParams *pp, jx_array **y) {
+  unsigned nondiff = pp->flags;
+  jx_fn *rule = pp->fns[0];
+  jx_array **xs = calloc((size_t)nin + 1, sizeof *xs);
+  int *axes = calloc((size_t)nin + 1, sizeof *axes), *rin = calloc((size_t)(2 * nin + 1), sizeof *rin);
+  int *rout = calloc((size_t)(2 * pp->jaxpr->nout + 1), sizeof *rout); /* zeros: axis 0 */
+  bool ok = xs && axes && rin && rout;
+  if (!ok) error_set(JX_ERR_OOM, "vmap: out of memory");
+  Jaxpr *J = NULL;
+  jx_fn *rb = NULL;
+  if (ok) {
+    batch_front(nin, x, bd, xs, axes);
+    int n = 0;
+    for (int i = 0; i < nin; i++)
+      if (nondiff >> i & 1) rin[n++] = axes[i];
+    for (int pass = 0; pass < 2; pass++) /* diff primals, then their tangents */
+      for (int i = 0; i < nin; i++)
+        if (!(nondiff >> i & 1)) rin[n++] = axes[i];
+    J = batch_jaxpr(pp->jaxpr, xs, axes, batch_size(nin, x, bd));
+    rb = J ? jx_vmap(rule, rin, rout) : NULL;
+    ok = rb && prim_custom_jvp_call(J, rb, nondiff, nin, xs, y) == JX_OK;
+  }
+  jx_fn_free(rb);
+  jaxpr_free(J);
+  free(xs), free(axes), free(rin), free(rout);
+  if (!ok) y[0] = NULL;
+  return ok ? 0 : NM;
+}
+
+/* bwd of a batched custom_vjp: the user's bwd vmapped over residuals and cotangents
+ * (all batched along 0), then the cotangents of unbatched operands summed over the
+ * batch (JAX's batching of custom_vjp's bwd). */
+typedef struct BatchedBwd {
+  jx_fn *vb;
+  int nin;
+  bool unbatched[];
+} BatchedBwd;
+
+static void batched_bwd_free(void *ctx) {
+  BatchedBwd *c = ctx;
+  fn_release(c->vb);
+  free(c);
+}
+
+static jx_status batched_bwd(void *ctx, jx_array *const *in, jx_array **out) {
+  BatchedBwd *c = ctx;
+  jx_status s = jx_call(c->vb, in, out);
+  for (int i = 0; s == JX_OK && i < c->nin; i++) {
+    if (!c->unbatched[i]) continue;
+    bool mask[JX_MAX_NDIM] = {true};
+    if (!(out[i] = prim_reduce(PRIM_reduce_sum, out[i], mask))) s = jx_last_status();
+  }
+  return s;
+}
+
+/* custom_vjp_call (JAX's _custom_vjp_call_vmap): the batched program, fwd batched with
+ * every output (results and residuals) along axis 0, and bwd batched by batched_bwd. */
+static int batch_custom_vjp_call(Prim p, int nin, jx_array *const *x, const int *bd,
+                                 const PrimParams *pp, jx_array **y) {
+  jx_fn *fwd = pp->fns[0], *bwd = pp->fns[1];
+  int nfo = jx_fn_nout(fwd), nbi = jx_fn_nin(bwd);
+  jx_array **xs = calloc((size_t)nin + 1, sizeof *xs);
+  int *axes = calloc((size_t)nin + 1, sizeof *axes), *zeros = calloc((size_t)(nfo + nbi + nin + 1), sizeof *zeros);
+  BatchedBwd *c = calloc(1, sizeof *c + (size_t)nin + 1);
+  bool ok = xs && axes && zeros && c;
+  if (!ok) error_set(JX_ERR_OOM, "vmap: out of memory");
+  Jaxpr *J = NULL;
+  jx_fn *fb = NULL, *bb = NULL;
+  if (ok) {
+    batch_front(nin, x, bd, xs, axes);
+    c->nin = nin;
+    for (int i = 0; i < nin; i++) c->unbatched[i] = axes[i] == NM;
+    J = batch_jaxpr(pp->jaxpr, xs, axes, batch_size(nin, x, bd));
+    fb = J ? jx_vmap(fwd, axes, zeros) : NULL;
+    c->vb = fb ? jx_vmap(bwd, zeros, zeros) : NULL;
+    if (c->vb) fn_retain(c->vb), jx_fn_free(c->vb);
+    bb = c->vb ? jx_fn_new_with_free(jx_fn_name(c->vb), nbi, nin, batched_bwd, c, batched_bwd_free) : NULL;
+    if (bb) c = NULL; /* owned by bb */
+    ok = bb && prim_custom_vjp_call(J, fb, bb, nin, xs, y) == JX_OK;
+  }
+  if (c) batched_bwd_free(c);
+  jx_fn_free(fb), jx_fn_free(bb);
+  jaxpr_free(J);
+  free(xs), free(axes), free(zeros);
+  if (!ok) y[0] = NULL;
+  return ok ? 0 : NM;
+}
+
 /* cond (JAX's _cond_batching_rule): an unbatched index stays one cond of the batched
  * branches; a batched index runs every batched branch and selects each lane's result
  * (select_n on index == b), as the predicate differs per lane. */
@@ -529,6 +638,11 @@ static const struct {
     [PRIM_svd] = {batch_linalg},
     [PRIM_jit] = {batch_call},
     [PRIM_cond] = {batch_cond},
+    [PRIM_custom_jvp_call] = {batch_custom_jvp_call},
+    [PRIM_custom_vjp_call] = {batch_custom_vjp_call},
+    [PRIM_checkpoint] = {batch_checkpoint},
+    [PRIM_custom_lin] = {NULL, "staged by linearize (its tangents are traced) and transposed "
+                               "there; custom_vjp_call's own batching rule batches fwd and bwd"},
     [PRIM_scatter_add] = {batch_scatter_add},
     [PRIM_iota] = {NULL, "no operands, so never applied to a batch tracer"},
 };

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""golden_custom.py -- writes tests/golden/custom.txt: JAX's results for jaxc's custom
+derivatives and checkpoint (src/lib/custom.c): custom_jvp (log1pexp's stable
+derivative, a rule calling the function itself, nondiff_argnums), custom_vjp
+(clip_gradient, residuals, a bwd that is not the derivative), under grad, jvp, vmap
+and their compositions. Read by tests/lib/test_custom.c, which runs each case eagerly
+and under jit. Format: tests/support/golden.h.
+
+Run:  python3 tools/golden_custom.py  (jax_enable_x64 off)
+"""
+import os
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+
+jax.config.update("jax_enable_x64", False)
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden",
+                   "custom.txt")
+RNG = np.random.RandomState(16)
+
+
+def fmt_array(tag, a):
+  dtype = str(a.dtype)
+  weak = "weak_" if getattr(a, "weak_type", False) else ""
+  n = np.asarray(a)
+  if dtype == "bool":
+    vals = " ".join("1" if v else "0" for v in n.reshape(-1).tolist())
+  elif dtype.startswith(("int", "uint")):
+    vals = " ".join(str(int(v)) for v in n.reshape(-1).tolist())
+  else:
+    vals = " ".join(repr(float(v)) for v in n.reshape(-1).tolist())
+  dims = " ".join(str(d) for d in n.shape)
+  head = f"{tag} {weak}{dtype} {n.ndim}" + (f" {dims}" if dims else "")
+  return f"{head} : {vals}".rstrip()
+
+
+CASES = []
+
+
+def case(name, fn, args, outs):
+  lines = [f"case {name} {fn}"] + [fmt_array("in", a) for a in args]
+  lines += [fmt_array("out", o) for o in outs] + ["end"]
+  CASES.append("\n".join(lines))
+
+
+
+# ---- custom_jvp (JAX's docs: "Custom derivative rules for JAX-transformable Python
+# functions"); tests/lib/test_custom.c defines the same functions.
+@jax.custom_jvp
+def log1pexp(x):
+  return jnp.log1p(jnp.exp(x))
+
+
+@log1pexp.defjvp
+def log1pexp_jvp(primals, tangents):
+  x, = primals
+  t, = tangents
+  return log1pexp(x), t * (1. - 1. / (1. + jnp.exp(x)))
+
+
+@jax.custom_jvp
+def f_sin(x, y):
+  return jnp.sin(x) * y
+
+
+@f_sin.defjvp
+def f_sin_jvp(primals, tangents):
+  x, y = primals
+  x_dot, y_dot = tangents
+  return f_sin(x, y), jnp.cos(x) * x_dot * y + jnp.sin(x) * y_dot
+
+
+# nondiff_argnums: k is static in JAX (a Python float), an array operand in C.
+K = 3.0
+
+
+@jax.custom_jvp
+def scaled_tanh(x):
+  return K * jnp.tanh(x)
+
+
+@scaled_tanh.defjvp
+def scaled_tanh_jvp(primals, tangents):  # deliberately not the true derivative
+  x, = primals
+  t, = tangents
+  return scaled_tanh(x), K * 2.0 * t * x
+
+
+# ---- custom_vjp
+@jax.custom_vjp
+def clip_gradient(lo, hi, x):
+  return x
+
+
+def clip_gradient_fwd(lo, hi, x):
+  return x, (lo, hi)
+
+
+def clip_gradient_bwd(res, g):
+  lo, hi = res
+  return (jnp.zeros_like(lo), jnp.zeros_like(hi), jnp.clip(g, lo, hi))
+
+
+clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+
+
+@jax.custom_vjp
+def g_sin(x, y):
+  return jnp.sin(x) * y
+
+
+def g_sin_fwd(x, y):
+  return jnp.sin(x) * y, (jnp.cos(x), jnp.sin(x), y)
+
+
+def g_sin_bwd(res, g):
+  cos_x, sin_x, y = res
+  return (cos_x * g * y, sin_x * g)
+
+
+g_sin.defvjp(g_sin_fwd, g_sin_bwd)
+
+
+@jax.custom_vjp
+def square_wrong(x):  # bwd is not the derivative: proves bwd is what grad runs
+  return x * x
+
+
+def square_wrong_fwd(x):
+  return x * x, x
+
+
+def square_wrong_bwd(x, g):
+  return (10.0 * x * g,)
+
+
+square_wrong.defvjp(square_wrong_fwd, square_wrong_bwd)
+
+
+def rand(*shape):
+  return jnp.asarray(np.round(RNG.uniform(-2, 2, size=shape) * 16) / 16, jnp.float32)
+
+
+def sumf(f, *nums):
+  return jax.grad(lambda *a: jnp.sum(f(*a)), nums if len(nums) > 1 else nums[0])
+
+
+def main():
+  x, y = rand(5), rand(5)
+  xs = jnp.asarray([100.0, 0.0, -3.0, 5.0, 0.5], jnp.float32)
+  case("log1pexp", "log1pexp", [x], [log1pexp(x)])
+  case("grad_log1pexp", "grad_log1pexp", [xs], [sumf(log1pexp, 0)(xs)])
+  case("vmap_grad_log1pexp", "vmap_grad_log1pexp", [xs], [jax.vmap(jax.grad(log1pexp))(xs)])
+  case("grad_vmap_log1pexp", "grad_vmap_log1pexp", [xs], [sumf(jax.vmap(log1pexp), 0)(xs)])
+  tx = rand(5)
+  p, t = jax.jvp(log1pexp, (xs,), (tx,))
+  case("jvp_log1pexp", "jvp_log1pexp", [xs, tx], [p, t])
+  case("f_sin", "f_sin", [x, y], [f_sin(x, y)])
+  case("grad_f_sin", "grad_f_sin", [x, y], list(sumf(f_sin, 0, 1)(x, y)))
+  case("grad_grad_f_sin", "grad_grad_f_sin", [x, y],
+       [sumf(lambda x, y: sumf(f_sin, 0)(x, y), 0)(x, y)])
+  ys = rand(4, 5)
+  case("grad_vmap_f_sin", "grad_vmap_f_sin", [x, ys],
+       list(sumf(jax.vmap(f_sin, (None, 0)), 0, 1)(x, ys)))
+  k = jnp.float32(K)
+  case("scaled_tanh", "scaled_tanh", [k, x], [scaled_tanh(x)])
+  case("grad_scaled_tanh", "grad_scaled_tanh", [k, x], [sumf(scaled_tanh, 0)(x)])
+  lo, hi = jnp.float32(-0.75), jnp.float32(0.75)
+  ts = jnp.linspace(0., 10., 16, dtype=jnp.float32)
+  clip_sin = lambda lo, hi, x: clip_gradient(lo, hi, jnp.sin(x) * 3.0)
+  case("clip_gradient", "clip_gradient", [lo, hi, ts], [clip_sin(lo, hi, ts)])
+  case("grad_clip_gradient", "grad_clip_gradient", [lo, hi, ts], [sumf(clip_sin, 2)(lo, hi, ts)])
+  case("vmap_grad_clip_gradient", "vmap_grad_clip_gradient", [lo, hi, ts],
+       [jax.vmap(jax.grad(clip_sin, 2), (None, None, 0))(lo, hi, ts)])
+  case("g_sin", "g_sin", [x, y], [g_sin(x, y)])
+  case("grad_g_sin", "grad_g_sin", [x, y], list(sumf(g_sin, 0, 1)(x, y)))
+  case("grad_vmap_g_sin", "grad_vmap_g_sin", [x, ys],
+       list(sumf(jax.vmap(g_sin, (None, 0)), 0, 1)(x, ys)))
+  case("grad_square_wrong", "grad_square_wrong", [x], [sumf(square_wrong, 0)(x)])
+  with open(OUT, "w") as f:
+    f.write("# Generated by tools/golden_custom.py with jax %s -- do not edit.\n" % jax.__version__)
+    f.write("# Format: tests/support/golden.h.\n\n")
+    f.write("\n\n".join(CASES) + "\n")
+  print(f"wrote {len(CASES)} cases to {os.path.relpath(OUT)}")
+
+
+if __name__ == "__main__":
+  main()
