@@ -121,6 +121,14 @@ void jx_scope_begin(void);
 jx_status jx_scope_end(int n, jx_array *const *keep);
 /* Number of arrays alive now (all threads): tests use it to prove there are no leaks. */
 int64_t jx_live_arrays(void);
+/* Bytes of device memory held by live arrays and jit programs' buffers now (all
+ * devices, all threads), and the most held at once since the last
+ * jx_reset_peak_buffer_bytes (which sets the peak to the bytes live now): JAX's
+ * device.memory_stats()["bytes_in_use"] and ["peak_bytes_in_use"]. Views share their
+ * base's buffer; freed memory a cache keeps for reuse is not counted. */
+int64_t jx_live_buffer_bytes(void);
+int64_t jx_peak_buffer_bytes(void);
+void jx_reset_peak_buffer_bytes(void);
 
 /* ------------------------------------------------------------ functions */
 

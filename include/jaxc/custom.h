@@ -1,6 +1,6 @@
 /* jaxc/custom.h -- part of the public API of jaxc; included by <jaxc.h>, never on its own.
  * Custom derivatives and rematerialization: jax.custom_jvp, jax.custom_vjp,
- * jax.checkpoint (remat) with its policies. */
+ * jax.checkpoint (remat) with its policies; jax.debug.print. */
 #ifndef JAXC_CUSTOM_H
 #define JAXC_CUSTOM_H
 #ifndef JAXC_H
@@ -67,5 +67,17 @@ typedef enum jx_checkpoint_policy {
 jx_fn *jx_checkpoint(jx_fn *f, jx_checkpoint_policy policy);
 /* jax.remat: jx_checkpoint. */
 jx_fn *jx_remat(jx_fn *f, jx_checkpoint_policy policy);
+
+/* ------------------------------------------------------------------ debug */
+/* jax.debug.print(fmt, *args): prints fmt with its fields replaced by the values of
+ * args (as NumPy's str: "1.5", "[1. 2. 3.]"), and a newline, to stdout (flushed).
+ * Fields: "{}" takes the next argument, "{i}" argument i; "{{" and "}}" print braces.
+ * Inside jit it prints when the compiled function runs, not when it is traced, with the
+ * runtime values; prints are ordered as the program (JAX's ordered=True); under vmap
+ * it prints once per batch element, under jvp/grad the primal values (as JAX). A
+ * program containing prints is evaluated equation by equation under jit (not fused).
+ * Errors: JX_ERR_VALUE for a NULL fmt or argument, a malformed format (unmatched
+ * braces, a named field, an index past n). */
+jx_status jx_debug_print(const char *fmt, int n, jx_array *const *args);
 
 #endif

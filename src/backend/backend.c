@@ -81,6 +81,7 @@ Buffer *buffer_new(const Backend *be, size_t nbytes) {
   }
   *b = (Buffer){.backend = be, .refcount = 1, .nbytes = nbytes, .mem = mem,
                 .release = buffer_release};
+  buffer_track_new(b);
   return b;
 }
 

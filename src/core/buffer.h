@@ -18,6 +18,9 @@ struct Buffer {
   void (*release)(Buffer *b); /* at the last reference: frees mem and b itself */
 };
 
+/* Counts a new buffer's bytes as live (buffer_new calls it; buffer_free's last
+ * reference uncounts them): jx_live_buffer_bytes / jx_peak_buffer_bytes. */
+void buffer_track_new(Buffer *b);
 /* Adds a reference (NULL is fine) and returns b. */
 Buffer *buffer_ref(Buffer *b);
 /* Drops a reference (NULL is fine); the last one calls b->release. */

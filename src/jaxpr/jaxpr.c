@@ -365,6 +365,9 @@ static void print_slice(Text *t, const PrimParams *p, const Aval *x) {
   put_i64s(t, nd, p->step);
   put(t, "]");
 }
+static void print_debug_print(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[fmt=%s ordered=True]", p->text ? p->text : "");
+}
 static void print_rev(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[dimensions=");
   put_ints(t, p->naxes, p->axes);
@@ -396,6 +399,7 @@ static const PrintRule print_rules[PRIM_NUM] = {
     [PRIM_qr] = print_qr,
     [PRIM_eigh] = print_eigh,
     [PRIM_svd] = print_svd,
+    [PRIM_debug_print] = print_debug_print,
 };
 
 static void put_params(Text *t, const JaxprEqn *q, const Aval *in0) {
@@ -525,7 +529,7 @@ static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, c
       put(t, "%s%s:", o ? " " : "", nm);
       put_aval(t, &j->vars[v]);
     }
-    put(t, " = %s", prim_name(q->prim));
+    put(t, q->nout ? " = %s" : "%s", prim_name(q->prim));
     if (q->params.jaxpr) put_call_params(t, q, name, literal, next, indent + 4);
     else if (q->params.nbranches) put_branches(t, q, next, indent + 4);
     else put_params(t, q, q->nin ? &j->vars[q->in[0]] : NULL);
@@ -571,7 +575,7 @@ void jaxpr_dce(Jaxpr *j) {
   int kept = 0;
   for (int e = j->neqns - 1; e >= 0; e--) {
     JaxprEqn *q = &j->eqns[e];
-    bool used = false;
+    bool used = prim_kind(q->prim) == PRIM_KIND_EFFECT; /* debug_print: kept, in order */
     for (int o = 0; o < q->nout; o++) used |= live[q->out[o]];
     if (!used) {
       eqn_clear(q);

@@ -576,6 +576,7 @@ static const char *const lower_absent[PRIM_NUM] = {
     [PRIM_custom_jvp_call] = "inlined before lowering (jaxpr_inline_calls): the primal program",
     [PRIM_custom_vjp_call] = "inlined before lowering (jaxpr_inline_calls): the primal program",
     [PRIM_checkpoint] = "inlined before lowering (jaxpr_inline_calls)",
+    [PRIM_debug_print] = "a host effect: jit evaluates a jaxpr holding debug_print equation by equation, in order",
     [PRIM_custom_lin] = "has no value (forward mode through custom_vjp): its eval rule reports the error",
 };
 

@@ -260,6 +260,7 @@ int prim_nout(Prim p, int nin, const PrimParams *pp) {
   case PRIM_KIND_ROUTINE: return p == PRIM_sort ? nin : prim_is_linalg(p) ? prim_linalg_nout(p, pp) : 1;
   case PRIM_KIND_CALL: return pp->jaxpr ? pp->jaxpr->nout : 0;
   case PRIM_KIND_CONTROL: return control_nout(p, pp);
+  case PRIM_KIND_EFFECT: return 0;
   default: return 1;
   }
 }
@@ -399,6 +400,7 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_custom_vjp_call] = custom_abstract_eval,
     [PRIM_custom_lin] = custom_abstract_eval,
     [PRIM_checkpoint] = custom_abstract_eval,
+    [PRIM_debug_print] = debug_abstract_eval, /* trace/debug.c */
 };
 
 bool prim_has_abstract_rule(Prim p) { return (unsigned)p < PRIM_NUM && abstract_rules[p] != NULL; }

@@ -581,6 +581,11 @@ static jx_status rule_custom(Prim p, int nin, jx_array *const *in, const PrimPar
   return custom_impl(p, nin, in, pp, nout, out);
 }
 
+static jx_status rule_debug_print(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                                  const Aval *avals, jx_array **out) {
+  return debug_impl(nin, in, pp);
+}
+
 static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_neg] = rule_elementwise,
     [PRIM_not] = rule_elementwise,
@@ -668,6 +673,7 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_custom_vjp_call] = rule_custom,
     [PRIM_custom_lin] = rule_custom,
     [PRIM_checkpoint] = rule_custom,
+    [PRIM_debug_print] = rule_debug_print,
 };
 
 bool impl_has_rule(Prim p) { return (unsigned)p < PRIM_NUM && impl_rules[p] != NULL; }

@@ -56,6 +56,7 @@ uint64_t prim_params_hash(Prim p, const PrimParams *pp) {
   h = mix(h, (uint64_t)pp->nfns);
   for (int f = 0; f < pp->nfns; f++) h = mix(h, (uint64_t)(uintptr_t)pp->fns[f]); /* identity */
   h = mix(h, (uint64_t)pp->nres);
+  h = mix(h, (uint64_t)(uintptr_t)pp->text); /* interned */
   return h;
 }
 
@@ -72,7 +73,8 @@ bool prim_params_equal(Prim p, const PrimParams *a, const PrimParams *b) {
       !SAME_ARRAY(a->lhs_batch, b->lhs_batch) || !SAME_ARRAY(a->rhs_batch, b->rhs_batch) ||
       a->flags != b->flags)
     return false;
-  if (a->nbranches != b->nbranches || a->nfns != b->nfns || a->nres != b->nres) return false;
+  if (a->nbranches != b->nbranches || a->nfns != b->nfns || a->nres != b->nres || a->text != b->text)
+    return false;
   for (int f = 0; f < a->nfns; f++)
     if (a->fns[f] != b->fns[f]) return false;
   for (int k = 0; k < a->nbranches; k++)

@@ -37,7 +37,8 @@ typedef enum PrimKind {
   PRIM_KIND_THREEFRY,
   PRIM_KIND_ROUTINE,
   PRIM_KIND_CALL,
-  PRIM_KIND_CONTROL
+  PRIM_KIND_CONTROL,
+  PRIM_KIND_EFFECT /* no results, run for a side effect (never removed by DCE) */
 } PrimKind;
 
 struct Jaxpr;
@@ -72,6 +73,8 @@ typedef struct PrimParams {
                                  /* custom_jvp_call {jvp}, custom_vjp_call {fwd, bwd}, */
                                  /* custom_lin {bwd}                                   */
   int nres;                      /* custom_lin: residual operands before the tangents */
+  const char *text;              /* debug_print: the format, interned (immortal, so
+                                    compared by pointer) */
 } PrimParams;
 
 
@@ -237,6 +240,10 @@ enum { PRIM_CHECKPOINT_NOTHING = 0, PRIM_CHECKPOINT_EVERYTHING = 1, PRIM_CHECKPO
        PRIM_CHECKPOINT_DOTS_NO_BATCH = 3 };
 jx_status prim_checkpoint(struct Jaxpr *j, unsigned policy, int nin, jx_array *const *in,
                           jx_array **out);
+/* jax.debug.print's primitive: prints fmt ("{}" / "{0}" placeholders, "{{" "}}"
+ * escapes, already checked) with the n operands' values when evaluated; no results.
+ * Under vmap it prints once per batch element, under jvp the primals (as JAX). */
+jx_status prim_debug_print(const char *fmt, int n, jx_array *const *in);
 /* ---- linear algebra (lax.linalg primitives; trace/linalg.c). Operands are float32 or
  * float64 with at least two dims; leading dims are batch dims, equal across operands.
  * Errors: JX_ERR_SHAPE (rank < 2, non-square where square is needed, mismatched

@@ -27,6 +27,9 @@ bool custom_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp,
 jx_status custom_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                       jx_array **out);
 void custom_aval_text(char *buf, size_t n, const Aval *a);
+/* debug.c: debug_print's abstract evaluation (no results) and evaluation (prints). */
+bool debug_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
+jx_status debug_impl(int nin, jx_array *const *in, const PrimParams *pp);
 
 /* True if dot_general(x, y) of dtype is large enough to run as a GEMM routine. */
 bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y);

@@ -405,42 +405,197 @@ static jx_status jvp_cond(int nin, jx_array *const *x, jx_array *const *t, const
   return s;
 }
 
-/* checkpoint (JAX's remat JVP + partial evaluation): the primal results from a
- * checkpoint of the program on the primals, the tangents from a checkpoint of its JVP
- * jaxpr on (primals, tangents). Under linearize the second call is staged with only the
- * primals as residuals, and every primal value it needs is recomputed from them when it
- * is transposed (nothing_saveable). The policy decides which values are saved instead:
- * everything_saveable differentiates the program in place (every intermediate a
- * residual); dots_saveable passes dot_general results from the primal call as
- * residuals (dots_with_no_batch_dims_saveable: those without batch dimensions). */
-static jx_status jvp_checkpoint(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
-                                int nout, jx_array **y, jx_array **ty) {
-  Jaxpr *sub = pp->jaxpr;
-  if (pp->flags == PRIM_CHECKPOINT_EVERYTHING) {
-    Trace *jt = jvp_begin();
-    jx_array **in = calloc((size_t)nin + 1, sizeof *in), **outs = calloc((size_t)nout + 1, sizeof *outs);
-    jx_status s = jt && in && outs ? JX_OK : jx_last_status() ? jx_last_status() : JX_ERR_OOM;
-    for (int i = 0; s == JX_OK && i < nin; i++)
-      if (!(in[i] = jvp_tracer(jt, x[i], t[i]))) s = jx_last_status();
-    if (s == JX_OK) s = prim_eval_jaxpr(sub, in, outs);
-    for (int o = 0; s == JX_OK && o < nout; o++) jvp_unpack(jt, outs[o], &y[o], &ty[o]);
-    if (jt) trace_pop(jt);
-    free(in), free(outs);
-    return s;
+/* checkpoint (JAX's remat JVP + partial evaluation, jax/_src/ad_checkpoint.py): the
+ * primal results, and the values the policy saves, from a checkpoint of the program
+ * on the primals; the tangents from a checkpoint of its JVP jaxpr on (primals, saved
+ * values, tangents), in which every other primal value is recomputed. Under linearize
+ * the second call is staged with only the primals and the saved values as residuals;
+ * transposing it recomputes the rest (transpose_partial evaluates the known part
+ * first). nothing_saveable saves nothing; everything_saveable every equation's result
+ * the tangents use; dots_saveable dot_general results (dots_with_no_batch_dims_saveable:
+ * those without batch dimensions). */
+static bool policy_saves(unsigned policy, const JaxprEqn *q) {
+  switch (policy) {
+  case PRIM_CHECKPOINT_EVERYTHING: return true;
+  case PRIM_CHECKPOINT_DOTS: return q->prim == PRIM_dot_general;
+  case PRIM_CHECKPOINT_DOTS_NO_BATCH: return q->prim == PRIM_dot_general && q->params.nbatch == 0;
+  default: return false;
   }
-  jx_array **args = calloc((size_t)(2 * nin + 1), sizeof *args);
-  if (!args) {
-    error_set(JX_ERR_OOM, "jvp: out of memory");
+}
+
+/* Evaluates sub on `in` by binding each equation. For equations with save[e], their
+ * results are appended to res_out (when non-NULL) and, at JVP level jt with res_in,
+ * their primal values are replaced by res_in's (the tangents kept). out: sub's
+ * outputs. References belong to the caller's scope. */
+static jx_status eval_saving(const Jaxpr *sub, jx_array *const *in, const bool *save, Trace *jt,
+                             jx_array *const *res_in, jx_array **res_out, jx_array **out) {
+  int most = 1;
+  for (int e = 0; e < sub->neqns; e++)
+    if (sub->eqns[e].nin + sub->eqns[e].nout > most) most = sub->eqns[e].nin + sub->eqns[e].nout;
+  jx_array **env = calloc((size_t)sub->nvars + 1, sizeof *env);
+  jx_array **args = calloc((size_t)most, sizeof *args);
+  if (!env || !args) {
+    free(env), free(args);
+    error_set(JX_ERR_OOM, "checkpoint: out of memory");
     return JX_ERR_OOM;
   }
-  jx_status s = prim_checkpoint(sub, pp->flags, nin, x, y);
-  Jaxpr *J = s == JX_OK ? jvp_jaxpr(sub, t) : NULL;
+  for (int c = 0; c < sub->nconst; c++) env[sub->constvars[c]] = sub->consts[c];
+  for (int i = 0; i < sub->nin; i++) env[sub->invars[i]] = in[i];
+  jx_status s = JX_OK;
+  int k = 0;
+  for (int e = 0; s == JX_OK && e < sub->neqns; e++) {
+    const JaxprEqn *q = &sub->eqns[e];
+    jx_array **res = args + q->nin;
+    for (int i = 0; i < q->nin; i++) args[i] = env[q->in[i]];
+    s = prim_bind_n(q->prim, q->nin, args, &q->params, q->nout, res);
+    for (int o = 0; s == JX_OK && o < q->nout; o++) {
+      if (save[e]) {
+        if (res_out) res_out[k] = res[o];
+        if (res_in) {
+          jx_array *p, *tn;
+          jvp_unpack(jt, res[o], &p, &tn);
+          if (!(res[o] = jvp_tracer(jt, res_in[k], tn))) s = jx_last_status();
+        }
+        k++;
+      }
+      env[q->out[o]] = res[o];
+    }
+  }
+  for (int o = 0; s == JX_OK && o < sub->nout; o++) out[o] = env[sub->outvars[o]];
+  free(env), free(args);
+  return s;
+}
+
+/* The JVP jaxpr of sub with the saved values as inputs: (primals, saved, nonzero
+ * tangents) -> every output's tangent; simplified, named jvp(name). */
+static Jaxpr *jvp_jaxpr_saving(const Jaxpr *sub, const bool *save, int nres, const Aval *res_avals,
+                               jx_array *const *t) {
+  int nin = sub->nin, nout = sub->nout;
+  jx_array **in = calloc((size_t)(nin + 1), sizeof *in), **outs = calloc((size_t)(nout + 1), sizeof *outs);
+  jx_array **res = calloc((size_t)(nres + 1), sizeof *res);
+  jx_status s = in && outs && res ? JX_OK : JX_ERR_OOM;
+  if (s != JX_OK) error_set(s, "jvp: out of memory");
+  Trace *st = s == JX_OK ? stage_begin() : NULL, *jt = NULL;
+  if (s == JX_OK && !st) s = jx_last_status();
+  for (int i = 0; s == JX_OK && i < nin; i++)
+    if (!(in[i] = stage_new_input(st, &sub->vars[sub->invars[i]]))) s = jx_last_status();
+  for (int r = 0; s == JX_OK && r < nres; r++)
+    if (!(res[r] = stage_new_input(st, &res_avals[r]))) s = jx_last_status();
+  if (s == JX_OK && !(jt = jvp_begin())) s = jx_last_status();
+  for (int i = 0; s == JX_OK && i < nin; i++) {
+    jx_array *tan = NULL;
+    if (t[i] && !(tan = stage_new_input(st, &sub->vars[sub->invars[i]]))) s = jx_last_status();
+    if (s == JX_OK && !(in[i] = jvp_tracer(jt, in[i], tan))) s = jx_last_status();
+  }
+  if (s == JX_OK) s = eval_saving(sub, in, save, jt, res, NULL, outs);
+  for (int o = 0; s == JX_OK && o < nout; o++) {
+    jx_array *p, *tn;
+    jvp_unpack(jt, outs[o], &p, &tn);
+    if (!(outs[o] = tn ? tn : tx_full_like(p, 0.0))) s = jx_last_status();
+  }
+  if (jt) trace_pop(jt);
+  Jaxpr *J = st ? stage_end(st, s == JX_OK ? nout : 0, outs) : NULL;
   if (s == JX_OK && !J) s = jx_last_status();
-  if (s == JX_OK) s = prim_checkpoint(J, pp->flags, jvp_args(nin, x, t, args), args, ty);
+  if (s == JX_OK) s = jaxpr_simplify(J);
+  if (s == JX_OK) {
+    const char *name = sub->name ? sub->name : "<lambda>";
+    if ((J->name = malloc(strlen(name) + 8))) strcat(strcat(strcpy(J->name, "jvp("), name), ")");
+  }
+  free(in), free(outs), free(res);
+  if (s != JX_OK) jaxpr_free(J), J = NULL;
+  return J;
+}
+
+/* sub with the saved values as extra outputs: x -> (outputs, saved). */
+static Jaxpr *primal_saving(const Jaxpr *sub, const bool *save, int nres) {
+  int nin = sub->nin, nout = sub->nout;
+  jx_array **in = calloc((size_t)(nin + 1), sizeof *in), **outs = calloc((size_t)(nout + nres + 1), sizeof *outs);
+  jx_status s = in && outs ? JX_OK : JX_ERR_OOM;
+  if (s != JX_OK) error_set(s, "checkpoint: out of memory");
+  Trace *st = s == JX_OK ? stage_begin() : NULL;
+  if (s == JX_OK && !st) s = jx_last_status();
+  for (int i = 0; s == JX_OK && i < nin; i++)
+    if (!(in[i] = stage_new_input(st, &sub->vars[sub->invars[i]]))) s = jx_last_status();
+  if (s == JX_OK) s = eval_saving(sub, in, save, NULL, NULL, outs + nout, outs);
+  Jaxpr *J = st ? stage_end(st, s == JX_OK ? nout + nres : 0, outs) : NULL;
+  if (s == JX_OK && !J) s = jx_last_status();
+  if (s == JX_OK && sub->name && !(J->name = strdup(sub->name))) s = JX_ERR_OOM;
+  free(in), free(outs);
+  if (s != JX_OK) jaxpr_free(J), J = NULL;
+  return J;
+}
+
+static jx_status jvp_checkpoint(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                                int nout, jx_array **y, jx_array **ty) {
+  Jaxpr *sub = pp->jaxpr, *J = NULL, *P = NULL;
+  int ne = sub->neqns, nres = 0;
+  bool *save = calloc((size_t)ne + 1, 1);
+  Aval *ravals = NULL;
+  jx_array **args = NULL, **pres = NULL;
+  jx_status s = save ? JX_OK : JX_ERR_OOM;
+  for (int e = 0; s == JX_OK && e < ne; e++)
+    if ((save[e] = policy_saves(pp->flags, &sub->eqns[e]))) nres += sub->eqns[e].nout;
+  /* Two passes: the JVP jaxpr with every value the policy allows saved shows which of
+   * them the tangents use; only those are saved. */
+  for (int pass = 0; s == JX_OK && pass < 2; pass++) {
+    free(ravals);
+    ravals = malloc((size_t)(nres + 1) * sizeof *ravals);
+    if (!ravals) {
+      s = JX_ERR_OOM;
+      break;
+    }
+    for (int e = 0, k = 0; e < ne; e++)
+      for (int o = 0; save[e] && o < sub->eqns[e].nout; o++) ravals[k++] = sub->vars[sub->eqns[e].out[o]];
+    jaxpr_free(J);
+    if (!(J = jvp_jaxpr_saving(sub, save, nres, ravals, t))) s = jx_last_status();
+    if (s != JX_OK || pass == 1 || nres == 0) break;
+    bool *used = calloc((size_t)J->nvars + 1, 1);
+    if (!used) {
+      s = JX_ERR_OOM;
+      break;
+    }
+    for (int e = 0; e < J->neqns; e++)
+      for (int i = 0; i < J->eqns[e].nin; i++) used[J->eqns[e].in[i]] = true;
+    for (int o = 0; o < J->nout; o++) used[J->outvars[o]] = true;
+    int k = 0, kept = 0;
+    for (int e = 0; e < ne; e++) {
+      if (!save[e]) continue;
+      bool any = false;
+      for (int o = 0; o < sub->eqns[e].nout; o++) any |= used[J->invars[nin + k + o]];
+      k += sub->eqns[e].nout;
+      save[e] = any;
+      if (any) kept += sub->eqns[e].nout;
+    }
+    free(used);
+    bool same = kept == nres;
+    nres = kept;
+    if (same) break; /* J is already the one */
+  }
+  if (s == JX_OK && nres > 0) {
+    P = primal_saving(sub, save, nres);
+    pres = calloc((size_t)(nout + nres + 1), sizeof *pres);
+    if (!P || !pres) s = jx_last_status() ? jx_last_status() : JX_ERR_OOM;
+  }
+  args = s == JX_OK ? calloc((size_t)(2 * nin + nres + 1), sizeof *args) : NULL;
+  if (s == JX_OK && !args) s = JX_ERR_OOM;
+  if (s == JX_OK && nres == 0) s = prim_checkpoint(sub, pp->flags, nin, x, y);
+  if (s == JX_OK && nres > 0) {
+    s = prim_checkpoint(P, pp->flags, nin, x, pres);
+    for (int o = 0; s == JX_OK && o < nout; o++) y[o] = pres[o];
+  }
+  if (s == JX_OK) { /* (primals, saved, nonzero tangents) */
+    int n = 0;
+    for (int i = 0; i < nin; i++) args[n++] = x[i];
+    for (int r = 0; r < nres; r++) args[n++] = pres[nout + r];
+    for (int i = 0; i < nin; i++)
+      if (t[i]) args[n++] = t[i];
+    s = prim_checkpoint(J, pp->flags, n, args, ty);
+  }
   for (int o = 0; s == JX_OK && o < nout; o++)
     if (!dtype_is_floating(y[o]->dtype)) ty[o] = NULL;
-  jaxpr_free(J);
-  free(args);
+  if (s == JX_ERR_OOM && !error_pending()) error_set(s, "checkpoint: out of memory");
+  jaxpr_free(J), jaxpr_free(P);
+  free(save), free(ravals), free(args), free(pres);
   return s;
 }
 
@@ -520,6 +675,7 @@ static const char *const jvp_absent[PRIM_NUM] = {
     [PRIM_reduce_or] = "bool output: zero tangent",
     [PRIM_threefry2x32] = "uint32 output: zero tangent",
     [PRIM_iota] = "no operands: never applied to a JVP tracer",
+    [PRIM_debug_print] = "no results: prints the primals (as JAX)",
     [PRIM_custom_lin] = "its tangents are linear functions known only to reverse mode: "
                         "forward mode through a custom_vjp is an error (its eval rule says so)",
 };

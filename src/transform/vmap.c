@@ -379,6 +379,33 @@ static void batch_front(int nin, jx_array *const *x, const int *bd, jx_array **x
   }
 }
 
+/* debug_print (JAX's sequential batching of debug callbacks): one print per batch
+ * element, in order, each of that element's slice of the batched operands. */
+static int batch_debug_print(Prim p, int nin, jx_array *const *x, const int *bd,
+                             const PrimParams *pp, jx_array **y) {
+  int64_t size = batch_size(nin, x, bd);
+  jx_array **xb = calloc((size_t)nin + 1, sizeof *xb);
+  bool ok = xb != NULL;
+  if (!ok) error_set(JX_ERR_OOM, "vmap: out of memory");
+  for (int64_t b = 0; ok && b < size; b++) {
+    for (int i = 0; ok && i < nin; i++) {
+      xb[i] = x[i];
+      if (bd[i] == NM) continue;
+      int64_t start[JX_MAX_NDIM] = {0}, stop[JX_MAX_NDIM], step[JX_MAX_NDIM], shape[JX_MAX_NDIM];
+      for (int d = 0, k = 0; d < x[i]->ndim; d++) {
+        stop[d] = x[i]->shape[d], step[d] = 1;
+        if (d == bd[i]) start[d] = b, stop[d] = b + 1;
+        else shape[k++] = x[i]->shape[d];
+      }
+      ok = (xb[i] = prim_reshape(prim_slice(x[i], start, stop, step), x[i]->ndim - 1, shape)) != NULL;
+    }
+    ok = ok && prim_bind_n(p, nin, xb, pp, 0, NULL) == JX_OK;
+  }
+  free(xb);
+  if (!ok) y[0] = NULL;
+  return 0;
+}
+
 /* checkpoint: one checkpoint of the batched program, same policy. */
 static int batch_checkpoint(Prim p, int nin, jx_array *const *x, const int *bd,
                             const PrimParams *pp, jx_array **y) {
@@ -641,6 +668,7 @@ static const struct {
     [PRIM_custom_jvp_call] = {batch_custom_jvp_call},
     [PRIM_custom_vjp_call] = {batch_custom_vjp_call},
     [PRIM_checkpoint] = {batch_checkpoint},
+    [PRIM_debug_print] = {batch_debug_print},
     [PRIM_custom_lin] = {NULL, "staged by linearize (its tangents are traced) and transposed "
                                "there; custom_vjp_call's own batching rule batches fwd and bwd"},
     [PRIM_scatter_add] = {batch_scatter_add},

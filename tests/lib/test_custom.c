@@ -152,6 +152,7 @@ static void test_goldens(void) {
   CHECK(cases != NULL && n >= 18);
   for (int k = 0; cases && k < n; k++) {
     GoldenCase *c = &cases[k];
+    if (strstr(c->fn, "mlp")) continue; /* checkpoint's cases: tests/lib/test_checkpoint.c */
     jx_fn *f = make(c->fn);
     CHECK_MSG(f != NULL, "%s: no function %s", c->name, c->fn);
     if (!f) continue;
