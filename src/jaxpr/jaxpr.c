@@ -742,6 +742,38 @@ bool jaxpr_inline_calls(Jaxpr *j) {
   return ok && jaxpr_inline_calls(j);
 }
 
+bool jaxpr_has_custom_rules(const Jaxpr *j) {
+  for (int e = 0; e < j->neqns; e++) {
+    const JaxprEqn *q = &j->eqns[e];
+    if (q->prim == PRIM_custom_jvp_call || q->prim == PRIM_custom_vjp_call || q->prim == PRIM_checkpoint)
+      return true;
+    if (q->params.jaxpr && jaxpr_has_custom_rules(q->params.jaxpr)) return true;
+    for (int b = 0; b < q->params.nbranches; b++)
+      if (jaxpr_has_custom_rules(q->params.branches[b])) return true;
+  }
+  return false;
+}
+
+Jaxpr *jaxpr_inlined_copy(Jaxpr *j) {
+  Jaxpr *c = jaxpr_new();
+  int *in = malloc((size_t)(j->nin + 1) * sizeof *in), *out = malloc((size_t)(j->nout + 1) * sizeof *out);
+  bool ok = c && in && out;
+  for (int i = 0; ok && i < j->nin; i++)
+    ok = (in[i] = jaxpr_add_var(c, &j->vars[j->invars[i]])) >= 0 && jaxpr_add_invar(c, in[i]);
+  for (int o = 0; ok && o < j->nout; o++)
+    ok = (out[o] = jaxpr_add_var(c, &j->vars[j->outvars[o]])) >= 0 && jaxpr_add_outvar(c, out[o]);
+  PrimParams pp = {.jaxpr = j};
+  ok = ok && jaxpr_add_eqn(c, PRIM_jit, &pp, j->nin, in, j->nout, out) && jaxpr_inline_calls(c);
+  if (ok && j->name && !(c->name = strdup(j->name))) ok = false;
+  free(in), free(out);
+  if (!ok) {
+    if (!error_pending()) error_set(JX_ERR_OOM, "jaxpr: out of memory copying %s", j->name ? j->name : "a jaxpr");
+    jaxpr_free(c);
+    return NULL;
+  }
+  return c;
+}
+
 jx_status jaxpr_simplify(Jaxpr *j) {
   static const struct {
     const char *name;

@@ -35,6 +35,12 @@ bool jaxpr_equal(const Jaxpr *a, const Jaxpr *b);
  * join j. jit lowering runs it first. false on OOM. */
 bool jaxpr_inline_calls(Jaxpr *j);
 
+/* True if j, or a sub-jaxpr of it, holds custom_jvp_call, custom_vjp_call or
+ * checkpoint: equations whose rules transformations need, which inlining loses. */
+bool jaxpr_has_custom_rules(const Jaxpr *j);
+/* A new jaxpr computing j with every call inlined (j is unchanged); NULL on OOM. */
+Jaxpr *jaxpr_inlined_copy(Jaxpr *j);
+
 /* Checks types: every variable defined once before use, each equation's abstract
  * evaluation equals its outputs' avals, sub-jaxprs checked recursively.
  * JX_ERR_INTERNAL with a message otherwise. */

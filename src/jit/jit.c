@@ -21,6 +21,8 @@ typedef struct Entry {
   bool x64;        /* ... the x64 mode ... */
   const Backend *device; /* ... and the device the program is compiled for and runs on */
   Jaxpr *jaxpr;
+  Jaxpr *traced;   /* the jaxpr before inlining when it holds custom rules (custom_jvp,
+                      custom_vjp, checkpoint): what transformations of the call see */
   Program *program; /* NULL: evaluate the jaxpr (lowering unsupported) */
   struct Entry *next;
 } Entry;
@@ -34,6 +36,7 @@ typedef struct Jit {
 
 static void entry_free(Entry *e) {
   jaxpr_free(e->jaxpr);
+  jaxpr_free(e->traced);
   jit_program_free(e->program);
   free(e->avals);
   free(e);
@@ -72,7 +75,10 @@ static Entry *lookup(Jit *J, int nin, jx_array *const *in, const Backend *device
   return NULL;
 }
 
-static Jaxpr *trace(Jit *J, int nin, jx_array *const *in) {
+/* The jaxpr to lower (calls inlined) and, when inlining loses custom rules, *traced
+ * the jaxpr as traced (else NULL). */
+static Jaxpr *trace(Jit *J, int nin, jx_array *const *in, Jaxpr **traced) {
+  *traced = NULL;
   int nout = jx_fn_nout(J->f);
   Trace *t = stage_begin();
   if (!t) return NULL;
@@ -91,8 +97,19 @@ static Jaxpr *trace(Jit *J, int nin, jx_array *const *in) {
   if (ok && j && !(j->name = strdup(jx_fn_name(J->f)))) ok = false;
   /* the checker runs on every traced jaxpr, and after each simplification pass; calls
    * of other jitted functions are inlined first (the program is lowered as a whole) */
-  if (!ok || jaxpr_check(j) != JX_OK || !jaxpr_inline_calls(j) || jaxpr_simplify(j) != JX_OK) {
+  if (!ok || jaxpr_check(j) != JX_OK) {
     jaxpr_free(j);
+    return NULL;
+  }
+  if (jaxpr_has_custom_rules(j)) {
+    *traced = j;
+    if (jaxpr_simplify(j) != JX_OK || !(j = jaxpr_inlined_copy(j))) {
+      jaxpr_free(*traced), *traced = NULL;
+      return NULL;
+    }
+  }
+  if (!jaxpr_inline_calls(j) || jaxpr_simplify(j) != JX_OK) {
+    jaxpr_free(j), jaxpr_free(*traced), *traced = NULL;
     return NULL;
   }
   J->traces++;
@@ -132,7 +149,7 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   if (!be) return jx_last_status();
   Entry *e = lookup(J, nin, in, traced ? NULL : be);
   if (!e) {
-    Jaxpr *j = trace(J, nin, in);
+    Jaxpr *tj = NULL, *j = trace(J, nin, in, &tj);
     if (!j) return jx_last_status();
     if (config_debug_level() >= 2) {
       char *text = jaxpr_print(j);
@@ -140,20 +157,20 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
       free(text);
     }
     if (has_tracer_consts(j)) { /* closes over an outer tracer: valid for this call only */
-      jx_status s = jaxpr_eval(j, in, out);
-      jaxpr_free(j);
+      jx_status s = jaxpr_eval(tj ? tj : j, in, out);
+      jaxpr_free(j), jaxpr_free(tj);
       return s;
     }
     e = calloc(1, sizeof *e);
     Aval *avals = e ? calloc((size_t)nin + 1, sizeof *avals) : NULL;
     if (!avals) {
       free(e);
-      jaxpr_free(j);
+      jaxpr_free(j), jaxpr_free(tj);
       error_set(JX_ERR_OOM, "jx_jit: out of memory");
       return JX_ERR_OOM;
     }
     for (int i = 0; i < nin; i++) avals[i] = prim_aval_of(in[i]);
-    *e = (Entry){.avals = avals, .x64 = dtype_x64(), .device = be, .jaxpr = j,
+    *e = (Entry){.avals = avals, .x64 = dtype_x64(), .device = be, .jaxpr = j, .traced = tj,
                  .next = J->entries};
     ErrorSaved older = error_stash(); /* an unread error of the caller's stays first */
     e->program = jit_lower(j);
@@ -187,7 +204,7 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   }
   /* Under a transformation the call stays one equation holding the jaxpr (JAX's pjit):
    * staged as such, or transformed by the call's rules. */
-  if (traced) return prim_call(e->jaxpr, nin, in, out);
+  if (traced) return prim_call(e->traced ? e->traced : e->jaxpr, nin, in, out);
   jx_array *const *args = in; /* every input on be: uncommitted ones copied there */
   if (!realize_args(be, nin, in, &args)) return jx_last_status();
   jx_status s = e->program ? jit_run(e->program, e->jaxpr, be, args, out)

@@ -202,6 +202,33 @@ static void test_vmap_vs_loop(void) {
   jx_free(xs), jx_free(x2), jx_free(y);
 }
 
+/* Transformations of a jitted function see its custom rules (the compiled program
+ * inlines the primal, the traced jaxpr keeps the rules): grad(jit(log1pexp)) at 100
+ * is 1, grad(jit(square_wrong)) uses bwd, jvp(jit(custom_vjp)) is the error. */
+static void test_jit_inside(void) {
+  float xv[3] = {100.0f, 0.0f, -3.0f};
+  jx_array *x = jx_array_from(xv, JX_FLOAT32, 1, (int64_t[]){3}), *out[2] = {NULL};
+  jx_fn *jl = jx_jit(LOG1PEXP), *g = grad_sum(jl, 1, NULL), *jg = jx_jit(g);
+  for (int k = 0; k < 2; k++) {
+    CHECK(jx_call(k ? jg : g, &x, out) == JX_OK);
+    double *v = test_read_f64(out[0]);
+    CHECK(v && v[0] == 1.0 && v[1] == 0.5);
+    free(v), jx_free(out[0]);
+  }
+  jx_fn_free(jg), jx_fn_free(g), jx_fn_free(jl);
+  jx_fn *js = jx_jit(SQUARE_WRONG);
+  g = grad_sum(js, 1, NULL);
+  CHECK(jx_call(g, &x, out) == JX_OK);
+  double *v = test_read_f64(out[0]);
+  CHECK(v && v[0] == 1000.0 && v[2] == -30.0); /* 10 x, not 2 x */
+  free(v), jx_free(out[0]), jx_fn_free(g), jx_fn_free(js);
+  jx_fn *jgs = jx_jit(G_SIN);
+  CHECK(jx_jvp(jgs, (jx_array *[]){x, x}, (jx_array *[]){x, x}, out, out + 1) == JX_ERR_UNSUPPORTED);
+  CHECK_ERROR(JX_ERR_UNSUPPORTED, "can't apply forward-mode autodiff (jvp) to a custom_vjp function");
+  jx_fn_free(jgs);
+  jx_free(x);
+}
+
 static jx_status bad_dtype_jvp(void *c, jx_array *const *x, jx_array **o) {
   (void)c;
   o[0] = jx_log1p(jx_exp(x[0]));
@@ -281,6 +308,7 @@ int main(void) {
   CHECK(LOG1PEXP && F_SIN && SCALED && CLIP && G_SIN && SQUARE_WRONG);
   TEST_RUN(test_goldens);
   TEST_RUN(test_vmap_vs_loop);
+  TEST_RUN(test_jit_inside);
   TEST_RUN(test_errors);
   TEST_RUN(test_make_jaxpr);
   jx_fn *all[] = {LOG1PEXP, F_SIN, SCALED, CLIP, G_SIN, SQUARE_WRONG};
