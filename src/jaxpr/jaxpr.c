@@ -463,6 +463,36 @@ static void put_branches(Text *t, const JaxprEqn *q, int *next, int indent) {
   put(t, "%*s)\n%*s]", indent + 2, "", indent, "");
 }
 
+/* custom_jvp_call, custom_vjp_call, custom_lin and checkpoint as JAX 0.10 prints them
+ * (params sorted by name, the sub-jaxpr with fresh names; rules by their names;
+ * checkpoint is JAX's remat2 under jaxc's name). */
+static void put_custom_params(Text *t, const JaxprEqn *q, int *next, int indent) {
+  const PrimParams *p = &q->params;
+  const char *name = p->jaxpr->name ? p->jaxpr->name : "<lambda>";
+  static const char *const policy[] = {"None", "everything_saveable",
+                                       "DotsSaveable(only_if_no_batch_dims=False)",
+                                       "DotsSaveable(only_if_no_batch_dims=True)"};
+  put(t, "[\n");
+  if (q->prim == PRIM_custom_lin) {
+    put(t, "%*sbwd=%s\n%*snum_res=%d\n%*ssymbolic_zeros=False\n%*s]", indent + 2, "", jx_fn_name(p->fns[0]),
+        indent + 2, "", p->nres, indent + 2, "", indent, "");
+    return;
+  }
+  if (q->prim == PRIM_checkpoint) put(t, "%*sdifferentiated=False\n", indent + 2, "");
+  else put(t, "%*sname=%s\n", indent + 2, "", name);
+  if (q->prim == PRIM_custom_vjp_call) put(t, "%*sbwd=%s\n", indent + 2, "", jx_fn_name(p->fns[1]));
+  put(t, "%*s%s=", indent + 2, "", q->prim == PRIM_checkpoint ? "jaxpr" : "call_jaxpr");
+  put_jaxpr(t, p->jaxpr, next, NULL, NULL, indent + 2);
+  put(t, "\n");
+  if (q->prim == PRIM_custom_vjp_call) put(t, "%*sfwd=%s\n", indent + 2, "", jx_fn_name(p->fns[0]));
+  if (q->prim == PRIM_custom_jvp_call) put(t, "%*sjvp=%s\n", indent + 2, "", jx_fn_name(p->fns[0]));
+  if (q->prim == PRIM_checkpoint)
+    put(t, "%*spolicy=%s\n%*sprevent_cse=True\n", indent + 2, "", p->flags < 4 ? policy[p->flags] : "?",
+        indent + 2, "");
+  else put(t, "%*ssymbolic_zeros=False\n", indent + 2, "");
+  put(t, "%*s]", indent, "");
+}
+
 static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, const int *out_names,
                       int indent) {
   /* Names in order of definition: non-literal constvars, invars, equation outputs. */
@@ -530,7 +560,8 @@ static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, c
       put_aval(t, &j->vars[v]);
     }
     put(t, q->nout ? " = %s" : "%s", prim_name(q->prim));
-    if (q->params.jaxpr) put_call_params(t, q, name, literal, next, indent + 4);
+    if (q->params.jaxpr && q->prim != PRIM_jit) put_custom_params(t, q, next, indent + 4);
+    else if (q->params.jaxpr) put_call_params(t, q, name, literal, next, indent + 4);
     else if (q->params.nbranches) put_branches(t, q, next, indent + 4);
     else put_params(t, q, q->nin ? &j->vars[q->in[0]] : NULL);
     for (int i = 0; i < q->nin; i++) {
