@@ -1,7 +1,10 @@
 /* test_vmap.c -- jx_vmap against a C loop over the batch: every primitive under many
  * in_axes / out_axes (0, 1, negative, JX_NOT_MAPPED mixes), nested vmap, functions of
  * the public API mixing mapped and unmapped inputs, closures, and the errors. */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/array.h"
 #include "test.h"
@@ -479,6 +482,67 @@ static void test_cond(void) {
   jx_fn_free(f), jx_fn_free(br[0]), jx_fn_free(br[1]);
 }
 
+/* custom_jvp, custom_vjp, checkpoint (each batches its primal and its rules) and
+ * debug_print (once per element) under vmap, equal to the loop; grad inside vmap runs
+ * custom_lin's transpose on batched residuals. */
+static jx_fn *custom_self;
+static jx_status sin_mul(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_mul(jx_sin(in[0]), in[1]);
+  return JX_OK;
+}
+static jx_status sin_mul_jvp(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_status s = jx_call(custom_self, in, out); /* x, y, tx, ty */
+  out[1] = jx_add(jx_mul(jx_mul(jx_cos(in[0]), in[2]), in[1]), jx_mul(jx_sin(in[0]), in[3]));
+  return s;
+}
+static jx_status sin_mul_fwd(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_mul(jx_sin(in[0]), in[1]), out[1] = in[0], out[2] = in[1];
+  return JX_OK;
+}
+static jx_status sin_mul_bwd(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_mul(jx_mul(jx_cos(in[0]), in[1]), in[2]), out[1] = jx_mul(jx_sin(in[0]), in[2]);
+  return JX_OK;
+}
+static jx_status printing(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_mul(in[0], in[1]);
+  return jx_debug_print("{} {}", 2, in);
+}
+static jx_status sum_first(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *r[1];
+  jx_status s = jx_call(ctx, in, r);
+  out[0] = s == JX_OK ? jx_sum(r[0], 0, NULL, false) : NULL;
+  return s;
+}
+
+static void test_custom(void) {
+  covered[PRIM_custom_jvp_call] = covered[PRIM_custom_vjp_call] = covered[PRIM_checkpoint] = true;
+  covered[PRIM_custom_lin] = covered[PRIM_debug_print] = true;
+  jx_fn *f = jx_fn_new("sin_mul", 2, 1, sin_mul, NULL);
+  jx_fn *rule = jx_fn_new("sin_mul_jvp", 4, 2, sin_mul_jvp, NULL);
+  jx_fn *fwd = jx_fn_new("fwd", 2, 3, sin_mul_fwd, NULL), *bwd = jx_fn_new("bwd", 3, 2, sin_mul_bwd, NULL);
+  jx_fn *fs[4] = {jx_custom_jvp(f, rule, 0, NULL), jx_custom_vjp(f, fwd, bwd),
+                  jx_checkpoint(f, JX_CHECKPOINT_NOTHING_SAVEABLE), jx_fn_new("printing", 2, 1, printing, NULL)};
+  custom_self = fs[0];
+  InSpec s = F32(S23);
+  int devnull = open("/dev/null", O_WRONLY), saved = dup(1);
+  for (int c = 0; c < 4; c++) {
+    jx_fn *sum = jx_fn_new("sum", 2, 1, sum_first, fs[c]), *g = jx_grad(sum, 2, (int[]){0, 1});
+    for (int k = 0; k < 4; k++) {
+      int in_axes[2] = {(int[]){0, 1, NM, -1}[k], (int[]){0, NM, 0, 1}[k]};
+      jx_array *xs[2] = {make_input(&s, in_axes[0], 3), make_input(&s, in_axes[1], 3)};
+      fflush(stdout), dup2(devnull, 1); /* debug_print's lines */
+      check_vmap(jx_fn_name(fs[c]), fs[c], xs, in_axes, (int[]){0});
+      check_vmap("grad", g, xs, in_axes, (int[]){0, 0});
+      fflush(stdout), dup2(saved, 1);
+      jx_free(xs[0]), jx_free(xs[1]);
+    }
+    jx_fn_free(g), jx_fn_free(sum);
+  }
+  close(devnull), close(saved);
+  for (int c = 0; c < 4; c++) jx_fn_free(fs[c]);
+  jx_fn_free(f), jx_fn_free(rule), jx_fn_free(fwd), jx_fn_free(bwd);
+}
+
 static void test_rule_table(void) {
   for (int p = 0; p < PRIM_NUM; p++) {
     const char *why = NULL;
@@ -883,6 +947,7 @@ int main(void) {
   RUN(test_iota);
   RUN(test_call);
   RUN(test_cond);
+  RUN(test_custom);
   RUN(test_coverage);
   RUN(test_out_axes);
   RUN(test_nested);
