@@ -135,6 +135,22 @@ static int64_t deep_grad_peak(int p, jx_array *const *in, jx_array **g) {
   return peak;
 }
 
+/* Bytes the deep MLP's pullback keeps between the forward and the backward pass (its
+ * residuals): live bytes after jx_vjp minus before, less the output. */
+static int64_t deep_residuals(int p, jx_array *const *in) {
+  jx_fn *d = jx_fn_new("dense", 3, 1, dense, NULL);
+  jx_fn *cd = p < 0 ? jx_fn_ref(d) : jx_checkpoint(d, POLICY[p]);
+  jx_fn *f = jx_fn_new_with_free("deep", 2 * L + 1, 1, deep, jx_fn_ref(cd), fn_free);
+  int64_t before = jx_live_buffer_bytes();
+  jx_array *y[1] = {NULL};
+  jx_fn *pb = jx_vjp(f, in, y);
+  CHECK_MSG(pb != NULL, "%s", jx_last_error());
+  int64_t kept = jx_live_buffer_bytes() - before - 4; /* the float32 loss */
+  jx_free(y[0]);
+  jx_fn_free(pb), jx_fn_free(f), jx_fn_free(cd), jx_fn_free(d);
+  return kept;
+}
+
 static void test_memory(void) {
   jx_array *in[2 * L + 1];
   jx_array *key = jx_random_key(7);
@@ -153,9 +169,10 @@ static void test_memory(void) {
   printf("deep MLP (%d layers, batch %lld, width %lld) grad: peak live bytes above the inputs\n",
          L, (long long)B, (long long)H);
   printf("  no checkpoint:        %10lld (%.1f activations)\n", (long long)base, base / act);
-  int64_t peaks[4];
+  int64_t peaks[4], res[4], res0 = deep_residuals(-1, in);
   for (int p = 0; p < 4; p++) {
     peaks[p] = deep_grad_peak(p, in, g);
+    res[p] = deep_residuals(p, in);
     printf("  %-21s %10lld (%.1f activations)\n", POLICY_NAME[p], (long long)peaks[p], peaks[p] / act);
     for (int i = 0; i < 2 * L; i++) {
       double *a = test_read_f64(g[i]), *b = test_read_f64(g0[i]);
@@ -170,8 +187,16 @@ static void test_memory(void) {
       jx_free(g[i]);
     }
   }
-  /* nothing_saveable keeps only each layer's input: well under the plain grad */
-  CHECK_MSG(peaks[0] < base * 3 / 4, "nothing_saveable peak %lld not below 3/4 of %lld", (long long)peaks[0],
+  printf("residuals the pullback keeps (jx_vjp):\n  no checkpoint:        %10lld (%.1f activations)\n",
+         (long long)res0, res0 / act);
+  for (int p = 0; p < 4; p++)
+    printf("  %-21s %10lld (%.1f activations)\n", POLICY_NAME[p], (long long)res[p], res[p] / act);
+  /* nothing_saveable keeps only each layer's input (one activation per layer) */
+  CHECK_MSG(res[0] <= (L + 1) * (int64_t)act && res[0] < res0 * 3 / 4, "nothing_saveable keeps %lld bytes",
+            (long long)res[0]);
+  CHECK_MSG(res[0] <= res[2] && res[2] <= res[1], "residuals: nothing %lld, dots %lld, everything %lld",
+            (long long)res[0], (long long)res[2], (long long)res[1]);
+  CHECK_MSG(peaks[0] < base * 9 / 10, "nothing_saveable peak %lld not below 9/10 of %lld", (long long)peaks[0],
             (long long)base);
   CHECK_MSG(peaks[0] <= peaks[2], "nothing_saveable peak %lld above dots_saveable %lld", (long long)peaks[0],
             (long long)peaks[2]);
