@@ -406,6 +406,18 @@ static int batch_debug_print(Prim p, int nin, jx_array *const *x, const int *bd,
   return 0;
 }
 
+/* custom_lin meets a batch level only when batched tangents flow through a custom_vjp
+ * in forward mode (jacfwd, vmap of jvp): reverse mode stages it above any vmap, and
+ * custom_vjp_call's own rule batches fwd and bwd. So this is JAX's forward-mode error. */
+static int batch_custom_lin(Prim p, int nin, jx_array *const *x, const int *bd,
+                            const PrimParams *pp, jx_array **y) {
+  error_set(JX_ERR_UNSUPPORTED, "can't apply forward-mode autodiff (jvp) to a custom_vjp function (%s); "
+            "use reverse mode (grad, vjp, jacrev) or define it with custom_jvp",
+            pp->jaxpr->name ? pp->jaxpr->name : "<lambda>");
+  y[0] = NULL;
+  return NM;
+}
+
 /* checkpoint: one checkpoint of the batched program, same policy. */
 static int batch_checkpoint(Prim p, int nin, jx_array *const *x, const int *bd,
                             const PrimParams *pp, jx_array **y) {
@@ -669,8 +681,7 @@ static const struct {
     [PRIM_custom_vjp_call] = {batch_custom_vjp_call},
     [PRIM_checkpoint] = {batch_checkpoint},
     [PRIM_debug_print] = {batch_debug_print},
-    [PRIM_custom_lin] = {NULL, "staged by linearize (its tangents are traced) and transposed "
-                               "there; custom_vjp_call's own batching rule batches fwd and bwd"},
+    [PRIM_custom_lin] = {batch_custom_lin},
     [PRIM_scatter_add] = {batch_scatter_add},
     [PRIM_iota] = {NULL, "no operands, so never applied to a batch tracer"},
 };

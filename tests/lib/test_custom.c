@@ -229,6 +229,50 @@ static void test_jit_inside(void) {
   jx_free(x);
 }
 
+/* The rule is called only when a transformation differentiates: never for plain calls,
+ * jit or vmap of values; once per grad. A failing rule fails grad, leaking nothing. */
+static int rule_calls;
+static jx_status counted_jvp(void *c, jx_array *const *x, jx_array **o) {
+  rule_calls++;
+  if (c) return JX_ERR_VALUE; /* "the rule failed" */
+  o[0] = jx_log1p(jx_exp(x[0]));
+  o[1] = jx_multiply(x[1], jx_negative(jx_scalar(1.0)));
+  return JX_OK;
+}
+static void test_rule_laziness(void) {
+  jx_array *x = jx_linspace(-1.0, 1.0, 4, JX_FLOAT32), *out[1] = {NULL};
+  jx_fn *f = jx_fn_new("log1pexp", 1, 1, log1pexp, NULL);
+  for (int failing = 0; failing < 2; failing++) {
+    jx_fn *r = jx_fn_new("counted", 2, 2, counted_jvp, failing ? (void *)1 : NULL);
+    jx_fn *cf = jx_custom_jvp(f, r, 0, NULL), *jf = jx_jit(cf), *vf = jx_vmap(cf, NULL, NULL);
+    jx_fn *g = grad_sum(cf, 1, NULL);
+    rule_calls = 0;
+    jx_fn *plain[3] = {cf, jf, vf};
+    for (int k = 0; k < 3; k++) {
+      CHECK(jx_call(plain[k], &x, out) == JX_OK);
+      jx_free(out[0]), out[0] = NULL;
+    }
+    CHECK_EQ_INT(rule_calls, 0);
+    jx_status s = jx_call(g, &x, out);
+    CHECK_EQ_INT(rule_calls, 1);
+    if (!failing) {
+      double *v = test_read_f64(out[0]);
+      CHECK(s == JX_OK && v && v[0] == -1.0 && v[3] == -1.0); /* the rule's derivative */
+      free(v), jx_free(out[0]);
+    } else {
+      CHECK(s != JX_OK && out[0] == NULL);
+      jx_clear_error();
+    }
+    jx_fn_free(g), jx_fn_free(vf), jx_fn_free(jf), jx_fn_free(cf), jx_fn_free(r);
+  }
+  /* forward mode of any kind through custom_vjp is refused (jacfwd, hessian) */
+  jx_fn *jac = jx_jacfwd(SQUARE_WRONG, 1, NULL);
+  CHECK(jac && jx_call(jac, &x, out) == JX_ERR_UNSUPPORTED);
+  CHECK_ERROR(JX_ERR_UNSUPPORTED, "can't apply forward-mode autodiff (jvp) to a custom_vjp function");
+  jx_fn_free(jac), jx_fn_free(f);
+  jx_free(x);
+}
+
 static jx_status bad_dtype_jvp(void *c, jx_array *const *x, jx_array **o) {
   (void)c;
   o[0] = jx_log1p(jx_exp(x[0]));
@@ -332,6 +376,7 @@ int main(void) {
   TEST_RUN(test_goldens);
   TEST_RUN(test_vmap_vs_loop);
   TEST_RUN(test_jit_inside);
+  TEST_RUN(test_rule_laziness);
   TEST_RUN(test_errors);
   TEST_RUN(test_make_jaxpr);
   jx_fn *all[] = {LOG1PEXP, F_SIN, SCALED, CLIP, G_SIN, SQUARE_WRONG};
