@@ -568,6 +568,7 @@ jx_array *jx_tensordot(jx_array *x, jx_array *y, int n);
 #include "jaxc/random.h"
 #include "jaxc/optax.h"
 #include "jaxc/custom.h"
+#include "jaxc/fft.h"
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "backend/fft.h"
 #include "backend/lapack.h"
 #include "ir/alu.h"
 
@@ -18,7 +19,8 @@ const char *routine_name(RoutineOp op) {
   static const char *const names[] = {
       [ROUTINE_SORT] = "sort", [ROUTINE_SCATTER_ADD] = "scatter_add", [ROUTINE_GEMM] = "gemm",
       [ROUTINE_CHOLESKY] = "cholesky", [ROUTINE_TRIANGULAR_SOLVE] = "triangular_solve",
-      [ROUTINE_LU] = "lu", [ROUTINE_QR] = "qr", [ROUTINE_EIGH] = "eigh", [ROUTINE_SVD] = "svd"};
+      [ROUTINE_LU] = "lu", [ROUTINE_QR] = "qr", [ROUTINE_EIGH] = "eigh", [ROUTINE_SVD] = "svd",
+      [ROUTINE_FFT] = "fft"};
   return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
 }
 
@@ -33,6 +35,7 @@ jx_status routine_check(const Routine *r) {
 
 size_t routine_out_nbytes(const Routine *r, int o) {
   if (ROUTINE_IS_LINALG(r->op)) return (size_t)lapack_out_numel(r, o) * jx_dtype_itemsize(lapack_out_dtype(r, o));
+  if (r->op == ROUTINE_FFT) return (size_t)fft_out_numel(r) * jx_dtype_itemsize(r->dtype);
   jx_dtype d = r->op == ROUTINE_SORT ? r->dtypes[o] : r->dtype;
   return (size_t)(r->outer * r->n * r->inner) * jx_dtype_itemsize(d);
 }
@@ -167,6 +170,7 @@ jx_status routine_run_host(const Routine *r, void *const *inputs, void *const *o
   case ROUTINE_CHOLESKY: case ROUTINE_TRIANGULAR_SOLVE: case ROUTINE_LU: case ROUTINE_QR:
   case ROUTINE_EIGH: case ROUTINE_SVD:
     return lapack_run(r, inputs, outs, 0, r->outer);
+  case ROUTINE_FFT: return fft_run(r, inputs[0], outs[0], NULL, 1);
   }
   error_set(JX_ERR_INTERNAL, "unknown routine %d", (int)r->op);
   return JX_ERR_INTERNAL;

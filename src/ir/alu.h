@@ -209,7 +209,17 @@ typedef enum RoutineOp {
   ROUTINE_SVD,              /* a (outer,n,m) -> s (outer,k) descending, and with COMPUTE_UV
                                u (outer,n,ku), vt (outer,kv,m); ku = n, kv = m with
                                FULL_MATRICES, else k = min(n,m); NaN on failure (gesdd) */
+  ROUTINE_FFT,              /* lax.fft over the trailing fft_rank axes of (outer, lens..)
+                               (backend/fft.c, pocketfft): flags = FFT_TYPE_*, dtype =
+                               float32/float64 (the precision), complex operands are
+                               interleaved pairs; FFT/IFFT: complex lens -> complex lens;
+                               RFFT: real lens -> complex (.., n/2+1); IRFFT: complex
+                               (.., n/2+1) -> real lens; IFFT/IRFFT scaled by 1/prod(lens) */
 } RoutineOp;
+
+/* lax.FftType: the transform of an fft primitive or routine (JAX's numbering). */
+enum { FFT_TYPE_FFT = 0, FFT_TYPE_IFFT = 1, FFT_TYPE_RFFT = 2, FFT_TYPE_IRFFT = 3 };
+#define FFT_MAX_RANK 3
 
 /* Options of the linear-algebra routines and primitives (lax.linalg's keywords). */
 enum {
@@ -240,7 +250,9 @@ typedef struct Routine {
   int64_t outer, n, inner;
   int64_t m;            /* scatter: number of indices; gemm: the contracted size */
   bool trans_a, trans_b; /* gemm: a stored as (outer, m, n) / b as (outer, inner, m) */
-  unsigned flags;       /* linear algebra: LINALG_* options */
+  unsigned flags;       /* linear algebra: LINALG_* options; fft: FFT_TYPE_* */
+  int fft_rank;         /* fft: number of transformed (trailing) axes, 1..FFT_MAX_RANK */
+  int64_t fft_lens[FFT_MAX_RANK]; /* fft: fft_lengths (the real side's for RFFT/IRFFT) */
 } Routine;
 
 const char *routine_name(RoutineOp op);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/fft.h"
 #include "backend/lapack.h"
 #include "core/config.h"
 #include "core/dtype.h"
@@ -621,6 +622,7 @@ static jx_status cpu_routine(const Backend *be, const Routine *r, void *const *i
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   if (openblas_set_num_threads) pthread_once(&once, openblas_single);
   if (ROUTINE_IS_LINALG(r->op)) return cpu_linalg(r, inputs, outs);
+  if (r->op == ROUTINE_FFT) return fft_run(r, inputs[0], outs[0], pool_run, pool_threads());
   if (r->op != ROUTINE_GEMM) return routine_run_host(r, inputs, outs);
   double flops = 2.0 * (double)r->outer * (double)r->n * (double)r->inner * (double)r->m;
   bool by_rows = r->n >= r->inner;
