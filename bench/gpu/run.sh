@@ -7,7 +7,7 @@ only=${2:-}
 out=${OUT:-.}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 JAXC_DEVICE=cuda "$build/bench_gpu" $only 2>&1 | tee "$out/bench_jaxc.txt"
-XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1 python3 "$(dirname "$0")/peers.py" $only 2>&1 \
+env -u LD_LIBRARY_PATH XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1 python3 "$(dirname "$0")/peers.py" $only 2>&1 \
   | grep -v "^WARNING\|^I0000\|^W0000" | tee "$out/bench_peers.txt"
 python3 - "$out/bench_jaxc.txt" "$out/bench_peers.txt" <<'PY'
 import sys

@@ -41,9 +41,6 @@ struct Backend {
                        void *const *outs);
   /* True if buffers are ordinary host memory (the interpreter may run on them). */
   bool host_memory;
-  /* True if GEMM routines also take float16/bfloat16 (accumulating in float32, as
-   * cuBLAS and JAX on GPUs do); otherwise only float32/float64 products are routines. */
-  bool gemm_half;
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(const Backend *be);
 };

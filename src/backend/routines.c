@@ -116,8 +116,41 @@ static jx_status run_scatter_add(const Routine *r, void *const *in, void *out) {
  * entry; row-major; op transposes the operands stored transposed (trans_a: a is (K, M);
  * trans_b: bm is (N, K)). A block reads its operands in place (leading dimensions of
  * the whole matrices), so blocks can run on separate threads. */
+/* float16/bfloat16 on the host: float32 copies of the operands (exact), the float32
+ * product of the block, rounded once into out -- XLA's CPU result. The float32 result
+ * buffer is the whole output's size but only the block's pages are touched. */
+static jx_status gemm_block_half(const Routine *r, void *const *inputs, void *out, int64_t i0, int64_t i1,
+                                 int64_t j0, int64_t j1) {
+  int64_t M = r->n, K = r->m, N = r->inner, na = r->outer * M * K, nb = r->outer * K * N;
+  bool bf = r->dtype == JX_BFLOAT16;
+  float *a = malloc((size_t)(na ? na : 1) * sizeof *a), *b = malloc((size_t)(nb ? nb : 1) * sizeof *b);
+  int64_t nc = r->outer * M * N;
+  float *c = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *c);
+  if (!a || !b || !c) {
+    free(a), free(b), free(c);
+    error_set(JX_ERR_OOM, "gemm: out of memory for float32 copies of %s operands", jx_dtype_name(r->dtype));
+    return JX_ERR_OOM;
+  }
+  const uint16_t *ha = inputs[0], *hb = inputs[1];
+  for (int64_t i = 0; i < na; i++) a[i] = bf ? dtype_bf16_to_f32(ha[i]) : dtype_f16_to_f32(ha[i]);
+  for (int64_t i = 0; i < nb; i++) b[i] = bf ? dtype_bf16_to_f32(hb[i]) : dtype_f16_to_f32(hb[i]);
+  Routine r32 = *r;
+  r32.dtype = JX_FLOAT32;
+  jx_status s = routine_gemm_block(&r32, (void *const[]){a, b}, c, i0, i1, j0, j1);
+  uint16_t *hc = out;
+  for (int64_t o = 0; s == JX_OK && o < r->outer; o++)
+    for (int64_t i = i0; i < i1; i++)
+      for (int64_t j = j0; j < j1; j++) {
+        int64_t at = (o * M + i) * N + j;
+        hc[at] = bf ? dtype_f32_to_bf16(c[at]) : dtype_f32_to_f16(c[at]);
+      }
+  free(a), free(b), free(c);
+  return s;
+}
+
 jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, int64_t i0,
                              int64_t i1, int64_t j0, int64_t j1) {
+  if (r->dtype == JX_FLOAT16 || r->dtype == JX_BFLOAT16) return gemm_block_half(r, inputs, out, i0, i1, j0, j1);
   const void *a = inputs[0], *bm = inputs[1];
   int64_t M = r->n, K = r->m, N = r->inner, bm_rows = i1 - i0, bn = j1 - j0;
   bool ta = r->trans_a, tb = r->trans_b;

@@ -192,8 +192,9 @@ typedef enum RoutineOp {
   ROUTINE_SCATTER_ADD, /* in: x (outer,n,inner), idx (m), upd (outer,m,inner) -> out:
                           x with upd[o,k,i] added at [o, clamp(idx[k], 0, n-1), i] */
   ROUTINE_GEMM,        /* in: a (outer, n, m), b (outer, m, inner) -> out: a @ b, float32
-                          or float64, through CBLAS when jaxc was built with OpenBLAS
-                          (cuBLAS on cuda, which also takes float16/bfloat16) */
+                          or float64 through CBLAS when jaxc was built with OpenBLAS;
+                          float16/bfloat16 accumulated in float32 and rounded once (on
+                          the host through float32 copies; cuBLASLt on cuda) */
   /* Dense linear algebra on LAPACK (backend/lapack.c), float32/float64, row-major
    * matrices, `outer` independent batch entries, options in `flags` (LINALG_*): */
   ROUTINE_CHOLESKY,         /* a (outer,n,n) -> L (outer,n,n): lower, zeros above; all NaN

@@ -370,7 +370,7 @@ static bool lower_gemm(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out,
 static bool lower_dot(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
   Lazy *x = in[0], *y = in[1];
   const PrimParams *pp = &q->params;
-  if (av->dtype == JX_FLOAT32 || av->dtype == JX_FLOAT64) {
+  if (av->dtype == JX_FLOAT32 || av->dtype == JX_FLOAT64 || av->dtype == JX_FLOAT16 || av->dtype == JX_BFLOAT16) {
     DotLayout D;
     prim_dot_layout(pp, &x->aval, &y->aval, &D);
     if ((double)D.M * (double)D.N * (double)D.K >= ROUTINE_GEMM_MIN_WORK) return lower_gemm(L, q, x, y, out, av);

@@ -368,8 +368,9 @@ static bool dims_valid(int n, const int *dims, int ndim, bool *used) {
   return true;
 }
 
-/* Large float32/float64 products (and float16/bfloat16 ones on backends with gemm_half)
- * run as a GEMM routine on canonical layouts. */
+/* Large float products run as a GEMM routine on canonical layouts (float16/bfloat16
+ * ones too: cuBLAS's half-precision kernels on cuda, else float32
+ * BLAS on converted copies inside the routine, routine_gemm_block). */
 static jx_array *dot_as_gemm(jx_array *x, jx_array *y, const PrimParams *pp, const Aval *out) {
   Aval xa = prim_aval_of(x), ya = prim_aval_of(y);
   DotLayout L;
@@ -390,7 +391,7 @@ static jx_array *dot_as_gemm(jx_array *x, jx_array *y, const PrimParams *pp, con
 }
 
 bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y) {
-  bool half = (dtype == JX_FLOAT16 || dtype == JX_BFLOAT16) && x->buf && x->buf->backend->gemm_half;
+  bool half = dtype == JX_FLOAT16 || dtype == JX_BFLOAT16;
   if (dtype != JX_FLOAT32 && dtype != JX_FLOAT64 && !half) return false;
   Aval xa = prim_aval_of(x), ya = prim_aval_of(y);
   DotLayout L;

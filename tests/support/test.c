@@ -1,9 +1,12 @@
 /* test.c -- see test.h. */
 #include "test.h"
 
+#include <execinfo.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int test_failures = 0;
 int test_checks = 0;
@@ -14,6 +17,18 @@ static int cases_passed = 0, cases_failed = 0;
  * reports as skipped, where that device cannot run (no driver, no GPU): CI stays green
  * and says what did not run. Runs before main, so before any array is made. */
 #define TEST_SKIP_CODE 77
+
+/* On cuda (no sanitizer there), a crash names the test case and prints the stack. */
+static void on_crash(int sig) {
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "\n*** signal %d in test case \"%s\"; stack:\n", sig, test_current);
+  if (n > 0) (void)!write(2, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1));
+  void *frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 __attribute__((constructor)) static void test_require_device(void) {
   const char *dev = getenv("JAXC_DEVICE");
   if (!dev || strcmp(dev, "cuda") != 0) return;
@@ -21,6 +36,9 @@ __attribute__((constructor)) static void test_require_device(void) {
     printf("SKIP: %s\n", jx_last_error());
     exit(TEST_SKIP_CODE);
   }
+  signal(SIGSEGV, on_crash);
+  signal(SIGBUS, on_crash);
+  signal(SIGFPE, on_crash);
 }
 
 void test_fail(const char *file, int line, const char *fmt, ...) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda.h"
+#include "backend/lapack.h"
 #include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -68,6 +69,41 @@ static jx_status dispatch(const Backend *be, void *exe, const Kernel *k, void *c
   return cuda_dispatch(exe, k, inputs, outs);
 }
 
+/* Elements of a linear-algebra routine's input i (ir/alu.h: a (outer, n, m); for
+ * triangular_solve a (outer, k, k) with k = n or m by the side, then b (outer, n, m)). */
+static int64_t linalg_in_numel(const Routine *r, int i) {
+  if (r->op == ROUTINE_TRIANGULAR_SOLVE && i == 0) {
+    int64_t k = r->flags & LINALG_LEFT_SIDE ? r->n : r->m;
+    return r->outer * k * k;
+  }
+  return r->outer * r->n * r->m;
+}
+
+/* The linear-algebra routines have no device version yet (cuSOLVER would be): their
+ * operands are copied to host memory, LAPACK runs there (as on the cpu), and the results
+ * are copied back -- the one documented trip through the host, logged with JAXC_DEBUG=1. */
+static jx_status linalg_on_host(const Backend *be, const Routine *r, void *const *inputs, void *const *outs) {
+  if (config_debug_level() >= 1)
+    fprintf(stderr, "jaxc cuda: %s (%lld x %lld x %lld) runs on the host: LAPACK, operands copied "
+            "through host memory\n", routine_name(r->op), (long long)r->outer, (long long)r->n, (long long)r->m);
+  void *hin[ROUTINE_MAX_OPERANDS] = {0}, *hout[ROUTINE_MAX_OPERANDS] = {0};
+  jx_status s = JX_OK;
+  for (int i = 0; s == JX_OK && i < r->nin; i++) {
+    size_t nb = (size_t)linalg_in_numel(r, i) * jx_dtype_itemsize(r->dtypes[i]);
+    if (!(hin[i] = malloc(nb ? nb : 1))) s = JX_ERR_OOM;
+    else s = copy_out(be, hin[i], inputs[i], nb);
+  }
+  for (int o = 0; s == JX_OK && o < r->nout; o++) {
+    size_t nb = routine_out_nbytes(r, o);
+    if (!(hout[o] = malloc(nb ? nb : 1))) s = JX_ERR_OOM;
+  }
+  if (s == JX_ERR_OOM) error_set(s, "cuda: out of host memory for %s's operands", routine_name(r->op));
+  if (s == JX_OK) s = routine_run_host(r, hin, hout);
+  for (int o = 0; s == JX_OK && o < r->nout; o++) s = copy_in(be, outs[o], hout[o], routine_out_nbytes(r, o));
+  for (int i = 0; i < ROUTINE_MAX_OPERANDS; i++) free(hin[i]), free(hout[i]);
+  return s;
+}
+
 static jx_status routine(const Backend *be, const Routine *r, void *const *inputs, void *const *outs) {
   jx_status s = cuda_init();
   if (s != JX_OK) return s;
@@ -77,6 +113,7 @@ static jx_status routine(const Backend *be, const Routine *r, void *const *input
   }
   if (r->op == ROUTINE_SORT) return cuda_sort(r, inputs, outs);
   if (r->op == ROUTINE_SCATTER_ADD) return r->n == 0 ? JX_OK : cuda_scatter_add(r, inputs, outs[0]);
+  if (ROUTINE_IS_LINALG(r->op)) return linalg_on_host(be, r, inputs, outs);
   error_set(JX_ERR_UNSUPPORTED, "cuda: routine %s has no device version", routine_name(r->op));
   return JX_ERR_UNSUPPORTED;
 }
@@ -93,6 +130,5 @@ const Backend backend_cuda = {
     .dispatch = dispatch,
     .routine = routine,
     .host_memory = false,
-    .gemm_half = true,
     .synchronize = synchronize,
 };

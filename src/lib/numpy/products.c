@@ -1,7 +1,7 @@
 /* products.c -- jnp matmul, dot, vdot, inner, outer, tensordot on the dot_general
  * primitive. Operands promote (JAX rules); bool products are computed in int32 and
  * tested != 0 (an or of ands); float16/bfloat16 accumulate in float32 and round back,
- * as XLA does on CPU. Semantics from jax/_src/numpy/tensor_contractions.py. */
+ * as XLA does (in dot_general itself). Semantics from jax/_src/numpy/tensor_contractions.py. */
 #include <string.h>
 
 #include "lib/numpy/np.h"
@@ -27,9 +27,11 @@ static jx_array *contract(const char *fn, jx_array *x, jx_array *y, int nc, cons
                           const int *yc, int nb, const int *xb, const int *yb) {
   jx_array *p[2];
   if (!np_promote(fn, 2, (jx_array *[]){x, y}, p)) return NULL;
+  /* float16/bfloat16 stay: their dot_general accumulates in float32 and rounds once
+   * (kexp_dot; a GEMM routine on cuBLAS's half-precision kernels, or float32 BLAS on
+   * converted copies), as XLA does */
   jx_dtype out = p[0]->dtype, comp = out;
   if (out == JX_BOOL) comp = JX_INT32;
-  if (out == JX_FLOAT16 || out == JX_BFLOAT16) comp = JX_FLOAT32;
   jx_array *r = prim_dot_general(np_convert(p[0], comp, false), np_convert(p[1], comp, false),
                                  nc, xc, yc, nb, xb, yb);
   return r ? np_convert(r, out, false) : NULL;

@@ -1,0 +1,90 @@
+#!/bin/bash
+# gpu_session.sh -- one device-tool call on the GPU machine, in phases chosen by the
+# environment (default: build suite bt bench):
+#   build    configure + build build-gpu (Ninja, all cores)
+#   suite    every *_cuda test (ctest -R "$SUITE", default '_cuda$'), then each failing
+#            test again under cuda-gdb for a backtrace
+#   memcheck compute-sanitizer --tool memcheck over each *_cuda test program
+#   bench    bench/gpu/run.sh (jaxc, then JAX and PyTorch on the same GPU: ratios)
+#   jbench   jaxc's side of the benchmark only
+#   train    jaxc_fashion_mnist --device cuda (MLP and CNN) on the carried data set
+# Usage (carried tree): PHASES="build suite bench" bash tools/gpu_session.sh
+# Logs go to gpu-out/ and are packed into $OUT/logs.tgz (the tool returns 8 files at most).
+cd "$(dirname "$0")/.." || exit 1
+out=$PWD/gpu-out
+mkdir -p "$out"
+phases=${PHASES:-build suite bt bench}
+has() { case " $phases " in *" $1 "*) return 0 ;; esac; return 1; }
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
+pack() { [ -n "$OUT" ] && tar czf "$OUT/logs.tgz" -C "$out" . 2>/dev/null; }
+trap pack EXIT
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/gpu.txt"
+export JAXC_CACHE_DIR=$PWD/build-gpu/kernel_cache
+# Debian packages carried in ../.deps (the GPU machine reaches no registry): utf8proc,
+# OpenBLAS, LAPACKE and the Fashion-MNIST data set, unpacked under /tmp/deps.
+D=/tmp/deps L=/tmp/deps/usr/lib/x86_64-linux-gnu
+if [ -d ../.deps ]; then
+  for f in ../.deps/*.deb; do dpkg -x "$f" $D; done
+  export LD_LIBRARY_PATH=$L/openblas-pthread:$L${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  DEPS="-DJAXC_UTF8PROC_INCLUDE=$D/usr/include -DJAXC_UTF8PROC_LIB=$L/libutf8proc.so
+    -DJAXC_OPENBLAS_LIB=$L/openblas-pthread/libopenblas.so -DJAXC_CBLAS_INCLUDE=$D/usr/include/x86_64-linux-gnu/openblas-pthread
+    -DJAXC_LAPACKE_LIB=$L/liblapacke.so -DJAXC_LAPACKE_INCLUDE=$D/usr/include"
+fi
+# the 88 MB all-MiniLM-L6-v2 model cannot travel (64 MiB a call): its tests skip here
+export JAXC_MINILM_SKIP_MISSING=1
+if has build; then
+  set -o pipefail
+  { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $DEPS && cmake --build build-gpu --parallel "$(nproc)"; } \
+    > "$out/build.log" 2>&1 || { tail -60 "$out/build.log"; exit 1; }
+  set +o pipefail
+  stamp "built"
+fi
+if has suite; then
+  (cd build-gpu && timeout "${SUITE_S:-360}" ctest --parallel "${SUITE_J:-8}" --timeout "${TEST_S:-240}" \
+     -R "${SUITE:-_cuda\$}" --output-on-failure > "$out/ctest.log" 2>&1)
+  cp build-gpu/Testing/Temporary/LastTest.log "$out/lasttest.log" 2>/dev/null
+  grep -E "tests passed|tests failed|Total Test" "$out/ctest.log"
+  grep -E "^\s+[0-9]+ - .*\((Failed|SEGFAULT|Timeout|Subprocess|Exception|Child|OTHER|Not Run)" "$out/ctest.log" | tee "$out/failed.txt"
+  stamp "suite"
+  if has bt; then
+    for t in $(sed -n 's/^ *[0-9]* - \([A-Za-z0-9_]*\)_cuda (.*/\1/p' "$out/failed.txt" | head -6); do
+      JAXC_DEVICE=cuda JAXC_DEFAULT_MATMUL_PRECISION=highest timeout 150 cuda-gdb -batch -ex run -ex bt \
+        --args "build-gpu/tests/$t" > "$out/bt_$t.txt" 2>&1
+      echo "== $t"; grep -E "^#[0-9]+|FAIL|signal|Error|error" "$out/bt_$t.txt" | head -25
+    done
+    stamp "backtraces"
+  fi
+fi
+if has memcheck; then
+  n=0 bad=0
+  for exe in $(sed -n 's/^ *Start *[0-9]*: \([A-Za-z0-9_]*\)_cuda$/\1/p' "$out/ctest.log" | sort -u); do
+    [ -x "build-gpu/tests/$exe" ] || continue
+    JAXC_DEVICE=cuda JAXC_DEFAULT_MATMUL_PRECISION=highest timeout "${MEMCHECK_S:-120}" compute-sanitizer \
+      --tool memcheck --leak-check no --error-exitcode 99 "build-gpu/tests/$exe" > "$out/mc_$exe.txt" 2>&1
+    rc=$?
+    n=$((n + 1))
+    s=$(grep -E "ERROR SUMMARY" "$out/mc_$exe.txt" | tail -1)
+    [ $rc -ne 0 ] && bad=$((bad + 1))
+    echo "memcheck $exe rc=$rc $s" | tee -a "$out/memcheck.txt"
+  done
+  echo "memcheck: $n programs, $bad with rc != 0"
+  stamp "memcheck"
+fi
+if has jbench; then
+  JAXC_DEVICE=cuda timeout 200 build-gpu/bench_gpu ${BENCH_ONLY:-} 2>&1 | tee "$out/bench_jaxc_only.txt"
+  stamp "jbench"
+fi
+if has bench; then
+  OUT=$out timeout "${BENCH_S:-300}" bash bench/gpu/run.sh build-gpu ${BENCH_ONLY:-} > "$out/bench.txt" 2>&1
+  sed -n '/^workload/,$p' "$out/bench.txt"
+  stamp "bench"
+fi
+if has train; then
+  for m in mlp cnn; do
+    JAXC_DEVICE=cuda timeout 150 build-gpu/jaxc_fashion_mnist --model $m --data $D/usr/share/datasets/fashion-mnist --device cuda \
+      --epochs 2 > "$out/train_$m.txt" 2>&1
+    echo "train $m rc=$?"; tail -4 "$out/train_$m.txt"
+  done
+  stamp "train"
+fi
