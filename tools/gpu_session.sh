@@ -40,15 +40,37 @@ if has build; then
   set +o pipefail
   stamp "built"
 fi
+# a kernel cache carried from an earlier call (../.kcache/cuda, cubins keyed by their
+# full source): tests compile only what changed
+if [ -d ../.kcache/cuda ]; then mkdir -p "$JAXC_CACHE_DIR" && cp -r ../.kcache/cuda "$JAXC_CACHE_DIR/"; fi
+# PAR=1: the suite, memcheck ($MEMCHECK_TESTS) and training run side by side
+if [ -n "$PAR" ]; then
+  if has memcheck; then
+    for exe in ${MEMCHECK_TESTS:-backend_test_cuda}; do
+      ( JAXC_DEVICE=cuda JAXC_DEFAULT_MATMUL_PRECISION=highest timeout "${MEMCHECK_S:-300}" compute-sanitizer \
+          --tool memcheck --leak-check no --error-exitcode 99 "build-gpu/tests/$exe" > "$out/mc_$exe.txt" 2>&1
+        echo "memcheck $exe rc=$? $(grep -E 'ERROR SUMMARY' "$out/mc_$exe.txt" | tail -1)" >> "$out/memcheck.txt" ) &
+    done
+  fi
+  if has train; then
+    ( for m in mlp cnn; do
+        timeout "${TRAIN_S:-240}" build-gpu/jaxc_fashion_mnist --model $m --data $D/usr/share/datasets/fashion-mnist \
+          --device cuda --epochs "${EPOCHS:-10}" > "$out/train_$m.txt" 2>&1
+        echo "train $m rc=$?" >> "$out/train.txt"
+      done ) &
+  fi
+fi
 if has suite; then
   (cd build-gpu && timeout "${SUITE_S:-360}" ctest --parallel "${SUITE_J:-8}" --timeout "${TEST_S:-240}" \
      -R "${SUITE:-_cuda\$}" --output-on-failure > "$out/ctest.log" 2>&1)
   cp build-gpu/Testing/Temporary/LastTest.log "$out/lasttest.log" 2>/dev/null
   grep -E "tests passed|tests failed|Total Test" "$out/ctest.log"
-  grep -E "^\s+[0-9]+ - .*\((Failed|SEGFAULT|Timeout|Subprocess|Exception|Child|OTHER|Not Run)" "$out/ctest.log" | tee "$out/failed.txt"
+  grep -E "^[[:space:]]+[0-9]+ - .*\((Failed|SEGFAULT|Timeout|Subprocess|Exception|Child|OTHER|Not Run)" "$out/ctest.log" | tee "$out/failed.txt"
+  grep -E "^FAIL" "$out/ctest.log" | cut -c1-220 | sort | uniq | head -40
+  grep -A24 "^\*\*\* signal" "$out/ctest.log" | head -80
   stamp "suite"
   if has bt; then
-    for t in $(sed -n 's/^ *[0-9]* - \([A-Za-z0-9_]*\)_cuda (.*/\1/p' "$out/failed.txt" | head -6); do
+    for t in $(sed -n 's/^[[:space:]]*[0-9]* - \([A-Za-z0-9_]*\)_cuda (.*/\1/p' "$out/failed.txt" | head -6); do
       JAXC_DEVICE=cuda JAXC_DEFAULT_MATMUL_PRECISION=highest timeout 150 cuda-gdb -batch -ex run -ex bt \
         --args "build-gpu/tests/$t" > "$out/bt_$t.txt" 2>&1
       echo "== $t"; grep -E "^#[0-9]+|FAIL|signal|Error|error" "$out/bt_$t.txt" | head -25
@@ -56,7 +78,14 @@ if has suite; then
     stamp "backtraces"
   fi
 fi
-if has memcheck; then
+if [ -n "$PAR" ]; then
+  wait
+  stamp "parallel jobs done"
+  cat "$out/memcheck.txt" "$out/train.txt" 2>/dev/null
+  for m in mlp cnn; do [ -f "$out/train_$m.txt" ] && { echo "== train $m"; tr '\r' '\n' < "$out/train_$m.txt" | grep -v "^\s*$" | grep -iv "step.*/" | tail -14; }; done
+  (cd "$JAXC_CACHE_DIR/.." && tar czf "$OUT/kcache.tgz" kernel_cache/cuda 2>/dev/null)
+fi
+if has memcheck && [ -z "$PAR" ]; then
   n=0 bad=0
   for exe in $(sed -n 's/^ *Start *[0-9]*: \([A-Za-z0-9_]*\)_cuda$/\1/p' "$out/ctest.log" | sort -u); do
     [ -x "build-gpu/tests/$exe" ] || continue
@@ -80,7 +109,7 @@ if has bench; then
   sed -n '/^workload/,$p' "$out/bench.txt"
   stamp "bench"
 fi
-if has train; then
+if has train && [ -z "$PAR" ]; then
   for m in mlp cnn; do
     JAXC_DEVICE=cuda timeout 150 build-gpu/jaxc_fashion_mnist --model $m --data $D/usr/share/datasets/fashion-mnist --device cuda \
       --epochs 2 > "$out/train_$m.txt" 2>&1

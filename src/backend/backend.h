@@ -41,6 +41,11 @@ struct Backend {
                        void *const *outs);
   /* True if buffers are ordinary host memory (the interpreter may run on them). */
   bool host_memory;
+  /* True where arithmetic, transcendental functions included, costs little next to
+   * memory traffic (GPUs): jit recomputes a cheap shared value such as exp(x - max) in
+   * each consumer instead of writing it to memory and reading it back (jit/lower.c,
+   * maybe_share). */
+  bool cheap_recompute;
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(const Backend *be);
 };

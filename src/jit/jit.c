@@ -173,7 +173,7 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
     *e = (Entry){.avals = avals, .x64 = dtype_x64(), .device = be, .jaxpr = j, .traced = tj,
                  .next = J->entries};
     ErrorSaved older = error_stash(); /* an unread error of the caller's stays first */
-    e->program = jit_lower(j);
+    e->program = jit_lower(j, be);
     if (!e->program) {
       if (jx_last_status() != JX_ERR_UNSUPPORTED) {
         jx_status s = jx_last_status();

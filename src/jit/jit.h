@@ -59,8 +59,9 @@ jx_status jit_program_check(const Program *p, const char *pass);
  * it has none (NULL: a missing rule). */
 bool jit_has_lower_rule(Prim p, const char **why);
 
-/* Lowers a (checked) jaxpr into a program. NULL with the error set on failure. */
-Program *jit_lower(const Jaxpr *j);
+/* Lowers a (checked) jaxpr into a program for device be (NULL: any; its
+ * cheap_recompute shapes what is materialized). NULL with the error set on failure. */
+Program *jit_lower(const Jaxpr *j, const Backend *be);
 void jit_program_free(Program *p);
 /* Runs p on device be (which p was prepared for) on concrete inputs held by be (any
  * views; made contiguous first) with j's constants (copied to be if elsewhere). */

@@ -29,6 +29,7 @@ typedef struct Lower {
   Program *p;
   Lazy *vals;            /* by jaxpr variable */
   int *last_use;         /* by slot: last step reading it (-1: never) */
+  bool cheap_recompute;  /* the device's (backend.h) */
 } Lower;
 
 static const AluExp *i64(int64_t v) { return alu_const_int(JX_INT64, v); }
@@ -435,7 +436,7 @@ static bool lower_iota(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, 
 
 /* The cost of recomputing e: its arithmetic (nodes other than constants, loads and
  * int64 index arithmetic), transcendental functions counting 8. */
-static int64_t value_ops(const AluExp *e) {
+static int64_t value_ops(const AluExp *e, int64_t transcendental) {
   int64_t n, ops = 0;
   const AluExp **order = alu_toposort(e, &n);
   for (int64_t i = 0; order && i < n; i++) {
@@ -446,7 +447,7 @@ static int64_t value_ops(const AluExp *e) {
     case ALU_SIN: case ALU_COS: case ALU_TAN: case ALU_ASIN: case ALU_ACOS: case ALU_ATAN:
     case ALU_SINH: case ALU_COSH: case ALU_TANH: case ALU_ASINH: case ALU_ACOSH: case ALU_ATANH:
     case ALU_POW: case ALU_ATAN2: case ALU_ERF: case ALU_ERFC: case ALU_CBRT:
-      ops += 8;
+      ops += transcendental;
       break;
     default:
       ops++;
@@ -465,8 +466,12 @@ static int64_t value_ops(const AluExp *e) {
  * windows, and recomputing it there made the CNN step 30% slower. */
 static bool maybe_share(Lower *L, Lazy *v) {
   if (v->slot >= 0 || v->uses < 2) return true;
-  int64_t ops = value_ops(v->src);
+  int64_t ops = value_ops(v->src, 8);
   if ((alu_count(v->src) <= 6 && ops <= 6) || ops <= 1) return true;
+  /* on a GPU two operations, a transcendental one included, cost less than a round
+   * trip through memory: softmax's exp(x - max) is recomputed by its sum and its
+   * division, which makes the max and the sum one two-phase kernel */
+  if (L->cheap_recompute && value_ops(v->src, 1) <= 2 && alu_count(v->src) <= 12) return true;
   return realize(L, v);
 }
 
@@ -877,9 +882,10 @@ static bool fuse_siblings(Program *p) {
   return true;
 }
 
-Program *jit_lower(const Jaxpr *j) {
+Program *jit_lower(const Jaxpr *j, const Backend *be) {
   Program *p = calloc(1, sizeof *p);
-  Lower L = {.j = j, .p = p, .vals = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof(Lazy))};
+  Lower L = {.j = j, .p = p, .vals = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof(Lazy)),
+             .cheap_recompute = be && be->cheap_recompute};
   bool ok = p && L.vals;
   /* uses per variable, so shared values are materialized once */
   for (int e = 0; ok && e < j->neqns; e++) /* consumers: distinct equations (y * y is one) */

@@ -41,6 +41,12 @@ static const RenderOverride cuda_overrides[] = {
     D1(ATANH, "atanh"), D1(EXP2, "exp2"), D1(EXPM1, "expm1"), D1(LOG, "log"), D1(LOG2, "log2"),
     D1(LOG1P, "log1p"), D1(CBRT, "cbrt"), D1(ERF, "erf"), D1(ERFC, "erfc"),
     {ALU_POW, "(($T)pow((double)$0, (double)$1))", NULL},
+    /* float + - * that the compiler never contracts into a fused multiply-add: kernels
+     * round as the interpreter and the cpu backend (-ffp-contract=off) do, while CUDA's
+     * own functions keep their FMAs */
+    {ALU_ADD, "jx_add_rn($0, $1)", NULL},
+    {ALU_SUB, "jx_sub_rn($0, $1)", NULL},
+    {ALU_MUL, "jx_mul_rn($0, $1)", NULL},
     {ALU_ATAN2, "(($T)atan2((double)$0, (double)$1))", NULL},
     {0, NULL, NULL},
 };
@@ -107,6 +113,28 @@ static bool loads_only_at_gidx(const AluExp *e, int64_t arg, const AluExp *gidx,
   return ok;
 }
 
+/* Whether every load of e that depends on ridx reads a 4-byte input at the row's
+ * contiguous index (gidx * R + ridx as lowering builds it, or ridx alone for one row);
+ * those inputs' bits are added to *mask. */
+static bool row_loads_contiguous(const AluExp *e, const Kernel *k, uint64_t *mask) {
+  int64_t R = k->reduction.size, N = k->size, n;
+  const AluExp *ridx = alu_special("ridx", R);
+  const AluExp *row = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_special("gidx", N), alu_const_int(JX_INT64, R)), ridx);
+  const AluExp *one = alu_const_int(JX_INT64, 1), *two = alu_const_int(JX_INT64, 2);
+  const AluExp **order = alu_toposort(e, &n);
+  bool ok = order != NULL;
+  for (int64_t i = 0; ok && i < n; i++) {
+    const AluExp *x = order[i];
+    if (x->op != ALU_GLOBAL_INDEX) continue;
+    if (alu_substitute(x->src[0], "ridx", one) == alu_substitute(x->src[0], "ridx", two)) continue;
+    ok = (x->src[0] == row || (N == 1 && x->src[0] == ridx)) && x->arg < 64 &&
+         jx_dtype_itemsize(k->arg_dtypes[x->arg]) == 4;
+    if (ok) *mask |= 1ull << x->arg;
+  }
+  free(order);
+  return ok;
+}
+
 RenderCudaPlan render_cuda_plan(const Kernel *k) {
   RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0};
   if (!k->has_reduction) {
@@ -139,6 +167,12 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
     /* few long rows: each row over gridDim.y blocks (the jit's first stage of a full
      * reduction has 16-256 rows of 2^15+) */
     p.split = !k->has_pre && N <= RENDER_CUDA_SPLIT_ROWS && R >= 32768;
+    /* 16-byte loads along rows whose length is a multiple of 4: four times the bytes in
+     * flight a thread (the chain of dependent steps stays per element) */
+    uint64_t mask = 0;
+    if (R % 4 == 0 && R >= 1024 && row_loads_contiguous(k->exp, k, &mask) &&
+        (!k->has_pre || row_loads_contiguous(k->pre_exp, k, &mask)) && mask)
+      p.vec_inputs = mask;
   }
   return p;
 }
@@ -292,6 +326,44 @@ static void red_loop(Buf *b, const Red *t, const char *indent, const char *acc, 
   buf_printf(b, "%s  %s = %s;\n%s}\n", indent, acc, t->step.s, indent);
 }
 
+/* red_loop over 16-byte vectors: ridx = first, first + 4 step, ... < end (first and
+ * end multiples of 4), 4 elements a step from uint4 loads of the inputs in `vec` at
+ * row + ridx (the body reads them as xv<i>). */
+static void red_loop_vec(Buf *b, const Red *t, const Kernel *k, uint64_t vec, const char *indent, const char *acc,
+                         const char *first, const char *step, const char *end, const char *row) {
+  buf_printf(b, "%s%s = %s;\n", indent, acc, t->ident.s);
+  buf_printf(b, "%s#pragma unroll 4\n%sfor (int64_t jx_r4 = %s; jx_r4 < %s; jx_r4 += 4 * (%s)) {\n", indent, indent,
+             first, end, step);
+  for (int i = 0; i < k->nargs && i < 64; i++)
+    if (vec >> i & 1)
+      buf_printf(b, "%s  %s xa%d[4];\n%s  { const uint4 u = __ldg((const uint4 *)(in%d + %s + jx_r4)); "
+                    "memcpy(xa%d, &u, 16); }\n", indent, emit_types[k->arg_dtypes[i]].elem, i, indent, i, row, i);
+  buf_printf(b, "%s  #pragma unroll\n%s  for (int jx_j = 0; jx_j < 4; jx_j++) {\n", indent, indent);
+  buf_printf(b, "%s    const int64_t ridx = jx_r4 + jx_j;\n%s    (void)ridx;\n", indent, indent);
+  for (int i = 0; i < k->nargs && i < 64; i++)
+    if (vec >> i & 1)
+      buf_printf(b, "%s    const %s xv%d = xa%d[jx_j];\n", indent, emit_types[k->arg_dtypes[i]].ctype, i, i);
+  buf_str(b, t->body.s ? t->body.s : "");
+  buf_printf(b, "%s    %s = %s;\n%s  }\n%s}\n", indent, acc, t->step.s, indent, indent);
+}
+
+/* e with each load of a row-vectorized input (at the row's contiguous index) replaced
+ * by VARIABLE xv<i>. */
+static const AluExp *row_vector_loads(const AluExp *e, const Kernel *k, uint64_t vec) {
+  int64_t R = k->reduction.size, N = k->size;
+  const AluExp *ridx = alu_special("ridx", R);
+  const AluExp *row = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_special("gidx", N), alu_const_int(JX_INT64, R)), ridx);
+  for (int i = 0; e && i < k->nargs && i < 64; i++) {
+    if (!(vec >> i & 1)) continue;
+    char name[16];
+    snprintf(name, sizeof name, "xv%d", i);
+    const AluExp *v = alu_variable(name, k->arg_dtypes[i]);
+    e = replace_node(e, alu_global(i, k->arg_dtypes[i], row), v);
+    if (e && N == 1) e = replace_node(e, alu_global(i, k->arg_dtypes[i], ridx), v);
+  }
+  return e;
+}
+
 /* acc = the whole row reduced by this thread in the interpreter's order: 16 lanes
  * combined as a tree for float sums/products of 16 or more (the step was rendered for
  * "lane[l]" and the combination for "lane[l]" with "jx_other"), else ridx in order. */
@@ -371,10 +443,17 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
   bool plan_lanes = k->has_pre && serial && alu_reduce_in_lanes(k->pre.op, k->pre.dtype, R);
   const char *ind = "    ";
   Red main, pre = {0};
-  bool ok = red_init(&main, lang, nlocals, r, k->exp, "      ", lanes ? "lane[l]" : "jx_acc",
+  uint64_t vec = plan.kind == CUDA_BLOCK_ROW ? plan.vec_inputs : 0;
+  const AluExp *exp = vec ? row_vector_loads(k->exp, k, vec) : k->exp;
+  const AluExp *pre_exp = vec && k->has_pre ? row_vector_loads(k->pre_exp, k, vec) : k->pre_exp;
+  if (!exp || (k->has_pre && !pre_exp)) {
+    if (jx_last_status() == JX_OK) error_set(JX_ERR_OOM, "render: out of memory");
+    return false;
+  }
+  bool ok = red_init(&main, lang, nlocals, r, exp, vec ? "        " : "      ", lanes ? "lane[l]" : "jx_acc",
                      lanes ? "lane[l]" : "jx_acc");
   if (ok && k->has_pre)
-    ok = red_init(&pre, lang, nlocals, &k->pre, k->pre_exp, "      ", plan_lanes ? "lane[l]" : "jx_pacc",
+    ok = red_init(&pre, lang, nlocals, &k->pre, pre_exp, vec ? "        " : "      ", plan_lanes ? "lane[l]" : "jx_pacc",
                   plan_lanes ? "lane[l]" : "jx_pacc");
   if (!ok) {
     red_free(&main), red_free(&pre);
@@ -387,8 +466,15 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
     if (k->has_pre) buf_printf(b, "  __shared__ %s jx_psh[32];\n", ctype_of(k->pre.dtype));
   }
   if (plan.kind == CUDA_WARP_ROW) buf_str(b, "  const int jx_lane = threadIdx.x & 31;\n");
+  /* the row's first element (vector loads) */
+  const char *row = k->size == 1 ? "0" : "gidx * " ;
+  char rowbuf[48];
+  snprintf(rowbuf, sizeof rowbuf, "%s%s", row, k->size == 1 ? "" : end);
   if (plan.split) {
-    buf_printf(b, "  const int64_t jx_chunk = (%s + gridDim.y - 1) / gridDim.y;\n", end);
+    if (vec) /* chunks of whole vectors */
+      buf_printf(b, "  const int64_t jx_chunk = ((%s + gridDim.y - 1) / gridDim.y + 3) & ~(int64_t)3;\n", end);
+    else
+      buf_printf(b, "  const int64_t jx_chunk = (%s + gridDim.y - 1) / gridDim.y;\n", end);
     buf_printf(b, "  const int64_t jx_r0 = blockIdx.y * jx_chunk;\n");
     buf_printf(b, "  const int64_t jx_r1 = jx_r0 + jx_chunk < %s ? jx_r0 + jx_chunk : %s;\n", end, end);
     buf_str(b, "  unsigned *jx_tickets = (unsigned *)scratch;\n");
@@ -412,7 +498,8 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
       red_loop(b, &pre, ind, "jx_pacc", "jx_lane", "32", end);
       warp_combine(b, &pre, ind, "jx_pacc");
     } else {
-      red_loop(b, &pre, ind, "jx_pacc", "threadIdx.x", "blockDim.x", end);
+      if (vec) red_loop_vec(b, &pre, k, vec, ind, "jx_pacc", "4 * (int64_t)threadIdx.x", "blockDim.x", end, rowbuf);
+      else red_loop(b, &pre, ind, "jx_pacc", "threadIdx.x", "blockDim.x", end);
       block_combine(b, &pre, ind, "jx_pacc", "jx_psh");
     }
     buf_printf(b, "%sconst %s pre = jx_pacc;\n", ind, ctype_of(k->pre.dtype));
@@ -424,13 +511,15 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
     warp_combine(b, &main, ind, "jx_acc");
     store_if = "jx_lane == 0";
   } else if (!plan.split) {
-    red_loop(b, &main, ind, "jx_acc", "threadIdx.x", "blockDim.x", end);
+    if (vec) red_loop_vec(b, &main, k, vec, ind, "jx_acc", "4 * (int64_t)threadIdx.x", "blockDim.x", end, rowbuf);
+    else red_loop(b, &main, ind, "jx_acc", "threadIdx.x", "blockDim.x", end);
     block_combine(b, &main, ind, "jx_acc", "jx_sh");
     store_if = "threadIdx.x == 0";
   } else {
     /* this block's chunk; thread 0 leaves the partial and takes a ticket; the block
      * that takes the last ticket combines the row's partials in chunk order */
-    red_loop(b, &main, ind, "jx_acc", "jx_r0 + threadIdx.x", "blockDim.x", "jx_r1");
+    if (vec) red_loop_vec(b, &main, k, vec, ind, "jx_acc", "jx_r0 + 4 * (int64_t)threadIdx.x", "blockDim.x", "jx_r1", rowbuf);
+    else red_loop(b, &main, ind, "jx_acc", "jx_r0 + threadIdx.x", "blockDim.x", "jx_r1");
     block_combine(b, &main, ind, "jx_acc", "jx_sh");
     buf_printf(b, "%sif (threadIdx.x == 0) {\n", ind);
     buf_printf(b, "%s  jx_parts[gidx * gridDim.y + blockIdx.y] = jx_acc;\n", ind);

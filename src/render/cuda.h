@@ -20,7 +20,9 @@ typedef struct RenderCudaPlan {
   RenderCudaKind kind;
   int threads;         /* block size (256) */
   int vec;             /* elementwise: outputs a thread computes at once (1 or 4) */
-  uint64_t vec_inputs; /* elementwise vec 4: inputs read as 16-byte vectors (bit i) */
+  uint64_t vec_inputs; /* elementwise vec 4: inputs read as 16-byte vectors (bit i);
+                          block rows: inputs read along the row as 16-byte vectors
+                          (the row loop then takes 4 elements a thread a step) */
   bool split;          /* block rows over gridDim.y blocks; needs scratch:
                           RENDER_CUDA_SPLIT_ROWS unsigned (zeroed), then
                           size * gridDim.y accumulators (8 bytes each at most) */

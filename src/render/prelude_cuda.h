@@ -61,3 +61,12 @@ struct JxOut {
 
 JX_FN float jx_exp_f32(float x) { return expf(x); }
 JX_FN double jx_exp_f64(double x) { return exp(x); }
+
+/* Float + - * rounded on their own (__fadd_rn and friends are never contracted into a
+ * fused multiply-add; render/cuda.c's overrides use them). */
+JX_FN float jx_add_rn(float a, float b) { return __fadd_rn(a, b); }
+JX_FN float jx_sub_rn(float a, float b) { return __fsub_rn(a, b); }
+JX_FN float jx_mul_rn(float a, float b) { return __fmul_rn(a, b); }
+JX_FN double jx_add_rn(double a, double b) { return __dadd_rn(a, b); }
+JX_FN double jx_sub_rn(double a, double b) { return __dsub_rn(a, b); }
+JX_FN double jx_mul_rn(double a, double b) { return __dmul_rn(a, b); }

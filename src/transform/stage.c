@@ -54,6 +54,15 @@ static void stage_release(void *data) { jaxpr_free(data); }
 static const TraceType stage_type = {
     .name = "stage", .process = stage_process, .release = stage_release};
 
+jx_array *stage_bind_nullary(const jx_array *like, Prim p, const PrimParams *pp) {
+  Trace *t = like ? trace_of(like) : NULL;
+  if (!t || t->type != &stage_type || !t->active) return NULL;
+  Aval av;
+  if (!prim_abstract_eval(p, 0, NULL, pp, &av)) return NULL;
+  jx_array *out = NULL;
+  return stage_process(t, p, 0, NULL, pp, 1, &av, &out) == JX_OK ? out : NULL;
+}
+
 Trace *stage_begin(void) {
   Jaxpr *j = jaxpr_new();
   return j ? trace_push(&stage_type, j) : NULL;

@@ -26,6 +26,11 @@ int *tx_argnums(const char *fn, jx_fn *f, int *nargnums, const int *argnums);
 /* The staging trace: records every primitive applied to its tracers into a Jaxpr.
  * Values from lower levels become constants of the jaxpr (JAX's closed-over consts). */
 Trace *stage_begin(void);
+/* A primitive without operands (iota) recorded in the jaxpr that `like` is staged into,
+ * when `like` is a tracer of a staging trace (JAX stages every primitive under jit;
+ * jaxc runs operand-less ones eagerly, which would make an iota of a jitted argmax a
+ * constant read from memory). NULL otherwise (the caller binds it as usual). */
+jx_array *stage_bind_nullary(const jx_array *like, Prim p, const PrimParams *pp);
 /* A new input of the jaxpr being staged. */
 jx_array *stage_new_input(Trace *t, const Aval *aval);
 /* Ends staging: outs become the outputs (non-tracers become constants), pops t and

@@ -130,5 +130,6 @@ const Backend backend_cuda = {
     .dispatch = dispatch,
     .routine = routine,
     .host_memory = false,
+    .cheap_recompute = true,
     .synchronize = synchronize,
 };

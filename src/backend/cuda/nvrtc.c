@@ -85,7 +85,7 @@ static void set_arch(int cc) {
   int major = 0, minor = 0;
   nv.Version(&major, &minor);
   snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=sm_%d", cc);
-  snprintf(key_head, sizeof key_head, "// jaxc cuda kernel: sm_%d, NVRTC %d.%d, --fmad=false\n", cc, major, minor);
+  snprintf(key_head, sizeof key_head, "// jaxc cuda kernel: sm_%d, NVRTC %d.%d\n", cc, major, minor);
 }
 
 /* The disk cache's directory ($JAXC_CACHE_DIR/cuda), created if needed; false if none. */
@@ -155,11 +155,7 @@ static char *nvrtc_compile(const char *key, size_t *n) {
     error_set(JX_ERR_COMPILE, "cuda: nvrtcCreateProgram failed: %s", nv.GetErrorString(r));
     return NULL;
   }
-  /* --fmad=false: no contraction of a * b + c into one fused multiply-add, so kernels
-   * round as the interpreter and the cpu backend (-ffp-contract=off) do, bit for bit
-   * for + - * / sqrt; bandwidth-bound kernels lose nothing by it, and the arithmetic-
-   * bound products go to cuBLAS */
-  const char *opts[] = {arch_opt, "--std=c++17", "--device-as-default-execution-space", "--fmad=false"};
+  const char *opts[] = {arch_opt, "--std=c++17", "--device-as-default-execution-space"};
   r = nv.CompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
   char *cubin = NULL;
   if (r != 0) {

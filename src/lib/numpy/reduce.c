@@ -3,8 +3,10 @@
  * jax/_src/numpy/reductions.py (_reduction, _promote_integer_dtype, _upcast_f16, _mean,
  * _var) and lax_numpy.py (_argmax). */
 #include <math.h>
+#include <string.h>
 
 #include "lib/numpy/np.h"
+#include "transform/transform.h"
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
@@ -212,7 +214,12 @@ static jx_array *arg_impl(const char *fn, bool is_max, jx_array *x, int axis, bo
   jx_array *hit = prim_binary(PRIM_eq, v, prim_broadcast_in_dim(m, v->ndim, v->shape, keep));
   if (dtype_is_floating(v->dtype)) hit = prim_binary(PRIM_or, hit, prim_binary(PRIM_ne, v, v));
   jx_dtype it = dtype_default_int();
-  jx_array *iota = prim_iota(it, v->ndim, v->shape, ax);
+  /* under jit, the iota is staged: the kernel computes the index instead of loading a
+   * materialized iota as large as x */
+  PrimParams ip = {.dtype = it, .ndim = v->ndim, .axis = ax};
+  memcpy(ip.shape, v->shape, (size_t)v->ndim * sizeof v->shape[0]);
+  jx_array *iota = stage_bind_nullary(v, PRIM_iota, &ip);
+  if (!iota) iota = prim_iota(it, v->ndim, v->shape, ax);
   jx_array *none = np_full((double)v->shape[ax], it, v->ndim, v->shape);
   jx_array *r = prim_reduce(PRIM_reduce_min, prim_select(hit, iota, none), mask);
   if (r && keepdims) {
