@@ -302,6 +302,10 @@ static void render_cast(Buf *b, const AluExp *e, const char *x) {
 }
 
 static void render_bitcast(Buf *b, const AluExp *e, const char *x) {
+  if (e->src[0]->dtype == e->dtype) { /* bool to bool (bool has no bits format) */
+    buf_str(b, x);
+    return;
+  }
   Buf bits = {0};
   expand1(&bits, emit_types[e->src[0]->dtype].bits, x, e->src[0]->dtype);
   expand1(b, emit_types[e->dtype].from_bits, bits.s ? bits.s : "", e->dtype);
