@@ -61,7 +61,7 @@ enum { LT_TRANSA = 3, LT_TRANSB = 4, LT_BATCH = 5, LT_STRIDE = 6, LT_PREF_WORKSP
  * loop repeats a handful of shapes). */
 typedef struct LtPlan {
   int64_t m, n, k, batch;
-  int type, ta, tb;
+  int type, compute, ta, tb;
   LtDesc desc;
   LtLayout a, b, c;
   LtAlgo algo;
@@ -85,7 +85,8 @@ static void load_lt(void) {
   L(pref_set, "cublasLtMatmulPreferenceSetAttribute"), L(pref_destroy, "cublasLtMatmulPreferenceDestroy");
   L(heuristic, "cublasLtMatmulAlgoGetHeuristic"), L(matmul, "cublasLtMatmul");
 #undef L
-  if (!lt.create || !lt.desc_create || !lt.desc_set || !lt.layout_create || !lt.layout_set || !lt.pref_create ||
+  if (!lt.create || !lt.desc_create || !lt.desc_set || !lt.desc_destroy || !lt.layout_create || !lt.layout_set ||
+      !lt.layout_destroy || !lt.pref_create ||
       !lt.pref_set || !lt.pref_destroy || !lt.heuristic || !lt.matmul || lt.create(&lt.h) != 0)
     lt.h = NULL;
 }
@@ -102,20 +103,25 @@ static LtLayout lt_layout(int type, uint64_t rows, uint64_t cols, int64_t ld, in
 
 /* The plan for column-major C (m, n) = op(A) (m, k) @ op(B) (k, n); NULL if cuBLASLt
  * has no algorithm for it (the caller uses cublasGemmEx). */
-static const LtPlan *lt_plan(int type, int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t batch) {
+static const LtPlan *lt_plan(int type, int compute, int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (!lt.h) return NULL;
   pthread_mutex_lock(&plan_lock);
   for (int i = 0; i < nplans; i++) {
     LtPlan *p = &plans[i];
-    if (p->m == m && p->n == n && p->k == k && p->batch == batch && p->type == type && p->ta == ta && p->tb == tb) {
+    if (p->m == m && p->n == n && p->k == k && p->batch == batch && p->type == type && p->compute == compute &&
+        p->ta == ta && p->tb == tb) {
       pthread_mutex_unlock(&plan_lock);
       return p->ok ? p : NULL;
     }
   }
   LtPlan *p = &plans[nplans < LT_PLANS ? nplans++ : (nplans = 1, 0)];
-  *p = (LtPlan){.m = m, .n = n, .k = k, .batch = batch, .type = type, .ta = ta, .tb = tb};
+  if (p->desc) lt.desc_destroy(p->desc); /* a replaced plan's descriptors */
+  if (p->a) lt.layout_destroy(p->a);
+  if (p->b) lt.layout_destroy(p->b);
+  if (p->c) lt.layout_destroy(p->c);
+  *p = (LtPlan){.m = m, .n = n, .k = k, .batch = batch, .type = type, .compute = compute, .ta = ta, .tb = tb};
   int32_t b32 = (int32_t)batch;
-  if (lt.desc_create(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == 0) {
+  if (lt.desc_create(&p->desc, compute, CUDA_R_32F) == 0) {
     lt.desc_set(p->desc, LT_TRANSA, &ta, sizeof ta);
     lt.desc_set(p->desc, LT_TRANSB, &tb, sizeof tb);
     p->a = lt_layout(type, ta ? k : m, ta ? m : k, ta ? k : m, b32, m * k);
@@ -212,8 +218,12 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
   /* Row-major C (M, N) is column-major C^T (N, M) = op(b)^T-as-stored @ op(a): cuBLAS
    * sees b first, with b's stored layout giving its leading dimension. */
   bool ta = r->trans_a, tb = r->trans_b;
-  if (type == CUDA_R_16BF || type == CUDA_R_16F) {
-    const LtPlan *p = lt_plan(type, tb, ta, N, M, K, B);
+  /* cuBLASLt with a plan cached per shape: half precision always (cublasGemmEx picked
+   * pre-Hopper kernels for them), float32 for small products, where the planned call
+   * costs less host time than cublasGemmStridedBatchedEx (a training step's GEMMs) */
+  bool small = (double)M * (double)N * (double)K * (double)B < (double)(1 << 30);
+  if (type == CUDA_R_16BF || type == CUDA_R_16F || (type == CUDA_R_32F && small)) {
+    const LtPlan *p = lt_plan(type, compute, tb, ta, N, M, K, B);
     if (p) {
       int st = lt.matmul(lt.h, p->desc, alpha, inputs[1], p->a, inputs[0], p->b, beta, out, p->c, out, p->c,
                          &p->algo, workspace, workspace_bytes, cuda_device()->stream);

@@ -60,6 +60,7 @@ typedef struct CudaDriver {
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
 } CudaDriver;
 
 /* The state of the one device, filled by cuda_init. */

@@ -77,6 +77,7 @@ static const struct {
     S(cuEventRecord, "cuEventRecord"),
     S(cuEventSynchronize, "cuEventSynchronize"),
     S(cuEventElapsedTime, "cuEventElapsedTime_v2"),
+    S(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
 #undef S
 };
 

@@ -20,6 +20,7 @@
 
 typedef struct CudaExe {
   CUfunction fn;
+  int per_sm; /* resident blocks of THREADS a multiprocessor (the occupancy calculator) */
   RenderCudaPlan plan;
   char name[RENDER_NAME_MAX];
 } CudaExe;
@@ -74,10 +75,18 @@ static void key_of(const Kernel *k, KernelKey *key) {
   }
 }
 
+/* 8 bytes a step (the key is hashed at every dispatch: a byte-wise FNV over its ~400
+ * bytes cost most of a microsecond of a launch's host time). */
 static uint64_t key_hash(const KernelKey *key) {
   const unsigned char *p = (const unsigned char *)key;
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < sizeof *key; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  uint64_t h = 0xcbf29ce484222325ull, w;
+  size_t i = 0;
+  for (; i + 8 <= sizeof *key; i += 8) {
+    memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < sizeof *key; i++) h = (h ^ p[i]) * 0x100000001b3ull;
   return h;
 }
 
@@ -160,8 +169,12 @@ static jx_status build(const Kernel *const *ks, int n, CudaExe **exes) {
   CUmodule mod = NULL;
   if (s == JX_OK) s = cuda_compile(src, len, &mod);
   const CudaDevice *d = cuda_device();
-  for (int i = 0; s == JX_OK && i < n; i++)
+  for (int i = 0; s == JX_OK && i < n; i++) {
     s = cuda_check(d->cu.cuModuleGetFunction(&all[i].fn, mod, all[i].name), "cuModuleGetFunction");
+    if (s == JX_OK && (d->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&all[i].per_sm, all[i].fn, THREADS, 0) != 0 ||
+                       all[i].per_sm < 1))
+      all[i].per_sm = 1;
+  }
   if (s == JX_OK) {
     pthread_mutex_lock(&lock);
     for (int i = 0; i < n; i++) {
@@ -233,7 +246,9 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
   for (int o = 0; o <= k->nextra; o++) out.p[o] = outs[o];
   char *scratch = NULL;
   const RenderCudaPlan *p = &exe->plan;
-  int64_t sms = d->sm_count, many = sms * 16;
+  /* grid-stride loops get one wave of resident blocks: more would run as extra waves
+   * whose last one leaves most multiprocessors idle */
+  int64_t sms = d->sm_count, many = sms * exe->per_sm;
   unsigned gx = 1, gy = 1;
   switch (p->kind) {
   case CUDA_ELEMENTWISE: gx = clamp_blocks((k->size / p->vec + THREADS - 1) / THREADS, many); break;
@@ -242,8 +257,10 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
   case CUDA_BLOCK_ROW: gx = clamp_blocks(k->size, 65535); break;
   }
   if (p->split) {
-    /* enough blocks for ~8 a multiprocessor, each taking at least 8192 elements */
-    int64_t R = k->reduction.size, want = (sms * 8 + k->size - 1) / k->size, most = R / 8192;
+    /* one wave: at most the blocks that are resident at once (the occupancy
+     * calculator's, for this kernel's registers), so no second, mostly idle wave
+     * finishes the tail (256 rows x 5 blocks was 1.2 waves of 8 a multiprocessor) */
+    int64_t R = k->reduction.size, want = sms * exe->per_sm / k->size, most = R / 8192;
     gy = clamp_blocks(want < most ? want : most, 65535);
     size_t tickets = RENDER_CUDA_SPLIT_ROWS * sizeof(unsigned);
     size_t nbytes = tickets + (size_t)k->size * gy * 8;
