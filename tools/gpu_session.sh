@@ -105,7 +105,7 @@ if has jbench; then
   stamp "jbench"
 fi
 if has bench; then
-  OUT=$out timeout "${BENCH_S:-300}" bash bench/gpu/run.sh build-gpu ${BENCH_ONLY:-} > "$out/bench.txt" 2>&1
+  FM_DATA=$D/usr/share/datasets/fashion-mnist OUT=$out timeout "${BENCH_S:-300}" bash bench/gpu/run.sh build-gpu ${BENCH_ONLY:-} > "$out/bench.txt" 2>&1
   sed -n '/^workload/,$p' "$out/bench.txt"
   stamp "bench"
 fi
