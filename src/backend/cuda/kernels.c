@@ -246,9 +246,9 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
   for (int o = 0; o <= k->nextra; o++) out.p[o] = outs[o];
   char *scratch = NULL;
   const RenderCudaPlan *p = &exe->plan;
-  /* grid-stride loops get one wave of resident blocks: more would run as extra waves
-   * whose last one leaves most multiprocessors idle */
-  int64_t sms = d->sm_count, many = sms * exe->per_sm;
+  /* grid-stride loops: 16 blocks a multiprocessor (one wave of resident blocks ran the
+   * 2^28 chain at 3.26 TB/s on an H200, against 3.54 with these) */
+  int64_t sms = d->sm_count, many = sms * 16;
   unsigned gx = 1, gy = 1;
   switch (p->kind) {
   case CUDA_ELEMENTWISE: gx = clamp_blocks((k->size / p->vec + THREADS - 1) / THREADS, many); break;
