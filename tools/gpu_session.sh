@@ -8,6 +8,12 @@
 #   bench    bench/gpu/run.sh (jaxc, then JAX and PyTorch on the same GPU: ratios)
 #   jbench   jaxc's side of the benchmark only
 #   train    jaxc_fashion_mnist --device cuda (MLP and CNN) on the carried data set
+# The GPU machine reaches no package registry: its Debian packages travel in ../.deps,
+# made once beside the carried tree (in the repository the device tool sends, ignored by
+# .git/info/exclude) with
+#   apt-get download libutf8proc2 libutf8proc-dev libopenblas0-pthread libopenblas-pthread-dev \
+#     libopenblas-dev liblapacke liblapacke-dev libtmglib3 libgfortran5 libquadmath0 dataset-fashion-mnist
+# and tools/gpu_sync.sh copies this worktree to ../.gpu; the call carries [".gpu", ".deps"].
 # Usage (carried tree): PHASES="build suite bench" bash tools/gpu_session.sh
 # Logs go to gpu-out/ and are packed into $OUT/logs.tgz (the tool returns 8 files at most).
 cd "$(dirname "$0")/.." || exit 1
