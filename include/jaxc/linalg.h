@@ -64,6 +64,19 @@ jx_array *jx_scipy_linalg_cho_solve(jx_array *c, bool lower, jx_array *b);
  * with op = identity (trans 0), transpose (1) or conjugate transpose (2; = 1 for real
  * dtypes); b (..., m, n) or a vector (one dim less than a). Bad trans: JX_ERR_VALUE. */
 jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, bool lower, bool unit_diagonal);
+/* jax.scipy.linalg.expm(a, upper_triangular, max_squarings): the matrix exponential of
+ * a (..., n, n) (batch dims mapped as jnp.vectorize does), by scaling and squaring with
+ * the Pade approximant that the 1-norm picks (orders 3/5/7 in float32, 3/5/7/9/13 in
+ * float64; Higham 2005, SIAM J. Matrix Anal. Appl. 26(4), JAX's thresholds). The
+ * squarings needed past max_squarings (JAX's default 16) give NaNs, as JAX. As JAX,
+ * the number of squarings is floor(log2(|a|_1 / theta)), not Higham's ceil: a 1-norm in
+ * [theta, 2 theta) is not scaled (float32: relative errors up to ~3e-3 there, as JAX's).
+ * upper_triangular: a is taken as upper triangular (a triangular solve for Q^-1 P).
+ * Integer inputs become the default float dtype. Differentiable (through lax.cond,
+ * lax.switch, solve), jit- and vmap-safe. Errors: JX_ERR_SHAPE for rank < 2 or
+ * non-square, JX_ERR_DTYPE for float16/bfloat16 (JAX raises too), JX_ERR_VALUE for a
+ * negative max_squarings. */
+jx_array *jx_scipy_linalg_expm(jx_array *a, bool upper_triangular, int max_squarings);
 /* jax.scipy.linalg.lu_factor(a) -> (lu, piv) and lu_solve((lu, piv), b, trans). */
 jx_status jx_scipy_linalg_lu_factor(jx_array *a, jx_array **lu, jx_array **piv);
 jx_array *jx_scipy_linalg_lu_solve(jx_array *lu, jx_array *piv, jx_array *b, int trans);

@@ -488,3 +488,168 @@ jx_status jx_linalg_lstsq(jx_array *a, jx_array *b, double rcond, jx_array **out
   out[0] = x, out[1] = resid, out[2] = rank, out[3] = s;
   return linalg_return_n(4, out);
 }
+
+/* ------------------------------------------------------------------ expm */
+/* jax.scipy.linalg.expm: scaling and squaring with a Pade approximant chosen by the
+ * 1-norm (N. J. Higham, "The scaling and squaring method for the matrix exponential
+ * revisited", SIAM J. Matrix Anal. Appl. 26(4), 2005: the coefficients b_k of the
+ * [m/m] approximants and the thresholds theta_m; the float32 set and the choice
+ * through lax.switch as jax/_src/scipy/linalg.py makes it). The choice of order and the
+ * number of squarings are values of the input, so everything runs through lax.switch /
+ * lax.cond and stays traceable (jit, grad, vmap). */
+
+static const double pade_coef[5][14] = {
+    {120., 60., 12., 1.},
+    {30240., 15120., 3360., 420., 30., 1.},
+    {17297280., 8648640., 1995840., 277200., 25200., 1512., 56., 1.},
+    {17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880., 3960., 90., 1.},
+    {64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000.,
+     10559470521600., 670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.},
+};
+static const int pade_order[5] = {3, 5, 7, 9, 13};
+
+/* c0 * X0 + c1 * X1 + ... (n terms, NULL-safe through the ops) */
+static jx_array *lincomb(int n, const double *c, jx_array *const *x) {
+  jx_array *r = jx_multiply(jx_scalar(c[0]), x[0]);
+  for (int i = 1; i < n; i++) r = jx_add(r, jx_multiply(jx_scalar(c[i]), x[i]));
+  return r;
+}
+
+/* One lax.switch branch: (U, V) of the Pade approximant of order pade_order[ctx]; the
+ * approximant is (V + U) / (V - U). */
+static jx_status expm_pade(void *ctx, jx_array *const *in, jx_array **out) {
+  int which = (int)(intptr_t)ctx, m = pade_order[which];
+  const double *b = pade_coef[which];
+  jx_array *a = in[0];
+  jx_array *id = jx_eye(a->shape[a->ndim - 1], a->dtype), *a2 = jx_matmul(a, a);
+  if (m == 13) {
+    jx_array *a4 = jx_matmul(a2, a2), *a6 = jx_matmul(a4, a2);
+    jx_array *hi_u = jx_matmul(a6, lincomb(3, (double[]){b[13], b[11], b[9]}, (jx_array *[]){a6, a4, a2}));
+    jx_array *lo_u = lincomb(4, (double[]){b[7], b[5], b[3], b[1]}, (jx_array *[]){a6, a4, a2, id});
+    out[0] = jx_matmul(a, jx_add(hi_u, lo_u));
+    jx_array *hi_v = jx_matmul(a6, lincomb(3, (double[]){b[12], b[10], b[8]}, (jx_array *[]){a6, a4, a2}));
+    out[1] = jx_add(hi_v, lincomb(4, (double[]){b[6], b[4], b[2], b[0]}, (jx_array *[]){a6, a4, a2, id}));
+  } else {
+    jx_array *pw[5] = {id, a2}; /* pw[k] = a^(2k) */
+    int top = m / 2;            /* highest even power / 2 */
+    for (int k = 2; k <= top; k++) pw[k] = jx_matmul(pw[k - 1], a2);
+    jx_array *terms[5];
+    double cu[5], cv[5];
+    for (int k = top, i = 0; k >= 0; k--, i++) terms[i] = pw[k], cu[i] = b[2 * k + 1], cv[i] = b[2 * k];
+    out[0] = jx_matmul(a, lincomb(top + 1, cu, terms));
+    out[1] = lincomb(top + 1, cv, terms);
+  }
+  return out[0] && out[1] ? JX_OK : jx_last_status();
+}
+
+static jx_status expm_square(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_matmul(in[0], in[0]);
+  return out[0] ? JX_OK : jx_last_status();
+}
+static jx_status expm_identity(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_ref(in[0]);
+  return JX_OK;
+}
+
+typedef struct {
+  int max_squarings;
+  bool upper_triangular;
+} ExpmOptions;
+
+/* cond's true branch when more than max_squarings squarings are needed: NaNs (JAX). */
+static jx_status expm_nan(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_full_like(in[0], NAN);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+/* cond's false branch: R = Q^-1 P, squared n_squarings times (operands A, P, Q, s). */
+static jx_status expm_finish(void *ctx, jx_array *const *in, jx_array **out) {
+  const ExpmOptions *o = ctx;
+  jx_array *p = in[1], *q = in[2], *s = in[3];
+  jx_array *r = o->upper_triangular ? jx_scipy_linalg_solve_triangular(q, p, 0, false, false)
+                                    : jx_linalg_solve(q, p);
+  jx_fn *sq = jx_fn_new("expm_square", 1, 1, expm_square, NULL);
+  jx_fn *id = jx_fn_new("expm_identity", 1, 1, expm_identity, NULL);
+  jx_status st = r && sq && id ? JX_OK : jx_last_status();
+  /* JAX scans max_squarings steps of cond(i < n_squarings, square, identity) */
+  for (int i = 0; i < o->max_squarings && st == JX_OK; i++) {
+    jx_array *next[1];
+    st = jx_lax_cond(jx_less(jx_scalar_of(i, s->dtype), s), sq, id, 1, &r, next);
+    r = next[0];
+  }
+  jx_fn_free(sq), jx_fn_free(id);
+  out[0] = st == JX_OK ? r : NULL;
+  return st;
+}
+
+/* expm of one (n, n) matrix of a floating dtype: ctx is the ExpmOptions. */
+static jx_status expm_matrix(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *a = in[0];
+  bool f64 = a->dtype == JX_FLOAT64;
+  jx_array *l1 = jx_linalg_norm(a, "1", 0, NULL, false);
+  jx_array *s = jx_maximum(jx_scalar(0), jx_floor(jx_log2(jx_divide(l1, jx_scalar(f64 ? 5.371920351148152
+                                                                                        : 3.925724783138660)))));
+  jx_array *scaled = jx_divide(a, jx_exp2(s));
+  const double th64[4] = {1.495585217958292e-002, 2.539398330063230e-001, 9.504178996162932e-001,
+                          2.097847961257068e+000};
+  const double th32[2] = {4.258730016922831e-001, 1.880152677804762e+000};
+  int nth = f64 ? 4 : 2;
+  jx_array *idx = jx_scalar_of(0, JX_INT32); /* jnp.digitize: how many thresholds <= |A|_1 */
+  for (int i = 0; i < nth; i++)
+    idx = jx_add(idx, jx_astype(jx_greater_equal(l1, jx_scalar(f64 ? th64[i] : th32[i])), JX_INT32));
+  jx_fn *br[5] = {NULL};
+  for (int i = 0; i <= nth; i++) br[i] = jx_fn_new("expm_pade", 1, 2, expm_pade, (void *)(intptr_t)i);
+  jx_array *uv[2] = {NULL, NULL};
+  jx_status st = jx_lax_switch(idx, nth + 1, br, 1, &scaled, uv);
+  for (int i = 0; i <= nth; i++) jx_fn_free(br[i]);
+  if (st != JX_OK) return st;
+  jx_array *p = jx_add(uv[0], uv[1]), *q = jx_subtract(uv[1], uv[0]);
+  jx_fn *nan_fn = jx_fn_new("expm_nan", 4, 1, expm_nan, NULL);
+  jx_fn *fin = jx_fn_new("expm_finish", 4, 1, expm_finish, ctx);
+  const ExpmOptions *o = ctx;
+  st = jx_lax_cond(jx_greater(s, jx_scalar(o->max_squarings)), nan_fn, fin, 4, (jx_array *[]){a, p, q, s}, out);
+  jx_fn_free(nan_fn), jx_fn_free(fin);
+  return st;
+}
+
+jx_array *jx_scipy_linalg_expm(jx_array *a, bool upper_triangular, int max_squarings) {
+  const char *fn = "jx_scipy_linalg_expm";
+  if (np_null_arg(fn, a, "a")) return NULL;
+  char b[ERROR_SHAPE_BUF];
+  if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2]) {
+    error_set(JX_ERR_SHAPE, "%s: expected a (batched) square matrix, got shape %s", fn, np_shape_str(b, a));
+    return NULL;
+  }
+  if (max_squarings < 0) {
+    error_set(JX_ERR_VALUE, "%s: max_squarings must be >= 0, got %d", fn, max_squarings);
+    return NULL;
+  }
+  jx_scope_begin();
+  jx_array *x = np_to_inexact(a);
+  if (x && x->dtype != JX_FLOAT32 && x->dtype != JX_FLOAT64) { /* JAX: TypeError */
+    error_set(JX_ERR_DTYPE, "%s: dtype %s is not supported (float32 or float64)", fn, jx_dtype_name(x->dtype));
+    x = NULL;
+  }
+  if (!x) return np_scope_return(NULL);
+  int64_t n = a->shape[a->ndim - 1], batch = 1;
+  for (int d = 0; d < a->ndim - 2; d++) batch *= a->shape[d];
+  ExpmOptions opts = {max_squarings, upper_triangular};
+  jx_fn *f = jx_fn_new("expm", 1, 1, expm_matrix, &opts);
+  jx_array *r[1] = {NULL};
+  if (batch == 0 || n == 0) {
+    r[0] = jx_ref(x);
+  } else if (a->ndim == 2) {
+    if (jx_call(f, &x, r) != JX_OK) r[0] = NULL;
+  } else { /* jnp.vectorize over the batch dims, as JAX */
+    jx_fn *vf = jx_vmap(f, NULL, NULL);
+    jx_array *flat = jx_reshape(x, 3, (int64_t[]){batch, n, n});
+    if (!flat || jx_call(vf, &flat, r) != JX_OK) r[0] = NULL;
+    r[0] = r[0] ? jx_reshape(r[0], a->ndim, a->shape) : NULL;
+    jx_fn_free(vf);
+  }
+  jx_fn_free(f);
+  return np_scope_return(r[0]);
+}

@@ -107,6 +107,8 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
   if (!strcmp(fn, "trace"))
     return (out[0] = jx_trace(in[0], iparam(c, "offset"), (int)golden_param_int(c, "axis1", 0),
                               (int)golden_param_int(c, "axis2", 1))) ? 1 : 0;
+  if (!strcmp(fn, "scipy_expm"))
+    return (out[0] = jx_scipy_linalg_expm(in[0], iparam(c, "upper"), iparam(c, "maxsq"))) ? 1 : 0;
   return -1;
 }
 
@@ -432,6 +434,49 @@ static void test_vmap_jit(void) {
   jx_scope_end(0, NULL);
 }
 
+/* expm under jit (the lax.switch / lax.cond of the Pade order and the squarings run
+ * compiled) and under vmap (a batched index runs every branch and selects), against
+ * eager calls on each matrix; norms span every order and several squarings. */
+static jx_status expm_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_scipy_linalg_expm(in[0], false, 16);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_expm_transforms(void) {
+  jx_scope_begin();
+  const double scales[5] = {0.01, 0.3, 1.0, 3.0, 30.0};
+  jx_array *mats[5];
+  for (int i = 0; i < 5; i++)
+    mats[i] = jx_multiply(random_array(JX_FLOAT32, 2, (int64_t[]){4, 4}), jx_scalar(scales[i] / 4));
+  jx_array *stack = jx_stack(5, mats, 0);
+  jx_fn *f = jx_fn_new("expm", 1, 1, expm_fn, NULL), *j = jx_jit(f), *v = jx_vmap(f, NULL, NULL);
+  jx_array *batched, *eager_batch = jx_scipy_linalg_expm(stack, false, 16);
+  CHECK(jx_call(v, &stack, &batched) == JX_OK);
+  for (int i = 0; i < 5; i++) {
+    jx_array *e, *jj;
+    CHECK(jx_call(f, &mats[i], &e) == JX_OK && jx_call(j, &mats[i], &jj) == JX_OK);
+    double tol = 2e-5 * (1 + max_abs_diff(e, jx_zeros_like(e)));
+    CHECK_MSG(max_abs_diff(jj, e) <= tol, "jit expm %d: %g", i, max_abs_diff(jj, e));
+    jx_array *idx = jx_scalar_int(i);
+    CHECK_MSG(max_abs_diff(jx_take(batched, idx, 0), e) <= tol, "vmap expm %d", i);
+    CHECK_MSG(max_abs_diff(jx_take(eager_batch, idx, 0), e) <= tol, "batched expm %d", i);
+  }
+  /* exp of a diagonal matrix is the elementwise exp of its diagonal; expm(0) = I */
+  jx_array *d = jx_multiply(jx_eye(3, JX_FLOAT32), jx_array_from((float[]){-2, 0.5f, 3}, JX_FLOAT32, 1, (int64_t[]){3}));
+  double dd = max_abs_diff(jx_log(jx_diagonal(jx_scipy_linalg_expm(d, false, 16), 0, 0, 1)),
+                          jx_array_from((float[]){-2, 0.5f, 3}, JX_FLOAT32, 1, (int64_t[]){3}));
+  CHECK_MSG(dd < 1e-5, "log(diag(expm(diag(d)))) - d: %g", dd);
+  CHECK(max_abs_diff(jx_scipy_linalg_expm(jx_zeros(2, (int64_t[]){3, 3}, JX_FLOAT32), true, 16),
+                     jx_eye(3, JX_FLOAT32)) == 0);
+  CHECK(jx_scipy_linalg_expm(d, false, -1) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_scipy_linalg_expm: max_squarings must be >= 0, got -1");
+  CHECK(jx_scipy_linalg_expm(NULL, false, 16) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_scipy_linalg_expm: a is NULL");
+  jx_fn_free(v), jx_fn_free(j), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 /* ------------------------------------------------------------ errors */
 
 static void test_errors(void) {
@@ -461,6 +506,7 @@ int main(void) {
   TEST_RUN(test_identities);
   TEST_RUN(test_numeric_grads);
   TEST_RUN(test_vmap_jit);
+  TEST_RUN(test_expm_transforms);
   TEST_RUN(test_errors);
   golden_free(cases, ncases);
   return test_finish();
