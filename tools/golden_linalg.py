@@ -299,6 +299,29 @@ case("expm_zero", "scipy_expm", [jnp.zeros((3, 3), F32)], jsl.expm, "upper=0 max
 case("expm_rank1", "scipy_expm", [jnp.ones((3,), F32)], jsl.expm, "upper=0 maxsq=16", err="JX_ERR_SHAPE")
 case("expm_nonsquare", "scipy_expm", [jnp.ones((2, 3), F32)], jsl.expm, "upper=0 maxsq=16", err="JX_ERR_SHAPE")
 case("expm_f16", "scipy_expm", [jnp.ones((2, 2), "float16")], jsl.expm, "upper=0 maxsq=16", err="JX_ERR_DTYPE")
+
+# ------------------------------------------------------------------ tridiagonal_solve
+def tridiag(batch, m, n, dtype=F32):
+    dl, du = erand(batch + (m,), 1.0, dtype), erand(batch + (m,), 1.0, dtype)
+    d = erand(batch + (m,), 1.0, dtype) + 4 * jnp.sign(erand(batch + (m,), 1.0, dtype) + 0.03)
+    return [dl, d, du, erand(batch + (m, n), 2.0, dtype)]
+
+
+ts = lax.linalg.tridiagonal_solve
+for nm, (bt, m, n) in {"5x2": ((), 5, 2), "b": ((2, 3), 4, 3), "1": ((), 1, 1), "0": ((), 0, 2),
+                       "n0": ((), 3, 0), "big": ((), 40, 5)}.items():
+    case(f"tridiag_{nm}", "lax_tridiagonal_solve", tridiag(bt, m, n), ts)
+case("tridiag_f64", "lax_tridiagonal_solve", tridiag((), 6, 2, F64), ts)
+case("tridiag_pivot", "lax_tridiagonal_solve",  # a zero leading diagonal needs the row swap
+     [jnp.asarray([0, 1, 1], F32), jnp.asarray([0, 2, 3], F32), jnp.asarray([1, 1, 0], F32), erand((3, 2), 1.0)], ts)
+case("tridiag_singular", "lax_tridiagonal_solve",
+     [jnp.zeros((3,), F32), jnp.asarray([1, 0, 1], F32), jnp.zeros((3,), F32), jnp.ones((3, 2), F32)], ts)
+t4 = tridiag((), 4, 2)
+case("tridiag_dtype", "lax_tridiagonal_solve", [t4[0].astype("int32")] + t4[1:], ts, err="JX_ERR_DTYPE")
+case("tridiag_shape", "lax_tridiagonal_solve", [t4[0][:3]] + t4[1:], ts, err="JX_ERR_SHAPE")
+case("tridiag_rank", "lax_tridiagonal_solve", t4[:3] + [t4[3][:, 0]], ts, err="JX_ERR_SHAPE")
+grad_case("grad_tridiag", "lax_tridiagonal_solve", tridiag((), 5, 3, F64), ts)
+grad_case("grad_tridiag_b", "lax_tridiagonal_solve", tridiag((2,), 4, 2, F64), ts)
 for k, sc in enumerate([0.1, 1.0, 8.0]):
     grad_case(f"grad_expm_{k}", "scipy_expm", [erand((3, 3), sc, F64)], jsl.expm, "upper=0 maxsq=16")
 

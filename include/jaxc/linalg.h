@@ -64,6 +64,14 @@ jx_array *jx_scipy_linalg_cho_solve(jx_array *c, bool lower, jx_array *b);
  * with op = identity (trans 0), transpose (1) or conjugate transpose (2; = 1 for real
  * dtypes); b (..., m, n) or a vector (one dim less than a). Bad trans: JX_ERR_VALUE. */
 jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, bool lower, bool unit_diagonal);
+/* lax.linalg.tridiagonal_solve(dl, d, du, b): x with A x = b for the tridiagonal A of
+ * sub-diagonal dl, diagonal d and super-diagonal du, each (..., m) (dl[..., 0] and
+ * du[..., m-1] are not read), b (..., m, n), same batch dims, one dtype (float32 or
+ * float64; no promotion, as JAX). LAPACK gtsv (Gaussian elimination with partial
+ * pivoting); an exactly singular system gives NaNs, as JAX on CPU. JVP in every
+ * operand, transpose in b, batching, jit (jax/_src/lax/linalg.py's rules). Errors:
+ * JX_ERR_SHAPE (b rank < 2, diagonals not of shape b.shape[:-1]), JX_ERR_DTYPE. */
+jx_array *jx_lax_linalg_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *du, jx_array *b);
 /* jax.scipy.linalg.expm(a, upper_triangular, max_squarings): the matrix exponential of
  * a (..., n, n) (batch dims mapped as jnp.vectorize does), by scaling and squaring with
  * the Pade approximant that the 1-norm picks (orders 3/5/7 in float32, 3/5/7/9/13 in

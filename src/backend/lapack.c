@@ -38,6 +38,7 @@ int64_t lapack_out_numel(const Routine *r, int o) {
   case ROUTINE_QR: per = o == 0 ? n * svd_ku(r) : svd_ku(r) * m; break;
   case ROUTINE_EIGH: per = o == 0 ? n * n : n; break;
   case ROUTINE_SVD: per = o == 0 ? k : o == 1 ? n * svd_ku(r) : svd_kv(r) * m; break;
+  case ROUTINE_TRIDIAGONAL_SOLVE: per = n * m; break;
   default: break;
   }
   return r->outer * per;
@@ -114,6 +115,32 @@ static jx_status triangular_solve(const Routine *r, void *const *in, void *const
   enum CBLAS_DIAG diag = r->flags & LINALG_UNIT_DIAGONAL ? CblasUnit : CblasNonUnit;
   if (f64) cblas_dtrsm(CblasRowMajor, side, uplo, tr, diag, (int)n, (int)m, 1.0, (const double *)a, (int)k, (double *)x, (int)m);
   else cblas_strsm(CblasRowMajor, side, uplo, tr, diag, (int)n, (int)m, 1.0f, (const float *)a, (int)k, (float *)x, (int)m);
+  return JX_OK;
+}
+
+/* gtsv on copies (it overwrites its operands): LAPACK's dl and du are the n-1
+ * off-diagonals, JAX's dl[1..n) and du[0..n-1); gtsv's right-hand sides are
+ * column-major, so b goes in transposed and x comes out transposed back. A singular
+ * system (info > 0) gives NaNs, as JAX on CPU. */
+static jx_status tridiagonal_solve(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64,
+                                   size_t isz) {
+  int64_t n = r->n, m = r->m;
+  char *x = entry(out[0], b, n * m, isz);
+  if (n == 0 || m == 0) return JX_OK;
+  char *w = malloc((size_t)(3 * n + n * m) * isz);
+  if (!w) return oom(r);
+  char *dl = w, *d = w + (size_t)n * isz, *du = w + (size_t)(2 * n) * isz, *bt = w + (size_t)(3 * n) * isz;
+  memcpy(dl, entry(in[0], b, n, isz), (size_t)n * isz);
+  memcpy(d, entry(in[1], b, n, isz), (size_t)n * isz);
+  memcpy(du, entry(in[2], b, n, isz), (size_t)n * isz);
+  transpose_into(bt, entry(in[3], b, n * m, isz), n, m, isz);
+  lapack_int info = f64 ? LAPACKE_dgtsv_work(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)m, (double *)dl + 1,
+                                            (double *)d, (double *)du, (double *)bt, (lapack_int)n)
+                        : LAPACKE_sgtsv_work(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)m, (float *)dl + 1,
+                                            (float *)d, (float *)du, (float *)bt, (lapack_int)n);
+  if (info != 0) fill_nan(bt, n * m, f64);
+  transpose_into(x, bt, m, n, isz);
+  free(w);
   return JX_OK;
 }
 
@@ -253,6 +280,7 @@ jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_
   case ROUTINE_QR: fn = qr; break;
   case ROUTINE_EIGH: fn = eigh; break;
   case ROUTINE_SVD: fn = svd; break;
+  case ROUTINE_TRIDIAGONAL_SOLVE: fn = tridiagonal_solve; break;
   default:
     error_set(JX_ERR_INTERNAL, "lapack: %s is not a linear-algebra routine", routine_name(r->op));
     return JX_ERR_INTERNAL;

@@ -210,6 +210,10 @@ typedef enum RoutineOp {
   ROUTINE_SVD,              /* a (outer,n,m) -> s (outer,k) descending, and with COMPUTE_UV
                                u (outer,n,ku), vt (outer,kv,m); ku = n, kv = m with
                                FULL_MATRICES, else k = min(n,m); NaN on failure (gesdd) */
+  ROUTINE_TRIDIAGONAL_SOLVE, /* dl, d, du (outer,n), b (outer,n,m) -> x (outer,n,m): the
+                                tridiagonal system with sub-diagonal dl[1..n), diagonal d,
+                                super-diagonal du[0..n-1) (gtsv, partial pivoting); NaN
+                                where gtsv finds an exactly singular matrix */
   ROUTINE_FFT,              /* lax.fft over the trailing fft_rank axes of (outer, lens..)
                                (backend/fft.c, pocketfft): flags = FFT_TYPE_*, dtype =
                                float32/float64 (the precision), complex operands are
@@ -233,7 +237,7 @@ enum {
   LINALG_COMPUTE_UV = 1 << 6,    /* svd: u and vt as well as s */
 };
 /* True for the linear-algebra routines above. */
-#define ROUTINE_IS_LINALG(op) ((op) >= ROUTINE_CHOLESKY && (op) <= ROUTINE_SVD)
+#define ROUTINE_IS_LINALG(op) ((op) >= ROUTINE_CHOLESKY && (op) <= ROUTINE_TRIDIAGONAL_SOLVE)
 
 /* dot_general products at least this large (m * n * k multiply-adds) go to GEMM. */
 #define ROUTINE_GEMM_MIN_WORK (64 * 64 * 64)

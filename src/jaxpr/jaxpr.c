@@ -304,6 +304,9 @@ static void print_svd(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[compute_uv=%s full_matrices=%s]", py_bool(p->flags & LINALG_COMPUTE_UV),
       py_bool(p->flags & LINALG_FULL_MATRICES));
 }
+static void print_tridiagonal_solve(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[perturb_singular=False]");
+}
 static void print_reduce(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[axes=");
   put_ints(t, p->naxes, p->axes);
@@ -400,6 +403,7 @@ static const PrintRule print_rules[PRIM_NUM] = {
     [PRIM_eigh] = print_eigh,
     [PRIM_svd] = print_svd,
     [PRIM_debug_print] = print_debug_print,
+    [PRIM_tridiagonal_solve] = print_tridiagonal_solve,
 };
 
 static void put_params(Text *t, const JaxprEqn *q, const Aval *in0) {

@@ -114,6 +114,13 @@ jx_array *jx_lax_linalg_triangular_solve(jx_array *a, jx_array *b, bool left_sid
   return np_scope_return(r);
 }
 
+jx_array *jx_lax_linalg_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *du, jx_array *b) {
+  const char *fn = "jx_lax_linalg_tridiagonal_solve";
+  if (np_null_arg(fn, dl, "dl") || np_null_arg(fn, d, "d") || np_null_arg(fn, du, "du") || np_null_arg(fn, b, "b"))
+    return NULL;
+  return prim_tridiagonal_solve(dl, d, du, b);
+}
+
 jx_status jx_lax_linalg_lu(jx_array *x, jx_array **out) {
   if (np_null_arg("jx_lax_linalg_lu", out, "out")) return JX_ERR_VALUE;
   out[0] = out[1] = out[2] = NULL;

@@ -393,6 +393,7 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_qr] = prim_linalg_abstract_eval,
     [PRIM_eigh] = prim_linalg_abstract_eval,
     [PRIM_svd] = prim_linalg_abstract_eval,
+    [PRIM_tridiagonal_solve] = prim_linalg_abstract_eval,
     [PRIM_threefry2x32] = eval_threefry,
     [PRIM_jit] = eval_call,
     [PRIM_cond] = control_abstract_eval,

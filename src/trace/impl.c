@@ -485,23 +485,28 @@ static jx_status impl_routine(Prim p, int nin, jx_array *const *in, const PrimPa
  * the avals abstract evaluation gave (trace/linalg.c). */
 static jx_status impl_linalg(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                              const Aval *avals, jx_array **out) {
-  Aval ins[2] = {{0}, {0}};
-  for (int i = 0; i < nin && i < 2; i++) ins[i] = prim_aval_of(in[i]);
+  if (nin > ROUTINE_MAX_OPERANDS) {
+    error_set(JX_ERR_VALUE, "%s: %d operands (at most %d)", prim_name(p), nin, ROUTINE_MAX_OPERANDS);
+    return JX_ERR_VALUE;
+  }
+  Aval ins[ROUTINE_MAX_OPERANDS] = {{0}};
+  for (int i = 0; i < nin; i++) ins[i] = prim_aval_of(in[i]);
   Routine r;
   prim_linalg_routine(p, ins, pp, &r);
-  jx_array *c[2] = {NULL, NULL};
-  Buffer *bufs[2], *obufs[ROUTINE_MAX_OPERANDS];
+  jx_array *c[ROUTINE_MAX_OPERANDS] = {NULL};
+  Buffer *bufs[ROUTINE_MAX_OPERANDS], *obufs[ROUTINE_MAX_OPERANDS];
   jx_status s = JX_OK;
   for (int i = 0; i < nin && s == JX_OK; i++) {
     c[i] = impl_contiguous(in[i]);
     if (!c[i]) s = jx_last_status();
     else bufs[i] = c[i]->buf;
   }
-  if (s == JX_OK && nin == 2 && c[1]->buf->backend != c[0]->buf->backend) {
-    error_set(JX_ERR_DEVICE, "%s: operands on different devices (%s, %s)", prim_name(p),
-              c[0]->buf->backend->name, c[1]->buf->backend->name);
-    s = JX_ERR_DEVICE;
-  }
+  for (int i = 1; i < nin && s == JX_OK; i++)
+    if (c[i]->buf->backend != c[0]->buf->backend) {
+      error_set(JX_ERR_DEVICE, "%s: operands on different devices (%s, %s)", prim_name(p),
+                c[0]->buf->backend->name, c[i]->buf->backend->name);
+      s = JX_ERR_DEVICE;
+    }
   if (s == JX_OK) s = backend_run_routine(c[0]->buf->backend, &r, bufs, obufs);
   for (int o = 0; o < nout && s == JX_OK; o++) {
     out[o] = array_new(obufs[o], shape_contiguous(avals[o].ndim, avals[o].shape), avals[o].dtype, avals[o].weak);
@@ -511,7 +516,7 @@ static jx_status impl_linalg(Prim p, int nin, jx_array *const *in, const PrimPar
       for (int k = 0; k < o; k++) jx_free(out[k]), out[k] = NULL;
     }
   }
-  for (int i = 0; i < nin && i < 2; i++) jx_free(c[i]);
+  for (int i = 0; i < nin; i++) jx_free(c[i]);
   return s;
 }
 
@@ -667,6 +672,7 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_qr] = rule_linalg,
     [PRIM_eigh] = rule_linalg,
     [PRIM_svd] = rule_linalg,
+    [PRIM_tridiagonal_solve] = rule_linalg,
     [PRIM_threefry2x32] = rule_threefry,
     [PRIM_jit] = rule_call,
     [PRIM_cond] = rule_cond,

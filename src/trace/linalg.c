@@ -10,7 +10,7 @@
 #include "core/shape.h"
 #include "trace/prim.h"
 
-bool prim_is_linalg(Prim p) { return p >= PRIM_cholesky && p <= PRIM_svd; }
+bool prim_is_linalg(Prim p) { return p >= PRIM_cholesky && p <= PRIM_tridiagonal_solve; }
 
 int prim_linalg_nout(Prim p, const PrimParams *pp) {
   switch (p) {
@@ -58,12 +58,28 @@ static Aval batched(const Aval *a, jx_dtype dtype, int64_t rows, int64_t cols) {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* tridiagonal_solve: dl, d, du (..., m) of one float dtype and b (..., m, n) with the
+ * same batch dims (jax/_src/lax/linalg.py: _tridiagonal_solve_shape_rule). */
+static bool tridiagonal_abstract_eval(Prim p, const Aval *in, Aval *out) {
+  const Aval *b = &in[3];
+  if (!check_matrix(p, b, false)) return false;
+  for (int i = 0; i < 3; i++) {
+    if (in[i].dtype != b->dtype) return bad(JX_ERR_DTYPE, p, "dl, d, du and b must have one dtype", &in[i], b);
+    if (in[i].ndim != b->ndim - 1 || memcmp(in[i].shape, b->shape, (size_t)in[i].ndim * sizeof(int64_t)) != 0)
+      return bad(JX_ERR_SHAPE, p, "dl, d and du must have shape b.shape[:-1]", &in[i], b);
+  }
+  out[0] = *b;
+  out[0].weak = in[0].weak && in[1].weak && in[2].weak && b->weak;
+  return true;
+}
+
 bool prim_linalg_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
-  int want = p == PRIM_triangular_solve ? 2 : 1;
+  int want = p == PRIM_triangular_solve ? 2 : p == PRIM_tridiagonal_solve ? 4 : 1;
   if (nin != want) {
     error_set(JX_ERR_VALUE, "%s: %d operands (expected %d)", prim_name(p), nin, want);
     return false;
   }
+  if (p == PRIM_tridiagonal_solve) return tridiagonal_abstract_eval(p, in, out);
   const Aval *a = &in[0];
   bool square = p == PRIM_cholesky || p == PRIM_triangular_solve || p == PRIM_eigh;
   if (!check_matrix(p, a, square)) return false;
@@ -110,14 +126,16 @@ bool prim_linalg_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams
 }
 
 void prim_linalg_routine(Prim p, const Aval *in, const PrimParams *pp, Routine *r) {
-  const Aval *x = p == PRIM_triangular_solve ? &in[1] : &in[0];
+  const Aval *x = p == PRIM_triangular_solve ? &in[1] : p == PRIM_tridiagonal_solve ? &in[3] : &in[0];
   static const RoutineOp ops[] = {[PRIM_cholesky - PRIM_cholesky] = ROUTINE_CHOLESKY,
                                   [PRIM_triangular_solve - PRIM_cholesky] = ROUTINE_TRIANGULAR_SOLVE,
                                   [PRIM_lu - PRIM_cholesky] = ROUTINE_LU,
                                   [PRIM_qr - PRIM_cholesky] = ROUTINE_QR,
                                   [PRIM_eigh - PRIM_cholesky] = ROUTINE_EIGH,
-                                  [PRIM_svd - PRIM_cholesky] = ROUTINE_SVD};
-  *r = (Routine){.op = ops[p - PRIM_cholesky], .nin = p == PRIM_triangular_solve ? 2 : 1,
+                                  [PRIM_svd - PRIM_cholesky] = ROUTINE_SVD,
+                                  [PRIM_tridiagonal_solve - PRIM_cholesky] = ROUTINE_TRIDIAGONAL_SOLVE};
+  int nin = p == PRIM_triangular_solve ? 2 : p == PRIM_tridiagonal_solve ? 4 : 1;
+  *r = (Routine){.op = ops[p - PRIM_cholesky], .nin = nin,
                  .nout = prim_linalg_nout(p, pp), .dtype = in[0].dtype,
                  .outer = shape_numel(x->ndim - 2, x->shape), .n = x->shape[x->ndim - 2],
                  .m = x->shape[x->ndim - 1], .inner = 1, .flags = pp->flags};
@@ -142,6 +160,10 @@ jx_status prim_qr(jx_array *a, unsigned flags, jx_array **out) {
 
 jx_status prim_eigh(jx_array *a, unsigned flags, jx_array **out) {
   return prim_bind_n(PRIM_eigh, 1, &a, &(PrimParams){.flags = flags & LINALG_LOWER}, 2, out);
+}
+
+jx_array *prim_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *du, jx_array *b) {
+  return prim_bind(PRIM_tridiagonal_solve, 4, (jx_array *[]){dl, d, du, b}, &(PrimParams){0});
 }
 
 jx_status prim_svd(jx_array *a, unsigned flags, jx_array **out) {

@@ -262,6 +262,8 @@ jx_array *prim_cholesky(jx_array *a);
 /* lax.linalg.triangular_solve_p with flags LINALG_LEFT_SIDE | LOWER | TRANSPOSE_A |
  * CONJUGATE_A | UNIT_DIAGONAL. */
 jx_array *prim_triangular_solve(jx_array *a, jx_array *b, unsigned flags);
+/* lax.linalg.tridiagonal_solve_p: dl, d, du (..., m), b (..., m, n) -> x (..., m, n). */
+jx_array *prim_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *du, jx_array *b);
 /* lax.linalg.lu_p: out[0] lu, out[1] pivots, out[2] permutation. */
 jx_status prim_lu(jx_array *a, jx_array **out);
 /* lax.linalg.qr_p: out[0] q, out[1] r (flags: LINALG_FULL_MATRICES). */

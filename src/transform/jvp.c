@@ -652,6 +652,7 @@ static const struct {
     [PRIM_triangular_solve] = {.many = linalg_jvp_triangular_solve},
     [PRIM_lu] = {.many = linalg_jvp_lu},   [PRIM_qr] = {.many = linalg_jvp_qr},
     [PRIM_eigh] = {.many = linalg_jvp_eigh}, [PRIM_svd] = {.many = linalg_jvp_svd},
+    [PRIM_tridiagonal_solve] = {.many = linalg_jvp_tridiagonal_solve},
     [PRIM_cond] = {.many = jvp_cond},
     [PRIM_custom_jvp_call] = {.many = custom_jvp_custom_jvp_call}, /* transform/custom.c */
     [PRIM_custom_vjp_call] = {.many = custom_jvp_custom_vjp_call},

@@ -1,7 +1,7 @@
 /* linalg.c -- differentiation rules of the linear-algebra primitives, as JAX derives them
  * (jax/_src/lax/linalg.py: _cholesky_jvp_rule, _triangular_solve_jvp_rule_a and
  * _triangular_solve_transpose_rule, _lu_jvp_rule, qr_jvp_rule, _eigh_jvp_rule,
- * _svd_jvp_rule), written with primitives only so that they compose with every other
+ * _svd_jvp_rule, _tridiagonal_solve_jvp_rule and _tridiagonal_solve_transpose_rule), written with primitives only so that they compose with every other
  * transformation. Matrices are the last two dims; leading dims are batch dims. */
 #include <string.h>
 
@@ -315,4 +315,78 @@ bool linalg_transpose_triangular_solve(jx_array *ct, int nin, jx_array *const *x
   ct_in[0] = NULL;
   ct_in[1] = prim_triangular_solve(x[0], ct, pp->flags ^ LINALG_TRANSPOSE_A);
   return ct_in[1] != NULL;
+}
+
+/* ------------------------------------------------------------ tridiagonal_solve */
+
+/* x[..., lo:hi] along `axis`. */
+static jx_array *slice_axis(jx_array *x, int axis, int64_t lo, int64_t hi) {
+  if (!x) return NULL;
+  int64_t start[JX_MAX_NDIM] = {0}, stop[JX_MAX_NDIM], step[JX_MAX_NDIM];
+  for (int d = 0; d < x->ndim; d++) stop[d] = x->shape[d], step[d] = 1;
+  start[axis] = lo, stop[axis] = hi;
+  return prim_slice(x, start, stop, step);
+}
+
+/* x padded with zeros along `axis`: lo before, hi after. */
+static jx_array *pad_axis(jx_array *x, int axis, int64_t lo, int64_t hi) {
+  if (!x) return NULL;
+  int64_t l[JX_MAX_NDIM] = {0}, h[JX_MAX_NDIM] = {0};
+  l[axis] = lo, h[axis] = hi;
+  return prim_pad(x, l, h, 0.0);
+}
+
+/* A diagonal v (..., m) broadcast over the columns of b (..., m, n). */
+static jx_array *per_row(jx_array *v, jx_array *b) {
+  if (!v || !b) return NULL;
+  int bd[JX_MAX_NDIM];
+  for (int d = 0; d < v->ndim; d++) bd[d] = d;
+  return prim_broadcast_in_dim(v, b->ndim, b->shape, bd);
+}
+
+/* The tridiagonal matrix (dl, d, du) times b (JAX's _tridiagonal_product): row i is
+ * dl[i] b[i-1] + d[i] b[i] + du[i] b[i+1]. NULL diagonals are zero. */
+static jx_array *tridiagonal_product(jx_array *dl, jx_array *d, jx_array *du, jx_array *b) {
+  int r = b->ndim - 2, v = b->ndim - 2; /* the row axis of b, the length axis of a diagonal */
+  int64_t m = b->shape[r];
+  jx_array *y = d ? mul(per_row(d, b), b) : NULL;
+  if (m > 1 && du)
+    y = tadd(y, pad_axis(mul(per_row(slice_axis(du, v, 0, m - 1), slice_axis(b, r, 0, m - 1)), slice_axis(b, r, 1, m)),
+                         r, 0, 1));
+  if (m > 1 && dl)
+    y = tadd(y, pad_axis(mul(per_row(slice_axis(dl, v, 1, m), slice_axis(b, r, 1, m)), slice_axis(b, r, 0, m - 1)),
+                         r, 1, 0));
+  return y ? y : tx_full_like(b, 0);
+}
+
+/* x = A^-1 b; dx = A^-1 (db - dA x). */
+jx_status linalg_jvp_tridiagonal_solve(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                                       int nout, jx_array **y, jx_array **ty) {
+  (void)nin, (void)nout, (void)pp;
+  jx_array *ans = y[0] = prim_tridiagonal_solve(x[0], x[1], x[2], x[3]);
+  if (!ans) return jx_last_status();
+  jx_array *rhs = t[3];
+  if (t[0] || t[1] || t[2]) {
+    jx_array *dax = tridiagonal_product(t[0], t[1], t[2], ans);
+    rhs = rhs ? sub(rhs, dax) : prim_unary(PRIM_neg, dax);
+  }
+  ty[0] = rhs ? prim_tridiagonal_solve(x[0], x[1], x[2], rhs) : NULL;
+  return rhs && !ty[0] ? jx_last_status() : JX_OK;
+}
+
+/* The transpose of (dl, d, du) is (du shifted down, d, dl shifted up). */
+bool linalg_transpose_tridiagonal_solve(jx_array *ct, int nin, jx_array *const *x, const bool *linear,
+                                        const Aval *in, const PrimParams *pp, jx_array **ct_in) {
+  (void)nin, (void)in, (void)pp;
+  if (linear[0] || linear[1] || linear[2]) {
+    error_set(JX_ERR_INTERNAL, "transpose: tridiagonal_solve is linear in b only");
+    return false;
+  }
+  ct_in[0] = ct_in[1] = ct_in[2] = NULL;
+  int v = x[0]->ndim - 1;
+  int64_t m = x[0]->shape[v];
+  jx_array *dl_t = m > 0 ? pad_axis(slice_axis(x[2], v, 0, m - 1), v, 1, 0) : x[2];
+  jx_array *du_t = m > 0 ? pad_axis(slice_axis(x[0], v, 1, m), v, 0, 1) : x[0];
+  ct_in[3] = prim_tridiagonal_solve(dl_t, x[1], du_t, ct);
+  return ct_in[3] != NULL;
 }

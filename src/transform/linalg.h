@@ -16,10 +16,15 @@ LINALG_JVP(lu);
 LINALG_JVP(qr);
 LINALG_JVP(eigh);
 LINALG_JVP(svd);
+LINALG_JVP(tridiagonal_solve);
 #undef LINALG_JVP
 
 /* triangular_solve's transpose in b (transpose.c's TransposeRule). */
 bool linalg_transpose_triangular_solve(jx_array *ct, int nin, jx_array *const *x, const bool *linear,
                                        const Aval *in, const PrimParams *pp, jx_array **ct_in);
+
+/* tridiagonal_solve's transpose in b (linear in b only). */
+bool linalg_transpose_tridiagonal_solve(jx_array *ct, int nin, jx_array *const *x, const bool *linear,
+                                        const Aval *in, const PrimParams *pp, jx_array **ct_in);
 
 #endif

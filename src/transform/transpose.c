@@ -341,6 +341,7 @@ static const struct {
     [PRIM_dot_general] = {t_dot_general},
     [PRIM_jit] = {.many = t_call},
     [PRIM_triangular_solve] = {linalg_transpose_triangular_solve},
+    [PRIM_tridiagonal_solve] = {linalg_transpose_tridiagonal_solve},
     [PRIM_cond] = {.many = t_cond},
     [PRIM_checkpoint] = {.many = t_call}, /* recomputes what the policy did not save */
     [PRIM_custom_lin] = {.many = custom_transpose_custom_lin}, /* bwd (transform/custom.c) */

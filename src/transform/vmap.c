@@ -322,8 +322,8 @@ static int batch_sort(Prim p, int nin, jx_array *const *x, const int *bd,
 static int batch_linalg(Prim p, int nin, jx_array *const *x, const int *bd,
                         const PrimParams *pp, jx_array **y) {
   int64_t size = batch_size(nin, x, bd);
-  jx_array *xs[2] = {NULL, NULL};
-  for (int i = 0; i < nin && i < 2; i++) xs[i] = batch_at(x[i], bd[i], size, 0);
+  jx_array *xs[4] = {NULL, NULL, NULL, NULL}; /* tridiagonal_solve has the most: 4 */
+  for (int i = 0; i < nin && i < 4; i++) xs[i] = batch_at(x[i], bd[i], size, 0);
   prim_bind_n(p, nin, xs, pp, prim_nout(p, nin, pp), y);
   return 0;
 }
@@ -675,6 +675,7 @@ static const struct {
     [PRIM_qr] = {batch_linalg},
     [PRIM_eigh] = {batch_linalg},
     [PRIM_svd] = {batch_linalg},
+    [PRIM_tridiagonal_solve] = {batch_linalg},
     [PRIM_jit] = {batch_call},
     [PRIM_cond] = {batch_cond},
     [PRIM_custom_jvp_call] = {batch_custom_jvp_call},

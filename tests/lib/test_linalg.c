@@ -107,6 +107,8 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
   if (!strcmp(fn, "trace"))
     return (out[0] = jx_trace(in[0], iparam(c, "offset"), (int)golden_param_int(c, "axis1", 0),
                               (int)golden_param_int(c, "axis2", 1))) ? 1 : 0;
+  if (!strcmp(fn, "lax_tridiagonal_solve"))
+    return (out[0] = jx_lax_linalg_tridiagonal_solve(in[0], in[1], in[2], in[3])) ? 1 : 0;
   if (!strcmp(fn, "scipy_expm"))
     return (out[0] = jx_scipy_linalg_expm(in[0], iparam(c, "upper"), iparam(c, "maxsq"))) ? 1 : 0;
   return -1;
@@ -115,6 +117,7 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
 /* Number of array arguments of a golden function (the rest of a gradient case's
  * inputs are the weights). */
 static int nargs_of(const char *fn) {
+  if (!strcmp(fn, "lax_tridiagonal_solve")) return 4;
   return !strcmp(fn, "lax_triangular_solve") || !strcmp(fn, "linalg_solve") ? 2 : 1;
 }
 
@@ -143,13 +146,13 @@ static jx_status weighted_loss(void *ctx, jx_array *const *in, jx_array **out) {
 static void run_grad_case(const GoldenCase *c, jx_array **in, const char *ctx) {
   GradCtx g = {c, nargs_of(c->fn), in + nargs_of(c->fn), c->nin - nargs_of(c->fn)};
   jx_fn *f = jx_fn_new(c->name, g.nargs, 1, weighted_loss, &g);
-  int argnums[2] = {0, 1};
+  int argnums[4] = {0, 1, 2, 3};
   jx_fn *df = jx_grad(f, g.nargs, argnums);
-  jx_array *grads[2] = {NULL, NULL};
+  jx_array *grads[4] = {NULL, NULL, NULL, NULL};
   jx_status s = jx_call(df, in, grads);
   CHECK_MSG(s == JX_OK, "%s: grad failed: %s", ctx, jx_last_error());
   for (int i = 0; s == JX_OK && i < g.nargs && i < c->nout; i++) golden_compare(ctx, grads[i], &c->out[i], 1e-8, 1e-9);
-  for (int i = 0; i < 2; i++) jx_free(grads[i]);
+  for (int i = 0; i < 4; i++) jx_free(grads[i]);
   jx_fn_free(df), jx_fn_free(f);
 }
 
@@ -477,6 +480,52 @@ static void test_expm_transforms(void) {
   jx_scope_end(0, NULL);
 }
 
+/* tridiagonal_solve: vmap over a middle axis of b with the diagonals unbatched against
+ * a loop, jit against eager, the transpose rule through vjp (<ct, A^-1 b> =
+ * <A^-T ct, b>), and the jaxpr as JAX prints it. */
+static jx_status tridiag_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_lax_linalg_tridiagonal_solve(in[0], in[1], in[2], in[3]);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_tridiagonal_transforms(void) {
+  jx_scope_begin();
+  int64_t m = 6;
+  jx_array *dl = random_array(JX_FLOAT32, 1, &m), *du = random_array(JX_FLOAT32, 1, &m);
+  jx_array *d = jx_add(random_array(JX_FLOAT32, 1, &m), jx_scalar(5));
+  jx_array *b = random_array(JX_FLOAT32, 3, (int64_t[]){6, 4, 2}); /* mapped over axis 1 */
+  jx_fn *f = jx_fn_new("tridiag", 4, 1, tridiag_fn, NULL), *j = jx_jit(f);
+  jx_fn *v = jx_vmap(f, (int[]){JX_NOT_MAPPED, JX_NOT_MAPPED, JX_NOT_MAPPED, 1}, (int[]){0});
+  jx_array *in[4] = {dl, d, du, NULL}, *batched, *eager, *jitted;
+  in[3] = b;
+  CHECK(jx_call(v, in, &batched) == JX_OK);
+  for (int i = 0; i < 4; i++) {
+    in[3] = jx_take(b, jx_scalar_int(i), 1);
+    CHECK(jx_call(f, in, &eager) == JX_OK && jx_call(j, in, &jitted) == JX_OK);
+    CHECK_MSG(max_abs_diff(jx_take(batched, jx_scalar_int(i), 0), eager) < 1e-6, "vmap tridiagonal %d", i);
+    CHECK_MSG(max_abs_diff(jitted, eager) < 1e-6, "jit tridiagonal %d", i);
+  }
+  /* vjp in b: ct . A^-1 b == (A^-T ct) . b */
+  in[3] = jx_take(b, jx_scalar_int(0), 1);
+  jx_array *ct = random_array(JX_FLOAT32, 2, (int64_t[]){6, 2}), *y, *cts[4] = {NULL};
+  jx_fn *pb = jx_vjp(f, in, &y);
+  CHECK(pb && jx_call(pb, &ct, cts) == JX_OK);
+  jx_fn_free(pb);
+  double lhs = jx_item(jx_sum(jx_multiply(ct, y), 0, NULL, false));
+  double rhs = cts[3] ? jx_item(jx_sum(jx_multiply(cts[3], in[3]), 0, NULL, false)) : NAN;
+  CHECK_MSG(fabs(lhs - rhs) < 1e-4 * (1 + fabs(lhs)), "transpose: %g vs %g", lhs, rhs);
+  char *text = jx_make_jaxpr(f, in);
+  CHECK_MSG(text && strstr(text, "tridiagonal_solve[perturb_singular=False] a b c d"), "%s", text ? text : "NULL");
+  free(text);
+  CHECK(jx_lax_linalg_tridiagonal_solve(dl, d, du, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_lax_linalg_tridiagonal_solve: b is NULL");
+  CHECK(jx_lax_linalg_tridiagonal_solve(dl, d, jx_astype(du, JX_INT32), in[3]) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "tridiagonal_solve: dl, d, du and b must have one dtype");
+  jx_fn_free(v), jx_fn_free(j), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 /* ------------------------------------------------------------ errors */
 
 static void test_errors(void) {
@@ -507,6 +556,7 @@ int main(void) {
   TEST_RUN(test_numeric_grads);
   TEST_RUN(test_vmap_jit);
   TEST_RUN(test_expm_transforms);
+  TEST_RUN(test_tridiagonal_transforms);
   TEST_RUN(test_errors);
   golden_free(cases, ncases);
   return test_finish();
