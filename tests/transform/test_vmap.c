@@ -339,6 +339,10 @@ static void test_movement(void) {
   check_prim_case(&(PrimCase){"eigh", PRIM_eigh, 1, {F32(2, {3, 3})}, {.flags = LINALG_LOWER}});
   check_prim_case(&(PrimCase){"svd", PRIM_svd, 1, {F32(2, {3, 4})}, {.flags = LINALG_COMPUTE_UV}});
   check_prim_case(&(PrimCase){"svd values", PRIM_svd, 1, {F32(3, {2, 4, 3})}, {0}});
+  check_prim_case(&(PrimCase){"tridiagonal_solve", PRIM_tridiagonal_solve, 4,
+                              {F32(1, {4}), F32(1, {4}), F32(1, {4}), F32(2, {4, 2})}, {0}});
+  check_prim_case(&(PrimCase){"tridiagonal_solve batched", PRIM_tridiagonal_solve, 4,
+                              {F32(2, {2, 3}), F32(2, {2, 3}), F32(2, {2, 3}), F32(3, {2, 3, 1})}, {0}});
   check_prim_case(&(PrimCase){"scatter_add axis 1", PRIM_scatter_add, 3,
                               {F32(2, {3, 4}), {JX_INT32, G_IDX, 1, {5}}, F32(2, {3, 5})}, {.axis = 1}});
   check_prim_case(&(PrimCase){"scatter_add axis 0", PRIM_scatter_add, 3,
