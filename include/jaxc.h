@@ -569,6 +569,7 @@ jx_array *jx_tensordot(jx_array *x, jx_array *y, int n);
 #include "jaxc/optax.h"
 #include "jaxc/custom.h"
 #include "jaxc/fft.h"
+#include "jaxc/special.h"
 
 #ifdef __cplusplus
 }

@@ -102,4 +102,69 @@ jx_array *jx_append(jx_array *arr, jx_array *values, int axis);
  * negative dims: JX_ERR_VALUE. */
 jx_array *jx_resize(jx_array *a, int ndim, const int64_t *shape);
 
+/* ------------------------------------------------ more jax.numpy (src/lib/numpy/more.c) */
+/* "No dtype" for parameters mirroring dtype=None. */
+#define JX_DTYPE_DEFAULT ((jx_dtype)-1)
+/* jnp.frexp(x): out[0] the mantissa (x's inexact dtype, magnitude in [0.5, 1)), out[1]
+ * the exponent (int32): x = m * 2^e; 0, +-inf and NaN give (x, 0). Bit manipulation as
+ * JAX's _frexp (subnormals handled). */
+jx_status jx_frexp(jx_array *x, jx_array **out);
+/* jnp.ldexp(x1, x2) = x1 * 2^x2 (JAX's frexp-based split, so a small x1 with a large x2
+ * does not overflow early). x2 must have an integer dtype (JX_ERR_DTYPE). */
+jx_array *jx_ldexp(jx_array *x1, jx_array *x2);
+/* jnp.round(a, decimals): floats rounded half to even at 10^-decimals (scaled, rounded,
+ * scaled back; float16 in float32), integers unchanged for decimals >= 0
+ * (JX_ERR_UNSUPPORTED below, as JAX's NotImplementedError). decimals == 0 is jx_round. */
+jx_array *jx_round_decimals(jx_array *x, int decimals);
+/* lax.div / lax.rem: C's truncating division and remainder (sign of x) for integers
+ * (x / 0 = -1, x % 0 = x, as XLA on CPU), IEEE division and fmod for floats. Operands
+ * share a dtype unless one is weakly typed (JX_ERR_DTYPE), broadcast, and are not bool. */
+jx_array *jx_lax_div(jx_array *x, jx_array *y);
+jx_array *jx_lax_rem(jx_array *x, jx_array *y);
+/* jnp.cumulative_sum / cumulative_prod(x, axis, dtype, include_initial): jx_cumsum /
+ * jx_cumprod in dtype (JX_DTYPE_DEFAULT: as jx_cumsum), with include_initial a leading
+ * 0 (1) along axis. axis JX_AXIS_NONE only for 1-d x; 0-d x: JX_ERR_VALUE. */
+jx_array *jx_cumulative_sum(jx_array *x, int axis, jx_dtype dtype, bool include_initial);
+jx_array *jx_cumulative_prod(jx_array *x, int axis, jx_dtype dtype, bool include_initial);
+/* jnp.digitize(x, bins, right): the index of each x's bin in the 1-d monotonic bins
+ * (increasing or decreasing; int32). */
+jx_array *jx_digitize(jx_array *x, jx_array *bins, bool right);
+/* jnp.interp(x, xp, fp, left, right): piecewise-linear interpolation of (xp, fp) (1-d,
+ * equal non-zero length; xp increasing) at x; left/right (NULL: fp[0] / fp[-1]) beyond
+ * the ends. */
+jx_array *jx_interp(jx_array *x, jx_array *xp, jx_array *fp, jx_array *left, jx_array *right);
+/* jnp.histogram_bin_edges(a, bins, range): bins + 1 equal-width edges over range[0..1]
+ * (NULL: [min(a), max(a)]; an empty range widens by 1/2 each side). bins >= 1. */
+jx_array *jx_histogram_bin_edges(jx_array *a, int64_t bins, const double *range);
+/* jnp.histogram(a, bins, range, weights, density): out[0] the (weighted) counts per bin
+ * (last bin closed on the right; values outside the range are not counted), out[1] the
+ * edges. weights (NULL: ones) has a's shape (JX_ERR_SHAPE). density divides by the bin
+ * widths and the total. */
+jx_status jx_histogram(jx_array *a, int64_t bins, const double *range, jx_array *weights, bool density,
+                       jx_array **out);
+/* jnp.unwrap(p, discont, axis, period): adds multiples of period so that neighbours
+ * along axis differ by at most discont (NAN: period / 2); JAX's default period 2 pi.
+ * period stands for a Python scalar: an integral period keeps an integer p integer. */
+jx_array *jx_unwrap(jx_array *p, double discont, int axis, double period);
+/* jnp.polyval(p, x): sum p[i] x^(n-1-i) by Horner's rule (p, x promoted together). */
+jx_array *jx_polyval(jx_array *p, jx_array *x);
+/* jnp.polymul(a1, a2): coefficients of the product polynomial (full convolution), in
+ * the inexact promoted dtype. */
+jx_array *jx_polymul(jx_array *a1, jx_array *a2);
+
+/* jnp.sum / prod / max / min(x, axis, keepdims=, where=, initial=): where (NULL: all)
+ * broadcasts to x and masks elements out; initial (NULL: none; converted to the result
+ * dtype) joins every reduction. max/min with where need initial (JX_ERR_VALUE, as JAX:
+ * no identity); with initial an empty reduction gives initial. */
+jx_array *jx_sum_where(jx_array *x, int naxes, const int *axes, bool keepdims, jx_array *where, jx_array *initial);
+jx_array *jx_prod_where(jx_array *x, int naxes, const int *axes, bool keepdims, jx_array *where, jx_array *initial);
+jx_array *jx_max_where(jx_array *x, int naxes, const int *axes, bool keepdims, jx_array *where, jx_array *initial);
+jx_array *jx_min_where(jx_array *x, int naxes, const int *axes, bool keepdims, jx_array *where, jx_array *initial);
+/* jnp.mean(x, axis, keepdims=, where=): the mean of the kept elements (NaN where none). */
+jx_array *jx_mean_where(jx_array *x, int naxes, const int *axes, bool keepdims, jx_array *where);
+/* jnp.take / take_along_axis with mode="fill" and fill_value (a Python scalar in JAX,
+ * converted to x's dtype): indices outside [-n, n) give fill_value. */
+jx_array *jx_take_fill(jx_array *x, jx_array *indices, int axis, double fill_value);
+jx_array *jx_take_along_axis_fill(jx_array *arr, jx_array *indices, int axis, double fill_value);
+
 #endif /* JAXC_NUMPY_H */

@@ -735,10 +735,11 @@ static bool inline_one(Jaxpr *j, JaxprEqn *call, JaxprEqn *out, int *nout_eqns) 
 }
 
 /* Calls that lowering inlines: jit, and the primal programs of custom_jvp_call,
- * custom_vjp_call and checkpoint (their rules matter only to transformations, which
- * have run by then; custom_lin is never inlined). */
+ * custom_vjp_call and checkpoint, and special_call (their rules matter only to
+ * transformations, which have run by then; custom_lin is never inlined). */
 static bool inlinable(Prim p) {
-  return p == PRIM_jit || p == PRIM_custom_jvp_call || p == PRIM_custom_vjp_call || p == PRIM_checkpoint;
+  return p == PRIM_jit || p == PRIM_custom_jvp_call || p == PRIM_custom_vjp_call || p == PRIM_checkpoint ||
+         p == PRIM_special_call;
 }
 
 /* Number of equations j has after inlining every call, recursively. */
@@ -780,7 +781,8 @@ bool jaxpr_inline_calls(Jaxpr *j) {
 bool jaxpr_has_custom_rules(const Jaxpr *j) {
   for (int e = 0; e < j->neqns; e++) {
     const JaxprEqn *q = &j->eqns[e];
-    if (q->prim == PRIM_custom_jvp_call || q->prim == PRIM_custom_vjp_call || q->prim == PRIM_checkpoint)
+    if (q->prim == PRIM_custom_jvp_call || q->prim == PRIM_custom_vjp_call || q->prim == PRIM_checkpoint ||
+        q->prim == PRIM_special_call)
       return true;
     if (q->params.jaxpr && jaxpr_has_custom_rules(q->params.jaxpr)) return true;
     for (int b = 0; b < q->params.nbranches; b++)

@@ -181,6 +181,8 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
         entry_free(e);
         return s;
       }
+      if (config_debug_level() >= 1)
+        fprintf(stderr, "[jaxc] jit(%s): evaluated equation by equation (%s)\n", jx_fn_name(J->f), jx_last_error());
       jx_clear_error(); /* unsupported fusion: fall back to evaluating the jaxpr */
     }
     error_unstash(&older);

@@ -578,6 +578,7 @@ static const LowerRule lower_rules[PRIM_NUM] = {
 };
 static const char *const lower_absent[PRIM_NUM] = {
     [PRIM_jit] = "calls are inlined before lowering (jaxpr_inline_calls)",
+    [PRIM_special_call] = "calls are inlined before lowering (jaxpr_inline_calls)",
     [PRIM_cond] = "not fused yet: jit evaluates a jaxpr holding a cond equation by equation",
     [PRIM_custom_jvp_call] = "inlined before lowering (jaxpr_inline_calls): the primal program",
     [PRIM_custom_vjp_call] = "inlined before lowering (jaxpr_inline_calls): the primal program",

@@ -10,6 +10,7 @@
 
 #include "lib/numpy/np.h"
 #include "lib/random.h"
+#include "lib/special.h"
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
@@ -799,5 +800,5 @@ jx_array *jx_lax_erfc(jx_array *x) {
 jx_array *jx_lax_erf_inv(jx_array *x) {
   if (!floating_arg("jx_lax_erf_inv", x)) return NULL;
   jx_scope_begin();
-  return np_scope_return(random_erf_inv(x, false));
+  return np_scope_return(special_erf_inv(x));
 }

@@ -396,6 +396,7 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_tridiagonal_solve] = prim_linalg_abstract_eval,
     [PRIM_threefry2x32] = eval_threefry,
     [PRIM_jit] = eval_call,
+    [PRIM_special_call] = eval_call,
     [PRIM_cond] = control_abstract_eval,
     [PRIM_custom_jvp_call] = custom_abstract_eval, /* trace/custom.c */
     [PRIM_custom_vjp_call] = custom_abstract_eval,

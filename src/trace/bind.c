@@ -248,6 +248,12 @@ jx_status prim_call(struct Jaxpr *j, int nin, jx_array *const *in, jx_array **ou
   return prim_bind_n(PRIM_jit, nin, in, &pp, prim_nout(PRIM_jit, nin, &pp), out);
 }
 
+jx_status prim_special_call(const SpecialRule *rule, struct Jaxpr *j, int nin, jx_array *const *in,
+                               jx_array **out) {
+  PrimParams pp = {.jaxpr = j, .rule = rule};
+  return prim_bind_n(PRIM_special_call, nin, in, &pp, prim_nout(PRIM_special_call, nin, &pp), out);
+}
+
 jx_status prim_cond(int n, struct Jaxpr *const *branches, jx_array *index, int nin,
                     jx_array *const *in, jx_array **out) {
   if (n < 1 || n > PRIM_MAX_BRANCHES) {

@@ -675,6 +675,7 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_tridiagonal_solve] = rule_linalg,
     [PRIM_threefry2x32] = rule_threefry,
     [PRIM_jit] = rule_call,
+    [PRIM_special_call] = rule_call,
     [PRIM_cond] = rule_cond,
     [PRIM_custom_jvp_call] = rule_custom,
     [PRIM_custom_vjp_call] = rule_custom,

@@ -51,6 +51,7 @@ uint64_t prim_params_hash(Prim p, const PrimParams *pp) {
   h = mix_ints(h, JX_MAX_NDIM, pp->rhs_batch);
   h = mix(h, (uint64_t)pp->flags);
   if (pp->jaxpr) h = mix(h, prim_jaxpr_hash(pp->jaxpr));
+  for (const char *c = pp->rule ? pp->rule->name : ""; *c; c++) h = mix(h, (uint64_t)(unsigned char)*c);
   h = mix(h, (uint64_t)pp->nbranches);
   for (int b = 0; b < pp->nbranches; b++) h = mix(h, prim_jaxpr_hash(pp->branches[b]));
   h = mix(h, (uint64_t)pp->nfns);
@@ -71,7 +72,7 @@ bool prim_params_equal(Prim p, const PrimParams *a, const PrimParams *b) {
       a->axis != b->axis || a->ncontract != b->ncontract || a->nbatch != b->nbatch ||
       !SAME_ARRAY(a->lhs_contract, b->lhs_contract) || !SAME_ARRAY(a->rhs_contract, b->rhs_contract) ||
       !SAME_ARRAY(a->lhs_batch, b->lhs_batch) || !SAME_ARRAY(a->rhs_batch, b->rhs_batch) ||
-      a->flags != b->flags)
+      a->flags != b->flags || a->rule != b->rule)
     return false;
   if (a->nbranches != b->nbranches || a->nfns != b->nfns || a->nres != b->nres || a->text != b->text)
     return false;

@@ -43,6 +43,17 @@ typedef enum PrimKind {
 
 struct Jaxpr;
 
+/* special_call's rule (JAX's custom_jvp): the tangents ty[0 .. nout) of a call's
+ * results (NULL: a symbolic zero) from its primals x, tangents t (NULL: zero) and primal
+ * results y, computed with primitives (so the rule itself composes with every
+ * transformation). Runs in a scope: temporaries need no freeing. Rules are static
+ * objects; equations compare them by address and hash them by name. */
+typedef struct SpecialRule {
+  const char *name;
+  jx_status (*jvp)(int nin, jx_array *const *x, jx_array *const *t, int nout,
+                   jx_array *const *y, jx_array **ty);
+} SpecialRule;
+
 /* Most branches of one cond (lax.switch with more is refused with JX_ERR_UNSUPPORTED). */
 #define PRIM_MAX_BRANCHES 16
 
@@ -66,6 +77,7 @@ typedef struct PrimParams {
   unsigned flags;                /* linear algebra: LINALG_* options (ir/alu.h) */
   struct Jaxpr *jaxpr;           /* jit: the closed sub-program called (its consts
                                     included); an equation holds a reference */
+  const SpecialRule *rule;       /* special_call: the rule differentiating `jaxpr` */
   int nbranches;                 /* cond: the closed branch jaxprs (index i runs */
   struct Jaxpr *branches[PRIM_MAX_BRANCHES]; /* branches[i]); references held */
   int nfns;                      /* custom derivatives: the user's rules, compared by  */
@@ -208,6 +220,9 @@ jx_array *prim_argsort(jx_array *x, int axis, jx_dtype index_dtype);
 /* jax.jit's call primitive: applies the closed jaxpr j to nin = j->nin inputs, giving
  * j->nout results, as one equation holding j (JAX's jit/pjit_p). */
 jx_status prim_call(struct Jaxpr *j, int nin, jx_array *const *in, jx_array **out);
+/* special_call: prim_call of j, differentiated by `rule` instead of through j. */
+jx_status prim_special_call(const SpecialRule *rule, struct Jaxpr *j, int nin, jx_array *const *in,
+                               jx_array **out);
 /* lax.cond's primitive: index (an int32 scalar, clamped to [0, n)) picks which of the
  * n closed jaxprs runs on the nin operands (each branch takes nin inputs of the
  * operands' types and all give equal output types); out[] gets branches[0]->nout

@@ -382,6 +382,19 @@ static jx_status jvp_call(int nin, jx_array *const *x, jx_array *const *t, const
   return s;
 }
 
+/* special_call's JVP (JAX's custom_jvp): the primal call stays one special_call
+ * (so higher derivatives use the rule again), the tangents come from its rule. */
+static jx_status jvp_special(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                            int nout, jx_array **y, jx_array **ty) {
+  uint64_t mark = error_mark();
+  jx_status s = prim_special_call(pp->rule, pp->jaxpr, nin, x, y);
+  if (s == JX_OK) s = pp->rule->jvp(nin, x, t, nout, y, ty);
+  if (s == JX_OK && error_since(mark) && jx_last_status() != JX_OK) s = jx_last_status(); /* a rule's op failed */
+  for (int o = 0; s == JX_OK && o < nout; o++)
+    if (!dtype_is_floating(y[o]->dtype)) ty[o] = NULL;
+  return s;
+}
+
 /* cond's JVP (JAX's _cond_jvp): the primal cond, and a cond of the branches' JVP
  * jaxprs (one tangent pattern for all) on the same index -- a second cond rather than
  * one, like a call's JVP, so linearize stages only the tangent cond. */
@@ -648,6 +661,7 @@ static const struct {
     [PRIM_stop_gradient] = {jvp_zero},
     [PRIM_sort] = {.many = jvp_sort},         [PRIM_scatter_add] = {jvp_scatter_add},
     [PRIM_jit] = {.many = jvp_call},
+    [PRIM_special_call] = {.many = jvp_special},
     [PRIM_cholesky] = {.many = linalg_jvp_cholesky},
     [PRIM_triangular_solve] = {.many = linalg_jvp_triangular_solve},
     [PRIM_lu] = {.many = linalg_jvp_lu},   [PRIM_qr] = {.many = linalg_jvp_qr},

@@ -519,6 +519,17 @@ static int batch_custom_vjp_call(Prim p, int nin, jx_array *const *x, const int 
   return ok ? 0 : NM;
 }
 
+/* special_call: its jaxpr batched, the same rule (JAX batches the rule with the
+ * function; jaxc's rules are written for any shape). */
+static int batch_special(Prim p, int nin, jx_array *const *x, const int *bd,
+                         const PrimParams *pp, jx_array **y) {
+  Jaxpr *J = batch_jaxpr(pp->jaxpr, x, bd, batch_size(nin, x, bd));
+  bool ok = J && prim_special_call(pp->rule, J, nin, x, y) == JX_OK;
+  jaxpr_free(J);
+  if (!ok) y[0] = NULL;
+  return ok ? 0 : NM;
+}
+
 /* cond (JAX's _cond_batching_rule): an unbatched index stays one cond of the batched
  * branches; a batched index runs every batched branch and selects each lane's result
  * (select_n on index == b), as the predicate differs per lane. */
@@ -677,6 +688,7 @@ static const struct {
     [PRIM_svd] = {batch_linalg},
     [PRIM_tridiagonal_solve] = {batch_linalg},
     [PRIM_jit] = {batch_call},
+    [PRIM_special_call] = {batch_special},
     [PRIM_cond] = {batch_cond},
     [PRIM_custom_jvp_call] = {batch_custom_jvp_call},
     [PRIM_custom_vjp_call] = {batch_custom_vjp_call},

@@ -547,6 +547,26 @@ static void test_custom(void) {
   jx_fn_free(f), jx_fn_free(rule), jx_fn_free(fwd), jx_fn_free(bwd);
 }
 
+/* special_call (jax.scipy.special's lax functions): gammainc(x, y) and gammaln(x) of
+ * positive inputs, batched along either operand, equal to the loop. */
+static jx_status special_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *a = jx_add(jx_abs(in[0]), jx_scalar(0.5)), *x = jx_add(jx_abs(in[1]), jx_scalar(0.25));
+  out[0] = jx_add(jx_special_gammainc(a, x), jx_special_gammaln(a));
+  return out[0] ? JX_OK : jx_last_status();
+}
+static void test_special_call(void) {
+  covered[PRIM_special_call] = true;
+  jx_fn *f = jx_fn_new("special", 2, 1, special_fn, NULL);
+  InSpec s = F32(S23);
+  for (int k = 0; k < 3; k++) {
+    int in_axes[2] = {(int[]){0, 1, NM}[k], (int[]){0, NM, 1}[k]};
+    jx_array *xs[2] = {make_input(&s, in_axes[0], 5), make_input(&s, in_axes[1], 5)};
+    check_vmap("special_call", f, xs, in_axes, (int[]){0});
+    jx_free(xs[0]), jx_free(xs[1]);
+  }
+  jx_fn_free(f);
+}
+
 static void test_rule_table(void) {
   for (int p = 0; p < PRIM_NUM; p++) {
     const char *why = NULL;
@@ -952,6 +972,7 @@ int main(void) {
   RUN(test_call);
   RUN(test_cond);
   RUN(test_custom);
+  RUN(test_special_call);
   RUN(test_coverage);
   RUN(test_out_axes);
   RUN(test_nested);
