@@ -167,4 +167,21 @@ jx_array *jx_mean_where(jx_array *x, int naxes, const int *axes, bool keepdims, 
 jx_array *jx_take_fill(jx_array *x, jx_array *indices, int axis, double fill_value);
 jx_array *jx_take_along_axis_fill(jx_array *arr, jx_array *indices, int axis, double fill_value);
 
+/* jnp.nonzero(a, size=size, fill_value=fill_value): out[0 .. ndim) the coordinates of
+ * a's nonzero elements in C order (the default int dtype), truncated or padded to size
+ * entries -- padding 0, or fill_value[d] per dimension (NULL: 0). size < 0: the exact
+ * count, read from the data (concrete a only; JX_ERR_VALUE under a trace). 0-d a:
+ * JX_ERR_VALUE (as JAX). */
+jx_status jx_nonzero(jx_array *a, int64_t size, const int64_t *fill_value, jx_array **out);
+/* jnp.flatnonzero(a, size, fill_value): nonzero of the flattened a (fill_value: one entry). */
+jx_array *jx_flatnonzero(jx_array *a, int64_t size, const int64_t *fill_value);
+/* jnp.argwhere(a, size, fill_value): (size, ndim) coordinates of the nonzero elements. */
+jx_array *jx_argwhere(jx_array *a, int64_t size, const int64_t *fill_value);
+/* jnp.partition(a, kth, axis): along axis the kth + 1 smallest ascending, then the rest
+ * descending (JAX's top_k formulation); jnp.argpartition: their positions (int32).
+ * Signed integer and float dtypes (JX_ERR_DTYPE for unsigned/bool); kth outside [-n, n):
+ * JX_ERR_VALUE. */
+jx_array *jx_partition(jx_array *a, int64_t kth, int axis);
+jx_array *jx_argpartition(jx_array *a, int64_t kth, int axis);
+
 #endif /* JAXC_NUMPY_H */
