@@ -54,6 +54,85 @@ static jx_array *rand_f32(int ndim, const int64_t *shape, unsigned seed) {
 
 /* ------------------------------------------------------------ workloads */
 
+/* ---- loops (issue 16): an LSTM over lax.scan, Newton's method in a while_loop, a
+ * fori_loop of matmuls. The same workloads as bench/run.py's peers. */
+enum { LSTM_T = 1000, LSTM_B = 32, LSTM_H = 256 };
+
+/* carry (h, c) (B, H), x (B, H); params (W (H, 4H), U (H, 4H), b (4H)) in ctx */
+static jx_status lstm_cell(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array **p = ctx;
+  jx_array *z = jx_add(jx_add(jx_matmul(in[2], p[0]), jx_matmul(in[0], p[1])), p[2]);
+  jx_array *g[4];
+  for (int k = 0; k < 4; k++)
+    g[k] = jx_slice(z, 2, (int64_t[]){0, k * LSTM_H}, (int64_t[]){LSTM_B, (k + 1) * LSTM_H}, NULL);
+  jx_array *c = jx_add(jx_mul(jx_nn_sigmoid(g[1]), in[1]), jx_mul(jx_nn_sigmoid(g[0]), jx_tanh(g[2])));
+  jx_array *h = jx_mul(jx_nn_sigmoid(g[3]), jx_tanh(c));
+  out[0] = h, out[1] = c, out[2] = h;
+  return JX_OK;
+}
+/* (W, U, b, xs (T, B, H), h0, c0) -> mean(ys^2) */
+static jx_status lstm_loss(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn *cell = jx_fn_new("lstm_cell", 3, 3, lstm_cell, (void *)in);
+  jx_array *carry[2], *ys[1];
+  jx_status s = jx_lax_scan(cell, 2, in + 4, 1, in + 3, -1, false, 1, carry, ys);
+  jx_fn_free(cell);
+  if (s != JX_OK) return s;
+  out[0] = jx_mean(jx_mul(ys[0], ys[0]), 0, NULL, false);
+  return JX_OK;
+}
+/* Newton's method for sqrt(a): carry (i, x), 100,000 trips */
+static jx_status newton_cond(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_less(in[0], jx_scalar_int(100000));
+  return JX_OK;
+}
+static jx_status newton_body(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_add(in[0], jx_scalar_int(1));
+  out[1] = jx_mul(jx_add(in[1], jx_div(ctx, in[1])), jx_scalar(0.5));
+  return JX_OK;
+}
+static jx_status newton_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn *cf = jx_fn_new("cond", 2, 1, newton_cond, NULL), *bf = jx_fn_new("newton", 2, 2, newton_body, in[0]);
+  jx_array *r[2];
+  jx_status s = jx_lax_while_loop(cf, bf, 2, (jx_array *[]){jx_astype(jx_scalar_int(0), JX_INT32), in[0]}, r);
+  jx_fn_free(cf), jx_fn_free(bf);
+  out[0] = s == JX_OK ? r[1] : NULL;
+  return s;
+}
+/* fori_loop(0, 10000, m -> tanh(m @ a)) on 64x64 */
+static jx_status mm_body(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_tanh(jx_matmul(in[1], ctx));
+  return JX_OK;
+}
+static jx_status fori_mm_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn *bf = jx_fn_new("mm", 2, 1, mm_body, in[1]);
+  jx_status s = jx_lax_fori_loop(jx_scalar_int(0), jx_scalar_int(10000), bf, 1, in, out);
+  jx_fn_free(bf);
+  return s;
+}
+
+static void bench_loops(void) {
+  jx_array *in[6] = {jx_mul(rand_f32(2, (int64_t[]){LSTM_H, 4 * LSTM_H}, 21), jx_scalar(0.1)),
+                     jx_mul(rand_f32(2, (int64_t[]){LSTM_H, 4 * LSTM_H}, 22), jx_scalar(0.1)),
+                     jx_zeros(1, (int64_t[]){4 * LSTM_H}, JX_FLOAT32),
+                     rand_f32(3, (int64_t[]){LSTM_T, LSTM_B, LSTM_H}, 23),
+                     jx_zeros(2, (int64_t[]){LSTM_B, LSTM_H}, JX_FLOAT32),
+                     jx_zeros(2, (int64_t[]){LSTM_B, LSTM_H}, JX_FLOAT32)};
+  jx_fn *fwd = jx_jit(jx_fn_new("lstm", 6, 1, lstm_loss, NULL));
+  printf("lstm_fwd_T1000 %.3f ms\n", best_time(fwd, in, 3) * 1e3);
+  fflush(stdout);
+  jx_fn *vg = jx_jit(jx_value_and_grad(jx_fn_new("lstm", 6, 1, lstm_loss, NULL), 3, (int[]){0, 1, 2}));
+  printf("lstm_fwd_grad_T1000 %.3f ms\n", best_time(vg, in, 3) * 1e3);
+  fflush(stdout);
+  jx_array *a = jx_astype(jx_scalar(2.0), JX_FLOAT32);
+  jx_fn *nw = jx_jit(jx_fn_new("newton", 1, 1, newton_fn, NULL));
+  printf("newton_while_1e5 %.3f ms\n", best_time(nw, &a, 3) * 1e3);
+  fflush(stdout);
+  jx_array *mm[2] = {rand_f32(2, (int64_t[]){64, 64}, 24), jx_mul(rand_f32(2, (int64_t[]){64, 64}, 25), jx_scalar(0.3))};
+  jx_fn *fm = jx_jit(jx_fn_new("fori_mm", 2, 1, fori_mm_fn, NULL));
+  printf("fori_matmul64_1e4 %.3f ms\n", best_time(fm, mm, 3) * 1e3);
+  fflush(stdout);
+}
+
 static jx_status matmul_fn(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_matmul(in[0], in[1]);
   return JX_OK;
@@ -349,6 +428,7 @@ int main(int argc, char **argv) {
     printf("gelu_mlp_fwd_bwd %.3f ms\n", best_time(vg, in, 10) * 1e3);
     fflush(stdout);
   }
+  if (!*only || !strcmp(only, "loops")) bench_loops();
   if (!*only || strstr("eager", only)) {
     jx_array *a = rand_f32(1, (int64_t[]){16}, 9), *b = rand_f32(1, (int64_t[]){16}, 10);
     for (int i = 0; i < 100; i++) jx_free(jx_add(a, b)); /* warm the caches */

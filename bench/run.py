@@ -8,8 +8,11 @@ and JAX on CPU in one session on one machine, and prints ratios (higher = jaxc b
 NAME: matmul, chain, softmax, reduce, mlp, eager, transc (every transcendental function
 on 2^22 float32; fn_NAME for one), tchain (the issue-11 chain tanh(1.5x+0.25)*exp(-x*x) +
 sqrt(|x|+1) - x/3 and the copy roofline at 2^22 and 1e7), nnops (layer norm, log-softmax
-cross-entropy), gelu_mlp, or fm (the Fashion-MNIST MLP and CNN training steps of
-examples/fashion_mnist.c against the same models in JAX + optax).
+cross-entropy), gelu_mlp, loops (issue 16: an LSTM with hidden 256, batch 32, 1000 steps
+through lax.scan, forward and forward+grad; a while_loop of 100,000 scalar Newton
+iterations; a fori_loop of a 64x64 matmul 10,000 times), or fm (the Fashion-MNIST MLP
+and CNN training steps of examples/fashion_mnist.c against the same models in JAX +
+optax).
 
 Times are best-of-N after a warm-up (compile excluded, except the *_compile rows, which
 measure cold compiles: each jaxc run gets an empty JAXC_CACHE_DIR). The whole comparison
@@ -58,6 +61,37 @@ def peers(only):
                 res[name] = {"numpy": best(lambda: nf(*args), reps) * 1e3,
                              "jax": best(lambda: block(jj(*jargs)), reps) * 1e3}
         return res
+    if want("loops"):  # issue 16: the workloads of bench_jaxc.c's bench_loops
+        from jax import lax
+        T, B, H = 1000, 32, 256
+        W, U = (jnp.asarray((rng.random((H, 4 * H), dtype=np.float32) - 0.5) * 0.1) for _ in range(2))
+        bb = jnp.zeros(4 * H, jnp.float32)
+        xs = jnp.asarray(rng.random((T, B, H), dtype=np.float32) - 0.5)
+        h0 = c0 = jnp.zeros((B, H), jnp.float32)
+        def lstm_loss(W, U, b, xs, h0, c0):
+            def cell(carry, x):
+                h, c = carry
+                z = x @ W + h @ U + b
+                i, f, g, o = (z[:, k * H:(k + 1) * H] for k in range(4))
+                c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+                h = jax.nn.sigmoid(o) * jnp.tanh(c)
+                return (h, c), h
+            _, ys = lax.scan(cell, (h0, c0), xs)
+            return jnp.mean(ys * ys)
+        fwd = jax.jit(lstm_loss)
+        vg = jax.jit(jax.value_and_grad(lstm_loss, (0, 1, 2)))
+        res["lstm_fwd_T1000"] = {"jax": best(lambda: block(fwd(W, U, bb, xs, h0, c0)), 3) * 1e3}
+        res["lstm_fwd_grad_T1000"] = {"jax": best(lambda: block(vg(W, U, bb, xs, h0, c0)), 3) * 1e3}
+        def newton(a):
+            return lax.while_loop(lambda c: c[0] < 100000, lambda c: (c[0] + 1, (c[1] + a / c[1]) * 0.5),
+                                  (jnp.int32(0), a))[1]
+        nw = jax.jit(newton)
+        a = jnp.float32(2.0)
+        res["newton_while_1e5"] = {"jax": best(lambda: block(nw(a)), 3) * 1e3}
+        m0 = jnp.asarray(rng.random((64, 64), dtype=np.float32) - 0.5)
+        am = jnp.asarray((rng.random((64, 64), dtype=np.float32) - 0.5) * 0.3)
+        fm = jax.jit(lambda m, a: lax.fori_loop(0, 10000, lambda i, m: jnp.tanh(m @ a), m))
+        res["fori_matmul64_1e4"] = {"jax": best(lambda: block(fm(m0, am)), 3) * 1e3}
     for n in (256, 512, 1024, 2048):
         if not want("matmul"): break
         a = rng.random((n, n), dtype=np.float32) - 0.5; b = rng.random((n, n), dtype=np.float32) - 0.5

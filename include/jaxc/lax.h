@@ -144,6 +144,57 @@ jx_status jx_lax_switch(jx_array *index, int nbranches, jx_fn *const *branches, 
 jx_status jx_lax_cond(jx_array *pred, jx_fn *true_fn, jx_fn *false_fn, int nops,
                       jx_array *const *operands, jx_array **out);
 
+/* ---- Loops (jax.lax.while_loop / fori_loop / scan / map). Loop bodies are jx_fn
+ * callbacks (jx_fn_new: an impl with a context pointer, or any transformed/jitted
+ * jx_fn); the carry is an array of ncarry jx_array. Each callback is traced once on
+ * abstract values of the carries' types into a sub-program and the loop is one
+ * `while` or `scan` equation, printed by jx_make_jaxpr as JAX prints it. Values a
+ * callback closes over that an enclosing transformation traces (a weight under
+ * jx_grad, say) become the loop's consts, so loops differentiate through them. The
+ * body must give every carry back with its shape and dtype (a weakly typed initial
+ * value takes the body's strong type, as JAX); otherwise JX_ERR_SHAPE / JX_ERR_DTYPE
+ * naming the carry, both types and the body. JX_ERR_VALUE for NULLs and arity
+ * mismatches. out[] / carry_out[] / ys[] receive new references.
+ *
+ * lax.while_loop(cond_fun, body_fun, init_val): cond_fn takes the ncarry carries and
+ * gives a bool scalar (JX_ERR_DTYPE / JX_ERR_SHAPE otherwise); body_fn takes and gives
+ * the carries. jvp differentiates it (one loop over carries and tangents); vmap with
+ * a batched predicate runs until every lane is done, keeping finished lanes' carries
+ * (select per lane); reverse mode is JX_ERR_UNSUPPORTED, as in JAX -- use
+ * jx_lax_while_loop_bounded. Example (README "Loops"):
+ *   jx_array *out[2];
+ *   jx_lax_while_loop(f_lt_10, f_step, 2, (jx_array *[]){i0, x0}, out); */
+jx_status jx_lax_while_loop(jx_fn *cond_fn, jx_fn *body_fn, int ncarry, jx_array *const *init,
+                            jx_array **out);
+/* jaxc's while_loop with at most max_trips (>= 1, JX_ERR_VALUE otherwise) trips, which
+ * makes it reverse-differentiable (past JAX): the forward pass keeps the carries of
+ * the trips actually taken and the backward pass runs the transposed body once per
+ * trip in reverse, so memory grows with the trips taken, not with max_trips. Reverse
+ * mode needs the trip count at differentiation time: under jit it is
+ * JX_ERR_UNSUPPORTED (differentiate outside jit). Same results as jx_lax_while_loop
+ * when the loop ends before max_trips. */
+jx_status jx_lax_while_loop_bounded(jx_fn *cond_fn, jx_fn *body_fn, int64_t max_trips, int ncarry,
+                                    jx_array *const *init, jx_array **out);
+/* lax.fori_loop(lower, upper, body_fun, init_val): body_fn takes (i, carries...) and
+ * gives the carries; i has lower's and upper's promoted integer dtype. Concrete
+ * bounds give a scan of max(upper - lower, 0) trips (reverse-differentiable), traced
+ * bounds a while_loop, as JAX does. JX_ERR_DTYPE for non-integer or non-scalar bounds. */
+jx_status jx_lax_fori_loop(jx_array *lower, jx_array *upper, jx_fn *body_fn, int ncarry,
+                           jx_array *const *init, jx_array **out);
+/* lax.scan(f, init, xs, length, reverse, unroll): f takes (carries..., x slices...)
+ * and gives (carries..., y slices...): carry_out[] gets the ncarry final carries and
+ * ys[] the jx_fn_nout(f) - ncarry outputs stacked along a new leading axis of
+ * `length`. Each xs is sliced along its leading axis, which must equal length
+ * (length < 0: taken from the xs; required without xs). reverse runs from the last
+ * slice to the first (ys keep the xs' order); unroll is a hint (>= 1). jvp, vjp/grad
+ * (a reversed scan over the carries saved by the forward scan, the body's primal work
+ * recomputed per trip), vmap and jit all apply. */
+jx_status jx_lax_scan(jx_fn *f, int ncarry, jx_array *const *init, int nxs, jx_array *const *xs,
+                      int64_t length, bool reverse, int unroll, jx_array **carry_out, jx_array **ys);
+/* lax.map(f, xs): f over the leading axis of the nxs xs (>= 1), its jx_fn_nout(f)
+ * outputs stacked into ys (a scan without carry). */
+jx_status jx_lax_map(jx_fn *f, int nxs, jx_array *const *xs, jx_array **ys);
+
 /* lax.cumsum / cumprod / cummax / cummin(x, axis, reverse): inclusive scans along axis
  * (negative counts from the end), same dtype and shape; numeric dtypes only
  * (JX_ERR_DTYPE for bool). Log-step (Hillis-Steele) scans of pad/slice views and one

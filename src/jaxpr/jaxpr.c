@@ -63,6 +63,7 @@ static void eqn_clear(JaxprEqn *q) {
 
 void jaxpr_free(Jaxpr *j) {
   if (!j || __atomic_sub_fetch(&j->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
+  if (j->compiled_free) j->compiled_free(j->compiled);
   for (int i = 0; i < j->nconst; i++) array_drop(j->consts[i]);
   for (int i = 0; i < j->neqns; i++) eqn_clear(&j->eqns[i]);
   free(j->vars), free(j->invars), free(j->constvars), free(j->consts), free(j->eqns);
@@ -497,8 +498,48 @@ static void put_custom_params(Text *t, const JaxprEqn *q, int *next, int indent)
   put(t, "%*s]", indent, "");
 }
 
+/* while and scan params as JAX 0.10 prints them (sorted by name; sub-jaxprs with
+ * fresh names). A bounded while adds max_trips (jaxc's, not JAX's). */
+static void put_loop_params(Text *t, const JaxprEqn *q, int *next, int indent) {
+  const PrimParams *p = &q->params;
+  put(t, "[\n");
+  if (q->prim == PRIM_while) {
+    put(t, "%*sbody_jaxpr=", indent + 2, "");
+    put_jaxpr(t, p->branches[1], next, NULL, NULL, indent + 2);
+    put(t, "\n%*sbody_nconsts=%d\n%*scond_jaxpr=", indent + 2, "", p->nconsts[1], indent + 2, "");
+    put_jaxpr(t, p->branches[0], next, NULL, NULL, indent + 2);
+    put(t, "\n%*scond_nconsts=%d\n", indent + 2, "", p->nconsts[0]);
+    if (p->length > 0) put(t, "%*smax_trips=%lld\n", indent + 2, "", (long long)p->length);
+  } else {
+    put(t, "%*sjaxpr=", indent + 2, "");
+    put_jaxpr(t, p->branches[0], next, NULL, NULL, indent + 2);
+    put(t, "\n%*slength=%lld\n%*snum_carry=%d\n%*snum_consts=%d\n%*sreverse=%s\n%*sunroll=%d\n",
+        indent + 2, "", (long long)p->length, indent + 2, "", p->nconsts[1], indent + 2, "",
+        p->nconsts[0], indent + 2, "", py_bool(p->reverse), indent + 2, "", p->unroll);
+  }
+  put(t, "%*s]", indent, "");
+}
+
+static void put_jaxpr_lines(Text *t, const Jaxpr *j, int *next, const int *in_names, const int *out_names,
+                            int indent, bool force_lines);
+
+/* A nested jaxpr with one equation prints on one line when it fits in 80 columns, as
+ * JAX's pretty printer does; otherwise (and with more equations) one per line. */
 static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, const int *out_names,
                       int indent) {
+  size_t start = t->s ? t->n : 0;
+  int next0 = *next;
+  put_jaxpr_lines(t, j, next, in_names, out_names, indent, false);
+  if (!t->s || indent == 0 || memchr(t->s + start, '\n', t->n - start)) return;
+  size_t col = 0;
+  while (col < start && t->s[start - 1 - col] != '\n') col++;
+  if (col + (t->n - start) <= 80) return;
+  t->n = start, t->s[start] = '\0', *next = next0;
+  put_jaxpr_lines(t, j, next, in_names, out_names, indent, true);
+}
+
+static void put_jaxpr_lines(Text *t, const Jaxpr *j, int *next, const int *in_names, const int *out_names,
+                            int indent, bool force_lines) {
   /* Names in order of definition: non-literal constvars, invars, equation outputs. */
   int *name = malloc((size_t)(j->nvars ? j->nvars : 1) * sizeof *name);
   bool *literal = calloc((size_t)(j->nvars ? j->nvars : 1), 1);
@@ -550,7 +591,7 @@ static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, c
     put_aval(t, &j->vars[j->invars[i]]);
   }
   put(t, ". let");
-  bool multiline = j->neqns > 1;
+  bool multiline = j->neqns > 1 || (force_lines && j->neqns > 0);
   for (int e = 0; e < j->neqns; e++) multiline |= j->eqns[e].params.jaxpr || j->eqns[e].params.nbranches;
   for (int e = 0; e < j->neqns && t->s; e++) {
     const JaxprEqn *q = &j->eqns[e];
@@ -566,6 +607,7 @@ static void put_jaxpr(Text *t, const Jaxpr *j, int *next, const int *in_names, c
     put(t, q->nout ? " = %s" : "%s", prim_name(q->prim));
     if (q->params.jaxpr && q->prim != PRIM_jit) put_custom_params(t, q, next, indent + 4);
     else if (q->params.jaxpr) put_call_params(t, q, name, literal, next, indent + 4);
+    else if (q->prim == PRIM_while || q->prim == PRIM_scan) put_loop_params(t, q, next, indent + 4);
     else if (q->params.nbranches) put_branches(t, q, next, indent + 4);
     else put_params(t, q, q->nin ? &j->vars[q->in[0]] : NULL);
     for (int i = 0; i < q->nin; i++) {

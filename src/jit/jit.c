@@ -216,6 +216,62 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   return s;
 }
 
+/* ------------------------------------------- loop bodies and cond branches */
+
+/* Programs compiled for a control primitive's sub-jaxpr, one per device and x64 mode,
+ * cached on the jaxpr (Jaxpr.compiled) so a loop body is lowered and compiled once and
+ * each trip only launches its kernels. program NULL: lowering unsupported (nested
+ * loops, calls): the runner declines and the equations are bound one by one. */
+typedef struct Compiled {
+  const Backend *device;
+  bool x64;
+  Program *program;
+  struct Compiled *next;
+} Compiled;
+
+static void compiled_free(void *p) {
+  for (Compiled *c = p, *n; c; c = n) n = c->next, jit_program_free(c->program), free(c);
+}
+
+static jx_status run_compiled(const Jaxpr *j, jx_array *const *in, jx_array **out, bool *declined) {
+  *declined = true;
+  if (j->compiled && j->compiled_free != compiled_free) return JX_OK; /* someone else's cache */
+  bool committed = false;
+  const Backend *be = realize_device("jit", j->nin, in, &committed);
+  if (!be) {
+    *declined = false;
+    return jx_last_status();
+  }
+  Compiled *c = j->compiled;
+  while (c && (c->device != be || c->x64 != dtype_x64())) c = c->next;
+  if (!c) {
+    ErrorSaved older = error_stash();
+    bool calls = false;
+    for (int e = 0; e < j->neqns; e++) calls |= j->eqns[e].prim == PRIM_jit;
+    Program *p = calls ? NULL : jit_lower(j);
+    if (p && !prepare_program(p, be)) jit_program_free(p), p = NULL;
+    jx_clear_error(); /* a body that does not lower is evaluated instead */
+    c = calloc(1, sizeof *c);
+    if (!c) {
+      jit_program_free(p);
+      error_unstash(&older);
+      return JX_OK;
+    }
+    *c = (Compiled){.device = be, .x64 = dtype_x64(), .program = p, .next = j->compiled};
+    Jaxpr *m = (Jaxpr *)j; /* the cache is not part of the jaxpr's value */
+    m->compiled = c, m->compiled_free = compiled_free;
+    error_unstash(&older);
+  }
+  if (!c->program) return JX_OK;
+  *declined = false;
+  jx_array *const *args = in;
+  if (!realize_args(be, j->nin, in, &args)) return jx_last_status();
+  jx_status s = jit_run(c->program, j, be, args, out);
+  realize_args_free(j->nin, in, args);
+  for (int o = 0; s == JX_OK && committed && o < j->nout; o++) out[o]->committed = true;
+  return s;
+}
+
 const Program *jit_program_for(jx_fn *jf, jx_array *const *in) {
   Jit *J = fn_ctx(jf, jit_impl);
   bool committed;
@@ -235,6 +291,7 @@ jx_fn *jx_jit(jx_fn *f) {
     return NULL;
   }
   J->f = fn_retain(f);
+  control_set_runner(run_compiled); /* loop bodies and branches run compiled too */
   char name[256];
   snprintf(name, sizeof name, "jit(%s)", jx_fn_name(f));
   jx_fn *r = jx_fn_new_with_free(name, jx_fn_nin(f), jx_fn_nout(f), jit_impl, J, jit_free);

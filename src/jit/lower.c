@@ -585,6 +585,8 @@ static const char *const lower_absent[PRIM_NUM] = {
     [PRIM_checkpoint] = "inlined before lowering (jaxpr_inline_calls)",
     [PRIM_debug_print] = "a host effect: jit evaluates a jaxpr holding debug_print equation by equation, in order",
     [PRIM_custom_lin] = "has no value (forward mode through custom_vjp): its eval rule reports the error",
+    [PRIM_while] = "not fused yet: jit evaluates a jaxpr holding a while equation by equation",
+    [PRIM_scan] = "not fused yet: jit evaluates a jaxpr holding a scan equation by equation",
 };
 
 bool jit_has_lower_rule(Prim p, const char **why) {

@@ -403,6 +403,8 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_custom_lin] = custom_abstract_eval,
     [PRIM_checkpoint] = custom_abstract_eval,
     [PRIM_debug_print] = debug_abstract_eval, /* trace/debug.c */
+    [PRIM_while] = control_abstract_eval,
+    [PRIM_scan] = control_abstract_eval,
 };
 
 bool prim_has_abstract_rule(Prim p) { return (unsigned)p < PRIM_NUM && abstract_rules[p] != NULL; }

@@ -274,6 +274,24 @@ jx_status prim_cond(int n, struct Jaxpr *const *branches, jx_array *index, int n
   return s;
 }
 
+/* Binds a control primitive on `nin` operands (copied to the heap past BIND_SMALL). */
+static jx_status bind_control(Prim p, const PrimParams *pp, int nin, jx_array *const *in, jx_array **out) {
+  return prim_bind_n(p, nin, in, pp, prim_nout(p, nin, pp), out);
+}
+
+jx_status prim_while(struct Jaxpr *cond, int nc, struct Jaxpr *body, int nb, int64_t max_trips,
+                     int nin, jx_array *const *in, jx_array **out) {
+  PrimParams pp = {.nbranches = 2, .branches = {cond, body}, .nconsts = {nc, nb}, .length = max_trips};
+  return bind_control(PRIM_while, &pp, nin, in, out);
+}
+
+jx_status prim_scan(struct Jaxpr *body, int nconsts, int ncarry, int64_t length, bool reverse,
+                    int unroll, int nin, jx_array *const *in, jx_array **out) {
+  PrimParams pp = {.nbranches = 1, .branches = {body}, .nconsts = {nconsts, ncarry}, .length = length,
+                   .reverse = reverse, .unroll = unroll < 1 ? 1 : unroll};
+  return bind_control(PRIM_scan, &pp, nin, in, out);
+}
+
 jx_array *prim_scatter_add(jx_array *x, jx_array *idx, jx_array *upd, int axis) {
   PrimParams pp = {.axis = axis};
   return prim_bind(PRIM_scatter_add, 3, (jx_array *[]){x, idx, upd}, &pp);

@@ -1,13 +1,28 @@
 /* control.c -- control-flow primitives in the trace layer: abstract evaluation and
  * eager evaluation of cond (JAX's cond_p: an index picks one of several closed branch
- * jaxprs, all of one signature). The transformation rules live with the other rules
- * in src/transform (jvp.c, vmap.c, transpose.c). */
+ * jaxprs, all of one signature), while (while_p) and scan (scan_p). The
+ * transformation rules live in src/transform (jvp.c, vmap.c, transpose.c, loops.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "core/error.h"
 #include "trace/trace.h"
+
+static ControlRunner runner;
+
+void control_set_runner(ControlRunner r) { runner = r; }
+
+/* j on concrete inputs: compiled by the runner when there is one. */
+static jx_status run_sub(const Jaxpr *j, jx_array *const *in, jx_array **out) {
+  bool declined = true;
+  if (runner) {
+    jx_status s = runner(j, in, out, &declined);
+    if (!declined) return s;
+  }
+  return prim_eval_jaxpr(j, in, out);
+}
 
 static void aval_text(char *buf, size_t n, const Aval *a) {
   char shape[ERROR_SHAPE_BUF];
@@ -23,7 +38,12 @@ static bool same_type(const Aval *a, const Aval *b) {
 /* cond: in[0] the int32 scalar index, in[1..] the operands of every branch. Branch
  * outputs must agree in dtype and shape (weak types may differ: the result is weak
  * only where every branch's is, as JAX joins them). */
+static bool while_abstract_eval(int nin, const Aval *in, const PrimParams *pp, Aval *out);
+static bool scan_abstract_eval(int nin, const Aval *in, const PrimParams *pp, Aval *out);
+
 bool control_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
+  if (p == PRIM_while) return while_abstract_eval(nin, in, pp, out);
+  if (p == PRIM_scan) return scan_abstract_eval(nin, in, pp, out);
   char b0[ERROR_SHAPE_BUF + 16], b1[ERROR_SHAPE_BUF + 16];
   int n = pp->nbranches;
   if (n < 1 || n > PRIM_MAX_BRANCHES) {
@@ -72,20 +92,234 @@ bool control_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp
 }
 
 int control_nout(Prim p, const PrimParams *pp) {
-  (void)p;
+  if (p == PRIM_while) return pp->nbranches == 2 && pp->branches[1] ? pp->branches[1]->nout : 0;
   return pp->nbranches > 0 && pp->branches[0] ? pp->branches[0]->nout : 0;
+}
+
+/* ---------------------------------------------------------------- while */
+
+/* in[first .. first + n) against j's inputs from `at`: the message names both types. */
+static bool inputs_match(const char *what, const Jaxpr *j, int at, const Aval *in, int n) {
+  char b0[ERROR_SHAPE_BUF + 16], b1[ERROR_SHAPE_BUF + 16];
+  for (int i = 0; i < n; i++)
+    if (!same_type(&j->vars[j->invars[at + i]], &in[i])) {
+      aval_text(b0, sizeof b0, &in[i]), aval_text(b1, sizeof b1, &j->vars[j->invars[at + i]]);
+      error_set(in[i].dtype != j->vars[j->invars[at + i]].dtype ? JX_ERR_DTYPE : JX_ERR_SHAPE,
+                "%s: operand %d is %s but the jaxpr takes %s", what, at + i, b0, b1);
+      return false;
+    }
+  return true;
+}
+
+/* body outputs [at, at + n) against the carries' types: both named. */
+static bool carry_match(const char *what, const Jaxpr *body, int at, const Aval *carry, int n) {
+  char b0[ERROR_SHAPE_BUF + 16], b1[ERROR_SHAPE_BUF + 16];
+  for (int o = 0; o < n; o++) {
+    const Aval *a = &body->vars[body->outvars[at + o]];
+    if (!same_type(a, &carry[o])) {
+      aval_text(b0, sizeof b0, a), aval_text(b1, sizeof b1, &carry[o]);
+      error_set(a->dtype != carry[o].dtype ? JX_ERR_DTYPE : JX_ERR_SHAPE,
+                "%s: the body gives %s for carry %d but the carry is %s (the carry must keep "
+                "its type across iterations)", what, b0, o, b1);
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool while_abstract_eval(int nin, const Aval *in, const PrimParams *pp, Aval *out) {
+  int nc = pp->nconsts[0], nb = pp->nconsts[1], ncarry = nin - nc - nb;
+  const Jaxpr *cj = pp->nbranches == 2 ? pp->branches[0] : NULL, *bj = cj ? pp->branches[1] : NULL;
+  if (!cj || !bj || nc < 0 || nb < 0 || ncarry < 0 || cj->nin != nc + ncarry || bj->nin != nb + ncarry ||
+      bj->nout != ncarry || cj->nout != 1) {
+    error_set(JX_ERR_VALUE, "while: %d operands do not fit cond_nconsts=%d body_nconsts=%d", nin, nc, nb);
+    return false;
+  }
+  const Aval *p = &cj->vars[cj->outvars[0]];
+  if (p->ndim != 0 || p->dtype != JX_BOOL) {
+    char b0[ERROR_SHAPE_BUF + 16];
+    aval_text(b0, sizeof b0, p);
+    error_set(JX_ERR_DTYPE, "while: cond_fun must give a bool scalar, got %s", b0);
+    return false;
+  }
+  if (!inputs_match("while cond_jaxpr", cj, 0, in, nc) ||
+      !inputs_match("while cond_jaxpr", cj, nc, in + nc + nb, ncarry) ||
+      !inputs_match("while body_jaxpr", bj, 0, in + nc, nb) ||
+      !inputs_match("while body_jaxpr", bj, nb, in + nc + nb, ncarry) ||
+      !carry_match("while", bj, 0, in + nc + nb, ncarry))
+    return false;
+  for (int o = 0; o < ncarry; o++) out[o] = in[nc + nb + o];
+  return true;
+}
+
+/* Eager while: cond is evaluated and read on the host each trip, then body; every
+ * equation of both binds (so each runs eagerly on the operands' device). */
+static jx_status while_impl(int nin, jx_array *const *in, const PrimParams *pp, jx_array **out) {
+  int nc = pp->nconsts[0], nb = pp->nconsts[1], ncarry = nin - nc - nb;
+  const Jaxpr *cj = pp->branches[0], *bj = pp->branches[1];
+  jx_array **cin = calloc((size_t)(nc + ncarry + 1), sizeof *cin);
+  jx_array **bin = calloc((size_t)(nb + ncarry + 1), sizeof *bin);
+  jx_array **carry = calloc((size_t)ncarry + 1, sizeof *carry);
+  if (!cin || !bin || !carry) {
+    free(cin), free(bin), free(carry);
+    error_set(JX_ERR_OOM, "while: out of memory");
+    return JX_ERR_OOM;
+  }
+  for (int i = 0; i < nc; i++) cin[i] = in[i];
+  for (int i = 0; i < nb; i++) bin[i] = in[nc + i];
+  for (int i = 0; i < ncarry; i++) carry[i] = jx_ref(in[nc + nb + i]);
+  jx_status s = JX_OK;
+  for (int64_t trip = 0; s == JX_OK && (pp->length <= 0 || trip < pp->length); trip++) {
+    for (int i = 0; i < ncarry; i++) cin[nc + i] = bin[nb + i] = carry[i];
+    jx_array *pred = NULL;
+    if ((s = run_sub(cj, cin, &pred)) != JX_OK) break;
+    bool go = jx_item(pred) != 0;
+    jx_free(pred);
+    if (!go) break;
+    if ((s = run_sub(bj, bin, out)) != JX_OK) break;
+    for (int i = 0; i < ncarry; i++) jx_free(carry[i]), carry[i] = out[i];
+  }
+  for (int i = 0; i < ncarry; i++) out[i] = s == JX_OK ? carry[i] : (jx_free(carry[i]), NULL);
+  free(cin), free(bin), free(carry);
+  return s;
+}
+
+/* ----------------------------------------------------------------- scan */
+
+static bool scan_abstract_eval(int nin, const Aval *in, const PrimParams *pp, Aval *out) {
+  int nk = pp->nconsts[0], ncarry = pp->nconsts[1], nx = nin - nk - ncarry;
+  const Jaxpr *bj = pp->nbranches == 1 ? pp->branches[0] : NULL;
+  if (!bj || nk < 0 || ncarry < 0 || nx < 0 || bj->nin != nin || bj->nout < ncarry || pp->length < 0) {
+    error_set(JX_ERR_VALUE, "scan: %d operands do not fit num_consts=%d num_carry=%d", nin, nk, ncarry);
+    return false;
+  }
+  if (!inputs_match("scan jaxpr", bj, 0, in, nk + ncarry) ||
+      !carry_match("scan", bj, 0, in + nk, ncarry))
+    return false;
+  for (int i = 0; i < nx; i++) {
+    const Aval *x = &in[nk + ncarry + i];
+    char b0[ERROR_SHAPE_BUF + 16];
+    if (x->ndim < 1 || x->shape[0] != pp->length) {
+      aval_text(b0, sizeof b0, x);
+      error_set(JX_ERR_SHAPE, "scan: xs %d is %s but its leading axis must have the length %lld", i, b0,
+                (long long)pp->length);
+      return false;
+    }
+    Aval slice = *x;
+    slice.ndim--;
+    memmove(slice.shape, slice.shape + 1, (size_t)slice.ndim * sizeof(int64_t));
+    if (!inputs_match("scan jaxpr", bj, nk + ncarry + i, &slice, 1)) return false;
+  }
+  for (int o = 0; o < ncarry; o++) out[o] = in[nk + o];
+  for (int o = ncarry; o < bj->nout; o++) {
+    Aval y = bj->vars[bj->outvars[o]];
+    if (y.ndim + 1 > JX_MAX_NDIM) {
+      error_set(JX_ERR_UNSUPPORTED, "scan: stacking output %d needs rank %d", o - ncarry, y.ndim + 1);
+      return false;
+    }
+    memmove(y.shape + 1, y.shape, (size_t)y.ndim * sizeof(int64_t));
+    y.shape[0] = pp->length, y.ndim++;
+    out[o] = y;
+  }
+  return true;
+}
+
+/* xs[i] along axis 0, without that axis. */
+static jx_array *slice_at(jx_array *x, int64_t i) {
+  int64_t start[JX_MAX_NDIM] = {0}, stop[JX_MAX_NDIM];
+  for (int d = 0; d < x->ndim; d++) stop[d] = x->shape[d];
+  start[0] = i, stop[0] = i + 1;
+  jx_array *s = prim_slice(x, start, stop, NULL);
+  jx_array *r = s ? prim_reshape(s, x->ndim - 1, x->shape + 1) : NULL;
+  jx_free(s);
+  return r;
+}
+
+/* The n slices ys[k] (each without the leading axis) stacked along a new axis 0, in
+ * groups of at most 32 operands per concatenate. Consumes ys. */
+static jx_array *stack(int64_t n, jx_array **ys, const Aval *y) {
+  if (n == 0) {
+    int64_t shape[JX_MAX_NDIM] = {0};
+    memcpy(shape + 1, y->shape, (size_t)y->ndim * sizeof(int64_t));
+    return jx_zeros(y->ndim + 1, shape, y->dtype);
+  }
+  int64_t shape[JX_MAX_NDIM] = {1};
+  memcpy(shape + 1, y->shape, (size_t)y->ndim * sizeof(int64_t));
+  bool ok = true;
+  for (int64_t k = 0; k < n; k++) {
+    jx_array *r = ok ? prim_reshape(ys[k], y->ndim + 1, shape) : NULL;
+    jx_free(ys[k]);
+    ys[k] = r, ok = r != NULL;
+  }
+  while (ok && n > 1) { /* one level of groups of 32 at a time */
+    int64_t m = 0;
+    for (int64_t k = 0; k < n; k += 32) {
+      int g = (int)(n - k < 32 ? n - k : 32);
+      jx_array *c = ok ? (g == 1 ? jx_ref(ys[k]) : prim_concatenate(g, ys + k, 0)) : NULL;
+      for (int i = 0; i < g; i++) jx_free(ys[k + i]), ys[k + i] = NULL;
+      ys[m++] = c, ok = ok && c;
+    }
+    n = m;
+  }
+  if (!ok) {
+    for (int64_t k = 0; k < n; k++) jx_free(ys[k]);
+    return NULL;
+  }
+  return ys[0];
+}
+
+/* Eager scan: each trip slices the xs, evaluates the body (binding each equation) and
+ * keeps the y slices; they are stacked at the end. */
+static jx_status scan_impl(int nin, jx_array *const *in, const PrimParams *pp, int nout, jx_array **out) {
+  int nk = pp->nconsts[0], ncarry = pp->nconsts[1], nx = nin - nk - ncarry, ny = nout - ncarry;
+  const Jaxpr *bj = pp->branches[0];
+  int64_t n = pp->length;
+  jx_array **args = calloc((size_t)nin + 1, sizeof *args), **res = calloc((size_t)nout + 1, sizeof *res);
+  jx_array **ys = calloc((size_t)(ny * n) + 1, sizeof *ys);
+  if (!args || !res || !ys) {
+    free(args), free(res), free(ys);
+    error_set(JX_ERR_OOM, "scan: out of memory");
+    return JX_ERR_OOM;
+  }
+  for (int i = 0; i < nk; i++) args[i] = in[i];
+  for (int i = 0; i < ncarry; i++) args[nk + i] = jx_ref(in[nk + i]);
+  jx_status s = JX_OK;
+  for (int64_t trip = 0; s == JX_OK && trip < n; trip++) {
+    int64_t t = pp->reverse ? n - 1 - trip : trip;
+    for (int i = 0; s == JX_OK && i < nx; i++)
+      if (!(args[nk + ncarry + i] = slice_at(in[nk + ncarry + i], t))) s = jx_last_status();
+    if (s == JX_OK) s = run_sub(bj, args, res);
+    for (int i = 0; i < nx; i++) jx_free(args[nk + ncarry + i]), args[nk + ncarry + i] = NULL;
+    if (s != JX_OK) break;
+    for (int i = 0; i < ncarry; i++) jx_free(args[nk + i]), args[nk + i] = res[i];
+    for (int k = 0; k < ny; k++) ys[k * n + t] = res[ncarry + k];
+  }
+  for (int i = 0; i < ncarry; i++) out[i] = s == JX_OK ? args[nk + i] : (jx_free(args[nk + i]), NULL);
+  for (int k = 0; k < ny; k++) {
+    if (s == JX_OK) {
+      const Aval *y = &bj->vars[bj->outvars[ncarry + k]];
+      if (!(out[ncarry + k] = stack(n, ys + k * n, y))) s = jx_last_status();
+    } else {
+      for (int64_t t = 0; t < n; t++) jx_free(ys[k * n + t]);
+    }
+  }
+  if (s != JX_OK)
+    for (int o = 0; o < nout; o++) jx_free(out[o]), out[o] = NULL;
+  free(args), free(res), free(ys);
+  return s;
 }
 
 /* Eager cond: the index is read on the host and the chosen branch evaluated (each of
  * its equations bound, so the branch itself runs eagerly on the operands' device). */
 jx_status control_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                        jx_array **out) {
-  (void)p, (void)nout;
+  if (p == PRIM_while) return while_impl(nin, in, pp, out);
+  if (p == PRIM_scan) return scan_impl(nin, in, pp, nout, out);
   jx_array *ix = prim_convert(in[0], JX_INT64, false);
   int64_t k = 0;
   jx_status s = ix ? jx_read(ix, &k, sizeof k) : jx_last_status();
   jx_free(ix);
   if (s != JX_OK) return s;
   k = k < 0 ? 0 : k >= pp->nbranches ? pp->nbranches - 1 : k;
-  return prim_eval_jaxpr(pp->branches[k], in + 1, out);
+  return run_sub(pp->branches[k], in + 1, out);
 }

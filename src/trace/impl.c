@@ -577,6 +577,7 @@ static jx_status rule_call(Prim p, int nin, jx_array *const *in, const PrimParam
   return prim_eval_jaxpr(pp->jaxpr, in, out);
 }
 
+/* cond, while, scan (trace/control.c) */
 static jx_status rule_cond(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                            const Aval *avals, jx_array **out) {
   return control_impl(p, nin, in, pp, nout, out);
@@ -682,6 +683,8 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_custom_lin] = rule_custom,
     [PRIM_checkpoint] = rule_custom,
     [PRIM_debug_print] = rule_debug_print,
+    [PRIM_while] = rule_cond,
+    [PRIM_scan] = rule_cond,
 };
 
 bool impl_has_rule(Prim p) { return (unsigned)p < PRIM_NUM && impl_rules[p] != NULL; }

@@ -58,6 +58,10 @@ uint64_t prim_params_hash(Prim p, const PrimParams *pp) {
   for (int f = 0; f < pp->nfns; f++) h = mix(h, (uint64_t)(uintptr_t)pp->fns[f]); /* identity */
   h = mix(h, (uint64_t)pp->nres);
   h = mix(h, (uint64_t)(uintptr_t)pp->text); /* interned */
+  h = mix_ints(h, 2, pp->nconsts);
+  h = mix(h, (uint64_t)pp->length);
+  h = mix(h, (uint64_t)pp->unroll);
+  h = mix(h, pp->reverse);
   return h;
 }
 
@@ -78,6 +82,9 @@ bool prim_params_equal(Prim p, const PrimParams *a, const PrimParams *b) {
     return false;
   for (int f = 0; f < a->nfns; f++)
     if (a->fns[f] != b->fns[f]) return false;
+  if (a->nbranches != b->nbranches || !SAME_ARRAY(a->nconsts, b->nconsts) || a->length != b->length ||
+      a->unroll != b->unroll || a->reverse != b->reverse)
+    return false;
   for (int k = 0; k < a->nbranches; k++)
     if (!prim_jaxpr_equal(a->branches[k], b->branches[k])) return false;
   if (!a->jaxpr || !b->jaxpr) return a->jaxpr == b->jaxpr;

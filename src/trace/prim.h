@@ -79,7 +79,6 @@ typedef struct PrimParams {
                                     included); an equation holds a reference */
   const SpecialRule *rule;       /* special_call: the rule differentiating `jaxpr` */
   int nbranches;                 /* cond: the closed branch jaxprs (index i runs */
-  struct Jaxpr *branches[PRIM_MAX_BRANCHES]; /* branches[i]); references held */
   int nfns;                      /* custom derivatives: the user's rules, compared by  */
   jx_fn *fns[2];                 /* identity (JAX's jvp_jaxpr_fun / fwd / bwd); held:  */
                                  /* custom_jvp_call {jvp}, custom_vjp_call {fwd, bwd}, */
@@ -87,6 +86,13 @@ typedef struct PrimParams {
   int nres;                      /* custom_lin: residual operands before the tangents */
   const char *text;              /* debug_print: the format, interned (immortal, so
                                     compared by pointer) */
+  struct Jaxpr *branches[PRIM_MAX_BRANCHES]; /* branches[i]); references held;
+                                    while: {cond_jaxpr, body_jaxpr}; scan: {jaxpr} */
+  int nconsts[2];                /* while: cond_nconsts, body_nconsts; scan:
+                                    num_consts, num_carry */
+  int64_t length;                /* scan: trips; while: the trip bound (0: none) */
+  int unroll;                    /* scan: trips per loop step (a hint) */
+  bool reverse;                  /* scan: from the last slice to the first */
 } PrimParams;
 
 
@@ -134,6 +140,8 @@ typedef struct Jaxpr {
   JaxprEqn *eqns;
   int nout;
   int *outvars;
+  void *compiled;    /* a cache, not part of its value: the programs jit compiled */
+  void (*compiled_free)(void *compiled); /* for it as a loop body (released with it) */
 } Jaxpr;
 
 /* Evaluates j on nin = j->nin inputs by binding each equation's primitive (so it
@@ -229,6 +237,17 @@ jx_status prim_special_call(const SpecialRule *rule, struct Jaxpr *j, int nin, j
  * results (JAX's cond_p). */
 jx_status prim_cond(int n, struct Jaxpr *const *branches, jx_array *index, int nin,
                     jx_array *const *in, jx_array **out);
+/* lax.while_loop's primitive (JAX's while_p): operands are cond's nc consts, body's nb
+ * consts, then the carries; cond(cconsts, carry) -> bool scalar, body(bconsts, carry)
+ * -> carry. max_trips > 0 bounds the trips (jx_lax_while_loop_bounded; reverse-mode
+ * differentiable). out[] gets the final carries. */
+jx_status prim_while(struct Jaxpr *cond, int nc, struct Jaxpr *body, int nb, int64_t max_trips,
+                     int nin, jx_array *const *in, jx_array **out);
+/* lax.scan's primitive (JAX's scan_p): operands are nconsts consts, ncarry carries,
+ * then the xs (leading axis `length`); body(consts, carry, x slices) -> (carry, y
+ * slices). out[] gets the final carries, then the ys stacked along a new axis 0. */
+jx_status prim_scan(struct Jaxpr *body, int nconsts, int ncarry, int64_t length, bool reverse,
+                    int unroll, int nin, jx_array *const *in, jx_array **out);
 /* x with upd added at the positions gather(x, idx, axis) reads (clamped): the
  * transpose of prim_gather. upd has gather's result shape. */
 jx_array *prim_scatter_add(jx_array *x, jx_array *idx, jx_array *upd, int axis);

@@ -15,6 +15,13 @@ jx_status impl_apply(Prim p, int nin, jx_array *const *in, const PrimParams *par
 /* True if p has an eval rule (every primitive should: a test walks them). */
 bool impl_has_rule(Prim p);
 
+/* control.c: runs a closed sub-jaxpr of a control primitive (a loop body or cond, a
+ * branch) on concrete inputs. jit registers a runner that compiles it once into a
+ * program (cached on the jaxpr) and runs that; without one, or where it declines
+ * (*declined set: lowering unsupported), its equations are bound one by one. */
+typedef jx_status (*ControlRunner)(const Jaxpr *j, jx_array *const *in, jx_array **out, bool *declined);
+void control_set_runner(ControlRunner r);
+
 /* control.c: cond's abstract evaluation, result count and eager evaluation. */
 bool control_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
 int control_nout(Prim p, const PrimParams *pp);

@@ -14,6 +14,7 @@
 #include "transform/jvp.h"
 #include "transform/custom.h"
 #include "transform/linalg.h"
+#include "transform/loops.h"
 
 typedef struct JvpTracer {
   Tracer base;
@@ -671,6 +672,8 @@ static const struct {
     [PRIM_custom_jvp_call] = {.many = custom_jvp_custom_jvp_call}, /* transform/custom.c */
     [PRIM_custom_vjp_call] = {.many = custom_jvp_custom_vjp_call},
     [PRIM_checkpoint] = {.many = jvp_checkpoint},
+    [PRIM_while] = {.many = loops_jvp_while},
+    [PRIM_scan] = {.many = loops_jvp_scan},
 };
 
 /* Primitives without a JVP rule, and why (the rule-table test reads this). */

@@ -37,6 +37,11 @@ jx_array *stage_new_input(Trace *t, const Aval *aval);
  * returns the jaxpr (NULL on error). */
 Jaxpr *stage_end(Trace *t, int nout, jx_array *const *outs);
 
+/* sub batched (vmap.c): staged from inputs of the batched avals (bd[i] their batch
+ * axes, JX_NOT_MAPPED: unbatched), every result batched along axis 0 with `size`
+ * entries; named vmap(name). NULL with the error set on failure. */
+Jaxpr *vmap_jaxpr(const Jaxpr *sub, const Aval *avals, const int *bd, int64_t size);
+
 /* True if primitive p has a batching rule; else *absent says why (vmap.c). */
 bool vmap_has_rule(Prim p, const char **absent);
 

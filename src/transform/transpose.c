@@ -11,6 +11,7 @@
 #include "transform/transpose.h"
 #include "transform/custom.h"
 #include "transform/linalg.h"
+#include "transform/loops.h"
 
 /* Cotangents of the linear operands (ct_in[i] for linear[i]) from the output's ct.
  * x[i] are the constant operands (NULL where linear); in[i] every operand's aval. */
@@ -345,6 +346,8 @@ static const struct {
     [PRIM_cond] = {.many = t_cond},
     [PRIM_checkpoint] = {.many = t_call}, /* recomputes what the policy did not save */
     [PRIM_custom_lin] = {.many = custom_transpose_custom_lin}, /* bwd (transform/custom.c) */
+    [PRIM_while] = {.many = loops_transpose_while},
+    [PRIM_scan] = {.many = loops_transpose_scan},
 };
 
 bool transpose_has_rule(Prim p, const char **absent) {

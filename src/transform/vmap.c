@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "transform/loops.h"
 #include "transform/transform.h"
 
 /* ------------------------------------------------------------ the tracer */
@@ -330,9 +331,7 @@ static int batch_linalg(Prim p, int nin, jx_array *const *x, const int *bd,
 
 static const TraceType batch_type;
 
-/* sub batched: staged from the operands' batched avals (bd[i] their batch axes, NM
- * unbatched), every result batched along axis 0 with `size` entries; named vmap(name). */
-static Jaxpr *batch_jaxpr(const Jaxpr *sub, jx_array *const *x, const int *bd, int64_t size) {
+Jaxpr *vmap_jaxpr(const Jaxpr *sub, const Aval *avals, const int *bd, int64_t size) {
   int nin = sub->nin, nout = sub->nout;
   jx_array **in = calloc((size_t)nin + 1, sizeof *in), **outs = calloc((size_t)nout + 1, sizeof *outs);
   Trace *st = in && outs ? stage_begin() : NULL;
@@ -340,8 +339,7 @@ static Jaxpr *batch_jaxpr(const Jaxpr *sub, jx_array *const *x, const int *bd, i
   bool ok = bt != NULL;
   if (!in || !outs) error_set(JX_ERR_OOM, "vmap: out of memory");
   for (int i = 0; ok && i < nin; i++) {
-    Aval batched = prim_aval_of(x[i]);
-    jx_array *v = stage_new_input(st, &batched);
+    jx_array *v = stage_new_input(st, &avals[i]);
     Aval a = sub->vars[sub->invars[i]];
     ok = v && (in[i] = bd[i] == NM ? v : batch_tracer(bt, v, bd[i], &a)) != NULL;
   }
@@ -362,6 +360,18 @@ static Jaxpr *batch_jaxpr(const Jaxpr *sub, jx_array *const *x, const int *bd, i
 }
 
 /* A call: its jaxpr batched and called as one equation (JAX's batching of pjit). */
+static Jaxpr *batch_jaxpr(const Jaxpr *sub, jx_array *const *x, const int *bd, int64_t size) {
+  Aval *avals = calloc((size_t)sub->nin + 1, sizeof *avals);
+  if (!avals) {
+    error_set(JX_ERR_OOM, "vmap: out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < sub->nin; i++) avals[i] = prim_aval_of(x[i]);
+  Jaxpr *J = vmap_jaxpr(sub, avals, bd, size);
+  free(avals);
+  return J;
+}
+
 static int batch_call(Prim p, int nin, jx_array *const *x, const int *bd,
                       const PrimParams *pp, jx_array **y) {
   Jaxpr *J = batch_jaxpr(pp->jaxpr, x, bd, batch_size(nin, x, bd));
@@ -695,6 +705,8 @@ static const struct {
     [PRIM_checkpoint] = {batch_checkpoint},
     [PRIM_debug_print] = {batch_debug_print},
     [PRIM_custom_lin] = {batch_custom_lin},
+    [PRIM_while] = {loops_batch_while},
+    [PRIM_scan] = {loops_batch_scan},
     [PRIM_scatter_add] = {batch_scatter_add},
     [PRIM_iota] = {NULL, "no operands, so never applied to a batch tracer"},
 };

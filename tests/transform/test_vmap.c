@@ -567,6 +567,52 @@ static void test_special_call(void) {
   jx_fn_free(f);
 }
 
+/* while_loop with a predicate that depends on x (lanes finish after different trip
+ * counts when x is batched) and scan over x's leading axis, carrying a row of y. */
+static jx_status lw_cond(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_less(jx_sum(in[0], 0, NULL, false), jx_scalar(3.0));
+  return JX_OK;
+}
+static jx_status lw_body(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_add(in[0], jx_scalar(0.5));
+  out[1] = jx_mul(in[1], jx_scalar(1.1));
+  return JX_OK;
+}
+static jx_status while_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn *c = jx_fn_new("c", 2, 1, lw_cond, NULL), *b = jx_fn_new("b", 2, 2, lw_body, NULL);
+  jx_status s = jx_lax_while_loop(c, b, 2, in, out);
+  jx_fn_free(c), jx_fn_free(b);
+  return s;
+}
+static jx_status ls_body(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_add(jx_mul(in[0], in[1]), jx_scalar(1.0));
+  out[1] = jx_sin(in[0]);
+  return JX_OK;
+}
+static jx_status scan_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn *b = jx_fn_new("f", 2, 2, ls_body, NULL);
+  jx_array *c0 = jx_squeeze(jx_slice(in[1], 1, (int64_t[]){0}, (int64_t[]){1}, NULL), 1, (int[]){0});
+  jx_status s = jx_lax_scan(b, 1, &c0, 1, in, -1, ctx != NULL, 1, out, out + 1);
+  jx_fn_free(b);
+  return s;
+}
+
+static void test_loops(void) {
+  covered[PRIM_while] = covered[PRIM_scan] = true;
+  jx_fn *fw = jx_fn_new("while", 2, 2, while_fn, NULL), *fs = jx_fn_new("scan", 2, 2, scan_fn, NULL);
+  jx_fn *fr = jx_fn_new("scan_reverse", 2, 2, scan_fn, (void *)1);
+  InSpec s = F32(S23);
+  for (int k = 0; k < 4; k++) {
+    int in_axes[2] = {(int[]){0, 1, NM, NM}[k], (int[]){0, NM, 0, 1}[k]};
+    jx_array *xs[2] = {make_input(&s, in_axes[0], 5), make_input(&s, in_axes[1], 5)};
+    check_vmap("while", fw, xs, in_axes, (int[]){0, 0});
+    check_vmap("scan", fs, xs, in_axes, (int[]){0, 0});
+    check_vmap("scan reverse", fr, xs, in_axes, (int[]){0, 0});
+    jx_free(xs[0]), jx_free(xs[1]);
+  }
+  jx_fn_free(fw), jx_fn_free(fs), jx_fn_free(fr);
+}
+
 static void test_rule_table(void) {
   for (int p = 0; p < PRIM_NUM; p++) {
     const char *why = NULL;
@@ -973,6 +1019,7 @@ int main(void) {
   RUN(test_cond);
   RUN(test_custom);
   RUN(test_special_call);
+  RUN(test_loops);
   RUN(test_coverage);
   RUN(test_out_axes);
   RUN(test_nested);

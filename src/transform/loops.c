@@ -1,0 +1,683 @@
+/* loops.c -- JVP, batching and transpose rules of the loop primitives (JAX's
+ * jax/_src/lax/control_flow/loops.py): while (while_p) and scan (scan_p). Every rule
+ * stages new loop bodies from the old ones and binds one new loop, so the rules
+ * compose with each other and with jit. Past JAX: a while loop with a trip bound
+ * (jx_lax_while_loop_bounded) transposes, keeping one residual per trip taken. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "transform/jvp.h"
+#include "transform/loops.h"
+#include "transform/transpose.h"
+
+#define NM JX_NOT_MAPPED
+
+static bool oom(const char *what) {
+  error_set(JX_ERR_OOM, "%s: out of memory", what);
+  return false;
+}
+
+static Aval in_aval(const Jaxpr *j, int i) { return j->vars[j->invars[i]]; }
+static Aval out_aval(const Jaxpr *j, int o) { return j->vars[j->outvars[o]]; }
+
+/* a without its leading axis (a scan slice), or with a leading axis of n (stacked). */
+static Aval unstacked(Aval a) {
+  a.ndim--;
+  memmove(a.shape, a.shape + 1, (size_t)a.ndim * sizeof(int64_t));
+  return a;
+}
+static Aval stacked(Aval a, int64_t n) {
+  memmove(a.shape + 1, a.shape, (size_t)a.ndim * sizeof(int64_t));
+  a.shape[0] = n, a.ndim++;
+  return a;
+}
+
+/* Ends staging of nout outputs, simplified and named `name`; NULL on failure (the
+ * trace is popped either way). */
+static Jaxpr *stage_finish(Trace *st, bool ok, int nout, jx_array *const *outs, const char *name) {
+  Jaxpr *J = st ? stage_end(st, ok ? nout : 0, outs) : NULL;
+  if (!ok || !J || jaxpr_simplify(J) != JX_OK || !(J->name = strdup(name))) {
+    jaxpr_free(J);
+    return NULL;
+  }
+  return J;
+}
+
+/* ------------------------------------------------------------------- JVP */
+
+/* A loop body's JVP jaxpr in the loop's operand layout. sub's inputs form ngi groups
+ * (bounds gi[0 .. ngi]); the result takes, group by group, the group's primals, then
+ * the tangents of its inputs with has_t. sub's outputs form ngo groups (bounds go[]):
+ * the result gives each group's primals where keep[g], then the tangents of its
+ * outputs with out_t (zeros instantiated). */
+static Jaxpr *jvp_layout(const Jaxpr *sub, int ngi, const int *gi, const bool *has_t, int ngo,
+                         const int *go, const bool *keep, const bool *out_t) {
+  int nin = sub->nin, nout = sub->nout, nres = 0;
+  jx_array **prim = calloc((size_t)nin + 1, sizeof *prim), **tan = calloc((size_t)nin + 1, sizeof *tan);
+  jx_array **in = calloc((size_t)nin + 1, sizeof *in), **outs = calloc((size_t)nout + 1, sizeof *outs);
+  jx_array **res = calloc(2 * (size_t)nout + 1, sizeof *res);
+  bool ok = prim && tan && in && outs && res;
+  if (!ok) oom("jvp of a loop");
+  Trace *st = ok ? stage_begin() : NULL, *jt = st ? jvp_begin() : NULL;
+  ok = ok && jt;
+  for (int g = 0; ok && g < ngi; g++) {
+    for (int i = gi[g]; ok && i < gi[g + 1]; i++) {
+      Aval a = in_aval(sub, i);
+      ok = (prim[i] = stage_new_input(st, &a)) != NULL;
+    }
+    for (int i = gi[g]; ok && i < gi[g + 1]; i++) {
+      Aval a = in_aval(sub, i);
+      if (has_t[i]) ok = (tan[i] = stage_new_input(st, &a)) != NULL;
+    }
+  }
+  for (int i = 0; ok && i < nin; i++) ok = (in[i] = jvp_tracer(jt, prim[i], tan[i])) != NULL;
+  ok = ok && prim_eval_jaxpr(sub, in, outs) == JX_OK;
+  for (int g = 0; ok && g < ngo; g++) {
+    for (int o = go[g]; keep[g] && o < go[g + 1]; o++) {
+      jx_array *p, *tn;
+      jvp_unpack(jt, outs[o], &p, &tn);
+      res[nres++] = p;
+    }
+    for (int o = go[g]; ok && o < go[g + 1]; o++) {
+      if (!out_t[o]) continue;
+      jx_array *p, *tn;
+      jvp_unpack(jt, outs[o], &p, &tn);
+      ok = (res[nres++] = tn ? tn : tx_full_like(p, 0.0)) != NULL;
+    }
+  }
+  if (jt) trace_pop(jt);
+  char name[256];
+  snprintf(name, sizeof name, "jvp(%s)", sub->name ? sub->name : "body");
+  Jaxpr *J = st ? stage_finish(st, ok, nres, res, name) : NULL;
+  free(prim), free(tan), free(in), free(outs), free(res);
+  return J;
+}
+
+/* True if any tangent is a tracer: then (under linearize) the tangent loop is staged
+ * while the primal loop runs on known values, so the two are separate loops. */
+static bool staged_tangents(int n, jx_array *const *t) {
+  for (int i = 0; i < n; i++)
+    if (t[i] && t[i]->tracer) return true;
+  return false;
+}
+
+/* while's JVP (JAX's _while_loop_jvp): one while over (carry, carry tangent), the
+ * body's tangent constants joining its constants. Every floating carry gets a tangent
+ * (JAX finds the fixed point of nonzero tangents; instantiating them all is the same
+ * loop with some zeros carried). */
+jx_status loops_jvp_while(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                          int nout, jx_array **y, jx_array **ty) {
+  int nc = pp->nconsts[0], nb = pp->nconsts[1], ncarry = nin - nc - nb;
+  Jaxpr *cj = pp->branches[0], *bj = pp->branches[1];
+  for (int o = 0; o < nout; o++) ty[o] = NULL;
+  bool any = false;
+  for (int i = nc; i < nin; i++) any |= t[i] != NULL;
+  if (!any) return prim_while(cj, nc, bj, nb, pp->length, nin, x, y);
+  bool separate = staged_tangents(nin, t);
+  jx_status s = separate ? prim_while(cj, nc, bj, nb, pp->length, nin, x, y) : JX_OK;
+  bool *has_t = calloc((size_t)nin + 1, 1), *out_t = calloc((size_t)ncarry + 1, 1);
+  jx_array **args = calloc(2 * (size_t)nin + 1, sizeof *args), **res = calloc(2 * (size_t)ncarry + 1, sizeof *res);
+  if (!has_t || !out_t || !args || !res) s = oom("jvp of while") ? JX_OK : JX_ERR_OOM;
+  Jaxpr *B = NULL, *C = NULL;
+  int nbt = 0, ncf = 0, na = 0;
+  if (s == JX_OK) {
+    /* body inputs (bconsts, carries); cond inputs (cconsts, carries) */
+    for (int i = 0; i < nb; i++) nbt += has_t[i] = t[nc + i] != NULL;
+    for (int i = 0; i < ncarry; i++) ncf += out_t[i] = has_t[nb + i] = dtype_is_floating(x[nc + nb + i]->dtype);
+    B = jvp_layout(bj, 2, (int[]){0, nb, nb + ncarry}, has_t, 1, (int[]){0, ncarry}, (bool[]){true}, out_t);
+    bool *cond_t = calloc((size_t)(nc + ncarry) + 1, 1); /* cconsts: no tangents */
+    for (int i = 0; cond_t && i < ncarry; i++) cond_t[nc + i] = out_t[i];
+    C = cond_t && B ? jvp_layout(cj, 2, (int[]){0, nc, nc + ncarry}, cond_t, 1, (int[]){0, 1}, (bool[]){true},
+                                 (bool[]){false})
+                    : NULL;
+    free(cond_t);
+    if (!B || !C) s = jx_last_status() ? jx_last_status() : JX_ERR_OOM;
+  }
+  if (s == JX_OK) {
+    for (int i = 0; i < nc + nb; i++) args[na++] = x[i];
+    for (int i = 0; i < nb; i++)
+      if (has_t[i]) args[na++] = t[nc + i];
+    for (int i = 0; i < ncarry; i++) args[na++] = x[nc + nb + i];
+    for (int i = 0; s == JX_OK && i < ncarry; i++)
+      if (out_t[i] && !(args[na++] = t[nc + nb + i] ? t[nc + nb + i] : tx_full_like(x[nc + nb + i], 0.0)))
+        s = jx_last_status();
+  }
+  if (s == JX_OK) s = prim_while(C, nc, B, nb + nbt, pp->length, na, args, res);
+  for (int o = 0, k = 0; s == JX_OK && o < ncarry; o++) {
+    if (!separate) y[o] = res[o];
+    if (out_t[o]) ty[o] = res[ncarry + k++];
+  }
+  jaxpr_free(B), jaxpr_free(C);
+  free(has_t), free(out_t), free(args), free(res);
+  return s;
+}
+
+/* scan's JVP (JAX's _scan_jvp): one scan of the body's JVP, tangents of the consts,
+ * carries and xs joining each group; under linearize the primal scan runs separately
+ * and the tangent scan drops the primal ys. */
+jx_status loops_jvp_scan(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                         int nout, jx_array **y, jx_array **ty) {
+  int nk = pp->nconsts[0], nc = pp->nconsts[1], ny = nout - nc;
+  Jaxpr *bj = pp->branches[0];
+  for (int o = 0; o < nout; o++) ty[o] = NULL;
+  bool any = false;
+  for (int i = 0; i < nin; i++) any |= t[i] != NULL;
+  if (!any) return prim_scan(bj, nk, nc, pp->length, pp->reverse, pp->unroll, nin, x, y);
+  bool separate = staged_tangents(nin, t);
+  jx_status s = separate ? prim_scan(bj, nk, nc, pp->length, pp->reverse, pp->unroll, nin, x, y) : JX_OK;
+  bool *has_t = calloc((size_t)nin + 1, 1), *out_t = calloc((size_t)nout + 1, 1);
+  jx_array **args = calloc(2 * (size_t)nin + 1, sizeof *args), **res = calloc(2 * (size_t)nout + 1, sizeof *res);
+  if (!has_t || !out_t || !args || !res) s = oom("jvp of scan") ? JX_OK : JX_ERR_OOM;
+  Jaxpr *S = NULL;
+  int nkt = 0, ncf = 0, na = 0;
+  if (s == JX_OK) {
+    for (int i = 0; i < nin; i++) {
+      bool carry = i >= nk && i < nk + nc;
+      has_t[i] = carry ? dtype_is_floating(x[i]->dtype) : t[i] != NULL;
+      nkt += i < nk && has_t[i];
+      ncf += carry && has_t[i];
+    }
+    for (int o = 0; o < nout; o++) out_t[o] = dtype_is_floating(out_aval(bj, o).dtype);
+    S = jvp_layout(bj, 3, (int[]){0, nk, nk + nc, nin}, has_t, 2, (int[]){0, nc, nout},
+                   (bool[]){true, !separate}, out_t);
+    if (!S) s = jx_last_status() ? jx_last_status() : JX_ERR_OOM;
+  }
+  for (int g = 0, lo = 0; s == JX_OK && g < 3; g++) { /* (primals, tangents) per group */
+    int hi = g == 0 ? nk : g == 1 ? nk + nc : nin;
+    for (int i = lo; i < hi; i++) args[na++] = x[i];
+    for (int i = lo; s == JX_OK && i < hi; i++)
+      if (has_t[i] && !(args[na++] = t[i] ? t[i] : tx_full_like(x[i], 0.0))) s = jx_last_status();
+    lo = hi;
+  }
+  if (s == JX_OK) s = prim_scan(S, nk + nkt, nc + ncf, pp->length, pp->reverse, pp->unroll, na, args, res);
+  if (s == JX_OK) {
+    int k = 0;
+    for (int o = 0; o < nc; o++) y[o] = separate ? y[o] : res[o];
+    k = nc;
+    for (int o = 0; o < nc; o++)
+      if (out_t[o]) ty[o] = res[k++];
+    for (int o = nc; !separate && o < nout; o++) y[o] = res[k++];
+    for (int o = nc; o < nout; o++)
+      if (out_t[o]) ty[o] = res[k++];
+    (void)ny;
+  }
+  jaxpr_free(S);
+  free(has_t), free(out_t), free(args), free(res);
+  return s;
+}
+
+/* -------------------------------------------------------------- batching */
+
+/* x batched along bd (or unbatched) with its batch axis at `to` (added by broadcasting
+ * when unbatched). */
+static jx_array *batch_to(jx_array *x, int bd, int64_t size, int to) {
+  if (!x) return NULL;
+  if (bd == NM) {
+    int64_t shape[JX_MAX_NDIM];
+    int dims[JX_MAX_NDIM];
+    for (int d = 0, k = 0; d <= x->ndim; d++) {
+      if (d == to) {
+        shape[d] = size;
+        continue;
+      }
+      shape[d] = x->shape[k];
+      dims[k++] = d;
+    }
+    return prim_broadcast_in_dim(x, x->ndim + 1, shape, dims);
+  }
+  if (bd == to) return x;
+  int perm[JX_MAX_NDIM], n = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (d != bd) perm[n++] = d;
+  memmove(perm + to + 1, perm + to, (size_t)(x->ndim - 1 - to) * sizeof(int));
+  perm[to] = bd;
+  return prim_transpose(x, perm);
+}
+
+static int64_t batch_size_of(int nin, jx_array *const *x, const int *bd) {
+  for (int i = 0; i < nin; i++)
+    if (bd[i] != NM) return x[i]->shape[bd[i]];
+  return 0;
+}
+
+/* while batched (JAX's _while_loop_batching_rule with a batched predicate): every
+ * carry is batched; the loop runs while any lane's predicate holds, and each trip
+ * keeps the old carry in lanes whose predicate is false (select per lane). */
+int loops_batch_while(Prim p, int nin, jx_array *const *x, const int *bd, const PrimParams *pp,
+                      jx_array **y) {
+  (void)p;
+  int nc = pp->nconsts[0], nb = pp->nconsts[1], ncarry = nin - nc - nb;
+  Jaxpr *cj = pp->branches[0], *bj = pp->branches[1];
+  int64_t size = batch_size_of(nin, x, bd);
+  jx_array **ops = calloc((size_t)(nin + nc) + 1, sizeof *ops), **in = calloc((size_t)(nin + nc) + 1, sizeof *in);
+  jx_array **outs = calloc((size_t)ncarry + 1, sizeof *outs);
+  Aval *av = calloc((size_t)nin + 1, sizeof *av);
+  int *bds = calloc((size_t)nin + 1, sizeof *bds);
+  bool ok = ops && in && outs && av && bds;
+  if (!ok) oom("vmap of while");
+  jx_array **carry = ops + nc + nc + nb;
+  for (int i = 0; ok && i < ncarry; i++) ok = (carry[i] = batch_to(x[nc + nb + i], bd[nc + nb + i], size, 0)) != NULL;
+  Jaxpr *Cb = NULL, *Bb = NULL, *C = NULL, *B = NULL;
+  if (ok) { /* cond batched: (cconsts, carries) -> pred (B,) */
+    for (int i = 0; i < nc; i++) av[i] = prim_aval_of(x[i]), bds[i] = bd[i];
+    for (int i = 0; i < ncarry; i++) av[nc + i] = prim_aval_of(carry[i]), bds[nc + i] = 0;
+    ok = (Cb = vmap_jaxpr(cj, av, bds, size)) != NULL;
+  }
+  if (ok) { /* body batched: (bconsts, carries) -> carries */
+    for (int i = 0; i < nb; i++) av[i] = prim_aval_of(x[nc + i]), bds[i] = bd[nc + i];
+    for (int i = 0; i < ncarry; i++) av[nb + i] = prim_aval_of(carry[i]), bds[nb + i] = 0;
+    ok = (Bb = vmap_jaxpr(bj, av, bds, size)) != NULL;
+  }
+  /* the new loop's operands: cconsts, (cconsts, bconsts) as the body's consts, carries */
+  for (int i = 0; ok && i < nc; i++) ops[i] = ops[nc + i] = x[i];
+  for (int i = 0; ok && i < nb; i++) ops[2 * nc + i] = x[nc + i];
+  if (ok) { /* cond: any lane's predicate */
+    Trace *st = stage_begin();
+    ok = st != NULL;
+    for (int i = 0; ok && i < nc + ncarry; i++) {
+      Aval a = prim_aval_of(i < nc ? ops[i] : carry[i - nc]);
+      ok = (in[i] = stage_new_input(st, &a)) != NULL;
+    }
+    jx_array *pred = NULL, *any = NULL;
+    ok = ok && prim_eval_jaxpr(Cb, in, &pred) == JX_OK;
+    ok = ok && (any = prim_reduce(PRIM_reduce_or, pred, (bool[]){true})) != NULL;
+    C = stage_finish(st, ok, 1, &any, "vmap(cond)");
+    ok = C != NULL;
+  }
+  if (ok) { /* body: the batched body where the lane's predicate holds */
+    Trace *st = stage_begin();
+    ok = st != NULL;
+    for (int i = 0; ok && i < nc + nb + ncarry; i++) {
+      Aval a = prim_aval_of(ops[nc + i]);
+      ok = (in[i] = stage_new_input(st, &a)) != NULL;
+    }
+    jx_array **cin = malloc((size_t)(nc + ncarry + 1) * sizeof *cin), *pred = NULL;
+    ok = ok && cin;
+    for (int i = 0; ok && i < nc; i++) cin[i] = in[i];
+    for (int i = 0; ok && i < ncarry; i++) cin[nc + i] = in[nc + nb + i];
+    ok = ok && prim_eval_jaxpr(Cb, cin, &pred) == JX_OK;
+    ok = ok && prim_eval_jaxpr(Bb, in + nc, outs) == JX_OK;
+    for (int i = 0; ok && i < ncarry; i++) {
+      jx_array *old = in[nc + nb + i];
+      jx_array *m = prim_broadcast_in_dim(pred, old->ndim, old->shape, (int[]){0});
+      ok = (outs[i] = prim_select(m, outs[i], old)) != NULL;
+    }
+    free(cin);
+    B = stage_finish(st, ok, ncarry, outs, "vmap(body)");
+    ok = B != NULL;
+  }
+  ok = ok && prim_while(C, nc, B, nc + nb, pp->length, nin + nc, ops, y) == JX_OK;
+  jaxpr_free(Cb), jaxpr_free(Bb), jaxpr_free(C), jaxpr_free(B);
+  free(ops), free(in), free(outs), free(av), free(bds);
+  if (!ok) y[0] = NULL;
+  return ok ? 0 : NM;
+}
+
+/* scan batched (JAX's _scan_batching_rule with every carry batched): batched xs get
+ * their batch axis at 1 (axis 0 is scanned), so each slice is batched at 0; the
+ * stacked ys come out batched at 1 and are moved to 0 like the carries. */
+int loops_batch_scan(Prim p, int nin, jx_array *const *x, const int *bd, const PrimParams *pp,
+                     jx_array **y) {
+  (void)p;
+  int nk = pp->nconsts[0], nc = pp->nconsts[1];
+  Jaxpr *bj = pp->branches[0];
+  int nout = bj->nout;
+  int64_t size = batch_size_of(nin, x, bd);
+  jx_array **ops = calloc((size_t)nin + 1, sizeof *ops);
+  Aval *av = calloc((size_t)nin + 1, sizeof *av);
+  int *bds = calloc((size_t)nin + 1, sizeof *bds);
+  bool ok = ops && av && bds;
+  if (!ok) oom("vmap of scan");
+  for (int i = 0; ok && i < nin; i++) {
+    if (i < nk) {
+      ops[i] = x[i], av[i] = prim_aval_of(x[i]), bds[i] = bd[i];
+    } else if (i < nk + nc) {
+      ok = (ops[i] = batch_to(x[i], bd[i], size, 0)) != NULL;
+      if (ok) av[i] = prim_aval_of(ops[i]), bds[i] = 0;
+    } else {
+      ok = (ops[i] = bd[i] == NM ? x[i] : batch_to(x[i], bd[i], size, 1)) != NULL;
+      if (ok) av[i] = unstacked(prim_aval_of(ops[i])), bds[i] = bd[i] == NM ? NM : 0;
+    }
+  }
+  Jaxpr *S = ok ? vmap_jaxpr(bj, av, bds, size) : NULL;
+  ok = ok && S && prim_scan(S, nk, nc, pp->length, pp->reverse, pp->unroll, nin, ops, y) == JX_OK;
+  for (int o = nc; ok && o < nout; o++) ok = (y[o] = batch_to(y[o], 1, size, 0)) != NULL;
+  jaxpr_free(S);
+  free(ops), free(av), free(bds);
+  if (!ok) y[0] = NULL;
+  return ok ? 0 : NM;
+}
+
+/* ------------------------------------------------------------- transpose */
+
+/* out_lin[o]: j's output o depends on an input with lin[i]. */
+static bool linear_outputs(const Jaxpr *j, const bool *lin, bool *out_lin) {
+  bool *dep = calloc((size_t)j->nvars + 1, 1);
+  if (!dep) return oom("transpose");
+  for (int i = 0; i < j->nin; i++) dep[j->invars[i]] = lin[i];
+  for (int e = 0; e < j->neqns; e++) {
+    const JaxprEqn *q = &j->eqns[e];
+    bool any = false;
+    for (int i = 0; i < q->nin; i++) any |= dep[q->in[i]];
+    for (int o = 0; o < q->nout; o++) dep[q->out[o]] = any;
+  }
+  for (int o = 0; o < j->nout; o++) out_lin[o] = dep[j->outvars[o]];
+  free(dep);
+  return true;
+}
+
+/* The linear operands with carries promoted: a carry known on entry (a zero tangent
+ * linearize instantiated, say) whose body output depends on a linear operand is linear
+ * too (JAX's fixed point over the carries in _scan_partial_eval). Only carries of
+ * jaxprs JVP built are promoted, so their known value is a constant the linear body
+ * never multiplies nonlinearly. lin2 gets a malloc'd copy. */
+static bool promote_carries(const Jaxpr *body, const bool *lin, int nin, int first_carry, int ncarry,
+                            bool **lin2) {
+  bool *l = malloc((size_t)nin + 1), *out_lin = calloc((size_t)body->nout + 1, 1);
+  if (!l || !out_lin) {
+    free(l), free(out_lin);
+    return oom("transpose");
+  }
+  memcpy(l, lin, (size_t)nin);
+  for (bool changed = true; changed;) {
+    changed = false;
+    if (!linear_outputs(body, l, out_lin)) {
+      free(l), free(out_lin);
+      return false;
+    }
+    for (int i = 0; i < ncarry; i++)
+      if (!l[first_carry + i] && out_lin[i]) l[first_carry + i] = changed = true;
+  }
+  free(out_lin);
+  *lin2 = l;
+  return true;
+}
+
+/* The body restricted to its known outputs: staged on the known inputs (avals from
+ * the body) with zeros for the linear ones, then simplified (the linear work drops).
+ * Inputs in body order without the linear ones; outputs: the known outputs out[k]
+ * for which pick[k], then (if res) the known inputs from res_from on as residuals. */
+static Jaxpr *known_part(const Jaxpr *body, const bool *lin, const bool *pick, int res_from, int res_to,
+                         const char *name) {
+  int nin = body->nin, nout = body->nout, nres = 0;
+  jx_array **in = calloc((size_t)nin + 1, sizeof *in), **outs = calloc((size_t)nout + 1, sizeof *outs);
+  jx_array **res = calloc((size_t)(nout + nin) + 1, sizeof *res);
+  bool ok = in && outs && res;
+  if (!ok) oom("transpose");
+  Trace *st = ok ? stage_begin() : NULL;
+  ok = ok && st;
+  for (int i = 0; ok && i < nin; i++) {
+    Aval a = in_aval(body, i);
+    ok = (in[i] = lin[i] ? tx_zeros(&a) : stage_new_input(st, &a)) != NULL;
+  }
+  ok = ok && prim_eval_jaxpr(body, in, outs) == JX_OK;
+  for (int o = 0; ok && o < nout; o++)
+    if (pick[o]) res[nres++] = outs[o];
+  for (int i = res_from; ok && i < res_to; i++)
+    if (!lin[i]) res[nres++] = in[i];
+  Jaxpr *J = st ? stage_finish(st, ok, nres, res, name) : NULL;
+  free(in), free(outs), free(res);
+  return J;
+}
+
+/* scan transposed (JAX's _scan_transpose): a forward scan of the known part saves the
+ * known carries of every trip (the residuals), then a scan in the other direction runs
+ * the body transposed on them -- the body's primal work recomputed per trip from its
+ * residual -- carrying the cotangents of the linear carries and accumulating those of
+ * the linear consts; the linear xs' cotangents are its ys. */
+bool loops_transpose_scan(jx_array *const *cts, int nin, jx_array *const *x, const bool *lin,
+                          const Aval *in, const PrimParams *pp, jx_array **ct_in) {
+  int nk = pp->nconsts[0], nc = pp->nconsts[1], nx = nin - nk - nc;
+  Jaxpr *bj = pp->branches[0];
+  int nout = bj->nout, ny = nout - nc;
+  int64_t n = pp->length;
+  for (int i = 0; i < nin; i++) ct_in[i] = NULL;
+  const bool *lin0 = lin;
+  bool *lin2 = NULL;
+  if (!promote_carries(bj, lin0, nin, nk, nc, &lin2)) return false;
+  lin = lin2;
+  int nKc = 0, nLc = 0, nKk = 0, nLk = 0, nKx = 0, nLx = 0;
+  for (int i = 0; i < nin; i++) {
+    int *c = i < nk ? (lin[i] ? &nLc : &nKc) : i < nk + nc ? (lin[i] ? &nLk : &nKk) : (lin[i] ? &nLx : &nKx);
+    (*c)++;
+  }
+  jx_array **args = calloc((size_t)(2 * nin + ny) + 1, sizeof *args);
+  jx_array **res = calloc((size_t)(2 * nin + nout) + 1, sizeof *res);
+  jx_array **R = calloc((size_t)nc + 1, sizeof *R);
+  bool *pick = calloc((size_t)nout + 1, 1);
+  bool ok = args && res && R && pick;
+  if (!ok) oom("transpose of scan");
+  Jaxpr *F = NULL, *T = NULL;
+  if (ok && nKk) { /* forward: known carries, saving each trip's as a y */
+    for (int i = 0; i < nc; i++) pick[i] = !lin[nk + i];
+    ok = (F = known_part(bj, lin, pick, nk, nk + nc, "scan_residuals")) != NULL;
+    int na = 0;
+    for (int i = 0; ok && i < nin; i++)
+      if (!lin[i]) args[na++] = x[i];
+    ok = ok && prim_scan(F, nKc, nKk, n, pp->reverse, pp->unroll, na, args, res) == JX_OK;
+    for (int i = 0; ok && i < nKk; i++) R[i] = res[nKk + i];
+  }
+  if (ok) { /* backward: (Kc | ct_Lk, acc_Lc | R, Kx, ct_y) -> (ct_Lk, acc_Lc | ct_Lx) */
+    Trace *st = stage_begin();
+    ok = st != NULL;
+    int nt = nKc + nLk + nLc + nKk + nKx + ny;
+    jx_array **tin = calloc((size_t)nt + 1, sizeof *tin), **known = calloc((size_t)nin + 1, sizeof *known);
+    jx_array **cto = calloc((size_t)nout + 1, sizeof *cto), **cti = calloc((size_t)nin + 1, sizeof *cti);
+    jx_array **tout = calloc((size_t)(nLk + nLc + nLx) + 1, sizeof *tout);
+    ok = ok && tin && known && cto && cti && tout;
+    int k = 0;
+    for (int i = 0; ok && i < nk; i++) /* Kc */
+      if (!lin[i]) ok = (known[i] = tin[k++] = stage_new_input(st, &in[i])) != NULL;
+    int ct_at = k;
+    for (int i = nk; ok && i < nk + nc; i++) /* ct_Lk */
+      if (lin[i]) ok = (tin[k++] = stage_new_input(st, &in[i])) != NULL;
+    int acc_at = k;
+    for (int i = 0; ok && i < nk; i++) /* acc_Lc */
+      if (lin[i]) ok = (tin[k++] = stage_new_input(st, &in[i])) != NULL;
+    for (int i = nk; ok && i < nk + nc; i++) /* R */
+      if (!lin[i]) ok = (known[i] = tin[k++] = stage_new_input(st, &in[i])) != NULL;
+    for (int i = nk + nc; ok && i < nin; i++) /* Kx */
+      if (!lin[i]) {
+        Aval a = unstacked(in[i]);
+        ok = (known[i] = tin[k++] = stage_new_input(st, &a)) != NULL;
+      }
+    for (int o = 0, c = ct_at; ok && o < nout; o++) {
+      Aval a = out_aval(bj, o);
+      if (o >= nc) ok = (cto[o] = tin[k++] = stage_new_input(st, &a)) != NULL;
+      else if (lin[nk + o]) cto[o] = tin[c++];
+      else ok = (cto[o] = tx_zeros(&a)) != NULL;
+    }
+    ok = ok && transpose_partial(bj, lin, known, cto, cti) == JX_OK;
+    int m = 0;
+    for (int i = nk; ok && i < nk + nc; i++)
+      if (lin[i]) tout[m++] = cti[i];
+    for (int i = 0, a = acc_at; ok && i < nk; i++)
+      if (lin[i]) ok = (tout[m++] = prim_binary(PRIM_add, tin[a++], cti[i])) != NULL;
+    for (int i = nk + nc; ok && i < nin; i++)
+      if (lin[i]) tout[m++] = cti[i];
+    T = st ? stage_finish(st, ok, m, tout, "transpose(scan)") : NULL;
+    ok = T != NULL;
+    free(tin), free(known), free(cto), free(cti), free(tout);
+  }
+  if (ok) {
+    int na = 0;
+    for (int i = 0; i < nk; i++)
+      if (!lin[i]) args[na++] = x[i];
+    for (int i = nk; ok && i < nk + nc; i++)
+      if (lin[i]) ok = (args[na++] = cts[i - nk] ? cts[i - nk] : tx_zeros(&in[i])) != NULL;
+    for (int i = 0; ok && i < nk; i++)
+      if (lin[i]) ok = (args[na++] = tx_zeros(&in[i])) != NULL;
+    for (int i = 0; i < nKk; i++) args[na++] = R[i];
+    for (int i = nk + nc; i < nin; i++)
+      if (!lin[i]) args[na++] = x[i];
+    for (int o = nc; ok && o < nout; o++) {
+      Aval a = stacked(out_aval(bj, o), n);
+      ok = (args[na++] = cts[o] ? cts[o] : tx_zeros(&a)) != NULL;
+    }
+    ok = ok && prim_scan(T, nKc, nLk + nLc, n, !pp->reverse, pp->unroll, na, args, res) == JX_OK;
+    int m = 0;
+    for (int i = nk; ok && i < nk + nc; i++)
+      if (lin[i]) ct_in[i] = res[m++];
+    for (int i = 0; ok && i < nk; i++)
+      if (lin[i]) ct_in[i] = res[m++];
+    for (int i = nk + nc; ok && i < nin; i++)
+      if (lin[i]) ct_in[i] = res[m++];
+    for (int i = 0; i < nin; i++)
+      if (!lin0[i]) ct_in[i] = NULL; /* promoted carries: known to the caller */
+  }
+  (void)nx, (void)nLx;
+  jaxpr_free(F), jaxpr_free(T);
+  free(args), free(res), free(R), free(pick), free(lin2);
+  return ok;
+}
+
+/* The bounded while's transposed body: (Kb, Kk residuals, ct_Lk, acc_Lb) ->
+ * (ct_Lk, acc_Lb + ct_Lb), the body's primal work recomputed from the residuals. */
+static Jaxpr *while_transposed_body(const Jaxpr *bj, const bool *blin, int nb, int ncarry) {
+  int nin = bj->nin, k = 0, m = 0;
+  Trace *st = stage_begin();
+  jx_array **tin = calloc(2 * (size_t)nin + 1, sizeof *tin), **known = calloc((size_t)nin + 1, sizeof *known);
+  jx_array **cto = calloc((size_t)ncarry + 1, sizeof *cto), **cti = calloc((size_t)nin + 1, sizeof *cti);
+  jx_array **tout = calloc((size_t)nin + 1, sizeof *tout);
+  bool ok = st && tin && known && cto && cti && tout;
+  if (st && !ok) oom("transpose of while");
+  for (int i = 0; ok && i < nin; i++) /* Kb, Kk */
+    if (!blin[i]) {
+      Aval a = in_aval(bj, i);
+      ok = (known[i] = tin[k++] = stage_new_input(st, &a)) != NULL;
+    }
+  for (int o = 0; ok && o < ncarry; o++) { /* ct_Lk (zeros for the known carries) */
+    Aval a = out_aval(bj, o);
+    ok = (cto[o] = blin[nb + o] ? (tin[k++] = stage_new_input(st, &a)) : tx_zeros(&a)) != NULL;
+  }
+  int acc_at = k;
+  for (int i = 0; ok && i < nb; i++)
+    if (blin[i]) {
+      Aval a = in_aval(bj, i);
+      ok = (tin[k++] = stage_new_input(st, &a)) != NULL;
+    }
+  ok = ok && transpose_partial(bj, blin, known, cto, cti) == JX_OK;
+  for (int i = nb; ok && i < nin; i++)
+    if (blin[i]) tout[m++] = cti[i];
+  for (int i = 0, a = acc_at; ok && i < nb; i++)
+    if (blin[i]) ok = (tout[m++] = prim_binary(PRIM_add, tin[a++], cti[i])) != NULL;
+  Jaxpr *J = st ? stage_finish(st, ok, m, tout, "transpose(while_body)") : NULL;
+  free(tin), free(known), free(cto), free(cti), free(tout);
+  return J;
+}
+
+/* Residuals of a bounded while: one row of nkk known carries per trip taken. */
+typedef struct Residuals {
+  int64_t n, cap;
+  jx_array **rows; /* n * nkk */
+} Residuals;
+
+/* A bounded while transposed (past JAX, whose while_loop has no reverse mode): the
+ * known part runs forward on the host -- cond read each trip -- keeping the known
+ * carries of each trip taken (memory proportional to the trips, not the bound), then
+ * the transposed body runs once per trip in reverse. The known values must be
+ * concrete (the trip count is data-dependent). */
+bool loops_transpose_while(jx_array *const *cts, int nin, jx_array *const *x, const bool *lin,
+                           const Aval *in, const PrimParams *pp, jx_array **ct_in) {
+  int nc = pp->nconsts[0], nb = pp->nconsts[1], ncarry = nin - nc - nb;
+  Jaxpr *cj = pp->branches[0], *bj = pp->branches[1];
+  for (int i = 0; i < nin; i++) ct_in[i] = NULL;
+  if (pp->length <= 0) {
+    error_set(JX_ERR_UNSUPPORTED, "reverse-mode differentiation of while_loop needs a trip bound (as in "
+              "JAX, where it is unsupported): use jx_lax_while_loop_bounded, or lax.scan / fori_loop with "
+              "static bounds");
+    return false;
+  }
+  for (int i = 0; i < nc; i++)
+    if (lin[i]) {
+      error_set(JX_ERR_INTERNAL, "transpose: while with a linear cond const");
+      return false;
+    }
+  for (int i = 0; i < nin; i++)
+    if (!lin[i] && x[i]->tracer) {
+      error_set(JX_ERR_UNSUPPORTED, "transpose of a bounded while_loop under jit or another "
+                "transformation (its trip count must be known): differentiate outside jit");
+      return false;
+    }
+  const bool *lin0 = lin;
+  bool *blin2 = NULL, *lin2 = malloc((size_t)nin + 1);
+  if (!lin2 || !promote_carries(bj, lin + nc, nb + ncarry, nb, ncarry, &blin2)) {
+    free(lin2);
+    return lin2 ? false : oom("transpose of while");
+  }
+  memcpy(lin2, lin, (size_t)nc), memcpy(lin2 + nc, blin2, (size_t)(nb + ncarry));
+  free(blin2);
+  lin = lin2;
+  const bool *blin = lin + nc; /* the body's inputs: (bconsts, carries) */
+  bool *clin = calloc((size_t)(nc + ncarry) + 1, 1), *pick = calloc((size_t)ncarry + 1, 1);
+  bool ok = clin && pick;
+  if (!ok) oom("transpose of while");
+  int nkk = 0, nlk = 0, nlb = 0, nkb = 0;
+  for (int i = 0; ok && i < ncarry; i++) clin[nc + i] = lin[nc + nb + i], pick[i] = !lin[nc + nb + i];
+  for (int i = 0; i < ncarry; i++) nlk += lin[nc + nb + i], nkk += !lin[nc + nb + i];
+  for (int i = 0; i < nb; i++) nlb += lin[nc + i], nkb += !lin[nc + i];
+  Jaxpr *Fk = ok ? known_part(bj, blin, pick, 0, 0, "while_known_body") : NULL;
+  Jaxpr *Ck = Fk ? known_part(cj, clin, (bool[]){true}, 0, 0, "while_known_cond") : NULL;
+  Jaxpr *BT = Ck ? while_transposed_body(bj, blin, nb, ncarry) : NULL;
+  ok = ok && BT;
+  jx_array **cin = calloc((size_t)(nc + nkk) + 1, sizeof *cin), **bin = calloc((size_t)(nkb + nkk) + 1, sizeof *bin);
+  jx_array **kk = calloc((size_t)nkk + 1, sizeof *kk), **tin = calloc((size_t)(nkb + nkk + nlk + nlb) + 1, sizeof *tin);
+  jx_array **acc = calloc((size_t)(nlk + nlb) + 1, sizeof *acc), **nxt = calloc((size_t)(nlk + nlb + nkk) + 1, sizeof *nxt);
+  Residuals R = {0};
+  ok = ok && cin && bin && kk && tin && acc && nxt;
+  int k = 0;
+  for (int i = 0; ok && i < ncarry; i++)
+    if (!lin[nc + nb + i]) kk[k++] = jx_ref(x[nc + nb + i]);
+  k = 0;
+  for (int i = 0; ok && i < nc; i++) cin[k++] = x[i];
+  k = 0;
+  for (int i = 0; ok && i < nb; i++)
+    if (!lin[nc + i]) bin[k] = tin[k] = x[nc + i], k++;
+  /* forward: the known carries of each trip taken */
+  for (int64_t trip = 0; ok && trip < pp->length; trip++) {
+    for (int i = 0; i < nkk; i++) cin[nc + i] = bin[nkb + i] = kk[i];
+    jx_array *pred = NULL;
+    ok = prim_eval_jaxpr(Ck, cin, &pred) == JX_OK;
+    bool go = ok && jx_item(pred) != 0;
+    jx_free(pred);
+    if (!go) break;
+    if (R.n + 1 > R.cap) {
+      R.cap = R.cap ? 2 * R.cap : 16;
+      jx_array **r = realloc(R.rows, (size_t)(R.cap * (nkk ? nkk : 1)) * sizeof *r);
+      if (!r) ok = oom("transpose of while");
+      else R.rows = r;
+    }
+    for (int i = 0; ok && i < nkk; i++) R.rows[R.n * nkk + i] = kk[i];
+    R.n += ok;
+    ok = ok && prim_eval_jaxpr(Fk, bin, kk) == JX_OK;
+  }
+  for (int i = 0; i < nkk; i++) jx_free(kk[i]); /* the final known carries are not needed */
+  /* backward: ct of the linear carries and accumulated cts of the linear bconsts */
+  k = 0;
+  for (int i = 0; ok && i < ncarry; i++)
+    if (lin[nc + nb + i]) ok = (acc[k++] = cts[i] ? jx_ref(cts[i]) : tx_zeros(&in[nc + nb + i])) != NULL;
+  for (int i = 0; ok && i < nb; i++)
+    if (lin[nc + i]) ok = (acc[k++] = tx_zeros(&in[nc + i])) != NULL;
+  for (int64_t trip = R.n - 1; trip >= 0; trip--) {
+    for (int i = 0; ok && i < nkk; i++) tin[nkb + i] = R.rows[trip * nkk + i];
+    for (int i = 0; ok && i < nlk + nlb; i++) tin[nkb + nkk + i] = acc[i];
+    ok = ok && prim_eval_jaxpr(BT, tin, nxt) == JX_OK;
+    for (int i = 0; ok && i < nlk + nlb; i++) jx_free(acc[i]), acc[i] = nxt[i];
+    for (int i = 0; i < nkk; i++) jx_free(R.rows[trip * nkk + i]);
+  }
+  k = 0;
+  for (int i = 0; i < ncarry; i++)
+    if (lin[nc + nb + i]) ct_in[nc + nb + i] = ok ? acc[k] : NULL, k++;
+  for (int i = 0; i < nb; i++)
+    if (lin[nc + i]) ct_in[nc + i] = ok ? acc[k] : NULL, k++;
+  if (!ok)
+    for (int i = 0; i < nlk + nlb; i++) jx_free(acc[i]);
+  for (int i = 0; i < nin; i++)
+    if (!lin0[i] && ct_in[i]) jx_free(ct_in[i]), ct_in[i] = NULL; /* promoted carries */
+  jaxpr_free(Fk), jaxpr_free(Ck), jaxpr_free(BT);
+  free(lin2), free(clin), free(pick), free(cin), free(bin), free(kk), free(tin), free(acc), free(nxt), free(R.rows);
+  return ok;
+}
