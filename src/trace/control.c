@@ -167,19 +167,24 @@ static jx_status while_impl(int nin, jx_array *const *in, const PrimParams *pp, 
   }
   for (int i = 0; i < nc; i++) cin[i] = in[i];
   for (int i = 0; i < nb; i++) bin[i] = in[nc + i];
-  for (int i = 0; i < ncarry; i++) carry[i] = jx_ref(in[nc + nb + i]);
+  /* Carries are held with array_retain and each trip runs in its own scope, so a
+   * trip's temporaries are released at its end and scopes do not grow with trips. */
+  for (int i = 0; i < ncarry; i++) carry[i] = array_retain(in[nc + nb + i]);
   jx_status s = JX_OK;
   for (int64_t trip = 0; s == JX_OK && (pp->length <= 0 || trip < pp->length); trip++) {
     for (int i = 0; i < ncarry; i++) cin[nc + i] = bin[nb + i] = carry[i];
+    jx_scope_begin();
     jx_array *pred = NULL;
-    if ((s = run_sub(cj, cin, &pred)) != JX_OK) break;
-    bool go = jx_item(pred) != 0;
-    jx_free(pred);
+    bool go = (s = run_sub(cj, cin, &pred)) == JX_OK && jx_item(pred) != 0;
+    if (go && (s = run_sub(bj, bin, out)) == JX_OK)
+      for (int i = 0; i < ncarry; i++) array_drop(carry[i]), carry[i] = array_retain(out[i]);
+    jx_scope_end(0, NULL);
     if (!go) break;
-    if ((s = run_sub(bj, bin, out)) != JX_OK) break;
-    for (int i = 0; i < ncarry; i++) jx_free(carry[i]), carry[i] = out[i];
   }
-  for (int i = 0; i < ncarry; i++) out[i] = s == JX_OK ? carry[i] : (jx_free(carry[i]), NULL);
+  for (int i = 0; i < ncarry; i++) {
+    out[i] = s == JX_OK ? jx_ref(carry[i]) : NULL;
+    array_drop(carry[i]);
+  }
   free(cin), free(bin), free(carry);
   return s;
 }
@@ -282,25 +287,31 @@ static jx_status scan_impl(int nin, jx_array *const *in, const PrimParams *pp, i
     return JX_ERR_OOM;
   }
   for (int i = 0; i < nk; i++) args[i] = in[i];
-  for (int i = 0; i < ncarry; i++) args[nk + i] = jx_ref(in[nk + i]);
+  for (int i = 0; i < ncarry; i++) args[nk + i] = array_retain(in[nk + i]); /* as while_impl */
   jx_status s = JX_OK;
   for (int64_t trip = 0; s == JX_OK && trip < n; trip++) {
     int64_t t = pp->reverse ? n - 1 - trip : trip;
+    jx_scope_begin();
     for (int i = 0; s == JX_OK && i < nx; i++)
       if (!(args[nk + ncarry + i] = slice_at(in[nk + ncarry + i], t))) s = jx_last_status();
     if (s == JX_OK) s = run_sub(bj, args, res);
-    for (int i = 0; i < nx; i++) jx_free(args[nk + ncarry + i]), args[nk + ncarry + i] = NULL;
-    if (s != JX_OK) break;
-    for (int i = 0; i < ncarry; i++) jx_free(args[nk + i]), args[nk + i] = res[i];
-    for (int k = 0; k < ny; k++) ys[k * n + t] = res[ncarry + k];
+    for (int i = 0; s == JX_OK && i < ncarry; i++) array_drop(args[nk + i]), args[nk + i] = array_retain(res[i]);
+    for (int k = 0; s == JX_OK && k < ny; k++) ys[k * n + t] = array_retain(res[ncarry + k]);
+    jx_scope_end(0, NULL);
   }
-  for (int i = 0; i < ncarry; i++) out[i] = s == JX_OK ? args[nk + i] : (jx_free(args[nk + i]), NULL);
+  for (int i = 0; i < ncarry; i++) {
+    out[i] = s == JX_OK ? jx_ref(args[nk + i]) : NULL;
+    array_drop(args[nk + i]);
+  }
   for (int k = 0; k < ny; k++) {
     if (s == JX_OK) {
       const Aval *y = &bj->vars[bj->outvars[ncarry + k]];
-      if (!(out[ncarry + k] = stack(n, ys + k * n, y))) s = jx_last_status();
+      jx_scope_begin();
+      jx_array *r = stack(n, ys + k * n, y);
+      jx_scope_end(r ? 1 : 0, &r);
+      if (!(out[ncarry + k] = r)) s = jx_last_status();
     } else {
-      for (int64_t t = 0; t < n; t++) jx_free(ys[k * n + t]);
+      for (int64_t t = 0; t < n; t++) array_drop(ys[k * n + t]);
     }
   }
   if (s != JX_OK)

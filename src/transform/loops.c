@@ -630,51 +630,57 @@ bool loops_transpose_while(jx_array *const *cts, int nin, jx_array *const *x, co
   ok = ok && cin && bin && kk && tin && acc && nxt;
   int k = 0;
   for (int i = 0; ok && i < ncarry; i++)
-    if (!lin[nc + nb + i]) kk[k++] = jx_ref(x[nc + nb + i]);
+    if (!lin[nc + nb + i]) kk[k++] = array_retain(x[nc + nb + i]);
   k = 0;
   for (int i = 0; ok && i < nc; i++) cin[k++] = x[i];
   k = 0;
   for (int i = 0; ok && i < nb; i++)
     if (!lin[nc + i]) bin[k] = tin[k] = x[nc + i], k++;
-  /* forward: the known carries of each trip taken */
+  /* forward: the known carries of each trip taken. Rows and carries are held with
+   * array_retain and each trip runs in its own scope, so memory is the rows alone. */
   for (int64_t trip = 0; ok && trip < pp->length; trip++) {
     for (int i = 0; i < nkk; i++) cin[nc + i] = bin[nkb + i] = kk[i];
+    jx_scope_begin();
     jx_array *pred = NULL;
     ok = prim_eval_jaxpr(Ck, cin, &pred) == JX_OK;
     bool go = ok && jx_item(pred) != 0;
-    jx_free(pred);
-    if (!go) break;
-    if (R.n + 1 > R.cap) {
+    if (go && R.n + 1 > R.cap) {
       R.cap = R.cap ? 2 * R.cap : 16;
       jx_array **r = realloc(R.rows, (size_t)(R.cap * (nkk ? nkk : 1)) * sizeof *r);
       if (!r) ok = oom("transpose of while");
       else R.rows = r;
     }
-    for (int i = 0; ok && i < nkk; i++) R.rows[R.n * nkk + i] = kk[i];
-    R.n += ok;
-    ok = ok && prim_eval_jaxpr(Fk, bin, kk) == JX_OK;
+    if (go && ok) {
+      for (int i = 0; i < nkk; i++) R.rows[R.n * nkk + i] = kk[i]; /* the row keeps kk's reference */
+      R.n++;
+      ok = prim_eval_jaxpr(Fk, bin, nxt) == JX_OK;
+      for (int i = 0; i < nkk; i++) kk[i] = ok ? array_retain(nxt[i]) : NULL;
+    }
+    jx_scope_end(0, NULL);
+    if (!go) break;
   }
-  for (int i = 0; i < nkk; i++) jx_free(kk[i]); /* the final known carries are not needed */
+  for (int i = 0; i < nkk; i++) array_drop(kk[i]); /* the final known carries are not needed */
   /* backward: ct of the linear carries and accumulated cts of the linear bconsts */
   k = 0;
   for (int i = 0; ok && i < ncarry; i++)
-    if (lin[nc + nb + i]) ok = (acc[k++] = cts[i] ? jx_ref(cts[i]) : tx_zeros(&in[nc + nb + i])) != NULL;
+    if (lin[nc + nb + i]) ok = (acc[k++] = array_retain(cts[i] ? cts[i] : tx_zeros(&in[nc + nb + i]))) != NULL;
   for (int i = 0; ok && i < nb; i++)
-    if (lin[nc + i]) ok = (acc[k++] = tx_zeros(&in[nc + i])) != NULL;
+    if (lin[nc + i]) ok = (acc[k++] = array_retain(tx_zeros(&in[nc + i]))) != NULL;
   for (int64_t trip = R.n - 1; trip >= 0; trip--) {
     for (int i = 0; ok && i < nkk; i++) tin[nkb + i] = R.rows[trip * nkk + i];
     for (int i = 0; ok && i < nlk + nlb; i++) tin[nkb + nkk + i] = acc[i];
+    jx_scope_begin();
     ok = ok && prim_eval_jaxpr(BT, tin, nxt) == JX_OK;
-    for (int i = 0; ok && i < nlk + nlb; i++) jx_free(acc[i]), acc[i] = nxt[i];
-    for (int i = 0; i < nkk; i++) jx_free(R.rows[trip * nkk + i]);
+    for (int i = 0; ok && i < nlk + nlb; i++) array_drop(acc[i]), acc[i] = array_retain(nxt[i]);
+    jx_scope_end(0, NULL);
+    for (int i = 0; i < nkk; i++) array_drop(R.rows[trip * nkk + i]);
   }
   k = 0;
   for (int i = 0; i < ncarry; i++)
-    if (lin[nc + nb + i]) ct_in[nc + nb + i] = ok ? acc[k] : NULL, k++;
+    if (lin[nc + nb + i]) ct_in[nc + nb + i] = ok ? jx_ref(acc[k]) : NULL, k++;
   for (int i = 0; i < nb; i++)
-    if (lin[nc + i]) ct_in[nc + i] = ok ? acc[k] : NULL, k++;
-  if (!ok)
-    for (int i = 0; i < nlk + nlb; i++) jx_free(acc[i]);
+    if (lin[nc + i]) ct_in[nc + i] = ok ? jx_ref(acc[k]) : NULL, k++;
+  for (int i = 0; i < nlk + nlb; i++) array_drop(acc[i]);
   for (int i = 0; i < nin; i++)
     if (!lin0[i] && ct_in[i]) jx_free(ct_in[i]), ct_in[i] = NULL; /* promoted carries */
   jaxpr_free(Fk), jaxpr_free(Ck), jaxpr_free(BT);
