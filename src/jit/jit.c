@@ -248,7 +248,7 @@ static jx_status run_compiled(const Jaxpr *j, jx_array *const *in, jx_array **ou
     ErrorSaved older = error_stash();
     bool calls = false;
     for (int e = 0; e < j->neqns; e++) calls |= j->eqns[e].prim == PRIM_jit;
-    Program *p = calls ? NULL : jit_lower(j);
+    Program *p = calls ? NULL : jit_lower(j, be);
     if (p && !prepare_program(p, be)) jit_program_free(p), p = NULL;
     jx_clear_error(); /* a body that does not lower is evaluated instead */
     c = calloc(1, sizeof *c);
