@@ -270,13 +270,20 @@ def main():
                     help="alternate jaxc and the peers this many times; keep each one's best")
     args = ap.parse_args()
     exe = os.path.join(args.build, "jaxc_bench")
-    runs = []
+    runs = []  # (command, extra environment, row-name prefix to rename)
     if not args.only or args.only != "fm":
-        runs.append([exe, args.only])
+        runs.append(([exe, args.only], {}, None))
+    if not args.only or args.only in ("matmul", "matmul_own"):
+        # issue 11 item 6: jaxc's own GEMM kernel (JAXC_BLAS=0) next to jaxc on OpenBLAS, on
+        # the thread pool and on one thread (where process CPU time is the compute time)
+        runs.append(([exe, "matmul"], {"JAXC_BLAS": "0"}, ("matmul_", "matmul_own_")))
+        runs.append(([exe, "matmul"], {"JAXC_NUM_THREADS": "1"}, ("matmul_", "matmul_1t_")))
+        runs.append(([exe, "matmul"], {"JAXC_BLAS": "0", "JAXC_NUM_THREADS": "1"},
+                     ("matmul_", "matmul_own_1t_")))
     if not args.only or args.only in ("fm", "fm_mlp", "fm_cnn"):
         fm = os.path.join(args.build, "jaxc_fashion_mnist")
         for model in ("mlp", "cnn"):
-            runs.append([fm, "--model", model, "--bench", "10", "--limit", "1000"])
+            runs.append(([fm, "--model", model, "--bench", "10", "--limit", "1000"], {}, None))
     def keep_best(table, name, value, unit):
         old = table.get(name)
         better = (lambda a, b: a < b) if unit in LOWER_IS_BETTER else (lambda a, b: a > b)
@@ -284,15 +291,18 @@ def main():
     ours, best_peers = {}, {}
     units = {}
     for _ in range(max(1, args.repeat)):
-        for cmd in runs:
+        for cmd, extra, rename in runs:
             # a fresh kernel cache per run: the compile rows measure cold compiles, as JAX's do
             with tempfile.TemporaryDirectory() as cache:
                 out = subprocess.run(cmd, capture_output=True, text=True,
-                                     env={**os.environ, "JAXC_CACHE_DIR": cache})
+                                     env={**os.environ, "JAXC_CACHE_DIR": cache, **extra})
             if out.returncode != 0:
                 sys.exit(f"{cmd[0]} failed: {out.stderr}")
             for line in out.stdout.splitlines():
                 parts = line.split()
+                if len(parts) == 3 and rename:
+                    if not parts[0].startswith(rename[0]): continue
+                    parts[0] = rename[1] + parts[0][len(rename[0]):]
                 if len(parts) == 3:
                     keep_best(ours, parts[0], float(parts[1]), parts[2])
                     units[parts[0]] = parts[2]
@@ -304,7 +314,7 @@ def main():
         theirs.setdefault(name, {})[peer] = v
     rows = []
     for name, (v, unit) in ours.items():
-        p = theirs.get(name, {})
+        p = theirs.get(name.replace("matmul_own_", "matmul_"), {}) if "_cpu_" not in name and "_1t_" not in name else {}
         def ratio(peer):
             if peer not in p: return "-"
             r = p[peer] / v if unit in LOWER_IS_BETTER else v / p[peer]
@@ -319,6 +329,18 @@ def main():
             + f" (best of {max(1, args.repeat)} alternating runs per system)\n\n"
             "| benchmark | unit | jaxc | numpy | jax | vs numpy | vs jax |\n|---|---|---|---|---|---|---|")
     table = head + "\n" + "\n".join(rows)
+    own = [(k, v) for k, (v, _) in ours.items() if k.startswith("matmul_own_")]
+    if own:  # issue 11 item 6: own kernel / OpenBLAS, both inside jaxc, same run
+        env = os.environ.get("OPENBLAS_CORETYPE")
+        table += ("\n\njaxc's own GEMM kernel (JAXC_BLAS=0) vs jaxc on OpenBLAS"
+                  + (f" (OPENBLAS_CORETYPE={env})" if env else "") + ", float32 n x n, GFLOP/s:\n\n"
+                  "| row (1t: one thread; cpu: per process CPU second) | own kernel | OpenBLAS | numpy | own / OpenBLAS |\n|---|---|---|---|---|")
+        for k, v in own:
+            n = k[len("matmul_own_"):]
+            blas = ours.get("matmul_" + n, (None,))[0]
+            nump = theirs.get("matmul_" + n, {}).get("numpy") if "_" not in n else None
+            table += (f"\n| {n} | {v:.2f} | {blas:.2f} | " + (f"{nump:.2f}" if nump else "-")
+                      + f" | {v / blas:.2f}x |" if blas else f"\n| {n} | {v:.2f} | - | - | - |")
     print(table)
     print("(ratios > 1 mean jaxc is faster / achieves more)")
     if args.md:

@@ -8,6 +8,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "backend/fft.h"
+#include "backend/gemm.h"
 #include "backend/lapack.h"
 #include "ir/alu.h"
 
@@ -112,10 +113,26 @@ static jx_status run_scatter_add(const Routine *r, void *const *in, void *out) {
   return JX_OK;
 }
 
-/* Rows [i0, i1) and columns [j0, j1) of out[b] = op(a[b]) @ op(bm[b]) for each batch
- * entry; row-major; op transposes the operands stored transposed (trans_a: a is (K, M);
- * trans_b: bm is (N, K)). A block reads its operands in place (leading dimensions of
- * the whole matrices), so blocks can run on separate threads. */
+/* Whether GEMM routines call CBLAS: built with OpenBLAS and not turned off by JAXC_BLAS=0
+ * in the environment (read once) or routine_gemm_set_blas. */
+static int gemm_blas = -1;
+
+bool routine_gemm_blas(void) {
+#ifdef JAXC_HAVE_CBLAS
+  int b = __atomic_load_n(&gemm_blas, __ATOMIC_RELAXED);
+  if (b < 0) {
+    const char *e = getenv("JAXC_BLAS");
+    b = !(e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "OFF")));
+    __atomic_store_n(&gemm_blas, b, __ATOMIC_RELAXED);
+  }
+  return b;
+#else
+  return false;
+#endif
+}
+
+void routine_gemm_set_blas(bool on) { __atomic_store_n(&gemm_blas, on ? 1 : 0, __ATOMIC_RELAXED); }
+
 /* float16/bfloat16 on the host: float32 copies of the operands (exact), the float32
  * product of the block, rounded once into out -- XLA's CPU result. The float32 result
  * buffer is the whole output's size but only the block's pages are touched. */
@@ -148,6 +165,11 @@ static jx_status gemm_block_half(const Routine *r, void *const *inputs, void *ou
   return s;
 }
 
+/* Rows [i0, i1) and columns [j0, j1) of out[b] = op(a[b]) @ op(bm[b]) for each batch
+ * entry; row-major; op transposes the operands stored transposed (trans_a: a is (K, M);
+ * trans_b: bm is (N, K)). A block reads its operands in place (leading dimensions of
+ * the whole matrices), so blocks can run on separate threads. float32/float64 run on
+ * CBLAS (routine_gemm_blas) or else on jaxc's own tiled kernel (backend/gemm.c). */
 jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, int64_t i0,
                              int64_t i1, int64_t j0, int64_t j1) {
   if (r->dtype == JX_FLOAT16 || r->dtype == JX_BFLOAT16) return gemm_block_half(r, inputs, out, i0, i1, j0, j1);
@@ -155,11 +177,14 @@ jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, i
   int64_t M = r->n, K = r->m, N = r->inner, bm_rows = i1 - i0, bn = j1 - j0;
   bool ta = r->trans_a, tb = r->trans_b;
   if (bm_rows <= 0 || bn <= 0) return JX_OK;
+#ifdef JAXC_HAVE_CBLAS
+  bool blas = routine_gemm_blas();
+#endif
   for (int64_t b = 0; b < r->outer; b++) {
+#ifdef JAXC_HAVE_CBLAS
     int64_t ao = b * M * K + (ta ? i0 : i0 * K), bo = b * K * N + (tb ? j0 * K : j0);
     int64_t co = b * M * N + i0 * N + j0;
-#ifdef JAXC_HAVE_CBLAS
-    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX &&
+    if (blas && M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX &&
         (r->dtype == JX_FLOAT32 || r->dtype == JX_FLOAT64)) {
       int lda = (int)(ta ? M : (K ? K : 1)), ldb = (int)(tb ? (K ? K : 1) : N);
       enum CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans, opb = tb ? CblasTrans : CblasNoTrans;
@@ -174,21 +199,24 @@ jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, i
       continue;
     }
 #endif
-    /* reference loop (no BLAS): accumulating in the dtype, k ascending */
-    bool f32 = r->dtype == JX_FLOAT32;
-    for (int64_t i = 0; i < bm_rows; i++)
-      for (int64_t j = 0; j < bn; j++) {
-        double acc64 = 0;
-        float accf = 0.0f;
-        for (int64_t k = 0; k < K; k++) {
-          int64_t ai = ao + (ta ? k * M + i : i * K + k);
-          int64_t bi = bo + (tb ? j * K + k : k * N + j);
-          if (f32) accf += ((const float *)a)[ai] * ((const float *)bm)[bi];
-          else acc64 += ((const double *)a)[ai] * ((const double *)bm)[bi];
-        }
-        if (f32) ((float *)out)[co + i * N + j] = accf;
-        else ((double *)out)[co + i * N + j] = acc64;
-      }
+    int64_t ab = b * M * K, bb = b * K * N, cb = b * M * N;
+    bool ok = true;
+    if (r->dtype == JX_FLOAT32)
+      ok = gemm_f32((const float *)a + ab, (const float *)bm + bb, (float *)out + cb, M, N, K, ta, tb,
+                    i0, i1, j0, j1);
+    else if (r->dtype == JX_FLOAT64)
+      ok = gemm_f64((const double *)a + ab, (const double *)bm + bb, (double *)out + cb, M, N, K, ta,
+                    tb, i0, i1, j0, j1);
+    else {
+      error_set(JX_ERR_UNSUPPORTED, "gemm: dtype %s on the host (float32 and float64 only)",
+                jx_dtype_name(r->dtype));
+      return JX_ERR_UNSUPPORTED;
+    }
+    if (!ok) {
+      error_set(JX_ERR_OOM, "gemm: out of memory for the packed panels (%lld x %lld x %lld)",
+                (long long)M, (long long)K, (long long)N);
+      return JX_ERR_OOM;
+    }
   }
   return JX_OK;
 }

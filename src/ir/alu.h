@@ -192,7 +192,8 @@ typedef enum RoutineOp {
   ROUTINE_SCATTER_ADD, /* in: x (outer,n,inner), idx (m), upd (outer,m,inner) -> out:
                           x with upd[o,k,i] added at [o, clamp(idx[k], 0, n-1), i] */
   ROUTINE_GEMM,        /* in: a (outer, n, m), b (outer, m, inner) -> out: a @ b, float32
-                          or float64 through CBLAS when jaxc was built with OpenBLAS;
+                          or float64 through CBLAS when jaxc was built with OpenBLAS
+                          (routine_gemm_blas), else jaxc's own tiled kernel;
                           float16/bfloat16 accumulated in float32 and rounded once (on
                           the host through float32 copies; cuBLASLt on cuda) */
   /* Dense linear algebra on LAPACK (backend/lapack.c), float32/float64, row-major
@@ -273,6 +274,12 @@ jx_status routine_run_host(const Routine *r, void *const *inputs, void *const *o
  * threads). */
 jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, int64_t i0,
                              int64_t i1, int64_t j0, int64_t j1);
+/* Whether GEMM routines on the host call OpenBLAS: built with it and not turned off by
+ * JAXC_BLAS=0 (or off) in the environment; otherwise jaxc's own cache-blocked,
+ * register-tiled kernel (backend/gemm.c) computes them. routine_gemm_set_blas overrides
+ * the environment (tests compare both). */
+bool routine_gemm_blas(void);
+void routine_gemm_set_blas(bool on);
 
 /* The identity of a kernel (ir/kernel.c): every field that decides what it computes --
  * expressions, sizes, dtypes, the reduction and its epilogue, a two-phase kernel's

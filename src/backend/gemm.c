@@ -1,0 +1,174 @@
+/* gemm.c -- jaxc's own GEMM (float32, float64): the classic Goto/BLIS structure, written
+ * from the published description (no vendored code). For each KC-deep, NC-wide panel of
+ * op(b) (packed into NR-wide slivers, zero-padded) and each MC-tall block of op(a)
+ * (packed into MR-tall slivers), an MR x NR micro-kernel keeps its tile of c in vector
+ * registers (GCC vector extensions: 2 x 8 floats or 2 x 4 doubles per row, 12
+ * accumulators) and adds one rank-1 update per k with fused multiply-adds. Transposed
+ * operands only change the packing. The micro-kernel is compiled twice, for AVX2+FMA
+ * (picked at run time when the CPU has them) and for the baseline ISA. */
+#include "backend/gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MR 6
+#ifndef KC
+#define KC 256
+#endif
+#ifndef MC
+#define MC 96 /* a multiple of MR: the packed block of a (96 x 256) stays in L2 */
+#endif
+#ifndef NC
+#define NC 2048
+#endif
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef double v4d __attribute__((vector_size(32)));
+
+#define ATTR_NONE
+#if defined(__x86_64__) || defined(__i386__)
+#define ATTR_AVX2 __attribute__((target("avx2,fma")))
+#define HAVE_DISPATCH 1
+#endif
+
+/* c[0..mr) x [0..nr) (leading dimension ldc) = (or +=, with acc) the product of the packed
+ * sliver a (kc x MR, k-major) and the packed sliver b (kc x NR, k-major). */
+#define MICRO_KERNEL(NAME, T, V, ATTR)                                                       \
+  ATTR static void NAME(int64_t kc, const T *restrict a, const T *restrict b, T *restrict c, \
+                        int64_t ldc, int mr, int nr, bool acc) {                            \
+    enum { W = sizeof(V) / sizeof(T), NR = 2 * W };                                          \
+    V c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};                      \
+    V c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};                      \
+    const T *pa = __builtin_assume_aligned(a, 32);                                           \
+    const T *pb = __builtin_assume_aligned(b, 32);                                           \
+    for (int64_t k = 0; k < kc; k++, pa += MR, pb += NR) {                                   \
+      V b0 = *(const V *)pb, b1 = *(const V *)(pb + W), x;                                   \
+      x = (V){0} + pa[0], c00 += x * b0, c01 += x * b1;                                      \
+      x = (V){0} + pa[1], c10 += x * b0, c11 += x * b1;                                      \
+      x = (V){0} + pa[2], c20 += x * b0, c21 += x * b1;                                      \
+      x = (V){0} + pa[3], c30 += x * b0, c31 += x * b1;                                      \
+      x = (V){0} + pa[4], c40 += x * b0, c41 += x * b1;                                      \
+      x = (V){0} + pa[5], c50 += x * b0, c51 += x * b1;                                      \
+    }                                                                                        \
+    V tile[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}}; \
+    if (mr == MR && nr == NR) {                                                              \
+      for (int r = 0; r < MR; r++)                                                           \
+        for (int h = 0; h < 2; h++) {                                                        \
+          V v = tile[r][h], old;                                                             \
+          if (acc) memcpy(&old, c + r * ldc + h * W, sizeof old), v += old;                  \
+          memcpy(c + r * ldc + h * W, &v, sizeof v);                                         \
+        }                                                                                    \
+      return;                                                                                \
+    }                                                                                        \
+    T flat[MR][NR];                                                                          \
+    memcpy(flat, tile, sizeof flat);                                                         \
+    for (int r = 0; r < mr; r++)                                                             \
+      for (int j = 0; j < nr; j++) c[r * ldc + j] = acc ? c[r * ldc + j] + flat[r][j] : flat[r][j]; \
+  }
+
+/* Packing: ap gets rows [i, i+mc) x k [p, p+kc) of op(a) as MR-tall slivers (rows past mc
+ * are zeros); bp gets k [p, p+kc) x columns [j, j+nc) of op(b) as NR-wide slivers. */
+#define PACKERS(SUF, T, V)                                                                    \
+  static void pack_a_##SUF(T *restrict ap, const T *restrict a, int64_t lda, bool ta, int64_t i, \
+                           int64_t mc, int64_t p, int64_t kc) {                              \
+    for (int64_t ir = 0; ir < mc; ir += MR) {                                                \
+      int64_t rows = mc - ir < MR ? mc - ir : MR;                                            \
+      for (int64_t k = 0; k < kc; k++, ap += MR) {                                           \
+        int r = 0;                                                                           \
+        if (ta) {                                                                            \
+          const T *src = a + (p + k) * lda + i + ir;                                         \
+          for (; r < rows; r++) ap[r] = src[r];                                              \
+        } else {                                                                             \
+          const T *src = a + (i + ir) * lda + p + k;                                         \
+          for (; r < rows; r++) ap[r] = src[r * lda];                                        \
+        }                                                                                    \
+        for (; r < MR; r++) ap[r] = 0;                                                       \
+      }                                                                                      \
+    }                                                                                        \
+  }                                                                                          \
+  static void pack_b_##SUF(T *restrict bp, const T *restrict b, int64_t ldb, bool tb, int64_t p, \
+                           int64_t kc, int64_t j, int64_t nc) {                              \
+    enum { NR = 2 * (sizeof(V) / sizeof(T)) };                                               \
+    for (int64_t jr = 0; jr < nc; jr += NR) {                                                \
+      int64_t cols = nc - jr < NR ? nc - jr : NR;                                            \
+      for (int64_t k = 0; k < kc; k++, bp += NR) {                                           \
+        int q = 0;                                                                           \
+        if (tb) {                                                                            \
+          const T *src = b + (j + jr) * ldb + p + k;                                         \
+          for (; q < cols; q++) bp[q] = src[q * ldb];                                        \
+        } else {                                                                             \
+          const T *src = b + (p + k) * ldb + j + jr;                                         \
+          for (; q < cols; q++) bp[q] = src[q];                                              \
+        }                                                                                    \
+        for (; q < NR; q++) bp[q] = 0;                                                       \
+      }                                                                                      \
+    }                                                                                        \
+  }
+
+#define DRIVER(SUF, T, V)                                                                     \
+  typedef void (*Micro_##SUF)(int64_t, const T *, const T *, T *, int64_t, int, int, bool);    \
+  bool gemm_##SUF(const T *a, const T *b, T *c, int64_t M, int64_t N, int64_t K, bool ta,     \
+                  bool tb, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {                  \
+    enum { NR = 2 * (sizeof(V) / sizeof(T)) };                                                \
+    if (i1 <= i0 || j1 <= j0) return true;                                                    \
+    if (K == 0) {                                                                             \
+      for (int64_t i = i0; i < i1; i++) memset(c + i * N + j0, 0, (size_t)(j1 - j0) * sizeof(T)); \
+      return true;                                                                            \
+    }                                                                                         \
+    Micro_##SUF micro = micro_##SUF;                                                          \
+    PICK_AVX2(micro, micro_##SUF##_avx2);                                                     \
+    int64_t lda = ta ? M : K, ldb = tb ? K : N;                                               \
+    int64_t kcap = K < KC ? K : KC, ncap = j1 - j0 < NC ? j1 - j0 : NC;                       \
+    int64_t mcap = i1 - i0 < MC ? i1 - i0 : MC;                                               \
+    size_t bn = (size_t)(kcap * ((ncap + NR - 1) / NR * NR)) * sizeof(T);                     \
+    size_t an = (size_t)(kcap * ((mcap + MR - 1) / MR * MR)) * sizeof(T);                     \
+    T *bp = aligned_alloc(64, (bn + 63) / 64 * 64), *ap = aligned_alloc(64, (an + 63) / 64 * 64); \
+    if (!bp || !ap) {                                                                         \
+      free(bp), free(ap);                                                                     \
+      return false;                                                                           \
+    }                                                                                         \
+    for (int64_t jc = j0; jc < j1; jc += NC) {                                                \
+      int64_t nc = j1 - jc < NC ? j1 - jc : NC;                                               \
+      for (int64_t pc = 0; pc < K; pc += KC) {                                                \
+        int64_t kc = K - pc < KC ? K - pc : KC;                                               \
+        pack_b_##SUF(bp, b, ldb, tb, pc, kc, jc, nc);                                         \
+        for (int64_t ic = i0; ic < i1; ic += MC) {                                            \
+          int64_t mc = i1 - ic < MC ? i1 - ic : MC;                                           \
+          pack_a_##SUF(ap, a, lda, ta, ic, mc, pc, kc);                                       \
+          for (int64_t jr = 0; jr < nc; jr += NR)                                             \
+            for (int64_t ir = 0; ir < mc; ir += MR)                                           \
+              micro(kc, ap + ir * kc, bp + jr * kc, c + (ic + ir) * N + jc + jr, N,           \
+                    (int)(mc - ir < MR ? mc - ir : MR), (int)(nc - jr < NR ? nc - jr : NR),   \
+                    pc > 0);                                                                  \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+    free(bp), free(ap);                                                                       \
+    return true;                                                                              \
+  }
+
+#ifdef HAVE_DISPATCH
+static bool cpu_has_avx2_fma(void) {
+  static int have = -1;
+  int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+  if (h < 0) {
+    __builtin_cpu_init();
+    h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+  }
+  return h;
+}
+MICRO_KERNEL(micro_f32_avx2, float, v8f, ATTR_AVX2)
+MICRO_KERNEL(micro_f64_avx2, double, v4d, ATTR_AVX2)
+#define PICK_AVX2(var, fast) \
+  if (cpu_has_avx2_fma()) var = fast
+#else
+#define PICK_AVX2(var, fast) (void)0
+#endif
+
+MICRO_KERNEL(micro_f32, float, v8f, ATTR_NONE)
+MICRO_KERNEL(micro_f64, double, v4d, ATTR_NONE)
+PACKERS(f32, float, v8f)
+PACKERS(f64, double, v4d)
+DRIVER(f32, float, v8f)
+DRIVER(f64, double, v4d)

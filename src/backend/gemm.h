@@ -1,0 +1,20 @@
+/* gemm.h -- jaxc's own float32/float64 matrix product (backend/gemm.c): the GEMM
+ * routine's kernel when jaxc is built without OpenBLAS or runs with JAXC_BLAS=0. */
+#ifndef JAXC_BACKEND_GEMM_H
+#define JAXC_BACKEND_GEMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Rows [i0, i1) x columns [j0, j1) of c = op(a) @ op(b) for one (M, K) x (K, N) product,
+ * row-major, c with leading dimension N; a is stored (K, M) when ta, b (N, K) when tb.
+ * Cache-blocked (KC x NC panels of b, MC x KC blocks of a, both packed) with a 6 x 16
+ * (float32) / 6 x 8 (float64) register tile of fused multiply-adds (AVX2+FMA where the
+ * CPU has them, chosen at run time). false when out of memory for the packed panels
+ * (nothing written then). */
+bool gemm_f32(const float *a, const float *b, float *c, int64_t M, int64_t N, int64_t K, bool ta,
+              bool tb, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
+bool gemm_f64(const double *a, const double *b, double *c, int64_t M, int64_t N, int64_t K, bool ta,
+              bool tb, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
+
+#endif
