@@ -49,12 +49,23 @@ int64_t lapack_out_numel(const Routine *r, int o) {
 /* ------------------------------------------------------------ helpers */
 
 /* dst (cols x rows, row-major) = src (rows x cols, row-major) transposed: also the
- * column-major copy of src. */
+ * column-major copy of src. Typed loops in 32 x 32 tiles (a per-element memcpy of a
+ * run-time size cost ~10 ns an element at n = 1024). */
+#define TRANSPOSE_TILE 32
+#define TRANSPOSE_TYPED(T)                                                                         \
+  do {                                                                                             \
+    T *d = dst;                                                                                    \
+    const T *s = src;                                                                              \
+    for (int64_t i0 = 0; i0 < rows; i0 += TRANSPOSE_TILE)                                          \
+      for (int64_t j0 = 0; j0 < cols; j0 += TRANSPOSE_TILE) {                                      \
+        int64_t i1 = min64(i0 + TRANSPOSE_TILE, rows), j1 = min64(j0 + TRANSPOSE_TILE, cols);      \
+        for (int64_t i = i0; i < i1; i++)                                                          \
+          for (int64_t j = j0; j < j1; j++) d[j * rows + i] = s[i * cols + j];                     \
+      }                                                                                            \
+  } while (0)
 static void transpose_into(void *dst, const void *src, int64_t rows, int64_t cols, size_t isz) {
-  char *d = dst;
-  const char *s = src;
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t j = 0; j < cols; j++) memcpy(d + (size_t)(j * rows + i) * isz, s + (size_t)(i * cols + j) * isz, isz);
+  if (isz == 8) TRANSPOSE_TYPED(double);
+  else TRANSPOSE_TYPED(float);
 }
 
 static void fill_nan(void *p, int64_t n, bool f64) {

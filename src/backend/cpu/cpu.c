@@ -584,7 +584,12 @@ static void gemm_chunk(void *ctx, int64_t start, int64_t end) {
 }
 
 /* A batch of linear-algebra problems: one chunk of batch entries per thread. A single
- * large problem runs on OpenBLAS's own threads instead, for the call's duration. */
+ * problem runs on one thread up to n = 2047: OpenBLAS's threaded LAPACK synchronizes
+ * once per panel, and on a shared machine each sync waits for a descheduled thread
+ * (measured, 2 cores at load 16: getrf 256 0.3 ms on one thread vs 50 ms on two,
+ * geqrf+orgqr 256 1.3 vs 7.7 ms; getrf 1024 66 ms on one thread, while five runs on
+ * two were unfinished after 6 minutes). Larger problems run on OpenBLAS's own
+ * threads, for the call's duration. */
 typedef struct LinalgJob {
   const Routine *r;
   void *const *in;
@@ -597,7 +602,7 @@ static void linalg_chunk(void *ctx, int64_t start, int64_t end) {
   if (lapack_run(g->r, g->in, g->out, start, end) != JX_OK) g->failed = 1;
 }
 
-#define LINALG_THREADED_MIN_N 192
+#define LINALG_THREADED_MIN_N 2048
 static jx_status cpu_linalg(const Routine *r, void *const *inputs, void *const *outs) {
   int64_t chunks = pool_threads();
   if (chunks > r->outer) chunks = r->outer;
