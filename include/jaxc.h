@@ -33,9 +33,18 @@
  * with a message naming the object ("jaxc: jx_free: float32[3] at 0x... was already
  * released"), from a poisoned magic field (released structs are quarantined a while).
  *
- * THREADS -- errors and scopes (array and function scopes) are per thread. Sharing
- * one jitted jx_fn between threads is not yet safe (issue 12, defect 1: its trace
- * cache is unlocked); give each thread its own jx_jit of the function.
+ * THREADS -- every function may be called from any thread, and a jx_fn (a jitted one
+ * included, as in JAX) from any number of threads at once: jit's trace cache is locked
+ * only to look up and insert entries, never while tracing, compiling or running, and an
+ * entry evicted while another thread runs it lives until that call ends. Two threads
+ * missing on one signature may both trace it (the user function runs twice). Per
+ * thread: the pending error, array scopes and function scopes (so a handle created in a
+ * scope belongs to that thread's scope). Shared across threads: arrays and functions
+ * themselves (reference counts are atomic; jx_free a reference once, from any thread),
+ * the kernel caches, the default device and the x64 switch (set them before starting
+ * threads: changing them while other threads run affects their next calls). Arrays are
+ * immutable, so reading one from several threads is safe. A user function passed to
+ * jx_fn_new must itself be safe to call from the threads that call it.
  *
  * SEMANTICS follow jax.numpy: broadcasting, JAX's type promotion with weak types
  * (`jx_scalar` is a weakly typed Python float, `jx_scalar_int` a weak Python int), and

@@ -91,8 +91,10 @@ Buffer *buffer_new(const Backend *be, size_t nbytes) {
 static const Backend *const registry[] = {&backend_interp, &backend_cpu, &backend_cuda};
 #define NUM_BACKENDS (sizeof registry / sizeof registry[0])
 /* The default device: JAXC_DEVICE when it names one, else "cpu" (which runs kernels in
- * the interpreter when no C compiler is found). Read on first use. */
-static const Backend *default_backend;
+ * the interpreter when no C compiler is found). Read once, on first use by any thread
+ * (pthread_once); jx_default_device replaces it atomically. */
+static const Backend *default_backend; /* atomic */
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
 const Backend *backend_get(const char *name) {
   if (!name) return NULL;
@@ -117,21 +119,31 @@ const Backend *backend_find(const char *fn, const char *name) {
   return be;
 }
 
-const Backend *backend_default(void) {
-  if (!default_backend) {
-    const Backend *be = backend_get(config_device());
-    if (be && be->init && be->init(be) != JX_OK) {
+static void choose_default(void) {
+  const Backend *be = backend_get(config_device());
+  if (be && be->init) {
+    ErrorSaved older = error_stash(); /* the caller's unread error stays first */
+    if (be->init(be) != JX_OK) {
       /* JAXC_DEVICE names a device that cannot run here: the cpu it is (tests of such a
        * device exit as skipped before they get here; see tests/support). */
       if (config_debug_level() >= 1) fprintf(stderr, "jaxc: %s; using cpu\n", jx_last_error());
-      jx_clear_error();
       be = NULL;
     }
-    default_backend = be ? be : &backend_cpu;
+    jx_clear_error();
+    error_unstash(&older);
   }
-  return default_backend;
+  const Backend *expected = NULL; /* jx_default_device called first wins */
+  __atomic_compare_exchange_n(&default_backend, &expected, be ? be : &backend_cpu, false,
+                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
-void backend_set_default(const Backend *be) { default_backend = be; }
+
+const Backend *backend_default(void) {
+  const Backend *be = __atomic_load_n(&default_backend, __ATOMIC_ACQUIRE);
+  if (be) return be;
+  pthread_once(&default_once, choose_default);
+  return __atomic_load_n(&default_backend, __ATOMIC_ACQUIRE);
+}
+void backend_set_default(const Backend *be) { __atomic_store_n(&default_backend, be, __ATOMIC_RELEASE); }
 
 jx_status backend_run_outs(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager,
                            Buffer **outs) {

@@ -286,6 +286,13 @@ void routine_gemm_set_blas(bool on);
  * first phase (pre_exp, pre), extra outputs -- and nothing else (no unused slots, no
  * padding). Every kernel cache keys on kernel_equal; kernel_hash only picks a bucket. */
 uint64_t kernel_hash(const Kernel *k);
+/* Segments of the first stage of a reduction of R elements to `size` outputs: P partial
+ * results per output, each reducing a contiguous 1/P of its elements, then a second
+ * kernel reducing the P partials; 0 when one stage is better. Two stages split the work
+ * across threads and bound how many elements one float32 accumulator lane adds (a single
+ * stage over 2^29 ones saturates at 2^24 per lane); jit and eager both use it, so they
+ * sum alike. */
+int64_t kernel_reduce_lanes(int64_t size, int64_t R);
 bool kernel_equal(const Kernel *a, const Kernel *b);
 
 /* Checks a kernel (alu_check on its expressions, gidx/ridx ranges). */

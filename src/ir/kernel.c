@@ -52,3 +52,10 @@ bool kernel_equal(const Kernel *a, const Kernel *b) {
     if (a->extra[i] != b->extra[i] || a->extra_dtypes[i] != b->extra_dtypes[i]) return false;
   return true;
 }
+
+int64_t kernel_reduce_lanes(int64_t size, int64_t R) {
+  if (size > 64 || R < (1 << 15)) return 0;
+  for (int64_t P = 256; P >= 16; P /= 2)
+    if (R % P == 0) return P;
+  return 0;
+}

@@ -2,6 +2,7 @@
  * shapes, x64 mode, device) into a Jaxpr, lowers it into a Program of fused kernels
  * compiled for that device, and runs that on later calls. Under another transformation (tracer inputs) the cached Jaxpr
  * is evaluated primitive by primitive instead, which composes with every trace. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,13 @@
 /* Signatures cached per jitted function; the oldest is dropped past this. */
 #define JIT_CACHE_MAX 32
 
+/* Threads: one jitted function may be called from any number of threads at once (as in
+ * JAX). The cache list is guarded by the function's mutex, held only to look up, insert
+ * and evict -- never while tracing, compiling or running. Each entry is reference-counted:
+ * the list holds one reference and every call using it holds another, so an entry
+ * evicted while another thread runs its program is freed by the last user. Two threads
+ * missing on the same signature both trace it; the second to insert adopts the first's
+ * entry and frees its own (JAX also may trace twice under a race). */
 typedef struct Entry {
   Aval *avals;     /* the full key: one aval per input ... */
   bool x64;        /* ... the x64 mode ... */
@@ -24,11 +32,13 @@ typedef struct Entry {
   Jaxpr *traced;   /* the jaxpr before inlining when it holds custom rules (custom_jvp,
                       custom_vjp, checkpoint): what transformations of the call see */
   Program *program; /* NULL: evaluate the jaxpr (lowering unsupported) */
-  struct Entry *next;
+  int refcount;     /* atomic: the cache's reference + one per call using the entry */
+  struct Entry *next; /* guarded by Jit.lock */
 } Entry;
 
 typedef struct Jit {
   jx_fn *f;
+  pthread_mutex_t lock; /* guards entries, nentries and traces */
   Entry *entries;
   int nentries;
   int64_t traces; /* how many times f was traced (tests read it) */
@@ -42,10 +52,15 @@ static void entry_free(Entry *e) {
   free(e);
 }
 
+static void entry_release(Entry *e) {
+  if (e && __atomic_sub_fetch(&e->refcount, 1, __ATOMIC_ACQ_REL) == 0) entry_free(e);
+}
+
 static void jit_free(void *ctx) {
   Jit *J = ctx;
-  for (Entry *e = J->entries, *n; e; e = n) n = e->next, entry_free(e);
+  for (Entry *e = J->entries, *n; e; e = n) n = e->next, entry_release(e);
   fn_release(J->f);
+  pthread_mutex_destroy(&J->lock);
   free(J);
 }
 
@@ -54,18 +69,21 @@ static bool aval_eq(const Aval *a, const Aval *b) {
          memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0;
 }
 
-/* The entry for in's avals on `device` (NULL: any device, for traced calls, which use
- * only the jaxpr). */
-static Entry *lookup(Jit *J, int nin, jx_array *const *in, const Backend *device) {
+static bool entry_matches(const Entry *e, int nin, const Aval *avals, bool x64,
+                          const Backend *device) {
+  bool hit = e->x64 == x64 && (!device || e->device == device);
+  for (int i = 0; hit && i < nin; i++) hit = aval_eq(&avals[i], &e->avals[i]);
+  return hit;
+}
+
+/* The entry for these avals on `device` (NULL: any device, for traced calls, which use
+ * only the jaxpr), moved to the front (most recently used first). Called with J->lock
+ * held; the caller takes its own reference. */
+static Entry *lookup_locked(Jit *J, int nin, const Aval *avals, bool x64, const Backend *device) {
   Entry *prev = NULL;
   for (Entry *e = J->entries; e; prev = e, e = e->next) {
-    bool hit = e->x64 == dtype_x64() && (!device || e->device == device);
-    for (int i = 0; hit && i < nin; i++) {
-      Aval a = prim_aval_of(in[i]);
-      hit = aval_eq(&a, &e->avals[i]);
-    }
-    if (!hit) continue;
-    if (prev) { /* move to front: most recently used first */
+    if (!entry_matches(e, nin, avals, x64, device)) continue;
+    if (prev) {
       prev->next = e->next;
       e->next = J->entries;
       J->entries = e;
@@ -73,6 +91,44 @@ static Entry *lookup(Jit *J, int nin, jx_array *const *in, const Backend *device
     return e;
   }
   return NULL;
+}
+
+/* lookup_locked under the lock, with a reference for the caller (entry_release it). */
+static Entry *lookup(Jit *J, int nin, const Aval *avals, bool x64, const Backend *device) {
+  pthread_mutex_lock(&J->lock);
+  Entry *e = lookup_locked(J, nin, avals, x64, device);
+  if (e) __atomic_add_fetch(&e->refcount, 1, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&J->lock);
+  return e;
+}
+
+/* Puts e (holding one reference, the caller's) at the front of the cache, unless another
+ * thread cached the same signature meanwhile: then e is freed and that entry returned.
+ * Either way the caller holds a reference to what is returned. Evicts past the bound;
+ * an evicted entry lives on until its last user releases it. */
+static Entry *insert(Jit *J, Entry *e, int nin) {
+  Entry *evicted = NULL;
+  pthread_mutex_lock(&J->lock);
+  Entry *old = lookup_locked(J, nin, e->avals, e->x64, e->device);
+  if (old) {
+    __atomic_add_fetch(&old->refcount, 1, __ATOMIC_RELAXED);
+  } else {
+    __atomic_add_fetch(&e->refcount, 1, __ATOMIC_RELAXED); /* the cache's reference */
+    e->next = J->entries;
+    J->entries = e;
+    if (++J->nentries > JIT_CACHE_MAX) { /* drop the least recently used */
+      Entry *p = J->entries;
+      while (p->next && p->next->next) p = p->next;
+      evicted = p->next;
+      p->next = NULL;
+      J->nentries--;
+    }
+  }
+  pthread_mutex_unlock(&J->lock);
+  entry_release(evicted);
+  if (!old) return e;
+  entry_release(e);
+  return old;
 }
 
 /* The jaxpr to lower (calls inlined) and, when inlining loses custom rules, *traced
@@ -112,7 +168,9 @@ static Jaxpr *trace(Jit *J, int nin, jx_array *const *in, Jaxpr **traced) {
     jaxpr_free(j), jaxpr_free(*traced), *traced = NULL;
     return NULL;
   }
+  pthread_mutex_lock(&J->lock);
   J->traces++;
+  pthread_mutex_unlock(&J->lock);
   return j;
 }
 
@@ -138,6 +196,61 @@ static bool prepare_program(const Program *p, const Backend *be) {
   return st == JX_OK;
 }
 
+/* Traces, lowers and compiles a cache entry for in's signature on be into *entry (one
+ * reference, the caller's). When the jaxpr closes over an outer tracer it is valid for
+ * this call only: evaluated into out, *entry stays NULL. */
+static jx_status build_entry(Jit *J, int nin, jx_array *const *in, const Aval *avals, bool x64,
+                             const Backend *be, jx_array **out, Entry **entry) {
+  *entry = NULL;
+  Jaxpr *tj = NULL, *j = trace(J, nin, in, &tj);
+  if (!j) return jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
+  if (config_debug_level() >= 2) {
+    char *text = jaxpr_print(j);
+    fprintf(stderr, "[jaxc] jit(%s) jaxpr:\n%s\n", jx_fn_name(J->f), text ? text : "?");
+    free(text);
+  }
+  if (has_tracer_consts(j)) {
+    jx_status s = jaxpr_eval(tj ? tj : j, in, out);
+    jaxpr_free(j), jaxpr_free(tj);
+    return s;
+  }
+  Entry *e = calloc(1, sizeof *e);
+  Aval *copy = e ? calloc((size_t)nin + 1, sizeof *copy) : NULL;
+  if (!copy) {
+    free(e);
+    jaxpr_free(j), jaxpr_free(tj);
+    error_set(JX_ERR_OOM, "jx_jit: out of memory");
+    return JX_ERR_OOM;
+  }
+  memcpy(copy, avals, (size_t)nin * sizeof *copy);
+  *e = (Entry){.avals = copy, .x64 = x64, .device = be, .jaxpr = j, .traced = tj, .refcount = 1};
+  ErrorSaved older = error_stash(); /* an unread error of the caller's stays first */
+  e->program = jit_lower(j, be);
+  if (!e->program) {
+    if (jx_last_status() != JX_ERR_UNSUPPORTED) {
+      jx_status s = jx_last_status();
+      error_unstash(&older);
+      entry_free(e);
+      return s;
+    }
+    if (config_debug_level() >= 1)
+      fprintf(stderr, "[jaxc] jit(%s): evaluated equation by equation (%s)\n", jx_fn_name(J->f), jx_last_error());
+    jx_clear_error(); /* unsupported fusion: fall back to evaluating the jaxpr */
+  }
+  error_unstash(&older);
+  if (e->program && !prepare_program(e->program, be)) {
+    entry_free(e);
+    return jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
+  }
+  if (e->program && config_debug_level() >= 3) {
+    char *text = jit_program_print(e->program);
+    fprintf(stderr, "[jaxc] jit(%s) program:\n%s\n", jx_fn_name(J->f), text ? text : "?");
+    free(text);
+  }
+  *entry = e;
+  return JX_OK;
+}
+
 static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   Jit *J = ctx;
   int nin = jx_fn_nin(J->f);
@@ -147,72 +260,39 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   bool committed = false;
   const Backend *be = realize_device(jx_fn_name(J->f), nin, in, &committed);
   if (!be) return jx_last_status();
-  Entry *e = lookup(J, nin, in, traced ? NULL : be);
+  Aval stack_avals[8], *avals = nin <= 8 ? stack_avals : malloc((size_t)nin * sizeof *avals);
+  if (!avals) {
+    error_set(JX_ERR_OOM, "jx_jit: out of memory");
+    return JX_ERR_OOM;
+  }
+  for (int i = 0; i < nin; i++) avals[i] = prim_aval_of(in[i]);
+  bool x64 = dtype_x64();
+  Entry *e = lookup(J, nin, avals, x64, traced ? NULL : be);
   if (!e) {
-    Jaxpr *tj = NULL, *j = trace(J, nin, in, &tj);
-    if (!j) return jx_last_status();
-    if (config_debug_level() >= 2) {
-      char *text = jaxpr_print(j);
-      fprintf(stderr, "[jaxc] jit(%s) jaxpr:\n%s\n", jx_fn_name(J->f), text ? text : "?");
-      free(text);
-    }
-    if (has_tracer_consts(j)) { /* closes over an outer tracer: valid for this call only */
-      jx_status s = jaxpr_eval(tj ? tj : j, in, out);
-      jaxpr_free(j), jaxpr_free(tj);
+    jx_status s = build_entry(J, nin, in, avals, x64, be, out, &e);
+    if (!e) {
+      if (avals != stack_avals) free(avals);
       return s;
     }
-    e = calloc(1, sizeof *e);
-    Aval *avals = e ? calloc((size_t)nin + 1, sizeof *avals) : NULL;
-    if (!avals) {
-      free(e);
-      jaxpr_free(j), jaxpr_free(tj);
-      error_set(JX_ERR_OOM, "jx_jit: out of memory");
-      return JX_ERR_OOM;
-    }
-    for (int i = 0; i < nin; i++) avals[i] = prim_aval_of(in[i]);
-    *e = (Entry){.avals = avals, .x64 = dtype_x64(), .device = be, .jaxpr = j, .traced = tj,
-                 .next = J->entries};
-    ErrorSaved older = error_stash(); /* an unread error of the caller's stays first */
-    e->program = jit_lower(j, be);
-    if (!e->program) {
-      if (jx_last_status() != JX_ERR_UNSUPPORTED) {
-        jx_status s = jx_last_status();
-        error_unstash(&older);
-        entry_free(e);
-        return s;
-      }
-      if (config_debug_level() >= 1)
-        fprintf(stderr, "[jaxc] jit(%s): evaluated equation by equation (%s)\n", jx_fn_name(J->f), jx_last_error());
-      jx_clear_error(); /* unsupported fusion: fall back to evaluating the jaxpr */
-    }
-    error_unstash(&older);
-    if (e->program && !prepare_program(e->program, be)) {
-      entry_free(e);
+    e = insert(J, e, nin);
+  }
+  if (avals != stack_avals) free(avals);
+  jx_status s;
+  if (traced) {
+    /* Under a transformation the call stays one equation holding the jaxpr (JAX's
+     * pjit): staged as such, or transformed by the call's rules. */
+    s = prim_call(e->traced ? e->traced : e->jaxpr, nin, in, out);
+  } else {
+    jx_array *const *args = in; /* every input on be: uncommitted ones copied there */
+    if (!realize_args(be, nin, in, &args)) {
+      entry_release(e);
       return jx_last_status();
     }
-    if (e->program && config_debug_level() >= 3) {
-      char *text = jit_program_print(e->program);
-      fprintf(stderr, "[jaxc] jit(%s) program:\n%s\n", jx_fn_name(J->f), text ? text : "?");
-      free(text);
-    }
-    J->entries = e;
-    if (++J->nentries > JIT_CACHE_MAX) { /* drop the least recently used */
-      Entry *p = J->entries;
-      while (p->next && p->next->next) p = p->next;
-      entry_free(p->next);
-      p->next = NULL;
-      J->nentries--;
-    }
+    s = e->program ? jit_run(e->program, e->jaxpr, be, args, out) : jaxpr_eval(e->jaxpr, args, out);
+    realize_args_free(nin, in, args);
+    for (int o = 0; s == JX_OK && committed && o < jx_fn_nout(J->f); o++) out[o]->committed = true;
   }
-  /* Under a transformation the call stays one equation holding the jaxpr (JAX's pjit):
-   * staged as such, or transformed by the call's rules. */
-  if (traced) return prim_call(e->traced ? e->traced : e->jaxpr, nin, in, out);
-  jx_array *const *args = in; /* every input on be: uncommitted ones copied there */
-  if (!realize_args(be, nin, in, &args)) return jx_last_status();
-  jx_status s = e->program ? jit_run(e->program, e->jaxpr, be, args, out)
-                           : jaxpr_eval(e->jaxpr, args, out);
-  realize_args_free(nin, in, args);
-  for (int o = 0; s == JX_OK && committed && o < jx_fn_nout(J->f); o++) out[o]->committed = true;
+  entry_release(e);
   return s;
 }
 
@@ -276,8 +356,14 @@ const Program *jit_program_for(jx_fn *jf, jx_array *const *in) {
   Jit *J = fn_ctx(jf, jit_impl);
   bool committed;
   const Backend *be = J ? realize_device("jit_program_for", jx_fn_nin(J->f), in, &committed) : NULL;
-  Entry *e = be ? lookup(J, jx_fn_nin(J->f), in, be) : NULL;
-  return e ? e->program : NULL;
+  int nin = J ? jx_fn_nin(J->f) : 0;
+  Aval *avals = be ? calloc((size_t)nin + 1, sizeof *avals) : NULL;
+  for (int i = 0; avals && i < nin; i++) avals[i] = prim_aval_of(in[i]);
+  Entry *e = avals ? lookup(J, nin, avals, dtype_x64(), be) : NULL;
+  free(avals);
+  const Program *p = e ? e->program : NULL; /* valid while the entry stays cached */
+  entry_release(e);
+  return p;
 }
 
 jx_fn *jx_jit(jx_fn *f) {
@@ -291,6 +377,7 @@ jx_fn *jx_jit(jx_fn *f) {
     return NULL;
   }
   J->f = fn_retain(f);
+  pthread_mutex_init(&J->lock, NULL);
   control_set_runner(run_compiled); /* loop bodies and branches run compiled too */
   char name[256];
   snprintf(name, sizeof name, "jit(%s)", jx_fn_name(f));

@@ -251,16 +251,6 @@ static bool lower_movement(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *o
   return true;
 }
 
-/* Segments of the first stage of a reduction to few outputs: P partial results per
- * output, each reducing a contiguous 1/P of its elements (a row reduction, which
- * vectorizes), so that the work splits across threads; 0 when one stage is better. */
-static int64_t reduce_lanes(int64_t size, int64_t R) {
-  if (size > 64 || R < (1 << 15)) return 0;
-  for (int64_t P = 256; P >= 16; P /= 2)
-    if (R % P == 0) return P;
-  return 0;
-}
-
 static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
   Lazy *x = in[0];
   bool mask[JX_MAX_NDIM] = {false};
@@ -282,7 +272,7 @@ static bool lower_reduce(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out
    * reductions over leading axes already read neighbouring elements per output */
   bool trailing = true;
   for (int d = 0; d < x->aval.ndim; d++) trailing &= perm[d] == d;
-  int64_t size = shape_numel(av->ndim, av->shape), P = trailing ? reduce_lanes(size, R) : 0;
+  int64_t size = shape_numel(av->ndim, av->shape), P = trailing ? kernel_reduce_lanes(size, R) : 0;
   AluOp op = prim_alu_op(q->prim);
   jx_dtype dt = av->dtype;
   AluValue id = alu_reduce_identity(op, dt);

@@ -157,6 +157,30 @@ static jx_array *impl_reduce(Prim p, jx_array *x, const PrimParams *pp) {
   for (int d = 0; d < x->ndim; d++)
     if (mask[d]) perm[n++] = d, R *= x->shape[d];
   int64_t size = shape_numel(nkeep, out_shape);
+  AluOp op = prim_alu_op(p);
+  /* Large reductions over the innermost axes run in two stages, as jit lowers them
+   * (kernel_reduce_lanes): P partials per output, then their reduction. */
+  bool trailing = true;
+  for (int d = 0; d < x->ndim; d++) trailing &= perm[d] == d;
+  int64_t P = trailing ? kernel_reduce_lanes(size, R) : 0;
+  if (P) {
+    int64_t shape1[] = {size * P};
+    const AluExp *g = alu_special("gidx", size * P), *r = alu_special("ridx", R / P);
+    Kernel k1 = {.nargs = 1, .size = size * P, .dtype = x->dtype, .has_reduction = true};
+    k1.exp = load_flat(x, 0, alu_binary(ALU_ADD, alu_binary(ALU_MUL, g, idx_const(R / P)), r));
+    k1.reduction = (Reduction){.op = op, .dtype = x->dtype, .size = R / P,
+                               .identity = alu_reduce_identity(op, x->dtype)};
+    jx_array *part = run_kernel(&k1, &x, 1, shape1, x->weak);
+    if (!part) return NULL;
+    g = alu_special("gidx", size), r = alu_special("ridx", P);
+    Kernel k2 = {.nargs = 1, .size = size, .dtype = x->dtype, .has_reduction = true};
+    k2.exp = load_flat(part, 0, alu_binary(ALU_ADD, alu_binary(ALU_MUL, g, idx_const(P)), r));
+    k2.reduction = (Reduction){.op = op, .dtype = x->dtype, .size = P,
+                               .identity = alu_reduce_identity(op, x->dtype)};
+    jx_array *out = run_kernel(&k2, &part, nkeep, out_shape, x->weak);
+    jx_free(part);
+    return out;
+  }
   /* Index the permuted view as (kept..., reduced...) = gidx * R + ridx. */
   const AluExp *gidx = alu_special("gidx", size), *ridx = alu_special("ridx", R);
   const AluExp *flat = alu_binary(ALU_ADD, alu_binary(ALU_MUL, gidx, idx_const(R)), ridx);
@@ -165,7 +189,6 @@ static jx_array *impl_reduce(Prim p, jx_array *x, const PrimParams *pp) {
   for (int d = 0; d < x->ndim; d++) pshape[d] = x->shape[perm[d]];
   shape_unflatten(flat, x->ndim, pshape, idx_perm);
   for (int d = 0; d < x->ndim; d++) idx[perm[d]] = idx_perm[d];
-  AluOp op = prim_alu_op(p);
   Kernel k = {.nargs = 1, .size = size, .dtype = x->dtype, .has_reduction = true};
   k.exp = load_dims(x, 0, idx);
   k.reduction = (Reduction){.op = op, .dtype = x->dtype, .size = R,
