@@ -1,6 +1,7 @@
 /* config.c -- reads jaxc's environment variables (see config.h for the list). */
 #include "core/config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -51,30 +52,58 @@ int config_num_threads(void) {
   return cores > 0 ? (int)cores : 1;
 }
 
+double config_compile_timeout(void) {
+  const char *s = getenv("JAXC_COMPILE_TIMEOUT");
+  char *end = NULL;
+  double t = s ? strtod(s, &end) : 0;
+  return s && end != s && t > 0 && t < 1e9 ? t : 300;
+}
+
 const char *config_device(void) {
   const char *s = getenv("JAXC_DEVICE");
   return s && *s ? s : NULL;
 }
 
-void config_trace_event(const char *name, const char *category, double start_us, double dur_us,
-                        int64_t elements) {
-  static FILE *trace;
-  static bool tried;
-  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  pthread_mutex_lock(&lock);
-  if (!tried) {
-    tried = true;
-    const char *path = getenv("JAXC_TRACE");
-    if (path && *path && (trace = fopen(path, "w"))) fputs("[\n", trace);
+static struct {
+  pthread_mutex_t lock;
+  FILE *file;
+  char path[1024]; /* the JAXC_TRACE value it was opened (or failed to open) for */
+  int error;       /* errno of the failed open or write, 0 if none */
+  bool any;        /* an event written (the next one needs a comma) */
+} trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+jx_status config_trace_event(const char *name, const char *category, double start_us,
+                             double dur_us, const char *args_json) {
+  const char *path = getenv("JAXC_TRACE");
+  if (!path || !*path) return JX_OK;
+  pthread_mutex_lock(&trace.lock);
+  if (strcmp(path, trace.path) != 0) { /* first use, or JAXC_TRACE changed */
+    if (trace.file) fclose(trace.file);
+    snprintf(trace.path, sizeof trace.path, "%s", path);
+    trace.any = false;
+    trace.error = 0;
+    trace.file = fopen(path, "w");
+    if (!trace.file) trace.error = errno ? errno : EIO;
   }
-  if (trace) {
-    fprintf(trace,
-            "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
-            "\"pid\":1,\"tid\":1,\"args\":{\"elements\":%lld}},\n",
-            name, category, start_us, dur_us, (long long)elements);
-    fflush(trace);
+  static _Thread_local int tid;
+  static int next_tid; /* guarded by trace.lock */
+  if (!tid) tid = ++next_tid;
+  if (trace.file && !trace.error) {
+    /* "[\n" ev "\n]\n" at first; later ones overwrite the "\n]\n" with ",\n" ev "\n]\n" */
+    if (trace.any) fseek(trace.file, -3, SEEK_END);
+    int n = fprintf(trace.file,
+                    "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+                    "\"pid\":1,\"tid\":%d,\"args\":{%s}}\n]\n",
+                    trace.any ? ",\n" : "[\n", name, category, start_us, dur_us, tid,
+                    args_json ? args_json : "");
+    if (n < 0 || fflush(trace.file) != 0) trace.error = errno ? errno : EIO;
+    trace.any = true;
   }
-  pthread_mutex_unlock(&lock);
+  int err = trace.error;
+  pthread_mutex_unlock(&trace.lock);
+  if (!err) return JX_OK;
+  error_set(JX_ERR_IO, "JAXC_TRACE: cannot write the trace file %s: %s", path, strerror(err));
+  return JX_ERR_IO;
 }
 
 bool config_trace_enabled(void) {

@@ -4,6 +4,7 @@
  *   JAXC_CACHE_DIR    compiled-kernel cache (default $XDG_CACHE_HOME/jaxc, ~/.cache/jaxc)
  *   JAXC_NUM_THREADS  cpu backend threads (default: online cores)
  *   JAXC_TRACE        a Chrome/Perfetto trace file of kernel launches (jit programs)
+ *   JAXC_COMPILE_TIMEOUT  seconds a C compiler may run (default 300)
  *   JAXC_DEVICE       the default device ("cpu" unless set; tests run with "interp" too)
  *   JAXC_DEFAULT_MATMUL_PRECISION  jax_default_matmul_precision (TF32 on cuda or not)
  *   CC, TMPDIR        the C compiler for generated kernels; scratch space */
@@ -13,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "jaxc.h"
 
 /* JAXC_DEBUG as an integer (0 if unset or not a number), read once. */
 int config_debug_level(void);
@@ -26,12 +29,18 @@ const char *config_cc(void);
 bool config_cache_dir(char *buf, size_t n);
 /* $TMPDIR, else "/tmp". */
 const char *config_tmp_dir(void);
-/* Appends one complete event ("ph":"X", microseconds) to the JAXC_TRACE file, in the
- * Chrome trace JSON-array format (whose closing bracket is optional). No-op when unset. */
-void config_trace_event(const char *name, const char *category, double start_us, double dur_us,
-                        int64_t elements);
+/* Appends one complete event ("ph":"X", microseconds; args_json an object's members,
+ * e.g. "\"elements\":4") to the JAXC_TRACE file, in the Chrome trace JSON-array format:
+ * the file is a valid JSON array after every event (the closing bracket is rewritten).
+ * The file is opened on the first event (again when JAXC_TRACE changes); one that cannot
+ * be written is JX_ERR_IO naming it, on every traced call. JX_OK when unset. */
+jx_status config_trace_event(const char *name, const char *category, double start_us,
+                             double dur_us, const char *args_json);
 /* True when JAXC_TRACE names a file. */
 bool config_trace_enabled(void);
+/* JAXC_COMPILE_TIMEOUT (seconds, > 0), else 300: the longest a C compiler may run
+ * before it is killed and the compile fails. */
+double config_compile_timeout(void);
 /* JAXC_DEVICE, or NULL when unset or empty. */
 const char *config_device(void);
 /* Whether float32 matrix products may use TF32 (jx_config_default_matmul_precision,

@@ -11,6 +11,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "jit/jit.h"
+#include "render/render.h"
 #include "trace/trace.h"
 #include "transform/transform.h"
 
@@ -196,6 +197,19 @@ static bool prepare_program(const Program *p, const Backend *be) {
   return st == JX_OK;
 }
 
+/* Names each kernel step as the cpu backend names its function, so a JAXC_TRACE event
+ * says which kernel ran (a name that cannot be rendered is left out). */
+static void name_steps(Program *p) {
+  for (int k = 0; k < p->nsteps; k++) {
+    if (p->steps[k].is_routine) continue;
+    char name[RENDER_NAME_MAX];
+    char *src = render_kernel(&render_c, &p->steps[k].kernel, name);
+    if (src) p->steps[k].name = strdup(name);
+    else jx_clear_error();
+    free(src);
+  }
+}
+
 /* Traces, lowers and compiles a cache entry for in's signature on be into *entry (one
  * reference, the caller's). When the jaxpr closes over an outer tracer it is valid for
  * this call only: evaluated into out, *entry stays NULL. */
@@ -237,6 +251,7 @@ static jx_status build_entry(Jit *J, int nin, jx_array *const *in, const Aval *a
       fprintf(stderr, "[jaxc] jit(%s): evaluated equation by equation (%s)\n", jx_fn_name(J->f), jx_last_error());
     jx_clear_error(); /* unsupported fusion: fall back to evaluating the jaxpr */
   }
+  if (e->program && config_trace_enabled()) name_steps(e->program);
   error_unstash(&older);
   if (e->program && !prepare_program(e->program, be)) {
     entry_free(e);

@@ -22,6 +22,7 @@ typedef struct Step {
   int *outs; /* ... slots written */
   int nfree; /* slots whose last use is this step */
   int *frees;
+  char *name; /* a kernel's k_<ops>_<size>_<hash> (render_c), for JAXC_TRACE; else NULL */
 } Step;
 
 /* Slots a step reads. */

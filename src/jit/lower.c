@@ -960,7 +960,7 @@ Program *jit_lower(const Jaxpr *j, const Backend *be) {
 void jit_program_free(Program *p) {
   if (!p) return;
   for (int s = 0; s < p->nsteps; s++)
-    free(p->steps[s].args), free(p->steps[s].outs), free(p->steps[s].frees);
+    free(p->steps[s].args), free(p->steps[s].outs), free(p->steps[s].frees), free(p->steps[s].name);
   for (int o = 0; p->outs && o < p->nout; o++) shape_free(p->outs[o].st);
   free(p->steps), free(p->kinds), free(p->index), free(p->outs);
   free(p);

@@ -18,6 +18,44 @@ static double now_us(void) {
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+/* dtype[n] of a buffer as a flat array, appended to buf at *n (JSON string). */
+static void append_buf(char *buf, size_t cap, size_t *n, const char *sep, jx_dtype d, const Buffer *b) {
+  if (*n >= cap) return;
+  size_t item = jx_dtype_itemsize(d);
+  int w = snprintf(buf + *n, cap - *n, "%s\"%s[%lld]\"", sep, jx_dtype_name(d),
+                   (long long)(b && item ? b->nbytes / item : 0));
+  if (w > 0) *n += (size_t)w;
+}
+
+/* A trace event's args: what ran, on which shapes -- kernel: the output's elements, the
+ * reduction length, and every operand and output as dtype[elements]; routine: its sizes
+ * and operands. */
+static void trace_args(const Step *st, Buffer *const *in, Buffer *const *outs, char *buf, size_t cap) {
+  size_t n = 0;
+  int w;
+  if (st->is_routine) {
+    const Routine *r = &st->routine;
+    w = snprintf(buf, cap, "\"outer\":%lld,\"n\":%lld,\"inner\":%lld,\"m\":%lld,\"inputs\":[",
+                 (long long)r->outer, (long long)r->n, (long long)r->inner, (long long)r->m);
+    if (w > 0) n = (size_t)w;
+    for (int a = 0; a < r->nin && n < cap; a++) { /* operands of several dtypes: bytes */
+      w = snprintf(buf + n, cap - n, "%s\"%zu bytes\"", a ? "," : "", in[a] ? in[a]->nbytes : 0);
+      if (w > 0) n += (size_t)w;
+    }
+  } else {
+    const Kernel *k = &st->kernel;
+    w = snprintf(buf, cap, "\"elements\":%lld,\"reduce\":%lld,\"inputs\":[", (long long)k->size,
+                 (long long)(k->has_reduction ? k->reduction.size : 0));
+    if (w > 0) n = (size_t)w;
+    for (int a = 0; a < k->nargs; a++) append_buf(buf, cap, &n, a ? "," : "", k->arg_dtypes[a], in[a]);
+    if (n < cap) n += (size_t)snprintf(buf + n, cap - n, "],\"outputs\":[");
+    for (int o = 0; o < 1 + k->nextra; o++)
+      append_buf(buf, cap, &n, o ? "," : "", o ? k->extra_dtypes[o - 1] : k->dtype, outs[o]);
+  }
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+  if (n >= cap - 1) snprintf(buf, cap, "\"args\":\"too long\""); /* never cut JSON */
+}
+
 jx_status jit_run(const Program *p, const Jaxpr *j, const Backend *be, jx_array *const *in,
                   jx_array **out) {
   Buffer **bufs = calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *bufs);
@@ -59,10 +97,13 @@ jx_status jit_run(const Program *p, const Jaxpr *j, const Backend *be, jx_array 
       break;
     }
     for (int o = 0; o < st->nout; o++) bufs[st->outs[o]] = outs[o];
-    if (tracing)
-      config_trace_event(st->is_routine ? routine_name(st->routine.op) : "kernel",
-                         st->is_routine ? "routine" : st->kernel.has_reduction ? "reduction" : "elementwise",
-                         t0, now_us() - t0, st->kernel.size);
+    if (tracing) {
+      char args_json[1024];
+      trace_args(st, args, outs, args_json, sizeof args_json);
+      s = config_trace_event(st->is_routine ? routine_name(st->routine.op) : st->name ? st->name : "kernel",
+                             st->is_routine ? "routine" : st->kernel.has_reduction ? "reduction" : "elementwise",
+                             t0, now_us() - t0, args_json);
+    }
     if (debug >= 1 && st->is_routine)
       fprintf(stderr, "[jaxc] jit step %d/%d: %s outer=%lld n=%lld inner=%lld m=%lld%s%s on %s, %.1f us\n",
               k + 1, p->nsteps, routine_name(st->routine.op), (long long)st->routine.outer,

@@ -1,5 +1,7 @@
 /* compile.c -- turns a generated translation unit into a loaded function: finds the
- * system C compiler, runs it (posix_spawn) through the disk cache, loads with dlopen. */
+ * system C compiler, runs it (posix_spawn, with a timeout) through the disk cache, loads
+ * with dlopen -- a cached object only after its size and hash match what was stored
+ * beside it when it was compiled. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,7 +32,10 @@ extern char **environ;
 /* Disk cache: <dir>/<kernel name>-<key hash>.c and .so, where the key hashes the
  * source with the compiler (command and --version), the flags and the CPU. The .c file
  * starts with a header recording that key, so reuse compares the stored file byte for
- * byte with what would be written now -- a hash alone never decides. */
+ * byte with what would be written now -- a hash alone never decides. Beside the .so, a
+ * .so.check file records its size and FNV-1a hash: a damaged object (truncated, zeroed
+ * pages: dlopen would die of SIGBUS/SIGSEGV) or a missing record means compiling again,
+ * never loading. */
 #define MAX_ARGS 32
 #define PATH_CAP COMPILE_PATH_MAX
 
@@ -143,22 +150,47 @@ const char *compile_flags(void) { return FLAGS; }
 
 /* ------------------------------------------------------------- processes */
 
-/* Runs argv with stdout and stderr sent to log_path; returns the exit status (or -1 when
- * it could not start, -2 when it died of a signal). */
+/* Runs argv with stdout and stderr sent to log_path, in a process group of its own, for
+ * at most config_compile_timeout() seconds (then the whole group is killed: a compiler
+ * script's children too); returns the exit status, or -1 when it could not start, -2
+ * when it died of a signal, -3 when it timed out. */
+#define RUN_FAILED_START -1
+#define RUN_CRASHED -2
+#define RUN_TIMED_OUT -3
 static int run(char *const *argv, const char *log_path) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return RUN_FAILED_START;
+  double limit_s = config_compile_timeout();
+  struct timespec t0, now, nap = {0, 1000000}; /* polls from 1 ms, backing off to 50 ms */
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   int status;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return RUN_FAILED_START;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 > limit_s) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+      return RUN_TIMED_OUT;
+    }
+    nanosleep(&nap, NULL);
+    if (nap.tv_nsec < 50000000) nap.tv_nsec *= 2;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : RUN_CRASHED;
 }
 
 /* Reads up to cap-1 bytes of a file into buf (NUL-terminated); returns the length. */
@@ -250,6 +282,42 @@ static bool write_file(const char *path, const char *text, size_t len) {
   return ok;
 }
 
+/* Size and FNV-1a hash of a file's bytes; false if it cannot be read. */
+static bool file_digest(const char *path, long long *size, uint64_t *hash) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  char buf[65536];
+  size_t n;
+  *size = 0;
+  *hash = FNV_INIT;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) *hash = fnv1a(*hash, buf, n), *size += (long long)n;
+  bool ok = !ferror(f);
+  fclose(f);
+  return ok;
+}
+
+#define CHECK_FORMAT "jaxc shared object: size %lld, fnv1a %016" PRIx64 "\n"
+
+/* Records so's size and hash in check_path (atomically); false if it cannot. */
+static bool write_check(const char *so, const char *check_path) {
+  long long size;
+  uint64_t hash;
+  char text[128];
+  if (!file_digest(so, &size, &hash)) return false;
+  int n = snprintf(text, sizeof text, CHECK_FORMAT, size, hash);
+  return n > 0 && (size_t)n < sizeof text && write_file(check_path, text, (size_t)n);
+}
+
+/* Whether so's size and hash are those recorded in check_path. */
+static bool check_matches(const char *so, const char *check_path) {
+  char want[128], got[128];
+  long long size;
+  uint64_t hash;
+  if (!read_head(check_path, want, sizeof want) || !file_digest(so, &size, &hash)) return false;
+  snprintf(got, sizeof got, CHECK_FORMAT, size, hash);
+  return strcmp(want, got) == 0;
+}
+
 /* dlopen + dlsym of n functions; `report` records a failure as the error (else it is
  * silent). */
 static jx_status load(const char *so, int n, const char *const *names, CpuKernelFn *fns,
@@ -319,17 +387,20 @@ jx_status compile_load_many(const char *source, size_t len, const char *name, in
   text[total] = 0;
   uint64_t key = fnv1a(FNV_INIT, text, total);
   char base[PATH_CAP], c_path[PATH_CAP], so_path[PATH_CAP], tmp_so[PATH_CAP], log[PATH_CAP];
+  char check_path[PATH_CAP];
   if (!path_printf(base, "%s/%s-%016" PRIx64, cc.dir, name, key) ||
       !path_printf(c_path, "%s.c", base) || !path_printf(so_path, "%s.so", base) ||
-      !path_printf(log, "%s.log", base)) {
+      !path_printf(log, "%s.log", base) || !path_printf(check_path, "%s.so.check", base)) {
     free(text);
     error_set(JX_ERR_IO, "cpu: cache path too long under %s", cc.dir);
     return JX_ERR_IO;
   }
   memcpy(path, c_path, strlen(c_path) + 1);
 
-  /* Reuse: the stored source is exactly ours and its object loads. */
-  if (file_equals(c_path, text, total) && access(so_path, R_OK) == 0) {
+  /* Reuse: the stored source is exactly ours, its object is the one compiled from it
+   * (size and hash as recorded), and it loads. */
+  if (file_equals(c_path, text, total) && access(so_path, R_OK) == 0 &&
+      check_matches(so_path, check_path)) {
     if (load(so_path, nfn, names, fns, false) == JX_OK) {
       free(text);
       return JX_OK;
@@ -363,7 +434,12 @@ jx_status compile_load_many(const char *source, size_t len, const char *name, in
     char out[600];
     read_head(log, out, sizeof out);
     unlink(tmp_so);
-    const char *how = status == -1 ? "could not be started" : status == -2 ? "crashed" : "failed";
+    char how[96];
+    if (status == RUN_TIMED_OUT)
+      snprintf(how, sizeof how, "timed out after %g s (JAXC_COMPILE_TIMEOUT)", config_compile_timeout());
+    else
+      snprintf(how, sizeof how, "%s", status == RUN_FAILED_START ? "could not be started"
+                                      : status == RUN_CRASHED  ? "crashed" : "failed");
     error_set(JX_ERR_COMPILE,
               "cpu: compiling kernel %s %s (%s, exit status %d); generated source kept at %s; "
               "compiler output (%s):\n%s",
@@ -374,6 +450,8 @@ jx_status compile_load_many(const char *source, size_t len, const char *name, in
   /* Load under the unique temporary name (dlopen matches loaded objects by name, so a
    * reused path could give an older object), then publish it for other processes. */
   jx_status st = load(tmp_so, nfn, names, fns, true);
-  if (rename(tmp_so, so_path) != 0) unlink(tmp_so); /* still loaded; not cached on disk */
+  /* the record first: an object published without one is compiled again, not trusted */
+  if (st != JX_OK || !write_check(tmp_so, check_path) || rename(tmp_so, so_path) != 0)
+    unlink(tmp_so); /* still loaded; not cached on disk */
   return st;
 }
