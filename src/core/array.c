@@ -2,6 +2,7 @@
  * count, introspection, and the argument checks every public entry point shares. */
 #include "core/array.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,18 @@ typedef struct Scope {
 static _Thread_local Scope *scopes;
 static _Thread_local int scope_depth, scope_cap;
 
+/* The scope stack is freed when its thread exits (a pthread key's destructor): a thread
+ * that called into jaxc leaves nothing behind. */
+static pthread_key_t scopes_key;
+static pthread_once_t scopes_once = PTHREAD_ONCE_INIT;
+static void scopes_free(void *p) {
+  (void)p; /* the thread's own TLS, still valid while key destructors run */
+  for (int d = 0; d < scope_depth; d++) free(scopes[d].items);
+  free(scopes);
+  scopes = NULL, scope_depth = scope_cap = 0;
+}
+static void scopes_key_create(void) { pthread_key_create(&scopes_key, scopes_free); }
+
 static bool scope_push_item(Scope *s, jx_array *a) {
   if (s->n == s->cap) {
     int64_t cap = s->cap ? s->cap * 2 : 64;
@@ -82,6 +95,10 @@ void jx_scope_begin(void) {
     if (!s) {
       error_set(JX_ERR_OOM, "jx_scope_begin: out of memory");
       return;
+    }
+    if (!scopes) {
+      pthread_once(&scopes_once, scopes_key_create);
+      pthread_setspecific(scopes_key, s); /* any non-NULL value: the destructor runs */
     }
     scopes = s;
     scope_cap = cap;

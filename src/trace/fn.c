@@ -1,5 +1,6 @@
 /* fn.c -- jx_fn, the refcounted callable that transformations consume and produce,
  * and jx_call, which runs a user function inside an implicit scope. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,17 @@ typedef struct FnScope {
 
 static _Thread_local FnScope *fn_scopes;
 static _Thread_local int fn_depth, fn_cap;
+
+/* Freed when the thread exits (see the array scopes in core/array.c). */
+static pthread_key_t fn_scopes_key;
+static pthread_once_t fn_scopes_once = PTHREAD_ONCE_INIT;
+static void fn_scopes_free(void *p) {
+  (void)p;
+  for (int d = 0; d < fn_depth; d++) free(fn_scopes[d].items);
+  free(fn_scopes);
+  fn_scopes = NULL, fn_depth = fn_cap = 0;
+}
+static void fn_scopes_key_create(void) { pthread_key_create(&fn_scopes_key, fn_scopes_free); }
 
 static bool fn_scope_push(FnScope *s, jx_fn *f) {
   if (s->n == s->cap) {
@@ -77,6 +89,10 @@ void jx_fn_scope_begin(void) {
     if (!s) {
       error_set(JX_ERR_OOM, "jx_fn_scope_begin: out of memory");
       return;
+    }
+    if (!fn_scopes) {
+      pthread_once(&fn_scopes_once, fn_scopes_key_create);
+      pthread_setspecific(fn_scopes_key, s);
     }
     fn_scopes = s, fn_cap = cap;
   }
