@@ -9,6 +9,13 @@
  *                 [--data DIR] [--device NAME] [--limit N] [--plot FILE] [--save FILE]
  *                 [--trace FILE] [--bench N]
  *
+ * Bad input is refused before any work with a message naming the option and the value
+ * (exit status 2): numbers must be whole and in range, --lr positive and finite, the
+ * batch no larger than the training set. A loss that stops being finite ends training
+ * (exit 1), as does a plot, parameter or trace file that cannot be written. The data:
+ * <prefix>-images-idx3-ubyte[.gz] and <prefix>-labels-idx1-ubyte[.gz] for the train and
+ * t10k splits, gzip or not, image and label counts checked against each other.
+ *
  * --bench N times N training steps on one batch after a warm-up step (which compiles)
  * and prints "fm_<model>_step <ms> ms" and "fm_<model>_compile <ms> ms" (bench/run.py).
  *
@@ -16,12 +23,15 @@
  * maxpool2, dense(128)-relu, dense(10), NHWC. */
 #define _GNU_SOURCE
 #include <jaxc.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_PARAMS 8
 #define NCLASS 10
@@ -48,15 +58,35 @@ static int fail(const char *what) {
 
 /* ------------------------------------------------------------------ data */
 
-/* images (N, 28, 28) uint8 -> float32 in [0, 1], shaped (N, 784) for the MLP or
- * (N, 28, 28, 1) for the CNN; labels (N,) uint8 -> int32. */
-static bool load_split(const Options *o, const char *prefix, bool cnn, jx_array **x, jx_array **y) {
+/* <dir>/<name>.gz if it exists, else <dir>/<name> (IDX files gzip-compressed or not). */
+static jx_array *read_idx(const char *dir, const char *name) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", o->data, prefix);
-  jx_array *img = jx_io_read_idx(path);
-  snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte.gz", o->data, prefix);
-  jx_array *lab = jx_io_read_idx(path);
+  snprintf(path, sizeof path, "%s/%s.gz", dir, name);
+  if (access(path, R_OK) != 0) snprintf(path, sizeof path, "%s/%s", dir, name);
+  return jx_io_read_idx(path);
+}
+
+/* images (N, 28, 28) uint8 -> float32 in [0, 1], shaped (N, 784) for the MLP or
+ * (N, 28, 28, 1) for the CNN; labels (N,) uint8 -> int32. --limit keeps the first N of
+ * each split (the test set too). false with a message printed. */
+static bool load_split(const Options *o, const char *prefix, bool cnn, jx_array **x, jx_array **y) {
+  char name[64];
+  snprintf(name, sizeof name, "%s-images-idx3-ubyte", prefix);
+  jx_array *img = read_idx(o->data, name);
+  snprintf(name, sizeof name, "%s-labels-idx1-ubyte", prefix);
+  jx_array *lab = img ? read_idx(o->data, name) : NULL;
   if (!img || !lab) {
+    jx_free(img), jx_free(lab);
+    fail("reading the data (install Debian's dataset-fashion-mnist or pass --data DIR)");
+    return false;
+  }
+  bool shapes_ok = jx_ndim(img) == 3 && jx_shape(img)[1] == 28 && jx_shape(img)[2] == 28 &&
+                   jx_ndim(lab) == 1 && jx_dtype_of(img) == JX_UINT8 && jx_dtype_of(lab) == JX_UINT8;
+  if (!shapes_ok || jx_shape(img)[0] != jx_shape(lab)[0]) {
+    fprintf(stderr, "fashion_mnist: %s/%s: %lld images of %lldx%lld and %lld labels (expected N uint8 "
+            "images of 28x28 and N uint8 labels)\n", o->data, prefix, (long long)jx_shape(img)[0],
+            (long long)(jx_ndim(img) > 1 ? jx_shape(img)[1] : 0),
+            (long long)(jx_ndim(img) > 2 ? jx_shape(img)[2] : 0), (long long)jx_shape(lab)[0]);
     jx_free(img), jx_free(lab);
     return false;
   }
@@ -73,6 +103,7 @@ static bool load_split(const Options *o, const char *prefix, bool cnn, jx_array 
   *y = jx_astype(lab, JX_INT32);
   jx_scope_end(2, (jx_array *[]){*x, *y});
   jx_free(img), jx_free(lab);
+  if (!*x || !*y) fail("converting the data");
   return *x && *y;
 }
 
@@ -199,12 +230,20 @@ static jx_status correct_fn(void *ctx, jx_array *const *in, jx_array **out) {
 
 /* ------------------------------------------------------------- outputs */
 
-static void write_svg(const char *path, int epochs, const double *loss, const double *acc) {
+/* The loss (left axis, 0..max) and test accuracy (right axis, scaled to the data in
+ * steps of 5%) per epoch, as lines with a marker at every epoch (so one epoch shows).
+ * false if the file cannot be written. */
+static bool write_svg(const char *path, int epochs, const double *loss, const double *acc) {
   FILE *f = fopen(path, "w");
-  if (!f) return;
+  if (!f) return false;
   const int W = 640, H = 360, L = 60, R = 60, T = 30, B = 40;
-  double lmax = 0;
-  for (int e = 0; e < epochs; e++) lmax = loss[e] > lmax ? loss[e] : lmax;
+  double lmax = 0, alo = 100, ahi = 0;
+  for (int e = 0; e < epochs; e++) {
+    lmax = loss[e] > lmax ? loss[e] : lmax;
+    alo = fmin(alo, acc[e] * 100), ahi = fmax(ahi, acc[e] * 100);
+  }
+  alo = fmax(0, 5 * floor((alo - 1) / 5)), ahi = fmin(100, 5 * ceil((ahi + 1) / 5));
+  if (ahi <= alo) ahi = alo + 5;
   fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif' font-size='12'>\n", W, H);
   fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n");
   fprintf(f, "<text x='%d' y='18' text-anchor='middle'>jaxc Fashion-MNIST: train loss (blue) and test accuracy (orange)</text>\n", W / 2);
@@ -214,7 +253,7 @@ static void write_svg(const char *path, int epochs, const double *loss, const do
   for (int k = 0; k <= 4; k++) {
     int y = H - B - k * (H - B - T) / 4;
     fprintf(f, "<text x='%d' y='%d' text-anchor='end' fill='#1f77b4'>%.2f</text>\n", L - 5, y + 4, lmax * k / 4);
-    fprintf(f, "<text x='%d' y='%d' fill='#ff7f0e'>%.0f%%</text>\n", W - R + 5, y + 4, 80.0 + 20.0 * k / 4);
+    fprintf(f, "<text x='%d' y='%d' fill='#ff7f0e'>%.1f%%</text>\n", W - R + 5, y + 4, alo + (ahi - alo) * k / 4);
   }
   for (int e = 0; e < epochs; e++) {
     int x = L + (epochs > 1 ? e * (W - L - R) / (epochs - 1) : (W - L - R) / 2);
@@ -223,31 +262,79 @@ static void write_svg(const char *path, int epochs, const double *loss, const do
   fprintf(f, "<text x='%d' y='%d' text-anchor='middle'>epoch</text>\n", W / 2, H - 6);
   const char *color[2] = {"#1f77b4", "#ff7f0e"};
   for (int s = 0; s < 2; s++) {
+    char points[64];
     fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' points='", color[s]);
-    for (int e = 0; e < epochs; e++) {
-      int x = L + (epochs > 1 ? e * (W - L - R) / (epochs - 1) : (W - L - R) / 2);
-      double v = s == 0 ? (lmax > 0 ? loss[e] / lmax : 0) : (acc[e] * 100 - 80) / 20;
-      v = v < 0 ? 0 : v > 1 ? 1 : v;
-      fprintf(f, "%d,%d ", x, (int)(H - B - v * (H - B - T)));
-    }
-    fprintf(f, "'/>\n");
+    for (int pass = 0; pass < 2; pass++) /* the line, then its markers */
+      for (int e = 0; e < epochs; e++) {
+        int x = L + (epochs > 1 ? e * (W - L - R) / (epochs - 1) : (W - L - R) / 2);
+        double v = s == 0 ? (lmax > 0 ? loss[e] / lmax : 0) : (acc[e] * 100 - alo) / (ahi - alo);
+        v = v < 0 ? 0 : v > 1 ? 1 : v;
+        int y = (int)(H - B - v * (H - B - T));
+        snprintf(points, sizeof points, "%d,%d ", x, y);
+        if (pass == 0) fputs(points, f);
+        else fprintf(f, "<circle cx='%d' cy='%d' r='4' fill='%s'/>\n", x, y, color[s]);
+        if (pass == 0 && e == epochs - 1) fprintf(f, "'/>\n");
+      }
   }
   fprintf(f, "</svg>\n");
-  fclose(f);
+  bool ok = !ferror(f);
+  return fclose(f) == 0 && ok;
 }
 
 /* ------------------------------------------------------------------ main */
 
+/* Strict numbers: the whole value, in [lo, hi]; else a message naming option and value. */
+static bool parse_int(const char *opt, const char *v, long long lo, long long hi, long long *out) {
+  char *end = NULL;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (end == v || *end || errno == ERANGE || x < lo || x > hi) {
+    fprintf(stderr, "fashion_mnist: %s %s: expected a whole number from %lld to %lld\n", opt, v, lo, hi);
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
+static bool parse_positive(const char *opt, const char *v, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (end == v || *end || errno == ERANGE || !isfinite(x) || !(x > 0)) {
+    fprintf(stderr, "fashion_mnist: %s %s: expected a positive finite number\n", opt, v);
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
+#define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
+
+static void usage(const char *argv0) {
+  printf("usage: %s [options]\n"
+         "  --model mlp|cnn     the model (default mlp)\n"
+         "  --epochs N          passes over the training set, 1..100000 (default 10)\n"
+         "  --batch-size B      images per step, at most the training set (default 128)\n"
+         "  --lr LR             Adam's peak learning rate, cosine-decayed to 0 (default 0.001)\n"
+         "  --seed S            parameter init and shuffling seed (default 0)\n"
+         "  --data DIR          IDX files, gzip or not (default %s)\n"
+         "  --device NAME       cpu, interp or cuda (default: JAXC_DEVICE, else cpu)\n"
+         "  --limit N           use the first N images of the training and of the test set\n"
+         "  --plot FILE         SVG of loss and accuracy per epoch (default fashion_mnist.svg)\n"
+         "  --save FILE         parameters as safetensors (default fashion_mnist.safetensors)\n"
+         "  --trace FILE        Chrome/Perfetto trace of the kernels run (JAXC_TRACE)\n"
+         "  --bench N           time N training steps on one batch and exit\n"
+         "Relative paths are relative to the current directory.\n", argv0, DEFAULT_DATA);
+}
+
 static int parse(int argc, char **argv, Options *o) {
-  *o = (Options){.model = "mlp", .data = "/usr/share/datasets/fashion-mnist", .device = NULL,
+  *o = (Options){.model = "mlp", .data = DEFAULT_DATA, .device = NULL,
                  .plot = "fashion_mnist.svg", .save = "fashion_mnist.safetensors", .epochs = 10,
                  .batch = 128, .lr = 1e-3, .seed = 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      printf("usage: %s [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr LR] [--seed S]\n"
-             "          [--data DIR] [--device NAME] [--limit N] [--plot FILE] [--save FILE] [--trace FILE]\n"
-             "          [--bench N]\n", argv[0]);
+      usage(argv[0]);
       exit(0);
     }
     static const char *const known[] = {"--model", "--epochs", "--batch-size", "--lr", "--seed",
@@ -257,39 +344,57 @@ static int parse(int argc, char **argv, Options *o) {
     for (size_t k = 0; k < sizeof known / sizeof *known; k++) ok |= !strcmp(a, known[k]);
     if (!ok) return fprintf(stderr, "fashion_mnist: unknown option %s (see --help)\n", a), 2;
     if (!v) return fprintf(stderr, "fashion_mnist: %s needs a value\n", a), 2;
+    long long n = 0;
     if (!strcmp(a, "--model")) o->model = v;
-    else if (!strcmp(a, "--epochs")) o->epochs = atoi(v);
-    else if (!strcmp(a, "--batch-size")) o->batch = atoll(v);
-    else if (!strcmp(a, "--lr")) o->lr = atof(v);
-    else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--epochs")) ok = parse_int(a, v, 1, 100000, &n), o->epochs = (int)n;
+    else if (!strcmp(a, "--batch-size")) ok = parse_int(a, v, 1, INT32_MAX, &n), o->batch = n;
+    else if (!strcmp(a, "--lr")) ok = parse_positive(a, v, &o->lr);
+    else if (!strcmp(a, "--seed")) ok = parse_int(a, v, 0, LLONG_MAX, &n), o->seed = (uint64_t)n;
     else if (!strcmp(a, "--data")) o->data = v;
     else if (!strcmp(a, "--device")) o->device = v;
-    else if (!strcmp(a, "--limit")) o->limit = atoll(v);
+    else if (!strcmp(a, "--limit")) ok = parse_int(a, v, 1, INT32_MAX, &n), o->limit = n;
     else if (!strcmp(a, "--plot")) o->plot = v;
     else if (!strcmp(a, "--save")) o->save = v;
     else if (!strcmp(a, "--trace")) o->trace = v;
-    else if (!strcmp(a, "--bench")) o->bench = atoi(v);
-    else return fprintf(stderr, "fashion_mnist: unknown option %s\n", a), 2;
+    else if (!strcmp(a, "--bench")) ok = parse_int(a, v, 1, 1000000, &n), o->bench = (int)n;
+    if (!ok) return 2;
     i++;
   }
   if (strcmp(o->model, "mlp") && strcmp(o->model, "cnn"))
-    return fprintf(stderr, "fashion_mnist: --model must be mlp or cnn\n"), 2;
-  if (o->epochs < 1 || o->batch < 1) return fprintf(stderr, "fashion_mnist: bad --epochs/--batch-size\n"), 2;
+    return fprintf(stderr, "fashion_mnist: --model %s: expected mlp or cnn\n", o->model), 2;
   return 0;
+}
+
+/* An output file's directory must exist and be writable before hours of training. */
+static bool writable(const char *opt, const char *path) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (slash == dir) dir[1] = 0;
+  else *slash = 0;
+  if (access(dir, W_OK | X_OK) == 0) return true;
+  fprintf(stderr, "fashion_mnist: %s %s: cannot write there (%s: %s)\n", opt, path, dir, strerror(errno));
+  return false;
 }
 
 int main(int argc, char **argv) {
   Options o;
   int rc = parse(argc, argv, &o);
   if (rc) return rc;
+  if (!writable("--plot", o.plot) || !writable("--save", o.save) || (o.trace && !writable("--trace", o.trace)))
+    return 1;
   if (o.device && jx_default_device(o.device) != JX_OK) return fail("--device");
   if (o.trace && setenv("JAXC_TRACE", o.trace, 1) != 0) return fail("--trace");
   bool cnn = !strcmp(o.model, "cnn");
   jx_array *xtr, *ytr, *xte, *yte;
   double t0 = now();
-  if (!load_split(&o, "train", cnn, &xtr, &ytr) || !load_split(&o, "t10k", cnn, &xte, &yte))
-    return fail("reading the data (install Debian's dataset-fashion-mnist or pass --data DIR)");
+  if (!load_split(&o, "train", cnn, &xtr, &ytr)) return 1;
+  if (!load_split(&o, "t10k", cnn, &xte, &yte)) return 1;
   int64_t ntrain = jx_shape(xtr)[0], ntest = jx_shape(xte)[0];
+  if (o.batch > ntrain)
+    return fprintf(stderr, "fashion_mnist: --batch-size %lld: larger than the %lld training images\n",
+                   (long long)o.batch, (long long)ntrain), 2;
   printf("jaxc %d.%d: Fashion-MNIST %lld train / %lld test images from %s (%.1f s), model %s, device %s\n",
          JAXC_VERSION_MAJOR, JAXC_VERSION_MINOR, (long long)ntrain, (long long)ntest, o.data, now() - t0,
          o.model, jx_device_of(xtr));
@@ -350,6 +455,8 @@ int main(int argc, char **argv) {
   double *losses = calloc((size_t)o.epochs, sizeof *losses), *accs = calloc((size_t)o.epochs, sizeof *accs);
   double train_time = 0;
   jx_array *key = jx_random_key(o.seed + 1);
+  /* a progress bar redrawn in place on a terminal; none in a log file */
+  bool bar_on = isatty(fileno(stderr));
   for (int e = 0; e < o.epochs; e++) {
     double te = now(), running = 0;
     jx_scope_begin();
@@ -370,15 +477,21 @@ int main(int argc, char **argv) {
       in[m.nparams + ns + 1] = jx_take(ytr, idx, 0);
       if (jx_call(step, in, out) != JX_OK) return fail("training step");
       double l = jx_item(out[m.nparams + ns]);
+      if (!isfinite(l)) {
+        if (bar_on) fprintf(stderr, "\n");
+        fprintf(stderr, "fashion_mnist: the loss is %g at epoch %d, step %lld: training stopped (--lr %g "
+                "too large?)\n", l, e + 1, (long long)b + 1, o.lr);
+        return 1;
+      }
       running = b == 0 ? l : 0.98 * running + 0.02 * l;
       for (int i = 0; i < m.nparams; i++) jx_free(m.params[i]), m.params[i] = out[i];
       for (int i = 0; i < ns; i++) jx_free(state[i]), state[i] = out[m.nparams + i];
       jx_scope_end(m.nparams + ns, out); /* keeps params and state; frees the loss */
-      if (b % 20 == 0 || b == nbatch - 1) {
+      if (bar_on && (b % 20 == 0 || b == nbatch - 1)) { /* at most 79 columns */
         double dt = now() - te;
-        int bar = (int)(30 * (b + 1) / nbatch);
-        fprintf(stderr, "\repoch %2d/%d [%.*s%*s] %5.1f%% %7.0f samples/s loss %.4f", e + 1, o.epochs, bar,
-                "==============================", 30 - bar, "", 100.0 * (double)(b + 1) / (double)nbatch,
+        int bar = (int)(20 * (b + 1) / nbatch);
+        fprintf(stderr, "\repoch %3d/%-3d [%.*s%*s] %5.1f%% %7.0f img/s loss %.4f", e + 1, o.epochs, bar,
+                "====================", 20 - bar, "", 100.0 * (double)(b + 1) / (double)nbatch,
                 (double)((b + 1) * o.batch) / dt, running);
       }
     }
@@ -401,7 +514,7 @@ int main(int argc, char **argv) {
     }
     losses[e] = running;
     accs[e] = (double)right / (double)ntest;
-    fprintf(stderr, "\r%*s\r", 110, "");
+    if (bar_on) fprintf(stderr, "\r%*s\r", 79, "");
     printf("epoch %2d/%d  loss %.4f  test accuracy %.2f%%  %.1f s (%.0f samples/s)\n", e + 1, o.epochs,
            running, 100 * accs[e], epoch_time, (double)(nbatch * o.batch) / epoch_time);
     fflush(stdout);
@@ -412,11 +525,20 @@ int main(int argc, char **argv) {
   getrusage(RUSAGE_SELF, &ru);
   printf("final test accuracy %.2f%% after %d epoch%s; %.1f s per epoch; peak memory %.0f MiB\n",
          100 * accs[o.epochs - 1], o.epochs, o.epochs == 1 ? "" : "s", train_time / o.epochs, ru.ru_maxrss / 1024.0);
-  write_svg(o.plot, o.epochs, losses, accs);
-  printf("wrote %s", o.plot);
-  if (jx_io_save_safetensors(o.save, m.nparams, m.names, m.params) == JX_OK) printf(" and %s", o.save);
-  else fprintf(stderr, "\nfashion_mnist: saving parameters: %s\n", jx_last_error());
-  printf("\n");
+  int status = 0;
+  if (write_svg(o.plot, o.epochs, losses, accs)) {
+    printf("wrote %s\n", o.plot);
+  } else {
+    fprintf(stderr, "fashion_mnist: cannot write the plot %s: %s\n", o.plot, strerror(errno));
+    status = 1;
+  }
+  if (jx_io_save_safetensors(o.save, m.nparams, m.names, m.params) == JX_OK) {
+    printf("wrote %s\n", o.save);
+  } else {
+    fprintf(stderr, "fashion_mnist: cannot save the parameters: %s\n", jx_last_error());
+    jx_clear_error();
+    status = 1;
+  }
   free(losses), free(accs);
   for (int i = 0; i < m.nparams; i++) jx_free(m.params[i]);
   for (int i = 0; i < ns; i++) jx_free(state[i]);
@@ -424,5 +546,6 @@ int main(int argc, char **argv) {
   jx_fn_free(step), jx_fn_free(step_raw), jx_fn_free(correct), jx_fn_free(loss);
   jx_fn_free(c.value_and_grad), jx_fn_free(c.update);
   jx_optax_transform_free(adam);
-  return jx_live_arrays() == 0 ? 0 : (fprintf(stderr, "leaked %lld arrays\n", (long long)jx_live_arrays()), 1);
+  if (jx_live_arrays() != 0) return fprintf(stderr, "leaked %lld arrays\n", (long long)jx_live_arrays()), 1;
+  return status;
 }

@@ -2,11 +2,12 @@
 # demo.sh -- the README's main job: installs what jaxc needs (compiler, CMake, OpenBLAS,
 # zlib and Debian's Fashion-MNIST package), builds build/ and trains the MLP on
 # Fashion-MNIST for a few epochs (examples/fashion_mnist.c). Arguments go to the
-# trainer (default: --epochs 3); try `tools/demo.sh --model cnn --epochs 1`.
+# trainer (default: --epochs 3); try `tools/demo.sh --model cnn --epochs 1`. It stays in
+# the caller's directory, so relative paths given to the trainer (--plot, --save, --data)
+# and its default outputs (fashion_mnist.svg, .safetensors) are the caller's.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
 "$root/tools/install_deps.sh" dataset-fashion-mnist
 
 cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
