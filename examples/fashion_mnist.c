@@ -50,6 +50,8 @@ static double now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* Errors after the data is loaded end the process with exit(): what it holds is the
+ * process's to release (and stays reachable for LeakSanitizer). */
 static int fail(const char *what) {
   fprintf(stderr, "fashion_mnist: %s: %s (%s)\n", what, jx_last_error(),
           jx_status_name(jx_last_status()));
@@ -390,17 +392,17 @@ int main(int argc, char **argv) {
   jx_array *xtr, *ytr, *xte, *yte;
   double t0 = now();
   if (!load_split(&o, "train", cnn, &xtr, &ytr)) return 1;
-  if (!load_split(&o, "t10k", cnn, &xte, &yte)) return 1;
+  if (!load_split(&o, "t10k", cnn, &xte, &yte)) exit(1);
   int64_t ntrain = jx_shape(xtr)[0], ntest = jx_shape(xte)[0];
   if (o.batch > ntrain)
-    return fprintf(stderr, "fashion_mnist: --batch-size %lld: larger than the %lld training images\n",
-                   (long long)o.batch, (long long)ntrain), 2;
+    exit((fprintf(stderr, "fashion_mnist: --batch-size %lld: larger than the %lld training images\n",
+                  (long long)o.batch, (long long)ntrain), 2));
   printf("jaxc %d.%d: Fashion-MNIST %lld train / %lld test images from %s (%.1f s), model %s, device %s\n",
          JAXC_VERSION_MAJOR, JAXC_VERSION_MINOR, (long long)ntrain, (long long)ntest, o.data, now() - t0,
          o.model, jx_device_of(xtr));
 
   Model m;
-  if (!init_model(&m, cnn, o.seed)) return fail("initializing the parameters");
+  if (!init_model(&m, cnn, o.seed)) exit(fail("initializing the parameters"));
   /* Adam with the learning rate decayed to 0 along a cosine over the whole run
    * (optax.cosine_decay_schedule): the last epochs refine instead of bouncing around,
    * so the final accuracy does not hinge on where the last step happened to land. */
@@ -409,7 +411,7 @@ int main(int argc, char **argv) {
   jx_optax_transform *adam = jx_optax_adam_sched(lr, 0.9, 0.999, 1e-8);
   jx_optax_schedule_free(lr);
   jx_optax_state *st = jx_optax_init(adam, m.nparams, m.params);
-  if (!st) return fail("jx_optax_init");
+  if (!st) exit(fail("jx_optax_init"));
   int ns = 0;
   jx_array *const *st_arrays = jx_optax_state_arrays(st, &ns);
   jx_array *state[64];
@@ -424,8 +426,9 @@ int main(int argc, char **argv) {
   c.update = jx_optax_update_fn(adam, m.nparams);
   jx_fn *step_raw = jx_fn_new("train_step", m.nparams + ns + 2, m.nparams + ns + 1, step_fn, &c);
   jx_fn *step = jx_jit(step_raw);
-  jx_fn *correct = jx_jit(jx_fn_new("correct", m.nparams + 2, 1, correct_fn, &c));
-  if (!step || !correct) return fail("building the training step");
+  jx_fn *correct_raw = jx_fn_new("correct", m.nparams + 2, 1, correct_fn, &c);
+  jx_fn *correct = jx_jit(correct_raw);
+  if (!step || !correct) exit(fail("building the training step"));
 
   if (o.bench > 0) { /* time steps on the first batch: bench/run.py's MLP/CNN rows */
     jx_array *in[MAX_PARAMS + 64 + 2], *out[MAX_PARAMS + 64 + 1];
@@ -438,7 +441,7 @@ int main(int argc, char **argv) {
       for (int i = 0; i < ns; i++) in[m.nparams + i] = state[i];
       in[m.nparams + ns] = xb, in[m.nparams + ns + 1] = yb;
       double t = now();
-      if (jx_call(step, in, out) != JX_OK) return fail("training step");
+      if (jx_call(step, in, out) != JX_OK) exit(fail("training step"));
       jx_block_until_ready(out[m.nparams + ns]);
       t = now() - t;
       if (r == 0) compile = t;
@@ -466,7 +469,7 @@ int main(int argc, char **argv) {
     jx_array *sub = jx_squeeze(jx_slice(keys, 1, (int64_t[]){1}, (int64_t[]){2}, NULL), 1, (int[]){0});
     jx_array *perm = jx_random_permutation(sub, NULL, ntrain, 0, false);
     jx_scope_end(2, (jx_array *[]){key, perm});
-    if (!perm) return fail("shuffling");
+    if (!perm) exit(fail("shuffling"));
     for (int64_t b = 0; b < nbatch; b++) {
       jx_scope_begin();
       jx_array *idx = jx_slice(perm, 1, (int64_t[]){b * o.batch}, (int64_t[]){(b + 1) * o.batch}, NULL);
@@ -475,13 +478,13 @@ int main(int argc, char **argv) {
       for (int i = 0; i < ns; i++) in[m.nparams + i] = state[i];
       in[m.nparams + ns] = jx_take(xtr, idx, 0);
       in[m.nparams + ns + 1] = jx_take(ytr, idx, 0);
-      if (jx_call(step, in, out) != JX_OK) return fail("training step");
+      if (jx_call(step, in, out) != JX_OK) exit(fail("training step"));
       double l = jx_item(out[m.nparams + ns]);
       if (!isfinite(l)) {
         if (bar_on) fprintf(stderr, "\n");
         fprintf(stderr, "fashion_mnist: the loss is %g at epoch %d, step %lld: training stopped (--lr %g "
                 "too large?)\n", l, e + 1, (long long)b + 1, o.lr);
-        return 1;
+        exit(1);
       }
       running = b == 0 ? l : 0.98 * running + 0.02 * l;
       for (int i = 0; i < m.nparams; i++) jx_free(m.params[i]), m.params[i] = out[i];
@@ -507,7 +510,7 @@ int main(int argc, char **argv) {
       for (int i = 0; i < m.nparams; i++) in[i] = m.params[i];
       in[m.nparams] = jx_slice(xte, 1, (int64_t[]){s}, (int64_t[]){end}, NULL);
       in[m.nparams + 1] = jx_slice(yte, 1, (int64_t[]){s}, (int64_t[]){end}, NULL);
-      if (jx_call(correct, in, &out) != JX_OK) return fail("evaluation");
+      if (jx_call(correct, in, &out) != JX_OK) exit(fail("evaluation"));
       right += (int64_t)jx_item(out);
       jx_free(out);
       jx_scope_end(0, NULL);
@@ -543,7 +546,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < m.nparams; i++) jx_free(m.params[i]);
   for (int i = 0; i < ns; i++) jx_free(state[i]);
   jx_free(xtr), jx_free(ytr), jx_free(xte), jx_free(yte);
-  jx_fn_free(step), jx_fn_free(step_raw), jx_fn_free(correct), jx_fn_free(loss);
+  jx_fn_free(step), jx_fn_free(step_raw), jx_fn_free(correct), jx_fn_free(correct_raw), jx_fn_free(loss);
   jx_fn_free(c.value_and_grad), jx_fn_free(c.update);
   jx_optax_transform_free(adam);
   if (jx_live_arrays() != 0) return fprintf(stderr, "leaked %lld arrays\n", (long long)jx_live_arrays()), 1;

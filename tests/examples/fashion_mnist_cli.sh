@@ -6,7 +6,7 @@
 # paths land in the caller's directory, and stderr has no progress-bar redraws (not a
 # terminal). Run by CTest (tests/CMakeLists.txt: example_fashion_mnist_cli).
 set -u
-bin=$1
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # absolute: one case runs elsewhere
 dir=$2
 rm -rf "$dir"
 mkdir -p "$dir/data" "$dir/bad" "$dir/run"
