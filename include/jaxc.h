@@ -76,7 +76,9 @@ extern "C" {
 typedef struct jx_array jx_array;
 
 /* Element types: JAX's dtypes. float16/bfloat16 are stored as 16 bits and computed in
- * float32 (each op rounds its result back to 16 bits). */
+ * float32 (each op rounds its result back to 16 bits). complex64/complex128 are stored
+ * as NumPy stores them: interleaved (real, imaginary) pairs of float32/float64; with
+ * x64 off complex128 canonicalizes to complex64, as float64 to float32. */
 typedef enum jx_dtype {
   JX_BOOL,
   JX_INT8,
@@ -91,6 +93,8 @@ typedef enum jx_dtype {
   JX_BFLOAT16,
   JX_FLOAT32,
   JX_FLOAT64,
+  JX_COMPLEX64,
+  JX_COMPLEX128,
   JX_NUM_DTYPES
 } jx_dtype;
 
@@ -216,9 +220,14 @@ jx_fn *jx_vjp(jx_fn *f, jx_array *const *primals, jx_array **primals_out);
 jx_fn *jx_linearize(jx_fn *f, jx_array *const *primals, jx_array **primals_out);
 /* jax.grad(f, argnums, has_aux=True-style): f's first output must be a scalar float;
  * returns grads (one per argnum, like its input) followed by f's other outputs
- * (auxiliary data). argnums == NULL means {0}. Differentiated inputs must be float
- * (JX_ERR_DTYPE). */
+ * (auxiliary data). argnums == NULL means {0}. Differentiated inputs must be float or
+ * complex (JX_ERR_DTYPE); for complex inputs the result is JAX's: the transpose of the
+ * derivative applied to 1.0, i.e. df/dx - i df/dy for z = x + iy (grad of |z|^2 is
+ * 2 conj(z)). A complex output is JX_ERR_DTYPE (use jx_grad_holomorphic). */
 jx_fn *jx_grad(jx_fn *f, int nargnums, const int *argnums);
+/* jax.grad(f, argnums, holomorphic=True): f's first output a complex scalar, the
+ * differentiated inputs complex (JX_ERR_DTYPE otherwise); the grads are f'(z). */
+jx_fn *jx_grad_holomorphic(jx_fn *f, int nargnums, const int *argnums);
 /* jax.value_and_grad: returns value, aux..., grads.... */
 jx_fn *jx_value_and_grad(jx_fn *f, int nargnums, const int *argnums);
 /* jax.jacfwd / jax.jacrev(f, argnums): the returned function gives, for every output
@@ -228,6 +237,10 @@ jx_fn *jx_value_and_grad(jx_fn *f, int nargnums, const int *argnums);
  * means {0}; differentiated inputs must be float (JX_ERR_DTYPE). */
 jx_fn *jx_jacfwd(jx_fn *f, int nargnums, const int *argnums);
 jx_fn *jx_jacrev(jx_fn *f, int nargnums, const int *argnums);
+/* jax.jacfwd / jacrev(f, argnums, holomorphic=True): complex inputs (JX_ERR_DTYPE
+ * otherwise) and outputs; entries are the complex derivatives dy/dz. */
+jx_fn *jx_jacfwd_holomorphic(jx_fn *f, int nargnums, const int *argnums);
+jx_fn *jx_jacrev_holomorphic(jx_fn *f, int nargnums, const int *argnums);
 /* jax.hessian: jacfwd(jacrev(f, argnums), argnums); for a scalar output and one
  * argnum, an array of shape x.shape + x.shape. */
 jx_fn *jx_hessian(jx_fn *f, int nargnums, const int *argnums);
@@ -301,6 +314,13 @@ jx_array *jx_scalar(double value);
 jx_array *jx_scalar_int(int64_t value);
 /* A strongly typed 0-d array: jnp.asarray(value, dtype). */
 jx_array *jx_scalar_of(double value, jx_dtype dtype);
+/* A weakly typed complex scalar (a Python complex, re + im*1j, in JAX): complex64 with
+ * x64 off, complex128 with it, weak, so complex64 arrays stay complex64 and float or
+ * int arrays promote to the default complex dtype (JAX's lattice: f_ -> c_). */
+jx_array *jx_scalar_complex(double re, double im);
+/* A strongly typed complex 0-d array: jnp.asarray(complex(re, im), dtype) for
+ * JX_COMPLEX64 / JX_COMPLEX128 (JX_ERR_DTYPE for another dtype). */
+jx_array *jx_scalar_complex_of(double re, double im, jx_dtype dtype);
 
 /* Rank of a (NULL: 0 and the sticky error JX_ERR_VALUE, keeping an earlier one). */
 int jx_ndim(const jx_array *a);
@@ -318,6 +338,10 @@ jx_status jx_read(jx_array *a, void *dst, size_t nbytes);
 /* The single element of a size-1 array, as double (NaN and the sticky error
  * JX_ERR_SHAPE otherwise; NaN and JX_ERR_VALUE for NULL). */
 double jx_item(jx_array *a);
+/* The single element of a size-1 array as a complex number: *re and *im (a real array
+ * gives im = 0). JX_ERR_SHAPE for another size, JX_ERR_VALUE for NULL arguments (both
+ * outputs are then NaN where given). */
+jx_status jx_item_complex(jx_array *a, double *re, double *im);
 /* Waits until `a` is computed. */
 jx_status jx_block_until_ready(jx_array *a);
 /* str(np.asarray(a)) as NumPy 2 prints it ("[[1. 2.]\n [3. 4.]]"): shortest round-trip

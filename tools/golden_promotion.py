@@ -5,7 +5,7 @@ weak types) for every pair of jaxc dtypes, strong and weak, with x64 off and on.
 Needs `pip install jax numpy`. Each x64 mode runs in its own subprocess, because
 jax_enable_x64 must be fixed before any array is created. One line per case:
   <x64:0|1> <a> <a_weak:0|1> <b> <b_weak:0|1> <result> <result_weak:0|1>
-Weak operands are Python scalars (1, 1.0) where JAX's default int/float is meant, and
+Weak operands are Python scalars (1, 1.0, 1j) where JAX's default int/float/complex is meant, and
 lax-level weakly typed 0-d arrays otherwise (e.g. a weak int8, weak bfloat16, weak bool).
 The result is the dtype and weak_type of an actual jnp.add where both operands can exist
 as arrays (jnp.result_type where they cannot: 64-bit dtypes with x64 off, which JAX
@@ -18,8 +18,8 @@ import sys
 import warnings
 
 DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-          "uint64", "float16", "bfloat16", "float32", "float64"]
-WIDE = {"int64", "uint64", "float64"}
+          "uint64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
+WIDE = {"int64", "uint64", "float64", "complex128"}
 
 
 def run_mode(x64):
@@ -32,6 +32,7 @@ def run_mode(x64):
   warnings.simplefilter("ignore")  # x64-off truncation warnings for int64 etc. are expected
   default_int = "int64" if x64 else "int32"
   default_float = "float64" if x64 else "float32"
+  default_complex = "complex128" if x64 else "complex64"
 
   # (name, weak, operand for result_type, 0-d array for jnp.add or None)
   operands = []
@@ -46,11 +47,13 @@ def run_mode(x64):
       val = 1
     elif name == default_float:
       val = 1.0
+    elif name == default_complex:
+      val = 1j
     else:
       dt = jnp.dtype(name)
       val = lax_internal._convert_element_type(jnp.zeros((), dt), dt, weak_type=True)
       assert val.weak_type and val.dtype == dt, (name, val)
-    arr = jnp.asarray(val) if isinstance(val, (int, float)) else val
+    arr = jnp.asarray(val) if isinstance(val, (int, float, complex)) else val
     assert arr.weak_type
     operands.append((name, 1, val, arr))
 

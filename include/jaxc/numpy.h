@@ -58,14 +58,25 @@ jx_array *jx_array_equiv(jx_array *a, jx_array *b);
 /* jnp.isposinf / isneginf: bool (all false for non-float x). */
 jx_array *jx_isposinf(jx_array *x);
 jx_array *jx_isneginf(jx_array *x);
-/* jnp.degrees / radians (aliases), conj / conjugate / real (x itself for real dtypes),
- * imag (zeros), fabs (abs in an inexact dtype). */
+/* jnp.degrees / radians (aliases), fabs (abs in an inexact dtype). */
 jx_array *jx_degrees(jx_array *x);
 jx_array *jx_radians(jx_array *x);
+/* Complex numbers (src/lib/numpy/complex.c). jnp.real / imag: the parts of a complex
+ * array (float32 of complex64, float64 of complex128; lax.real_p / imag_p); of a real
+ * array, x itself / zeros like x. jnp.conj / conjugate: re - im*i (lax.conj_p); x itself
+ * for real dtypes. Weak types are kept. */
 jx_array *jx_conj(jx_array *x);
 jx_array *jx_conjugate(jx_array *x);
 jx_array *jx_real(jx_array *x);
 jx_array *jx_imag(jx_array *x);
+/* lax.complex(re, im): re + im*1j, elementwise after promotion and broadcasting (ints
+ * -> the default float, float16/bfloat16 -> float32): complex64 from float32 parts,
+ * complex128 from float64. JX_ERR_DTYPE for complex parts, JX_ERR_SHAPE when the
+ * shapes do not broadcast. Differentiable in both parts. */
+jx_array *jx_complex(jx_array *re, jx_array *im);
+/* jnp.angle(z, deg): atan2(imag(z), real(z)) in radians (degrees with deg), float of
+ * the part's dtype; for real z, 0 or pi by sign (inexact dtype). */
+jx_array *jx_angle(jx_array *z, bool deg);
 jx_array *jx_fabs(jx_array *x);
 /* jnp.sinc: sin(pi x) / (pi x), 1 at 0 (inexact). */
 jx_array *jx_sinc(jx_array *x);

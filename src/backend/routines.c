@@ -48,6 +48,13 @@ typedef struct Key {
 
 /* a < b in JAX's total order for dtype d (strict; equal keys keep input order). */
 static bool key_less(jx_dtype d, const AluValue *a, const AluValue *b) {
+  if (dtype_is_complex(d)) { /* lexicographic on (re, im), each in the float order (JAX) */
+    AluValue ar = {.f = a->c.re}, br = {.f = b->c.re}, ai = {.f = a->c.im}, bi = {.f = b->c.im};
+    jx_dtype p = dtype_real_part(d);
+    if (key_less(p, &ar, &br)) return true;
+    if (key_less(p, &br, &ar)) return false;
+    return key_less(p, &ai, &bi);
+  }
   if (dtype_is_floating(d)) {
     bool an = isnan(a->f), bn = isnan(b->f);
     if (an || bn) return !an && bn;
@@ -181,9 +188,9 @@ jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, i
   bool blas = routine_gemm_blas();
 #endif
   for (int64_t b = 0; b < r->outer; b++) {
-#ifdef JAXC_HAVE_CBLAS
     int64_t ao = b * M * K + (ta ? i0 : i0 * K), bo = b * K * N + (tb ? j0 * K : j0);
     int64_t co = b * M * N + i0 * N + j0;
+#ifdef JAXC_HAVE_CBLAS
     if (blas && M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX &&
         (r->dtype == JX_FLOAT32 || r->dtype == JX_FLOAT64)) {
       int lda = (int)(ta ? M : (K ? K : 1)), ldb = (int)(tb ? (K ? K : 1) : N);
@@ -198,7 +205,38 @@ jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, i
                     (double *)out + co, (int)N);
       continue;
     }
+    if (M <= INT32_MAX && N <= INT32_MAX && K <= INT32_MAX &&
+        (r->dtype == JX_COMPLEX64 || r->dtype == JX_COMPLEX128)) { /* cgemm / zgemm */
+      int lda = (int)(ta ? M : (K ? K : 1)), ldb = (int)(tb ? (K ? K : 1) : N);
+      enum CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans, opb = tb ? CblasTrans : CblasNoTrans;
+      if (r->dtype == JX_COMPLEX64) {
+        const float one[2] = {1, 0}, zero[2] = {0, 0};
+        cblas_cgemm(CblasRowMajor, opa, opb, (int)bm_rows, (int)bn, (int)K, one,
+                    (const float *)a + 2 * ao, lda, (const float *)bm + 2 * bo, ldb, zero,
+                    (float *)out + 2 * co, (int)N);
+      } else {
+        const double one[2] = {1, 0}, zero[2] = {0, 0};
+        cblas_zgemm(CblasRowMajor, opa, opb, (int)bm_rows, (int)bn, (int)K, one,
+                    (const double *)a + 2 * ao, lda, (const double *)bm + 2 * bo, ldb, zero,
+                    (double *)out + 2 * co, (int)N);
+      }
+      continue;
+    }
 #endif
+    if (dtype_is_complex(r->dtype)) { /* reference loop (no BLAS), k ascending */
+      for (int64_t i = 0; i < bm_rows; i++)
+        for (int64_t j = 0; j < bn; j++) {
+          AluValue acc = alu_reduce_identity(ALU_ADD, r->dtype);
+          for (int64_t k = 0; k < K; k++) {
+            AluValue ab[2] = {alu_load(a, r->dtype, ao + (ta ? k * M + i : i * K + k)),
+                              alu_load(bm, r->dtype, bo + (tb ? j * K + k : k * N + j))};
+            AluValue sum[2] = {acc, alu_eval_op(ALU_MUL, r->dtype, r->dtype, ab)};
+            acc = alu_eval_op(ALU_ADD, r->dtype, r->dtype, sum);
+          }
+          alu_store(out, r->dtype, co + i * N + j, acc);
+        }
+      continue;
+    }
     int64_t ab = b * M * K, bb = b * K * N, cb = b * M * N;
     bool ok = true;
     if (r->dtype == JX_FLOAT32)

@@ -15,7 +15,8 @@ typedef struct dtype_info {
   const char *name;  /* NumPy name */
   const char *short_name;
   int bits;
-  char kind;         /* NumPy kind: 'b' bool, 'i' signed, 'u' unsigned, 'f' floating */
+  char kind;         /* NumPy kind: 'b' bool, 'i' signed, 'u' unsigned, 'f' floating,
+                        'c' complex */
   double min, max;   /* finite range; 64-bit integer bounds round to the nearest double */
 } dtype_info;
 
@@ -34,6 +35,9 @@ static const dtype_info infos[JX_NUM_DTYPES] = {
   [JX_BFLOAT16] = {"bfloat16", "bf16", 16, 'f', -3.3895313892515355e38, 3.3895313892515355e38},
   [JX_FLOAT32]  = {"float32", "f32", 32, 'f', -FLT_MAX, FLT_MAX},
   [JX_FLOAT64]  = {"float64", "f64", 64, 'f', -DBL_MAX, DBL_MAX},
+  /* complex: the range of each part */
+  [JX_COMPLEX64]  = {"complex64", "c64", 64, 'c', -FLT_MAX, FLT_MAX},
+  [JX_COMPLEX128] = {"complex128", "c128", 128, 'c', -DBL_MAX, DBL_MAX},
 };
 
 bool dtype_is_valid(jx_dtype d) { return (unsigned)d < JX_NUM_DTYPES; }
@@ -43,6 +47,15 @@ bool dtype_is_integer(jx_dtype d) { return kind(d) == 'i' || kind(d) == 'u'; }
 bool dtype_is_signed(jx_dtype d) { return kind(d) == 'i' || kind(d) == 'f'; }
 bool dtype_is_unsigned(jx_dtype d) { return kind(d) == 'u'; }
 bool dtype_is_floating(jx_dtype d) { return kind(d) == 'f'; }
+bool dtype_is_complex(jx_dtype d) { return kind(d) == 'c'; }
+bool dtype_is_inexact(jx_dtype d) { return kind(d) == 'f' || kind(d) == 'c'; }
+jx_dtype dtype_real_part(jx_dtype d) {
+  return d == JX_COMPLEX64 ? JX_FLOAT32 : d == JX_COMPLEX128 ? JX_FLOAT64 : d;
+}
+jx_dtype dtype_to_complex(jx_dtype d) {
+  if (dtype_is_complex(d)) return d;
+  return d == JX_FLOAT64 ? JX_COMPLEX128 : JX_COMPLEX64;
+}
 int dtype_bits(jx_dtype d) { return dtype_is_valid(d) ? infos[d].bits : 0; }
 const char *dtype_short_name(jx_dtype d) { return dtype_is_valid(d) ? infos[d].short_name : NULL; }
 double dtype_min_value(jx_dtype d) { return dtype_is_valid(d) ? infos[d].min : 0; }
@@ -90,6 +103,7 @@ jx_dtype dtype_canonicalize(jx_dtype d) {
   case JX_INT64: return JX_INT32;
   case JX_UINT64: return JX_UINT32;
   case JX_FLOAT64: return JX_FLOAT32;
+  case JX_COMPLEX128: return JX_COMPLEX64;
   default: return d;
   }
 }
@@ -97,14 +111,15 @@ jx_dtype dtype_canonicalize(jx_dtype d) {
 jx_dtype dtype_default_int(void) { return dtype_x64() ? JX_INT64 : JX_INT32; }
 jx_dtype dtype_default_uint(void) { return dtype_x64() ? JX_UINT64 : JX_UINT32; }
 jx_dtype dtype_default_float(void) { return dtype_x64() ? JX_FLOAT64 : JX_FLOAT32; }
+jx_dtype dtype_default_complex(void) { return dtype_x64() ? JX_COMPLEX128 : JX_COMPLEX64; }
 
 /* ------------------------------------------------------------ promotion */
 
-/* Lattice nodes: the 13 dtypes (same numbering as jx_dtype) plus JAX's two weak
- * categories, i_ (a Python int) and f_ (a Python float). Complex types, float8s and
- * int2/int4 of JAX's lattice are left out: none of them is a common upper bound of two
- * of these nodes below float64, so they never change a least upper bound here. */
-enum { NODE_I = JX_NUM_DTYPES, NODE_F, NUM_NODES };
+/* Lattice nodes: the 15 dtypes (same numbering as jx_dtype) plus JAX's three weak
+ * categories, i_ (a Python int), f_ (a Python float) and c_ (a Python complex).
+ * float8s and int2/int4 of JAX's lattice are left out: none of them is a common upper
+ * bound of two of these nodes, so they never change a least upper bound here. */
+enum { NODE_I = JX_NUM_DTYPES, NODE_F, NODE_C, NUM_NODES };
 #define BIT(n) (1u << (n))
 
 /* Immediate successors, from _type_promotion_lattice (non-strict). With x64 off JAX
@@ -122,11 +137,14 @@ static uint32_t successors(int n, bool x64) {
   case JX_INT16:    return BIT(JX_INT32);
   case JX_INT32:    return BIT(JX_INT64);
   case JX_INT64:    return BIT(NODE_F);
-  case NODE_F:      return BIT(JX_BFLOAT16) | BIT(JX_FLOAT16);
+  case NODE_F:      return BIT(JX_BFLOAT16) | BIT(JX_FLOAT16) | BIT(NODE_C);
   case JX_BFLOAT16: return BIT(JX_FLOAT32);
   case JX_FLOAT16:  return BIT(JX_FLOAT32);
-  case JX_FLOAT32:  return BIT(JX_FLOAT64);
-  default:          return 0; /* float64 is the top */
+  case JX_FLOAT32:  return BIT(JX_FLOAT64) | BIT(JX_COMPLEX64);
+  case JX_FLOAT64:  return BIT(JX_COMPLEX128);
+  case NODE_C:      return BIT(JX_COMPLEX64);
+  case JX_COMPLEX64: return BIT(JX_COMPLEX128);
+  default:          return 0; /* complex128 is the top */
   }
 }
 
@@ -149,13 +167,13 @@ static int least_upper_bound(int a, int b, bool x64) {
   uint32_t cub = upper_bounds(a, x64) & upper_bounds(b, x64);
   for (int c = 0; c < NUM_NODES; c++)
     if ((cub & BIT(c)) && (upper_bounds(c, x64) & cub) == cub) return c;
-  return -1; /* unreachable: float64 bounds everything */
+  return -1; /* unreachable: complex128 bounds everything */
 }
 
 /* _jax_type: a weak operand stands for its Python type; weak bool stays bool. */
 static int node_of(jx_dtype d, bool weak) {
   if (!weak || d == JX_BOOL) return (int)d;
-  return dtype_is_floating(d) ? NODE_F : NODE_I;
+  return dtype_is_complex(d) ? NODE_C : dtype_is_floating(d) ? NODE_F : NODE_I;
 }
 
 /* Mirrors jnp's promote_dtypes (lattice_result_type, then canonicalize_dtype):
@@ -185,10 +203,14 @@ jx_dtype dtype_promote(jx_dtype a, bool a_weak, jx_dtype b, bool b_weak, bool *w
         weak = n != JX_BOOL;
       } else {
         n = least_upper_bound(node_of(a, a_weak), node_of(b, b_weak), x64);
-        weak = n == NODE_I || n == NODE_F;
+        weak = n == NODE_I || n == NODE_F || n == NODE_C;
       }
-      /* dtype(i_) / dtype(f_): the default dtypes (uint64 + int8 = weak float64). */
-      r = n == NODE_I ? dtype_default_int() : n == NODE_F ? dtype_default_float() : (jx_dtype)n;
+      /* dtype(i_) / dtype(f_) / dtype(c_): the default dtypes (uint64 + int8 = weak
+       * float64). */
+      r = n == NODE_I   ? dtype_default_int()
+          : n == NODE_F ? dtype_default_float()
+          : n == NODE_C ? dtype_default_complex()
+                        : (jx_dtype)n;
     }
     r = dtype_canonicalize(r);
   }

@@ -10,7 +10,15 @@ bool dtype_is_bool(jx_dtype d);
 bool dtype_is_integer(jx_dtype d);  /* signed or unsigned */
 bool dtype_is_signed(jx_dtype d);   /* signed ints and floats */
 bool dtype_is_unsigned(jx_dtype d); /* unsigned ints */
-bool dtype_is_floating(jx_dtype d);
+bool dtype_is_floating(jx_dtype d); /* real floating only: complex is not */
+bool dtype_is_complex(jx_dtype d);  /* complex64, complex128 */
+bool dtype_is_inexact(jx_dtype d);  /* floating or complex (jnp.inexact) */
+/* The dtype of each part of a complex dtype (complex64 -> float32, complex128 ->
+ * float64); other dtypes map to themselves. */
+jx_dtype dtype_real_part(jx_dtype d);
+/* The complex dtype with parts of d: float64 -> complex128, any other real dtype ->
+ * complex64 (as lax.complex after promotion); complex dtypes map to themselves. */
+jx_dtype dtype_to_complex(jx_dtype d);
 bool dtype_is_valid(jx_dtype d);
 /* Bits per element (bool: 8). */
 int dtype_bits(jx_dtype d);
@@ -20,12 +28,13 @@ const char *dtype_short_name(jx_dtype d);
 /* The x64 switch (JAX's jax_enable_x64). Initialized from JAXC_ENABLE_X64. */
 bool dtype_x64(void);
 /* Canonical dtype for the current mode: with x64 off, int64 -> int32,
- * uint64 -> uint32, float64 -> float32; otherwise d. */
+ * uint64 -> uint32, float64 -> float32, complex128 -> complex64; otherwise d. */
 jx_dtype dtype_canonicalize(jx_dtype d);
 /* Default dtypes of the current mode (int32/float32, or int64/float64 with x64). */
 jx_dtype dtype_default_int(void);
 jx_dtype dtype_default_uint(void);
 jx_dtype dtype_default_float(void);
+jx_dtype dtype_default_complex(void);
 
 /* jnp.result_type(a, b) where each side may be weakly typed; returns the canonical result
  * dtype and whether it is weak. Always succeeds for valid dtypes. */

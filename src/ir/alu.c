@@ -80,6 +80,11 @@ static uint64_t node_hash(const AluExp *e) {
   uint64_t h = hash_combine((uint64_t)e->op, (uint64_t)e->dtype);
   h = hash_combine(h, (uint64_t)e->nsrc);
   h = hash_combine(h, e->value.u);
+  if (dtype_is_complex(e->dtype) && e->op == ALU_CONST) {
+    uint64_t im;
+    memcpy(&im, &e->value.c.im, sizeof im);
+    h = hash_combine(h, im);
+  }
   h = hash_combine(h, (uint64_t)e->arg);
   h = hash_combine(h, e->name ? hash_str(e->name) : 0);
   for (int i = 0; i < e->nsrc; i++) h = hash_combine(h, e->src[i]->hash);
@@ -89,6 +94,9 @@ static uint64_t node_hash(const AluExp *e) {
 static bool node_equal(const AluExp *a, const AluExp *b) {
   if (a->hash != b->hash || a->op != b->op || a->dtype != b->dtype || a->nsrc != b->nsrc ||
       a->value.u != b->value.u || a->arg != b->arg || a->name != b->name)
+    return false;
+  if (dtype_is_complex(a->dtype) && a->op == ALU_CONST &&
+      memcmp(&a->value.c.im, &b->value.c.im, sizeof(double)) != 0)
     return false;
   for (int i = 0; i < a->nsrc; i++)
     if (a->src[i] != b->src[i]) return false;
@@ -430,7 +438,7 @@ const AluExp *alu_const(jx_dtype dtype, AluValue v) {
 }
 
 const AluExp *alu_const_int(jx_dtype dtype, int64_t v) {
-  if (dtype_is_floating(dtype)) return alu_const_float(dtype, (double)v);
+  if (dtype_is_inexact(dtype)) return alu_const_float(dtype, (double)v);
   return alu_const(dtype, (AluValue){.i = v});
 }
 
@@ -470,6 +478,9 @@ static bool is_intlike(jx_dtype d) { return dtype_is_integer(d) || dtype_is_bool
 /* Is e the constant v? For floats compares the double exactly, so 0.0 != -0.0. */
 static bool const_is(const AluExp *e, double v) {
   if (!is_const(e)) return false;
+  if (dtype_is_complex(e->dtype)) /* v + 0i (the imaginary zero's sign matters too) */
+    return e->value.c.re == v && signbit(e->value.c.re) == signbit(v) &&
+           e->value.c.im == 0.0 && signbit(e->value.c.im) == signbit(v);
   if (dtype_is_floating(e->dtype))
     return e->value.f == v && signbit(e->value.f) == signbit(v);
   if (dtype_is_unsigned(e->dtype)) return v >= 0 && e->value.u == (uint64_t)v;
@@ -665,12 +676,15 @@ const AluExp *alu_unary(AluOp op, const AluExp *x) {
   if (!x) return NULL;
   if (!JX_CHECK(op_info[op].arity == 1 && op_info[op].group != ALU_GROUP_SPECIAL))
     return NULL;
+  if (dtype_is_complex(x->dtype) && !alu_complex_native(op)) return alu_complex_expand(op, x, NULL);
   return build(op, op_info[op].group == ALU_GROUP_UNARY_PRED ? JX_BOOL : x->dtype, 1, &x);
 }
 
 const AluExp *alu_binary(AluOp op, const AluExp *a, const AluExp *b) {
   if (!a || !b) return NULL;
   if (!JX_CHECK(op_info[op].arity == 2)) return NULL;
+  if (dtype_is_complex(a->dtype) && a->dtype == b->dtype && !alu_complex_native(op))
+    return alu_complex_expand(op, a, b);
   return mk2(op, a, b);
 }
 
@@ -686,6 +700,28 @@ const AluExp *alu_cast(const AluExp *x, jx_dtype dtype) {
 
 const AluExp *alu_bitcast(const AluExp *x, jx_dtype dtype) {
   return x ? build(ALU_BITCAST, dtype, 1, &x) : NULL;
+}
+
+const AluExp *alu_real(const AluExp *x) {
+  if (!x) return NULL;
+  if (!dtype_is_complex(x->dtype)) return x; /* real(x) of a real value: itself */
+  if (x->op == ALU_COMPLEX) return x->src[0];
+  return build(ALU_REAL, dtype_real_part(x->dtype), 1, &x);
+}
+
+const AluExp *alu_imag(const AluExp *x) {
+  if (!x) return NULL;
+  if (!dtype_is_complex(x->dtype)) return alu_const_float(x->dtype, 0.0);
+  if (x->op == ALU_COMPLEX) return x->src[1];
+  return build(ALU_IMAG, dtype_real_part(x->dtype), 1, &x);
+}
+
+const AluExp *alu_complex(const AluExp *re, const AluExp *im) {
+  if (!re || !im) return NULL;
+  /* complex(real(z), imag(z)) = z */
+  if (re->op == ALU_REAL && im->op == ALU_IMAG && re->src[0] == im->src[0]) return re->src[0];
+  const AluExp *s[2] = {re, im};
+  return build(ALU_COMPLEX, dtype_to_complex(re->dtype), 2, s);
 }
 
 const AluExp *alu_threefry2x32(const AluExp *k0, const AluExp *k1, const AluExp *c0,

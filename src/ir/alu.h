@@ -29,11 +29,16 @@ typedef enum AluGroup {
 
 /* A scalar value. Signed ints and bool live in .i, sign-extended from their width;
  * unsigned ints in .u, zero-extended; floats in .f holding a value exactly
- * representable in the dtype (float32/float16/bfloat16 values are rounded). */
+ * representable in the dtype (float32/float16/bfloat16 values are rounded); complex
+ * values in .c (each part rounded to the part's dtype; .c.re aliases .f). Code that
+ * compares or hashes values looks at .c.im only for complex dtypes. */
 typedef union AluValue {
   int64_t i;
   uint64_t u;
   double f;
+  struct {
+    double re, im;
+  } c;
 } AluValue;
 
 typedef struct AluExp AluExp;
@@ -70,6 +75,21 @@ const AluExp *alu_binary(AluOp op, const AluExp *a, const AluExp *b);
 const AluExp *alu_where(const AluExp *cond, const AluExp *a, const AluExp *b);
 const AluExp *alu_cast(const AluExp *x, jx_dtype dtype);
 const AluExp *alu_bitcast(const AluExp *x, jx_dtype dtype);
+/* Complex values (ir/complex.c). REAL / IMAG: a part of a complex value (dtype: the
+ * part's); COMPLEX: re + im*i from two values of one real floating dtype. The ops
+ * with complex operands the IR evaluates natively are ADD SUB MUL NEG CMPEQ CMPNE,
+ * CAST, WHERE, loads and these three; alu_unary / alu_binary expand every other
+ * complex op (DIV, EXP, LOG, SQRT, POW, trigonometric and hyperbolic functions, ABS
+ * -> real, SIGN, ISNAN, ISINF) into real operations on the parts, with JAX's (XLA's)
+ * formulas, so interpreter and renderers share them. */
+const AluExp *alu_real(const AluExp *x);
+const AluExp *alu_imag(const AluExp *x);
+const AluExp *alu_complex(const AluExp *re, const AluExp *im);
+/* Whether op on complex operands is native (see above); expansion otherwise. */
+bool alu_complex_native(AluOp op);
+/* The expansion of a non-native complex op (complex.c), NULL for unsupported ones
+ * (JX_ERR_DTYPE set). */
+const AluExp *alu_complex_expand(AluOp op, const AluExp *a, const AluExp *b);
 const AluExp *alu_threefry2x32(const AluExp *k0, const AluExp *k1, const AluExp *c0,
                                const AluExp *c1);
 /* Word (0: high, 1: low) of alu_threefry2x32 as uint32. */

@@ -16,11 +16,14 @@ static bool intlike(jx_dtype d) { return dtype_is_integer(d) || dtype_is_bool(d)
 /* Which dtypes an elementwise op accepts (its sources' dtype). */
 static bool op_accepts(AluOp op, jx_dtype d) {
   switch (op) {
-  case ALU_ADD: case ALU_SUB: case ALU_MUL: case ALU_DIV: case ALU_MOD: case ALU_POW:
-  case ALU_NEG: case ALU_ABS: case ALU_SIGN:
+  case ALU_ADD: case ALU_SUB: case ALU_MUL: case ALU_NEG: /* complex natively too */
+    return numeric(d) || dtype_is_complex(d);
+  case ALU_DIV: case ALU_MOD: case ALU_POW: case ALU_ABS: case ALU_SIGN:
     return numeric(d);
-  case ALU_MIN: case ALU_MAX: case ALU_CMPLT: case ALU_CMPNE: case ALU_CMPEQ:
+  case ALU_CMPNE: case ALU_CMPEQ:
     return true;
+  case ALU_MIN: case ALU_MAX: case ALU_CMPLT:
+    return !dtype_is_complex(d);
   case ALU_AND: case ALU_OR: case ALU_XOR: case ALU_NOT:
     return intlike(d);
   case ALU_SHL: case ALU_SHR:
@@ -68,7 +71,21 @@ const char *alu_node_error(const AluExp *e, char *buf, size_t n) {
   switch (op) {
   case ALU_CAST:
     return NULL;
+  case ALU_REAL:
+  case ALU_IMAG:
+    if (!dtype_is_complex(s0)) return FAIL("source dtype %s, expected complex", sn);
+    if (d != dtype_real_part(s0)) return FAIL("result dtype %s, expected the part's", dn);
+    return NULL;
+  case ALU_COMPLEX:
+    if (!dtype_is_floating(s0) || e->src[1]->dtype != s0 ||
+        (s0 != JX_FLOAT32 && s0 != JX_FLOAT64))
+      return FAIL("parts have dtypes %s and %s, expected equal f32 or f64", sn,
+                  dtype_short_name(e->src[1]->dtype));
+    if (d != dtype_to_complex(s0)) return FAIL("result dtype %s, expected complex", dn);
+    return NULL;
   case ALU_BITCAST:
+    if (dtype_is_complex(d) || dtype_is_complex(s0))
+      return FAIL("bitcast %s -> %s: complex", sn, dn);
     if (d == JX_BOOL || s0 == JX_BOOL || dtype_bits(d) != dtype_bits(s0))
       return FAIL("bitcast %s -> %s: itemsizes differ or bool", sn, dn);
     return NULL;
@@ -86,7 +103,10 @@ const char *alu_node_error(const AluExp *e, char *buf, size_t n) {
     return NULL;
   case ALU_CONST: {
     AluValue v = alu_normalize(d, e->value);
-    bool same = v.u == e->value.u || (dtype_is_floating(d) && isnan(v.f) && isnan(e->value.f));
+    bool same = v.u == e->value.u || (dtype_is_inexact(d) && isnan(v.f) && isnan(e->value.f));
+    if (dtype_is_complex(d))
+      same = same && (memcmp(&v.c.im, &e->value.c.im, sizeof v.c.im) == 0 ||
+                      (isnan(v.c.im) && isnan(e->value.c.im)));
     if (!same) return FAIL("constant 0x%llx not normalized for %s",
                            (unsigned long long)e->value.u, dn);
     return NULL;

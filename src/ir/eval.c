@@ -48,6 +48,8 @@ AluValue alu_normalize(jx_dtype dtype, AluValue v) {
   case JX_FLOAT16: r.f = round_f16(v.f); break;
   case JX_BFLOAT16: r.f = round_bf16(v.f); break;
   case JX_FLOAT32: r.f = (float)v.f; break;
+  case JX_COMPLEX64: r.c.re = (float)v.c.re, r.c.im = (float)v.c.im; break;
+  case JX_COMPLEX128: r.c.re = v.c.re, r.c.im = v.c.im; break;
   default: r.f = v.f; break;
   }
   return r;
@@ -78,7 +80,20 @@ static AluValue float_to_int(jx_dtype to, double x) {
 }
 
 static AluValue cast_value(jx_dtype to, jx_dtype from, AluValue v) {
-  AluValue r;
+  AluValue r = {.c = {0, 0}};
+  if (dtype_is_complex(from)) { /* complex -> real drops the imaginary part (JAX) */
+    if (dtype_is_complex(to)) return alu_normalize(to, v);
+    if (to == JX_BOOL) {
+      r.i = v.c.re != 0.0 || v.c.im != 0.0;
+      return r;
+    }
+    return cast_value(to, dtype_real_part(from), (AluValue){.f = v.c.re});
+  }
+  if (dtype_is_complex(to)) { /* real -> complex: the part's cast, +0 imaginary */
+    r.c.re = cast_value(dtype_real_part(to), from, v).f;
+    r.c.im = 0.0;
+    return r;
+  }
   if (is_float(from)) {
     if (to == JX_BOOL) r.i = v.f != 0.0; /* NaN is true, as bool(nan) */
     else if (is_float(to)) r.f = v.f;
@@ -311,25 +326,52 @@ static double eval_float_binary(AluOp op, double a, double b) {
   }
 }
 
+/* ----------------------------------------------------------------- complex */
+
+/* The ops the IR evaluates natively on complex values (alu_complex_native), each part
+ * rounded to the part's dtype after every real operation, as the C renderer's
+ * float code computes them (no contraction into FMAs). */
+static AluValue eval_complex(AluOp op, jx_dtype d, const AluValue *args) {
+  jx_dtype p = dtype_real_part(d);
+  AluValue a = args[0], b = op == ALU_NEG ? a : args[1], r = {.c = {0, 0}};
+#define RND(x) alu_normalize(p, (AluValue){.f = (x)}).f
+  switch (op) {
+  case ALU_ADD: r.c.re = a.c.re + b.c.re, r.c.im = a.c.im + b.c.im; break;
+  case ALU_SUB: r.c.re = a.c.re - b.c.re, r.c.im = a.c.im - b.c.im; break;
+  case ALU_NEG: r.c.re = -a.c.re, r.c.im = -a.c.im; break;
+  case ALU_MUL: /* (ac - bd) + (ad + bc)i, as XLA: no special cases */
+    r.c.re = RND(a.c.re * b.c.re) - RND(a.c.im * b.c.im);
+    r.c.im = RND(a.c.re * b.c.im) + RND(a.c.im * b.c.re);
+    break;
+  default: r.c.re = r.c.im = NAN; break;
+  }
+#undef RND
+  return alu_normalize(d, r);
+}
+
 /* ----------------------------------------------------------------- dispatch */
 
 AluValue alu_eval_op(AluOp op, jx_dtype dtype, jx_dtype src_dtype, const AluValue *args) {
   AluValue r = {.u = 0};
   switch (alu_op_group(op)) {
   case ALU_GROUP_BINARY:
+    if (dtype_is_complex(dtype)) return eval_complex(op, dtype, args);
     if (is_float(dtype)) r.f = eval_float_binary(op, args[0].f, args[1].f);
     else return eval_int_binary(op, dtype, args[0], args[1]);
     return alu_normalize(dtype, r);
   case ALU_GROUP_COMPARE: {
     AluValue a = args[0], b = args[1];
     int lt, eq;
-    if (is_float(src_dtype)) lt = a.f < b.f, eq = a.f == b.f;
+    if (dtype_is_complex(src_dtype))
+      lt = 0, eq = a.c.re == b.c.re && a.c.im == b.c.im; /* only == and != are defined */
+    else if (is_float(src_dtype)) lt = a.f < b.f, eq = a.f == b.f;
     else if (is_unsigned(src_dtype)) lt = a.u < b.u, eq = a.u == b.u;
     else lt = a.i < b.i, eq = a.i == b.i;
     r.i = op == ALU_CMPLT ? lt : op == ALU_CMPEQ ? eq : !eq; /* NaN: only != holds */
     return r;
   }
   case ALU_GROUP_UNARY:
+    if (dtype_is_complex(dtype)) return eval_complex(op, dtype, args);
     if (!is_float(dtype)) return eval_int_unary(op, dtype, args[0]);
     r.f = eval_float_unary(op, args[0].f);
     return alu_normalize(dtype, r);
@@ -344,6 +386,9 @@ AluValue alu_eval_op(AluOp op, jx_dtype dtype, jx_dtype src_dtype, const AluValu
   case ALU_CAST: return cast_value(dtype, src_dtype, args[0]);
   case ALU_BITCAST: return from_bits(dtype, value_bits(src_dtype, args[0]));
   case ALU_WHERE: return args[0].i ? args[1] : args[2];
+  case ALU_REAL: r.f = args[0].c.re; return r;
+  case ALU_IMAG: r.f = args[0].c.im; return r;
+  case ALU_COMPLEX: r.c.re = args[0].f, r.c.im = args[1].f; return alu_normalize(dtype, r);
   case ALU_THREEFRY2X32:
     r.u = threefry2x32((uint32_t)args[0].u, (uint32_t)args[1].u, (uint32_t)args[2].u,
                        (uint32_t)args[3].u);
@@ -370,6 +415,12 @@ AluValue alu_load(const void *buf, jx_dtype dtype, int64_t i) {
   case JX_FLOAT16: r.f = dtype_f16_to_f32(((const uint16_t *)buf)[i]); break;
   case JX_BFLOAT16: r.f = dtype_bf16_to_f32(((const uint16_t *)buf)[i]); break;
   case JX_FLOAT32: r.f = ((const float *)buf)[i]; break;
+  case JX_COMPLEX64:
+    r.c.re = ((const float *)buf)[2 * i], r.c.im = ((const float *)buf)[2 * i + 1];
+    break;
+  case JX_COMPLEX128:
+    r.c.re = ((const double *)buf)[2 * i], r.c.im = ((const double *)buf)[2 * i + 1];
+    break;
   default: r.f = ((const double *)buf)[i]; break;
   }
   return r;
@@ -389,12 +440,18 @@ void alu_store(void *buf, jx_dtype dtype, int64_t i, AluValue v) {
   case JX_FLOAT16: ((uint16_t *)buf)[i] = dtype_f32_to_f16(round_to_odd_f32(v.f)); break;
   case JX_BFLOAT16: ((uint16_t *)buf)[i] = dtype_f32_to_bf16(round_to_odd_f32(v.f)); break;
   case JX_FLOAT32: ((float *)buf)[i] = (float)v.f; break;
+  case JX_COMPLEX64:
+    ((float *)buf)[2 * i] = (float)v.c.re, ((float *)buf)[2 * i + 1] = (float)v.c.im;
+    break;
+  case JX_COMPLEX128:
+    ((double *)buf)[2 * i] = v.c.re, ((double *)buf)[2 * i + 1] = v.c.im;
+    break;
   default: ((double *)buf)[i] = v.f; break;
   }
 }
 
 bool alu_reduce_in_lanes(AluOp op, jx_dtype dtype, int64_t size) {
-  return dtype_is_floating(dtype) && (op == ALU_ADD || op == ALU_MUL) && size >= ALU_REDUCE_LANES;
+  return dtype_is_inexact(dtype) && (op == ALU_ADD || op == ALU_MUL) && size >= ALU_REDUCE_LANES;
 }
 
 AluValue alu_reduce_combine_lanes(AluOp op, jx_dtype dtype, AluValue *lane) {
@@ -408,6 +465,8 @@ AluValue alu_reduce_combine_lanes(AluOp op, jx_dtype dtype, AluValue *lane) {
 
 AluValue alu_reduce_identity(AluOp op, jx_dtype d) {
   bool fl = dtype_is_floating(d);
+  if (dtype_is_complex(d)) /* sum and prod only */
+    return (AluValue){.c = {op == ALU_MUL ? 1.0 : 0.0, 0.0}};
   switch (op) {
   case ALU_MUL:
     return fl ? alu_normalize(d, (AluValue){.f = 1.0}) : alu_normalize(d, (AluValue){.i = 1});

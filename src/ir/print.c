@@ -57,7 +57,13 @@ static char *str_finish(Str *s, const char *who) {
 /* A constant as text: "true", "-3", "4294967295", "0.5", "-0.0", "nan", "-inf". Floats
  * print with enough digits to round-trip in their dtype, and always look like floats. */
 static void print_value(Str *s, jx_dtype d, AluValue v) {
-  if (d == JX_BOOL) {
+  if (dtype_is_complex(d)) { /* (re, im) */
+    str_printf(s, "(");
+    print_value(s, dtype_real_part(d), (AluValue){.f = v.c.re});
+    str_printf(s, ", ");
+    print_value(s, dtype_real_part(d), (AluValue){.f = v.c.im});
+    str_printf(s, ")");
+  } else if (d == JX_BOOL) {
     str_printf(s, "%s", v.i ? "true" : "false");
   } else if (dtype_is_unsigned(d)) {
     str_printf(s, "%" PRIu64, v.u);

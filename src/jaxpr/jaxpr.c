@@ -416,7 +416,7 @@ static bool put_literal(Text *t, const Jaxpr *j, int var) {
   for (int i = 0; i < j->nconst; i++) {
     if (j->constvars[i] != var) continue;
     jx_array *c = j->consts[i];
-    if (c->ndim != 0 || c->tracer) return false;
+    if (c->ndim != 0 || c->tracer || dtype_is_complex(c->dtype)) return false;
     double v = jx_item(c);
     if (dtype_is_floating(c->dtype)) {
       char buf[32];

@@ -361,7 +361,8 @@ static bool lower_gemm(Lower *L, const JaxprEqn *q, Lazy *x, Lazy *y, Lazy *out,
 static bool lower_dot(Lower *L, const JaxprEqn *q, Lazy *const *in, Lazy *out, const Aval *av) {
   Lazy *x = in[0], *y = in[1];
   const PrimParams *pp = &q->params;
-  if (av->dtype == JX_FLOAT32 || av->dtype == JX_FLOAT64 || av->dtype == JX_FLOAT16 || av->dtype == JX_BFLOAT16) {
+  if (av->dtype == JX_FLOAT32 || av->dtype == JX_FLOAT64 || av->dtype == JX_FLOAT16 || av->dtype == JX_BFLOAT16 ||
+      dtype_is_complex(av->dtype)) {
     DotLayout D;
     prim_dot_layout(pp, &x->aval, &y->aval, &D);
     if ((double)D.M * (double)D.N * (double)D.K >= ROUTINE_GEMM_MIN_WORK) return lower_gemm(L, q, x, y, out, av);
@@ -535,6 +536,10 @@ static const LowerRule lower_rules[PRIM_NUM] = {
     [PRIM_lt] = lower_elementwise,
     [PRIM_ne] = lower_elementwise,
     [PRIM_eq] = lower_elementwise,
+    [PRIM_real] = lower_elementwise,
+    [PRIM_imag] = lower_elementwise,
+    [PRIM_conj] = lower_elementwise,
+    [PRIM_complex] = lower_elementwise,
     [PRIM_select] = lower_elementwise,
     [PRIM_convert_element_type] = lower_elementwise,
     [PRIM_bitcast_convert_type] = lower_elementwise,

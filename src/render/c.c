@@ -496,7 +496,7 @@ static bool render_pre_block(const RenderLang *lang, const Kernel *k, Buf *b, in
                              int64_t w) {
   const Reduction *q = &k->pre;
   const int64_t L = ALU_REDUCE_LANES, R = q->size;
-  bool ordered = dtype_is_floating(q->dtype) && (q->op == ALU_ADD || q->op == ALU_MUL) && R < L;
+  bool ordered = dtype_is_inexact(q->dtype) && (q->op == ALU_ADD || q->op == ALU_MUL) && R < L;
   const char *ct = emit_types[q->dtype].ctype;
   EmitPart p = {.lang = lang, .indent = "          ", .nlocals = nlocals};
   RedText t;
@@ -652,7 +652,7 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
   /* Lane order where the IR asks for it, and for row reductions by ops whose result
    * does not depend on the order (all others: integer wrap-around arithmetic, min/max,
    * bitwise), where the lanes are what vectorizes. */
-  bool order_free = !(dtype_is_floating(r->dtype) && (r->op == ALU_ADD || r->op == ALU_MUL));
+  bool order_free = !(dtype_is_inexact(r->dtype) && (r->op == ALU_ADD || r->op == ALU_MUL));
   if (alu_reduce_in_lanes(r->op, r->dtype, r->size) ||
       (order_free && r->size >= ALU_REDUCE_LANES && lanes_contiguous(kk.exp, "ridx", r->size)))
     return render_red_lanes(lang, &kk, b, nlocals, "start", "end");

@@ -543,6 +543,15 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
 }
 
 static bool cuda_frame(const RenderLang *lang, const Kernel *k, Buf *body, int *nlocals) {
+  /* complex kernels: not yet on the GPU (their warp reductions and vector loads are
+   * untested); refused with a clear error rather than rendered blind */
+  bool cpx = dtype_is_complex(k->dtype) || (k->has_reduction && dtype_is_complex(k->reduction.dtype));
+  for (int i = 0; i < k->nargs; i++) cpx = cpx || dtype_is_complex(k->arg_dtypes[i]);
+  for (int o = 0; o < k->nextra; o++) cpx = cpx || dtype_is_complex(k->extra_dtypes[o]);
+  if (cpx) {
+    error_set(JX_ERR_UNSUPPORTED, "render: complex kernels are not supported on %s yet", lang->name);
+    return false;
+  }
   emit_args(body, lang, k);
   return k->has_reduction ? render_reduction(lang, k, body, nlocals) : render_elementwise(lang, k, body, nlocals);
 }

@@ -50,6 +50,10 @@ const EmitType emit_types[JX_NUM_DTYPES] = {
                       "jx_bits_f32($0)", NULL, "(float)$0"),
     [JX_FLOAT64] = DT("double", "double", "f64", NULL, "$0", "$0", "jx_f64_bits($0)",
                       "jx_bits_f64($0)", NULL, "$0"),
+    /* complex: structs of two parts (prelude.h), laid out as NumPy's interleaved pairs */
+    [JX_COMPLEX64] = DT("jx_c64", "jx_c64", "c64", NULL, "$0", "$0", NULL, NULL, NULL, NULL),
+    [JX_COMPLEX128] = DT("jx_c128", "jx_c128", "c128", NULL, "$0", "$0", NULL, NULL, NULL,
+                         NULL),
 };
 #undef DT
 
@@ -72,13 +76,14 @@ typedef struct OpFmt {
   const char *plain; /* integers, when the intervals prove the C operator is defined
                         (no signed overflow, no x/0 or INT_MIN/-1, shift in range) */
   const char *bools; /* bool, when it differs from ints */
+  const char *cpx;   /* complex dtypes (the natively complex ops: ir/complex.c) */
   int flags;
 } OpFmt;
 
 static const OpFmt op_fmt[ALU_NUM_OPS] = {
-    [ALU_ADD] = {.flt = "($0 + $1)", .ints = "jx_add_$S($0, $1)", .plain = "($0 + $1)"},
-    [ALU_SUB] = {.flt = "($0 - $1)", .ints = "jx_sub_$S($0, $1)", .plain = "($0 - $1)"},
-    [ALU_MUL] = {.flt = "($0 * $1)", .ints = "jx_mul_$S($0, $1)", .plain = "($0 * $1)"},
+    [ALU_ADD] = {.flt = "($0 + $1)", .ints = "jx_add_$S($0, $1)", .plain = "($0 + $1)", .cpx = "jx_add_$S($0, $1)"},
+    [ALU_SUB] = {.flt = "($0 - $1)", .ints = "jx_sub_$S($0, $1)", .plain = "($0 - $1)", .cpx = "jx_sub_$S($0, $1)"},
+    [ALU_MUL] = {.flt = "($0 * $1)", .ints = "jx_mul_$S($0, $1)", .plain = "($0 * $1)", .cpx = "jx_mul_$S($0, $1)"},
     [ALU_DIV] = {.flt = "($0 / $1)", .ints = "jx_div_$S($0, $1)", .plain = "($0 / $1)"},
     [ALU_MOD] = {.flt = "fmod$f($0, $1)", .ints = "jx_mod_$S($0, $1)", .plain = "($0 % $1)",
                  .flags = EXACT},
@@ -92,9 +97,9 @@ static const OpFmt op_fmt[ALU_NUM_OPS] = {
     [ALU_SHL] = {.ints = "jx_shl_$S($0, $1)", .plain = "(($W)$0 << $1)"},
     [ALU_SHR] = {.ints = "jx_shr_$S($0, $1)", .plain = "($0 >> $1)"},
     [ALU_CMPLT] = {.flt = "($0 < $1)", .ints = "($0 < $1)"},
-    [ALU_CMPNE] = {.flt = "($0 != $1)", .ints = "($0 != $1)"},
-    [ALU_CMPEQ] = {.flt = "($0 == $1)", .ints = "($0 == $1)"},
-    [ALU_NEG] = {.flt = "(-$0)", .ints = "jx_neg_$S($0)", .plain = "(-$0)", .flags = EXACT},
+    [ALU_CMPNE] = {.flt = "($0 != $1)", .ints = "($0 != $1)", .cpx = "jx_ne_$S($0, $1)"},
+    [ALU_CMPEQ] = {.flt = "($0 == $1)", .ints = "($0 == $1)", .cpx = "jx_eq_$S($0, $1)"},
+    [ALU_NEG] = {.flt = "(-$0)", .ints = "jx_neg_$S($0)", .plain = "(-$0)", .flags = EXACT, .cpx = "jx_neg_$S($0)"},
     [ALU_NOT] = {.ints = "(~$0)", .bools = "($0 ^ 1)"},
     [ALU_ABS] = {.flt = "fabs$f($0)", .ints = "jx_abs_$S($0)", .flags = EXACT},
     [ALU_SIGN] = {.flt = "jx_fsign_$S($0)", .ints = "jx_sign_$S($0)", .flags = EXACT},
@@ -128,7 +133,7 @@ static const OpFmt op_fmt[ALU_NUM_OPS] = {
     [ALU_ERFC] = {.flt = "erfc$f($0)"},
     [ALU_ISNAN] = {.flt = "(isnan($0) != 0)"},
     [ALU_ISINF] = {.flt = "(isinf($0) != 0)"},
-    [ALU_WHERE] = {.flt = "($0 ? $1 : $2)", .ints = "($0 ? $1 : $2)", .flags = EXACT},
+    [ALU_WHERE] = {.flt = "($0 ? $1 : $2)", .ints = "($0 ? $1 : $2)", .flags = EXACT, .cpx = "($0 ? $1 : $2)"},
     [ALU_THREEFRY2X32] = {.ints = "jx_threefry2x32($0, $1, $2, $3)"},
 };
 
@@ -140,6 +145,7 @@ static const char *op_format(const RenderLang *lang, AluOp op, jx_dtype d, bool 
       if (f) return f;
     }
   const OpFmt *f = &op_fmt[op];
+  if (dtype_is_complex(d)) return f->cpx;
   if (is_float(d)) return f->flt;
   if (d == JX_BOOL && f->bools) return f->bools;
   return plain && f->plain ? f->plain : f->ints;
@@ -249,6 +255,16 @@ void emit_const(Buf *b, jx_dtype d, AluValue v) {
     if (v.u <= UINT32_MAX) buf_printf(b, "%" PRIu64 "u", v.u);
     else buf_printf(b, "UINT64_C(%" PRIu64 ")", v.u);
     return;
+  case JX_COMPLEX64:
+  case JX_COMPLEX128: {
+    jx_dtype p = dtype_real_part(d);
+    buf_printf(b, "jx_mk_%s(", dtype_short_name(d));
+    emit_const(b, p, (AluValue){.f = v.c.re});
+    buf_str(b, ", ");
+    emit_const(b, p, (AluValue){.f = v.c.im});
+    buf_str(b, ")");
+    return;
+  }
   default: break;
   }
   bool dbl = d == JX_FLOAT64;
@@ -279,6 +295,35 @@ static void render_cast(Buf *b, const AluExp *e, const char *x) {
   const EmitType *t = &emit_types[to];
   if (to == from) {
     buf_str(b, x);
+  } else if (dtype_is_complex(from) || dtype_is_complex(to)) {
+    /* complex -> complex part by part; complex -> real: the real part's cast (JAX drops
+     * the imaginary part); complex -> bool: either part nonzero; real -> complex: the
+     * part's cast and +0 (eval.c's cast_value) */
+    jx_dtype fp = dtype_real_part(from), tp = dtype_real_part(to);
+    AluExp pe = {.op = ALU_CAST, .dtype = tp, .nsrc = 1};
+    AluExp src = {.op = ALU_VARIABLE, .dtype = fp};
+    pe.src[0] = &src;
+    Buf re = {0}, im = {0}, xr = {0}, xi = {0};
+    if (dtype_is_complex(from)) {
+      buf_printf(&xr, "(%s).re", x);
+      buf_printf(&xi, "(%s).im", x);
+    } else {
+      buf_str(&xr, x);
+    }
+    if (to == JX_BOOL && dtype_is_complex(from)) {
+      buf_printf(b, "(%s != 0 || %s != 0)", xr.s ? xr.s : "", xi.s ? xi.s : "");
+    } else {
+      render_cast(&re, &pe, xr.s ? xr.s : "");
+      if (dtype_is_complex(to)) {
+        if (dtype_is_complex(from)) render_cast(&im, &pe, xi.s ? xi.s : "");
+        else emit_const(&im, tp, (AluValue){.f = 0.0});
+        buf_printf(b, "jx_mk_%s(%s, %s)", dtype_short_name(to), re.s ? re.s : "", im.s ? im.s : "");
+      } else {
+        buf_str(b, re.s ? re.s : "");
+      }
+    }
+    b->oom |= re.oom || im.oom || xr.oom || xi.oom;
+    free(re.s), free(im.s), free(xr.s), free(xi.s);
   } else if (to == JX_BOOL) {
     buf_printf(b, "(%s != 0)", x);
   } else if (is_float(from) && is_float(to)) {
@@ -331,6 +376,9 @@ static bool render_node(EmitPart *p, Buf *b, const AluExp *e, const char *const 
   }
   case ALU_CAST: render_cast(b, e, ops[0]); return true;
   case ALU_BITCAST: render_bitcast(b, e, ops[0]); return true;
+  case ALU_REAL: buf_printf(b, "(%s).re", ops[0]); return true;
+  case ALU_IMAG: buf_printf(b, "(%s).im", ops[0]); return true;
+  case ALU_COMPLEX: buf_printf(b, "jx_mk_%s(%s, %s)", dtype_short_name(d), ops[0], ops[1]); return true;
   default: break;
   }
   /* float max/min with a constant operand: one compare (prelude.h, jx_fmaxc) */
@@ -346,7 +394,7 @@ static bool render_node(EmitPart *p, Buf *b, const AluExp *e, const char *const 
   }
   /* Operand dtype decides the format (compares and ISNAN return bool). */
   jx_dtype sd = e->op == ALU_WHERE ? e->src[1]->dtype : e->nsrc ? e->src[0]->dtype : d;
-  bool plain = allow_plain && !is_float(sd) && plain_ok(e);
+  bool plain = allow_plain && !is_float(sd) && !dtype_is_complex(sd) && plain_ok(e);
   const char *fmt = op_format(p->lang, e->op, sd, plain);
   if (!fmt) {
     error_set(JX_ERR_UNSUPPORTED, "render: no %s format for %s on %s", p->lang->name,

@@ -229,3 +229,27 @@ JX_FN uint64_t jx_threefry2x32(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c
   }
   return ((uint64_t)x0 << 32) | x1;
 }
+
+/* ---------------------------------------------------------------- complex */
+
+/* complex64 / complex128 values: NumPy's interleaved (re, im) layout. Only the ops the
+ * kernel IR keeps complex live here (src/ir/complex.c); everything else arrives
+ * expanded into real operations on .re and .im. Products are (ac - bd) + (ad + bc)i
+ * with no special cases, as XLA and eval.c compute them. */
+typedef struct jx_c64 { float re, im; } jx_c64;
+typedef struct jx_c128 { double re, im; } jx_c128;
+JX_FN jx_c64 jx_mk_c64(float re, float im) { jx_c64 z; z.re = re; z.im = im; return z; }
+JX_FN jx_c128 jx_mk_c128(double re, double im) { jx_c128 z; z.re = re; z.im = im; return z; }
+#define JX_COMPLEX_OPS(S, T)                                                               \
+  JX_FN jx_##S jx_add_##S(jx_##S a, jx_##S b) { return jx_mk_##S(a.re + b.re, a.im + b.im); } \
+  JX_FN jx_##S jx_sub_##S(jx_##S a, jx_##S b) { return jx_mk_##S(a.re - b.re, a.im - b.im); } \
+  JX_FN jx_##S jx_neg_##S(jx_##S a) { return jx_mk_##S(-a.re, -a.im); }                      \
+  JX_FN jx_##S jx_mul_##S(jx_##S a, jx_##S b) {                                             \
+    T ac = a.re * b.re, bd = a.im * b.im, ad = a.re * b.im, bc = a.im * b.re;               \
+    return jx_mk_##S(ac - bd, ad + bc);                                                     \
+  }                                                                                         \
+  JX_FN uint8_t jx_eq_##S(jx_##S a, jx_##S b) { return a.re == b.re && a.im == b.im; }      \
+  JX_FN uint8_t jx_ne_##S(jx_##S a, jx_##S b) { return !(a.re == b.re && a.im == b.im); }
+JX_COMPLEX_OPS(c64, float)
+JX_COMPLEX_OPS(c128, double)
+#undef JX_COMPLEX_OPS

@@ -64,6 +64,22 @@ static bool eval_elementwise(Prim p, int nin, const Aval *in, const PrimParams *
   memcpy(out->shape, in[0].shape, sizeof out->shape);
   PrimKind k = prim_kind(p);
   if (k == PRIM_KIND_COMPARE || k == PRIM_KIND_UNARY_PRED) out->dtype = JX_BOOL; /* weak iff inputs are, as in JAX */
+  switch (p) {
+  case PRIM_real: case PRIM_imag: case PRIM_conj:
+    if (!dtype_is_complex(in[0].dtype)) return fail(JX_ERR_DTYPE, p, "operand must be complex", &in[0], NULL);
+    if (p != PRIM_conj) out->dtype = dtype_real_part(in[0].dtype);
+    break;
+  case PRIM_abs: /* |z| is real */
+    out->dtype = dtype_real_part(in[0].dtype);
+    break;
+  case PRIM_complex:
+    if (in[0].dtype != JX_FLOAT32 && in[0].dtype != JX_FLOAT64)
+      return fail(JX_ERR_DTYPE, p, "parts must be float32 or float64", &in[0], &in[1]);
+    out->dtype = dtype_to_complex(in[0].dtype);
+    break;
+  default:
+    break;
+  }
   return true;
 }
 
@@ -365,6 +381,10 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_lt] = eval_elementwise,
     [PRIM_ne] = eval_elementwise,
     [PRIM_eq] = eval_elementwise,
+    [PRIM_real] = eval_elementwise,
+    [PRIM_imag] = eval_elementwise,
+    [PRIM_conj] = eval_elementwise,
+    [PRIM_complex] = eval_elementwise,
     [PRIM_select] = eval_elementwise,
     [PRIM_convert_element_type] = eval_convert,
     [PRIM_bitcast_convert_type] = eval_bitcast,
@@ -409,9 +429,47 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
 
 bool prim_has_abstract_rule(Prim p) { return (unsigned)p < PRIM_NUM && abstract_rules[p] != NULL; }
 
+/* The primitives that take complex operands; every other one refuses them with
+ * JX_ERR_DTYPE here, at the one check every trace level shares. */
+static bool complex_ok(Prim p) {
+  switch (prim_kind(p)) {
+  case PRIM_KIND_MOVEMENT: case PRIM_KIND_CONCATENATE: case PRIM_KIND_GATHER:
+  case PRIM_KIND_DOT: case PRIM_KIND_CALL: case PRIM_KIND_CONTROL: case PRIM_KIND_SELECT:
+  case PRIM_KIND_CONVERT:
+    return true;
+  default:
+    break;
+  }
+  switch (p) {
+  case PRIM_neg: case PRIM_add: case PRIM_sub: case PRIM_mul: case PRIM_div: case PRIM_eq:
+  case PRIM_ne: case PRIM_real: case PRIM_imag: case PRIM_conj: case PRIM_abs: case PRIM_sign:
+  case PRIM_reciprocal: case PRIM_is_nan: case PRIM_is_inf: case PRIM_reduce_sum:
+  case PRIM_reduce_prod: case PRIM_sort: case PRIM_scatter_add:
+  /* transcendental functions: expanded into real ops by ir/complex.c */
+  case PRIM_exp: case PRIM_expm1: case PRIM_log: case PRIM_log1p: case PRIM_sqrt:
+  case PRIM_rsqrt: case PRIM_pow: case PRIM_sin: case PRIM_cos: case PRIM_tan:
+  case PRIM_sinh: case PRIM_cosh: case PRIM_tanh: case PRIM_asin: case PRIM_acos:
+  case PRIM_atan: case PRIM_asinh: case PRIM_acosh: case PRIM_atanh:
+    return true;
+  default:
+    return false;
+  }
+}
+
 bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
   if (!prim_has_abstract_rule(p)) {
     error_set(JX_ERR_INTERNAL, "no abstract eval rule for %s", prim_name(p));
+    return false;
+  }
+  bool cpx = (prim_kind(p) == PRIM_KIND_CONVERT || prim_kind(p) == PRIM_KIND_BITCAST ||
+              prim_kind(p) == PRIM_KIND_IOTA) && dtype_is_complex(pp->dtype);
+  for (int i = 0; i < nin && !cpx; i++) cpx = dtype_is_complex(in[i].dtype);
+  if (cpx && !complex_ok(p)) {
+    for (int i = 0; i < nin; i++)
+      if (dtype_is_complex(in[i].dtype))
+        return fail(JX_ERR_DTYPE, p, "complex operands are not supported", &in[i], NULL);
+    error_set(JX_ERR_DTYPE, "%s: complex %s results are not supported", prim_name(p),
+              jx_dtype_name(pp->dtype));
     return false;
   }
   return abstract_rules[p](p, nin, in, pp, out);

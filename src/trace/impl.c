@@ -415,7 +415,7 @@ static jx_array *dot_as_gemm(jx_array *x, jx_array *y, const PrimParams *pp, con
 
 bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y) {
   bool half = dtype == JX_FLOAT16 || dtype == JX_BFLOAT16;
-  if (dtype != JX_FLOAT32 && dtype != JX_FLOAT64 && !half) return false;
+  if (dtype != JX_FLOAT32 && dtype != JX_FLOAT64 && !dtype_is_complex(dtype) && !half) return false;
   Aval xa = prim_aval_of(x), ya = prim_aval_of(y);
   DotLayout L;
   prim_dot_layout(pp, &xa, &ya, &L);
@@ -668,6 +668,10 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_lt] = rule_elementwise,
     [PRIM_ne] = rule_elementwise,
     [PRIM_eq] = rule_elementwise,
+    [PRIM_real] = rule_elementwise,
+    [PRIM_imag] = rule_elementwise,
+    [PRIM_conj] = rule_elementwise,
+    [PRIM_complex] = rule_elementwise,
     [PRIM_select] = rule_elementwise,
     [PRIM_convert_element_type] = rule_convert,
     [PRIM_bitcast_convert_type] = rule_bitcast,

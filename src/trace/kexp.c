@@ -18,7 +18,7 @@ void kexp_view_index(const ShapeTracker *st, const AluExp *const *idx, const Alu
 const AluExp *kexp_masked(const AluExp *valid, const AluExp *value) {
   if (!value) return NULL;
   jx_dtype d = value->dtype;
-  const AluExp *zero = dtype_is_floating(d) ? alu_const_float(d, 0.0) : alu_const_int(d, 0);
+  const AluExp *zero = dtype_is_inexact(d) ? alu_const_float(d, 0.0) : alu_const_int(d, 0);
   return alu_where(valid, value, zero);
 }
 
@@ -64,7 +64,7 @@ const AluExp *kexp_pad_fill(const AluExp *padded, int ndim, const int64_t *lo, c
                    alu_binary(ALU_CMPLT, idx[d], i64(lo[d] + len[d])));
     inside = inside ? alu_binary(ALU_AND, inside, in_d) : in_d;
   }
-  const AluExp *fill = dtype_is_floating(dtype) ? alu_const_float(dtype, value)
+  const AluExp *fill = dtype_is_inexact(dtype) ? alu_const_float(dtype, value)
                                                 : alu_const_int(dtype, (int64_t)value);
   return inside ? alu_where(inside, padded, fill) : padded;
 }
@@ -102,6 +102,13 @@ void kexp_dot(const PrimParams *pp, const Aval *x, const Aval *y, jx_dtype dt, i
 }
 
 const AluExp *kexp_elementwise(Prim p, const PrimParams *pp, const AluExp *const *v) {
+  switch (p) { /* complex parts: their own IR ops (ir/complex.c) */
+  case PRIM_real: return alu_real(v[0]);
+  case PRIM_imag: return alu_imag(v[0]);
+  case PRIM_conj: return alu_complex(alu_real(v[0]), alu_unary(ALU_NEG, alu_imag(v[0])));
+  case PRIM_complex: return alu_complex(v[0], v[1]);
+  default: break;
+  }
   switch (prim_kind(p)) {
   case PRIM_KIND_UNARY:
   case PRIM_KIND_UNARY_PRED: return alu_unary(prim_alu_op(p), v[0]);

@@ -79,8 +79,25 @@ jx_array *jx_scalar_of(double value, jx_dtype dtype) {
   }
   jx_dtype canon = dtype_canonicalize(dtype);
   AluValue v = alu_eval_op(ALU_CAST, canon, JX_FLOAT64, (AluValue[]){{.f = value}});
-  unsigned char bytes[8];
+  unsigned char bytes[16];
   alu_store(bytes, canon, 0, v);
+  return array_from_host(bytes, canon, false, 0, NULL);
+}
+
+jx_array *jx_scalar_complex(double re, double im) {
+  double v[2] = {re, im};
+  return array_from_host(v, JX_COMPLEX128, true, 0, NULL);
+}
+
+jx_array *jx_scalar_complex_of(double re, double im, jx_dtype dtype) {
+  if (!dtype_is_complex(dtype)) {
+    error_set(JX_ERR_DTYPE, "jx_scalar_complex_of: %s is not a complex dtype",
+              dtype_is_valid(dtype) ? jx_dtype_name(dtype) : "an invalid value");
+    return NULL;
+  }
+  jx_dtype canon = dtype_canonicalize(dtype);
+  unsigned char bytes[16];
+  alu_store(bytes, canon, 0, alu_normalize(canon, (AluValue){.c = {re, im}}));
   return array_from_host(bytes, canon, false, 0, NULL);
 }
 
@@ -130,10 +147,33 @@ double jx_item(jx_array *a) {
               (long long)jx_size(a));
     return NAN;
   }
-  unsigned char bytes[8];
+  unsigned char bytes[16];
   if (jx_read(a, bytes, jx_dtype_itemsize(a->dtype)) != JX_OK) return NAN;
   AluValue v = alu_load(bytes, a->dtype, 0);
-  return alu_eval_op(ALU_CAST, JX_FLOAT64, a->dtype, &v).f;
+  return alu_eval_op(ALU_CAST, JX_FLOAT64, a->dtype, &v).f; /* complex: the real part */
+}
+
+jx_status jx_item_complex(jx_array *a, double *re, double *im) {
+  if (re) *re = NAN;
+  if (im) *im = NAN;
+  if (!a || !re || !im) {
+    if (!error_pending() || a)
+      error_set(JX_ERR_VALUE, "jx_item_complex: %s is NULL", !a ? "the array" : !re ? "re" : "im");
+    return jx_last_status();
+  }
+  if (jx_size(a) != 1) {
+    char b[ARRAY_DESCRIBE_BUF];
+    error_set(JX_ERR_SHAPE, "jx_item_complex: %s has %lld elements, expected 1",
+              array_describe(b, a), (long long)jx_size(a));
+    return JX_ERR_SHAPE;
+  }
+  unsigned char bytes[16];
+  jx_status s = jx_read(a, bytes, jx_dtype_itemsize(a->dtype));
+  if (s != JX_OK) return s;
+  AluValue v = alu_eval_op(ALU_CAST, JX_COMPLEX128, a->dtype, (AluValue[]){alu_load(bytes, a->dtype, 0)});
+  *re = v.c.re;
+  *im = v.c.im;
+  return JX_OK;
 }
 
 jx_status jx_block_until_ready(jx_array *a) {

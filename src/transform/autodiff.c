@@ -224,6 +224,7 @@ typedef struct Grad {
   int nargnums;
   int *argnums;
   bool with_value;
+  bool holomorphic; /* holomorphic=True: complex inputs and output, grad = f'(z) */
 } Grad;
 
 static void grad_free(void *ctx) {
@@ -235,7 +236,7 @@ static void grad_free(void *ctx) {
 
 static jx_status grad_impl(void *ctx, jx_array *const *in, jx_array **out) {
   Grad *g = ctx;
-  const char *fn = g->with_value ? "jx_value_and_grad" : "jx_grad";
+  const char *fn = g->with_value ? "jx_value_and_grad" : g->holomorphic ? "jx_grad_holomorphic" : "jx_grad";
   int nin = jx_fn_nin(g->f), nout = jx_fn_nout(g->f), na = g->nargnums;
   bool *diff = calloc((size_t)nin + 1, 1);
   if (!diff) {
@@ -244,10 +245,11 @@ static jx_status grad_impl(void *ctx, jx_array *const *in, jx_array **out) {
   }
   for (int k = 0; k < na; k++) {
     jx_array *x = in[g->argnums[k]];
-    if (!dtype_is_floating(x->dtype)) {
+    if (g->holomorphic ? !dtype_is_complex(x->dtype) : !dtype_is_inexact(x->dtype)) {
       char b[ARRAY_DESCRIBE_BUF];
-      error_set(JX_ERR_DTYPE, "%s: argument %d is %s; differentiation needs float inputs", fn,
-                g->argnums[k], array_describe(b, x));
+      error_set(JX_ERR_DTYPE, "%s: argument %d is %s; differentiation needs %s inputs", fn,
+                g->argnums[k], array_describe(b, x),
+                g->holomorphic ? "complex (holomorphic)" : "float or complex");
       free(diff);
       return JX_ERR_DTYPE;
     }
@@ -258,11 +260,14 @@ static jx_status grad_impl(void *ctx, jx_array *const *in, jx_array **out) {
   jx_status s = pout && cts ? linearize(fn, g->f, in, diff, 1, pout, &j) : JX_ERR_OOM;
   if (s == JX_OK) {
     jx_array *y = pout[0];
-    if (y->ndim != 0 || !dtype_is_floating(y->dtype)) {
+    if (y->ndim != 0 || (g->holomorphic ? !dtype_is_complex(y->dtype) : !dtype_is_floating(y->dtype))) {
       char b[ARRAY_DESCRIBE_BUF];
-      error_set(JX_ERR_SHAPE, "%s: the function's first output must be a scalar float, got %s",
-                fn, array_describe(b, y));
-      s = JX_ERR_SHAPE;
+      /* JAX: grad requires real-valued outputs; holomorphic=True complex ones */
+      bool cpx = y->ndim == 0 && dtype_is_complex(y->dtype) && !g->holomorphic;
+      error_set(cpx ? JX_ERR_DTYPE : JX_ERR_SHAPE, "%s: the function's first output must be a "
+                "scalar %s, got %s%s", fn, g->holomorphic ? "complex" : "float", array_describe(b, y),
+                cpx ? " (for holomorphic functions use jx_grad_holomorphic)" : "");
+      s = cpx ? JX_ERR_DTYPE : JX_ERR_SHAPE;
     }
   }
   if (s == JX_OK) {
@@ -298,7 +303,8 @@ static jx_status grad_impl(void *ctx, jx_array *const *in, jx_array **out) {
   return s;
 }
 
-static jx_fn *make_grad(const char *fn, jx_fn *f, int nargnums, const int *argnums, bool value) {
+static jx_fn *make_grad(const char *fn, jx_fn *f, int nargnums, const int *argnums, bool value,
+                        bool holomorphic) {
   int *an = tx_argnums(fn, f, &nargnums, argnums);
   Grad *g = an ? calloc(1, sizeof *g) : NULL;
   if (!g) {
@@ -307,7 +313,8 @@ static jx_fn *make_grad(const char *fn, jx_fn *f, int nargnums, const int *argnu
     return NULL;
   }
   int nin = jx_fn_nin(f);
-  *g = (Grad){.f = fn_retain(f), .nargnums = nargnums, .argnums = an, .with_value = value};
+  *g = (Grad){.f = fn_retain(f), .nargnums = nargnums, .argnums = an, .with_value = value,
+              .holomorphic = holomorphic};
   int nout = nargnums + jx_fn_nout(f) - 1 + (value ? 1 : 0);
   jx_fn *r = jx_fn_new_with_free(value ? "value_and_grad" : "grad", nin, nout, grad_impl, g, grad_free);
   if (!r) grad_free(g);
@@ -315,11 +322,15 @@ static jx_fn *make_grad(const char *fn, jx_fn *f, int nargnums, const int *argnu
 }
 
 jx_fn *jx_grad(jx_fn *f, int nargnums, const int *argnums) {
-  return make_grad("jx_grad", f, nargnums, argnums, false);
+  return make_grad("jx_grad", f, nargnums, argnums, false, false);
+}
+
+jx_fn *jx_grad_holomorphic(jx_fn *f, int nargnums, const int *argnums) {
+  return make_grad("jx_grad_holomorphic", f, nargnums, argnums, false, true);
 }
 
 jx_fn *jx_value_and_grad(jx_fn *f, int nargnums, const int *argnums) {
-  return make_grad("jx_value_and_grad", f, nargnums, argnums, true);
+  return make_grad("jx_value_and_grad", f, nargnums, argnums, true, false);
 }
 
 /* ---------------------------------------------------------- stop_gradient */

@@ -14,6 +14,7 @@ typedef struct Jac {
   int nargnums;
   int *argnums;
   bool reverse;
+  bool holomorphic; /* holomorphic=True: complex inputs (and outputs), f'(z) */
 } Jac;
 
 static void jac_free(void *ctx) {
@@ -184,17 +185,24 @@ static jx_status jac_impl(void *ctx, jx_array *const *in, jx_array **out) {
   Jac *j = ctx;
   for (int k = 0; k < j->nargnums; k++) {
     jx_array *x = in[j->argnums[k]];
-    if (!dtype_is_floating(x->dtype)) {
+    /* JAX: real inputs, or complex ones with holomorphic=True (then only complex) */
+    if (j->holomorphic ? !dtype_is_complex(x->dtype) : !dtype_is_floating(x->dtype)) {
       char b[ARRAY_DESCRIBE_BUF];
-      error_set(JX_ERR_DTYPE, "%s: argument %d is %s; jacobians need float inputs",
-                j->reverse ? "jx_jacrev" : "jx_jacfwd", j->argnums[k], array_describe(b, x));
+      error_set(JX_ERR_DTYPE, "%s: argument %d is %s; jacobians need %s", j->holomorphic
+                ? (j->reverse ? "jx_jacrev_holomorphic" : "jx_jacfwd_holomorphic")
+                : (j->reverse ? "jx_jacrev" : "jx_jacfwd"), j->argnums[k], array_describe(b, x),
+                j->holomorphic ? "complex inputs (holomorphic)"
+                : dtype_is_complex(x->dtype) ? "float inputs (for complex ones pass holomorphic: "
+                                               "jx_jacfwd_holomorphic / jx_jacrev_holomorphic)"
+                                             : "float inputs");
       return JX_ERR_DTYPE;
     }
   }
   return j->reverse ? jac_reverse(j, in, out) : jac_forward(j, in, out);
 }
 
-static jx_fn *make_jac(const char *fn, jx_fn *f, int nargnums, const int *argnums, bool reverse) {
+static jx_fn *make_jac(const char *fn, jx_fn *f, int nargnums, const int *argnums, bool reverse,
+                       bool holomorphic) {
   int *an = tx_argnums(fn, f, &nargnums, argnums);
   Jac *j = an ? calloc(1, sizeof *j) : NULL;
   if (!j) {
@@ -203,7 +211,8 @@ static jx_fn *make_jac(const char *fn, jx_fn *f, int nargnums, const int *argnum
     return NULL;
   }
   int nin = jx_fn_nin(f);
-  *j = (Jac){.f = fn_retain(f), .nargnums = nargnums, .argnums = an, .reverse = reverse};
+  *j = (Jac){.f = fn_retain(f), .nargnums = nargnums, .argnums = an, .reverse = reverse,
+             .holomorphic = holomorphic};
   jx_fn *r = jx_fn_new_with_free(reverse ? "jacrev" : "jacfwd", nin, jx_fn_nout(f) * nargnums,
                                  jac_impl, j, jac_free);
   if (!r) jac_free(j);
@@ -211,11 +220,11 @@ static jx_fn *make_jac(const char *fn, jx_fn *f, int nargnums, const int *argnum
 }
 
 jx_fn *jx_jacfwd(jx_fn *f, int nargnums, const int *argnums) {
-  return make_jac("jx_jacfwd", f, nargnums, argnums, false);
+  return make_jac("jx_jacfwd", f, nargnums, argnums, false, false);
 }
 
 jx_fn *jx_jacrev(jx_fn *f, int nargnums, const int *argnums) {
-  return make_jac("jx_jacrev", f, nargnums, argnums, true);
+  return make_jac("jx_jacrev", f, nargnums, argnums, true, false);
 }
 
 jx_fn *jx_hessian(jx_fn *f, int nargnums, const int *argnums) {
@@ -223,4 +232,12 @@ jx_fn *jx_hessian(jx_fn *f, int nargnums, const int *argnums) {
   jx_fn *h = r ? jx_jacfwd(r, nargnums, argnums) : NULL;
   jx_fn_free(r);
   return h;
+}
+
+jx_fn *jx_jacfwd_holomorphic(jx_fn *f, int nargnums, const int *argnums) {
+  return make_jac("jx_jacfwd_holomorphic", f, nargnums, argnums, false, true);
+}
+
+jx_fn *jx_jacrev_holomorphic(jx_fn *f, int nargnums, const int *argnums) {
+  return make_jac("jx_jacrev_holomorphic", f, nargnums, argnums, true, true);
 }

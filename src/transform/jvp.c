@@ -59,6 +59,12 @@ static jx_array *jvp_neg(int nin, jx_array *const *x, jx_array *const *t, jx_arr
   return neg(t[0]);
 }
 static jx_array *jvp_abs(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  if (dtype_is_complex(x[0]->dtype)) {
+    /* JAX's _abs_jvp_rule: real(t * conj(x) / |x|), |x| = 0 replaced by 1 */
+    jx_array *ay = prim_convert(y, x[0]->dtype, y->weak);
+    jx_array *den = sel(prim_binary(PRIM_eq, ay, c(ay, 0)), c(ay, 1), ay);
+    return prim_unary(PRIM_real, mul(t[0], dv(prim_unary(PRIM_conj, x[0]), den)));
+  }
   /* select(x >= 0, t, -t): slope 1 at 0, as JAX */
   jx_array *negative = prim_binary(PRIM_lt, x[0], c(x[0], 0));
   jx_array *nt = neg(t[0]);
@@ -182,12 +188,24 @@ static jx_array *jvp_select(int nin, jx_array *const *x, jx_array *const *t, jx_
   return sel(x[0], a, b);
 }
 static jx_array *jvp_convert(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
-  if (!dtype_is_floating(x[0]->dtype)) return NULL;
+  if (!dtype_is_inexact(x[0]->dtype)) return NULL;
   return prim_convert(t[0], pp->dtype, pp->weak);
 }
 /* Linear primitives of one operand: the tangent goes through the same primitive. */
 static jx_array *jvp_linear1(Prim p, jx_array *const *t, const PrimParams *pp) {
   return prim_bind(p, 1, t, pp);
+}
+static jx_array *jvp_real(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  return jvp_linear1(PRIM_real, t, pp);
+}
+static jx_array *jvp_imag(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  return jvp_linear1(PRIM_imag, t, pp);
+}
+static jx_array *jvp_conj(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  return jvp_linear1(PRIM_conj, t, pp);
+}
+static jx_array *jvp_complex(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  return prim_binary(PRIM_complex, tfull(t[0], x[0]), tfull(t[1], x[1]));
 }
 static jx_array *jvp_reduce_sum(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   return jvp_linear1(PRIM_reduce_sum, t, pp);
@@ -377,7 +395,7 @@ static jx_status jvp_call(int nin, jx_array *const *x, jx_array *const *t, const
   if (s == JX_OK && !J) s = jx_last_status();
   if (s == JX_OK) s = prim_call(J, jvp_args(nin, x, t, args), args, ty);
   for (int o = 0; s == JX_OK && o < nout; o++)
-    if (!dtype_is_floating(y[o]->dtype)) ty[o] = NULL;
+    if (!dtype_is_inexact(y[o]->dtype)) ty[o] = NULL;
   jaxpr_free(J);
   free(args);
   return s;
@@ -413,7 +431,7 @@ static jx_status jvp_cond(int nin, jx_array *const *x, jx_array *const *t, const
     if (!(J[b] = jvp_jaxpr(pp->branches[b], t + 1))) s = jx_last_status();
   if (s == JX_OK) s = prim_cond(n, J, x[0], jvp_args(nin - 1, x + 1, t + 1, args), args, ty);
   for (int o = 0; s == JX_OK && o < nout; o++)
-    if (!dtype_is_floating(y[o]->dtype)) ty[o] = NULL;
+    if (!dtype_is_inexact(y[o]->dtype)) ty[o] = NULL;
   for (int b = 0; b < n; b++) jaxpr_free(J[b]);
   free(args);
   return s;
@@ -648,6 +666,8 @@ static const struct {
     [PRIM_rem] = {jvp_rem},           [PRIM_pow] = {jvp_pow},
     [PRIM_max] = {jvp_max},           [PRIM_min] = {jvp_min},
     [PRIM_atan2] = {jvp_atan2},       [PRIM_select] = {jvp_select},
+    [PRIM_real] = {jvp_real},         [PRIM_imag] = {jvp_imag},
+    [PRIM_conj] = {jvp_conj},         [PRIM_complex] = {jvp_complex},
     [PRIM_convert_element_type] = {jvp_convert},
     [PRIM_bitcast_convert_type] = {jvp_zero},
     [PRIM_reduce_sum] = {jvp_reduce_sum},
@@ -752,7 +772,7 @@ static jx_status jvp_process(Trace *t, Prim p, int nin, jx_array *const *in,
   }
   for (int o = 0; o < nout; o++) y[o] = ty[o] = NULL;
   bool floating = false;
-  for (int o = 0; o < nout; o++) floating |= dtype_is_floating(avals[o].dtype);
+  for (int o = 0; o < nout; o++) floating |= dtype_is_inexact(avals[o].dtype);
   jx_status s = JX_OK;
   /* Outputs that are not floating, and outputs of operands whose tangents are all
    * symbolic zeros, get a symbolic-zero tangent without a rule. */
@@ -769,7 +789,7 @@ static jx_status jvp_process(Trace *t, Prim p, int nin, jx_array *const *in,
     }
   }
   for (int o = 0; s == JX_OK && o < nout; o++) {
-    if (ty[o] && !dtype_is_floating(avals[o].dtype)) ty[o] = NULL;
+    if (ty[o] && !dtype_is_inexact(avals[o].dtype)) ty[o] = NULL;
     if (!(out[o] = jvp_tracer(t, y[o], ty[o]))) s = jx_last_status();
   }
   if (s != JX_OK)

@@ -95,7 +95,7 @@ Jaxpr *stage_end(Trace *t, int nout, jx_array *const *outs) {
 jx_array *tx_full(const Aval *aval, double value) {
   jx_dtype d = aval->dtype;
   AluValue v = alu_eval_op(ALU_CAST, d, JX_FLOAT64, (AluValue[]){{.f = value}});
-  unsigned char bytes[8];
+  unsigned char bytes[16];
   alu_store(bytes, d, 0, v);
   jx_array *s = array_from_host(bytes, d, aval->weak, 0, NULL);
   if (!s || aval->ndim == 0) return s;

@@ -65,6 +65,29 @@ static bool t_convert(jx_array *ct, int nin, jx_array *const *x, const bool *lin
   out[0] = prim_convert(ct, in[0].dtype, in[0].weak);
   return out[0] != NULL;
 }
+/* lax's complex parts (jax/_src/lax/lax.py): real^T t = complex(t, 0), imag^T t =
+ * complex(0, -t), conj^T = conj, complex^T t = (real(t), imag(-t)). */
+static bool t_real(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                   const PrimParams *pp, jx_array **out) {
+  out[0] = prim_binary(PRIM_complex, ct, zeros_like(ct));
+  return out[0] != NULL;
+}
+static bool t_imag(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                   const PrimParams *pp, jx_array **out) {
+  out[0] = prim_binary(PRIM_complex, zeros_like(ct), prim_unary(PRIM_neg, ct));
+  return out[0] != NULL;
+}
+static bool t_conj(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                   const PrimParams *pp, jx_array **out) {
+  out[0] = prim_unary(PRIM_conj, ct);
+  return out[0] != NULL;
+}
+static bool t_complex(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                      const PrimParams *pp, jx_array **out) {
+  out[0] = lin[0] ? prim_unary(PRIM_real, ct) : NULL;
+  out[1] = lin[1] ? prim_unary(PRIM_imag, prim_unary(PRIM_neg, ct)) : NULL;
+  return (out[0] || !lin[0]) && (out[1] || !lin[1]);
+}
 static bool t_reduce_sum(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
                          const Aval *in, const PrimParams *pp, jx_array **out) {
   bool mask[JX_MAX_NDIM] = {false};
@@ -328,6 +351,10 @@ static const struct {
     [PRIM_mul] = {t_mul},
     [PRIM_div] = {t_div},
     [PRIM_convert_element_type] = {t_convert},
+    [PRIM_real] = {t_real},
+    [PRIM_imag] = {t_imag},
+    [PRIM_conj] = {t_conj},
+    [PRIM_complex] = {t_complex},
     [PRIM_reduce_sum] = {t_reduce_sum},
     [PRIM_reshape] = {t_reshape},
     [PRIM_transpose] = {t_transpose},

@@ -32,7 +32,8 @@ static void test_names_and_sizes(void) {
     {JX_UINT32, "uint32", "u32", 4},    {JX_INT64, "int64", "i64", 8},
     {JX_UINT64, "uint64", "u64", 8},    {JX_FLOAT16, "float16", "f16", 2},
     {JX_BFLOAT16, "bfloat16", "bf16", 2}, {JX_FLOAT32, "float32", "f32", 4},
-    {JX_FLOAT64, "float64", "f64", 8},
+    {JX_FLOAT64, "float64", "f64", 8},  {JX_COMPLEX64, "complex64", "c64", 8},
+    {JX_COMPLEX128, "complex128", "c128", 16},
   };
   CHECK_EQ_INT(sizeof cases / sizeof cases[0], JX_NUM_DTYPES);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -59,7 +60,18 @@ static void test_classification(void) {
     CHECK_EQ_INT(dtype_is_signed(d), !is_u);
   }
   for (jx_dtype d = JX_FLOAT16; d <= JX_FLOAT64; d++)
-    CHECK(dtype_is_floating(d) && dtype_is_signed(d) && !dtype_is_integer(d));
+    CHECK(dtype_is_floating(d) && dtype_is_signed(d) && !dtype_is_integer(d) &&
+          dtype_is_inexact(d) && !dtype_is_complex(d));
+  /* complex is inexact but not floating (no order): code paths for real floats never
+   * take it silently */
+  for (jx_dtype d = JX_COMPLEX64; d <= JX_COMPLEX128; d++)
+    CHECK(dtype_is_complex(d) && dtype_is_inexact(d) && !dtype_is_floating(d) &&
+          !dtype_is_integer(d));
+  CHECK_EQ_INT(dtype_real_part(JX_COMPLEX64), JX_FLOAT32);
+  CHECK_EQ_INT(dtype_real_part(JX_COMPLEX128), JX_FLOAT64);
+  CHECK_EQ_INT(dtype_real_part(JX_FLOAT16), JX_FLOAT16);
+  CHECK_EQ_INT(dtype_to_complex(JX_FLOAT64), JX_COMPLEX128);
+  CHECK_EQ_INT(dtype_to_complex(JX_FLOAT32), JX_COMPLEX64);
 }
 
 static void test_canonicalize(void) {
@@ -67,8 +79,9 @@ static void test_canonicalize(void) {
   CHECK_EQ_INT(dtype_canonicalize(JX_INT64), JX_INT32);
   CHECK_EQ_INT(dtype_canonicalize(JX_UINT64), JX_UINT32);
   CHECK_EQ_INT(dtype_canonicalize(JX_FLOAT64), JX_FLOAT32);
+  CHECK_EQ_INT(dtype_canonicalize(JX_COMPLEX128), JX_COMPLEX64);
   for (jx_dtype d = JX_BOOL; d < JX_NUM_DTYPES; d++)
-    if (d != JX_INT64 && d != JX_UINT64 && d != JX_FLOAT64)
+    if (d != JX_INT64 && d != JX_UINT64 && d != JX_FLOAT64 && d != JX_COMPLEX128)
       CHECK_EQ_INT(dtype_canonicalize(d), d);
   CHECK_EQ_INT(dtype_default_int(), JX_INT32);
   CHECK_EQ_INT(dtype_default_uint(), JX_UINT32);
@@ -138,9 +151,10 @@ static void test_promotion_golden(void) {
   }
   fclose(f);
   jx_config_enable_x64(false);
-  /* 26 operands with x64 on, 23 with it off (no weak 64-bit arrays): all pairs. */
-  CHECK_EQ_INT(cases[0], 23 * 23);
-  CHECK_EQ_INT(cases[1], 26 * 26);
+  /* 30 operands with x64 on, 26 with it off (no weak 64-bit arrays): all pairs; the
+   * complex64/complex128 operands add 371 cases (JAX's complex promotion entries). */
+  CHECK_EQ_INT(cases[0], 26 * 26);
+  CHECK_EQ_INT(cases[1], 30 * 30);
 }
 
 /* A few cases written out, so the rules stay readable next to the golden file. */

@@ -71,11 +71,13 @@ static bool parse_array(char *p, GoldenArray *g, const char **why) {
   }
   tok = next_token(&p);
   if (!tok || strcmp(tok, ":") != 0) return *why = "missing ':'", false;
-  size_t n = (size_t)(g->size ? g->size : 1);
+  /* complex: two values (re im) per element, the parts interleaved as in memory */
+  int64_t nvals = g->size * (dtype_is_complex(g->dtype) ? 2 : 1);
+  size_t n = (size_t)(nvals ? nvals : 1);
   g->f = malloc(n * sizeof(double));
   g->i = is_int_dtype(g->dtype) ? malloc(n * sizeof(int64_t)) : NULL;
   if (!g->f || (is_int_dtype(g->dtype) && !g->i)) return *why = "out of memory", false;
-  for (int64_t k = 0; k < g->size; k++) {
+  for (int64_t k = 0; k < nvals; k++) {
     tok = next_token(&p);
     if (!tok) return *why = "too few values", false;
     errno = 0;
@@ -212,11 +214,14 @@ long long golden_param_int(const GoldenCase *c, const char *key, long long dflt)
 
 /* ------------------------------------------------------------ conversion */
 
-/* Writes element k of g into dst as dtype d (itemsize bytes). */
+/* Writes element k of g into dst as dtype d (itemsize bytes); for complex dtypes, k
+ * counts parts (2 per element). */
 static void store(void *dst, jx_dtype d, const GoldenArray *g, int64_t k) {
   int64_t iv = g->i ? g->i[k] : 0;
   double fv = g->f[k];
   switch (d) {
+  case JX_COMPLEX64: ((float *)dst)[k] = (float)fv; break;
+  case JX_COMPLEX128: ((double *)dst)[k] = fv; break;
   case JX_BOOL: ((uint8_t *)dst)[k] = iv != 0; break;
   case JX_INT8: ((int8_t *)dst)[k] = (int8_t)iv; break;
   case JX_UINT8: ((uint8_t *)dst)[k] = (uint8_t)iv; break;
@@ -241,7 +246,8 @@ jx_array *golden_to_array(const GoldenArray *g) {
   size_t item = jx_dtype_itemsize(g->dtype);
   void *data = calloc((size_t)(g->size ? g->size : 1), item);
   if (!data) return NULL;
-  for (int64_t k = 0; k < g->size; k++) store(data, g->dtype, g, k);
+  int64_t nvals = g->size * (dtype_is_complex(g->dtype) ? 2 : 1);
+  for (int64_t k = 0; k < nvals; k++) store(data, g->dtype, g, k);
   jx_array *a = array_from_host(data, g->dtype, g->weak, g->ndim, g->shape);
   free(data);
   return a;
@@ -333,10 +339,13 @@ bool golden_compare(const char *ctx, jx_array *got, const GoldenArray *want, dou
     return false;
   }
   int64_t bad = 0;
-  for (int64_t k = 0; k < want->size; k++) {
+  /* complex: part by part (k counts parts), each a value of the part's dtype */
+  jx_dtype ld = dtype_real_part(gd);
+  int64_t nvals = want->size * (dtype_is_complex(gd) ? 2 : 1);
+  for (int64_t k = 0; k < nvals; k++) {
     int64_t iv = 0;
-    double g = load(buf, gd, k, &iv);
-    bool ok = is_int_dtype(gd) ? iv == want->i[k] : float_match(gd, g, want->f[k], rtol, atol);
+    double g = load(buf, ld, k, &iv);
+    bool ok = is_int_dtype(gd) ? iv == want->i[k] : float_match(ld, g, want->f[k], rtol, atol);
     if (ok) continue;
     if (bad++ < 6) {
       if (is_int_dtype(gd))

@@ -72,6 +72,13 @@ static double gen_value(Gen g, int64_t i) {
 
 /* A concrete array of dtype/gen with the given shape. */
 static jx_array *make_array(jx_dtype dtype, Gen gen, int ndim, const int64_t *shape) {
+  if (dtype == JX_COMPLEX64 || dtype == JX_COMPLEX128) { /* both parts from gen */
+    jx_dtype part = dtype == JX_COMPLEX64 ? JX_FLOAT32 : JX_FLOAT64;
+    jx_array *re = make_array(part, gen, ndim, shape), *im = make_array(part, gen, ndim, shape);
+    jx_array *z = jx_complex(re, im);
+    jx_free(re), jx_free(im);
+    return z;
+  }
   int64_t n = 1;
   for (int d = 0; d < ndim; d++) n *= shape[d];
   double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
@@ -255,6 +262,7 @@ static void test_elementwise(void) {
     case PRIM_is_nan: case PRIM_is_inf: g = G_SPECIAL; break;
     case PRIM_not: case PRIM_and: case PRIM_or: case PRIM_xor: dt = JX_INT32, g = G_INT; break;
     case PRIM_shift_left: case PRIM_shift_right: dt = JX_INT32, g = G_SHIFT; break;
+    case PRIM_real: case PRIM_imag: case PRIM_conj: dt = JX_COMPLEX64; break;
     default: break;
     }
     int nin = k == PRIM_KIND_BINARY || k == PRIM_KIND_COMPARE ? 2 : 1;
@@ -264,6 +272,10 @@ static void test_elementwise(void) {
   }
   /* Rank 0 operands (batched rank 1) and bool logic. */
   check_prim_case(&(PrimCase){"mul rank 0", PRIM_mul, 2, {F32(0, {0}), F32(0, {0})}, {0}});
+  /* complex operands through the same elementwise rule */
+  check_prim_case(&(PrimCase){"div c64", PRIM_div, 2, {{JX_COMPLEX64, G_F, S234}, {JX_COMPLEX64, G_F, S234}}, {0}});
+  check_prim_case(&(PrimCase){"exp c64", PRIM_exp, 1, {{JX_COMPLEX64, G_F, S234}}, {0}});
+  check_prim_case(&(PrimCase){"abs c64", PRIM_abs, 1, {{JX_COMPLEX64, G_F, S234}}, {0}});
   check_prim_case(&(PrimCase){"and bool", PRIM_and, 2, {{JX_BOOL, G_BOOL, S23}, {JX_BOOL, G_BOOL, S23}}, {0}});
 }
 

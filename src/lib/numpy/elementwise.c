@@ -127,7 +127,7 @@ typedef enum Promo {
 
 static jx_dtype promo_dtype(jx_dtype d, Promo k) {
   if (k == PROMO_NUMERIC && d == JX_BOOL) return dtype_default_int();
-  if (k == PROMO_INEXACT && !dtype_is_floating(d)) return dtype_default_float();
+  if (k == PROMO_INEXACT && !dtype_is_inexact(d)) return dtype_default_float();
   return d;
 }
 
@@ -682,6 +682,10 @@ jx_array *jx_reciprocal(jx_array *x) {
  * (-0.0, NaN and inf included). */
 static jx_array *rounding_(const char *fn, Prim p, jx_array *x) {
   if (!check_args(fn, 1, &x)) return NULL;
+  if (dtype_is_complex(x->dtype)) { /* JAX: rounding is not defined on complex */
+    dtype_error(fn, x->dtype, "a real dtype");
+    return NULL;
+  }
   if (!is_float(x->dtype)) return jx_ref(x);
   return prim_unary(p, x);
 }
@@ -704,6 +708,8 @@ jx_array *jx_round(jx_array *x) {
  * typed (lax.convert_element_type's default weak_type=False). */
 jx_array *jx_rint(jx_array *x) {
   if (!check_args("jx_rint", 1, &x)) return NULL;
+  if (dtype_is_complex(x->dtype)) return prim_binary(PRIM_complex, prim_unary(PRIM_round, prim_unary(PRIM_real, x)),
+                                                     prim_unary(PRIM_round, prim_unary(PRIM_imag, x)));
   if (!is_float(x->dtype)) return prim_convert(x, dtype_default_float(), false);
   return prim_unary(PRIM_round, x);
 }
@@ -719,6 +725,7 @@ jx_array *jx_isnan(jx_array *x) {
 jx_array *jx_isinf(jx_array *x) {
   if (!check_args("jx_isinf", 1, &x)) return NULL;
   Tmp t = {0};
+  if (dtype_is_complex(x->dtype)) return prim_unary(PRIM_is_inf, x); /* either part */
   if (!is_float(x->dtype)) return done(&t, bool_like(&t, x, false));
   return done(&t, eqc(&t, un(&t, PRIM_abs, x), INFINITY));
 }
@@ -728,6 +735,11 @@ jx_array *jx_isinf(jx_array *x) {
 jx_array *jx_isfinite(jx_array *x) {
   if (!check_args("jx_isfinite", 1, &x)) return NULL;
   Tmp t = {0};
+  if (dtype_is_complex(x->dtype)) { /* both parts finite */
+    jx_array *re = un(&t, PRIM_real, x), *im = un(&t, PRIM_imag, x);
+    return done(&t, and_(&t, lt(&t, un(&t, PRIM_abs, re), like(&t, re, INFINITY, FULL)),
+                         lt(&t, un(&t, PRIM_abs, im), like(&t, im, INFINITY, FULL))));
+  }
   if (!is_float(x->dtype)) return done(&t, bool_like(&t, x, true));
   return done(&t, lt(&t, un(&t, PRIM_abs, x), like(&t, x, INFINITY, FULL)));
 }
@@ -736,6 +748,10 @@ jx_array *jx_isfinite(jx_array *x) {
  * signbit(-0.0) and signbit(-nan) are true). Always strong. */
 jx_array *jx_signbit(jx_array *x) {
   if (!check_args("jx_signbit", 1, &x)) return NULL;
+  if (dtype_is_complex(x->dtype)) {
+    dtype_error("jx_signbit", x->dtype, "a real dtype");
+    return NULL;
+  }
   Tmp t = {0};
   if (x->dtype == JX_BOOL) return done(&t, bool_like(&t, x, false));
   if (is_int(x->dtype)) return done(&t, lt(&t, x, like(&t, x, 0, STRONG)));

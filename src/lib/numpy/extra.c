@@ -426,10 +426,6 @@ jx_array *jx_isneginf(jx_array *x) {
 
 jx_array *jx_degrees(jx_array *x) { return jx_rad2deg(x); }
 jx_array *jx_radians(jx_array *x) { return jx_deg2rad(x); }
-jx_array *jx_conj(jx_array *x) { return jx_ref(x); }
-jx_array *jx_conjugate(jx_array *x) { return jx_ref(x); }
-jx_array *jx_real(jx_array *x) { return jx_ref(x); }
-jx_array *jx_imag(jx_array *x) { return jx_zeros_like(x); }
 jx_array *jx_fabs(jx_array *x) {
   if (null_in("jx_fabs", x)) return NULL;
   jx_scope_begin();

@@ -141,7 +141,7 @@ jx_array *np_to_inexact(jx_array *x) {
   /* dtypes.to_inexact_dtype: bool and integers become the default float dtype; the
    * weak flag is the input's (promote_dtypes_inexact keeps lattice weakness). */
   if (!x) return NULL;
-  if (dtype_is_floating(x->dtype)) return jx_ref(x);
+  if (dtype_is_inexact(x->dtype)) return jx_ref(x);
   return prim_convert(x, dtype_default_float(), x->weak);
 }
 
@@ -183,6 +183,8 @@ jx_array *np_constant(double value, jx_dtype dtype) {
     uint64_t u64;
     float f32;
     double f64;
+    float c64[2];
+    double c128[2];
   } v;
   memset(&v, 0, sizeof v);
   /* Integer constants: values are exact (callers pass small integers or the dtype's
@@ -207,6 +209,8 @@ jx_array *np_constant(double value, jx_dtype dtype) {
   case JX_BFLOAT16: v.u16 = round_to_16(value, true); break;
   case JX_FLOAT32: v.f32 = (float)value; break;
   case JX_FLOAT64: v.f64 = value; break;
+  case JX_COMPLEX64: v.c64[0] = (float)value; break; /* value + 0j */
+  case JX_COMPLEX128: v.c128[0] = value; break;
   default:
     error_set(JX_ERR_DTYPE, "np_constant: invalid dtype %d", (int)dtype);
     return NULL;

@@ -180,9 +180,13 @@ typedef union Val {
 
 typedef enum Kind { K_BOOL, K_INT, K_UINT, K_FLOAT, K_BF16 } Kind;
 
-typedef struct Printer {
+typedef struct Printer Printer;
+struct Printer {
   jx_dtype dtype;
   Kind kind;
+  bool plus;       /* sign='+': positive values print '+' (a complex's imaginary part) */
+  Printer *imag;   /* complex arrays: this printer formats the real parts, imag the
+                      imaginary ones (ComplexFloatingFormat) */
   int ndim;
   const int64_t *shape;
   int64_t stride[JX_MAX_NDIM];
@@ -196,12 +200,12 @@ typedef struct Printer {
   /* the common format (FloatingFormat / IntegerFormat fields) */
   bool exp;
   int width, pad_left, pad_right, prec, exp_size;
-} Printer;
+};
 
 static Kind kind_of(jx_dtype d) {
   if (d == JX_BOOL) return K_BOOL;
   if (d == JX_BFLOAT16) return K_BF16;
-  if (dtype_is_floating(d)) return K_FLOAT;
+  if (dtype_is_inexact(d)) return K_FLOAT; /* complex: per part */
   return dtype_is_unsigned(d) ? K_UINT : K_INT;
 }
 
@@ -209,7 +213,9 @@ static Kind kind_of(jx_dtype d) {
 static Val *read_values(jx_array *a, int64_t n) {
   size_t item = jx_dtype_itemsize(a->dtype);
   unsigned char *raw = malloc(n ? (size_t)n * item : 1);
-  Val *v = malloc(n ? (size_t)n * sizeof *v : 1);
+  /* complex: real parts in v[0..n), imaginary parts in v[n..2n) */
+  int64_t parts = dtype_is_complex(a->dtype) ? 2 : 1;
+  Val *v = malloc(n ? (size_t)(parts * n) * sizeof *v : 1);
   if (!raw || !v || jx_read(a, raw, (size_t)n * item) != JX_OK) {
     if (!raw || !v) error_set(JX_ERR_OOM, "jx_to_string: out of memory");
     free(raw), free(v);
@@ -231,6 +237,8 @@ static Val *read_values(jx_array *a, int64_t n) {
     case JX_FLOAT16: memcpy(&h, q, 2), v[k].f = dtype_f16_to_f32(h); break;
     case JX_BFLOAT16: memcpy(&h, q, 2), v[k].f = dtype_bf16_to_f32(h); break;
     case JX_FLOAT32: { float t; memcpy(&t, q, 4); v[k].f = t; } break;
+    case JX_COMPLEX64: { float t[2]; memcpy(t, q, 8); v[k].f = t[0], v[n + k].f = t[1]; } break;
+    case JX_COMPLEX128: memcpy(&v[k].f, q, 8), memcpy(&v[n + k].f, q + 8, 8); break;
     default: memcpy(&v[k].f, q, 8); break;
     }
   }
@@ -268,7 +276,7 @@ static void stat_elem(Printer *p, Val x) {
     p->umax = x.u > p->umax ? x.u : p->umax;
   } else if (!isfinite(x.f)) {
     p->any_nonfinite = true;
-    p->neg_inf |= isinf(x.f) && x.f < 0;
+    p->neg_inf |= (isinf(x.f) && x.f < 0) || p->plus; /* sign '+': room for a sign */
   } else {
     p->any_finite = true;
     if (x.f != 0) {
@@ -297,7 +305,7 @@ static void size_elem(Printer *p, Val x) {
     positional(x.f, p->dtype, 8, ip, fp);
     p->pad_right = imax(p->pad_right, (int)strlen(fp));
   }
-  il = (int)strlen(ip) + (signbit(x.f) ? 1 : 0);
+  il = (int)strlen(ip) + (signbit(x.f) || p->plus ? 1 : 0);
   p->pad_left = imax(p->pad_left, il);
 }
 
@@ -320,8 +328,26 @@ static void float_setup(Printer *p) {
   }
 }
 
-/* One element with the common format. */
-static void put_elem(Printer *p, Val x, Str *s) {
+static void put_part(Printer *p, Val x, Str *s);
+
+/* One element with the common format (a complex one: both parts, and 'j' after the
+ * imaginary part's digits, before its padding). */
+static void put_elem(Printer *p, int64_t k, Str *s) {
+  put_part(p, p->v[k], s);
+  if (!p->imag) return;
+  Str t = {0};
+  str_put(&t, "", 0);
+  put_part(p->imag, p->imag->v[k], &t);
+  size_t end = t.n;
+  while (end > 0 && t.p[end - 1] == ' ') end--;
+  str_put(s, t.p, end);
+  str_puts(s, "j");
+  str_put(s, t.p + end, t.n - end);
+  s->oom |= t.oom;
+  free(t.p);
+}
+
+static void put_part(Printer *p, Val x, Str *s) {
   char buf[64], ip[400], fp[400];
   switch (p->kind) {
   case K_BOOL: str_puts(s, x.i ? " True" : "False"); return;
@@ -341,7 +367,10 @@ static void put_elem(Printer *p, Val x, Str *s) {
   case K_FLOAT: break;
   }
   if (!isfinite(x.f)) {
-    const char *t = isnan(x.f) ? "nan" : x.f < 0 ? "-inf" : "inf";
+    const char *t = isnan(x.f) ? (p->plus ? "+nan" : "nan")
+                    : x.f < 0  ? "-inf"
+                    : p->plus  ? "+inf"
+                               : "inf";
     str_pad(s, p->pad_left + p->pad_right + 1 - (int)strlen(t), ' ');
     str_puts(s, t);
     return;
@@ -359,9 +388,10 @@ static void put_elem(Printer *p, Val x, Str *s) {
   } else {
     positional(x.f, p->dtype, 8, ip, fp);
   }
-  int il = (int)strlen(ip) + (signbit(x.f) ? 1 : 0);
+  int il = (int)strlen(ip) + (signbit(x.f) || p->plus ? 1 : 0);
   str_pad(s, p->pad_left - il, ' ');
   if (signbit(x.f)) str_puts(s, "-");
+  else if (p->plus) str_puts(s, "+");
   str_puts(s, ip);
   str_puts(s, ".");
   str_puts(s, fp);
@@ -408,7 +438,7 @@ static void recurse(Printer *p, int axis, int64_t base, int hang, int width, Str
       if (i >= lead && i < n - trail) i = n - trail;
       w.n = 0;
       str_put(&w, "", 0);
-      put_elem(p, p->v[base + i * stride], &w);
+      put_elem(p, base + i * stride, &w);
       extend_line(&s, &line, w.p, width - 1, hang);
       if (i < n - 1) str_puts(&line, " ");
     }
@@ -466,14 +496,42 @@ static void scalar_float(double v, jx_dtype dt, Str *s) {
   str_puts(s, buf);
 }
 
+/* NumPy's str of a complex scalar: "(re+imj)" with each part as a float scalar less a
+ * trailing ".0" ("(1+2j)", "(1e+20+1e-05j)"), the imaginary part signed; "imj" alone
+ * when re is +0.0 ("2j", "0j"); non-finite parts as nan / inf. */
+static void scalar_complex(double re, double im, jx_dtype part, Str *s) {
+  Str r = {0}, i = {0};
+  str_put(&r, "", 0), str_put(&i, "", 0);
+  scalar_float(re, part, &r);
+  scalar_float(im, part, &i);
+  if (!r.oom && r.n >= 2 && strcmp(r.p + r.n - 2, ".0") == 0) r.p[r.n -= 2] = '\0';
+  if (!i.oom && i.n >= 2 && strcmp(i.p + i.n - 2, ".0") == 0) i.p[i.n -= 2] = '\0';
+  if (re == 0 && !signbit(re)) {
+    str_puts(s, i.p ? i.p : "");
+    str_puts(s, "j");
+  } else {
+    str_puts(s, "(");
+    str_puts(s, r.p ? r.p : "");
+    if (isnan(im) || (!signbit(im) && i.p && i.p[0] != '-')) str_puts(s, "+");
+    str_puts(s, isnan(im) ? "nan" : i.p ? i.p : "");
+    str_puts(s, "j)");
+  }
+  s->oom |= r.oom || i.oom;
+  free(r.p), free(i.p);
+}
+
 static void scalar_str(Printer *p, Str *s) {
   char buf[64];
   Val x = p->v[0];
+  if (p->imag) {
+    scalar_complex(x.f, p->imag->v[0].f, p->dtype, s);
+    return;
+  }
   switch (p->kind) {
   case K_BOOL: str_puts(s, x.i ? "True" : "False"); break;
   case K_INT: snprintf(buf, sizeof buf, "%lld", (long long)x.i), str_puts(s, buf); break;
   case K_UINT: snprintf(buf, sizeof buf, "%llu", (unsigned long long)x.u), str_puts(s, buf); break;
-  case K_BF16: p->width = 0, put_elem(p, x, s); break;
+  case K_BF16: p->width = 0, put_part(p, x, s); break;
   case K_FLOAT: scalar_float(x.f, p->dtype, s); break;
   }
 }
@@ -491,21 +549,25 @@ char *jx_to_string(jx_array *a) {
     return NULL;
   }
   int64_t n = jx_size(a);
-  Printer p = {.dtype = a->dtype, .kind = kind_of(a->dtype), .ndim = a->ndim,
+  Printer p = {.dtype = dtype_real_part(a->dtype), .kind = kind_of(a->dtype), .ndim = a->ndim,
                .shape = a->shape, .summarize = n > 1000, .imax = INT64_MIN, .imin = INT64_MAX};
   for (int d = a->ndim - 1; d >= 0; d--)
     p.stride[d] = d == a->ndim - 1 ? 1 : p.stride[d + 1] * a->shape[d + 1];
+  Printer pi = p; /* complex: the imaginary parts, always signed */
+  pi.plus = true;
+  if (dtype_is_complex(a->dtype)) p.imag = &pi;
   Str s = {0};
   str_put(&s, "", 0);
   if (a->ndim > 0 && n == 0) {
     str_puts(&s, "[]");
-  } else if (!(p.v = read_values(a, n))) {
+  } else if (!(p.v = read_values(a, n)) || ((pi.v = p.v + n), false)) {
     free(s.p);
     return NULL;
   } else if (a->ndim == 0) {
     scalar_str(&p, &s);
   } else {
     if (p.kind == K_FLOAT) float_setup(&p);
+    if (p.imag) float_setup(&pi);
     if (p.kind == K_INT || p.kind == K_UINT) {
       visit(&p, 0, 0, stat_elem);
       char b[32];

@@ -60,7 +60,7 @@ static jx_dtype upcast_f16(jx_dtype d) {
 }
 
 /* dtypes.to_inexact_dtype: bool and ints become the default float. */
-static jx_dtype to_inexact(jx_dtype d) { return dtype_is_floating(d) ? d : dtype_default_float(); }
+static jx_dtype to_inexact(jx_dtype d) { return dtype_is_inexact(d) ? d : dtype_default_float(); }
 
 /* sum/prod: result dtype promote_integer(x); float16/bfloat16 accumulate in float32
  * and are rounded back (reductions.py: upcast_f16_for_computation when dtype=None). */
@@ -164,7 +164,12 @@ static jx_array *var_impl(const char *fn, jx_array *x, int naxes, const int *axe
   for (int d = 0; d < x->ndim; d++) all[d] = d;
   jx_array *mb = prim_broadcast_in_dim(m, x->ndim, x->shape, all);
   jx_array *c = prim_binary(PRIM_sub, xc, mb);
-  jx_array *s = red_apply(PRIM_reduce_sum, prim_binary(PRIM_mul, c, c), &r, keepdims);
+  jx_array *sq = prim_binary(PRIM_mul, c, c);
+  if (c && dtype_is_complex(c->dtype)) { /* |c|^2 = real(c conj(c)): a real variance */
+    sq = prim_unary(PRIM_real, prim_binary(PRIM_mul, c, prim_unary(PRIM_conj, c)));
+    out = comp = dtype_real_part(comp);
+  }
+  jx_array *s = red_apply(PRIM_reduce_sum, sq, &r, keepdims);
   if (!s) return NULL;
   double norm = (double)r.count - (double)ddof;
   jx_array *v = norm > 0 ? prim_binary(PRIM_div, s, np_full(norm, comp, s->ndim, s->shape))
@@ -205,6 +210,11 @@ static jx_array *arg_impl(const char *fn, bool is_max, jx_array *x, int axis, bo
     return NULL;
   }
   if (dtype_is_bool(v->dtype)) v = np_convert(v, JX_INT32, false);
+  if (v && dtype_is_complex(v->dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: complex %s has no order here (JAX's argmax/argmin of "
+              "complex is not supported)", fn, jx_dtype_name(v->dtype));
+    return NULL;
+  }
   bool mask[JX_MAX_NDIM] = {false};
   mask[ax] = true;
   int keep[JX_MAX_NDIM], k = 0;

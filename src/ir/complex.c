@@ -1,0 +1,280 @@
+/* complex.c -- complex values in the kernel IR: which ops are native on complex
+ * operands (ADD SUB MUL NEG CMPEQ CMPNE, plus CAST WHERE REAL IMAG COMPLEX and loads),
+ * and the expansion of every other complex op into real operations on the parts.
+ * The formulas are XLA's (xla/service/elemental_ir_emitter.cc, what JAX runs on the
+ * CPU), including its special cases for infinities and NaN -- not C99 Annex G's.
+ * The interpreter and the renderers evaluate the same expansion, so they agree. */
+#include <math.h>
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "ir/alu.h"
+
+bool alu_complex_native(AluOp op) {
+  switch (op) {
+  case ALU_ADD: case ALU_SUB: case ALU_MUL: case ALU_NEG: case ALU_CMPEQ: case ALU_CMPNE:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* ------------------------------------------------------------ real helpers */
+
+typedef struct C {
+  const AluExp *re, *im;
+} C;
+
+static jx_dtype part_of(const AluExp *x) { return x->dtype; }
+static const AluExp *k(const AluExp *like, double v) { return alu_const_float(part_of(like), v); }
+static const AluExp *add(const AluExp *a, const AluExp *b) { return alu_binary(ALU_ADD, a, b); }
+static const AluExp *sub(const AluExp *a, const AluExp *b) { return alu_binary(ALU_SUB, a, b); }
+static const AluExp *mul(const AluExp *a, const AluExp *b) { return alu_binary(ALU_MUL, a, b); }
+static const AluExp *dvd(const AluExp *a, const AluExp *b) { return alu_binary(ALU_DIV, a, b); }
+static const AluExp *neg(const AluExp *a) { return alu_unary(ALU_NEG, a); }
+static const AluExp *fabs_(const AluExp *a) { return alu_unary(ALU_ABS, a); }
+static const AluExp *lt(const AluExp *a, const AluExp *b) { return alu_binary(ALU_CMPLT, a, b); }
+static const AluExp *eq(const AluExp *a, const AluExp *b) { return alu_binary(ALU_CMPEQ, a, b); }
+static const AluExp *and_(const AluExp *a, const AluExp *b) { return alu_binary(ALU_AND, a, b); }
+static const AluExp *or_(const AluExp *a, const AluExp *b) { return alu_binary(ALU_OR, a, b); }
+static const AluExp *not_(const AluExp *a) { return alu_unary(ALU_NOT, a); }
+static const AluExp *isnan_(const AluExp *a) { return alu_unary(ALU_ISNAN, a); }
+static const AluExp *isinf_(const AluExp *a) { return alu_unary(ALU_ISINF, a); }
+static const AluExp *isfinite_(const AluExp *a) { return not_(or_(isnan_(a), isinf_(a))); }
+static const AluExp *sel(const AluExp *c, const AluExp *a, const AluExp *b) {
+  return alu_where(c, a, b);
+}
+/* copysign(x, s): |x| with the sign of s (-0.0 counts as negative; NaN as positive). */
+static const AluExp *copysign_(const AluExp *x, const AluExp *s) {
+  const AluExp *z = k(s, 0.0);
+  const AluExp *negative = or_(lt(s, z), and_(eq(s, z), lt(dvd(k(s, 1.0), s), z)));
+  const AluExp *ax = fabs_(x);
+  return sel(negative, neg(ax), ax);
+}
+
+static C parts(const AluExp *z) { return (C){alu_real(z), alu_imag(z)}; }
+static const AluExp *make(C c) { return alu_complex(c.re, c.im); }
+static C zsel(const AluExp *c, C a, C b) { return (C){sel(c, a.re, b.re), sel(c, a.im, b.im)}; }
+
+/* ------------------------------------------------------------ formulas */
+
+/* |z| as XLA: max * sqrt(1 + (min/max)^2), and min where that is NaN (0/0, inf/inf,
+ * NaN parts). */
+static const AluExp *cabs_(C z) {
+  const AluExp *a = fabs_(z.re), *b = fabs_(z.im);
+  const AluExp *mx = alu_binary(ALU_MAX, a, b), *mn = alu_binary(ALU_MIN, a, b);
+  const AluExp *d = dvd(mn, mx);
+  const AluExp *r = mul(mx, alu_unary(ALU_SQRT, add(k(d, 1.0), mul(d, d))));
+  return sel(isnan_(r), mn, r);
+}
+
+/* (a + bi) / (c + di): Smith's algorithm with XLA's recovery of the NaN results for a
+ * zero denominator, an infinite numerator and an infinite denominator. */
+static C zdiv(C x, C y) {
+  const AluExp *a = x.re, *b = x.im, *c = y.re, *d = y.im;
+  const AluExp *zero = k(a, 0.0), *one = k(a, 1.0), *inf = k(a, INFINITY);
+  const AluExp *c_lt_d = lt(fabs_(c), fabs_(d));
+  /* |c| < |d|: t = c/d, den = c*t + d, ((a t + b) + (b t - a) i) / den */
+  const AluExp *t1 = dvd(c, d), *den1 = add(mul(c, t1), d);
+  C r1 = {dvd(add(mul(a, t1), b), den1), dvd(sub(mul(b, t1), a), den1)};
+  /* else: t = d/c, den = d*t + c, ((b t + a) + (b - a t) i) / den */
+  const AluExp *t2 = dvd(d, c), *den2 = add(mul(d, t2), c);
+  C r2 = {dvd(add(mul(b, t2), a), den2), dvd(sub(b, mul(a, t2)), den2)};
+  C r = zsel(c_lt_d, r1, r2);
+  /* zero denominator (and not both numerator parts NaN): copysign(inf, c) * (a, b) */
+  const AluExp *zero_den = and_(and_(eq(c, zero), eq(d, zero)), or_(not_(isnan_(a)), not_(isnan_(b))));
+  const AluExp *sinf = copysign_(inf, c);
+  C zr = {mul(sinf, a), mul(sinf, b)};
+  /* infinite numerator, finite denominator */
+  const AluExp *a_inf = isinf_(a), *b_inf = isinf_(b);
+  const AluExp *inf_num = and_(or_(a_inf, b_inf), and_(isfinite_(c), isfinite_(d)));
+  const AluExp *as = copysign_(sel(a_inf, one, zero), a), *bs = copysign_(sel(b_inf, one, zero), b);
+  C ir = {mul(inf, add(mul(as, c), mul(bs, d))), mul(inf, sub(mul(bs, c), mul(as, d)))};
+  /* finite numerator, infinite denominator */
+  const AluExp *c_inf = isinf_(c), *d_inf = isinf_(d);
+  const AluExp *inf_den = and_(or_(c_inf, d_inf), and_(isfinite_(a), isfinite_(b)));
+  const AluExp *cs = copysign_(sel(c_inf, one, zero), c), *ds = copysign_(sel(d_inf, one, zero), d);
+  C fr = {mul(zero, add(mul(a, cs), mul(b, ds))), mul(zero, sub(mul(b, cs), mul(a, ds)))};
+  const AluExp *nan = and_(isnan_(r.re), isnan_(r.im));
+  return zsel(nan, zsel(zero_den, zr, zsel(inf_num, ir, zsel(inf_den, fr, r))), r);
+}
+
+static const AluExp *u(AluOp op, const AluExp *a) { return alu_unary(op, a); }
+static C zadd(C x, C y) { return (C){add(x.re, y.re), add(x.im, y.im)}; }
+static C zsub(C x, C y) { return (C){sub(x.re, y.re), sub(x.im, y.im)}; }
+static C zmul(C x, C y) {
+  return (C){sub(mul(x.re, y.re), mul(x.im, y.im)), add(mul(x.re, y.im), mul(x.im, y.re))};
+}
+static C zreal(const AluExp *x, double v) { return (C){k(x, v), k(x, 0.0)}; }
+static C times_i(C x) { return (C){neg(x.im), x.re}; }       /* i z */
+static C times_neg_i(C x) { return (C){x.im, neg(x.re)}; }   /* -i z */
+
+/* log z = log|z| + i atan2(im, re), log|z| = log(max) + log1p((min/max)^2) / 2 so that
+ * |z| itself never overflows (JAX's log of 3e38 + 3e38i is finite). */
+static C zlog(C z) {
+  const AluExp *a = fabs_(z.re), *b = fabs_(z.im);
+  const AluExp *mx = alu_binary(ALU_MAX, a, b), *mn = alu_binary(ALU_MIN, a, b);
+  const AluExp *r = sel(eq(mx, k(mx, 0.0)), k(mx, 0.0), dvd(mn, mx));
+  const AluExp *lr = add(u(ALU_LOG, mx), mul(k(mx, 0.5), u(ALU_LOG1P, mul(r, r))));
+  lr = sel(isinf_(mx), k(mx, INFINITY), lr);
+  return (C){lr, alu_binary(ALU_ATAN2, z.im, z.re)};
+}
+
+/* exp z = e^re (cos im + i sin im) (XLA's EmitExp for complex). */
+static C zexp(C z) {
+  const AluExp *e = u(ALU_EXP, z.re);
+  /* a real argument stays real: exp(inf + 0i) = inf + 0i, not inf * sin(0) = NaN */
+  return (C){mul(e, u(ALU_COS, z.im)), sel(eq(z.im, k(z.im, 0.0)), z.im, mul(e, u(ALU_SIN, z.im)))};
+}
+
+/* sqrt z without angles: t = sqrt((|a| + |z|) / 2); a >= 0: (t, b / 2t), a < 0:
+ * (|b| / 2t, +-t by the sign of b, -0 counting as +0 as JAX's results do); |a| and |z|
+ * halved before adding so that huge values do not overflow. Special values as JAX:
+ * sqrt(0 + bi) = (0, b) for b = +-0, an infinite b gives (inf, b), a = +inf gives
+ * (inf, copysign(0, b)) and a = -inf (0, +-inf), a NaN part (nan, nan). */
+static C zsqrt(C z) {
+  const AluExp *a = z.re, *b = z.im, *zero = k(a, 0.0), *half = k(a, 0.5), *inf = k(a, INFINITY);
+  const AluExp *ax = fabs_(a), *ab = fabs_(b);
+  /* t^2 = (|a| + |z|) / 2; above 1 as sqrt(|a|/4 + |z/4|) sqrt(2), which cannot overflow */
+  const AluExp *q = k(a, 0.25);
+  const AluExp *t_big = mul(u(ALU_SQRT, add(mul(ax, q), cabs_((C){mul(a, q), mul(b, q)}))),
+                            k(a, 1.4142135623730951));
+  const AluExp *t_small = u(ALU_SQRT, add(mul(ax, half), mul(cabs_(z), half)));
+  const AluExp *t = sel(or_(lt(k(a, 1.0), ax), lt(k(a, 1.0), ab)), t_big, t_small);
+  const AluExp *two_t = add(t, t);
+  const AluExp *neg_b = lt(b, zero);
+  C pos = {t, dvd(b, two_t)}, negc = {dvd(ab, two_t), sel(neg_b, neg(t), t)};
+  C r = zsel(lt(a, zero), negc, pos);
+  r = zsel(and_(eq(a, zero), eq(b, zero)), (C){zero, b}, r);
+  r = zsel(eq(a, inf), (C){inf, sel(isnan_(b), b, dvd(b, inf))}, r);
+  r = zsel(eq(a, k(a, -INFINITY)), (C){sel(isnan_(b), b, zero), sel(neg_b, neg(inf), inf)}, r);
+  r = zsel(eq(ab, inf), (C){inf, b}, r);
+  const AluExp *nan = k(a, NAN);
+  return zsel(or_(isnan_(a), isnan_(b)), (C){nan, nan}, r); /* any NaN part: NaN */
+}
+
+/* x^y (XLA's EmitComplexPower): (a^2+b^2)^(c/2) e^(-d arg x) (cos q + i sin q),
+ * q = c arg x + d/2 ln(a^2+b^2); 0^y = 0 for re y > 0 (and im y = 0), 0^0 = 1. */
+static C zpow(C x, C y) {
+  const AluExp *a = x.re, *b = x.im, *c = y.re, *d = y.im;
+  const AluExp *zero = k(a, 0.0), *half = k(a, 0.5);
+  const AluExp *aabb = add(mul(a, a), mul(b, b));
+  const AluExp *arg = alu_binary(ALU_ATAN2, b, a);
+  const AluExp *coeff = mul(alu_binary(ALU_POW, aabb, mul(half, c)), u(ALU_EXP, mul(neg(d), arg)));
+  const AluExp *q = add(mul(c, arg), mul(mul(half, d), u(ALU_LOG, aabb)));
+  C r = {mul(coeff, u(ALU_COS, q)), mul(coeff, u(ALU_SIN, q))};
+  const AluExp *zero_base = and_(and_(eq(aabb, zero), eq(d, zero)), not_(lt(c, zero)));
+  return zsel(zero_base, (C){sel(eq(c, zero), k(a, 1.0), zero), zero}, r);
+}
+
+/* sinh and cosh of a real value through expm1 (JAX's _sin_complex): 2 sinh b =
+ * expm1(b) - expm1(-b), 2 cosh b = expm1(b) + expm1(-b) + 2. */
+static void sinh_cosh(const AluExp *b, const AluExp **sh, const AluExp **ch) {
+  const AluExp *e1 = u(ALU_EXPM1, b), *e2 = u(ALU_EXPM1, neg(b)), *h = k(b, 0.5);
+  *sh = mul(sub(e1, e2), h);
+  *ch = mul(add(add(e1, e2), k(b, 2.0)), h);
+}
+
+/* sin / cos as JAX lowers them for complex (lax._sin_complex, _cos_complex): with an
+ * exact zero for the part that is sin(0) * inf when re is 0. */
+static C zsin(C z) {
+  const AluExp *sh, *ch;
+  sinh_cosh(z.im, &sh, &ch);
+  C r = {mul(u(ALU_SIN, z.re), ch), mul(u(ALU_COS, z.re), sh)};
+  return zsel(eq(z.re, k(z.re, 0.0)), (C){k(z.re, 0.0), r.im}, r);
+}
+static C zcos(C z) {
+  const AluExp *sh, *ch;
+  sinh_cosh(z.im, &sh, &ch);
+  C r = {mul(u(ALU_COS, z.re), ch), neg(mul(u(ALU_SIN, z.re), sh))};
+  return zsel(eq(z.re, k(z.re, 0.0)), (C){r.re, k(z.re, 0.0)}, r);
+}
+
+/* tanh(a + bi) = (tanh a + i tan b) / (1 + i tanh a tan b) (XLA's EmitTanh). */
+static C ztanh(C z) {
+  const AluExp *ta = u(ALU_TANH, z.re), *tb = dvd(u(ALU_SIN, z.im), u(ALU_COS, z.im));
+  return zdiv((C){ta, tb}, (C){k(ta, 1.0), mul(ta, tb)});
+}
+/* tan z = -i tanh(i z); sinh z = -i sin(i z); cosh z = cos(i z). */
+static C ztan(C z) { return times_neg_i(ztanh(times_i(z))); }
+static C zsinh(C z) { return times_neg_i(zsin(times_i(z))); }
+static C zcosh(C z) { return zcos(times_i(z)); }
+
+/* Inverse functions by their logarithmic definitions (principal branches):
+ * asin z = -i log(iz + sqrt(1 - z^2)), acos z = pi/2 - asin z,
+ * atan z = (i/2) (log(1 - iz) - log(1 + iz)), asinh z = -i asin(iz),
+ * acosh z = log(z + sqrt(z + 1) sqrt(z - 1)), atanh z = (log(1 + z) - log(1 - z)) / 2.
+ * Accurate for ordinary arguments; JAX's (stablehlo's) versions add rescaling for
+ * huge and tiny ones (docs/api.md, Complex numbers). */
+static C zasin(C z) {
+  C one = zreal(z.re, 1.0);
+  return times_neg_i(zlog(zadd(times_i(z), zsqrt(zsub(one, zmul(z, z))))));
+}
+static C zacos(C z) {
+  C s = zasin(z);
+  return (C){sub(k(z.re, M_PI / 2), s.re), neg(s.im)};
+}
+static C zatan(C z) {
+  C one = zreal(z.re, 1.0), iz = times_i(z);
+  C d = zsub(zlog(zsub(one, iz)), zlog(zadd(one, iz)));
+  return times_i((C){mul(d.re, k(z.re, 0.5)), mul(d.im, k(z.re, 0.5))});
+}
+static C zasinh(C z) { return times_neg_i(zasin(times_i(z))); }
+static C zacosh(C z) {
+  C one = zreal(z.re, 1.0);
+  return zlog(zadd(z, zmul(zsqrt(zadd(z, one)), zsqrt(zsub(z, one)))));
+}
+static C zatanh(C z) {
+  C one = zreal(z.re, 1.0);
+  C d = zsub(zlog(zadd(one, z)), zlog(zsub(one, z)));
+  return (C){mul(d.re, k(z.re, 0.5)), mul(d.im, k(z.re, 0.5))};
+}
+
+const AluExp *alu_complex_expand(AluOp op, const AluExp *a, const AluExp *b) {
+  if (!a) return NULL;
+  C x = parts(a);
+  switch (op) {
+  case ALU_DIV: return b ? make(zdiv(x, parts(b))) : NULL;
+  case ALU_ABS: return cabs_(x);
+  case ALU_ISNAN: return or_(isnan_(x.re), isnan_(x.im));
+  case ALU_ISINF: return or_(isinf_(x.re), isinf_(x.im));
+  case ALU_SIGN: { /* z / |z|, 0 at 0 (lax.sign) */
+    const AluExp *m = cabs_(x);
+    C r = {dvd(x.re, m), dvd(x.im, m)};
+    return make(zsel(eq(m, k(m, 0.0)), (C){k(m, 0.0), k(m, 0.0)}, r));
+  }
+  case ALU_RECIPROCAL: return make(zdiv((C){k(x.re, 1.0), k(x.re, 0.0)}, x));
+  case ALU_EXP: return make(zexp(x));
+  case ALU_LOG: return make(zlog(x));
+  case ALU_SQRT: return make(zsqrt(x));
+  case ALU_RSQRT: return make(zdiv(zreal(x.re, 1.0), zsqrt(x)));
+  case ALU_POW: return b ? make(zpow(x, parts(b))) : NULL;
+  case ALU_SIN: return make(zsin(x));
+  case ALU_COS: return make(zcos(x));
+  case ALU_TAN: return make(ztan(x));
+  case ALU_SINH: return make(zsinh(x));
+  case ALU_COSH: return make(zcosh(x));
+  case ALU_TANH: return make(ztanh(x));
+  case ALU_ASIN: return make(zasin(x));
+  case ALU_ACOS: return make(zacos(x));
+  case ALU_ATAN: return make(zatan(x));
+  case ALU_ASINH: return make(zasinh(x));
+  case ALU_ACOSH: return make(zacosh(x));
+  case ALU_ATANH: return make(zatanh(x));
+  case ALU_EXPM1: { /* exp(z) - 1 with expm1 for the real part's small-|z| accuracy:
+                       re = expm1(a) cos b + (cos b - 1) = expm1(a) cos b - 2 sin^2(b/2) */
+    const AluExp *cb = u(ALU_COS, x.im), *sb2 = u(ALU_SIN, mul(x.im, k(x.im, 0.5)));
+    const AluExp *em = u(ALU_EXPM1, x.re);
+    return alu_complex(sub(mul(em, cb), mul(k(cb, 2.0), mul(sb2, sb2))),
+                       mul(u(ALU_EXP, x.re), u(ALU_SIN, x.im)));
+  }
+  case ALU_LOG1P: return make(zlog(zadd(zreal(x.re, 1.0), x)));
+  default:
+    error_set(JX_ERR_DTYPE, "kernel IR: %s is not defined on %s", alu_op_name(op),
+              jx_dtype_name(a->dtype));
+    return NULL;
+  }
+}
