@@ -26,7 +26,8 @@ jx_status jx_io_write_idx(const char *path, jx_array *a, bool gzip);
 
 /* Writes n arrays as a safetensors file (huggingface.co/docs/safetensors): tensor i
  * is called names[i]; names must be distinct and not "__metadata__" (JX_ERR_VALUE).
- * dtypes map to BOOL, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64. */
+ * dtypes map to BOOL, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64, C64, C128
+ * (complex: interleaved (re, im) pairs). */
 jx_status jx_io_save_safetensors(const char *path, int n, const char *const *names,
                                  jx_array *const *arrays);
 /* Reads a safetensors file: *n tensors, in the order of the file's header, named
@@ -42,7 +43,8 @@ jx_status jx_io_load_safetensors(const char *path, int *n, char ***names,
 void jx_io_free_names(int n, char **names);
 
 /* Reads a NumPy .npy file (format versions 1-3; numpy.lib.format): dtypes bool,
- * int8..int64, uint8..uint64, float16, float32, float64, either byte order. A
+ * int8..int64, uint8..uint64, float16, float32, float64, complex64 ('<c8'), complex128
+ * ('<c16'), either byte order (each complex part swapped on its own). A
  * Fortran-order file gives the transposed view of its data (no copy). */
 jx_array *jx_io_load_npy(const char *path);
 /* Writes `a` as .npy, byte for byte as np.save does (format 1.0, little-endian, C

@@ -22,6 +22,7 @@ static const struct {
     {'b', 1, JX_BOOL},    {'i', 1, JX_INT8},    {'u', 1, JX_UINT8},   {'i', 2, JX_INT16},
     {'u', 2, JX_UINT16},  {'i', 4, JX_INT32},   {'u', 4, JX_UINT32},  {'i', 8, JX_INT64},
     {'u', 8, JX_UINT64},  {'f', 2, JX_FLOAT16}, {'f', 4, JX_FLOAT32}, {'f', 8, JX_FLOAT64},
+    {'c', 8, JX_COMPLEX64}, {'c', 16, JX_COMPLEX128}, /* (re, im) pairs */
 };
 #define NPY_NTYPES (int)(sizeof npy_types / sizeof npy_types[0])
 
@@ -200,7 +201,7 @@ static jx_array *npy_read(IoReader *r) {
     t = NPY_NTYPES;
   if (t == NPY_NTYPES) {
     io_fail(JX_ERR_UNSUPPORTED, r->fn, r->name, "dtype '%s' is not supported (bool, int, uint "
-            "and float of 1-8 bytes are)", h.descr);
+            "and float of 1-8 bytes and complex of 8 or 16 are)", h.descr);
     return NULL;
   }
   jx_dtype dtype = npy_types[t].dtype;
@@ -220,7 +221,8 @@ static jx_array *npy_read(IoReader *r) {
   }
   int64_t n = nbytes / (int64_t)itemsize;
   bool file_little = order == '<' || (order != '>' && io_host_little_endian());
-  if (file_little != io_host_little_endian()) io_swap_bytes(data, n, itemsize);
+  if (file_little != io_host_little_endian()) /* complex: each part swaps on its own */
+    io_swap_bytes(data, kind == 'c' ? 2 * n : n, kind == 'c' ? itemsize / 2 : itemsize);
   if (dtype == JX_BOOL) io_normalize_bool(data, n);
   if (!h.fortran) {
     jx_array *a = jx_array_from(data, dtype, h.ndim, h.shape);
@@ -300,8 +302,10 @@ jx_status jx_io_save_npy(const char *path, jx_array *a) {
   size_t nbytes;
   void *data = io_array_bytes(fn, a, &nbytes);
   if (!data) return jx_last_status();
-  if (!io_host_little_endian())
-    io_swap_bytes(data, (int64_t)(nbytes / (size_t)npy_types[t].size), (size_t)npy_types[t].size);
+  if (!io_host_little_endian()) { /* complex: part by part */
+    size_t unit = (size_t)npy_types[t].size / (npy_types[t].kind == 'c' ? 2 : 1);
+    io_swap_bytes(data, (int64_t)(nbytes / unit), unit);
+  }
   IoWriter w;
   jx_status s = io_writer_open(&w, fn, path, false);
   if (s == JX_OK) {

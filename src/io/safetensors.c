@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "io/io.h"
 #include "io/json.h"
@@ -21,14 +22,14 @@ static const struct {
     {"BOOL", JX_BOOL},     {"U8", JX_UINT8},   {"I8", JX_INT8},       {"I16", JX_INT16},
     {"U16", JX_UINT16},    {"I32", JX_INT32},  {"U32", JX_UINT32},    {"I64", JX_INT64},
     {"U64", JX_UINT64},    {"F16", JX_FLOAT16}, {"BF16", JX_BFLOAT16}, {"F32", JX_FLOAT32},
-    {"F64", JX_FLOAT64},
+    {"F64", JX_FLOAT64},   {"C64", JX_COMPLEX64}, {"C128", JX_COMPLEX128}, /* (re, im) */
 };
 #define ST_NDTYPES (int)(sizeof st_dtypes / sizeof st_dtypes[0])
 
 /* Dtypes of the format that jaxc has no counterpart for. */
 static const char *const st_unsupported[] = {
     "F8_E4M3", "F8_E5M2", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F6_E2M3", "F6_E3M2",
-    "F4", "C64", "C128",
+    "F4",
 };
 
 /* One tensor entry of a header. */
@@ -232,7 +233,10 @@ static jx_status st_load(IoReader *r, int *n_out, char ***names_out, jx_array **
     size_t itemsize = jx_dtype_itemsize(t->dtype);
     int64_t count = (int64_t)(nbytes / itemsize);
     if (t->dtype == JX_BOOL) io_normalize_bool(data, count);
-    if (!io_host_little_endian()) io_swap_bytes(data, count, itemsize);
+    if (!io_host_little_endian()) { /* complex: each part swaps on its own */
+      size_t unit = dtype_is_complex(t->dtype) ? itemsize / 2 : itemsize;
+      io_swap_bytes(data, (int64_t)(nbytes / unit), unit);
+    }
     arrays[t->index] = jx_array_from(data, t->dtype, t->ndim, t->shape);
     free(data);
     names[t->index] = strdup(t->name);
@@ -402,7 +406,7 @@ jx_status jx_io_save_safetensors(const char *path, int n, const char *const *nam
     return JX_ERR_OOM;
   }
   int k = 0;
-  for (size_t size = 8; size >= 1; size /= 2)
+  for (size_t size = 16; size >= 1; size /= 2) /* complex128: 16 */
     for (int i = 0; i < n; i++)
       if (jx_dtype_itemsize(jx_dtype_of(arrays[i])) == size) order[k++] = i;
   int64_t at = 0;
@@ -450,6 +454,7 @@ jx_status jx_io_save_safetensors(const char *path, int n, const char *const *nam
         break;
       }
       size_t itemsize = jx_dtype_itemsize(jx_dtype_of(a));
+      if (dtype_is_complex(jx_dtype_of(a))) itemsize /= 2; /* complex: part by part */
       if (!io_host_little_endian()) io_swap_bytes(data, (int64_t)(nbytes / itemsize), itemsize);
       io_write(&w, data, nbytes);
       free(data);

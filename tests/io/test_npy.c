@@ -129,7 +129,7 @@ static void test_malformed(void) {
   "{'descr': '" descr "', 'fortran_order': " fortran ", 'shape': " shape ", }\n"
   expect_bad_header(1, H("<f4", "False", "(2,)"), 7, JX_ERR_IO, "truncated data");
   expect_bad_header(1, H("<f4", "False", "(2,)"), 9, JX_ERR_IO, "trailing data");
-  expect_bad_header(1, H("<c8", "False", "(2,)"), 16, JX_ERR_UNSUPPORTED, "'<c8'");
+  expect_bad_header(1, H("<c4", "False", "(2,)"), 16, JX_ERR_UNSUPPORTED, "'<c4'");
   expect_bad_header(1, H("|O", "False", "(2,)"), 16, JX_ERR_UNSUPPORTED, "'|O'");
   expect_bad_header(1, H("<f4x", "False", "(2,)"), 8, JX_ERR_UNSUPPORTED, "'<f4x'");
   expect_bad_header(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }",

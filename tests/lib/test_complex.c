@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "golden.h"
 #include "jaxc.h"
@@ -410,6 +411,45 @@ static void test_grad_basic(void) {
   jx_scope_end(0, NULL);
 }
 
+/* npy ('<c8' / '<c16', as NumPy writes complex64/complex128) and safetensors (C64,
+ * C128) round trips. */
+static void test_io(void) {
+  for (int x64 = 0; x64 < 2; x64++) {
+    jx_config_enable_x64(x64);
+    jx_scope_begin();
+    jx_dtype d = x64 ? JX_COMPLEX128 : JX_COMPLEX64;
+    double v[6] = {1.5, -2, 0, NAN, -INFINITY, 0.25};
+    jx_array *a = jx_astype(jx_array_from(v, JX_COMPLEX128, 1, (int64_t[]){3}), d);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/jaxc_complex_%d_%d.npy", (int)getpid(), x64);
+    CHECK(jx_io_save_npy(path, a) == JX_OK);
+    FILE *f = fopen(path, "rb");
+    char head[64] = {0};
+    if (f) fread(head, 1, sizeof head - 1, f), fclose(f);
+    CHECK_MSG(strstr(head + 10, x64 ? "'descr': '<c16'" : "'descr': '<c8'"), "header %s", head + 10);
+    jx_array *b = jx_io_load_npy(path);
+    remove(path);
+    CHECK(b && jx_dtype_of(b) == d);
+    CHECK(jx_item(jx_all(jx_logical_or(jx_equal(a, b), jx_isnan(a)), 0, NULL, false)) == 1);
+    snprintf(path, sizeof path, "/tmp/jaxc_complex_%d_%d.safetensors", (int)getpid(), x64);
+    const char *name = "z";
+    CHECK(jx_io_save_safetensors(path, 1, &name, &a) == JX_OK);
+    int n = 0;
+    char **names = NULL;
+    jx_array **arrs = NULL;
+    CHECK(jx_io_load_safetensors(path, &n, &names, &arrs) == JX_OK);
+    remove(path);
+    CHECK(n == 1 && arrs && jx_dtype_of(arrs[0]) == d);
+    if (n == 1 && arrs)
+      CHECK(jx_item(jx_all(jx_logical_or(jx_equal(a, arrs[0]), jx_isnan(a)), 0, NULL, false)) == 1);
+    for (int i = 0; i < n; i++) jx_free(arrs[i]);
+    jx_io_free_names(n, names);
+    free(arrs);
+    jx_scope_end(0, NULL);
+  }
+  jx_config_enable_x64(false);
+}
+
 int main(void) {
   int n = 0;
   GoldenCase *cases = golden_load("complex.txt", &n);
@@ -424,6 +464,7 @@ int main(void) {
   TEST_RUN(test_create_and_read);
   TEST_RUN(test_unsupported);
   TEST_RUN(test_grad_basic);
+  TEST_RUN(test_io);
   CHECK_EQ_INT(jx_live_arrays(), 0);
   CHECK_EQ_INT(jx_live_fns(), 0);
   return test_finish();
