@@ -279,6 +279,33 @@ static void bench_linalg(void) {
   }
 }
 
+/* FFT (issue 15): jnp.fft on complex64 / float32 inputs, jitted (one routine step). */
+static jx_status fft_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const char *op = ctx;
+  if (!strcmp(op, "rfft")) out[0] = jx_fft_rfft(in[0], JX_FFT_N_NONE, -1, NULL);
+  else if (!strcmp(op, "fft2")) out[0] = jx_fft_fft2(in[0], 0, NULL, 0, NULL, NULL);
+  else out[0] = jx_fft_fft(in[0], JX_FFT_N_NONE, -1, NULL);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void bench_fft(void) {
+  static const struct { const char *name, *op; int ndim; int64_t shape[2]; bool real; } rows[] = {
+      {"fft_c64_2^20", "fft", 1, {1 << 20}, false},
+      {"rfft_f32_2^22", "rfft", 1, {1 << 22}, true},
+      {"fft2_c64_1024x1024", "fft2", 2, {1024, 1024}, false},
+      {"fft_c64_prime_1000003", "fft", 1, {1000003}, false},
+      {"fft_c64_batch_4096x1024", "fft", 2, {4096, 1024}, false}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    jx_array *re = rand_f32(rows[i].ndim, rows[i].shape, 31 + (int)i);
+    jx_array *x = rows[i].real ? re : jx_complex(re, rand_f32(rows[i].ndim, rows[i].shape, 41 + (int)i));
+    jx_block_until_ready(x);
+    jx_fn *f = jx_jit(jx_fn_new(rows[i].op, 1, 1, fft_fn, (void *)rows[i].op));
+    printf("%s %.3f ms\n", rows[i].name, best_time(f, &x, 5) * 1e3);
+    fflush(stdout);
+    jx_fn_free(f);
+  }
+}
+
 /* ------------------------------------------------- transcendental functions */
 
 /* Input domains (the peers in bench/run.py draw from the same ones): x uniform in
@@ -379,6 +406,11 @@ static void bench_transcendental(const char *only) {
 int main(int argc, char **argv) {
   const char *only = argc > 1 ? argv[1] : "";
   jx_scope_begin();
+  if (*only && !strcmp(only, "fft")) {
+    bench_fft();
+    jx_scope_end(0, NULL);
+    return 0;
+  }
   if (*only && strstr("linalg", only)) {
     bench_linalg();
     jx_scope_end(0, NULL);

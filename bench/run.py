@@ -5,7 +5,8 @@ and JAX on CPU in one session on one machine, and prints ratios (higher = jaxc b
     pip install jax numpy optax && python3 bench/run.py [--build build] [--only NAME] [--md FILE]
                                                        [--repeat N]
 
-NAME: matmul, chain, softmax, reduce, mlp, eager, transc (every transcendental function
+NAME: fft (issue 15: complex64 fft of 2^20, rfft of 2^22 float32, fft2 of 1024x1024, a
+prime length 1,000,003, a 4096 x 1024 batch), linalg, matmul, chain, softmax, reduce, mlp, eager, transc (every transcendental function
 on 2^22 float32; fn_NAME for one), tchain (the issue-11 chain tanh(1.5x+0.25)*exp(-x*x) +
 sqrt(|x|+1) - x/3 and the copy roofline at 2^22 and 1e7), nnops (layer norm, log-softmax
 cross-entropy), gelu_mlp, loops (issue 16: an LSTM with hidden 256, batch 32, 1000 steps
@@ -38,6 +39,17 @@ def peers(only):
     def want(name): return not only or only in name
     block = lambda x: jax.block_until_ready(x)
     rng = np.random.default_rng(0)
+    if only == "fft":  # issue 15: numpy.fft (pocketfft) and jax.numpy.fft on CPU
+        c = lambda *s: (rng.random(s, dtype=np.float32) - 0.5 + 1j * (rng.random(s, dtype=np.float32) - 0.5)).astype(np.complex64)
+        cases = {"fft_c64_2^20": (c(1 << 20), np.fft.fft, jnp.fft.fft),
+                 "rfft_f32_2^22": (rng.random(1 << 22, dtype=np.float32) - 0.5, np.fft.rfft, jnp.fft.rfft),
+                 "fft2_c64_1024x1024": (c(1024, 1024), np.fft.fft2, jnp.fft.fft2),
+                 "fft_c64_prime_1000003": (c(1000003), np.fft.fft, jnp.fft.fft),
+                 "fft_c64_batch_4096x1024": (c(4096, 1024), np.fft.fft, jnp.fft.fft)}
+        for name, (x, nf, jf) in cases.items():
+            jx_, jj = jnp.asarray(x), jax.jit(jf)
+            res[name] = {"numpy": best(lambda: nf(x), 5) * 1e3, "jax": best(lambda: block(jj(jx_)), 5) * 1e3}
+        return res
     if only == "linalg":  # issue 14: numpy/scipy (LAPACK) and jax on CPU, float32
         import scipy.linalg as sl
         ops = {"cholesky": (np.linalg.cholesky, jnp.linalg.cholesky),

@@ -308,6 +308,11 @@ static void print_svd(Text *t, const PrimParams *p, const Aval *x) {
 static void print_tridiagonal_solve(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[perturb_singular=False]");
 }
+static void print_fft(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[fft_lengths=");
+  put_i64s(t, p->ndim, p->shape);
+  put(t, " fft_type=%u]", p->flags); /* JAX prints the FftType as its number */
+}
 static void print_reduce(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[axes=");
   put_ints(t, p->naxes, p->axes);
@@ -405,6 +410,7 @@ static const PrintRule print_rules[PRIM_NUM] = {
     [PRIM_svd] = print_svd,
     [PRIM_debug_print] = print_debug_print,
     [PRIM_tridiagonal_solve] = print_tridiagonal_solve,
+    [PRIM_fft] = print_fft,
 };
 
 static void put_params(Text *t, const JaxprEqn *q, const Aval *in0) {

@@ -569,6 +569,7 @@ static const LowerRule lower_rules[PRIM_NUM] = {
     [PRIM_eigh] = lower_routine,
     [PRIM_svd] = lower_routine,
     [PRIM_tridiagonal_solve] = lower_routine,
+    [PRIM_fft] = lower_routine,
     [PRIM_threefry2x32] = lower_threefry,
 };
 static const char *const lower_absent[PRIM_NUM] = {

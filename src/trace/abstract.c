@@ -414,6 +414,7 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_eigh] = prim_linalg_abstract_eval,
     [PRIM_svd] = prim_linalg_abstract_eval,
     [PRIM_tridiagonal_solve] = prim_linalg_abstract_eval,
+    [PRIM_fft] = prim_fft_abstract_eval, /* trace/fft.c */
     [PRIM_threefry2x32] = eval_threefry,
     [PRIM_jit] = eval_call,
     [PRIM_special_call] = eval_call,
@@ -444,7 +445,7 @@ static bool complex_ok(Prim p) {
   case PRIM_neg: case PRIM_add: case PRIM_sub: case PRIM_mul: case PRIM_div: case PRIM_eq:
   case PRIM_ne: case PRIM_real: case PRIM_imag: case PRIM_conj: case PRIM_abs: case PRIM_sign:
   case PRIM_reciprocal: case PRIM_is_nan: case PRIM_is_inf: case PRIM_reduce_sum:
-  case PRIM_reduce_prod: case PRIM_sort: case PRIM_scatter_add:
+  case PRIM_reduce_prod: case PRIM_sort: case PRIM_scatter_add: case PRIM_fft:
   /* transcendental functions: expanded into real ops by ir/complex.c */
   case PRIM_exp: case PRIM_expm1: case PRIM_log: case PRIM_log1p: case PRIM_sqrt:
   case PRIM_rsqrt: case PRIM_pow: case PRIM_sin: case PRIM_cos: case PRIM_tan:

@@ -515,10 +515,9 @@ static jx_status impl_linalg(Prim p, int nin, jx_array *const *in, const PrimPar
   Aval ins[ROUTINE_MAX_OPERANDS] = {{0}};
   for (int i = 0; i < nin; i++) ins[i] = prim_aval_of(in[i]);
   Routine r;
-  prim_linalg_routine(p, ins, pp, &r);
+  jx_status s = kexp_routine(p, pp, nin, ins, nout, &r); /* linalg or fft */
   jx_array *c[ROUTINE_MAX_OPERANDS] = {NULL};
   Buffer *bufs[ROUTINE_MAX_OPERANDS], *obufs[ROUTINE_MAX_OPERANDS];
-  jx_status s = JX_OK;
   for (int i = 0; i < nin && s == JX_OK; i++) {
     c[i] = impl_contiguous(in[i]);
     if (!c[i]) s = jx_last_status();
@@ -701,6 +700,7 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_eigh] = rule_linalg,
     [PRIM_svd] = rule_linalg,
     [PRIM_tridiagonal_solve] = rule_linalg,
+    [PRIM_fft] = rule_linalg,
     [PRIM_threefry2x32] = rule_threefry,
     [PRIM_jit] = rule_call,
     [PRIM_special_call] = rule_call,

@@ -126,6 +126,10 @@ jx_status kexp_routine(Prim p, const PrimParams *pp, int nin, const Aval *in, in
     prim_linalg_routine(p, in, pp, r);
     return routine_check(r);
   }
+  if (p == PRIM_fft) { /* trailing transformed axes, leading batch (trace/fft.c) */
+    prim_fft_routine(in, pp, r);
+    return routine_check(r);
+  }
   const Aval *x = &in[0];
   int axis = pp->axis;
   *r = (Routine){.nin = nin, .nout = nout, .dtype = x->dtype, .outer = shape_numel(axis, x->shape),

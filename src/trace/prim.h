@@ -308,6 +308,16 @@ jx_status prim_eigh(jx_array *a, unsigned flags, jx_array **out);
  * (flags: LINALG_FULL_MATRICES | LINALG_COMPUTE_UV). */
 jx_status prim_svd(jx_array *a, unsigned flags, jx_array **out);
 
+/* ---- the fft primitive (lax.fft's fft_p; trace/fft.c): params.flags = FFT_TYPE_*,
+ * params.ndim/shape = fft_lengths (1 to FFT_MAX_RANK), over the trailing axes. */
+bool prim_fft_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
+void prim_fft_routine(const Aval *in, const PrimParams *pp, Routine *r);
+/* "FFT", "IFFT", "RFFT", "IRFFT". */
+const char *prim_fft_type_name(unsigned type);
+/* lax.fft(x, fft_type, fft_lengths) on an operand of the right dtype (complex; float
+ * for RFFT): no conversion here. */
+jx_array *prim_fft(jx_array *x, unsigned type, int nlens, const int64_t *lens);
+
 /* lax.broadcasted_iota. */
 jx_array *prim_iota(jx_dtype dtype, int ndim, const int64_t *shape, int dimension);
 

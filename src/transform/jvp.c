@@ -207,6 +207,9 @@ static jx_array *jvp_conj(int nin, jx_array *const *x, jx_array *const *t, jx_ar
 static jx_array *jvp_complex(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   return prim_binary(PRIM_complex, tfull(t[0], x[0]), tfull(t[1], x[1]));
 }
+static jx_array *jvp_fft(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  return jvp_linear1(PRIM_fft, t, pp); /* linear (JAX: ad.deflinear2) */
+}
 static jx_array *jvp_reduce_sum(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   return jvp_linear1(PRIM_reduce_sum, t, pp);
 }
@@ -688,6 +691,7 @@ static const struct {
     [PRIM_lu] = {.many = linalg_jvp_lu},   [PRIM_qr] = {.many = linalg_jvp_qr},
     [PRIM_eigh] = {.many = linalg_jvp_eigh}, [PRIM_svd] = {.many = linalg_jvp_svd},
     [PRIM_tridiagonal_solve] = {.many = linalg_jvp_tridiagonal_solve},
+    [PRIM_fft] = {jvp_fft},
     [PRIM_cond] = {.many = jvp_cond},
     [PRIM_custom_jvp_call] = {.many = custom_jvp_custom_jvp_call}, /* transform/custom.c */
     [PRIM_custom_vjp_call] = {.many = custom_jvp_custom_vjp_call},

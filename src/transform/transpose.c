@@ -171,6 +171,47 @@ static bool t_rev(jx_array *ct, int nin, jx_array *const *x, const bool *lin, co
   out[0] = prim_bind(PRIM_rev, 1, &ct, pp);
   return out[0] != NULL;
 }
+/* fft (jax/_src/lax/fft.py: _fft_transpose_rule). FFT and IFFT are symmetric maps; the
+ * half-spectrum ones weigh each bin by mask = [1, 2, .., 2, 1 if n is even] (the bins
+ * that stand for two): RFFT^T ct = N * IRFFT(conj(ct) / mask), IRFFT^T ct =
+ * conj(RFFT(ct) * mask / N). num * mask^power (power +-1) as a complex (.., n//2+1) array
+ * of the given shape. */
+static jx_array *fft_weights(const PrimParams *pp, double num, int power, jx_dtype cdtype, int ndim,
+                             const int64_t *shape) {
+  int64_t n = pp->shape[pp->ndim - 1], m = n / 2 + 1;
+  double *w = malloc((size_t)m * sizeof *w);
+  if (!w) {
+    error_set(JX_ERR_OOM, "transpose: out of memory");
+    return NULL;
+  }
+  for (int64_t k = 0; k < m; k++) w[k] = k == 0 || (n % 2 == 0 && k == m - 1) ? num : power > 0 ? 2 * num : num / 2;
+  jx_array *v = jx_array_from(w, JX_FLOAT64, 1, &m);
+  free(w);
+  int last[1] = {ndim - 1};
+  v = v ? prim_convert(v, cdtype, false) : NULL;
+  return v ? prim_broadcast_in_dim(v, ndim, shape, last) : NULL;
+}
+static bool t_fft(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                  const PrimParams *pp, jx_array **out) {
+  double N = 1;
+  for (int d = 0; d < pp->ndim; d++) N *= (double)pp->shape[d];
+  switch (pp->flags) {
+  case FFT_TYPE_RFFT: { /* ct complex (.., n//2+1) -> real (.., n) */
+    jx_array *w = fft_weights(pp, N, -1, ct->dtype, ct->ndim, ct->shape);
+    jx_array *c = w ? prim_binary(PRIM_mul, prim_unary(PRIM_conj, ct), w) : NULL;
+    out[0] = c ? prim_fft(c, FFT_TYPE_IRFFT, pp->ndim, pp->shape) : NULL;
+    break;
+  }
+  case FFT_TYPE_IRFFT: { /* ct real (.., n) -> complex (.., n//2+1) */
+    jx_array *y = prim_fft(ct, FFT_TYPE_RFFT, pp->ndim, pp->shape);
+    jx_array *w = y ? fft_weights(pp, 1.0 / N, 1, y->dtype, y->ndim, y->shape) : NULL;
+    out[0] = w ? prim_unary(PRIM_conj, prim_binary(PRIM_mul, y, w)) : NULL;
+    break;
+  }
+  default: out[0] = prim_fft(ct, pp->flags, pp->ndim, pp->shape); break;
+  }
+  return out[0] != NULL;
+}
 static bool t_concatenate(jx_array *ct, int nin, jx_array *const *x, const bool *lin,
                           const Aval *in, const PrimParams *pp, jx_array **out) {
   int64_t start[JX_MAX_NDIM] = {0}, stop[JX_MAX_NDIM], off = 0;
@@ -370,6 +411,7 @@ static const struct {
     [PRIM_jit] = {.many = t_call},
     [PRIM_triangular_solve] = {linalg_transpose_triangular_solve},
     [PRIM_tridiagonal_solve] = {linalg_transpose_tridiagonal_solve},
+    [PRIM_fft] = {t_fft},
     [PRIM_cond] = {.many = t_cond},
     [PRIM_checkpoint] = {.many = t_call}, /* recomputes what the policy did not save */
     [PRIM_custom_lin] = {.many = custom_transpose_custom_lin}, /* bwd (transform/custom.c) */
