@@ -579,6 +579,27 @@ static void test_special_call(void) {
   jx_fn_free(f);
 }
 
+/* fft (lax.fft): rfft of a real row, a complex fft of it and irfft back, batched along
+ * either operand's leading or trailing axis, equal to the loop. */
+static jx_status fft_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *r = jx_fft_rfft(in[0], -1, -1, NULL);
+  jx_array *z = jx_fft_fft(jx_mul(r, jx_fft_rfft(in[1], -1, -1, "ortho")), -1, -1, "forward");
+  out[0] = jx_fft_irfft(z, 3, -1, NULL);
+  return out[0] ? JX_OK : jx_last_status();
+}
+static void test_fft(void) {
+  covered[PRIM_fft] = true;
+  jx_fn *f = jx_fn_new("fft", 2, 1, fft_fn, NULL);
+  InSpec s = F32(S23);
+  for (int k = 0; k < 3; k++) {
+    int in_axes[2] = {(int[]){0, 1, NM}[k], (int[]){0, NM, 1}[k]};
+    jx_array *xs[2] = {make_input(&s, in_axes[0], 5), make_input(&s, in_axes[1], 5)};
+    check_vmap("fft", f, xs, in_axes, (int[]){0});
+    jx_free(xs[0]), jx_free(xs[1]);
+  }
+  jx_fn_free(f);
+}
+
 /* while_loop with a predicate that depends on x (lanes finish after different trip
  * counts when x is batched) and scan over x's leading axis, carrying a row of y. */
 static jx_status lw_cond(void *ctx, jx_array *const *in, jx_array **out) {
@@ -1032,6 +1053,7 @@ int main(void) {
   RUN(test_custom);
   RUN(test_special_call);
   RUN(test_loops);
+  RUN(test_fft);
   RUN(test_coverage);
   RUN(test_out_axes);
   RUN(test_nested);
