@@ -106,6 +106,28 @@ if has memcheck && [ -z "$PAR" ]; then
   echo "memcheck: $n programs, $bad with rc != 0"
   stamp "memcheck"
 fi
+# explore: hand-written ceilings (bench/gpu/ceilings.cu with nvcc), the chain at several
+# elementwise grid sizes, SASS of jaxc's chain kernel, ncu of the chain/softmax/argmax
+# kernels, the MLP step's host time and its steps (JAXC_DEBUG=1)
+if has explore; then
+  nvcc -O3 -arch=sm_90 -o /tmp/ceilings bench/gpu/ceilings.cu > "$out/ceil_build.txt" 2>&1 && timeout 120 /tmp/ceilings 2>&1 | tee "$out/ceilings.txt"
+  cuobjdump -sass /tmp/ceilings > "$out/ceilings_sass.txt" 2>&1
+  for b in ${EW_BPS:-16 4 0}; do echo "bps=$b $(JAXC_CUDA_EW_BPS=$b JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu chain | grep chain)"; done | tee "$out/chain_bps.txt"
+  mkdir -p /tmp/kc && JAXC_CACHE_DIR=/tmp/kc JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu chain > /dev/null 2>&1
+  for f in /tmp/kc/cuda/*.cubin; do cuobjdump -sass "$f"; done > "$out/chain_sass.txt" 2>&1; cat /tmp/kc/cuda/*.key > "$out/chain_src.txt" 2>/dev/null
+  NCU="ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats --section ComputeWorkloadAnalysis --section SchedulerStats"
+  for w in ${NCU_ONLY:-chain softmax argmax}; do
+    JAXC_DEVICE=cuda timeout 120 $NCU -k regex:'^k_' --launch-count 3 build-gpu/bench_gpu $w > "$out/ncu_$w.txt" 2>&1
+    grep -E "^  k_|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Block Limit Registers|Executed Ipc A" "$out/ncu_$w.txt" | head -40
+  done
+  JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu mlp | tee "$out/mlp.txt"
+  stamp "explore"
+fi
+# mlpdbg: the host time of each step of the jitted MLP SGD step (JAXC_DEBUG=1), last call
+if has mlpdbg; then
+  JAXC_DEBUG=1 JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu mlp 2> "$out/mlp_debug.txt" | tee "$out/mlp.txt"
+  grep "jit step" "$out/mlp_debug.txt" | tail -40
+fi
 if has jbench; then
   JAXC_DEVICE=cuda timeout 200 build-gpu/bench_gpu ${BENCH_ONLY:-} 2>&1 | tee "$out/bench_jaxc_only.txt"
   stamp "jbench"

@@ -147,11 +147,12 @@ void backend_set_default(const Backend *be) { __atomic_store_n(&default_backend,
 
 jx_status backend_run_outs(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager,
                            Buffer **outs) {
-  int nout = 1 + k->nextra;
+  int nout = 1 + k->nextra + k->has_row_out;
   void *omem[KERNEL_MAX_OUTS];
   for (int o = 0; o < nout; o++) {
-    jx_dtype d = o ? k->extra_dtypes[o - 1] : k->dtype;
-    outs[o] = buffer_new(be, (size_t)k->size * jx_dtype_itemsize(d));
+    bool row = o == 1 + k->nextra; /* the row output (size * reduction.size) */
+    jx_dtype d = row ? k->row_dtype : o ? k->extra_dtypes[o - 1] : k->dtype;
+    outs[o] = buffer_new(be, (size_t)k->size * (row ? (size_t)k->reduction.size : 1) * jx_dtype_itemsize(d));
     if (!outs[o]) {
       while (o-- > 0) buffer_free(outs[o]), outs[o] = NULL;
       return jx_last_status();

@@ -46,6 +46,9 @@ struct Backend {
    * each consumer instead of writing it to memory and reading it back (jit/lower.c,
    * maybe_share). */
   bool cheap_recompute;
+  /* True where kernels may have a row output (ir/alu.h, Kernel.has_row_out): jit then
+   * fuses an elementwise consumer of a row reduction into it (softmax in one kernel). */
+  bool row_outputs;
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(const Backend *be);
 };

@@ -199,6 +199,14 @@ typedef struct Kernel {
   int nextra; /* outputs beyond the first */
   const AluExp *extra[KERNEL_MAX_OUTS - 1];
   jx_dtype extra_dtypes[KERNEL_MAX_OUTS - 1];
+  /* A reduction's row output (only for backends with Backend.row_outputs; jit/lower.c's
+   * fuse_row_output -- softmax's exp(x - max) / sum in the kernel of its sums): once a
+   * row is reduced, row_exp (gidx, ridx, loads, acc = the reduced value before the
+   * epilogue, pre) is stored at gidx * reduction.size + ridx for every ridx, as the
+   * last output (after the extra ones), size * reduction.size elements of row_dtype. */
+  bool has_row_out;
+  const AluExp *row_exp;
+  jx_dtype row_dtype;
 } Kernel;
 
 /* ---------------------------------------------------------------- routines */

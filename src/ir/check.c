@@ -201,7 +201,7 @@ typedef struct {
 static jx_status check_leaf(const AluExp *e, int64_t num, void *vctx) {
   const LoopCtx *c = vctx;
   const Kernel *k = c->k;
-  bool epi = strcmp(c->part, "epilogue") == 0;
+  bool epi = strcmp(c->part, "epilogue") == 0, row = strcmp(c->part, "row output") == 0;
   if (e->op == ALU_SPECIAL) {
     if (strcmp(e->name, "gidx") == 0) {
       if (e->arg != k->size) goto bad_range;
@@ -227,7 +227,7 @@ static jx_status check_leaf(const AluExp *e, int64_t num, void *vctx) {
                 c->part, dtype_short_name(e->dtype), dtype_short_name(k->pre.dtype));
       return JX_ERR_INTERNAL;
     }
-    if (epi && strcmp(e->name, "acc") == 0) {
+    if ((epi || row) && strcmp(e->name, "acc") == 0) {
       if (e->dtype == k->reduction.dtype) return JX_OK;
       error_set(JX_ERR_INTERNAL, "kernel_check: epilogue reads acc as %s, the reduction is %s",
                 dtype_short_name(e->dtype), dtype_short_name(k->reduction.dtype));
@@ -286,6 +286,10 @@ jx_status kernel_check(const Kernel *k) {
                 (int)k->extra_dtypes[i]);
       return JX_ERR_INTERNAL;
     }
+  if (k->has_row_out && !k->has_reduction) {
+    error_set(JX_ERR_INTERNAL, "kernel_check: a row output without a reduction");
+    return JX_ERR_INTERNAL;
+  }
   if (!k->has_reduction) {
     jx_status st = check_part(k, "exp", k->exp, k->dtype);
     for (int i = 0; i < k->nextra && st == JX_OK; i++)
@@ -332,6 +336,14 @@ jx_status kernel_check(const Kernel *k) {
   }
   for (int i = 0; i < k->nextra; i++)
     if ((st = check_part(k, "epilogue", k->extra[i], k->extra_dtypes[i])) != JX_OK) return st;
+  if (k->has_row_out) {
+    if (k->nextra > KERNEL_MAX_OUTS - 2 || !dtype_is_valid(k->row_dtype)) {
+      error_set(JX_ERR_INTERNAL, "kernel_check: row output after %d extra outputs (max %d), dtype %d",
+                k->nextra, KERNEL_MAX_OUTS - 2, (int)k->row_dtype);
+      return JX_ERR_INTERNAL;
+    }
+    if ((st = check_part(k, "row output", k->row_exp, k->row_dtype)) != JX_OK) return st;
+  }
   if (!r->epilogue) {
     if (r->dtype == k->dtype) return JX_OK;
     error_set(JX_ERR_INTERNAL, "kernel_check: reduction dtype %s without an epilogue, output %s",

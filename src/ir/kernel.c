@@ -30,6 +30,7 @@ uint64_t kernel_hash(const Kernel *k) {
   h = mix(h, (uint64_t)k->nextra);
   for (int i = 0; i < k->nextra && i < KERNEL_MAX_OUTS - 1; i++)
     h = mix(h, exp_hash(k->extra[i]) ^ (uint64_t)k->extra_dtypes[i] << 56);
+  if (k->has_row_out) h = mix(h, exp_hash(k->row_exp) ^ (uint64_t)k->row_dtype << 56);
   return h;
 }
 
@@ -50,6 +51,9 @@ bool kernel_equal(const Kernel *a, const Kernel *b) {
     return false;
   for (int i = 0; i < a->nextra && i < KERNEL_MAX_OUTS - 1; i++)
     if (a->extra[i] != b->extra[i] || a->extra_dtypes[i] != b->extra_dtypes[i]) return false;
+  if (a->has_row_out != b->has_row_out ||
+      (a->has_row_out && (a->row_exp != b->row_exp || a->row_dtype != b->row_dtype)))
+    return false;
   return true;
 }
 

@@ -177,6 +177,11 @@ char *kernel_print(const Kernel *k) {
       str_printf(&s, "epilogue\n");
       print_exp(&s, r->epilogue, "  ");
     }
+    if (k->has_row_out) {
+      str_printf(&s, "row output %d dtype=%s size=%lld (acc = the reduced value)\n", k->nextra + 1,
+                 dtype_short_name(k->row_dtype), (long long)(k->size * r->size));
+      print_exp(&s, k->row_exp, "  ");
+    }
   }
   return str_finish(&s, "kernel_print");
 }

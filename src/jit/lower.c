@@ -466,19 +466,29 @@ static bool maybe_share(Lower *L, Lazy *v) {
   return realize(L, v);
 }
 
-/* The value of a constant whose buffer holds one value, on host memory (a literal such
- * as the 0 of relu's derivative, maybe broadcast, or a mean's divisor filled to its
- * shape: up to 4096 equal elements), as a CONST node: kernels compute with it instead
- * of loading it (which lets select chains vectorize). NULL for any other constant. */
+/* The value of a constant whose buffer holds one value (a literal such as the 0 of
+ * relu's derivative, maybe broadcast, or a mean's divisor filled to its shape: up to
+ * 4096 equal elements), as a CONST node: kernels compute with it instead of loading it
+ * (which lets select chains vectorize, and a division by a literal divide by a known
+ * number). A constant on device memory (cuda) holding at most 64 elements is read back
+ * once here, at compile time. NULL for any other constant. */
 static const AluExp *const_scalar(const jx_array *c) {
   const Buffer *b = c->buf;
   size_t item = jx_dtype_itemsize(c->dtype);
-  if (!b || !b->backend->host_memory || !b->mem || b->nbytes < item ||
-      b->nbytes > 4096 * item || b->nbytes % item)
-    return NULL;
+  if (!b || !b->mem || b->nbytes < item || b->nbytes > 4096 * item || b->nbytes % item) return NULL;
+  const char *mem = b->mem;
+  char host[64 * 8];
+  if (!b->backend->host_memory) {
+    if (b->nbytes > sizeof host || item > 8 || error_pending()) return NULL;
+    if (b->backend->copy_out(b->backend, host, b->mem, b->nbytes) != JX_OK) {
+      jx_clear_error(); /* the constant stays a buffer the kernels load */
+      return NULL;
+    }
+    mem = host;
+  }
   for (size_t off = item; off < b->nbytes; off += item)
-    if (memcmp((const char *)b->mem + off, b->mem, item) != 0) return NULL;
-  return alu_const(c->dtype, alu_load(b->mem, c->dtype, 0));
+    if (memcmp(mem + off, mem, item) != 0) return NULL;
+  return alu_const(c->dtype, alu_load(mem, c->dtype, 0));
 }
 
 /* The lowering rule of every primitive: one entry per primitive; a primitive without
@@ -815,6 +825,123 @@ static bool fuse_two_phase(Program *p) {
   return true;
 }
 
+/* Row outputs (backends with row_outputs; ir/alu.h, Kernel.has_row_out): an
+ * elementwise step b over size x R elements that reads a row reduction a's outputs only
+ * at its own row (gidx / R) -- softmax's exp(x - max) / sum after the sums -- is
+ * computed by a's kernel once each row is reduced, while the row is still in cache: one
+ * kernel instead of two, the input read from memory once. a's outputs are still
+ * written. Rows of at most 2^16 elements, and at least 128 of them unless the whole is
+ * small (a row is reduced by one block at most). The fused step takes b's place, so no
+ * step between them may read a's outputs. */
+static bool fuse_row_output(Program *p) {
+  for (int jb = 1; jb < p->nsteps; jb++) {
+    Step *b = &p->steps[jb];
+    const Kernel *kb = &b->kernel;
+    if (b->is_routine || kb->has_reduction || kb->nextra || b->nout != 1) continue;
+    for (int ja = jb - 1; ja >= 0; ja--) {
+      Step *a = &p->steps[ja];
+      const Kernel *ka = &a->kernel;
+      bool reads = false, between = false;
+      for (int x = 0; x < kb->nargs; x++)
+        for (int o = 0; o < a->nout; o++) reads |= b->args[x] == a->outs[o];
+      if (!reads) continue;
+      for (int k = ja + 1; k < jb && !between; k++) {
+        const Step *st = &p->steps[k];
+        for (int y = 0; y < step_nargs(st); y++)
+          for (int o = 0; o < a->nout; o++) between |= st->args[y] == a->outs[o];
+      }
+      int64_t N = ka->size, R = ka->reduction.size;
+      if (between || a->is_routine || !ka->has_reduction || ka->has_row_out || ka->nextra > KERNEL_MAX_OUTS - 2 ||
+          R < 2 || R > 65536 || N * R != kb->size || (N < 128 && N * R > 65536))
+        break; /* b reads the latest producer it depends on; an earlier one cannot fuse */
+      /* args: b's, then a's not already there */
+      int uni[2 * KERNEL_MAX_ARGS], map_a[KERNEL_MAX_ARGS], nu = kb->nargs;
+      jx_dtype udt[2 * KERNEL_MAX_ARGS];
+      for (int y = 0; y < kb->nargs; y++) uni[y] = b->args[y], udt[y] = kb->arg_dtypes[y];
+      for (int y = 0; y < ka->nargs; y++) {
+        int z = 0;
+        while (z < nu && uni[z] != a->args[y]) z++;
+        if (z == nu) uni[nu] = a->args[y], udt[nu++] = ka->arg_dtypes[y];
+        map_a[y] = z;
+      }
+      /* b's expression in a's loop: its flat index is gidx * R + ridx; loads of a's
+       * outputs at the row become their values (acc: the reduced value) */
+      const AluExp *gidx = alu_special("gidx", N), *ridx = alu_special("ridx", R);
+      const AluExp *e = alu_simplify(alu_substitute(kb->exp, "gidx", alu_binary(ALU_ADD, alu_binary(ALU_MUL, gidx, i64(R)), ridx)));
+      bool other = false;
+      for (int x = 0; e && x < kb->nargs && !other; x++)
+        for (int o = 0; o < a->nout; o++) {
+          if (b->args[x] != a->outs[o]) continue;
+          const AluExp *val = o ? ka->extra[o - 1] : ka->reduction.epilogue ? ka->reduction.epilogue
+                                                                             : alu_variable("acc", ka->reduction.dtype);
+          AluMap m0, m1;
+          alu_map_init(&m0), alu_map_init(&m1);
+          val = val ? renumber(val, map_a, &m0) : NULL;
+          e = val ? replace_row_loads(e, x, gidx, val, &m1, &other) : NULL;
+          alu_map_free(&m0), alu_map_free(&m1);
+        }
+      if (!e) return false;
+      if (other) break;
+      /* a's expressions in the union's numbering, then only the args still read */
+      Kernel k = *ka;
+      AluMap m2;
+      alu_map_init(&m2);
+      k.exp = renumber(ka->exp, map_a, &m2);
+      if (k.has_pre) k.pre_exp = renumber(ka->pre_exp, map_a, &m2);
+      if (ka->reduction.epilogue) k.reduction.epilogue = renumber(ka->reduction.epilogue, map_a, &m2);
+      for (int o = 0; o < ka->nextra; o++) k.extra[o] = renumber(ka->extra[o], map_a, &m2);
+      alu_map_free(&m2);
+      bool used[2 * KERNEL_MAX_ARGS] = {false}, ok = k.exp && (!k.has_pre || k.pre_exp) &&
+                                                     (!ka->reduction.epilogue || k.reduction.epilogue);
+      for (int o = 0; o < ka->nextra; o++) ok = ok && k.extra[o];
+      if (!ok) return false;
+      mark_args(e, used), mark_args(k.exp, used);
+      if (k.has_pre) mark_args(k.pre_exp, used);
+      if (k.reduction.epilogue) mark_args(k.reduction.epilogue, used);
+      for (int o = 0; o < k.nextra; o++) mark_args(k.extra[o], used);
+      int compact[2 * KERNEL_MAX_ARGS], nargs = 0;
+      for (int y = 0; y < nu; y++) compact[y] = used[y] ? nargs++ : -1;
+      if (nargs > KERNEL_MAX_ARGS) break;
+      int *na = malloc((size_t)(nargs ? nargs : 1) * sizeof *na);
+      int *no = malloc((size_t)(a->nout + 1) * sizeof *no);
+      if (!na || !no) {
+        free(na), free(no);
+        return false;
+      }
+      for (int y = 0; y < nu; y++)
+        if (compact[y] >= 0) na[compact[y]] = uni[y], k.arg_dtypes[compact[y]] = udt[y];
+      AluMap m3;
+      alu_map_init(&m3);
+      k.exp = renumber(k.exp, compact, &m3);
+      if (k.has_pre) k.pre_exp = renumber(k.pre_exp, compact, &m3);
+      if (k.reduction.epilogue) k.reduction.epilogue = renumber(k.reduction.epilogue, compact, &m3);
+      for (int o = 0; o < k.nextra; o++) k.extra[o] = renumber(k.extra[o], compact, &m3);
+      k.row_exp = renumber(e, compact, &m3);
+      alu_map_free(&m3);
+      k.nargs = nargs;
+      k.has_row_out = true;
+      k.row_dtype = kb->dtype;
+      ok = k.exp && k.row_exp && (!k.has_pre || k.pre_exp) && (!ka->reduction.epilogue || k.reduction.epilogue);
+      for (int o = 0; o < k.nextra; o++) ok = ok && k.extra[o];
+      if (!ok) {
+        free(na), free(no);
+        return false;
+      }
+      memcpy(no, a->outs, (size_t)a->nout * sizeof *no);
+      no[a->nout] = b->outs[0];
+      free(b->args), free(b->outs);
+      b->kernel = k;
+      b->args = na;
+      b->outs = no;
+      b->nout = a->nout + 1;
+      remove_step(p, ja);
+      jb--; /* b moved down one */
+      break;
+    }
+  }
+  return true;
+}
+
 /* Horizontal fusion: an elementwise kernel step b joins an earlier one a of the same
  * size that reads one of the same buffers, when b reads nothing computed at or after a
  * (so it can run in a's place). The fused kernel reads the shared buffers once and
@@ -935,6 +1062,7 @@ Program *jit_lower(const Jaxpr *j, const Backend *be) {
    * next to the milliseconds of compiling it) */
   ok = ok && jit_program_check(p, "lower") == JX_OK;
   ok = ok && fuse_two_phase(p) && jit_program_check(p, "fuse_two_phase") == JX_OK;
+  ok = ok && (!be || !be->row_outputs || (fuse_row_output(p) && jit_program_check(p, "fuse_row_output") == JX_OK));
   ok = ok && fuse_siblings(p) && jit_program_check(p, "fuse_siblings") == JX_OK;
   /* last uses (after fusion moved steps) */
   for (int s = 0; ok && s < p->nslots; s++) L.last_use[s] = -1;

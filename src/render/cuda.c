@@ -68,6 +68,7 @@ const RenderLang render_cuda = {
     .barrier = "__syncthreads();",
     .warp_shuffle_fmt = "__shfl_xor_sync(0xffffffffu, $0, $1)",
     .warp_size = 32,
+    .div_const_f32 = "jx_div_c_f32($0, $1, 1.0f / $1)",
     .prelude = render_prelude_cuda_text,
     .prelude_len = &render_prelude_cuda_text_len,
 };
@@ -120,6 +121,7 @@ static bool row_loads_contiguous(const AluExp *e, const Kernel *k, uint64_t *mas
   int64_t R = k->reduction.size, N = k->size, n;
   const AluExp *ridx = alu_special("ridx", R);
   const AluExp *row = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_special("gidx", N), alu_const_int(JX_INT64, R)), ridx);
+  const AluExp *row_s = alu_simplify(row); /* as jit/lower.c's fuse_row_output leaves it */
   const AluExp *one = alu_const_int(JX_INT64, 1), *two = alu_const_int(JX_INT64, 2);
   const AluExp **order = alu_toposort(e, &n);
   bool ok = order != NULL;
@@ -127,12 +129,26 @@ static bool row_loads_contiguous(const AluExp *e, const Kernel *k, uint64_t *mas
     const AluExp *x = order[i];
     if (x->op != ALU_GLOBAL_INDEX) continue;
     if (alu_substitute(x->src[0], "ridx", one) == alu_substitute(x->src[0], "ridx", two)) continue;
-    ok = (x->src[0] == row || (N == 1 && x->src[0] == ridx)) && x->arg < 64 &&
+    ok = (x->src[0] == row || x->src[0] == row_s || (N == 1 && x->src[0] == ridx)) && x->arg < 64 &&
          jx_dtype_itemsize(k->arg_dtypes[x->arg]) == 4;
     if (ok) *mask |= 1ull << x->arg;
   }
   free(order);
   return ok;
+}
+
+/* 16-byte vectors a thread of a vectorized elementwise kernel: 2 (the 2^28 chain of
+ * bench/gpu at 3.87 TB/s in bench/gpu/ceilings.cu against 3.53 with 1 and 3.77 with a
+ * grid-stride loop of 16 blocks a multiprocessor; H200). JAXC_CUDA_EW_V=1..4 tries
+ * others. */
+static int vec_per_thread(void) {
+  static int v = 0;
+  if (!v) {
+    const char *e = getenv("JAXC_CUDA_EW_V");
+    int w = e ? atoi(e) : 2;
+    v = w >= 1 && w <= 4 ? w : 2;
+  }
+  return v;
 }
 
 RenderCudaPlan render_cuda_plan(const Kernel *k) {
@@ -150,7 +166,7 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
       for (int o = 0; o < k->nextra; o++) ok &= loads_only_at_gidx(k->extra[o], i, gidx, &any);
       if (ok && any) p.vec_inputs |= 1ull << i;
     }
-    if (p.vec_inputs) p.vec = 4;
+    if (p.vec_inputs) p.vec = 4, p.nvec = vec_per_thread();
     return p;
   }
   const Reduction *r = &k->reduction;
@@ -166,7 +182,7 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
     p.kind = CUDA_BLOCK_ROW;
     /* few long rows: each row over gridDim.y blocks (the jit's first stage of a full
      * reduction has 16-256 rows of 2^15+) */
-    p.split = !k->has_pre && N <= RENDER_CUDA_SPLIT_ROWS && R >= 32768;
+    p.split = !k->has_pre && !k->has_row_out && N <= RENDER_CUDA_SPLIT_ROWS && R >= 32768;
     /* 16-byte loads along rows whose length is a multiple of 4: four times the bytes in
      * flight a thread (the chain of dependent steps stays per element) */
     uint64_t mask = 0;
@@ -259,36 +275,45 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, 
     buf_str(b, "  }\n");
     return ok;
   }
-  /* 4 elements a thread: uint4 loads of the contiguous inputs, uint4 stores */
+  /* 4 elements a vector, nvec vectors a thread blockDim apart: every uint4 load of a
+   * thread first (in flight together), then the values, then the uint4 stores */
   const AluExp *gidx = alu_special("gidx", k->size);
   const AluExp *vroots[KERNEL_MAX_OUTS];
   for (int o = 0; o <= k->nextra; o++) vroots[o] = vector_loads(roots[o], plan.vec_inputs, gidx, k);
-  /* unrolled so that several 16-byte loads of a thread are in flight at once */
-  buf_printf(b, "  #pragma unroll 4\n  for (int64_t jx_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; jx_t < %lldLL; "
-                "jx_t += jx_stride) {\n", (long long)(k->size / 4));
-  for (int i = 0; i < k->nargs && i < 64; i++)
-    if (plan.vec_inputs >> i & 1)
-      buf_printf(b, "    %s xa%d[4];\n    { const uint4 u = __ldg((const uint4 *)in%d + jx_t); "
-                    "memcpy(xa%d, &u, 16); }\n", emit_types[k->arg_dtypes[i]].elem, i, i, i);
-  for (int o = 0; o <= k->nextra; o++)
-    buf_printf(b, "    %s ya%d[4];\n", emit_types[o ? k->extra_dtypes[o - 1] : k->dtype].elem, o);
-  for (int j = 0; j < 4 && ok; j++) {
-    buf_printf(b, "    {\n      const int64_t gidx = jx_t * 4 + %d;\n      (void)gidx;\n", j);
+  int nv = plan.nvec;
+  long long n4 = (long long)(k->size / 4);
+  buf_printf(b, "  for (int64_t jx_t0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; jx_t0 < %lldLL; "
+                "jx_t0 += jx_stride * %d) {\n", nv, n4, nv);
+  for (int w = 0; w < nv; w++) {
+    buf_printf(b, "    const int64_t jx_t%d_ = jx_t0 + %d * (int64_t)blockDim.x;\n", w, w);
     for (int i = 0; i < k->nargs && i < 64; i++)
       if (plan.vec_inputs >> i & 1)
-        buf_printf(b, "      const %s xv%d = xa%d[%d];\n", ctype_of(k->arg_dtypes[i]), i, i, j);
-    ok = elementwise_values(lang, k, b, nlocals, "      ", vroots, v);
-    if (ok)
-      for (int o = 0; o <= k->nextra; o++) {
-        buf_printf(b, "      ya%d[%d] = ", o, j);
-        emit_store(b, o ? k->extra_dtypes[o - 1] : k->dtype, v[o]);
-        buf_str(b, ";\n");
-      }
-    free_values(v, 1 + k->nextra);
+        buf_printf(b, "    %s xa%d_%d[4];\n    if (jx_t%d_ < %lldLL) { const uint4 u = __ldg((const uint4 *)in%d + jx_t%d_); "
+                      "memcpy(xa%d_%d, &u, 16); }\n", emit_types[k->arg_dtypes[i]].elem, i, w, w, n4, i, w, i, w);
+  }
+  for (int w = 0; w < nv && ok; w++) {
+    buf_printf(b, "    if (jx_t%d_ < %lldLL) {\n", w, n4);
+    for (int o = 0; o <= k->nextra; o++)
+      buf_printf(b, "      %s ya%d[4];\n", emit_types[o ? k->extra_dtypes[o - 1] : k->dtype].elem, o);
+    for (int j = 0; j < 4 && ok; j++) {
+      buf_printf(b, "      {\n        const int64_t gidx = jx_t%d_ * 4 + %d;\n        (void)gidx;\n", w, j);
+      for (int i = 0; i < k->nargs && i < 64; i++)
+        if (plan.vec_inputs >> i & 1)
+          buf_printf(b, "        const %s xv%d = xa%d_%d[%d];\n", ctype_of(k->arg_dtypes[i]), i, i, w, j);
+      ok = elementwise_values(lang, k, b, nlocals, "        ", vroots, v);
+      if (ok)
+        for (int o = 0; o <= k->nextra; o++) {
+          buf_printf(b, "        ya%d[%d] = ", o, j);
+          emit_store(b, o ? k->extra_dtypes[o - 1] : k->dtype, v[o]);
+          buf_str(b, ";\n");
+        }
+      free_values(v, 1 + k->nextra);
+      buf_str(b, "      }\n");
+    }
+    for (int o = 0; o <= k->nextra; o++)
+      buf_printf(b, "      { uint4 u; memcpy(&u, ya%d, 16); ((uint4 *)out%d)[jx_t%d_] = u; }\n", o, o, w);
     buf_str(b, "    }\n");
   }
-  for (int o = 0; o <= k->nextra; o++)
-    buf_printf(b, "    { uint4 u; memcpy(&u, ya%d, 16); ((uint4 *)out%d)[jx_t] = u; }\n", o, o);
   buf_str(b, "  }\n");
   return ok;
 }
@@ -359,6 +384,8 @@ static const AluExp *row_vector_loads(const AluExp *e, const Kernel *k, uint64_t
     snprintf(name, sizeof name, "xv%d", i);
     const AluExp *v = alu_variable(name, k->arg_dtypes[i]);
     e = replace_node(e, alu_global(i, k->arg_dtypes[i], row), v);
+    const AluExp *row_s = alu_simplify(row);
+    if (e && row_s && row_s != row) e = replace_node(e, alu_global(i, k->arg_dtypes[i], row_s), v);
     if (e && N == 1) e = replace_node(e, alu_global(i, k->arg_dtypes[i], ridx), v);
   }
   return e;
@@ -431,6 +458,63 @@ static void block_combine(Buf *b, const Red *t, const char *indent, const char *
   warp_combine(b, t, in2, acc);
   buf_printf(b, "%s  if (threadIdx.x == 0) %s[0] = %s;\n%s}\n", indent, sh, acc, indent);
   buf_printf(b, "%s__syncthreads();\n%s%s = %s[0];\n%s__syncthreads();\n", indent, indent, acc, sh, indent);
+}
+
+/* The row output (ir/alu.h, Kernel.has_row_out), inside the row loop after the row's
+ * reduction, where every thread of the row's block, warp or thread holds it in jx_acc:
+ * row_exp at every ridx of the row, the row's threads striding over it -- 4 elements a
+ * step through 16-byte loads and stores where the row is contiguous 4-byte data. */
+static bool row_output(const RenderLang *lang, const Kernel *k, const RenderCudaPlan *plan, Buf *b, int *nlocals) {
+  int64_t R = k->reduction.size;
+  int ro = 1 + k->nextra;
+  const char *rt = emit_types[k->row_dtype].elem;
+  uint64_t mask = 0;
+  bool vec = plan->kind == CUDA_BLOCK_ROW && R % 4 == 0 && jx_dtype_itemsize(k->row_dtype) == 4 &&
+             row_loads_contiguous(k->row_exp, k, &mask);
+  const AluExp *e = vec ? row_vector_loads(k->row_exp, k, mask) : k->row_exp;
+  if (!e) {
+    if (jx_last_status() == JX_OK) error_set(JX_ERR_OOM, "render: out of memory");
+    return false;
+  }
+  Buf body = {0};
+  EmitPart p = {.lang = lang, .out = &body, .indent = vec ? "        " : "      ", .nlocals = nlocals};
+  char *v = emit_part(&p, e);
+  if (!v || body.oom) {
+    free(v), free(body.s);
+    if (jx_last_status() == JX_OK) error_set(JX_ERR_OOM, "render: out of memory");
+    return false;
+  }
+  buf_printf(b, "    {\n      %s *%s jx_rowout = (%s *)out[%d] + gidx * %lldLL;\n", rt, lang->restrict_kw, rt, ro,
+             (long long)R);
+  buf_printf(b, "      const %s acc = jx_acc;\n      (void)acc;\n", ctype_of(k->reduction.dtype));
+  if (vec) {
+    buf_printf(b, "      for (int64_t jx_r4 = 4 * (int64_t)threadIdx.x; jx_r4 < %lldLL; jx_r4 += 4 * (int64_t)blockDim.x) {\n",
+               (long long)R);
+    for (int i = 0; i < k->nargs && i < 64; i++)
+      if (mask >> i & 1)
+        buf_printf(b, "        %s xa%d[4];\n        { const uint4 u = __ldg((const uint4 *)(in%d + gidx * %lldLL + jx_r4)); "
+                      "memcpy(xa%d, &u, 16); }\n", emit_types[k->arg_dtypes[i]].elem, i, i, (long long)R, i);
+    buf_printf(b, "        %s yr[4];\n        #pragma unroll\n        for (int jx_j = 0; jx_j < 4; jx_j++) {\n", rt);
+    buf_str(b, "          const int64_t ridx = jx_r4 + jx_j;\n          (void)ridx;\n");
+    for (int i = 0; i < k->nargs && i < 64; i++)
+      if (mask >> i & 1)
+        buf_printf(b, "          const %s xv%d = xa%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, i);
+    buf_str(b, body.s ? body.s : "");
+    buf_str(b, "          yr[jx_j] = ");
+    emit_store(b, k->row_dtype, v);
+    buf_str(b, ";\n        }\n        { uint4 u; memcpy(&u, yr, 16); *(uint4 *)(jx_rowout + jx_r4) = u; }\n      }\n");
+  } else {
+    const char *first = plan->kind == CUDA_BLOCK_ROW ? "threadIdx.x" : plan->kind == CUDA_WARP_ROW ? "jx_lane" : "0";
+    const char *step = plan->kind == CUDA_BLOCK_ROW ? "blockDim.x" : plan->kind == CUDA_WARP_ROW ? "32" : "1";
+    buf_printf(b, "      for (int64_t ridx = %s; ridx < %lldLL; ridx += %s) {\n", first, (long long)R, step);
+    buf_str(b, body.s ? body.s : "");
+    buf_str(b, "        jx_rowout[ridx] = ");
+    emit_store(b, k->row_dtype, v);
+    buf_str(b, ";\n      }\n");
+  }
+  buf_str(b, "    }\n");
+  free(v), free(body.s);
+  return !b->oom;
 }
 
 static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
@@ -537,7 +621,9 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
   if (*store_if) buf_printf(b, "%sif (%s) {\n", ind, store_if);
   else buf_printf(b, "%s{\n", ind);
   ok = red_store(lang, k, b, nlocals, "      ", "jx_acc");
-  buf_printf(b, "%s}\n  }\n", ind);
+  buf_printf(b, "%s}\n", ind);
+  if (ok && k->has_row_out) ok = row_output(lang, k, &plan, b, nlocals);
+  buf_str(b, "  }\n");
   red_free(&main), red_free(&pre);
   return ok;
 }

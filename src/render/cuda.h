@@ -20,6 +20,9 @@ typedef struct RenderCudaPlan {
   RenderCudaKind kind;
   int threads;         /* block size (256) */
   int vec;             /* elementwise: outputs a thread computes at once (1 or 4) */
+  int nvec;            /* elementwise vec 4: 16-byte vectors a thread a step, blockDim
+                          apart (their loads in flight together); the grid covers the
+                          work in one step */
   uint64_t vec_inputs; /* elementwise vec 4: inputs read as 16-byte vectors (bit i);
                           block rows: inputs read along the row as 16-byte vectors
                           (the row loop then takes 4 elements a thread a step) */

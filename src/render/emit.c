@@ -381,6 +381,13 @@ static bool render_node(EmitPart *p, Buf *b, const AluExp *e, const char *const 
   case ALU_COMPLEX: buf_printf(b, "jx_mk_%s(%s, %s)", dtype_short_name(d), ops[0], ops[1]); return true;
   default: break;
   }
+  /* float32 division by a finite non-zero literal, where the target has a form for it
+   * (cuda: a multiply by the rounded reciprocal and one correction step, prelude_cuda.h) */
+  if (e->op == ALU_DIV && d == JX_FLOAT32 && p->lang->div_const_f32 && e->src[1]->op == ALU_CONST &&
+      isfinite(e->src[1]->value.f) && e->src[1]->value.f != 0) {
+    expand(b, p->lang->div_const_f32, ops, d);
+    return true;
+  }
   /* float max/min with a constant operand: one compare (prelude.h, jx_fmaxc) */
   if ((e->op == ALU_MAX || e->op == ALU_MIN) && (d == JX_FLOAT32 || d == JX_FLOAT64)) {
     int c = e->src[1]->op == ALU_CONST ? 1 : e->src[0]->op == ALU_CONST ? 0 : -1;

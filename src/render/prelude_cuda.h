@@ -70,3 +70,16 @@ JX_FN float jx_mul_rn(float a, float b) { return __fmul_rn(a, b); }
 JX_FN double jx_add_rn(double a, double b) { return __dadd_rn(a, b); }
 JX_FN double jx_sub_rn(double a, double b) { return __dsub_rn(a, b); }
 JX_FN double jx_mul_rn(double a, double b) { return __dmul_rn(a, b); }
+
+/* x / c for a literal c, r = 1.0f / c (folded by the compiler, correctly rounded): q =
+ * RN(x r) is faithful and one step with the exact residual x - q c (a fused
+ * multiply-add) gives the correctly rounded quotient (Markstein's theorem; Muller et al.,
+ * Handbook of Floating-Point Arithmetic, 2nd ed., section 4.7) as long as the residual
+ * is exact: x and the quotient far from underflow and overflow. Other x (zeros,
+ * subnormals, non-finite) take the IEEE division. Fewer instructions than __fdiv_rn,
+ * which bandwidth-bound chains such as x/3 notice (bench/gpu/ceilings.cu). */
+JX_FN float jx_div_c_f32(float x, float c, float r) {
+  const float q = __fmul_rn(x, r), a = fabsf(q), ax = fabsf(x);
+  if (!(a >= 0x1p-100f && a <= 0x1p100f && ax >= 0x1p-64f && ax <= 0x1p64f)) return __fdiv_rn(x, c);
+  return __fmaf_rn(__fmaf_rn(-q, c, x), r, q);
+}

@@ -48,6 +48,7 @@ struct RenderLang {
   const char *barrier;          /* block-wide barrier statement, "__syncthreads();" */
   const char *warp_shuffle_fmt; /* $0 of lane (this lane ^ $1), "__shfl_xor_sync(~0u, $0, $1)" */
   int warp_size;                /* lanes of a warp-level reduction (32); 0: none */
+  const char *div_const_f32;    /* float32 $0 / literal $1, correctly rounded; NULL: "/" */
   const char *prelude;          /* target part + portable part, NUL-terminated */
   const size_t *prelude_len;
 };

@@ -1,7 +1,10 @@
 /* test_cuda.c -- the cuda backend's runtime: without a driver, asking for "cuda" is a
  * clear JX_ERR_DEVICE and the device is not listed; with a GPU, copies round-trip, the
  * caching allocator reuses blocks, and cuBLAS products (every dtype, batched,
- * transposed operands, TF32 vs full float32) match the host reference. */
+ * transposed operands, TF32 vs full float32) match the host reference, and fused
+ * kernels (softmax in one kernel, one-pass argmax, divisions by literals) match the
+ * interpreter on the same inputs. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "backend/cuda/cuda.h"
@@ -9,6 +12,7 @@
 #include "core/config.h"
 #include "core/dtype.h"
 #include "ir/alu.h"
+#include "jit/jit.h"
 #include "test.h"
 
 static bool have_gpu;
@@ -253,6 +257,107 @@ static void test_scatter_add(void) {
   }
 }
 
+/* ------------------------------------------- fused kernels against the interpreter */
+
+typedef enum { F_SOFTMAX, F_LOG_SOFTMAX, F_DIV, F_ARGMAX, F_ARGMIN } FusedKind;
+
+static jx_status fused_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  FusedKind k = *(const FusedKind *)ctx;
+  jx_array *x = in[0];
+  switch (k) {
+  case F_SOFTMAX: out[0] = jx_nn_softmax(x, 1, (int[]){-1}, NULL); break;
+  case F_LOG_SOFTMAX: out[0] = jx_nn_log_softmax(x, 1, (int[]){-1}, NULL); break;
+  case F_DIV: /* divisions by literals (jx_div_c_f32) and by a power of two */
+    out[0] = jx_add(jx_add(jx_div(x, jx_scalar(3.0)), jx_div(x, jx_scalar(-0.1))),
+                    jx_add(jx_div(x, jx_scalar(7e-30)), jx_div(x, jx_scalar(0.25))));
+    break;
+  case F_ARGMAX: out[0] = jx_argmax(x, -1, false); break;
+  case F_ARGMIN: out[0] = jx_argmin(x, 0, false); break;
+  }
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+/* A jitted function on cuda and on interp over the same float32 input: every element
+ * within rtol (0: bit for bit, NaN matching NaN). Returns the cuda program's kernels. */
+static int check_fused(FusedKind kind, const float *v, int ndim, const int64_t *shape, double rtol, const char *what) {
+  jx_fn *f = jx_fn_new(what, 1, 1, fused_fn, &kind);
+  jx_fn *jf = jx_jit(f);
+  jx_array *xh = jx_array_from(v, JX_FLOAT32, ndim, shape), *xc = jx_device_put(xh, "cuda");
+  jx_free(xh);
+  jx_array *xi = jx_device_put(xc, "interp");
+  jx_array *gc = NULL, *gi = NULL;
+  CHECK_MSG(jx_call(jf, &xc, &gc) == JX_OK && jx_call(jf, &xi, &gi) == JX_OK, "%s: %s", what, jx_last_error());
+  int nk = xc ? jit_program_nkernels(jit_program_for(jf, &xc)) : -1;
+  if (gc && gi) {
+    CHECK_STR(jx_device_of(gc), "cuda");
+    int64_t n = jx_size(gi);
+    bool ints = jx_dtype_of(gi) == JX_INT32;
+    float *a = malloc((size_t)n * 4 + 4), *b = malloc((size_t)n * 4 + 4);
+    CHECK(jx_read(gc, a, (size_t)n * 4) == JX_OK && jx_read(gi, b, (size_t)n * 4) == JX_OK);
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 5; i++) {
+      bool ok;
+      if (ints || rtol == 0) ok = memcmp(&a[i], &b[i], 4) == 0 || (isnan(a[i]) && isnan(b[i]));
+      else /* log_softmax: relative to max(|value|, 1) (values near 0 are differences) */
+        ok = a[i] == b[i] || (isnan(a[i]) && isnan(b[i])) ||
+             fabs((double)a[i] - b[i]) <= rtol * fmax(fabs((double)b[i]), kind == F_LOG_SOFTMAX ? 1.0 : 1e-30);
+      if (!ok) {
+        bad++;
+        if (ints) CHECK_MSG(false, "%s [%lld]: cuda %d, interp %d", what, (long long)i, ((int32_t *)a)[i], ((int32_t *)b)[i]);
+        else CHECK_MSG(false, "%s [%lld]: cuda %.9g, interp %.9g", what, (long long)i, a[i], b[i]);
+      }
+    }
+    free(a), free(b);
+  }
+  jx_free(gc), jx_free(gi), jx_free(xc), jx_free(xi);
+  jx_fn_free(jf), jx_fn_free(f);
+  jx_clear_error();
+  return nk;
+}
+
+static void test_fused_vs_interp(void) {
+  if (!have_gpu) return;
+  /* softmax / log_softmax rows: block rows (16-byte vectors and not), warp rows, thread rows */
+  static const int64_t shapes[][2] = {{256, 4096}, {300, 1000}, {1000, 40}, {4096, 3}, {128, 10}, {2, 70000}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    int64_t n = shapes[i][0] * shapes[i][1];
+    float *v = malloc((size_t)n * 4);
+    for (int64_t j = 0; j < n; j++) v[j] = (float)(rnd_unit() * 20.0);
+    if (n > 7) v[7] = -INFINITY; /* exp(-inf - max) = 0 */
+    char what[96];
+    snprintf(what, sizeof what, "softmax (%lld, %lld)", (long long)shapes[i][0], (long long)shapes[i][1]);
+    int nk = check_fused(F_SOFTMAX, v, 2, shapes[i], 4e-6, what);
+    /* one kernel where the rows fuse (jit/lower.c: fuse_two_phase for rows of 16 or
+     * more, then fuse_row_output) */
+    if (shapes[i][1] >= 16 && shapes[i][1] <= 65536 && (shapes[i][0] >= 128 || n <= 65536))
+      CHECK_MSG(nk == 1, "%s: %d kernels", what, nk);
+    snprintf(what, sizeof what, "log_softmax (%lld, %lld)", (long long)shapes[i][0], (long long)shapes[i][1]);
+    check_fused(F_LOG_SOFTMAX, v, 2, shapes[i], 4e-6, what);
+    snprintf(what, sizeof what, "argmax (%lld, %lld)", (long long)shapes[i][0], (long long)shapes[i][1]);
+    for (int64_t j = 0; j < n; j += 97) v[j] = 5.0f; /* ties */
+    if (n > 1000) v[n / 2] = NAN;
+    check_fused(F_ARGMAX, v, 2, shapes[i], 0, what);
+    snprintf(what, sizeof what, "argmin (%lld, %lld)", (long long)shapes[i][0], (long long)shapes[i][1]);
+    check_fused(F_ARGMIN, v, 2, shapes[i], 0, what);
+    free(v);
+  }
+  /* divisions by literals: correctly rounded as on the interpreter, bit for bit, over
+   * random bits (every exponent: subnormals, huge, inf, NaN) and signed zeros */
+  int64_t n = 1 << 20;
+  uint32_t *u = malloc((size_t)n * 4);
+  for (int64_t j = 0; j < n; j++) u[j] = (uint32_t)((rnd_unit() + 1) * 2147483648.0);
+  u[0] = 0, u[1] = 0x80000000u, u[2] = 0x7f800000u, u[3] = 0x00000001u, u[4] = 0x7f7fffffu;
+  check_fused(F_DIV, (const float *)u, 1, &n, 0, "division by literals");
+  /* a full argmax of 2^22 (the split two-stage reduction) */
+  n = 1 << 22;
+  float *w = malloc((size_t)n * 4);
+  for (int64_t j = 0; j < n; j++) w[j] = (float)rnd_unit();
+  w[n - 5] = 2.0f, w[12345] = 2.0f;
+  check_fused(F_ARGMAX, w, 1, &n, 0, "argmax 2^22");
+  free(u), free(w);
+  CHECK(jx_live_arrays() == 0);
+}
+
 static void test_precision_names(void) {
   CHECK(jx_config_default_matmul_precision("tensorfloat32") == JX_OK);
   CHECK(config_matmul_tf32());
@@ -277,5 +382,6 @@ int main(void) {
   TEST_RUN(test_sort);
   TEST_RUN(test_scatter_add);
   TEST_RUN(test_precision_names);
+  TEST_RUN(test_fused_vs_interp);
   return test_finish();
 }

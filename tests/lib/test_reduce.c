@@ -3,6 +3,7 @@
  * dtype rules in x64 mode, and their errors: NULL inputs, bad and repeated axes, empty
  * reductions without an identity. */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "golden.h"
@@ -185,6 +186,75 @@ static void test_x64_dtypes(void) {
   jx_config_enable_x64(false);
 }
 
+/* jitted argmax/argmin (one pass over packed (value, index) keys, src/lib/numpy/reduce.c)
+ * against eager (max, then the first index of it) on data with ties, NaNs, -0/+0 and
+ * infinities, every axis, float32/float16/bfloat16/int32/uint8/int16/bool. */
+typedef struct ArgCtx {
+  bool is_max;
+  int axis;
+} ArgCtx;
+
+static jx_status arg_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const ArgCtx *c = ctx;
+  out[0] = c->is_max ? jx_argmax(in[0], c->axis, false) : jx_argmin(in[0], c->axis, false);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_jit_argmax(void) {
+  const int64_t shape[2] = {37, 61};
+  float v[37 * 61];
+  unsigned seed = 7;
+  for (int i = 0; i < 37 * 61; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    int r = (int)(seed >> 24) % 13;
+    v[i] = r == 0 ? NAN : r == 1 ? -0.0f : r == 2 ? 0.0f : r == 3 ? INFINITY : r == 4 ? -INFINITY : (float)(r % 5) - 2.0f;
+  }
+  /* some rows without NaN, one all -inf, one all NaN */
+  for (int j = 0; j < 61; j++) {
+    if (v[5 * 61 + j] != v[5 * 61 + j]) v[5 * 61 + j] = 1.0f;
+    v[9 * 61 + j] = -INFINITY;
+    v[11 * 61 + j] = NAN;
+  }
+  jx_dtype dts[] = {JX_FLOAT32, JX_FLOAT16, JX_BFLOAT16, JX_INT32, JX_UINT8, JX_INT16, JX_BOOL};
+  int ncase = 0;
+  for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+    jx_scope_begin();
+    jx_array *x = jx_array_from(v, JX_FLOAT32, 2, shape);
+    if (dts[di] != JX_FLOAT32) {
+      /* integers: no NaN/inf (their conversion is implementation-defined) */
+      if (!(dts[di] == JX_FLOAT16 || dts[di] == JX_BFLOAT16))
+        x = jx_where(jx_isfinite(x), x, jx_full(2, shape, 3.0, JX_FLOAT32));
+      if (dts[di] == JX_UINT8) x = jx_abs(x);
+      x = jx_astype(x, dts[di]);
+    }
+    for (int is_max = 0; is_max < 2; is_max++)
+      for (int axis = -1; axis < 2; axis++) {
+        ArgCtx c = {is_max, axis < 0 ? JX_AXIS_NONE : axis};
+        jx_fn *f = jx_fn_new("arg", 1, 1, arg_fn, &c);
+        jx_fn *jf = jx_jit(f);
+        jx_array *want = NULL, *got = NULL;
+        CHECK(jx_call(f, &x, &want) == JX_OK);
+        CHECK(jx_call(jf, &x, &got) == JX_OK);
+        CHECK_MSG(want && got && jx_size(want) == jx_size(got) && jx_dtype_of(want) == jx_dtype_of(got),
+                  "%s axis %d dtype %d: %s", is_max ? "argmax" : "argmin", axis, (int)dts[di], jx_last_error());
+        if (want && got && jx_size(want) == jx_size(got)) {
+          int32_t a[64], b[64];
+          jx_read(want, a, sizeof(int32_t) * (size_t)jx_size(want));
+          jx_read(got, b, sizeof(int32_t) * (size_t)jx_size(got));
+          for (int64_t i = 0; i < jx_size(want); i++)
+            CHECK_MSG(a[i] == b[i], "%s axis %d dtype %d [%lld]: eager %d, jit %d", is_max ? "argmax" : "argmin",
+                      axis, (int)dts[di], (long long)i, a[i], b[i]);
+        }
+        jx_free(want), jx_free(got);
+        jx_fn_free(jf), jx_fn_free(f);
+        ncase++;
+      }
+    jx_scope_end(0, NULL);
+  }
+  CHECK(ncase == 42);
+  CHECK(jx_live_arrays() == 0);
+}
+
 int main(void) {
   cases = golden_load("reduce_movement.txt", &ncases);
   TEST_RUN(test_golden_reductions);
@@ -193,6 +263,7 @@ int main(void) {
   TEST_RUN(test_empty);
   TEST_RUN(test_views);
   TEST_RUN(test_x64_dtypes);
+  TEST_RUN(test_jit_argmax);
   golden_free(cases, ncases);
   return test_finish();
 }

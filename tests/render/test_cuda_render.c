@@ -30,12 +30,13 @@ static Kernel reduction(int64_t n, int64_t r, jx_dtype d, AluOp op, const AluExp
 }
 
 static void test_render_compile(void) {
-  Case cases[24];
+  Case cases[32];
   int n = 0;
   const AluExp *g = alu_special("gidx", 1 << 20);
   /* chain-like elementwise on a contiguous float32 input: 16-byte vectors */
   const AluExp *x = ld(0, JX_FLOAT32, g);
   const AluExp *chain = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_unary(ALU_TANH, alu_binary(ALU_ADD, alu_binary(ALU_MUL, x, f32(1.5)), f32(0.25))), alu_unary(ALU_EXP, alu_unary(ALU_NEG, alu_binary(ALU_MUL, x, x)))), alu_unary(ALU_SQRT, alu_binary(ALU_ADD, alu_unary(ALU_ABS, x), f32(1))));
+  chain = alu_binary(ALU_SUB, chain, alu_binary(ALU_DIV, x, f32(3))); /* a division by a literal */
   cases[n++] = (Case){"chain", {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = 1 << 20, .dtype = JX_FLOAT32, .exp = chain},
                       CUDA_ELEMENTWISE, false, 4};
   /* broadcast add of a row vector, two outputs (sum and product) */
@@ -93,6 +94,28 @@ static void test_render_compile(void) {
     kw.has_pre = true, kw.pre_exp = xw, kw.pre = k.pre, kw.pre.size = 40;
     kw.reduction.epilogue = k.reduction.epilogue;
     cases[n++] = (Case){"two_phase_warp", kw, CUDA_WARP_ROW, false, 1};
+    /* softmax in one kernel: the row output exp(x - max) / sum after each row's sums
+     * (jit/lower.c's fuse_row_output), 16-byte vectors along block rows, scalar along
+     * warp and thread rows */
+    Kernel ks = k;
+    ks.reduction.epilogue = NULL;
+    ks.has_row_out = true, ks.row_dtype = JX_FLOAT32;
+    ks.row_exp = alu_binary(ALU_DIV, alu_unary(ALU_EXP, alu_binary(ALU_SUB, xv, alu_variable("pre", JX_FLOAT32))),
+                            alu_variable("acc", JX_FLOAT32));
+    cases[n++] = (Case){"softmax_rows", ks, CUDA_BLOCK_ROW, false, 1};
+    Kernel ksw = kw;
+    ksw.reduction.epilogue = NULL;
+    ksw.has_row_out = true, ksw.row_dtype = JX_FLOAT32;
+    ksw.row_exp = alu_binary(ALU_DIV, alu_unary(ALU_EXP, alu_binary(ALU_SUB, xw, alu_variable("pre", JX_FLOAT32))),
+                             alu_variable("acc", JX_FLOAT32));
+    cases[n++] = (Case){"softmax_rows_warp", ksw, CUDA_WARP_ROW, false, 1};
+    /* rows of 3: a thread per row, the row output in float16 */
+    const AluExp *gt = alu_special("gidx", 1000), *rt = alu_special("ridx", 3);
+    const AluExp *xt = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, gt, i64(3)), rt));
+    Kernel kt = reduction(1000, 3, JX_FLOAT32, ALU_ADD, xt);
+    kt.has_row_out = true, kt.row_dtype = JX_FLOAT16;
+    kt.row_exp = alu_cast(alu_binary(ALU_SUB, xt, alu_variable("acc", JX_FLOAT32)), JX_FLOAT16);
+    cases[n++] = (Case){"row_out_thread", kt, CUDA_THREAD_ROW, false, 1};
   }
   /* threefry bits */
   {

@@ -70,8 +70,10 @@ static jx_status dispatch(const Backend *be, void *exe, const Kernel *k, void *c
 }
 
 /* Elements of a linear-algebra routine's input i (ir/alu.h: a (outer, n, m); for
- * triangular_solve a (outer, k, k) with k = n or m by the side, then b (outer, n, m)). */
+ * triangular_solve a (outer, k, k) with k = n or m by the side, then b (outer, n, m);
+ * for tridiagonal_solve dl, d, du (outer, n), then b (outer, n, m)). */
 static int64_t linalg_in_numel(const Routine *r, int i) {
+  if (r->op == ROUTINE_TRIDIAGONAL_SOLVE && i < 3) return r->outer * r->n; /* dl, d, du */
   if (r->op == ROUTINE_TRIANGULAR_SOLVE && i == 0) {
     int64_t k = r->flags & LINALG_LEFT_SIDE ? r->n : r->m;
     return r->outer * k * k;
@@ -131,5 +133,6 @@ const Backend backend_cuda = {
     .routine = routine,
     .host_memory = false,
     .cheap_recompute = true,
+    .row_outputs = true,
     .synchronize = synchronize,
 };

@@ -188,6 +188,51 @@ jx_array *jx_std(jx_array *x, int naxes, const int *axes, int64_t ddof, bool kee
   return np_scope_return(v ? prim_unary(PRIM_sqrt, v) : NULL);
 }
 
+/* A jitted argmax/argmin in one pass (one reduction instead of a max and then a search
+ * for its first index): each element becomes the 64-bit key (order(x) << 32) | ~index,
+ * order(x) an unsigned 32-bit number that grows with x (argmax) or with -x (argmin),
+ * every NaN the largest key and -0 equal to +0, so the greatest key is lax.argmax's
+ * answer -- the first NaN, else the first extreme value -- and its index is ~key's low
+ * 32 bits. v is 32 bits wide at most (bool/small ints/half floats converted first), the
+ * axis shorter than 2^31; iota is the staged index along the axis. NULL with no error
+ * when v does not qualify. */
+static jx_array *arg_packed(bool is_max, jx_array *v, jx_array *iota, const bool *mask) {
+  jx_dtype d = v->dtype;
+  bool flt = d == JX_FLOAT32 || d == JX_FLOAT16 || d == JX_BFLOAT16;
+  if (!flt && d != JX_INT32 && d != JX_UINT32 && d != JX_INT16 && d != JX_INT8 && d != JX_UINT16 && d != JX_UINT8)
+    return NULL;
+  const int n = v->ndim;
+  const int64_t *sh = v->shape;
+  jx_array *u;
+  if (flt) {
+    jx_array *f = d == JX_FLOAT32 ? v : prim_convert(v, JX_FLOAT32, false);
+    jx_array *zero = np_full(0.0, JX_FLOAT32, n, sh);
+    f = prim_select(prim_binary(PRIM_eq, f, zero), zero, f); /* -0 -> +0 */
+    u = prim_bitcast(f, JX_UINT32);
+    /* sign set: ~u, else u | 2^31 (IEEE order as unsigned order) */
+    jx_array *neg = prim_binary(PRIM_lt, f, zero);
+    u = prim_select(neg, prim_unary(PRIM_not, u), prim_binary(PRIM_or, u, np_full(2147483648.0, JX_UINT32, n, sh)));
+    if (!is_max) u = prim_unary(PRIM_not, u);
+    u = prim_select(prim_binary(PRIM_ne, f, f), np_full(4294967295.0, JX_UINT32, n, sh), u);
+  } else if (d == JX_UINT32 || d == JX_UINT16 || d == JX_UINT8) {
+    u = prim_convert(v, JX_UINT32, false);
+    if (!is_max) u = prim_unary(PRIM_not, u);
+  } else { /* signed: flip the sign bit */
+    u = prim_bitcast(prim_convert(v, JX_INT32, false), JX_UINT32);
+    u = prim_binary(PRIM_xor, u, np_full(2147483648.0, JX_UINT32, n, sh));
+    if (!is_max) u = prim_unary(PRIM_not, u);
+  }
+  jx_array *lo = prim_unary(PRIM_not, prim_bitcast(prim_convert(iota, JX_INT32, false), JX_UINT32));
+  /* 32 as uint64 (no uint64 literal without x64): converted as a scalar, then broadcast
+   * (a view: the kernel sees a literal, not an array as large as v) */
+  jx_array *k32 = prim_broadcast_in_dim(prim_convert(np_constant(32.0, JX_UINT32), JX_UINT64, false), n, sh, NULL);
+  jx_array *key = prim_binary(PRIM_or, prim_binary(PRIM_shift_left, prim_convert(u, JX_UINT64, false), k32),
+                              prim_convert(lo, JX_UINT64, false));
+  jx_array *best = prim_reduce(PRIM_reduce_max, key, mask);
+  jx_array *idx = best ? prim_unary(PRIM_not, prim_convert(best, JX_UINT32, false)) : NULL;
+  return idx ? prim_convert(idx, iota->dtype, false) : NULL;
+}
+
 /* argmax/argmin as lax.argmax: m = reduce_max (NaN-propagating), hit = (x == m) or
  * isnan(x), so the first NaN wins when there is one; the index is the smallest iota
  * among the hits (first occurrence). JX_AXIS_NONE flattens x first. */
@@ -220,18 +265,26 @@ static jx_array *arg_impl(const char *fn, bool is_max, jx_array *x, int axis, bo
   int keep[JX_MAX_NDIM], k = 0;
   for (int d = 0; d < v->ndim; d++)
     if (d != ax) keep[k++] = d;
-  jx_array *m = prim_reduce(is_max ? PRIM_reduce_max : PRIM_reduce_min, v, mask);
-  jx_array *hit = prim_binary(PRIM_eq, v, prim_broadcast_in_dim(m, v->ndim, v->shape, keep));
-  if (dtype_is_floating(v->dtype)) hit = prim_binary(PRIM_or, hit, prim_binary(PRIM_ne, v, v));
   jx_dtype it = dtype_default_int();
   /* under jit, the iota is staged: the kernel computes the index instead of loading a
    * materialized iota as large as x */
   PrimParams ip = {.dtype = it, .ndim = v->ndim, .axis = ax};
   memcpy(ip.shape, v->shape, (size_t)v->ndim * sizeof v->shape[0]);
   jx_array *iota = stage_bind_nullary(v, PRIM_iota, &ip);
-  if (!iota) iota = prim_iota(it, v->ndim, v->shape, ax);
-  jx_array *none = np_full((double)v->shape[ax], it, v->ndim, v->shape);
-  jx_array *r = prim_reduce(PRIM_reduce_min, prim_select(hit, iota, none), mask);
+  jx_array *r = NULL;
+  /* staged (under jit): one pass over a packed (value, index) key */
+  if (iota && v->shape[ax] < INT32_MAX) {
+    r = arg_packed(is_max, v, iota, mask);
+    if (!r && error_pending()) return NULL;
+  }
+  if (!r) {
+    jx_array *m = prim_reduce(is_max ? PRIM_reduce_max : PRIM_reduce_min, v, mask);
+    jx_array *hit = prim_binary(PRIM_eq, v, prim_broadcast_in_dim(m, v->ndim, v->shape, keep));
+    if (dtype_is_floating(v->dtype)) hit = prim_binary(PRIM_or, hit, prim_binary(PRIM_ne, v, v));
+    if (!iota) iota = prim_iota(it, v->ndim, v->shape, ax);
+    jx_array *none = np_full((double)v->shape[ax], it, v->ndim, v->shape);
+    r = prim_reduce(PRIM_reduce_min, prim_select(hit, iota, none), mask);
+  }
   if (r && keepdims) {
     int64_t ks[JX_MAX_NDIM];
     for (int d = 0; d < x->ndim; d++) ks[d] = (axis == JX_AXIS_NONE || d == ax) ? 1 : x->shape[d];
