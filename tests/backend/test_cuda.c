@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "backend/cuda/cuda.h"
+#include "backend/lapack.h"
 #include "core/array.h"
 #include "core/config.h"
 #include "core/dtype.h"
@@ -257,6 +258,136 @@ static void test_scatter_add(void) {
   }
 }
 
+/* ------------------------------------------------- cuSOLVER against LAPACK (host) */
+
+/* Runs routine r on the device (solver.c) and on the host over the same inputs; the
+ * outputs listed in `cmp` must agree within tol of each output's largest magnitude
+ * (NaN where the host has NaN). Returns the device outputs (host copies, caller frees). */
+static void check_solver(const Routine *r, void *const *host_in, const size_t *in_bytes, unsigned cmp, double tol,
+                         const char *what, void **dev_out) {
+  Buffer *in[ROUTINE_MAX_OPERANDS] = {0}, *out[ROUTINE_MAX_OPERANDS] = {0};
+  void *ref[ROUTINE_MAX_OPERANDS] = {0};
+  CHECK(cuda_solver_has(r));
+  for (int i = 0; i < r->nin; i++) CHECK((in[i] = upload(host_in[i], in_bytes[i])) != NULL);
+  for (int o = 0; o < r->nout; o++) ref[o] = calloc(1, routine_out_nbytes(r, o) + 8);
+  CHECK(routine_run_host(r, host_in, ref) == JX_OK);
+  jx_status s = backend_run_routine(&backend_cuda, r, in, out);
+  CHECK_MSG(s == JX_OK, "%s: %s", what, jx_last_error());
+  bool f64 = r->dtype == JX_FLOAT64;
+  for (int o = 0; s == JX_OK && o < r->nout; o++) {
+    size_t nb = routine_out_nbytes(r, o);
+    unsigned char *got = malloc(nb + 8);
+    CHECK(backend_cuda.copy_out(&backend_cuda, got, out[o]->mem, nb) == JX_OK);
+    if (cmp >> o & 1) {
+      bool ints = lapack_out_dtype(r, o) == JX_INT32;
+      int64_t n = (int64_t)(nb / (ints ? 4 : f64 ? 8 : 4));
+      double scale = 0;
+      for (int64_t i = 0; i < n && !ints; i++) {
+        double w = f64 ? ((double *)ref[o])[i] : ((float *)ref[o])[i];
+        if (isfinite(w)) scale = fmax(scale, fabs(w));
+      }
+      int bad = 0;
+      for (int64_t i = 0; i < n && bad < 3; i++) {
+        bool ok;
+        if (ints) ok = ((int32_t *)got)[i] == ((int32_t *)ref[o])[i];
+        else {
+          double g = f64 ? ((double *)got)[i] : ((float *)got)[i], w = f64 ? ((double *)ref[o])[i] : ((float *)ref[o])[i];
+          ok = isnan(w) ? isnan(g) : fabs(g - w) <= tol * (scale > 1 ? scale : 1);
+        }
+        if (!ok) {
+          bad++;
+          CHECK_MSG(false, "%s: output %d element %lld differs from LAPACK's", what, o, (long long)i);
+        }
+      }
+    }
+    if (dev_out) dev_out[o] = got;
+    else free(got);
+  }
+  jx_clear_error();
+  for (int i = 0; i < r->nin; i++) buffer_free(in[i]);
+  for (int o = 0; o < r->nout; o++) buffer_free(out[o]), free(ref[o]);
+}
+
+static void test_solver(void) {
+  if (!have_gpu) return;
+  for (int f64 = 0; f64 < 2; f64++) {
+    jx_dtype d = f64 ? JX_FLOAT64 : JX_FLOAT32;
+    size_t isz = f64 ? 8 : 4;
+    double tol = f64 ? 1e-10 : 2e-4;
+    int64_t B = 3, n = 37, m = 11;
+    /* symmetric positive definite entries (a a^T + n I), the second not definite, the
+     * third with a NaN */
+    double *a = malloc((size_t)(B * n * n) * 8), *g = malloc((size_t)(n * n) * 8);
+    for (int64_t b = 0; b < B; b++) {
+      for (int64_t i = 0; i < n * n; i++) g[i] = rnd_unit();
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+          double v = 0;
+          for (int64_t k = 0; k < n; k++) v += g[i * n + k] * g[j * n + k];
+          a[b * n * n + i * n + j] = v + (i == j ? n : 0) - (b == 1 && i == j && i == 20 ? 1e4 : 0);
+        }
+    }
+    a[2 * n * n + 5 * n + 3] = a[2 * n * n + 3 * n + 5] = NAN;
+    void *ah = malloc((size_t)(B * n * n) * isz);
+    for (int64_t i = 0; i < B * n * n; i++) alu_store(ah, d, i, (AluValue){.f = a[i]});
+    char what[96];
+    snprintf(what, sizeof what, "cholesky %s", jx_dtype_name(d));
+    Routine ch = {.op = ROUTINE_CHOLESKY, .nin = 1, .nout = 1, .dtype = d, .outer = B, .n = n, .m = n};
+    ch.dtypes[0] = d;
+    check_solver(&ch, (void *[]){ah}, (size_t[]){(size_t)(B * n * n) * isz}, 1, tol, what, NULL);
+    /* eigh of the finite entries (lower and upper halves): eigenvalues as LAPACK's,
+     * eigenvectors orthonormal with a v = v w */
+    for (int lower = 0; lower < 2; lower++) {
+      Routine eh = {.op = ROUTINE_EIGH, .nin = 1, .nout = 2, .dtype = d, .outer = 2, .n = n, .m = n,
+                    .flags = lower ? LINALG_LOWER : 0};
+      eh.dtypes[0] = d;
+      void *outs[2] = {0};
+      snprintf(what, sizeof what, "eigh %s lower=%d", jx_dtype_name(d), lower);
+      check_solver(&eh, (void *[]){ah}, (size_t[]){(size_t)(2 * n * n) * isz}, 2, tol, what, outs);
+      double worst = 0;
+      for (int64_t b = 0; outs[0] && outs[1] && b < 2; b++)
+        for (int64_t i = 0; i < n; i++)
+          for (int64_t k = 0; k < n; k++) { /* (a v)[i][k] - v[i][k] w[k] */
+            double av = 0;
+            for (int64_t j = 0; j < n; j++)
+              av += a[b * n * n + i * n + j] * alu_load(outs[0], d, b * n * n + j * n + k).f;
+            worst = fmax(worst, fabs(av - alu_load(outs[0], d, b * n * n + i * n + k).f * alu_load(outs[1], d, b * n + k).f));
+          }
+      CHECK_MSG(worst < (f64 ? 1e-9 : 1e-2) * n, "%s: |a v - v w| = %g", what, worst);
+      free(outs[0]), free(outs[1]);
+    }
+    /* lu of (B, n, m) and (B, m, n): pivots and permutations exact, factors close */
+    for (int wide = 0; wide < 2; wide++) {
+      int64_t r0 = wide ? m : n, c0 = wide ? n : m;
+      Routine l = {.op = ROUTINE_LU, .nin = 1, .nout = 3, .dtype = d, .outer = B, .n = r0, .m = c0};
+      l.dtypes[0] = d;
+      void *x = malloc((size_t)(B * r0 * c0) * isz);
+      for (int64_t i = 0; i < B * r0 * c0; i++) alu_store(x, d, i, (AluValue){.f = rnd_unit()});
+      snprintf(what, sizeof what, "lu %s (%lld, %lld)", jx_dtype_name(d), (long long)r0, (long long)c0);
+      check_solver(&l, (void *[]){x}, (size_t[]){(size_t)(B * r0 * c0) * isz}, 7, tol, what, NULL);
+      free(x);
+    }
+    /* triangular_solve, every flag combination, both sides */
+    for (unsigned flags = 0; flags < 32; flags++) {
+      if (flags & LINALG_CONJUGATE_A) continue;
+      bool left = flags & LINALG_LEFT_SIDE;
+      int64_t k = left ? n : m;
+      void *t = malloc((size_t)(B * k * k) * isz), *rhs = malloc((size_t)(B * n * m) * isz);
+      for (int64_t i = 0; i < B * k * k; i++) /* well conditioned: a dominant diagonal */
+        alu_store(t, d, i, (AluValue){.f = (i % (k * k)) % (k + 1) == 0 ? 4.0 + rnd_unit() : rnd_unit() / (double)k});
+      for (int64_t i = 0; i < B * n * m; i++) alu_store(rhs, d, i, (AluValue){.f = rnd_unit()});
+      Routine ts = {.op = ROUTINE_TRIANGULAR_SOLVE, .nin = 2, .nout = 1, .dtype = d, .outer = B, .n = n, .m = m,
+                    .flags = flags};
+      ts.dtypes[0] = ts.dtypes[1] = d;
+      snprintf(what, sizeof what, "triangular_solve %s flags %u", jx_dtype_name(d), flags);
+      check_solver(&ts, (void *[]){t, rhs}, (size_t[]){(size_t)(B * k * k) * isz, (size_t)(B * n * m) * isz}, 1, tol,
+                   what, NULL);
+      free(t), free(rhs);
+    }
+    free(a), free(g), free(ah);
+  }
+}
+
 /* ------------------------------------------- fused kernels against the interpreter */
 
 typedef enum { F_SOFTMAX, F_LOG_SOFTMAX, F_DIV, F_ARGMAX, F_ARGMIN } FusedKind;
@@ -383,5 +514,6 @@ int main(void) {
   TEST_RUN(test_scatter_add);
   TEST_RUN(test_precision_names);
   TEST_RUN(test_fused_vs_interp);
+  TEST_RUN(test_solver);
   return test_finish();
 }

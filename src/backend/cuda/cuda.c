@@ -1,6 +1,7 @@
 /* cuda.c -- the cuda backend's function table: buffers from the caching allocator
  * (alloc.c), generated kernels (kernels.c), copies and library calls queued on the
- * device's one stream (driver.c), GEMM routines through cuBLAS (blas.c), sort and
+ * device's one stream (driver.c), GEMM routines through cuBLAS (blas.c), cholesky,
+ * eigh, lu and triangular_solve through cuSOLVER/cuBLAS (solver.c), sort and
  * scatter-add (routines.c). Everything is asynchronous except copy_out and
  * synchronize, which wait for the stream. */
 #include <pthread.h>
@@ -81,9 +82,10 @@ static int64_t linalg_in_numel(const Routine *r, int i) {
   return r->outer * r->n * r->m;
 }
 
-/* The linear-algebra routines have no device version yet (cuSOLVER would be): their
- * operands are copied to host memory, LAPACK runs there (as on the cpu), and the results
- * are copied back -- the one documented trip through the host, logged with JAXC_DEBUG=1. */
+/* The linear-algebra routines without a device version (solver.c has cholesky, eigh,
+ * lu, triangular_solve): their operands are copied to host memory, LAPACK runs there (as
+ * on the cpu), and the results are copied back -- the one documented trip through the
+ * host, logged with JAXC_DEBUG=1. */
 static jx_status linalg_on_host(const Backend *be, const Routine *r, void *const *inputs, void *const *outs) {
   if (config_debug_level() >= 1)
     fprintf(stderr, "jaxc cuda: %s (%lld x %lld x %lld) runs on the host: LAPACK, operands copied "
@@ -115,7 +117,7 @@ static jx_status routine(const Backend *be, const Routine *r, void *const *input
   }
   if (r->op == ROUTINE_SORT) return cuda_sort(r, inputs, outs);
   if (r->op == ROUTINE_SCATTER_ADD) return r->n == 0 ? JX_OK : cuda_scatter_add(r, inputs, outs[0]);
-  if (ROUTINE_IS_LINALG(r->op)) return linalg_on_host(be, r, inputs, outs);
+  if (ROUTINE_IS_LINALG(r->op)) return cuda_solver_has(r) ? cuda_solver(r, inputs, outs) : linalg_on_host(be, r, inputs, outs);
   error_set(JX_ERR_UNSUPPORTED, "cuda: routine %s has no device version", routine_name(r->op));
   return JX_ERR_UNSUPPORTED;
 }

@@ -49,6 +49,7 @@ typedef struct CudaDriver {
   CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
@@ -143,6 +144,16 @@ jx_status cuda_dispatch(void *exe, const Kernel *k, void *const *inputs, void *c
  * float64, bfloat16, float16; batched; transposes as flags) through cuBLAS on the
  * stream. JX_ERR_DEVICE naming libcublas when it cannot be loaded. */
 jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out);
+
+/* ------------------------------------------------------------- solver.c */
+
+/* Whether routine r runs through cuSOLVER/cuBLAS on the device: cholesky (potrf), eigh
+ * (syevd), lu (getrf) and triangular_solve (trsm), float32 and float64; the others go
+ * through the host (cuda.c). */
+bool cuda_solver_has(const Routine *r);
+/* Runs such a routine on the stream (eigh and lu wait for the stream once: failure
+ * words, pivots). JX_ERR_DEVICE naming libcusolver when it cannot be loaded. */
+jx_status cuda_solver(const Routine *r, void *const *inputs, void *const *outs);
 
 /* ----------------------------------------------------------- routines.c */
 

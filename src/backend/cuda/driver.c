@@ -67,6 +67,7 @@ static const struct {
     S(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
     S(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
     S(cuMemsetD8Async, "cuMemsetD8Async"),
+    S(cuMemsetD32Async, "cuMemsetD32Async"),
     S(cuModuleLoadData, "cuModuleLoadData"),
     S(cuModuleGetFunction, "cuModuleGetFunction"),
     S(cuFuncSetAttribute, "cuFuncSetAttribute"),

@@ -1,0 +1,304 @@
+/* solver.c -- dense linear algebra on the GPU: cholesky, eigh and lu through cuSOLVER's
+ * dense API (potrf, syevd, getrf), triangular_solve through cuBLAS's trsm, all opened
+ * with dlopen on first use and queued on the device's stream. jaxc's matrices are
+ * row-major, the libraries column-major: a row-major matrix is its column-major
+ * transpose, which potrf, syevd and trsm take as it is (the triangle or the side and
+ * the triangle flipped, as LAPACK on the host: backend/lapack.c); getrf needs the
+ * matrix itself, transposed on the device by cublasSgeam. Failures follow JAX (and
+ * the host): a failed cholesky or eigh gives NaNs for its batch entry. qr and svd
+ * stay on the host path (cuda.c). Batch entries run one call each. */
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda.h"
+#include "core/dtype.h"
+#include "core/error.h"
+
+typedef struct SolverCtx *SolverHandle;
+typedef struct cublasContext *BlasHandle;
+enum { FILL_LOWER = 0, FILL_UPPER = 1, OP_N = 0, OP_T = 1, SIDE_LEFT = 0, SIDE_RIGHT = 1 };
+enum { DIAG_NON_UNIT = 0, DIAG_UNIT = 1, EIG_VECTOR = 1 };
+
+/* The entry points, float32 ([0]) and float64 ([1]). */
+static struct {
+  SolverHandle h;
+  BlasHandle bh;
+  int (*potrf_size[2])(SolverHandle, int, int, void *, int, int *);
+  int (*potrf[2])(SolverHandle, int, int, void *, int, void *, int, int *);
+  int (*syevd_size[2])(SolverHandle, int, int, int, const void *, int, const void *, int *);
+  int (*syevd[2])(SolverHandle, int, int, int, void *, int, void *, void *, int, int *);
+  int (*getrf_size[2])(SolverHandle, int, int, void *, int, int *);
+  int (*getrf[2])(SolverHandle, int, int, void *, int, void *, int *, int *);
+  int (*trsm[2])(BlasHandle, int, int, int, int, int, int, const void *, const void *, int, void *, int);
+  int (*geam[2])(BlasHandle, int, int, int, int, const void *, const void *, int, const void *, const void *,
+                 int, void *, int);
+  char error[512];
+} S;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
+  char why[400];
+  const char *sn[] = {"libcusolver.so.12", "libcusolver.so.11", "libcusolver.so.13", "libcusolver.so", NULL};
+  const char *bn[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so", NULL};
+  void *sl = cuda_dlopen_any(sn, why, sizeof why);
+  if (!sl) {
+    snprintf(S.error, sizeof S.error, "cuda: linear algebra needs cuSOLVER, but libcusolver.so.12 (or .11) "
+             "was not found (%s)", why);
+    return;
+  }
+  void *bl = cuda_dlopen_any(bn, why, sizeof why);
+  if (!bl) {
+    snprintf(S.error, sizeof S.error, "cuda: linear algebra needs cuBLAS (%s)", why);
+    return;
+  }
+  int (*create)(SolverHandle *) = (int (*)(SolverHandle *))dlsym(sl, "cusolverDnCreate");
+  int (*set_stream)(SolverHandle, CUstream) = (int (*)(SolverHandle, CUstream))dlsym(sl, "cusolverDnSetStream");
+  int (*bcreate)(BlasHandle *) = (int (*)(BlasHandle *))dlsym(bl, "cublasCreate_v2");
+  int (*bset_stream)(BlasHandle, CUstream) = (int (*)(BlasHandle, CUstream))dlsym(bl, "cublasSetStream_v2");
+#define L(field, lib, s, d) S.field[0] = (__typeof__(S.field[0]))dlsym(lib, s), S.field[1] = (__typeof__(S.field[1]))dlsym(lib, d)
+  L(potrf_size, sl, "cusolverDnSpotrf_bufferSize", "cusolverDnDpotrf_bufferSize");
+  L(potrf, sl, "cusolverDnSpotrf", "cusolverDnDpotrf");
+  L(syevd_size, sl, "cusolverDnSsyevd_bufferSize", "cusolverDnDsyevd_bufferSize");
+  L(syevd, sl, "cusolverDnSsyevd", "cusolverDnDsyevd");
+  L(getrf_size, sl, "cusolverDnSgetrf_bufferSize", "cusolverDnDgetrf_bufferSize");
+  L(getrf, sl, "cusolverDnSgetrf", "cusolverDnDgetrf");
+  L(trsm, bl, "cublasStrsm_v2", "cublasDtrsm_v2");
+  L(geam, bl, "cublasSgeam", "cublasDgeam");
+#undef L
+  bool all = create && set_stream && bcreate && bset_stream;
+  for (int t = 0; t < 2; t++)
+    all = all && S.potrf_size[t] && S.potrf[t] && S.syevd_size[t] && S.syevd[t] && S.getrf_size[t] &&
+          S.getrf[t] && S.trsm[t] && S.geam[t];
+  if (!all) {
+    snprintf(S.error, sizeof S.error, "cuda: libcusolver or libcublas lacks an entry point jaxc calls");
+    return;
+  }
+  cuda_make_current();
+  CUstream st = cuda_device()->stream;
+  int e;
+  if ((e = create(&S.h)) != 0 || (e = set_stream(S.h, st)) != 0 || (e = bcreate(&S.bh)) != 0 ||
+      (e = bset_stream(S.bh, st)) != 0) {
+    snprintf(S.error, sizeof S.error, "cuda: creating the cuSOLVER/cuBLAS handles failed (status %d)", e);
+    S.h = NULL;
+  }
+}
+
+static jx_status lib_fail(const Routine *r, const char *call, int status) {
+  error_set(JX_ERR_DEVICE, "cuda: %s failed (status %d) in %s of %lld x %lld", call, status,
+            routine_name(r->op), (long long)r->n, (long long)r->m);
+  return JX_ERR_DEVICE;
+}
+
+static char *at(void *p, int64_t elems, size_t isz) { return (char *)p + (size_t)elems * isz; }
+
+static jx_status copy_d2d(void *dst, const void *src, size_t nbytes) {
+  const CudaDevice *d = cuda_device();
+  if (!nbytes) return JX_OK;
+  return cuda_check(d->cu.cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, nbytes,
+                                            d->stream), "cuMemcpyDtoDAsync");
+}
+
+/* Runs an elementwise kernel out[gidx] = e over `size` elements of dtype d on the
+ * stream (the fix-ups after a factorization). */
+static jx_status run_kernel(const AluExp *e, int nargs, const jx_dtype *dts, jx_dtype d, int64_t size,
+                            void *const *in, void *out) {
+  if (!e) return jx_last_status() ? jx_last_status() : JX_ERR_OOM;
+  Kernel k = {.nargs = nargs, .size = size, .dtype = d, .exp = e};
+  memcpy(k.arg_dtypes, dts, (size_t)nargs * sizeof *dts);
+  void *exe = NULL;
+  jx_status s = cuda_prepare(&k, &exe);
+  return s == JX_OK ? cuda_dispatch(exe, &k, in, (void *const[]){out}) : s;
+}
+
+/* The batch entries' info words (device int32) copied to the host: whether any failed. */
+static jx_status read_infos(const int32_t *dev, int32_t *host, int64_t n) {
+  const CudaDevice *d = cuda_device();
+  jx_status s = cuda_check(d->cu.cuMemcpyDtoHAsync(host, (CUdeviceptr)(uintptr_t)dev, (size_t)n * 4, d->stream),
+                           "cuMemcpyDtoHAsync");
+  return s == JX_OK ? cuda_check(d->cu.cuStreamSynchronize(d->stream), "cuStreamSynchronize") : s;
+}
+
+/* cholesky: potrf on a copy (the row-major lower half is the column-major upper
+ * half), then out = NaN where the entry failed (info != 0, or a NaN on its last
+ * diagonal element, which any NaN pivot reaches), zeros above the diagonal. */
+static jx_status cholesky(const Routine *r, void *const *in, void *const *out, int t, size_t isz) {
+  int64_t n = r->n, B = r->outer, nn = n * n;
+  jx_dtype d = r->dtype;
+  if (nn == 0 || B == 0) return JX_OK;
+  void *w = cuda_alloc((size_t)(B * nn) * isz);
+  int32_t *info = cuda_alloc((size_t)B * 4);
+  jx_status s = w && info ? copy_d2d(w, in[0], (size_t)(B * nn) * isz) : jx_last_status();
+  int lwork = 0, st = 0;
+  if (s == JX_OK && (st = S.potrf_size[t](S.h, FILL_UPPER, (int)n, w, (int)n, &lwork)) != 0)
+    s = lib_fail(r, "potrf_bufferSize", st);
+  void *work = s == JX_OK ? cuda_alloc((size_t)(lwork > 0 ? lwork : 1) * isz) : NULL;
+  if (s == JX_OK && !work) s = jx_last_status();
+  for (int64_t b = 0; s == JX_OK && b < B; b++)
+    if ((st = S.potrf[t](S.h, FILL_UPPER, (int)n, at(w, b * nn, isz), (int)n, work, lwork, info + b)) != 0)
+      s = lib_fail(r, "potrf", st);
+  if (s == JX_OK) {
+    /* out[g] = bad(entry) ? NaN : col > row ? 0 : w[g], g = (b, row, col) */
+    const AluExp *g = alu_special("gidx", B * nn);
+    const AluExp *bb = alu_binary(ALU_DIV, g, alu_const_int(JX_INT64, nn));
+    const AluExp *rc = alu_binary(ALU_MOD, g, alu_const_int(JX_INT64, nn));
+    const AluExp *row = alu_binary(ALU_DIV, rc, alu_const_int(JX_INT64, n));
+    const AluExp *col = alu_binary(ALU_MOD, rc, alu_const_int(JX_INT64, n));
+    const AluExp *last = alu_global(0, d, alu_binary(ALU_ADD, alu_binary(ALU_MUL, bb, alu_const_int(JX_INT64, nn)),
+                                                      alu_const_int(JX_INT64, nn - 1)));
+    const AluExp *bad = alu_binary(ALU_OR, alu_binary(ALU_CMPNE, alu_global(1, JX_INT32, bb), alu_const_int(JX_INT32, 0)),
+                                   alu_binary(ALU_CMPNE, last, last));
+    const AluExp *e = alu_where(bad, alu_const_float(d, NAN),
+                                alu_where(alu_binary(ALU_CMPLT, row, col), alu_const_float(d, 0), alu_global(0, d, g)));
+    s = run_kernel(e, 2, (jx_dtype[]){d, JX_INT32}, d, B * nn, (void *const[]){w, info}, out[0]);
+  }
+  cuda_free(work), cuda_free(w), cuda_free(info);
+  return s;
+}
+
+/* triangular_solve: row-major op(a) x = b (left) is column-major x^T op(a)^T = b^T, and
+ * a read column-major is a^T: the side and the triangle flip, the transpose stays. */
+static jx_status triangular_solve(const Routine *r, void *const *in, void *const *out, int t, size_t isz) {
+  int64_t n = r->n, m = r->m, B = r->outer;
+  bool left = r->flags & LINALG_LEFT_SIDE;
+  int64_t k = left ? n : m;
+  jx_status s = copy_d2d(out[0], in[1], (size_t)(B * n * m) * isz);
+  if (s != JX_OK || n == 0 || m == 0) return s;
+  int side = left ? SIDE_RIGHT : SIDE_LEFT, uplo = r->flags & LINALG_LOWER ? FILL_UPPER : FILL_LOWER;
+  int trans = r->flags & LINALG_TRANSPOSE_A ? OP_T : OP_N, diag = r->flags & LINALG_UNIT_DIAGONAL ? DIAG_UNIT : DIAG_NON_UNIT;
+  float one32 = 1;
+  double one64 = 1;
+  for (int64_t b = 0; b < B; b++) {
+    int st = S.trsm[t](S.bh, side, uplo, trans, diag, (int)m, (int)n, t ? (const void *)&one64 : &one32,
+                       at(in[0], b * k * k, isz), (int)k, at(out[0], b * n * m, isz), (int)m);
+    if (st != 0) return lib_fail(r, "trsm", st);
+  }
+  return JX_OK;
+}
+
+/* dst (cols x rows, row-major) = src (rows x cols, row-major) transposed, on the device. */
+static jx_status transpose(const Routine *r, int t, const void *src, void *dst, int64_t rows, int64_t cols) {
+  float one32 = 1, zero32 = 0;
+  double one64 = 1, zero64 = 0;
+  /* column-major: src is (cols x rows) ld cols; dst = src^T is (rows x cols) ld rows */
+  int st = S.geam[t](S.bh, OP_T, OP_N, (int)rows, (int)cols, t ? (const void *)&one64 : &one32, src, (int)cols,
+                     t ? (const void *)&zero64 : &zero32, dst, (int)rows, dst, (int)rows);
+  return st ? lib_fail(r, "geam", st) : JX_OK;
+}
+
+/* eigh: syevd on a copy (symmetric: the row-major lower half is the column-major upper
+ * half); the eigenvectors are the columns of the column-major result, transposed into
+ * row-major v; a failed entry gives NaNs (checked on the host: one wait). */
+static jx_status eigh(const Routine *r, void *const *in, void *const *out, int t, size_t isz) {
+  int64_t n = r->n, B = r->outer, nn = n * n;
+  if (nn == 0 || B == 0) return JX_OK;
+  int uplo = r->flags & LINALG_LOWER ? FILL_UPPER : FILL_LOWER;
+  void *a = cuda_alloc((size_t)(B * nn) * isz);
+  int32_t *info = cuda_alloc((size_t)B * 4);
+  jx_status s = a && info ? copy_d2d(a, in[0], (size_t)(B * nn) * isz) : jx_last_status();
+  int lwork = 0, st = 0;
+  if (s == JX_OK && (st = S.syevd_size[t](S.h, EIG_VECTOR, uplo, (int)n, a, (int)n, out[1], &lwork)) != 0)
+    s = lib_fail(r, "syevd_bufferSize", st);
+  void *work = s == JX_OK ? cuda_alloc((size_t)(lwork > 0 ? lwork : 1) * isz) : NULL;
+  if (s == JX_OK && !work) s = jx_last_status();
+  for (int64_t b = 0; s == JX_OK && b < B; b++)
+    if ((st = S.syevd[t](S.h, EIG_VECTOR, uplo, (int)n, at(a, b * nn, isz), (int)n, at(out[1], b * n, isz), work,
+                         lwork, info + b)) != 0)
+      s = lib_fail(r, "syevd", st);
+  for (int64_t b = 0; s == JX_OK && b < B; b++) s = transpose(r, t, at(a, b * nn, isz), at(out[0], b * nn, isz), n, n);
+  int32_t *hinfo = s == JX_OK ? malloc((size_t)B * 4) : NULL;
+  if (s == JX_OK && !hinfo) s = JX_ERR_OOM, error_set(s, "cuda: eigh: out of memory");
+  if (s == JX_OK) s = read_infos(info, hinfo, B);
+  const CudaDevice *d = cuda_device();
+  for (int64_t b = 0; s == JX_OK && b < B; b++)
+    if (hinfo[b] != 0) { /* NaNs: float32 0x7fc00000; float64 0x7ff8000000000000 as two words */
+      if (t == 0) {
+        s = cuda_check(d->cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)at(out[0], b * nn, isz), 0x7fc00000u, (size_t)nn, d->stream), "cuMemsetD32Async");
+        if (s == JX_OK) s = cuda_check(d->cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)at(out[1], b * n, isz), 0x7fc00000u, (size_t)n, d->stream), "cuMemsetD32Async");
+      } else { /* float64: a kernel writes NaN */
+        const AluExp *e = alu_const_float(JX_FLOAT64, NAN);
+        s = run_kernel(e, 0, NULL, JX_FLOAT64, nn, NULL, at(out[0], b * nn, isz));
+        if (s == JX_OK) s = run_kernel(e, 0, NULL, JX_FLOAT64, n, NULL, at(out[1], b * n, isz));
+      }
+    }
+  free(hinfo);
+  cuda_free(work), cuda_free(a), cuda_free(info);
+  return s;
+}
+
+/* lu: getrf on the column-major copy (the transpose, by geam), transposed back into
+ * lu; the pivots (1-based, per entry) are read on the host, where the permutation is
+ * built from them as on the host path, and written back 0-based (one wait). */
+static jx_status lu(const Routine *r, void *const *in, void *const *out, int t, size_t isz) {
+  int64_t n = r->n, m = r->m, B = r->outer, k = n < m ? n : m, nm = n * m;
+  if (B == 0) return JX_OK;
+  int32_t *piv = malloc((size_t)(B * (k + 1)) * 4), *perm = malloc((size_t)(B * (n + 1)) * 4);
+  void *w = nm ? cuda_alloc((size_t)(B * nm) * isz) : NULL;
+  int32_t *dpiv = cuda_alloc((size_t)(B * (k + 1)) * 4), *info = cuda_alloc((size_t)B * 4);
+  jx_status s = piv && perm && dpiv && info && (w || !nm) ? JX_OK : jx_last_status() ? jx_last_status() : JX_ERR_OOM;
+  if (s == JX_ERR_OOM && !jx_last_status()) error_set(s, "cuda: lu: out of memory");
+  int lwork = 0, st = 0;
+  void *work = NULL;
+  if (s == JX_OK && k > 0) {
+    if ((st = S.getrf_size[t](S.h, (int)n, (int)m, w, (int)n, &lwork)) != 0) s = lib_fail(r, "getrf_bufferSize", st);
+    if (s == JX_OK && !(work = cuda_alloc((size_t)(lwork > 0 ? lwork : 1) * isz))) s = jx_last_status();
+    for (int64_t b = 0; s == JX_OK && b < B; b++) {
+      s = transpose(r, t, at(in[0], b * nm, isz), at(w, b * nm, isz), n, m); /* column-major n x m */
+      if (s == JX_OK && (st = S.getrf[t](S.h, (int)n, (int)m, at(w, b * nm, isz), (int)n, work, dpiv + b * k, info + b)) != 0)
+        s = lib_fail(r, "getrf", st);
+      if (s == JX_OK) s = transpose(r, t, at(w, b * nm, isz), at(out[0], b * nm, isz), m, n);
+    }
+    if (s == JX_OK) s = read_infos(dpiv, piv, B * k);
+  }
+  for (int64_t b = 0; s == JX_OK && b < B; b++) {
+    int32_t *p = piv + b * k, *q = perm + b * n;
+    for (int64_t i = 0; i < n; i++) q[i] = (int32_t)i;
+    for (int64_t i = 0; i < k; i++) {
+      p[i] -= 1;
+      int32_t x = q[i];
+      q[i] = q[p[i]], q[p[i]] = x;
+    }
+  }
+  const CudaDevice *d = cuda_device();
+  if (s == JX_OK && k > 0)
+    s = cuda_check(d->cu.cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)out[1], piv, (size_t)(B * k) * 4, d->stream), "cuMemcpyHtoDAsync");
+  if (s == JX_OK && n > 0)
+    s = cuda_check(d->cu.cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)out[2], perm, (size_t)(B * n) * 4, d->stream), "cuMemcpyHtoDAsync");
+  /* the host buffers are staged by the driver before HtoD returns (pageable memory) */
+  free(piv), free(perm);
+  cuda_free(work), cuda_free(w), cuda_free(dpiv), cuda_free(info);
+  return s;
+}
+
+bool cuda_solver_has(const Routine *r) {
+  return (r->dtype == JX_FLOAT32 || r->dtype == JX_FLOAT64) &&
+         (r->op == ROUTINE_CHOLESKY || r->op == ROUTINE_TRIANGULAR_SOLVE || r->op == ROUTINE_EIGH || r->op == ROUTINE_LU);
+}
+
+jx_status cuda_solver(const Routine *r, void *const *inputs, void *const *outs) {
+  if (r->n > INT32_MAX / 2 || r->m > INT32_MAX / 2 || r->n * r->m > INT32_MAX) {
+    error_set(JX_ERR_UNSUPPORTED, "%s: a %lld x %lld matrix exceeds cuSOLVER's 32-bit sizes", routine_name(r->op),
+              (long long)r->n, (long long)r->m);
+    return JX_ERR_UNSUPPORTED;
+  }
+  pthread_once(&once, load);
+  if (!S.h) {
+    error_set(JX_ERR_DEVICE, "%s", S.error);
+    return JX_ERR_DEVICE;
+  }
+  cuda_make_current();
+  int t = r->dtype == JX_FLOAT64;
+  size_t isz = t ? 8 : 4;
+  switch (r->op) {
+  case ROUTINE_CHOLESKY: return cholesky(r, inputs, outs, t, isz);
+  case ROUTINE_TRIANGULAR_SOLVE: return triangular_solve(r, inputs, outs, t, isz);
+  case ROUTINE_EIGH: return eigh(r, inputs, outs, t, isz);
+  case ROUTINE_LU: return lu(r, inputs, outs, t, isz);
+  default: break;
+  }
+  error_set(JX_ERR_INTERNAL, "cuda: %s has no cuSOLVER version", routine_name(r->op));
+  return JX_ERR_INTERNAL;
+}
