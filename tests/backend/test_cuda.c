@@ -388,6 +388,51 @@ static void test_solver(void) {
   }
 }
 
+/* ------------------------------------------------------ cuFFT against pocketfft */
+
+static void test_fft(void) {
+  if (!have_gpu) return;
+  static const int64_t shapes[][4] = {{1, 8}, {1, 1000}, {1, 97}, {2, 12, 10}, {2, 7, 33}, {3, 4, 6, 10}, {3, 5, 3, 7}};
+  static const int ranks[] = {1, 1, 1, 2, 2, 3, 3};
+  int cases = 0;
+  for (int f64 = 0; f64 < 2; f64++)
+    for (size_t sh = 0; sh < sizeof ranks / sizeof ranks[0]; sh++)
+      for (unsigned kind = 0; kind < 4; kind++) {
+        Routine r = {.op = ROUTINE_FFT, .nin = 1, .nout = 1, .dtype = f64 ? JX_FLOAT64 : JX_FLOAT32, .outer = 3,
+                     .flags = kind, .fft_rank = ranks[sh]};
+        int64_t total = r.outer, last = shapes[sh][ranks[sh]];
+        for (int d = 0; d < ranks[sh]; d++) r.fft_lens[d] = shapes[sh][1 + d], total *= r.fft_lens[d];
+        r.dtypes[0] = r.dtype;
+        /* input scalars: complex (interleaved) except RFFT's; IRFFT's complex side halved */
+        int64_t nin = kind == FFT_TYPE_RFFT ? total : kind == FFT_TYPE_IRFFT ? total / last * (last / 2 + 1) * 2 : 2 * total;
+        size_t isz = f64 ? 8 : 4;
+        void *x = malloc((size_t)nin * isz);
+        for (int64_t i = 0; i < nin; i++) alu_store(x, r.dtype, i, (AluValue){.f = rnd_unit()});
+        char what[96];
+        snprintf(what, sizeof what, "fft kind %u rank %d (%lld..) %s", kind, ranks[sh], (long long)shapes[sh][1],
+                 jx_dtype_name(r.dtype));
+        Buffer *in = upload(x, (size_t)nin * isz), *out = NULL;
+        size_t nb = routine_out_nbytes(&r, 0);
+        void *ref = malloc(nb + 8), *got = malloc(nb + 8);
+        CHECK(routine_run_host(&r, (void *[]){x}, (void *[]){ref}) == JX_OK);
+        jx_status s = backend_run_routine(&backend_cuda, &r, &in, &out);
+        CHECK_MSG(s == JX_OK, "%s: %s", what, jx_last_error());
+        if (s == JX_OK) {
+          CHECK(backend_cuda.copy_out(&backend_cuda, got, out->mem, nb) == JX_OK);
+          int64_t n = (int64_t)(nb / isz);
+          double scale = 0, worst = 0;
+          for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(alu_load(ref, r.dtype, i).f));
+          for (int64_t i = 0; i < n; i++) worst = fmax(worst, fabs(alu_load(got, r.dtype, i).f - alu_load(ref, r.dtype, i).f));
+          CHECK_MSG(worst <= (f64 ? 1e-12 : 2e-6) * fmax(scale, 1), "%s: largest difference %g (scale %g)", what, worst, scale);
+          cases++;
+        }
+        jx_clear_error();
+        buffer_free(in), buffer_free(out);
+        free(x), free(ref), free(got);
+      }
+  CHECK(cases == 56);
+}
+
 /* ------------------------------------------- fused kernels against the interpreter */
 
 typedef enum { F_SOFTMAX, F_LOG_SOFTMAX, F_DIV, F_ARGMAX, F_ARGMIN } FusedKind;
@@ -515,5 +560,6 @@ int main(void) {
   TEST_RUN(test_precision_names);
   TEST_RUN(test_fused_vs_interp);
   TEST_RUN(test_solver);
+  TEST_RUN(test_fft);
   return test_finish();
 }

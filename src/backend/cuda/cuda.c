@@ -1,8 +1,8 @@
 /* cuda.c -- the cuda backend's function table: buffers from the caching allocator
  * (alloc.c), generated kernels (kernels.c), copies and library calls queued on the
  * device's one stream (driver.c), GEMM routines through cuBLAS (blas.c), cholesky,
- * eigh, lu and triangular_solve through cuSOLVER/cuBLAS (solver.c), sort and
- * scatter-add (routines.c). Everything is asynchronous except copy_out and
+ * eigh, lu and triangular_solve through cuSOLVER/cuBLAS (solver.c), fft through cuFFT
+ * (cufft.c), sort and scatter-add (routines.c). Everything is asynchronous except copy_out and
  * synchronize, which wait for the stream. */
 #include <pthread.h>
 #include <stdio.h>
@@ -116,6 +116,7 @@ static jx_status routine(const Backend *be, const Routine *r, void *const *input
     return cuda_gemm(r, inputs, outs[0]);
   }
   if (r->op == ROUTINE_SORT) return cuda_sort(r, inputs, outs);
+  if (r->op == ROUTINE_FFT) return cuda_fft(r, inputs, outs);
   if (r->op == ROUTINE_SCATTER_ADD) return r->n == 0 ? JX_OK : cuda_scatter_add(r, inputs, outs[0]);
   if (ROUTINE_IS_LINALG(r->op)) return cuda_solver_has(r) ? cuda_solver(r, inputs, outs) : linalg_on_host(be, r, inputs, outs);
   error_set(JX_ERR_UNSUPPORTED, "cuda: routine %s has no device version", routine_name(r->op));

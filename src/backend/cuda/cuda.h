@@ -155,6 +155,13 @@ bool cuda_solver_has(const Routine *r);
  * words, pivots). JX_ERR_DEVICE naming libcusolver when it cannot be loaded. */
 jx_status cuda_solver(const Routine *r, void *const *inputs, void *const *outs);
 
+/* -------------------------------------------------------------- cufft.c */
+
+/* ROUTINE_FFT (lax.fft's FFT, IFFT, RFFT, IRFFT over 1-3 trailing axes, float32 or
+ * float64 precision, interleaved complex) through cuFFT on the stream, plans cached per
+ * shape. JX_ERR_DEVICE naming libcufft when it cannot be loaded. */
+jx_status cuda_fft(const Routine *r, void *const *inputs, void *const *outs);
+
 /* ----------------------------------------------------------- routines.c */
 
 /* ROUTINE_SORT and ROUTINE_SCATTER_ADD on the stream, through
