@@ -5,7 +5,8 @@
  * transpose, which potrf, syevd and trsm take as it is (the triangle or the side and
  * the triangle flipped, as LAPACK on the host: backend/lapack.c); getrf needs the
  * matrix itself, transposed on the device by cublasSgeam. Failures follow JAX (and
- * the host): a failed cholesky or eigh gives NaNs for its batch entry. qr and svd
+ * the host): a failed cholesky gives NaNs below the diagonal (zeros above), a failed
+ * eigh NaNs, for that batch entry. qr and svd
  * stay on the host path (cuda.c). Batch entries run one call each. */
 #include <dlfcn.h>
 #include <math.h>
@@ -123,8 +124,8 @@ static jx_status read_infos(const int32_t *dev, int32_t *host, int64_t n) {
 }
 
 /* cholesky: potrf on a copy (the row-major lower half is the column-major upper
- * half), then out = NaN where the entry failed (info != 0, or a NaN on its last
- * diagonal element, which any NaN pivot reaches), zeros above the diagonal. */
+ * half), then zeros above the diagonal and NaN on and below it where the entry failed
+ * (info != 0, or a NaN on its last diagonal element, which any NaN pivot reaches). */
 static jx_status cholesky(const Routine *r, void *const *in, void *const *out, int t, size_t isz) {
   int64_t n = r->n, B = r->outer, nn = n * n;
   jx_dtype d = r->dtype;
@@ -141,7 +142,8 @@ static jx_status cholesky(const Routine *r, void *const *in, void *const *out, i
     if ((st = S.potrf[t](S.h, FILL_UPPER, (int)n, at(w, b * nn, isz), (int)n, work, lwork, info + b)) != 0)
       s = lib_fail(r, "potrf", st);
   if (s == JX_OK) {
-    /* out[g] = bad(entry) ? NaN : col > row ? 0 : w[g], g = (b, row, col) */
+    /* out[g] = col > row ? 0 : bad(entry) ? NaN : w[g], g = (b, row, col): JAX's tril of
+     * NaNs for a failed entry */
     const AluExp *g = alu_special("gidx", B * nn);
     const AluExp *bb = alu_binary(ALU_DIV, g, alu_const_int(JX_INT64, nn));
     const AluExp *rc = alu_binary(ALU_MOD, g, alu_const_int(JX_INT64, nn));
@@ -151,8 +153,8 @@ static jx_status cholesky(const Routine *r, void *const *in, void *const *out, i
                                                       alu_const_int(JX_INT64, nn - 1)));
     const AluExp *bad = alu_binary(ALU_OR, alu_binary(ALU_CMPNE, alu_global(1, JX_INT32, bb), alu_const_int(JX_INT32, 0)),
                                    alu_binary(ALU_CMPNE, last, last));
-    const AluExp *e = alu_where(bad, alu_const_float(d, NAN),
-                                alu_where(alu_binary(ALU_CMPLT, row, col), alu_const_float(d, 0), alu_global(0, d, g)));
+    const AluExp *e = alu_where(alu_binary(ALU_CMPLT, row, col), alu_const_float(d, 0),
+                                alu_where(bad, alu_const_float(d, NAN), alu_global(0, d, g)));
     s = run_kernel(e, 2, (jx_dtype[]){d, JX_INT32}, d, B * nn, (void *const[]){w, info}, out[0]);
   }
   cuda_free(work), cuda_free(w), cuda_free(info);
