@@ -634,6 +634,7 @@ static bool cuda_frame(const RenderLang *lang, const Kernel *k, Buf *body, int *
   bool cpx = dtype_is_complex(k->dtype) || (k->has_reduction && dtype_is_complex(k->reduction.dtype));
   for (int i = 0; i < k->nargs; i++) cpx = cpx || dtype_is_complex(k->arg_dtypes[i]);
   for (int o = 0; o < k->nextra; o++) cpx = cpx || dtype_is_complex(k->extra_dtypes[o]);
+  cpx = cpx || (k->has_row_out && dtype_is_complex(k->row_dtype));
   if (cpx) {
     error_set(JX_ERR_UNSUPPORTED, "render: complex kernels are not supported on %s yet", lang->name);
     return false;
