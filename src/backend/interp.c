@@ -108,7 +108,8 @@ typedef struct Chunk {
   const AluValue *acc;     /* per iteration (epilogue) */
   const AluValue *pre;     /* per output (two-phase reductions) */
   void *const *inputs;
-  AluValue *rows;          /* nnodes x CHUNK */
+  AluValue *rows;          /* nnodes x stride */
+  int64_t stride;          /* rows per node: CHUNK, or fewer for a small kernel */
 } Chunk;
 
 static int node_slot(const AluExp *const *nodes, int lo, int hi, const AluExp *e) {
@@ -121,10 +122,10 @@ static int node_slot(const AluExp *const *nodes, int lo, int hi, const AluExp *e
 static void eval_nodes(const AluExp *const *nodes, int lo, int hi, Chunk *c) {
   for (int i = lo; i < hi; i++) {
     const AluExp *e = nodes[i];
-    AluValue *out = c->rows + (int64_t)i * CHUNK;
+    AluValue *out = c->rows + (int64_t)i * c->stride;
     const AluValue *src[4] = {0};
     for (int s = 0; s < e->nsrc; s++)
-      src[s] = c->rows + (int64_t)node_slot(nodes, lo, i, e->src[s]) * CHUNK;
+      src[s] = c->rows + (int64_t)node_slot(nodes, lo, i, e->src[s]) * c->stride;
     switch (e->op) {
     case ALU_CONST:
       for (int64_t j = 0; j < c->n; j++) out[j] = e->value;
@@ -216,22 +217,32 @@ static jx_status interp_dispatch_one(void *exe, const Kernel *k, void *const *in
 static jx_status interp_run(Program *p, const Kernel *k, void *const *inputs, void *out,
                             const AluValue *pre) {
   int total = p->nnodes + p->nepi;
-  AluValue *rows = malloc((size_t)total * CHUNK * sizeof *rows);
-  int64_t *gidx = malloc(CHUNK * sizeof *gidx), *ridx = malloc(CHUNK * sizeof *ridx);
-  AluValue *acc = NULL;
   int64_t R = k->has_reduction ? k->reduction.size : 1;
-  if (k->has_reduction) acc = malloc((size_t)(k->size ? k->size : 1) * sizeof *acc);
+  /* rows for a chunk of iterations: CHUNK, or as many as a small kernel has (on the
+   * stack when they fit: a cached eager op on a few elements spends no time in malloc) */
+  int64_t iters = k->has_reduction ? k->size * R : k->size;
+  int64_t stride = iters < k->size ? k->size : iters;
+  if (stride > CHUNK) stride = CHUNK;
+  if (stride < 1) stride = 1;
+  AluValue rows_small[1024], acc_small[64];
+  int64_t gidx_small[64], ridx_small[64];
+  bool small = (int64_t)total * stride <= 1024 && stride <= 64 && k->size <= 64;
+  AluValue *rows = small ? rows_small : malloc((size_t)total * (size_t)stride * sizeof *rows);
+  int64_t *gidx = small ? gidx_small : malloc((size_t)stride * sizeof *gidx);
+  int64_t *ridx = small ? ridx_small : malloc((size_t)stride * sizeof *ridx);
+  AluValue *acc = NULL;
+  if (k->has_reduction) acc = small ? acc_small : malloc((size_t)(k->size ? k->size : 1) * sizeof *acc);
   if (!rows || !gidx || !ridx || (k->has_reduction && !acc)) {
-    free(rows), free(gidx), free(ridx), free(acc);
+    if (!small) free(rows), free(gidx), free(ridx), free(acc);
     error_set(JX_ERR_OOM, "interp: out of memory running a kernel of %lld elements",
               (long long)k->size);
     return JX_ERR_OOM;
   }
-  Chunk c = {.gidx = gidx, .ridx = ridx, .inputs = inputs, .rows = rows, .pre = pre};
-  const AluValue *result = rows + (int64_t)(p->nnodes - 1) * CHUNK;
+  Chunk c = {.gidx = gidx, .ridx = ridx, .inputs = inputs, .rows = rows, .pre = pre, .stride = stride};
+  const AluValue *result = rows + (int64_t)(p->nnodes - 1) * stride;
   if (!k->has_reduction) {
-    for (int64_t g0 = 0; g0 < k->size; g0 += CHUNK) {
-      c.n = k->size - g0 < CHUNK ? k->size - g0 : CHUNK;
+    for (int64_t g0 = 0; g0 < k->size; g0 += stride) {
+      c.n = k->size - g0 < stride ? k->size - g0 : stride;
       for (int64_t j = 0; j < c.n; j++) gidx[j] = g0 + j, ridx[j] = 0;
       eval_nodes(p->nodes, 0, p->nnodes, &c);
       for (int64_t j = 0; j < c.n; j++) alu_store(out, k->dtype, g0 + j, result[j]);
@@ -246,8 +257,8 @@ static jx_status interp_run(Program *p, const Kernel *k, void *const *inputs, vo
     AluValue lane[ALU_REDUCE_LANES];
     int64_t cur = -1; /* the output whose lanes are open */
     int64_t pairs = k->size * R; /* the caller checked this fits */
-    for (int64_t p0 = 0; p0 < pairs; p0 += CHUNK) {
-      c.n = pairs - p0 < CHUNK ? pairs - p0 : CHUNK;
+    for (int64_t p0 = 0; p0 < pairs; p0 += stride) {
+      c.n = pairs - p0 < stride ? pairs - p0 : stride;
       for (int64_t j = 0; j < c.n; j++) gidx[j] = (p0 + j) / R, ridx[j] = (p0 + j) % R;
       eval_nodes(p->nodes, 0, p->nnodes, &c);
       for (int64_t j = 0; j < c.n; j++) {
@@ -269,9 +280,9 @@ static jx_status interp_run(Program *p, const Kernel *k, void *const *inputs, vo
     if (!p->nepi) {
       for (int64_t g = 0; g < k->size; g++) alu_store(out, k->dtype, g, acc[g]);
     } else {
-      const AluValue *epi = rows + (int64_t)(total - 1) * CHUNK;
-      for (int64_t g0 = 0; g0 < k->size; g0 += CHUNK) {
-        c.n = k->size - g0 < CHUNK ? k->size - g0 : CHUNK;
+      const AluValue *epi = rows + (int64_t)(total - 1) * stride;
+      for (int64_t g0 = 0; g0 < k->size; g0 += stride) {
+        c.n = k->size - g0 < stride ? k->size - g0 : stride;
         for (int64_t j = 0; j < c.n; j++) gidx[j] = g0 + j, ridx[j] = 0;
         c.acc = acc + g0;
         eval_nodes(p->nodes, p->nnodes, total, &c);
@@ -279,7 +290,7 @@ static jx_status interp_run(Program *p, const Kernel *k, void *const *inputs, vo
       }
     }
   }
-  free(rows), free(gidx), free(ridx), free(acc);
+  if (!small) free(rows), free(gidx), free(ridx), free(acc);
   return JX_OK;
 }
 

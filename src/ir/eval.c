@@ -57,8 +57,13 @@ AluValue alu_normalize(jx_dtype dtype, AluValue v) {
 
 /* ------------------------------------------------------------------- casts */
 
-static bool is_float(jx_dtype d) { return dtype_is_floating(d); }
-static bool is_unsigned(jx_dtype d) { return dtype_is_unsigned(d); }
+/* The common dtypes answered inline: the interpreter asks per element. */
+static bool is_float(jx_dtype d) {
+  return d == JX_FLOAT32 || d == JX_FLOAT64 || (d != JX_INT64 && d != JX_INT32 && dtype_is_floating(d));
+}
+static bool is_unsigned(jx_dtype d) {
+  return d != JX_INT64 && d != JX_INT32 && d != JX_FLOAT32 && d != JX_BOOL && dtype_is_unsigned(d);
+}
 
 /* float -> int: saturating, NaN -> 0 (XLA's convert, like LLVM fptosi.sat). */
 static AluValue float_to_int(jx_dtype to, double x) {
@@ -196,7 +201,7 @@ static uint64_t int_pow(uint64_t base, int64_t e, bool is_signed) {
 
 static AluValue eval_int_binary(AluOp op, jx_dtype d, AluValue a, AluValue b) {
   bool s = !is_unsigned(d); /* bool behaves as a signed 0/1 */
-  int bits = dtype_bits(d);
+  int bits = op == ALU_SHL || op == ALU_SHR ? dtype_bits(d) : 0;
   AluValue r = {.u = 0};
   switch (op) {
   case ALU_ADD: r.u = a.u + b.u; break;
