@@ -403,6 +403,57 @@ static void bench_transcendental(const char *only) {
   }
 }
 
+/* Cached eager ops: the per-call overhead of small operations (issue 10 item 3). Each
+ * loop is its own function so that callgrind can count one op's instructions:
+ * valgrind --tool=callgrind --toggle-collect=eager_loop_add build/jaxc_bench eager
+ * (instructions / JAXC_BENCH_EAGER_REPS, default 20000). */
+typedef struct EagerArgs {
+  jx_array *a, *b, *m, *c4;
+} EagerArgs;
+#define EAGER_LOOP(name, expr)                                          \
+  __attribute__((noinline)) static void eager_loop_##name(const EagerArgs *e, int reps) { \
+    for (int i = 0; i < reps; i++) {                                    \
+      jx_scope_begin();                                                 \
+      jx_array *r = (expr);                                             \
+      (void)r;                                                          \
+      jx_scope_end(0, NULL);                                            \
+    }                                                                   \
+  }
+EAGER_LOOP(add, jx_add(e->a, e->b))
+EAGER_LOOP(exp, jx_exp(e->a))
+EAGER_LOOP(sum, jx_sum(e->a, 0, NULL, false))
+EAGER_LOOP(bcast_add, jx_add(jx_reshape(e->a, 2, (int64_t[]){4, 4}), e->c4))
+EAGER_LOOP(matmul, jx_matmul(e->m, e->m))
+
+static void bench_eager(void) {
+  EagerArgs e = {rand_f32(1, (int64_t[]){16}, 9), rand_f32(1, (int64_t[]){16}, 10),
+                 rand_f32(2, (int64_t[]){4, 4}, 11), rand_f32(1, (int64_t[]){4}, 12)};
+  const char *env = getenv("JAXC_BENCH_EAGER_REPS");
+  int reps = env ? atoi(env) : 20000;
+  static const struct {
+    const char *name;
+    void (*loop)(const EagerArgs *, int);
+  } ops[] = {{"eager_add_16", eager_loop_add},
+             {"eager_exp_16", eager_loop_exp},
+             {"eager_sum_16", eager_loop_sum},
+             {"eager_reshape_add_4x4", eager_loop_bcast_add},
+             {"eager_matmul_4x4", eager_loop_matmul}};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    ops[k].loop(&e, 100); /* warm the caches */
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) { /* best of 3 batches: the machine is shared */
+      double t0 = now();
+      ops[k].loop(&e, reps);
+      double t = (now() - t0) / (reps > 0 ? reps : 1) * 1e6;
+      if (t < best) best = t;
+    }
+    printf("%s %.2f us\n", ops[k].name, best);
+    fflush(stdout);
+  }
+  die_if_error("eager");
+  jx_free(e.a), jx_free(e.b), jx_free(e.m), jx_free(e.c4);
+}
+
 int main(int argc, char **argv) {
   const char *only = argc > 1 ? argv[1] : "";
   jx_scope_begin();
@@ -506,14 +557,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   if (!*only || !strcmp(only, "loops")) bench_loops();
-  if (!*only || strstr("eager", only)) {
-    jx_array *a = rand_f32(1, (int64_t[]){16}, 9), *b = rand_f32(1, (int64_t[]){16}, 10);
-    for (int i = 0; i < 100; i++) jx_free(jx_add(a, b)); /* warm the caches */
-    int reps = 20000;
-    double t0 = now();
-    for (int i = 0; i < reps; i++) jx_free(jx_add(a, b));
-    printf("eager_add_16 %.2f us\n", (now() - t0) / reps * 1e6);
-  }
+  if (!*only || strstr("eager", only)) bench_eager();
   die_if_error("end");
   jx_scope_end(0, NULL);
   return 0;

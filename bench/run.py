@@ -255,18 +255,27 @@ def peers(only):
             t0 = time.perf_counter(); jax.block_until_ready(step(params, st, x, y))
             res[f"fm_{name}_compile"] = {"jax": (time.perf_counter() - t0) * 1e3}
             res[f"fm_{name}_step"] = {"jax": best(lambda: jax.block_until_ready(step(params, st, x, y)), 10) * 1e3}
-    if want("eager"):
+    if want("eager"):  # cached eager ops, per call (bench_jaxc.c's bench_eager)
         a = rng.random(16, dtype=np.float32); b = rng.random(16, dtype=np.float32)
-        ja, jb = jnp.asarray(a), jnp.asarray(b)
-        reps = 20000
-        t0 = time.perf_counter()
-        for _ in range(reps): np.add(a, b)
-        tn = (time.perf_counter() - t0) / reps
-        for _ in range(100): jnp.add(ja, jb)
-        t0 = time.perf_counter()
-        for _ in range(2000): block(jnp.add(ja, jb))
-        tj = (time.perf_counter() - t0) / 2000
-        res["eager_add_16"] = {"numpy": tn * 1e6, "jax": tj * 1e6}
+        m = rng.random((4, 4), dtype=np.float32); c4 = rng.random(4, dtype=np.float32)
+        ja, jb, jm, jc4 = jnp.asarray(a), jnp.asarray(b), jnp.asarray(m), jnp.asarray(c4)
+        ops = {"eager_add_16": (lambda: np.add(a, b), lambda: jnp.add(ja, jb)),
+               "eager_exp_16": (lambda: np.exp(a), lambda: jnp.exp(ja)),
+               "eager_sum_16": (lambda: np.sum(a), lambda: jnp.sum(ja)),
+               "eager_reshape_add_4x4": (lambda: np.add(a.reshape(4, 4), c4),
+                                         lambda: jnp.add(ja.reshape(4, 4), jc4)),
+               "eager_matmul_4x4": (lambda: np.matmul(m, m), lambda: jnp.matmul(jm, jm))}
+        def per_call(f, reps):
+            for _ in range(100): f()
+            t = 1e30
+            for _ in range(3):
+                t0 = time.perf_counter()
+                for _ in range(reps): f()
+                t = min(t, (time.perf_counter() - t0) / reps)
+            return t
+        for name, (nf, jf) in ops.items():
+            res[name] = {"numpy": per_call(nf, 20000) * 1e6,
+                         "jax": per_call(lambda: block(jf()), 2000) * 1e6}
     return res
 
 

@@ -9,41 +9,9 @@
 #include "backend/backend.h"
 #include "core/shape.h"
 #include "jaxpr/jaxpr.h"
+#include "trace/lower.h"
 
-/* Where a program value lives: an input, a constant, or a kernel's output. */
-typedef enum SlotKind { SLOT_INPUT, SLOT_CONST, SLOT_TEMP } SlotKind;
-
-typedef struct Step {
-  Kernel kernel;     /* a kernel step, or ... */
-  bool is_routine;   /* ... a routine step (sort, scatter, gemm): */
-  Routine routine;
-  int *args; /* kernel.nargs (or routine.nin) slots read */
-  int nout;  /* 1 + kernel.nextra (or routine.nout) ... */
-  int *outs; /* ... slots written */
-  int nfree; /* slots whose last use is this step */
-  int *frees;
-  char *name; /* a kernel's k_<ops>_<size>_<hash> (render_c), for JAXC_TRACE; else NULL */
-} Step;
-
-/* Slots a step reads. */
-static inline int step_nargs(const Step *s) { return s->is_routine ? s->routine.nin : s->kernel.nargs; }
-
-typedef struct ProgramOutput {
-  int slot;          /* the buffer ... */
-  ShapeTracker *st;  /* ... seen through this view */
-  Aval aval;
-} ProgramOutput;
-
-typedef struct Program {
-  int nslots;
-  SlotKind *kinds;
-  int *index;        /* SLOT_INPUT: input number; SLOT_CONST: const number */
-  int nsteps;
-  Step *steps;
-  int nout;
-  ProgramOutput *outs;
-  int nkernels_fused_ops; /* primitive applications folded into kernels (stats) */
-} Program;
+/* Program, Step, ProgramOutput: trace/lower.h (eager evaluation builds them too). */
 
 /* Kernel and routine steps of p (tests assert fusion by them). */
 int jit_program_nsteps(const Program *p);

@@ -116,7 +116,8 @@ const AluExp *kexp_elementwise(Prim p, const PrimParams *pp, const AluExp *const
   case PRIM_KIND_COMPARE: return kexp_binary(p, v[0], v[1]);
   case PRIM_KIND_SELECT: return alu_where(v[0], v[1], v[2]);
   case PRIM_KIND_CONVERT: return alu_cast(v[0], pp->dtype);
-  case PRIM_KIND_BITCAST: return alu_bitcast(v[0], pp->dtype);
+  case PRIM_KIND_BITCAST: /* to its own dtype: the value (the IR has no bool bitcast) */
+    return v[0] && v[0]->dtype == pp->dtype ? v[0] : alu_bitcast(v[0], pp->dtype);
   default: return NULL;
   }
 }

@@ -38,8 +38,23 @@ void custom_aval_text(char *buf, size_t n, const Aval *a);
 bool debug_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
 jx_status debug_impl(int nin, jx_array *const *in, const PrimParams *pp);
 
-/* True if dot_general(x, y) of dtype is large enough to run as a GEMM routine. */
-bool impl_use_gemm(jx_dtype dtype, const PrimParams *pp, const jx_array *x, const jx_array *y);
+/* eager.c: runs p (a primitive with a lowering rule, trace/lower.c) on concrete arrays
+ * in[] (validated; all on one device) as a one-equation program, cached per signature
+ * (primitive, params, operand dtypes and views, device): out[0 .. nout) new arrays of
+ * avals[]. */
+jx_status eager_apply(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                      const Aval *avals, jx_array **out);
+/* The eager program cache, for tests: lookups that found a program (hits) or built one
+ * (misses), entries evicted past the bound, entries held now. */
+typedef struct EagerStats {
+  int64_t hits, misses, evictions;
+  int entries;
+} EagerStats;
+EagerStats eager_cache_stats(void);
+/* Bounds the cache to n entries (n <= 0: the default, 4096), evicting the oldest. */
+void eager_cache_set_max(int n);
+/* Drops every entry (running calls keep theirs until they end). */
+void eager_cache_clear(void);
 
 /* The device a computation on in[0 .. nin) runs on, by JAX's committed-device rule:
  * arrays put on a device with jx_device_put are committed to it, every other array
