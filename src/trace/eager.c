@@ -213,15 +213,20 @@ void eager_cache_set_max(int n) {
 }
 
 void eager_cache_clear(void) {
+  EagerEntry *dropped = NULL; /* chained through newer */
   pthread_mutex_lock(&lock);
-  int max = eager_max;
+  while (oldest) {
+    EagerEntry *e = unlink_oldest();
+    stats.evictions--; /* dropped, not evicted */
+    e->newer = dropped;
+    dropped = e;
+  }
   pthread_mutex_unlock(&lock);
-  eager_cache_set_max(1);
-  eager_cache_set_max(max);
-  pthread_mutex_lock(&lock);
-  EagerEntry *e = nentries ? unlink_oldest() : NULL;
-  pthread_mutex_unlock(&lock);
-  entry_release(e);
+  while (dropped) {
+    EagerEntry *next = dropped->newer;
+    entry_release(dropped);
+    dropped = next;
+  }
 }
 
 /* The table is emptied when the process exits (entries hold no arrays or buffers, only
