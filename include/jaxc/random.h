@@ -100,4 +100,52 @@ jx_array *jx_random_choice(jx_array *key, jx_array *a, int64_t n, int ndim,
 jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array *cov, int ndim,
                                         const int64_t *shape, jx_dtype dtype);
 
+/* ------------------------------------------------ gamma and its family */
+/* Parameters (a, b, df, alpha) are arrays of any real dtype, converted to `dtype` (a
+ * float dtype, canonicalized; else JX_ERR_DTYPE) and broadcast to the result shape.
+ * shape: ndim >= 0 gives it (it must be the broadcast of itself with every parameter's
+ * shape, JX_ERR_SHAPE otherwise, as JAX's _check_shape); ndim < 0 is shape=None, the
+ * broadcast of the parameters' shapes. A NULL parameter is JX_ERR_VALUE.
+ * Algorithm (jax/_src/random/core.py): _gamma_one per element -- Marsaglia and Tsang's
+ * rejection method (ACM TOMS 26(3), 2000) as a while loop over fresh normals and
+ * uniforms, alpha < 1 boosted to alpha + 1 and multiplied by u^(1/alpha) (loggamma:
+ * added log(u)/alpha) -- mapped with vmap over split(key, size) keys, so each element
+ * sees the keys JAX's element sees. Bits (tests/lib/test_random_more.c, goldens from
+ * tools/golden_random_more.py): float32 samples equal JAX's on this machine's CPU except
+ * where XLA's float32 rsqrt (the rsqrtss estimate + one Newton step: its last bit
+ * depends on the CPU model) and glibc's powf (alpha < 1; jaxc's pow is rounded from
+ * float64 on the interpreter, libmvec on cpu) round differently from jaxc's: such
+ * elements are within a few float32 ulps. float64/float16/bfloat16 compute with the
+ * primitives (within a few ulps of JAX's). No derivative flows into the parameters
+ * (JAX differentiates gamma implicitly through random_gamma_grad; not yet in jaxc).
+ * Cost: a batched while loop whose trips are those of the slowest element (each trip
+ * draws a normal and a uniform for every element); run under jx_jit internally. */
+/* jax.random.gamma(key, a, shape, dtype): Gamma(a, 1) samples (a > 0; a <= 0 or NaN
+ * gives NaN or 0, as JAX). */
+jx_array *jx_random_gamma(jx_array *key, jx_array *a, int ndim, const int64_t *shape,
+                          jx_dtype dtype);
+/* jax.random.loggamma(key, a, shape, dtype): log of Gamma(a) samples, computed in log
+ * space (accurate for small a, where gamma underflows to 0). */
+jx_array *jx_random_loggamma(jx_array *key, jx_array *a, int ndim, const int64_t *shape,
+                             jx_dtype dtype);
+/* jax.random.beta(key, a, b, shape, dtype): Beta(a, b) from two loggamma draws on
+ * split(key) (ga / (ga + gb) after subtracting their max). */
+jx_array *jx_random_beta(jx_array *key, jx_array *a, jx_array *b, int ndim, const int64_t *shape,
+                         jx_dtype dtype);
+/* jax.random.dirichlet(key, alpha, shape, dtype): alpha (..., k) (ndim >= 1, else
+ * JX_ERR_SHAPE); shape is the batch shape (broadcast with alpha.shape[:-1]; ndim < 0:
+ * alpha.shape[:-1]); result shape + (k,): softmax over the last axis of loggamma draws. */
+jx_array *jx_random_dirichlet(jx_array *key, jx_array *alpha, int ndim, const int64_t *shape,
+                              jx_dtype dtype);
+/* jax.random.t(key, df, shape, dtype): Student's t, normal(k1) * sqrt((df/2) /
+ * gamma(k2, df/2)) with k1, k2 = split(key). */
+jx_array *jx_random_t(jx_array *key, jx_array *df, int ndim, const int64_t *shape, jx_dtype dtype);
+/* jax.random.chisquare(key, df, shape, dtype): 2 exp(loggamma(key, df / 2)). */
+jx_array *jx_random_chisquare(jx_array *key, jx_array *df, int ndim, const int64_t *shape,
+                              jx_dtype dtype);
+/* jax.random.rademacher(key, shape, dtype): -1 or +1 with equal probability, as
+ * 2 * bernoulli(key, 0.5, shape) - 1 in `dtype` (any numeric dtype; bool:
+ * JX_ERR_DTYPE). Bit for bit. */
+jx_array *jx_random_rademacher(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+
 #endif /* JAXC_RANDOM_H */

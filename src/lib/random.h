@@ -89,4 +89,9 @@ jx_array *random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype
 jx_array *random_randint(const char *fn, jx_array *key, int ndim, const int64_t *shape,
                          int64_t minval, int64_t maxval, jx_dtype dtype);
 
+/* --------------------------------- random_samplers.c: shared samplers */
+/* core._normal_real and core._exponential, bit for bit (float32) as JAX's; key (2,). */
+jx_array *random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+jx_array *random_exponential(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+
 #endif

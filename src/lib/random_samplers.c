@@ -106,7 +106,7 @@ jx_array *random_erf_inv(jx_array *x, bool exact) {
 /* ------------------------------------------------------------- samplers */
 
 /* core._normal_real: sqrt(2) * erf_inv(u), u uniform in [nextafter(-1, 0), 1). */
-static jx_array *normal_core(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+jx_array *random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
   double lo = -1.0 + ldexp(1.0, -(random_nmant(dtype) + 1));
   jx_array *u = random_uniform(key, ndim, shape, dtype, lo, 1.0, true);
   return op2(PRIM_mul, np_constant(sqrt(2.0), dtype), random_erf_inv(u, true));
@@ -119,17 +119,21 @@ static jx_array *gumbel_core(jx_array *key, int ndim, const int64_t *shape, jx_d
   return prim_unary(PRIM_neg, random_log(l ? prim_unary(PRIM_neg, l) : NULL));
 }
 
+/* core._exponential: -log1p(-u), u uniform in [0, 1). */
+jx_array *random_exponential(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  jx_array *u = random_uniform(key, ndim, shape, dtype, 0.0, 1.0, true);
+  return prim_unary(PRIM_neg, random_log1p(u ? prim_unary(PRIM_neg, u) : NULL));
+}
+
 typedef enum Sampler { S_NORMAL, S_GUMBEL, S_EXPONENTIAL, S_LAPLACE, S_LOGISTIC, S_CAUCHY } Sampler;
 
 static jx_array *sample(Sampler s, jx_array *key, int ndim, const int64_t *shape, jx_dtype d) {
   int nm = random_nmant(d);
   jx_array *u;
   switch (s) {
-  case S_NORMAL: return normal_core(key, ndim, shape, d);
+  case S_NORMAL: return random_normal(key, ndim, shape, d);
   case S_GUMBEL: return gumbel_core(key, ndim, shape, d);
-  case S_EXPONENTIAL: /* core._exponential: -log1p(-u) */
-    u = random_uniform(key, ndim, shape, d, 0.0, 1.0, true);
-    return prim_unary(PRIM_neg, random_log1p(u ? prim_unary(PRIM_neg, u) : NULL));
+  case S_EXPONENTIAL: return random_exponential(key, ndim, shape, d);
   case S_LAPLACE: /* core._laplace: sign(u) * log1p(-|u|), u in [-1 + epsneg, 1) */
     u = random_uniform(key, ndim, shape, d, -1.0 + ldexp(1.0, -(nm + 1)), 1.0, true);
     return op2(PRIM_mul, prim_unary(PRIM_sign, u),
@@ -568,7 +572,7 @@ jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array 
   if (!dtype_is_floating(pd)) pd = dtype_default_float();
   jx_array *m = np_convert(mean, pd, weak), *c = np_convert(cov, pd, weak);
   jx_array *factor = c ? cholesky(c) : NULL;
-  jx_array *z = normal_core(key, ns + 1, s, dtype);
+  jx_array *z = random_normal(key, ns + 1, s, dtype);
   jx_array *fz = jx_matmul(factor, z ? jx_expand_dims(z, -1) : NULL);
   return scope_return(jx_add(m, fz ? jx_squeeze(fz, 1, (int[]){-1}) : NULL));
 }
