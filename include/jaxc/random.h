@@ -148,4 +148,34 @@ jx_array *jx_random_chisquare(jx_array *key, jx_array *df, int ndim, const int64
  * JX_ERR_DTYPE). Bit for bit. */
 jx_array *jx_random_rademacher(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
 
+/* ------------------------------------------------- counts and categories */
+/* jax.random.poisson(key, lam, shape, dtype): Poisson(lam) counts of an integer dtype
+ * (JX_ERR_DTYPE otherwise; canonicalized: int32 with x64 off). lam: any real array,
+ * broadcast to shape (ndim < 0: lam's shape; JX_ERR_SHAPE if it does not broadcast)
+ * and converted to float32, as JAX. Algorithm (core.py _poisson): Knuth's product of
+ * uniforms for lam < 10 (or NaN: -1), Hormann's transformed rejection (PTRS) above;
+ * each is one while loop over the whole array (each trip draws a uniform array for
+ * every element until all are done), lam == 0 gives 0. Bit for bit as JAX's (goldens):
+ * the counts only depend on XLA's float32 log and lgamma near acceptance boundaries. */
+jx_array *jx_random_poisson(jx_array *key, jx_array *lam, int ndim, const int64_t *shape,
+                            jx_dtype dtype);
+/* jax.random.binomial(key, n, p, shape, dtype): Binomial(n, p) counts as floats of
+ * `dtype` (a float dtype; JX_ERR_DTYPE otherwise). n and p: real arrays broadcast to
+ * shape (ndim < 0: their broadcast); computed in p's float dtype (ints: the default
+ * float). core.py _binomial: n floored; inversion (geometric waiting times) where
+ * n min(p, 1-p) <= 10, else BTRS (Kachitvichyanukul-Schmeiser / Hormann 1993);
+ * p > 1/2 samples n - Binomial(n, 1-p). NaN or negative n, NaN or out-of-range p give
+ * NaN; n = inf gives inf. Bit for bit as JAX's (goldens). */
+jx_array *jx_random_binomial(jx_array *key, jx_array *n, jx_array *p, int ndim,
+                             const int64_t *shape, jx_dtype dtype);
+/* jax.random.categorical(key, logits, axis, shape, replace): as jx_random_categorical,
+ * with JAX's `shape` (ndim < 0: None, the batch shape logits.shape without axis) and
+ * `replace`. shape must end with a broadcast of the batch shape (JX_ERR_SHAPE; without
+ * replacement the batch shape itself); its leading dims are
+ * independent draws: with replacement argmax(gumbel(shape + (n,) at axis) + logits),
+ * without the top prod(leading dims) of logits + gumbel along axis (Gumbel top-k; more
+ * than the number of categories is JX_ERR_VALUE). Default int dtype; bit for bit. */
+jx_array *jx_random_categorical_shape(jx_array *key, jx_array *logits, int axis, int ndim,
+                                      const int64_t *shape, bool replace);
+
 #endif /* JAXC_RANDOM_H */

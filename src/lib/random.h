@@ -93,5 +93,7 @@ jx_array *random_randint(const char *fn, jx_array *key, int ndim, const int64_t 
 /* core._normal_real and core._exponential, bit for bit (float32) as JAX's; key (2,). */
 jx_array *random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
 jx_array *random_exponential(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+/* core._gumbel, mode "low". */
+jx_array *random_gumbel(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
 
 #endif

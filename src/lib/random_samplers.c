@@ -113,7 +113,7 @@ jx_array *random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype 
 }
 
 /* core._gumbel, mode "low" (JAX's default): -log(-log(u)), u uniform in [tiny, 1). */
-static jx_array *gumbel_core(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+jx_array *random_gumbel(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
   jx_array *u = random_uniform(key, ndim, shape, dtype, random_tiny(dtype), 1.0, true);
   jx_array *l = random_log(u);
   return prim_unary(PRIM_neg, random_log(l ? prim_unary(PRIM_neg, l) : NULL));
@@ -132,7 +132,7 @@ static jx_array *sample(Sampler s, jx_array *key, int ndim, const int64_t *shape
   jx_array *u;
   switch (s) {
   case S_NORMAL: return random_normal(key, ndim, shape, d);
-  case S_GUMBEL: return gumbel_core(key, ndim, shape, d);
+  case S_GUMBEL: return random_gumbel(key, ndim, shape, d);
   case S_EXPONENTIAL: return random_exponential(key, ndim, shape, d);
   case S_LAPLACE: /* core._laplace: sign(u) * log1p(-|u|), u in [-1 + epsneg, 1) */
     u = random_uniform(key, ndim, shape, d, -1.0 + ldexp(1.0, -(nm + 1)), 1.0, true);
@@ -276,7 +276,7 @@ jx_array *jx_random_categorical(jx_array *key, jx_array *logits, int axis) {
   }
   if (!array_normalize_axis(fn, &axis, logits->ndim)) return NULL;
   jx_scope_begin();
-  jx_array *g = gumbel_core(key, logits->ndim, logits->shape, logits->dtype);
+  jx_array *g = random_gumbel(key, logits->ndim, logits->shape, logits->dtype);
   return scope_return(jx_argmax(op2(PRIM_add, g, logits), axis, false));
 }
 
@@ -433,7 +433,7 @@ jx_array *jx_random_choice(jx_array *key, jx_array *a, int64_t n, int ndim, cons
     }
     return scope_return(firsts ? jx_reshape(firsts, rnd, rshape) : NULL);
   } else { /* lax.top_k(gumbel + log(p), draws): the stable descending order's head */
-    jx_array *g = pf ? op2(PRIM_add, gumbel_core(key, 1, &n_in, pf->dtype), random_log(pf)) : NULL;
+    jx_array *g = pf ? op2(PRIM_add, random_gumbel(key, 1, &n_in, pf->dtype), random_log(pf)) : NULL;
     jx_array *order = g ? jx_argsort(g, 0, true) : NULL;
     ind = order ? prim_slice(order, &start, &draws, &one) : NULL;
     ind = ind ? jx_reshape(ind, ndim, shape) : NULL;

@@ -104,11 +104,19 @@ static jx_array *call_case(const GoldenCase *c, jx_array *const *in) {
   if (!strcmp(f, "t")) return jx_random_t(key, in[1], nd, sh, dt);
   if (!strcmp(f, "chisquare")) return jx_random_chisquare(key, in[1], nd, sh, dt);
   if (!strcmp(f, "rademacher")) return jx_random_rademacher(key, nd, sh, dt);
+  if (!strcmp(f, "poisson")) return jx_random_poisson(key, in[1], nd, sh, param_dtype(c, JX_INT32));
+  if (!strcmp(f, "binomial")) return jx_random_binomial(key, in[1], in[2], nd, sh, dt);
+  if (!strcmp(f, "categorical_shape"))
+    return jx_random_categorical_shape(key, in[1], (int)golden_param_int(c, "axis", -1), nd, sh,
+                                       golden_param_int(c, "replace", 1) != 0);
   test_fail(__FILE__, __LINE__, "unknown golden function %s", f);
   return NULL;
 }
 
-static bool is_exact(const char *f) { return !strcmp(f, "rademacher"); }
+static bool is_exact(const char *f) {
+  return !strcmp(f, "rademacher") || !strcmp(f, "poisson") || !strcmp(f, "binomial") ||
+         !strcmp(f, "categorical_shape");
+}
 
 static void test_golden(void) {
   CHECK_MSG(cases != NULL, "cannot load random_more.txt (run tools/golden_random_more.py)");
@@ -210,6 +218,16 @@ static void test_errors(void) {
   EXPECT_ERR(jx_random_t(key, a, 1, NULL, JX_FLOAT32), JX_ERR_VALUE);
   EXPECT_ERR(jx_random_chisquare(key, a, 2, (int64_t[]){2, -1}, JX_FLOAT32), JX_ERR_SHAPE);
   EXPECT_ERR(jx_random_rademacher(key, 1, (int64_t[]){3}, JX_BOOL), JX_ERR_DTYPE);
+  EXPECT_ERR(jx_random_poisson(key, a, -1, NULL, JX_FLOAT32), JX_ERR_DTYPE);
+  EXPECT_ERR(jx_random_poisson(key, a, 1, (int64_t[]){2}, JX_INT32), JX_ERR_SHAPE);
+  EXPECT_ERR(jx_random_poisson(key, NULL, -1, NULL, JX_INT32), JX_ERR_VALUE);
+  EXPECT_ERR(jx_random_binomial(key, a, a, -1, NULL, JX_INT32), JX_ERR_DTYPE);
+  EXPECT_ERR(jx_random_binomial(key, a, ones2, -1, NULL, JX_FLOAT32), JX_ERR_SHAPE);
+  EXPECT_ERR(jx_random_categorical_shape(key, one, -1, -1, NULL, true), JX_ERR_SHAPE);
+  EXPECT_ERR(jx_random_categorical_shape(key, a, 1, -1, NULL, true), JX_ERR_SHAPE);
+  EXPECT_ERR(jx_random_categorical_shape(key, a, 0, 1, (int64_t[]){4}, false), JX_ERR_VALUE);
+  EXPECT_ERR(jx_random_categorical_shape(key, jx_arange(0, 3, 1, JX_INT32), 0, -1, NULL, true),
+             JX_ERR_DTYPE);
   jx_clear_error();
   jx_scope_end(0, NULL);
 }
