@@ -11,7 +11,9 @@ on 2^22 float32; fn_NAME for one), tchain (the issue-11 chain tanh(1.5x+0.25)*ex
 sqrt(|x|+1) - x/3 and the copy roofline at 2^22 and 1e7), nnops (layer norm, log-softmax
 cross-entropy), gelu_mlp, loops (issue 16: an LSTM with hidden 256, batch 32, 1000 steps
 through lax.scan, forward and forward+grad; a while_loop of 100,000 scalar Newton
-iterations; a fori_loop of a 64x64 matmul 10,000 times), or fm (the Fashion-MNIST MLP
+iterations; a fori_loop of a 64x64 matmul 10,000 times), linalg (issue 14: cholesky,
+solve, inv, qr, eigh, svd at n = 256, 1024 and a 1000x16x16 batch), linalg_batch (the
+batch rows alone, best of 20 each), or fm (the Fashion-MNIST MLP
 and CNN training steps of examples/fashion_mnist.c against the same models in JAX +
 optax).
 
@@ -50,7 +52,7 @@ def peers(only):
             jx_, jj = jnp.asarray(x), jax.jit(jf)
             res[name] = {"numpy": best(lambda: nf(x), 5) * 1e3, "jax": best(lambda: block(jj(jx_)), 5) * 1e3}
         return res
-    if only == "linalg":  # issue 14: numpy/scipy (LAPACK) and jax on CPU, float32
+    if only in ("linalg", "linalg_batch"):  # issue 14: numpy/scipy (LAPACK) and jax on CPU, float32
         import scipy.linalg as sl
         ops = {"cholesky": (np.linalg.cholesky, jnp.linalg.cholesky),
                "solve": (np.linalg.solve, jnp.linalg.solve), "inv": (np.linalg.inv, jnp.linalg.inv),
@@ -59,13 +61,14 @@ def peers(only):
                "eigh": (lambda a: np.linalg.eigh(a)[0], lambda a: jnp.linalg.eigh(a)[0]),
                "svd": (lambda a: np.linalg.svd(a, full_matrices=False)[1],
                        lambda a: jnp.linalg.svd(a, full_matrices=False)[1])}
-        for B, n in ((1, 256), (1, 1024), (1000, 16)):
+        sizes = ((1000, 16),) if only == "linalg_batch" else ((1, 256), (1, 1024), (1000, 16))
+        for B, n in sizes:
             a = rng.random((B, n, n), dtype=np.float32) - 0.5
             spd = (a @ a.transpose(0, 2, 1) + n * np.eye(n, dtype=np.float32)).astype(np.float32)
             rhs = rng.random((B, n, 1), dtype=np.float32) - 0.5
             if B == 1: spd, rhs = spd[0], rhs[0]
             js, jr = jnp.asarray(spd), jnp.asarray(rhs)
-            reps = 3 if n >= 1024 else 5
+            reps = 20 if only == "linalg_batch" else 3 if n >= 1024 else 5
             for op, (nf, jf) in ops.items():
                 name = f"{op}_{n}" if B == 1 else f"{op}_{B}x{n}x{n}"
                 args = (spd, rhs) if op == "solve" else (spd,)

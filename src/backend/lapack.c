@@ -6,7 +6,6 @@
  * NaNs for the batch entries LAPACK reports as failed; lu of a singular matrix is
  * returned as LAPACK computes it. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,9 +91,50 @@ static jx_status oom(const Routine *r) {
   return JX_ERR_OOM;
 }
 
+/* Scratch memory of one lapack_run call (one chunk of a batch), reused by every batch
+ * entry: a batch of small problems allocates once and queries LAPACK's workspace sizes
+ * once (every entry has the same shape), where LAPACKE's high-level calls would query
+ * and malloc/free per entry. */
+typedef struct Scratch {
+  char *p;
+  size_t cap;
+  int64_t lwork, liwork; /* queried workspace sizes (elements); -1 before the query */
+} Scratch;
+
+#define SCRATCH_ALIGN 64
+static size_t align_up(size_t n) { return (n + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN; }
+
+/* Carves nb buffers of bytes[i] each out of sc (grown if needed) into bufs[i]; false
+ * when out of memory. */
+static bool scratch_get(Scratch *sc, int nb, const size_t *bytes, char **bufs) {
+  size_t total = 0;
+  for (int i = 0; i < nb; i++) total += align_up(bytes[i] ? bytes[i] : 1);
+  if (total > sc->cap) {
+    free(sc->p);
+    sc->p = aligned_alloc(SCRATCH_ALIGN, total);
+    sc->cap = sc->p ? total : 0;
+    if (!sc->p) return false;
+  }
+  char *q = sc->p;
+  for (int i = 0; i < nb; i++) bufs[i] = q, q += align_up(bytes[i] ? bytes[i] : 1);
+  return true;
+}
+
+/* A workspace query's answer (work[0] after lwork = -1), rounded up: a float32 answer
+ * above 2^24 may have been rounded down. */
+static int64_t query_size(const void *w, bool f64) {
+  double v = f64 ? *(const double *)w : (double)*(const float *)w * (1 + 0x1p-22);
+  return (int64_t)ceil(v) + 1;
+}
+
 /* ------------------------------------------------------------ routines */
 
-static jx_status cholesky(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz) {
+typedef jx_status RoutineFn(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
+                            Scratch *sc);
+
+static jx_status cholesky(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
+                          Scratch *sc) {
+  (void)sc;
   int64_t n = r->n;
   char *l = entry(out[0], b, n * n, isz);
   memcpy(l, entry(in[0], b, n * n, isz), (size_t)(n * n) * isz);
@@ -112,7 +152,8 @@ static jx_status cholesky(const Routine *r, void *const *in, void *const *out, i
 }
 
 static jx_status triangular_solve(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64,
-                                  size_t isz) {
+                                  size_t isz, Scratch *sc) {
+  (void)sc;
   int64_t n = r->n, m = r->m;
   bool left = r->flags & LINALG_LEFT_SIDE;
   int64_t k = left ? n : m;
@@ -134,12 +175,12 @@ static jx_status triangular_solve(const Routine *r, void *const *in, void *const
  * column-major, so b goes in transposed and x comes out transposed back. A singular
  * system (info > 0) gives NaNs, as JAX on CPU. */
 static jx_status tridiagonal_solve(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64,
-                                   size_t isz) {
+                                   size_t isz, Scratch *sc) {
   int64_t n = r->n, m = r->m;
   char *x = entry(out[0], b, n * m, isz);
   if (n == 0 || m == 0) return JX_OK;
-  char *w = malloc((size_t)(3 * n + n * m) * isz);
-  if (!w) return oom(r);
+  char *w;
+  if (!scratch_get(sc, 1, (size_t[]){(size_t)(3 * n + n * m) * isz}, &w)) return oom(r);
   char *dl = w, *d = w + (size_t)n * isz, *du = w + (size_t)(2 * n) * isz, *bt = w + (size_t)(3 * n) * isz;
   memcpy(dl, entry(in[0], b, n, isz), (size_t)n * isz);
   memcpy(d, entry(in[1], b, n, isz), (size_t)n * isz);
@@ -151,22 +192,20 @@ static jx_status tridiagonal_solve(const Routine *r, void *const *in, void *cons
                                             (float *)d, (float *)du, (float *)bt, (lapack_int)n);
   if (info != 0) fill_nan(bt, n * m, f64);
   transpose_into(x, bt, m, n, isz);
-  free(w);
   return JX_OK;
 }
 
-static jx_status lu(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz) {
+static jx_status lu(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
+                    Scratch *sc) {
   int64_t n = r->n, m = r->m, k = min64(n, m);
   char *luo = entry(out[0], b, n * m, isz);
   int32_t *piv = (int32_t *)out[1] + b * k, *perm = (int32_t *)out[2] + b * n;
   for (int64_t i = 0; i < n; i++) perm[i] = (int32_t)i;
   if (k == 0) return JX_OK;
-  char *w = malloc((size_t)(n * m) * isz);
-  lapack_int *ipiv = malloc((size_t)k * sizeof *ipiv);
-  if (!w || !ipiv) {
-    free(w), free(ipiv);
-    return oom(r);
-  }
+  char *buf[2];
+  if (!scratch_get(sc, 2, (size_t[]){(size_t)(n * m) * isz, (size_t)k * sizeof(lapack_int)}, buf)) return oom(r);
+  char *w = buf[0];
+  lapack_int *ipiv = (lapack_int *)buf[1];
   transpose_into(w, entry(in[0], b, n * m, isz), n, m, isz); /* column-major n x m */
   if (f64) LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, (double *)w, ld(n), ipiv);
   else LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, (float *)w, ld(n), ipiv);
@@ -177,11 +216,11 @@ static jx_status lu(const Routine *r, void *const *in, void *const *out, int64_t
     perm[i] = perm[piv[i]];
     perm[piv[i]] = t;
   }
-  free(w), free(ipiv);
   return JX_OK;
 }
 
-static jx_status qr(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz) {
+static jx_status qr(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
+                    Scratch *sc) {
   int64_t n = r->n, m = r->m, k = min64(n, m), kq = svd_ku(r), wc = m > kq ? m : kq;
   char *q = entry(out[0], b, n * kq, isz), *ro = entry(out[1], b, kq * m, isz);
   memset(ro, 0, (size_t)(kq * m) * isz);
@@ -189,48 +228,77 @@ static jx_status qr(const Routine *r, void *const *in, void *const *out, int64_t
     if (kq == n) fill_eye(q, n, f64);
     return JX_OK;
   }
-  char *w = malloc((size_t)(n * wc) * isz), *tau = malloc((size_t)k * isz);
-  if (!w || !tau) {
-    free(w), free(tau);
-    return oom(r);
+  if (sc->lwork < 0) { /* the larger of geqrf's and orgqr's optimal workspaces */
+    double w1 = 0, w2 = 0;
+    if (f64) {
+      LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, NULL, (int)n, NULL, &w1, -1);
+      LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, NULL, (int)n, NULL, &w2, -1);
+    } else {
+      float f1 = 0, f2 = 0;
+      LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, NULL, (int)n, NULL, &f1, -1);
+      LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, NULL, (int)n, NULL, &f2, -1);
+      w1 = f1, w2 = f2;
+    }
+    sc->lwork = query_size(&(double){w1 > w2 ? w1 : w2}, true);
   }
+  char *buf[3];
+  if (!scratch_get(sc, 3, (size_t[]){(size_t)(n * wc) * isz, (size_t)k * isz, (size_t)sc->lwork * isz}, buf))
+    return oom(r);
+  char *w = buf[0], *tau = buf[1], *work = buf[2];
+  int lw = (int)sc->lwork;
   transpose_into(w, entry(in[0], b, n * m, isz), n, m, isz); /* column-major n x m, lda n */
-  int info = f64 ? LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (int)n, (int)m, (double *)w, (int)n, (double *)tau)
-                 : LAPACKE_sgeqrf(LAPACK_COL_MAJOR, (int)n, (int)m, (float *)w, (int)n, (float *)tau);
+  int info = f64 ? LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, (double *)w, (int)n, (double *)tau,
+                                       (double *)work, lw)
+                 : LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, (float *)w, (int)n, (float *)tau,
+                                       (float *)work, lw);
   for (int64_t i = 0; i < kq && i < n; i++) /* r: the upper triangle of w */
     for (int64_t j = i; j < m; j++) memcpy(ro + (size_t)(i * m + j) * isz, w + (size_t)(j * n + i) * isz, isz);
   if (info == 0)
-    info = f64 ? LAPACKE_dorgqr(LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, (double *)w, (int)n, (double *)tau)
-               : LAPACKE_sorgqr(LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, (float *)w, (int)n, (float *)tau);
+    info = f64 ? LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, (double *)w, (int)n, (double *)tau,
+                                     (double *)work, lw)
+               : LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, (float *)w, (int)n, (float *)tau,
+                                     (float *)work, lw);
   transpose_into(q, w, kq, n, isz);
   if (info != 0) fill_nan(q, n * kq, f64), fill_nan(ro, kq * m, f64);
-  free(w), free(tau);
-  if (info == LAPACK_WORK_MEMORY_ERROR) return oom(r);
   return JX_OK;
 }
 
-static jx_status eigh(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz) {
+static jx_status eigh(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
+                      Scratch *sc) {
   int64_t n = r->n;
   char *v = entry(out[0], b, n * n, isz), *w = entry(out[1], b, n, isz);
   if (n == 0) return JX_OK;
-  char *a = malloc((size_t)(n * n) * isz);
-  if (!a) return oom(r);
-  memcpy(a, entry(in[0], b, n * n, isz), (size_t)(n * n) * isz);
   /* symmetric: the row-major lower half is the column-major upper half */
   char uplo = r->flags & LINALG_LOWER ? 'U' : 'L';
-  int info = f64 ? LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', uplo, (int)n, (double *)a, (int)n, (double *)w)
-                 : LAPACKE_ssyevd(LAPACK_COL_MAJOR, 'V', uplo, (int)n, (float *)a, (int)n, (float *)w);
+  if (sc->lwork < 0) {
+    double wq = 0;
+    float fq = 0;
+    lapack_int iq = 0;
+    if (f64) LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, NULL, (int)n, NULL, &wq, -1, &iq, -1);
+    else LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, NULL, (int)n, NULL, &fq, -1, &iq, -1);
+    sc->lwork = f64 ? query_size(&wq, true) : query_size(&fq, false);
+    sc->liwork = iq + 1;
+  }
+  char *buf[3];
+  if (!scratch_get(sc, 3, (size_t[]){(size_t)(n * n) * isz, (size_t)sc->lwork * isz,
+                                      (size_t)sc->liwork * sizeof(lapack_int)}, buf))
+    return oom(r);
+  char *a = buf[0];
+  memcpy(a, entry(in[0], b, n * n, isz), (size_t)(n * n) * isz);
+  int info = f64 ? LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, (double *)a, (int)n, (double *)w,
+                                       (double *)buf[1], (int)sc->lwork, (lapack_int *)buf[2], (int)sc->liwork)
+                 : LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, (float *)a, (int)n, (float *)w,
+                                       (float *)buf[1], (int)sc->lwork, (lapack_int *)buf[2], (int)sc->liwork);
   transpose_into(v, a, n, n, isz); /* eigenvectors: columns of the column-major a */
   if (info != 0) fill_nan(v, n * n, f64), fill_nan(w, n, f64);
-  free(a);
-  if (info == LAPACK_WORK_MEMORY_ERROR) return oom(r);
   return JX_OK;
 }
 
 /* gesdd of the column-major view of a (that is a^T, m x n): a^T = U' S V'^T, so
  * a = V' S U'^T: u = V' is V'^T read column-major, vt = U'^T is U' read column-major,
  * both written in place without copies. */
-static jx_status svd(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz) {
+static jx_status svd(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
+                     Scratch *sc) {
   int64_t n = r->n, m = r->m, k = min64(n, m), ku = svd_ku(r), kv = svd_kv(r);
   bool uv = r->flags & LINALG_COMPUTE_UV;
   char *s = entry(out[0], b, k, isz);
@@ -240,9 +308,6 @@ static jx_status svd(const Routine *r, void *const *in, void *const *out, int64_
     if (uv && kv == m) fill_eye(vt, m, f64);
     return JX_OK;
   }
-  char *a = malloc((size_t)(n * m) * isz);
-  if (!a) return oom(r);
-  memcpy(a, entry(in[0], b, n * m, isz), (size_t)(n * m) * isz);
   char job = !uv ? 'N' : r->flags & LINALG_FULL_MATRICES ? 'A' : 'S';
   /* column-major m x n: U' is m x kv (ld m) -> vt; V'^T is ku x n (ld ku) -> u */
   int ldu = ld(m), ldvt = ld(ku);
@@ -251,26 +316,33 @@ static jx_status svd(const Routine *r, void *const *in, void *const *out, int64_
   void *uo = uv ? (void *)vt : (f64 ? (void *)&d1 : (void *)&f1);
   void *vo = uv ? (void *)u : (f64 ? (void *)&d1 : (void *)&f1);
   if (!uv) ldu = ldvt = 1;
-  int info = f64 ? LAPACKE_dgesdd(LAPACK_COL_MAJOR, job, (int)m, (int)n, (double *)a, (int)m, (double *)s,
-                                  (double *)uo, ldu, (double *)vo, ldvt)
-                 : LAPACKE_sgesdd(LAPACK_COL_MAJOR, job, (int)m, (int)n, (float *)a, (int)m, (float *)s,
-                                  (float *)uo, ldu, (float *)vo, ldvt);
+  if (sc->lwork < 0) {
+    double wq = 0;
+    float fq = 0;
+    if (f64) LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, NULL, (int)m, NULL, NULL, ldu, NULL, ldvt, &wq, -1, NULL);
+    else LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, NULL, (int)m, NULL, NULL, ldu, NULL, ldvt, &fq, -1, NULL);
+    sc->lwork = f64 ? query_size(&wq, true) : query_size(&fq, false);
+  }
+  char *buf[3];
+  if (!scratch_get(sc, 3, (size_t[]){(size_t)(n * m) * isz, (size_t)sc->lwork * isz, (size_t)(8 * k) * sizeof(lapack_int)},
+                   buf))
+    return oom(r);
+  char *a = buf[0];
+  memcpy(a, entry(in[0], b, n * m, isz), (size_t)(n * m) * isz);
+  int info = f64 ? LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, (double *)a, (int)m, (double *)s,
+                                       (double *)uo, ldu, (double *)vo, ldvt, (double *)buf[1], (int)sc->lwork,
+                                       (lapack_int *)buf[2])
+                 : LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, (float *)a, (int)m, (float *)s,
+                                       (float *)uo, ldu, (float *)vo, ldvt, (float *)buf[1], (int)sc->lwork,
+                                       (lapack_int *)buf[2]);
   if (info != 0) {
     fill_nan(s, k, f64);
     if (uv) fill_nan(u, n * ku, f64), fill_nan(vt, kv * m, f64);
   }
-  free(a);
-  if (info == LAPACK_WORK_MEMORY_ERROR) return oom(r);
   return JX_OK;
 }
 
-/* LAPACKE's high-level calls scan their inputs for NaNs and refuse them; JAX passes
- * non-finite inputs through (NaN results), so the scan is turned off. */
-static void no_nancheck(void) { LAPACKE_set_nancheck(0); }
-
 jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_t b0, int64_t b1) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, no_nancheck);
   if (r->dtype != JX_FLOAT32 && r->dtype != JX_FLOAT64) {
     error_set(JX_ERR_DTYPE, "%s: LAPACK routines take float32 or float64, got %s", routine_name(r->op),
               jx_dtype_name(r->dtype));
@@ -283,7 +355,7 @@ jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_
   }
   bool f64 = r->dtype == JX_FLOAT64;
   size_t isz = f64 ? 8 : 4;
-  jx_status (*fn)(const Routine *, void *const *, void *const *, int64_t, bool, size_t) = NULL;
+  RoutineFn *fn = NULL;
   switch (r->op) {
   case ROUTINE_CHOLESKY: fn = cholesky; break;
   case ROUTINE_TRIANGULAR_SOLVE: fn = triangular_solve; break;
@@ -296,11 +368,11 @@ jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_
     error_set(JX_ERR_INTERNAL, "lapack: %s is not a linear-algebra routine", routine_name(r->op));
     return JX_ERR_INTERNAL;
   }
-  for (int64_t b = b0; b < b1; b++) {
-    jx_status s = fn(r, in, out, b, f64, isz);
-    if (s != JX_OK) return s;
-  }
-  return JX_OK;
+  Scratch sc = {.lwork = -1, .liwork = -1};
+  jx_status s = JX_OK;
+  for (int64_t b = b0; b < b1 && s == JX_OK; b++) s = fn(r, in, out, b, f64, isz, &sc);
+  free(sc.p);
+  return s;
 }
 
 #else

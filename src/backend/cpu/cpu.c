@@ -583,9 +583,11 @@ static void gemm_chunk(void *ctx, int64_t start, int64_t end) {
   else routine_gemm_block(g->r, g->in, g->out, 0, g->r->n, start, end);
 }
 
-/* A batch of linear-algebra problems: one chunk of batch entries per thread. A single
- * problem runs on one thread up to n = 2047: OpenBLAS's threaded LAPACK synchronizes
- * once per panel, and on a shared machine each sync waits for a descheduled thread
+/* A batch of linear-algebra problems: LINALG_CHUNKS_PER_THREAD chunks of batch entries
+ * per thread, taken in turn, so that a descheduled thread holds up one small chunk
+ * rather than half the batch (a loaded machine; each chunk allocates its scratch once).
+ * A single problem runs on one thread up to n = 2047: OpenBLAS's threaded LAPACK
+ * synchronizes once per panel, and on a shared machine each sync waits for a descheduled thread
  * (measured, 2 cores at load 16: getrf 256 0.3 ms on one thread vs 50 ms on two,
  * geqrf+orgqr 256 1.3 vs 7.7 ms; getrf 1024 66 ms on one thread, while five runs on
  * two were unfinished after 6 minutes). Larger problems run on OpenBLAS's own
@@ -603,8 +605,10 @@ static void linalg_chunk(void *ctx, int64_t start, int64_t end) {
 }
 
 #define LINALG_THREADED_MIN_N 2048
+#define LINALG_CHUNKS_PER_THREAD 8
 static jx_status cpu_linalg(const Routine *r, void *const *inputs, void *const *outs) {
-  int64_t chunks = pool_threads();
+  int64_t chunks = pool_threads() * LINALG_CHUNKS_PER_THREAD;
+  if (pool_threads() < 2) chunks = 1;
   if (chunks > r->outer) chunks = r->outer;
   if (chunks >= 2) {
     LinalgJob g = {r, inputs, outs, 0};
