@@ -2,7 +2,11 @@
  * over the trailing fft_rank axes of `outer` arrays, as passes of 1-D transforms on
  * pocketfft (backend/pocketfft.cc), one pass per transformed axis. A pass splits the
  * largest of its other dimensions into one rectangular block per thread, so every block
- * keeps whole lines (pocketfft transforms several lines at once with SIMD). */
+ * keeps whole lines (pocketfft transforms several lines at once with SIMD); complex
+ * passes along other than the last axis go by blocks of neighbouring lines
+ * (fft_pocketfft_columns). Long 1-D
+ * transforms (fft_pocketfft_long_ok) run one array at a time, each spread over the
+ * threads by the four-step algorithm (pocketfft.cc). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +51,37 @@ static void pass_block(void *ctx, int64_t start, int64_t end) {
   }
 }
 
+/* Rank 1, long lines: fft_pocketfft_long on each of the `outer` arrays in turn. */
+static jx_status run_long(const Routine *r, int kind, int forward, const char *in, char *out, double fct,
+                          FftParallelFor par, int nthreads) {
+  int64_t n = r->fft_lens[0], item = (int64_t)jx_dtype_itemsize(r->dtype), half = n / 2 + 1;
+  int64_t in_step = kind == FFT_PASS_R2C ? n * item : kind == FFT_PASS_C2R ? 2 * half * item : 2 * n * item;
+  int64_t out_step = kind == FFT_PASS_R2C ? 2 * half * item : kind == FFT_PASS_C2R ? n * item : 2 * n * item;
+  char err[160];
+  for (int64_t b = 0; b < r->outer; b++) {
+    int rc = fft_pocketfft_long(kind, r->dtype == JX_FLOAT64, forward, n, in + b * in_step, out + b * out_step, fct,
+                                par, nthreads, err, sizeof err);
+    if (rc) {
+      jx_status s = rc == 1 ? JX_ERR_OOM : JX_ERR_INTERNAL;
+      error_set(s, "fft: pocketfft: %s", err);
+      return s;
+    }
+  }
+  return JX_OK;
+}
+
 static jx_status run_pass(Pass *p, FftParallelFor par, int nthreads) {
+  if (p->kind == FFT_PASS_C2C && p->axis < p->ndim - 1) { /* every C2C pass here is contiguous */
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < p->axis; d++) outer *= p->shape[d];
+    for (int d = p->axis + 1; d < p->ndim; d++) inner *= p->shape[d];
+    int rc = fft_pocketfft_columns(p->f64, p->forward, outer, p->shape[p->axis], inner, p->in, p->out, p->fct, par,
+                                   nthreads, p->err, sizeof p->err);
+    if (!rc) return JX_OK;
+    jx_status s = rc == 1 ? JX_ERR_OOM : JX_ERR_INTERNAL;
+    error_set(s, "fft: pocketfft: %s", p->err);
+    return s;
+  }
   p->split = p->axis == 0 ? 1 : 0; /* the largest other dimension */
   for (int d = 0; d < p->ndim; d++)
     if (d != p->axis && p->shape[d] > p->shape[p->split]) p->split = d;
@@ -94,6 +128,11 @@ jx_status fft_run(const Routine *r, const void *in, void *out, FftParallelFor pa
   double scale = type == FFT_TYPE_IFFT || type == FFT_TYPE_IRFFT ? 1.0 / (double)total : 1.0;
   Pass p = {.f64 = f64, .ndim = nd, .fct = scale};
   jx_status s = JX_OK;
+  if (rank == 1) {
+    int kind = type == FFT_TYPE_RFFT ? FFT_PASS_R2C : type == FFT_TYPE_IRFFT ? FFT_PASS_C2R : FFT_PASS_C2C;
+    if (fft_pocketfft_long_ok(kind, r->fft_lens[0]))
+      return run_long(r, kind, type == FFT_TYPE_FFT || type == FFT_TYPE_RFFT, in, out, scale, par, nthreads);
+  }
   switch (type) {
   case FFT_TYPE_FFT:
   case FFT_TYPE_IFFT: /* complex -> complex: the first pass out of place, then in place */

@@ -5,12 +5,8 @@
 #ifndef JAXC_BACKEND_FFT_H
 #define JAXC_BACKEND_FFT_H
 
+#include "backend/pocketfft.h" /* FftParallelFor: a way to spread work over threads */
 #include "ir/alu.h"
-
-/* A way to run fn over [0, n) in nchunks pieces (the cpu pool's pool_run); NULL runs
- * it on the calling thread. */
-typedef void (*FftChunkFn)(void *ctx, int64_t start, int64_t end);
-typedef void (*FftParallelFor)(FftChunkFn fn, void *ctx, int64_t n, int nchunks, int64_t align);
 
 /* Dtype and element count of the FFT routine's output (complex outputs count their
  * interleaved scalars). */

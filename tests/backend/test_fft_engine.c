@@ -9,6 +9,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/fft.h"
+#include "backend/pocketfft.h"
 #include "golden.h"
 #include "test.h"
 
@@ -130,7 +131,7 @@ static void test_direct_dft(void) {
   }
 }
 
-/* The prime 1,000,003 (Bluestein's algorithm inside pocketfft): sample bins against
+/* The prime 1,000,003 (Bluestein's algorithm on a four-step transform): sample bins against
  * direct sums, and IFFT(FFT(x)) == x; RFFT's bins equal FFT's of the real input. */
 static void test_large_prime(void) {
   int64_t n = 1000003;
@@ -182,6 +183,62 @@ static void test_round_trips(void) {
   }
 }
 
+/* The long path (fft_pocketfft_long: four-step, Bluestein on four-step, real transforms
+ * through a half-length complex one) against pocketfft's own single-line pass, for each
+ * kind, both precisions, on one thread and on four: powers of two, odd and even mixed
+ * radices, primes, twice a prime (a Bluestein half), a lopsided 16 * prime; C2R inputs
+ * are random, not Hermitian (both sides ignore the imaginary parts of bins 0 and n/2). */
+static void test_long_vs_pass(void) {
+  static const int64_t lens[] = {16384, 32768, 255255, 39366, 16411, 2 * 40009, 16 * 2053, 1 << 20};
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+    for (int kind = 0; kind < 3; kind++)
+      for (int prec = 0; prec < 2; prec++) {
+        int64_t n = lens[li], half = n / 2 + 1;
+        if (!fft_pocketfft_long_ok(kind, n)) {
+          CHECK(kind != FFT_PASS_C2C); /* odd real lengths stay on the pass path */
+          continue;
+        }
+        if (n == 1 << 20 && prec == 0) continue; /* float64 2^20 is covered by the round trips */
+        bool f32 = prec == 1;
+        int64_t item = f32 ? 4 : 8, nin = kind == FFT_PASS_C2C ? 2 * n : kind == FFT_PASS_R2C ? n : 2 * half;
+        int64_t nout = kind == FFT_PASS_C2C ? 2 * n : kind == FFT_PASS_R2C ? 2 * half : n;
+        double *x = noise(nin, 17 + (unsigned)li);
+        char *in = malloc((size_t)(nin * item)), *want = malloc((size_t)(nout * item));
+        for (int64_t i = 0; i < nin; i++) {
+          if (f32) ((float *)in)[i] = (float)x[i];
+          else ((double *)in)[i] = x[i];
+        }
+        int forward = kind != FFT_PASS_C2R;
+        double fct = forward ? 1.0 : 1.0 / (double)n;
+        int64_t shape[1] = {n}, sin[1] = {kind == FFT_PASS_R2C ? item : 2 * item};
+        int64_t sout[1] = {kind == FFT_PASS_C2R ? item : 2 * item};
+        char err[160];
+        CHECK_EQ_INT(fft_pocketfft_pass(kind, !f32, forward, 1, shape, sin, sout, 0, in, want, fct, err, sizeof err), 0);
+        double *wd = malloc((size_t)nout * sizeof *wd);
+        for (int64_t i = 0; i < nout; i++) wd[i] = f32 ? ((float *)want)[i] : ((double *)want)[i];
+        for (int threaded = 0; threaded < 2; threaded++) {
+          char *got = malloc((size_t)(nout * item));
+          int rc = fft_pocketfft_long(kind, !f32, forward, n, in, got, fct, threaded ? pool_run : NULL,
+                                      threaded ? 4 : 1, err, sizeof err);
+          CHECK_MSG(rc == 0, "long kind %d n %lld: %s", kind, (long long)n, err);
+          double *gd = malloc((size_t)nout * sizeof *gd);
+          for (int64_t i = 0; i < nout; i++) gd[i] = f32 ? ((float *)got)[i] : ((double *)got)[i];
+          char what[120];
+          snprintf(what, sizeof what, "long kind %d n %lld %s%s", kind, (long long)n, f32 ? "float32" : "float64",
+                   threaded ? " threaded" : "");
+          /* errors grow like log n; the scale is the largest output (~sqrt n for C2C/R2C) */
+          if (rc == 0) check_close(what, gd, wd, nout, f32 ? 2e-6 : 5e-15);
+          free(got), free(gd);
+        }
+        free(x), free(in), free(want), free(wd);
+      }
+  char err[160];
+  double buf[4] = {0};
+  CHECK(!fft_pocketfft_long_ok(FFT_PASS_C2C, 1000) && !fft_pocketfft_long_ok(FFT_PASS_R2C, 32769));
+  CHECK(fft_pocketfft_long(FFT_PASS_C2C, 1, 1, 8, buf, buf, 1.0, NULL, 1, err, sizeof err) == 2);
+  CHECK(strstr(err, "no long transform") != NULL);
+}
+
 static void test_bad(void) {
   int64_t n = 8;
   Routine r = fft_routine(FFT_TYPE_FFT, JX_INT32, 1, 1, &n);
@@ -196,7 +253,12 @@ static void test_bad(void) {
 int main(void) {
   cases = golden_load("fft_engine.txt", &ncases);
   pool_configure(4);
-  TEST_RUN(test_golden);
+  /* every case for each instruction set pocketfft.cc is built for (baseline, AVX2+FMA) */
+  int best = fft_pocketfft_isa(-1);
+  for (int isa = 0; isa <= best; isa++) {
+    CHECK_EQ_INT(fft_pocketfft_isa(isa), isa);
+    TEST_RUN(test_golden);
+  }
   /* the routine runs on the host whatever the device: the long cases once, on cpu */
   const char *dev = getenv("JAXC_DEVICE");
   if (dev && strcmp(dev, "cpu") != 0) {
@@ -206,6 +268,10 @@ int main(void) {
   TEST_RUN(test_direct_dft);
   TEST_RUN(test_large_prime);
   TEST_RUN(test_round_trips);
+  for (int isa = 0; isa <= best; isa++) {
+    fft_pocketfft_isa(isa);
+    TEST_RUN(test_long_vs_pass);
+  }
   TEST_RUN(test_bad);
   golden_free(cases, ncases);
   return test_finish();
