@@ -166,8 +166,22 @@ def run_mode(x64):
   for f in ["exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "sinh", "cosh",
             "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"]:
     case(f"{f}_grid", f, [zg], getattr(jnp, f))
-  for f in ["exp", "log", "sqrt", "sin", "cos"]:
+  for f in ["exp", "log", "sqrt", "sin", "cos", "arcsin", "arccos", "arctan", "arcsinh",
+            "arccosh", "arctanh"]:
     case(f"{f}_special", f, [z], getattr(jnp, f))
+  # the inverse functions on and near their branch cuts (asin, acos, atanh: the real axis
+  # beyond +-1; acosh: below 1; atan, asinh: the imaginary axis beyond +-i), signed zeros
+  # on both sides, tiny and 1e-6 offsets, and huge/tiny arguments (JAX rescales there)
+  on = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 3.0, -3.0, 1e10, -1e10]
+  off = [0.0, -0.0, 1e-20, -1e-20, 1e-6, -1e-6]
+  cut = [complex(a, b) for a in on for b in off] + [complex(b, a) for a in on for b in off]
+  h, t = (1e300, 1e-300) if x64 else (1e30, 1e-30)
+  cut += [complex(h, h), complex(h, -t), complex(-t, h), complex(t, t), complex(-h, 0.0),
+          complex(0.0, -h), complex(-h, 1.0), complex(1.0, h), complex(t, -0.0),
+          complex(-0.0, t), complex(0.999999, t), complex(1.000001, -t)]
+  zc = jnp.asarray(np.array(cut, dtype=cdt))
+  for f in ["arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"]:
+    case(f"{f}_cuts", f, [zc], getattr(jnp, f))
   zp = jnp.asarray(np.array(grid[::3], dtype=cdt))
   zq = jnp.asarray(np.array(grid[1::3][:len(grid[::3])], dtype=cdt))
   case("power_grid", "power", [zp, zq], jnp.power)
