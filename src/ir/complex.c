@@ -104,10 +104,6 @@ static C zdiv(C x, C y) {
 
 static const AluExp *u(AluOp op, const AluExp *a) { return alu_unary(op, a); }
 static C zadd(C x, C y) { return (C){add(x.re, y.re), add(x.im, y.im)}; }
-static C zsub(C x, C y) { return (C){sub(x.re, y.re), sub(x.im, y.im)}; }
-static C zmul(C x, C y) {
-  return (C){sub(mul(x.re, y.re), mul(x.im, y.im)), add(mul(x.re, y.im), mul(x.im, y.re))};
-}
 static C zreal(const AluExp *x, double v) { return (C){k(x, v), k(x, 0.0)}; }
 static C times_i(C x) { return (C){neg(x.im), x.re}; }       /* i z */
 static C times_neg_i(C x) { return (C){x.im, neg(x.re)}; }   /* -i z */
