@@ -7,7 +7,7 @@
  *
  *   fashion_mnist [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr LR] [--seed S]
  *                 [--data DIR] [--device NAME] [--limit N] [--plot FILE] [--save FILE]
- *                 [--trace FILE] [--bench N]
+ *                 [--trace FILE] [--bench N] [--devices N]
  *
  * Bad input is refused before any work with a message naming the option and the value
  * (exit status 2): numbers must be whole and in range, --lr positive and finite, the
@@ -18,6 +18,13 @@
  *
  * --bench N times N training steps on one batch after a warm-up step (which compiles)
  * and prints "fm_<model>_step <ms> ms" and "fm_<model>_compile <ms> ms" (bench/run.py).
+ *
+ * --devices N trains data-parallel over N cpu devices (jx_config_cpu_devices): each step is
+ * a jx_shard_map over a one-axis mesh "batch" -- parameters and optimizer state
+ * replicated (P()), the batch split (P('batch')); every device runs the jitted
+ * value_and_grad on its B/N images, the gradients and loss are averaged with
+ * jx_lax_pmean (the shared-memory all-reduce), and every device applies the same jitted
+ * Adam update, so the replicas stay equal. B must be divisible by N.
  *
  * MLP: 784-512-256-10 with ReLU. CNN: conv3x3(32)-relu-maxpool2, conv3x3(64)-relu-
  * maxpool2, dense(128)-relu, dense(10), NHWC. */
@@ -38,7 +45,7 @@
 
 typedef struct Options {
   const char *model, *data, *device, *plot, *save, *trace;
-  int epochs, bench;
+  int epochs, bench, devices;
   int64_t batch, limit;
   double lr;
   uint64_t seed;
@@ -188,6 +195,7 @@ typedef struct Ctx {
   bool cnn;
   int nparams, nstate;
   jx_fn *value_and_grad, *update;
+  jx_fn *vg_jit, *apply_jit; /* --devices: the jitted halves of a step, around the pmean */
 } Ctx;
 
 /* loss(params..., x, y) = mean softmax cross-entropy with integer labels */
@@ -219,6 +227,40 @@ static jx_status step_fn(void *ctx, jx_array *const *in, jx_array **out) {
     out[np + ns] = vg_out[0];
   }
   free(u_in), free(u_out);
+  return s;
+}
+
+/* apply(params..., state..., grads...) -> (params..., state...): the Adam update */
+static jx_status apply_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const Ctx *c = ctx;
+  int np = c->nparams, ns = c->nstate;
+  jx_array *u_in[3 * MAX_PARAMS + 64], *u_out[MAX_PARAMS + 64];
+  for (int i = 0; i < np; i++) u_in[i] = in[np + ns + i], u_in[np + ns + i] = in[i];
+  for (int i = 0; i < ns; i++) u_in[np + i] = in[np + i];
+  jx_status s = jx_call(c->update, u_in, u_out);
+  if (s != JX_OK) return s;
+  for (int i = 0; i < np; i++) out[i] = jx_add(in[i], u_out[i]);
+  for (int i = 0; i < ns; i++) out[np + i] = u_out[np + i];
+  return JX_OK;
+}
+
+/* The data-parallel step, run on each device of the mesh on its slice of the batch:
+ * step(params..., state..., x, y) -> (params..., state..., loss) with the gradients and
+ * the loss averaged over the devices (lax.pmean over "batch"). */
+static jx_status dp_step_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const Ctx *c = ctx;
+  int np = c->nparams, ns = c->nstate;
+  jx_array *vg_in[MAX_PARAMS + 2], *vg_out[MAX_PARAMS + 1], *a_in[2 * MAX_PARAMS + 64];
+  for (int i = 0; i < np; i++) vg_in[i] = in[i];
+  vg_in[np] = in[np + ns], vg_in[np + 1] = in[np + ns + 1];
+  jx_status s = jx_call(c->vg_jit, vg_in, vg_out);
+  if (s != JX_OK) return s;
+  for (int i = 0; i < np + ns; i++) a_in[i] = in[i];
+  for (int i = 0; i < np; i++) a_in[np + ns + i] = jx_lax_pmean(vg_out[1 + i], "batch");
+  jx_array *loss = jx_lax_pmean(vg_out[0], "batch");
+  if (!loss) return jx_last_status();
+  s = jx_call(c->apply_jit, a_in, out);
+  out[np + ns] = loss;
   return s;
 }
 
@@ -317,6 +359,7 @@ static void usage(const char *argv0) {
          "  --model mlp|cnn     the model (default mlp)\n"
          "  --epochs N          passes over the training set, 1..100000 (default 10)\n"
          "  --batch-size B      images per step, at most the training set (default 128)\n"
+         "  --devices N         data-parallel over N cpu devices, B divisible by N (default 1)\n"
          "  --lr LR             Adam's peak learning rate, cosine-decayed to 0 (default 0.001)\n"
          "  --seed S            parameter init and shuffling seed (default 0)\n"
          "  --data DIR          IDX files, gzip or not (default %s)\n"
@@ -332,7 +375,7 @@ static void usage(const char *argv0) {
 static int parse(int argc, char **argv, Options *o) {
   *o = (Options){.model = "mlp", .data = DEFAULT_DATA, .device = NULL,
                  .plot = "fashion_mnist.svg", .save = "fashion_mnist.safetensors", .epochs = 10,
-                 .batch = 128, .lr = 1e-3, .seed = 0};
+                 .batch = 128, .lr = 1e-3, .seed = 0, .devices = 1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -341,7 +384,7 @@ static int parse(int argc, char **argv, Options *o) {
     }
     static const char *const known[] = {"--model", "--epochs", "--batch-size", "--lr", "--seed",
                                         "--data", "--device", "--limit", "--plot", "--save",
-                                        "--trace", "--bench"};
+                                        "--trace", "--bench", "--devices"};
     bool ok = false;
     for (size_t k = 0; k < sizeof known / sizeof *known; k++) ok |= !strcmp(a, known[k]);
     if (!ok) return fprintf(stderr, "fashion_mnist: unknown option %s (see --help)\n", a), 2;
@@ -359,9 +402,13 @@ static int parse(int argc, char **argv, Options *o) {
     else if (!strcmp(a, "--save")) o->save = v;
     else if (!strcmp(a, "--trace")) o->trace = v;
     else if (!strcmp(a, "--bench")) ok = parse_int(a, v, 1, 1000000, &n), o->bench = (int)n;
+    else if (!strcmp(a, "--devices")) ok = parse_int(a, v, 1, 64, &n), o->devices = (int)n;
     if (!ok) return 2;
     i++;
   }
+  if (o->batch % o->devices != 0)
+    return fprintf(stderr, "fashion_mnist: --batch-size %lld is not divisible by --devices %d\n",
+                   (long long)o->batch, o->devices), 2;
   if (strcmp(o->model, "mlp") && strcmp(o->model, "cnn"))
     return fprintf(stderr, "fashion_mnist: --model %s: expected mlp or cnn\n", o->model), 2;
   return 0;
@@ -386,6 +433,7 @@ int main(int argc, char **argv) {
   if (rc) return rc;
   if (!writable("--plot", o.plot) || !writable("--save", o.save) || (o.trace && !writable("--trace", o.trace)))
     return 1;
+  if (o.devices > 1 && jx_config_cpu_devices(o.devices) != JX_OK) return fail("--devices");
   if (o.device && jx_default_device(o.device) != JX_OK) return fail("--device");
   if (o.trace && setenv("JAXC_TRACE", o.trace, 1) != 0) return fail("--trace");
   bool cnn = !strcmp(o.model, "cnn");
@@ -426,6 +474,23 @@ int main(int argc, char **argv) {
   c.update = jx_optax_update_fn(adam, m.nparams);
   jx_fn *step_raw = jx_fn_new("train_step", m.nparams + ns + 2, m.nparams + ns + 1, step_fn, &c);
   jx_fn *step = jx_jit(step_raw);
+  jx_fn *vg_jit = NULL, *apply_raw = NULL, *dp_raw = NULL;
+  jx_mesh *mesh = NULL;
+  if (o.devices > 1) { /* the step as a shard_map over the devices (see the top) */
+    vg_jit = c.vg_jit = jx_jit(c.value_and_grad);
+    apply_raw = jx_fn_new("apply", 2 * m.nparams + ns, m.nparams + ns, apply_fn, &c);
+    c.apply_jit = jx_jit(apply_raw);
+    dp_raw = jx_fn_new("dp_step", m.nparams + ns + 2, m.nparams + ns + 1, dp_step_fn, &c);
+    mesh = jx_mesh_new(1, (int64_t[]){o.devices}, (const char *[]){"batch"}, NULL);
+    const char *in_specs[MAX_PARAMS + 64 + 2], *out_specs[MAX_PARAMS + 64 + 1];
+    for (int i = 0; i < m.nparams + ns; i++) in_specs[i] = out_specs[i] = "";
+    in_specs[m.nparams + ns] = in_specs[m.nparams + ns + 1] = "batch";
+    out_specs[m.nparams + ns] = "";
+    jx_fn_free(step);
+    step = mesh ? jx_shard_map(dp_raw, mesh, in_specs, out_specs) : NULL;
+    printf("data-parallel over %d cpu devices: %lld images per device per step\n", o.devices,
+           (long long)(o.batch / o.devices));
+  }
   jx_fn *correct_raw = jx_fn_new("correct", m.nparams + 2, 1, correct_fn, &c);
   jx_fn *correct = jx_jit(correct_raw);
   if (!step || !correct) exit(fail("building the training step"));
@@ -548,6 +613,8 @@ int main(int argc, char **argv) {
   jx_free(xtr), jx_free(ytr), jx_free(xte), jx_free(yte);
   jx_fn_free(step), jx_fn_free(step_raw), jx_fn_free(correct), jx_fn_free(correct_raw), jx_fn_free(loss);
   jx_fn_free(c.value_and_grad), jx_fn_free(c.update);
+  jx_fn_free(vg_jit), jx_fn_free(c.apply_jit), jx_fn_free(apply_raw), jx_fn_free(dp_raw);
+  jx_mesh_free(mesh);
   jx_optax_transform_free(adam);
   if (jx_live_arrays() != 0) return fprintf(stderr, "leaked %lld arrays\n", (long long)jx_live_arrays()), 1;
   return status;

@@ -298,4 +298,50 @@ jx_status jx_searchsorted(jx_array *a, jx_array *v, bool side_right, jx_array **
 jx_status jx_unique(jx_array *x, int64_t size, jx_array *fill_value, jx_array **values,
                     jx_array **indices, jx_array **inverse, jx_array **counts);
 
+/* ------------------------------------------------- collectives (lax.parallel) */
+/* Inside jx_shard_map / jx_pmap, over the named mesh axis `axis_name` (src/lib/parallel.c;
+ * jax/_src/lax/parallel.py). Every device of the axis must call the same collectives in the
+ * same order. Outside one, or for a name the mesh does not have: JX_ERR_VALUE "unbound
+ * axis name: x" (JAX's NameError). Results live on the operand's device. grad/jvp/vmap
+ * apply inside the mapped function with JAX's rules (psum, all_gather, psum_scatter,
+ * ppermute and all_to_all are linear; psum transposes to psum, all_gather to
+ * psum_scatter, ppermute to the inverse permutation; pmax and pmin, as in JAX, have no
+ * derivative: JX_ERR_UNSUPPORTED). */
+
+/* lax.psum(x, axis_name): the sum of x over the devices of the axis (same dtype; bool:
+ * JX_ERR_DTYPE). Every device gets the same bits (summed in device order). */
+jx_array *jx_lax_psum(jx_array *x, const char *axis_name);
+/* lax.pmean: psum(x) / axis size (integers give the default float, as JAX's true
+ * division). */
+jx_array *jx_lax_pmean(jx_array *x, const char *axis_name);
+/* lax.pmax / lax.pmin: the elementwise maximum / minimum over the devices. */
+jx_array *jx_lax_pmax(jx_array *x, const char *axis_name);
+jx_array *jx_lax_pmin(jx_array *x, const char *axis_name);
+/* lax.all_gather(x, axis_name, axis=axis, tiled=tiled): every device's x stacked along a
+ * new dimension `axis` of size N (the axis size) in device order, or with tiled
+ * concatenated along the existing dimension `axis` (N times longer). JX_ERR_SHAPE for an
+ * axis out of range. */
+jx_array *jx_lax_all_gather(jx_array *x, const char *axis_name, int axis, bool tiled);
+/* lax.psum_scatter(x, axis_name, scatter_dimension, tiled): device i gets block i of
+ * psum(x) along scatter_dimension: with tiled, dim/N rows (dim divisible by N); without,
+ * dim must equal N and the dimension is removed. JX_ERR_SHAPE otherwise. */
+jx_array *jx_lax_psum_scatter(jx_array *x, const char *axis_name, int scatter_dimension,
+                              bool tiled);
+/* lax.ppermute(x, axis_name, perm): perm is npairs (source, destination) index pairs
+ * (each source and each destination at most once); a device no pair sends to gets
+ * zeros. JX_ERR_VALUE for an index out of range or a repeated one. */
+jx_array *jx_lax_ppermute(jx_array *x, const char *axis_name, int npairs, const int (*perm)[2]);
+/* lax.all_to_all(x, axis_name, split_axis, concat_axis, tiled): x is cut into N blocks
+ * along split_axis; block j goes to device j, and each device joins the blocks it
+ * receives, in device order, along concat_axis. With tiled, the split dimension shrinks
+ * N times and the concat one grows N times; without, dim split_axis must equal N: it is
+ * removed and a dimension of N inserted at concat_axis. JX_ERR_SHAPE otherwise. */
+jx_array *jx_lax_all_to_all(jx_array *x, const char *axis_name, int split_axis, int concat_axis,
+                            bool tiled);
+/* lax.axis_index(axis_name): this device's index along the axis, an int32 scalar. */
+jx_array *jx_lax_axis_index(const char *axis_name);
+/* lax.axis_size(axis_name): the number of devices along the axis; -1 with JX_ERR_VALUE
+ * when unbound. */
+int64_t jx_lax_axis_size(const char *axis_name);
+
 #endif /* JAXC_LAX_H */

@@ -96,17 +96,90 @@ static const Backend *const registry[] = {&backend_interp, &backend_cpu, &backen
 static const Backend *default_backend; /* atomic */
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
+/* Several cpu devices in one process (XLA's --xla_force_host_platform_device_count):
+ * "cpu" is device 0 (also named "cpu:0"); "cpu:1" .. "cpu:N-1" are copies of its function
+ * table under their own names, so each buffer knows its device and committed arrays run
+ * where they live. They share the thread pool and the kernel caches. The count is
+ * JAXC_CPU_DEVICES or jx_config_cpu_devices, fixed once devices are first listed. */
+static Backend cpu_devices[BACKEND_MAX_CPU_DEVICES];
+static char cpu_names[BACKEND_MAX_CPU_DEVICES][8];
+static pthread_mutex_t cpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static int cpu_count;     /* 0: not fixed yet */
+static int cpu_requested; /* jx_config_cpu_devices, 0: JAXC_CPU_DEVICES */
+
+static void cpu_devices_fix_locked(void) {
+  if (cpu_count) return;
+  int n = cpu_requested ? cpu_requested : config_cpu_devices(BACKEND_MAX_CPU_DEVICES);
+  for (int i = 1; i < n; i++) {
+    snprintf(cpu_names[i], sizeof cpu_names[i], "cpu:%d", i);
+    cpu_devices[i] = backend_cpu;
+    cpu_devices[i].name = cpu_names[i];
+  }
+  __atomic_store_n(&cpu_count, n, __ATOMIC_RELEASE);
+}
+
+int backend_cpu_count(void) {
+  int n = __atomic_load_n(&cpu_count, __ATOMIC_ACQUIRE);
+  if (n) return n;
+  pthread_mutex_lock(&cpu_lock);
+  cpu_devices_fix_locked();
+  n = cpu_count;
+  pthread_mutex_unlock(&cpu_lock);
+  return n;
+}
+
+const Backend *backend_cpu_device(int i) {
+  if (i < 0 || i >= backend_cpu_count()) return NULL;
+  return i == 0 ? &backend_cpu : &cpu_devices[i];
+}
+
+int backend_device_id(const Backend *be) {
+  if (be == &backend_cpu) return 0;
+  if (be >= cpu_devices && be < cpu_devices + BACKEND_MAX_CPU_DEVICES) return (int)(be - cpu_devices);
+  return 0;
+}
+
+jx_status jx_config_cpu_devices(int n) {
+  if (n < 1 || n > BACKEND_MAX_CPU_DEVICES) {
+    error_set(JX_ERR_VALUE, "jx_config_cpu_devices: %d cpu devices (expected 1 to %d)", n,
+              BACKEND_MAX_CPU_DEVICES);
+    return JX_ERR_VALUE;
+  }
+  pthread_mutex_lock(&cpu_lock);
+  int fixed = cpu_count;
+  if (!fixed) cpu_requested = n;
+  pthread_mutex_unlock(&cpu_lock);
+  if (fixed && fixed != n) {
+    error_set(JX_ERR_VALUE, "jx_config_cpu_devices: the process already has %d cpu devices "
+              "(the count is fixed when devices are first used; set it, or JAXC_CPU_DEVICES, "
+              "before)", fixed);
+    return JX_ERR_VALUE;
+  }
+  return JX_OK;
+}
+
 const Backend *backend_get(const char *name) {
   if (!name) return NULL;
   for (size_t i = 0; i < NUM_BACKENDS; i++)
     if (strcmp(registry[i]->name, name) == 0) return registry[i];
+  if (strncmp(name, "cpu:", 4) == 0 && name[4] >= '0' && name[4] <= '9') {
+    char *end = NULL;
+    long i = strtol(name + 4, &end, 10);
+    if (*end == 0 && (i == 0 || name[4] != '0') && i < BACKEND_MAX_CPU_DEVICES)
+      return backend_cpu_device((int)i);
+  }
   return NULL;
 }
 
 const Backend *backend_find(const char *fn, const char *name) {
   const Backend *be = backend_get(name);
   if (!be) {
-    error_set(JX_ERR_DEVICE, "%s: unknown device \"%s\"", fn, name ? name : "(null)");
+    if (name && strncmp(name, "cpu:", 4) == 0)
+      error_set(JX_ERR_DEVICE, "%s: unknown device \"%s\" (this process has %d cpu devices, "
+                "cpu:0 to cpu:%d; set JAXC_CPU_DEVICES or call jx_config_cpu_devices for more)",
+                fn, name, backend_cpu_count(), backend_cpu_count() - 1);
+    else
+      error_set(JX_ERR_DEVICE, "%s: unknown device \"%s\"", fn, name ? name : "(null)");
     return NULL;
   }
   if (be->init && be->init(be) != JX_OK) {
@@ -217,21 +290,36 @@ Buffer *backend_transfer(Buffer *b, const Backend *to) {
 
 /* ------------------------------------------------------------ public API */
 
-/* Devices whose init fails (cuda without a driver) are left out. */
-static const char *device_names[NUM_BACKENDS + 1];
+/* Devices whose init fails (cuda without a driver) are left out; the cpu devices after
+ * the first follow "cpu". */
+static const char *device_names[NUM_BACKENDS + BACKEND_MAX_CPU_DEVICES];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 static void list_devices(void) {
-  int n = 0;
+  int n = 0, ncpu = backend_cpu_count();
   bool pending = error_pending();
-  for (size_t i = 0; i < NUM_BACKENDS; i++)
+  for (size_t i = 0; i < NUM_BACKENDS; i++) {
     if (!registry[i]->init || registry[i]->init(registry[i]) == JX_OK)
       device_names[n++] = registry[i]->name;
+    if (registry[i] == &backend_cpu)
+      for (int c = 1; c < ncpu; c++) device_names[n++] = cpu_devices[c].name;
+  }
   if (!pending) jx_clear_error(); /* a missing device is not an error of the caller */
 }
 
 const char *const *jx_devices(void) {
   pthread_once(&names_once, list_devices);
   return device_names;
+}
+
+int jx_device_count(const char *platform) {
+  if (!platform) platform = backend_default()->name;
+  if (strcmp(platform, "cpu") == 0 || strncmp(platform, "cpu:", 4) == 0) return backend_cpu_count();
+  const Backend *be = backend_get(platform);
+  if (!be) return 0;
+  bool pending = error_pending();
+  int n = !be->init || be->init(be) == JX_OK;
+  if (!pending) jx_clear_error();
+  return n;
 }
 
 jx_status jx_default_device(const char *name) {

@@ -87,4 +87,12 @@ Buffer *backend_transfer(Buffer *b, const Backend *to);
 
 extern const Backend backend_interp;
 
+/* The cpu devices of the process (jx_config_cpu_devices): their number (fixed on the
+ * first call), device i ("cpu" for 0, else "cpu:i"; NULL out of range), and a device's
+ * index among them (0 for every other device). */
+#define BACKEND_MAX_CPU_DEVICES 64
+int backend_cpu_count(void);
+const Backend *backend_cpu_device(int i);
+int backend_device_id(const Backend *be);
+
 #endif

@@ -109,6 +109,8 @@ void jx_scope_begin(void) {
 static void array_release(jx_array *a) {
   if (a->tracer) a->tracer->release(a->tracer);
   a->tracer = NULL;
+  if (a->shards) a->shards->release(a->shards);
+  a->shards = NULL;
   buffer_free(a->buf);
   shape_free(a->st);
   a->buf = NULL;

@@ -27,7 +27,14 @@ struct jx_array {
   Buffer *buf;      /* concrete arrays: the data ... */
   ShapeTracker *st; /* ... and how the logical shape maps onto it */
   struct Tracer *tracer; /* non-NULL for tracers (then buf and st are NULL) */
+  struct ArrayShards *shards; /* sharded arrays (trace/sharding.c): the shards on their
+                                 devices, next to the whole value in buf; else NULL */
 };
+
+/* The common head of a sharded array's shard list: how to release it. */
+typedef struct ArrayShards {
+  void (*release)(struct ArrayShards *s);
+} ArrayShards;
 
 /* The common head of every tracer payload: its trace level, and how to release it. */
 typedef struct Tracer {

@@ -52,6 +52,13 @@ int config_num_threads(void) {
   return cores > 0 ? (int)cores : 1;
 }
 
+int config_cpu_devices(int max) {
+  const char *s = getenv("JAXC_CPU_DEVICES");
+  char *end = NULL;
+  long n = s ? strtol(s, &end, 10) : 0;
+  return s && end != s && *end == 0 && n >= 1 && n <= max ? (int)n : 1;
+}
+
 double config_compile_timeout(void) {
   const char *s = getenv("JAXC_COMPILE_TIMEOUT");
   char *end = NULL;

@@ -7,6 +7,8 @@
  *   JAXC_COMPILE_TIMEOUT  seconds a C compiler may run (default 300)
  *   JAXC_DEVICE       the default device ("cpu" unless set; tests run with "interp" too)
  *   JAXC_DEFAULT_MATMUL_PRECISION  jax_default_matmul_precision (TF32 on cuda or not)
+ *   JAXC_CPU_DEVICES  number of cpu devices in the process (XLA's
+ *                     --xla_force_host_platform_device_count; default 1)
  *   CC, TMPDIR        the C compiler for generated kernels; scratch space */
 #ifndef JAXC_CORE_CONFIG_H
 #define JAXC_CORE_CONFIG_H
@@ -46,6 +48,8 @@ const char *config_device(void);
 /* Whether float32 matrix products may use TF32 (jx_config_default_matmul_precision,
  * else JAXC_DEFAULT_MATMUL_PRECISION, else "default": yes). */
 bool config_matmul_tf32(void);
+/* JAXC_CPU_DEVICES if an integer in [1, max], else 1. */
+int config_cpu_devices(int max);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */
 int config_num_threads(void);
 

@@ -377,6 +377,11 @@ static void print_slice(Text *t, const PrimParams *p, const Aval *x) {
 static void print_debug_print(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[fmt=%s ordered=True]", p->text ? p->text : "");
 }
+static void print_collective(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[axes=('%s',)", p->text ? p->text : "");
+  if (p->axis || p->tiled) put(t, " axis=%d tiled=%s", p->axis, p->tiled ? "True" : "False");
+  put(t, "]");
+}
 static void print_rev(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[dimensions=");
   put_ints(t, p->naxes, p->axes);
@@ -411,6 +416,10 @@ static const PrintRule print_rules[PRIM_NUM] = {
     [PRIM_debug_print] = print_debug_print,
     [PRIM_tridiagonal_solve] = print_tridiagonal_solve,
     [PRIM_fft] = print_fft,
+    [PRIM_psum] = print_collective,   [PRIM_pmax] = print_collective,
+    [PRIM_pmin] = print_collective,   [PRIM_all_gather] = print_collective,
+    [PRIM_psum_scatter] = print_collective, [PRIM_ppermute] = print_collective,
+    [PRIM_all_to_all] = print_collective, [PRIM_axis_index] = print_collective,
 };
 
 static void put_params(Text *t, const JaxprEqn *q, const Aval *in0) {

@@ -6,6 +6,7 @@
 #include "core/array.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "trace/collective.h"
 #include "trace/trace.h"
 
 Aval prim_aval_of(const jx_array *a) {
@@ -426,6 +427,14 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_debug_print] = debug_abstract_eval, /* trace/debug.c */
     [PRIM_while] = control_abstract_eval,
     [PRIM_scan] = control_abstract_eval,
+    [PRIM_psum] = collective_abstract_eval, /* trace/collective.c */
+    [PRIM_pmax] = collective_abstract_eval, /* trace/collective.c */
+    [PRIM_pmin] = collective_abstract_eval, /* trace/collective.c */
+    [PRIM_all_gather] = collective_abstract_eval, /* trace/collective.c */
+    [PRIM_psum_scatter] = collective_abstract_eval, /* trace/collective.c */
+    [PRIM_ppermute] = collective_abstract_eval, /* trace/collective.c */
+    [PRIM_all_to_all] = collective_abstract_eval, /* trace/collective.c */
+    [PRIM_axis_index] = collective_abstract_eval, /* trace/collective.c */
 };
 
 bool prim_has_abstract_rule(Prim p) { return (unsigned)p < PRIM_NUM && abstract_rules[p] != NULL; }

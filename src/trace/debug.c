@@ -16,7 +16,7 @@ static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
 static char **interned;
 static int ninterned, cap_interned;
 
-static const char *intern(const char *s) {
+const char *debug_intern(const char *s) {
   const char *r = NULL;
   pthread_mutex_lock(&intern_lock);
   for (int i = 0; i < ninterned && !r; i++)
@@ -74,7 +74,7 @@ static bool debug_format(const char *fmt, int n, char *const *texts, FILE *out) 
 
 jx_status prim_debug_print(const char *fmt, int n, jx_array *const *in) {
   if (!debug_format(fmt, n, NULL, NULL)) return JX_ERR_VALUE;
-  PrimParams pp = {.text = intern(fmt)};
+  PrimParams pp = {.text = debug_intern(fmt)};
   if (!pp.text) return JX_ERR_OOM;
   return prim_bind_n(PRIM_debug_print, n, in, &pp, 0, NULL);
 }

@@ -12,6 +12,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "trace/kexp.h"
+#include "trace/collective.h"
 #include "trace/trace.h"
 
 /* The single result of eager_apply (trace/eager.c), NULL on failure. */
@@ -177,6 +178,12 @@ static jx_status rule_debug_print(Prim p, int nin, jx_array *const *in, const Pr
   return debug_impl(nin, in, pp);
 }
 
+static jx_status rule_collective(Prim p, int nin, jx_array *const *in, const PrimParams *pp,
+                                 int nout, const Aval *avals, jx_array **out) {
+  (void)avals;
+  return collective_impl(p, nin, in, pp, nout, out); /* trace/collective.c */
+}
+
 static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_neg] = rule_lowered,
     [PRIM_not] = rule_lowered,
@@ -274,6 +281,14 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_debug_print] = rule_debug_print,
     [PRIM_while] = rule_cond,
     [PRIM_scan] = rule_cond,
+    [PRIM_psum] = rule_collective,
+    [PRIM_pmax] = rule_collective,
+    [PRIM_pmin] = rule_collective,
+    [PRIM_all_gather] = rule_collective,
+    [PRIM_psum_scatter] = rule_collective,
+    [PRIM_ppermute] = rule_collective,
+    [PRIM_all_to_all] = rule_collective,
+    [PRIM_axis_index] = rule_collective,
 };
 
 bool impl_has_rule(Prim p) { return (unsigned)p < PRIM_NUM && impl_rules[p] != NULL; }

@@ -539,6 +539,14 @@ static const char *const lower_absent[PRIM_NUM] = {
     [PRIM_custom_lin] = "has no value (forward mode through custom_vjp): its eval rule reports the error",
     [PRIM_while] = "not fused yet: jit evaluates a jaxpr holding a while equation by equation",
     [PRIM_scan] = "not fused yet: jit evaluates a jaxpr holding a scan equation by equation",
+    [PRIM_psum] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
+    [PRIM_pmax] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
+    [PRIM_pmin] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
+    [PRIM_all_gather] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
+    [PRIM_psum_scatter] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
+    [PRIM_ppermute] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
+    [PRIM_all_to_all] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
+    [PRIM_axis_index] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
 };
 
 LowerRule lower_rule(Prim p) { return (unsigned)p < PRIM_NUM ? lower_rules[p] : NULL; }

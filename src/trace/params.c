@@ -62,6 +62,9 @@ uint64_t prim_params_hash(Prim p, const PrimParams *pp) {
   h = mix(h, (uint64_t)pp->length);
   h = mix(h, (uint64_t)pp->unroll);
   h = mix(h, pp->reverse);
+  h = mix(h, pp->tiled);
+  h = mix(h, (uint64_t)pp->axis2);
+  for (int i = 0; i < PRIM_MAX_AXIS_SIZE; i++) h = mix(h, (uint64_t)pp->perm[i]);
   return h;
 }
 
@@ -83,7 +86,8 @@ bool prim_params_equal(Prim p, const PrimParams *a, const PrimParams *b) {
   for (int f = 0; f < a->nfns; f++)
     if (a->fns[f] != b->fns[f]) return false;
   if (a->nbranches != b->nbranches || !SAME_ARRAY(a->nconsts, b->nconsts) || a->length != b->length ||
-      a->unroll != b->unroll || a->reverse != b->reverse)
+      a->unroll != b->unroll || a->reverse != b->reverse || a->tiled != b->tiled ||
+      a->axis2 != b->axis2 || !SAME_ARRAY(a->perm, b->perm))
     return false;
   for (int k = 0; k < a->nbranches; k++)
     if (!prim_jaxpr_equal(a->branches[k], b->branches[k])) return false;

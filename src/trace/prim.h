@@ -38,7 +38,8 @@ typedef enum PrimKind {
   PRIM_KIND_ROUTINE,
   PRIM_KIND_CALL,
   PRIM_KIND_CONTROL,
-  PRIM_KIND_EFFECT /* no results, run for a side effect (never removed by DCE) */
+  PRIM_KIND_EFFECT, /* no results, run for a side effect (never removed by DCE) */
+  PRIM_KIND_COLLECTIVE /* communicates between the devices of a mesh axis */
 } PrimKind;
 
 struct Jaxpr;
@@ -56,6 +57,9 @@ typedef struct SpecialRule {
 
 /* Most branches of one cond (lax.switch with more is refused with JX_ERR_UNSUPPORTED). */
 #define PRIM_MAX_BRANCHES 16
+
+/* The largest mesh axis a collective runs over (ppermute's perm holds one entry each). */
+#define PRIM_MAX_AXIS_SIZE 64
 
 /* Parameters of a primitive application (a jaxpr equation's params). Unused fields
  * are zero. */
@@ -93,6 +97,10 @@ typedef struct PrimParams {
   int64_t length;                /* scan: trips; while: the trip bound (0: none) */
   int unroll;                    /* scan: trips per loop step (a hint) */
   bool reverse;                  /* scan: from the last slice to the first */
+  bool tiled;                    /* all_gather, psum_scatter, all_to_all: tiled */
+  int axis2;                     /* all_to_all: concat_axis (`axis`: split_axis) */
+  int16_t perm[PRIM_MAX_AXIS_SIZE]; /* ppermute: 1 + the destination of each source
+                                    device (0: it sends nothing) */
 } PrimParams;
 
 

@@ -34,6 +34,8 @@ bool custom_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp,
 jx_status custom_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                       jx_array **out);
 void custom_aval_text(char *buf, size_t n, const Aval *a);
+/* debug.c: an interned copy of s (compared by pointer, immortal; NULL + JX_ERR_OOM). */
+const char *debug_intern(const char *s);
 /* debug.c: debug_print's abstract evaluation (no results) and evaluation (prints). */
 bool debug_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
 jx_status debug_impl(int nin, jx_array *const *in, const PrimParams *pp);

@@ -15,6 +15,7 @@
 #include "transform/custom.h"
 #include "transform/linalg.h"
 #include "transform/loops.h"
+#include "trace/collective.h"
 
 typedef struct JvpTracer {
   Tracer base;
@@ -641,6 +642,28 @@ static jx_array *jvp_scatter_add(int nin, jx_array *const *x, jx_array *const *t
   return prim_scatter_add(a, x[1], b, pp->axis);
 }
 
+/* Collectives: psum, all_gather, psum_scatter, ppermute and all_to_all are linear (the
+ * same collective of the tangent, as JAX's deflinear2); pmax and pmin have no rule in
+ * JAX either (NotImplementedError), so differentiating them is an error here too. */
+#define JVP_COLLECTIVE(name)                                                                  \
+  static jx_array *jvp_##name(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, \
+                              const PrimParams *pp) {                                       \
+    return prim_collective_like(PRIM_##name, t[0], pp);                                     \
+  }
+JVP_COLLECTIVE(psum)
+JVP_COLLECTIVE(all_gather)
+JVP_COLLECTIVE(psum_scatter)
+JVP_COLLECTIVE(ppermute)
+JVP_COLLECTIVE(all_to_all)
+static jx_array *jvp_pmax(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  error_set(JX_ERR_UNSUPPORTED, "Differentiation rule for 'pmax' not implemented (as in JAX)");
+  return NULL;
+}
+static jx_array *jvp_pmin(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  error_set(JX_ERR_UNSUPPORTED, "Differentiation rule for 'pmin' not implemented (as in JAX)");
+  return NULL;
+}
+
 /* One line per primitive. Absent on purpose: rules for primitives whose outputs are
  * never floating (comparisons, not/and/or/xor, shifts, reduce_and/or, is_nan/is_inf,
  * bitcast to ints): jvp_process gives them zero tangents. iota has no operands. */
@@ -698,6 +721,10 @@ static const struct {
     [PRIM_checkpoint] = {.many = jvp_checkpoint},
     [PRIM_while] = {.many = loops_jvp_while},
     [PRIM_scan] = {.many = loops_jvp_scan},
+    [PRIM_psum] = {jvp_psum},             [PRIM_all_gather] = {jvp_all_gather},
+    [PRIM_psum_scatter] = {jvp_psum_scatter}, [PRIM_ppermute] = {jvp_ppermute},
+    [PRIM_all_to_all] = {jvp_all_to_all},
+    [PRIM_pmax] = {jvp_pmax},             [PRIM_pmin] = {jvp_pmin},
 };
 
 /* Primitives without a JVP rule, and why (the rule-table test reads this). */
@@ -717,6 +744,7 @@ static const char *const jvp_absent[PRIM_NUM] = {
     [PRIM_reduce_or] = "bool output: zero tangent",
     [PRIM_threefry2x32] = "uint32 output: zero tangent",
     [PRIM_iota] = "no operands: never applied to a JVP tracer",
+    [PRIM_axis_index] = "no operands: never applied to a JVP tracer",
     [PRIM_debug_print] = "no results: prints the primals (as JAX)",
     [PRIM_custom_lin] = "its tangents are linear functions known only to reverse mode: "
                         "forward mode through a custom_vjp is an error (its eval rule says so)",

@@ -12,6 +12,7 @@
 #include "transform/custom.h"
 #include "transform/linalg.h"
 #include "transform/loops.h"
+#include "trace/collective.h"
 
 /* Cotangents of the linear operands (ct_in[i] for linear[i]) from the output's ct.
  * x[i] are the constant operands (NULL where linear); in[i] every operand's aval. */
@@ -380,6 +381,42 @@ static bool t_cond(jx_array *const *cts, int nin, jx_array *const *x, const bool
   return ok;
 }
 
+/* Collectives (JAX's pmap-style rules, shard_map with check_vma=False): psum's transpose
+ * is psum, all_gather's is psum_scatter and back, ppermute's the inverse permutation,
+ * all_to_all's the one with split and concat axes swapped. */
+static bool t_psum(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                   const PrimParams *pp, jx_array **out) {
+  out[0] = prim_collective_like(PRIM_psum, ct, pp);
+  return out[0] != NULL;
+}
+static bool t_all_gather(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                         const PrimParams *pp, jx_array **out) {
+  out[0] = prim_collective_like(PRIM_psum_scatter, ct, pp);
+  return out[0] != NULL;
+}
+static bool t_psum_scatter(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                           const PrimParams *pp, jx_array **out) {
+  out[0] = prim_collective_like(PRIM_all_gather, ct, pp);
+  return out[0] != NULL;
+}
+static bool t_ppermute(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                       const PrimParams *pp, jx_array **out) {
+  PrimParams inv = *pp;
+  memset(inv.perm, 0, sizeof inv.perm);
+  for (int s = 0; s < PRIM_MAX_AXIS_SIZE; s++)
+    if (pp->perm[s]) inv.perm[pp->perm[s] - 1] = (int16_t)(s + 1);
+  out[0] = prim_collective_like(PRIM_ppermute, ct, &inv);
+  return out[0] != NULL;
+}
+static bool t_all_to_all(jx_array *ct, int nin, jx_array *const *x, const bool *lin, const Aval *in,
+                         const PrimParams *pp, jx_array **out) {
+  PrimParams sw = *pp;
+  sw.axis = pp->axis2;
+  sw.axis2 = pp->axis;
+  out[0] = prim_collective_like(PRIM_all_to_all, ct, &sw);
+  return out[0] != NULL;
+}
+
 /* One line per linear primitive. Others never appear in linear jaxprs (linearize
  * evaluates them on known values); meeting one is an internal error. */
 static const struct {
@@ -417,6 +454,11 @@ static const struct {
     [PRIM_custom_lin] = {.many = custom_transpose_custom_lin}, /* bwd (transform/custom.c) */
     [PRIM_while] = {.many = loops_transpose_while},
     [PRIM_scan] = {.many = loops_transpose_scan},
+    [PRIM_psum] = {t_psum},
+    [PRIM_all_gather] = {t_all_gather},
+    [PRIM_psum_scatter] = {t_psum_scatter},
+    [PRIM_ppermute] = {t_ppermute},
+    [PRIM_all_to_all] = {t_all_to_all},
 };
 
 bool transpose_has_rule(Prim p, const char **absent) {

@@ -8,6 +8,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "transform/loops.h"
+#include "trace/collective.h"
 #include "transform/transform.h"
 
 /* ------------------------------------------------------------ the tracer */
@@ -389,6 +390,22 @@ static void batch_front(int nin, jx_array *const *x, const int *bd, jx_array **x
   }
 }
 
+/* Collectives: psum, pmax, pmin and ppermute act elementwise over the non-named dims,
+ * so the batch dim stays where it is; the others get it in front and their axes shift
+ * by one (JAX's _all_gather_batcher and friends). */
+static int batch_collective(Prim p, int nin, jx_array *const *x, const int *bd,
+                            const PrimParams *pp, jx_array **y) {
+  if (p == PRIM_psum || p == PRIM_pmax || p == PRIM_pmin || p == PRIM_ppermute) {
+    y[0] = prim_collective_like(p, x[0], pp);
+    return bd[0];
+  }
+  PrimParams q = *pp;
+  q.axis++;
+  if (p == PRIM_all_to_all) q.axis2++;
+  y[0] = prim_collective_like(p, move_axis(x[0], bd[0], 0), &q);
+  return 0;
+}
+
 /* debug_print (JAX's sequential batching of debug callbacks): one print per batch
  * element, in order, each of that element's slice of the batched operands. */
 static int batch_debug_print(Prim p, int nin, jx_array *const *x, const int *bd,
@@ -714,6 +731,11 @@ static const struct {
     [PRIM_scan] = {loops_batch_scan},
     [PRIM_scatter_add] = {batch_scatter_add},
     [PRIM_iota] = {NULL, "no operands, so never applied to a batch tracer"},
+    [PRIM_axis_index] = {NULL, "no operands, so never applied to a batch tracer"},
+    [PRIM_psum] = {batch_collective},     [PRIM_pmax] = {batch_collective},
+    [PRIM_pmin] = {batch_collective},     [PRIM_ppermute] = {batch_collective},
+    [PRIM_all_gather] = {batch_collective}, [PRIM_psum_scatter] = {batch_collective},
+    [PRIM_all_to_all] = {batch_collective},
 };
 
 /* For the rule-table test: true if p has a batching rule; otherwise *absent (if

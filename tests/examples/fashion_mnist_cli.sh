@@ -66,6 +66,10 @@ check limit_text 2 "fashion_mnist: --limit abc: expected a whole number" --limit
 check bench_zero 2 "fashion_mnist: --bench 0: expected a whole number" --bench 0
 check bench_text 2 "fashion_mnist: --bench abc: expected a whole number" --bench abc
 check batch_text 2 "fashion_mnist: --batch-size 12q: expected a whole number" --batch-size 12q
+check devices_zero 2 "fashion_mnist: --devices 0: expected a whole number from 1 to 64" --devices 0
+check devices_huge 2 "fashion_mnist: --devices 65: expected a whole number from 1 to 64" --devices 65
+check devices_not_dividing 2 "fashion_mnist: --batch-size 10 is not divisible by --devices 4" \
+  --batch-size 10 --devices 4
 check model_unknown 2 "fashion_mnist: --model rnn: expected mlp or cnn" --model rnn
 check help_defaults 0 "--epochs N          passes over the training set, 1..100000 (default 10)" --help
 check batch_too_large 2 "fashion_mnist: --batch-size 100: larger than the 16 training images" \
@@ -102,6 +106,15 @@ if command -v python3 > /dev/null 2>&1; then
   python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$dir/run/rel.json" ||
     { echo "FAIL: the trace is not valid JSON"; failures=$((failures + 1)); }
 fi
+
+# Data-parallel over 2 cpu devices: the same loss and test accuracy as one device
+# (gradients averaged with pmean over equal halves of each batch).
+dp1=$("$bin" --data "$dir/data" --model cnn --epochs 2 --batch-size 8 $out 2>&1 | grep '^epoch  2/2')
+dp2=$("$bin" --data "$dir/data" --model cnn --epochs 2 --batch-size 8 --devices 2 $out 2>&1 | grep '^epoch  2/2')
+echo "1 device:  $dp1"
+echo "2 devices: $dp2"
+[ -n "$dp1" ] && [ "$(printf '%s' "$dp1" | cut -c1-50)" = "$(printf '%s' "$dp2" | cut -c1-50)" ] ||
+  { echo "FAIL: --devices 2 does not reproduce one device's loss and accuracy"; failures=$((failures + 1)); }
 
 echo "$failures failures"
 [ $failures -eq 0 ] && rm -rf "$dir"
