@@ -113,7 +113,8 @@ dp1=$("$bin" --data "$dir/data" --model cnn --epochs 2 --batch-size 8 $out 2>&1 
 dp2=$("$bin" --data "$dir/data" --model cnn --epochs 2 --batch-size 8 --devices 2 $out 2>&1 | grep '^epoch  2/2')
 echo "1 device:  $dp1"
 echo "2 devices: $dp2"
-[ -n "$dp1" ] && [ "$(printf '%s' "$dp1" | cut -c1-50)" = "$(printf '%s' "$dp2" | cut -c1-50)" ] ||
+# (compared up to the accuracy's '%': the times differ)
+[ -n "$dp1" ] && [ "$(printf '%s' "$dp1" | sed 's/%.*//')" = "$(printf '%s' "$dp2" | sed 's/%.*//')" ] ||
   { echo "FAIL: --devices 2 does not reproduce one device's loss and accuracy"; failures=$((failures + 1)); }
 
 echo "$failures failures"

@@ -8,6 +8,7 @@
 
 #include "core/array.h"
 #include "test.h"
+#include "trace/collective.h"
 #include "trace/prim.h"
 #include "trace/trace.h"
 #include "transform/transform.h"
@@ -646,6 +647,46 @@ static void test_loops(void) {
   jx_fn_free(fw), jx_fn_free(fs), jx_fn_free(fr);
 }
 
+/* Collectives under vmap, on a mesh axis "i" of one device bound on this thread (their
+ * values between several devices are tested in tests/trace/test_shard_map.c against JAX;
+ * here the batching rules -- batch dims kept or moved in front, axes shifted -- are
+ * checked against a loop). */
+static jx_status collective_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  switch ((int)(intptr_t)ctx) {
+  case 0: out[0] = jx_lax_psum(in[0], "i"); break;
+  case 1: out[0] = jx_lax_pmax(in[0], "i"); break;
+  case 2: out[0] = jx_lax_pmin(in[0], "i"); break;
+  case 3: out[0] = jx_lax_all_gather(in[0], "i", 1, false); break;
+  case 4: out[0] = jx_lax_psum_scatter(in[0], "i", 1, true); break;
+  case 5: out[0] = jx_lax_ppermute(in[0], "i", 1, (const int[][2]){{0, 0}}); break;
+  case 6: out[0] = jx_lax_all_to_all(in[0], "i", 1, 0, true); break;
+  default: out[0] = jx_add(in[0], jx_astype(jx_lax_axis_index("i"), JX_FLOAT32)); break;
+  }
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_collectives(void) {
+  static const Prim prims[] = {PRIM_psum, PRIM_pmax, PRIM_pmin, PRIM_all_gather, PRIM_psum_scatter,
+                               PRIM_ppermute, PRIM_all_to_all, PRIM_axis_index};
+  Comm *c = comm_new(1);
+  AxisFrame frame = {.name = "i", .size = 1, .index = 0, .comm = c};
+  collective_set_axes(1, &frame);
+  InSpec s = F32(S23);
+  for (int k = 0; k < 8; k++) {
+    covered[prims[k]] = true;
+    jx_fn *f = jx_fn_new(prim_name(prims[k]), 1, 1, collective_fn, (void *)(intptr_t)k);
+    for (int a = 0; a < 3; a++) {
+      int in_axis = (int[]){0, 1, 2}[a];
+      jx_array *x = make_input(&s, in_axis, 4);
+      check_vmap(prim_name(prims[k]), f, &x, &in_axis, (int[]){0});
+      jx_free(x);
+    }
+    jx_fn_free(f);
+  }
+  collective_set_axes(0, NULL);
+  comm_free(c);
+}
+
 static void test_rule_table(void) {
   for (int p = 0; p < PRIM_NUM; p++) {
     const char *why = NULL;
@@ -1040,6 +1081,7 @@ static void test_errors(void) {
 
 int main(void) {
   RUN(test_rule_table);
+  RUN(test_collectives);
   RUN(test_elementwise);
   RUN(test_select_convert);
   RUN(test_reduce);
