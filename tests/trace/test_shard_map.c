@@ -243,6 +243,38 @@ static void test_chain(void) {
   jx_scope_end(0, NULL);
 }
 
+/* psum of complex64 blocks sums both parts; pmax of them is refused (no order). */
+static jx_status f_psum(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = ctx ? jx_lax_pmax(in[0], "x") : jx_lax_psum(in[0], "x");
+  return out[0] ? JX_OK : jx_last_status();
+}
+static void test_complex(void) {
+  jx_scope_begin();
+  jx_mesh *m = mesh1(4);
+  float v[16];
+  for (int k = 0; k < 8; k++) v[2 * k] = (float)k, v[2 * k + 1] = (float)(-2 * k);
+  jx_array *x = jx_array_from(v, JX_COMPLEX64, 1, (int64_t[]){8});
+  jx_fn *f = jx_fn_new("psum", 1, 1, f_psum, NULL);
+  jx_fn *sm = jx_shard_map(f, m, (const char *[]){"x"}, (const char *[]){"x"});
+  jx_array *y = NULL;
+  CHECK(jx_call(sm, &x, &y) == JX_OK);
+  float got[16];
+  CHECK(y && jx_read(y, got, sizeof got) == JX_OK);
+  /* block j of 2: elements 2j, 2j+1; psum: 0+2+4+6 = 12 and 1+3+5+7 = 16 (imaginary -2x) */
+  for (int k = 0; y && k < 8; k++) {
+    CHECK_NEAR(got[2 * k], k % 2 ? 16.0 : 12.0, 0);
+    CHECK_NEAR(got[2 * k + 1], k % 2 ? -32.0 : -24.0, 0);
+  }
+  jx_fn_free(sm), jx_fn_free(f);
+  f = jx_fn_new("pmax", 1, 1, f_psum, (void *)1);
+  sm = jx_shard_map(f, m, (const char *[]){"x"}, (const char *[]){"x"});
+  CHECK(jx_call(sm, &x, &y) == JX_ERR_DTYPE);
+  CHECK_ERROR(JX_ERR_DTYPE, "pmax: complex operands have no order");
+  jx_fn_free(sm), jx_fn_free(f);
+  jx_mesh_free(m);
+  jx_scope_end(0, NULL);
+}
+
 /* Device 1 fails before the psum the others wait in. */
 static jx_status f_fail_on_1(void *ctx, jx_array *const *in, jx_array **out) {
   if (jx_item(jx_lax_axis_index("x")) == 1) {
@@ -365,6 +397,7 @@ int main(void) {
   TEST_RUN(test_golden);
   TEST_RUN(test_golden_mesh_pmap);
   TEST_RUN(test_chain);
+  TEST_RUN(test_complex);
   TEST_RUN(test_errors);
   return test_finish();
 }
