@@ -460,6 +460,9 @@ static bool complex_ok(Prim p) {
   case PRIM_rsqrt: case PRIM_pow: case PRIM_sin: case PRIM_cos: case PRIM_tan:
   case PRIM_sinh: case PRIM_cosh: case PRIM_tanh: case PRIM_asin: case PRIM_acos:
   case PRIM_atan: case PRIM_asinh: case PRIM_acosh: case PRIM_atanh:
+  /* collectives that add or move data (pmax / pmin need an order) */
+  case PRIM_psum: case PRIM_all_gather: case PRIM_psum_scatter: case PRIM_ppermute:
+  case PRIM_all_to_all:
     return true;
   default:
     return false;

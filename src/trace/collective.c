@@ -210,10 +210,6 @@ bool collective_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams 
   case PRIM_pmin:
   case PRIM_ppermute:
     out->weak = x->weak;
-    if ((x->dtype == JX_COMPLEX64 || x->dtype == JX_COMPLEX128) && (p == PRIM_pmax || p == PRIM_pmin)) {
-      error_set(JX_ERR_DTYPE, "%s: complex operands have no order", prim_name(p));
-      return false;
-    }
     if (x->dtype == JX_BOOL && p == PRIM_psum) {
       error_set(JX_ERR_DTYPE, "psum: bool operands are not summed (convert them first)");
       return false;
