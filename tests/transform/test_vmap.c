@@ -669,7 +669,7 @@ static void test_collectives(void) {
   static const Prim prims[] = {PRIM_psum, PRIM_pmax, PRIM_pmin, PRIM_all_gather, PRIM_psum_scatter,
                                PRIM_ppermute, PRIM_all_to_all, PRIM_axis_index};
   Comm *c = comm_new(1);
-  AxisFrame frame = {.name = "i", .size = 1, .index = 0, .comm = c};
+  AxisFrame frame = {.name = "i", .size = 1, .index = 0, .comm = c, .device = backend_default()};
   collective_set_axes(1, &frame);
   InSpec s = F32(S23);
   for (int k = 0; k < 8; k++) {
