@@ -5,6 +5,9 @@ batched, singular, non-square, 0x0 / 1x1 and non-finite inputs, and gradients
 (jax.grad of sum(f(x) * w), float64, param x64=1) of each differentiable function.
 Only results LAPACK fixes uniquely are recorded (eigenvectors and singular vectors are
 checked by identities in the C test, their signs being implementation-defined).
+Complex cases (complex64/complex128: Hermitian cholesky and eigh, conjugating
+triangular solves, lu/solve/inv/det/slogdet, qr, svd, norms, eig/eigvals, and float64/
+complex128 gradients through real and imaginary parts) are written as (re im) pairs.
 Format: tests/support/golden.h. Params: flags as 0/1.
 Run:  python3 tools/golden_linalg.py"""
 import os
@@ -22,6 +25,16 @@ import golden_reduce_movement as g  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 g.CASES.clear()
+_fmt_value = g.fmt_value
+
+
+def fmt_value(v, dtype):  # complex elements as two numbers: re im
+    if dtype.startswith("complex"):
+        return _fmt_value(v.real, "float64") + " " + _fmt_value(v.imag, "float64")
+    return _fmt_value(v, dtype)
+
+
+g.fmt_value = fmt_value
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden", "linalg.txt")
 NAN, INF = float("nan"), float("inf")
 rng = np.random.RandomState(14)
@@ -49,7 +62,7 @@ def tri(shape, lower, dtype="float32"):
 def case(name, fn, ins, call, params="", err=None):
     """g.case under JAX's default x64 mode (off), or with x64 on (param x64=1) when an
     input is 64-bit."""
-    wide = any(np.dtype(x.dtype).itemsize == 8 for x in ins)
+    wide = any(np.dtype(x.dtype) in (np.float64, np.complex128) for x in ins)
     if wide and "x64=1" not in params:
         params = ("x64=1 " + params).strip()
     jax.config.update("jax_enable_x64", wide)
@@ -324,6 +337,156 @@ grad_case("grad_tridiag", "lax_tridiagonal_solve", tridiag((), 5, 3, F64), ts)
 grad_case("grad_tridiag_b", "lax_tridiagonal_solve", tridiag((2,), 4, 2, F64), ts)
 for k, sc in enumerate([0.1, 1.0, 8.0]):
     grad_case(f"grad_expm_{k}", "scipy_expm", [erand((3, 3), sc, F64)], jsl.expm, "upper=0 maxsq=16")
+
+
+# ------------------------------------------------------------------ complex (own generator)
+crng = np.random.RandomState(1414)
+C64, C128 = "complex64", "complex128"
+
+
+def crand(shape, dtype=C64):
+    re_, im_ = (np.round(crng.uniform(-2, 2, shape) * 8) / 8 for _ in range(2))
+    return jnp.asarray(re_ + 1j * im_, dtype=dtype)
+
+
+def hpd(shape, dtype=C64):
+    a = np.asarray(crand(shape, C128)) / 2
+    n = shape[-1]
+    return jnp.asarray(a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n), dtype=dtype)
+
+
+def ctri(shape, lower, dtype=C64):
+    a = np.asarray(crand(shape, C128)) / 2 + 3 * np.eye(shape[-1])
+    return jnp.asarray(np.tril(a) if lower else np.triu(a), dtype=dtype)
+
+
+for dt in (C64, C128):
+    sfx = "c64" if dt == C64 else "c128"
+    for up in (0, 1):
+        case(f"cholesky_{sfx}_{up}", "linalg_cholesky", [hpd((2, 3, 3), dt)],
+             lambda x, up=up: jnp.linalg.cholesky(x, upper=bool(up)), f"upper={up}")
+    case(f"scipy_cholesky_{sfx}", "scipy_cholesky", [hpd((3, 3), dt)], lambda x: jsl.cholesky(x, lower=True),
+         "lower=1")
+    for left in (0, 1):
+        for low in (0, 1):
+            for tr, cj in ((0, 0), (1, 0), (1, 1), (0, 1)):
+                a = ctri((2, 3, 3), bool(low), dt)
+                b = crand((2, 3, 2) if left else (2, 2, 3), dt)
+                case(f"trsolve_{sfx}_{left}{low}{tr}{cj}", "lax_triangular_solve", [a, b],
+                     lambda a, b, left=left, low=low, tr=tr, cj=cj: lax.linalg.triangular_solve(
+                         a, b, left_side=bool(left), lower=bool(low), transpose_a=bool(tr), conjugate_a=bool(cj)),
+                     f"left={left} lower={low} trans={tr} conj={cj} unit=0")
+    for trans in (0, 1, 2):
+        case(f"solve_triangular_{sfx}_{trans}", "scipy_solve_triangular", [ctri((3, 3), True, dt), crand((3, 2), dt)],
+             lambda a, b, trans=trans: jsl.solve_triangular(a, b, trans=trans, lower=True), f"trans={trans} lower=1 unit=0")
+    for nm, x in [("4", crand((4, 4), dt)), ("35", crand((3, 5), dt)), ("b", crand((2, 3, 3), dt))]:
+        case(f"lu_{sfx}_{nm}", "lax_lu", [x], lambda x: lax.linalg.lu(x))
+    a = crand((4, 4), dt) + 3 * jnp.eye(4, dtype=dt)
+    for trans in (0, 1, 2):
+        case(f"lu_solve_{sfx}_{trans}", "scipy_lu_solve", [a, crand((4, 2), dt)],
+             lambda a, b, trans=trans: jsl.lu_solve(jsl.lu_factor(a), b, trans=trans), f"trans={trans}")
+    case(f"solve_{sfx}", "linalg_solve", [crand((2, 3, 3), dt), crand((2, 3, 2), dt)], jnp.linalg.solve)
+    case(f"solve_{sfx}_vec", "linalg_solve", [crand((3, 3), dt), crand((3,), dt)], jnp.linalg.solve)
+    case(f"inv_{sfx}", "linalg_inv", [crand((2, 4, 4), dt)], jnp.linalg.inv)
+    for nm, x in [("4", crand((4, 4), dt)), ("b", crand((2, 3, 3), dt)),
+                  ("sing", jnp.asarray([[1 + 1j, 2 + 2j], [1, 2]], dt)), ("1", crand((1, 1), dt))]:
+        case(f"det_{sfx}_{nm}", "linalg_det", [x], jnp.linalg.det)
+        case(f"slogdet_{sfx}_{nm}", "linalg_slogdet", [x], lambda x: tuple(jnp.linalg.slogdet(x)))
+    case(f"cho_solve_{sfx}", "scipy_cho_solve", [hpd((3, 3), dt), crand((3, 2), dt)],
+         lambda a, b: jsl.cho_solve(jsl.cho_factor(a, lower=True), b), "lower=1")
+    for nm, x in [("44", crand((4, 4), dt)), ("53", crand((5, 3), dt)), ("35", crand((3, 5), dt)),
+                  ("b", crand((2, 3, 3), dt))]:
+        for mode in ("reduced", "complete"):
+            case(f"qr_{sfx}_{nm}_{mode}", "linalg_qr", [x], lambda x, mode=mode: jnp.linalg.qr(x, mode=mode),
+                 f"mode={mode}")
+        case(f"svdvals_{sfx}_{nm}", "linalg_svdvals", [x], jnp.linalg.svdvals)
+    for uplo in ("L", "U"):
+        case(f"eigvalsh_{sfx}_{uplo}", "linalg_eigvalsh", [hpd((2, 4, 4), dt) - 4 * jnp.eye(4, dtype=dt)],
+             lambda x, uplo=uplo: jnp.linalg.eigvalsh(x, UPLO=uplo), f"uplo={uplo}")
+    case(f"eigh_nosym_{sfx}", "linalg_eigh_w", [crand((4, 4), dt)],
+         lambda x: jnp.linalg.eigh(x, UPLO="L", symmetrize_input=False)[0], "uplo=L sym=0")
+    cv = crand((5,), dt)
+    for o in ["none", "2", "1", "0", "inf", "-inf", "3"]:
+        ordv = None if o == "none" else float(o)
+        case(f"norm_{sfx}_vec_{o}", "linalg_norm", [cv], lambda x, ordv=ordv: jnp.linalg.norm(x, ord=ordv), f"ord={o}")
+    cm = crand((2, 3, 4), dt)
+    for o in ["fro", "nuc", "1", "2", "inf", "-2"]:
+        ordv = o if o in ("fro", "nuc") else float(o)
+        case(f"norm_{sfx}_mat_{o}", "linalg_norm", [cm], lambda x, ordv=ordv: jnp.linalg.norm(x, ord=ordv, axis=(1, 2)),
+             f"ord={o} axes=1,2 keepdims=0")
+    case(f"norm_{sfx}_all", "linalg_norm", [cm], lambda x: jnp.linalg.norm(x), "ord=none")
+    case(f"pinv_{sfx}", "linalg_pinv", [crand((2, 4, 3), dt)], jnp.linalg.pinv)
+    case(f"matrix_rank_{sfx}", "linalg_matrix_rank", [crand((3, 4), dt)], jnp.linalg.matrix_rank)
+    case(f"cond_{sfx}", "linalg_cond", [crand((2, 3, 3), dt)], jnp.linalg.cond, "p=none")
+    case(f"cond_{sfx}_fro", "linalg_cond", [crand((3, 3), dt)], lambda x: jnp.linalg.cond(x, "fro"), "p=fro")
+    case(f"lstsq_{sfx}", "linalg_lstsq", [crand((5, 3), dt), crand((5, 2), dt)], lambda a, b: tuple(jnp.linalg.lstsq(a, b)))
+
+# eig / eigvals: LAPACK geev's order is not sorted; the goldens sort (jnp.sort_complex's
+# lexicographic order) and so does the C test
+for nm, x in [("f32", rand((4, 4))), ("f64", rand((5, 5), F64)), ("b", rand((2, 3, 3))),
+              ("rot", jnp.asarray([[0.0, -1.0], [1.0, 0.0]], F32)), ("1", rand((1, 1))),
+              ("c64", crand((4, 4))), ("c128", crand((3, 3), C128)), ("int", jnp.asarray([[2, 1], [0, 3]], "int32")),
+              ("sym", spd((3, 3)))]:
+    case(f"eigvals_{nm}", "linalg_eigvals_sorted", [x], lambda x: jnp.sort(jnp.linalg.eigvals(x)))
+case("eigvals_0", "linalg_eigvals_sorted", [jnp.zeros((0, 0), F32)], lambda x: jnp.sort(jnp.linalg.eigvals(x)))
+case("eigvals_rank1", "linalg_eigvals_sorted", [jnp.ones((3,), F32)], jnp.linalg.eigvals, err="JX_ERR_SHAPE")
+case("eigvals_nonsquare", "linalg_eigvals_sorted", [jnp.ones((2, 3), F32)], jnp.linalg.eigvals, err="JX_ERR_SHAPE")
+
+
+def ri(f):
+    """f's complex results as (real, imag) pairs: float gradients of complex functions."""
+    def g_(*a):
+        r = f(*a)
+        r = r if isinstance(r, (list, tuple)) else [r]
+        out = []
+        for o in r:
+            if jnp.iscomplexobj(o):
+                out += [jnp.real(o), jnp.imag(o)]
+            else:
+                out.append(o)
+        return tuple(out)
+    return g_
+
+
+grad_case("grad_cholesky_c", "linalg_cholesky_ri", [hpd((3, 3), C128)], ri(jnp.linalg.cholesky), "upper=0")
+for left, low, tr, cj in ((1, 1, 0, 0), (1, 0, 1, 1), (0, 1, 1, 0), (0, 0, 0, 1)):
+    a, b = ctri((3, 3), bool(low), C128), crand((3, 2) if left else (2, 3), C128)
+    grad_case(f"grad_trsolve_c_{left}{low}{tr}{cj}", "lax_triangular_solve_ri", [a, b],
+              ri(lambda a, b, left=left, low=low, tr=tr, cj=cj: lax.linalg.triangular_solve(
+                  a, b, left_side=bool(left), lower=bool(low), transpose_a=bool(tr), conjugate_a=bool(cj))),
+              f"left={left} lower={low} trans={tr} conj={cj} unit=0")
+grad_case("grad_solve_c", "linalg_solve_ri", [crand((3, 3), C128) + 3 * jnp.eye(3), crand((3, 2), C128)],
+          ri(jnp.linalg.solve))
+grad_case("grad_inv_c", "linalg_inv_ri", [crand((3, 3), C128) + 3 * jnp.eye(3)], ri(jnp.linalg.inv))
+grad_case("grad_det_c", "linalg_det_ri", [crand((3, 3), C128)], ri(jnp.linalg.det))
+grad_case("grad_slogdet_c", "linalg_slogdet_logdet", [crand((3, 3), C128)], lambda x: jnp.linalg.slogdet(x)[1])
+grad_case("grad_qr_c", "linalg_qr_ri", [crand((4, 3), C128)], ri(lambda x: jnp.linalg.qr(x)), "mode=reduced")
+grad_case("grad_qr_c_wide", "linalg_qr_ri", [crand((2, 3), C128)], ri(lambda x: jnp.linalg.qr(x)), "mode=reduced")
+grad_case("grad_qr_complete", "linalg_qr", [rand((5, 3), F64)], lambda x: jnp.linalg.qr(x, mode="complete"),
+          "mode=complete")
+grad_case("grad_qr_c_complete", "linalg_qr_ri", [crand((4, 2), C128)], ri(lambda x: jnp.linalg.qr(x, mode="complete")),
+          "mode=complete")
+grad_case("grad_eigvalsh_c", "linalg_eigvalsh", [hpd((3, 3), C128)], jnp.linalg.eigvalsh, "uplo=L")
+grad_case("grad_eigh_c_sq", "linalg_eigh_abs2", [hpd((3, 3), C128)],
+          lambda x: (jnp.linalg.eigh(x)[0], jnp.abs(jnp.linalg.eigh(x)[1]) ** 2))
+for nm, shp in [("44", (3, 3)), ("53", (4, 2)), ("35", (2, 4))]:
+    grad_case(f"grad_svdvals_c_{nm}", "linalg_svdvals", [crand(shp, C128)], jnp.linalg.svdvals)
+    grad_case(f"grad_svd_c_{nm}", "linalg_svd_abs2", [crand(shp, C128)],
+              lambda x: (jnp.abs(jnp.linalg.svd(x, full_matrices=False)[0]) ** 2,
+                         jnp.linalg.svd(x, full_matrices=False)[1],
+                         jnp.abs(jnp.linalg.svd(x, full_matrices=False)[2]) ** 2))
+grad_case("grad_norm_c", "linalg_norm", [crand((3, 4), C128)], lambda x: jnp.linalg.norm(x), "ord=none")
+grad_case("grad_norm_c_nuc", "linalg_norm", [crand((3, 4), C128)], lambda x: jnp.linalg.norm(x, "nuc"), "ord=nuc")
+# eigenvalues' symmetric functions (geev's order is arbitrary): real and imaginary
+# parts of sum(w^2) and sum(w^3)
+def eig_sym(x):
+    w = jnp.linalg.eigvals(x)
+    s2, s3 = jnp.sum(w * w), jnp.sum(w * w * w)
+    return (jnp.real(s2), jnp.imag(s2), jnp.real(s3), jnp.imag(s3))
+
+
+grad_case("grad_eigvals", "linalg_eigvals_sym", [rand((4, 4), F64)], eig_sym)
+grad_case("grad_eigvals_c", "linalg_eigvals_sym", [crand((3, 3), C128)], eig_sym)
 
 with open(OUT, "w") as f:
     f.write(f"# Generated by tools/golden_linalg.py with jax {jax.__version__} -- do not edit.\n")

@@ -8,11 +8,16 @@
 
 /* ------------------------------------------------------------ linear algebra */
 /* Dense linear algebra on LAPACK (OpenBLAS underneath; a batch runs on the cpu
- * backend's threads, one problem per thread), mirroring jax.lax.linalg,
+ * backend's threads, in chunks of problems), mirroring jax.lax.linalg,
  * jax.numpy.linalg and jax.scipy.linalg. Matrices are the last two dims; leading dims
- * are batch dims. float32 and float64 (bool/int inputs of the jnp/scipy functions
- * promote to the default float, as promote_dtypes_inexact; the lax functions take
- * floats only: JX_ERR_DTYPE). Differentiable (JAX's JVP rules; repeated eigenvalues
+ * are batch dims. float32, float64, complex64 and complex128 (LAPACK's s/d/c/z
+ * routines: potrf, trsm, getrf, geqrf/orgqr/ungqr, syevd/heevd, gesdd, geev, gtsv;
+ * bool/int inputs of the jnp/scipy functions promote to the default float, as
+ * promote_dtypes_inexact; the lax functions take inexact dtypes only: JX_ERR_DTYPE).
+ * For complex input, transposes are conjugate transposes where JAX's are (cholesky's
+ * L L^H, eigh's Hermitian input, svd's u s vh, qr's unitary q); eigenvalues (eigh)
+ * and singular values are real. Differentiable (JAX's JVP rules, with JAX's
+ * conjugates for complex input; repeated eigenvalues
  * or singular values give infinities in the derivatives, as in JAX), batchable
  * (vmap moves batch dims to the front), jittable (each factorization is one routine
  * step). Errors: JX_ERR_SHAPE naming the function and shapes for rank < 2, non-square
@@ -22,20 +27,21 @@
  * report JX_ERR_UNSUPPORTED). Functions with several results fill out[] (new
  * references; all NULL on failure) and return the status. */
 
-/* lax.linalg.cholesky(x, symmetrize_input): lower L with L L^T = x (x symmetrized as
- * (x + x^T)/2 first if asked, else only its lower half is read). Potrf. */
+/* lax.linalg.cholesky(x, symmetrize_input): lower L with L L^H = x (x symmetrized as
+ * (x + x^H)/2 first if asked, else only its lower half is read). Potrf. */
 jx_array *jx_lax_linalg_cholesky(jx_array *x, bool symmetrize_input);
 /* lax.linalg.triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a,
  * unit_diagonal): x with op(a) x = b (left_side) or x op(a) = b, a (..., k, k)
- * triangular, b (..., m, n) with a's batch dims (or one dim less: a vector). trsm. */
+ * triangular, b (..., m, n) with a's batch dims (or one dim less: a vector); op
+ * transposes (transpose_a) and conjugates (conjugate_a; ignored for real a). trsm. */
 jx_array *jx_lax_linalg_triangular_solve(jx_array *a, jx_array *b, bool left_side, bool lower, bool transpose_a,
                                          bool conjugate_a, bool unit_diagonal);
 /* lax.linalg.lu(x): out[0] lu (..., m, n) (L below the unit diagonal, U on and
  * above), out[1] pivots int32 (..., min(m, n)), out[2] permutation int32 (..., m) with
  * x[perm] = L U. Partial pivoting (getrf); singular input is not an error. */
 jx_status jx_lax_linalg_lu(jx_array *x, jx_array **out);
-/* lax.linalg.lu_solve(lu, permutation, b, trans): solves a x = b (trans 0) or
- * a^T x = b (1, 2) from lu's factors; b (..., m, k), or (..., m) when it has one dim
+/* lax.linalg.lu_solve(lu, permutation, b, trans): solves a x = b (trans 0), a^T x = b
+ * (1) or a^H x = b (2) from lu's factors; b (..., m, k), or (..., m) when it has one dim
  * less than lu; batch dims broadcast. */
 jx_array *jx_lax_linalg_lu_solve(jx_array *lu, jx_array *permutation, jx_array *b, int trans);
 
@@ -48,7 +54,8 @@ jx_array *jx_linalg_solve(jx_array *a, jx_array *b);
 /* jnp.linalg.inv(a): solve(a, I). */
 jx_array *jx_linalg_inv(jx_array *a);
 /* jnp.linalg.det(a) and slogdet(a) (sign, log|det|) through LU: (..., n, n) ->
- * (...); a singular a gives det 0, slogdet (0, -inf). */
+ * (...); a singular a gives det 0, slogdet (0, -inf). Complex a: sign is the complex
+ * phase det / |det| (a's dtype), logabsdet real. */
 jx_array *jx_linalg_det(jx_array *a);
 jx_status jx_linalg_slogdet(jx_array *a, jx_array **sign, jx_array **logabsdet);
 
@@ -97,10 +104,11 @@ jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out);
  * min(m, n). Householder (geqrf + orgqr): LAPACK's signs. */
 jx_status jx_lax_linalg_qr(jx_array *x, bool full_matrices, jx_array **out);
 /* lax.linalg.eigh(x, lower, symmetrize_input): out = (v, w): v (..., n, n) eigenvectors
- * as columns, w (..., n) ascending (syevd; always sorted). NaNs where LAPACK fails. */
+ * as columns, w (..., n) ascending and real (float32 for complex64 x; syevd, heevd for
+ * complex x; always sorted). NaNs where LAPACK fails. */
 jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, jx_array **out);
 /* lax.linalg.svd(x, full_matrices, compute_uv): out = (u, s, vt) with compute_uv, else
- * out[0] = s; s (..., k) descending, k = min(m, n); u (..., m, m or k), vt (..., n or k,
+ * out[0] = s; s (..., k) descending and real, k = min(m, n); u (..., m, m or k), vt (..., n or k,
  * n). Divide and conquer (gesdd). The JVP of full_matrices=True for non-square x is
  * JX_ERR_UNSUPPORTED, as in JAX. */
 jx_status jx_lax_linalg_svd(jx_array *x, bool full_matrices, bool compute_uv, jx_array **out);
@@ -117,8 +125,28 @@ jx_array *jx_linalg_eigvalsh(jx_array *a, const char *UPLO);
 jx_status jx_linalg_svd(jx_array *a, bool full_matrices, bool compute_uv, jx_array **out);
 jx_array *jx_linalg_svdvals(jx_array *a);
 
-/* jnp.linalg.norm(x, ord, axis, keepdims): ord as text: NULL (None), a number ("1",
- * "-2", "0.5"), "inf", "-inf", "fro" or "nuc"; naxes = 1 is a vector norm (ord 0, 1,
+/* lax.linalg.eig(x, compute_left_eigenvectors, compute_right_eigenvectors): the
+ * eigendecomposition of a general square x (..., n, n) by LAPACK geev: out[0] = w
+ * (..., n) eigenvalues, then vl (with compute_left) and vr (with compute_right)
+ * (..., n, n), eigenvectors as columns (A vr[:, j] = w[j] vr[:, j], vl[:, j]^H A =
+ * w[j] vl[:, j]^H; LAPACK's normalization: unit 2-norm, largest component real). All
+ * outputs are complex (complex64 for float32/complex64 x, complex128 for float64/
+ * complex128), unsorted (LAPACK's order), as JAX on CPU; a matrix geev cannot reduce
+ * gives NaNs. CPU and interp (cuda: JX_ERR_UNSUPPORTED).
+ * Differentiable in the eigenvalues only (JAX's rule: dw = diag(vr^-1 dx vr)); the
+ * derivative of an eig with eigenvectors is JX_ERR_UNSUPPORTED (JAX's default
+ * enable_eigvec_derivs=False). Batching and jit as the other routines. Errors:
+ * JX_ERR_SHAPE (rank < 2, non-square), JX_ERR_DTYPE (not float32/64, complex64/128). */
+jx_status jx_lax_linalg_eig(jx_array *x, bool compute_left_eigenvectors, bool compute_right_eigenvectors,
+                            jx_array **out);
+/* jnp.linalg.eig(a): out = (w, v) with v the right eigenvectors (lax eig without left
+ * ones); jnp.linalg.eigvals(a): w only. bool/int a promote to the default float. */
+jx_status jx_linalg_eig(jx_array *a, jx_array **out);
+jx_array *jx_linalg_eigvals(jx_array *a);
+
+/* jnp.linalg.norm(x, ord, axis, keepdims) (real results for complex x): ord as text:
+ * NULL (None), a number ("1", "-2", "0.5"), "inf", "-inf", "fro" or "nuc"; naxes = 1
+ * is a vector norm (ord 0, 1,
  * 2, inf, -inf, p), naxes = 2 a matrix norm (fro, nuc, 1, 2, inf, -1, -2, -inf; 2 and
  * nuc through singular values); axes NULL: the whole array (2-norm when ord is NULL,
  * else by its rank). Bad ord: JX_ERR_VALUE; bad axes: JX_ERR_SHAPE. */

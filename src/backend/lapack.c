@@ -1,10 +1,11 @@
 /* lapack.c -- the linear-algebra routines on LAPACKE (column-major calls, so LAPACKE
- * never transposes behind our back) and CBLAS: row-major jaxc matrices are passed as
- * their column-major transposes where the algorithm allows it (potrf, syevd on
- * symmetric input; gesdd of a^T gives v and u^T directly) and copied transposed where
- * it does not (getrf, geqrf). Failures follow JAX on CPU: cholesky, eigh and svd give
- * NaNs for the batch entries LAPACK reports as failed; lu of a singular matrix is
- * returned as LAPACK computes it. */
+ * never transposes behind our back) and CBLAS, for float32, float64, complex64 and
+ * complex128 (LAPACK's s, d, c and z routines): row-major jaxc matrices are passed as
+ * their column-major transposes where the algorithm allows it (potrf, syevd/heevd on
+ * symmetric/Hermitian input; gesdd of a^T gives v and u^T directly) and copied
+ * transposed where it does not (getrf, geqrf, geev). Failures follow JAX on CPU:
+ * cholesky, eigh, svd and eig give NaNs for the batch entries LAPACK reports as failed;
+ * lu of a singular matrix is returned as LAPACK computes it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,10 @@ static int64_t svd_ku(const Routine *r) { return r->flags & LINALG_FULL_MATRICES
 static int64_t svd_kv(const Routine *r) { return r->flags & LINALG_FULL_MATRICES ? r->m : min64(r->n, r->m); }
 
 jx_dtype lapack_out_dtype(const Routine *r, int o) {
-  return r->op == ROUTINE_LU && o > 0 ? JX_INT32 : r->dtype;
+  if (r->op == ROUTINE_LU && o > 0) return JX_INT32;
+  if ((r->op == ROUTINE_EIGH && o == 1) || (r->op == ROUTINE_SVD && o == 0)) return dtype_real_part(r->dtype);
+  if (r->op == ROUTINE_EIG) return dtype_to_complex(r->dtype);
+  return r->dtype;
 }
 
 int64_t lapack_out_numel(const Routine *r, int o) {
@@ -37,6 +41,7 @@ int64_t lapack_out_numel(const Routine *r, int o) {
   case ROUTINE_QR: per = o == 0 ? n * svd_ku(r) : svd_ku(r) * m; break;
   case ROUTINE_EIGH: per = o == 0 ? n * n : n; break;
   case ROUTINE_SVD: per = o == 0 ? k : o == 1 ? n * svd_ku(r) : svd_kv(r) * m; break;
+  case ROUTINE_EIG: per = o == 0 ? n : n * n; break;
   case ROUTINE_TRIDIAGONAL_SOLVE: per = n * m; break;
   default: break;
   }
@@ -46,6 +51,33 @@ int64_t lapack_out_numel(const Routine *r, int o) {
 #ifdef JAXC_HAVE_LAPACKE
 
 /* ------------------------------------------------------------ helpers */
+
+/* LAPACK's type letter: s, d, c, z. */
+typedef enum Kind { KIND_S, KIND_D, KIND_C, KIND_Z } Kind;
+
+/* One call's context: the routine, its kind, element bytes (esz; a complex element is
+ * two reals of rsz bytes) and scratch memory reused by every batch entry of the run:
+ * a batch of small problems allocates once and queries LAPACK's workspace sizes once
+ * (every entry has the same shape), where LAPACKE's high-level calls would query and
+ * malloc/free per entry. */
+typedef struct Ctx {
+  const Routine *r;
+  Kind kind;
+  bool cplx, f64; /* complex; the real part is double */
+  size_t esz, rsz;
+  char *scratch;
+  size_t cap;
+  int64_t lwork, lrwork, liwork; /* queried workspace sizes (elements); -1 before */
+} Ctx;
+
+/* The four LAPACKE variants of one routine (real and complex names may differ); every
+ * pointer argument is passed as void * or char *, which converts to each variant's
+ * element type. */
+#define LAPACKE4(c, s, d, cc, z, ...)                                                            \
+  ((c)->kind == KIND_S   ? LAPACKE_##s(__VA_ARGS__)                                              \
+   : (c)->kind == KIND_D ? LAPACKE_##d(__VA_ARGS__)                                              \
+   : (c)->kind == KIND_C ? LAPACKE_##cc(__VA_ARGS__)                                             \
+                         : LAPACKE_##z(__VA_ARGS__))
 
 /* dst (cols x rows, row-major) = src (rows x cols, row-major) transposed: also the
  * column-major copy of src. Typed loops in 32 x 32 tiles (a per-element memcpy of a
@@ -62,28 +94,48 @@ int64_t lapack_out_numel(const Routine *r, int o) {
           for (int64_t j = j0; j < j1; j++) d[j * rows + i] = s[i * cols + j];                     \
       }                                                                                            \
   } while (0)
-static void transpose_into(void *dst, const void *src, int64_t rows, int64_t cols, size_t isz) {
-  if (isz == 8) TRANSPOSE_TYPED(double);
-  else TRANSPOSE_TYPED(float);
+typedef struct Pair64 {
+  uint64_t a, b;
+} Pair64;
+static void transpose_into(void *dst, const void *src, int64_t rows, int64_t cols, size_t esz) {
+  if (esz == 16) TRANSPOSE_TYPED(Pair64);
+  else if (esz == 8) TRANSPOSE_TYPED(uint64_t);
+  else TRANSPOSE_TYPED(uint32_t);
 }
 
-static void fill_nan(void *p, int64_t n, bool f64) {
-  for (int64_t i = 0; i < n; i++)
-    if (f64) ((double *)p)[i] = NAN;
-    else ((float *)p)[i] = NAN;
+static void set_real(const Ctx *c, void *p, int64_t i, double v) {
+  if (c->f64) ((double *)p)[i] = v;
+  else ((float *)p)[i] = (float)v;
 }
 
-static void fill_eye(void *p, int64_t n, bool f64) {
-  memset(p, 0, (size_t)(n * n) * (f64 ? 8 : 4));
+/* n elements of NaN (both parts of a complex element). */
+static void fill_nan(const Ctx *c, void *p, int64_t n) {
+  for (int64_t i = 0; i < n * (c->cplx ? 2 : 1); i++) set_real(c, p, i, NAN);
+}
+
+static void fill_eye(const Ctx *c, void *p, int64_t n) {
+  memset(p, 0, (size_t)(n * n) * c->esz);
+  for (int64_t i = 0; i < n; i++) set_real(c, p, (i * n + i) * (c->cplx ? 2 : 1), 1);
+}
+
+/* Negates the imaginary parts of n complex elements (nothing for real ones). */
+static void conj_in_place(const Ctx *c, void *p, int64_t n) {
+  if (!c->cplx) return;
   for (int64_t i = 0; i < n; i++)
-    if (f64) ((double *)p)[i * n + i] = 1;
-    else ((float *)p)[i * n + i] = 1;
+    if (c->f64) ((double *)p)[2 * i + 1] = -((double *)p)[2 * i + 1];
+    else ((float *)p)[2 * i + 1] = -((float *)p)[2 * i + 1];
+}
+
+/* Whether element i's real part is NaN (a NaN pivot in potrf). */
+static bool is_nan_at(const Ctx *c, const void *p, int64_t i) {
+  int64_t k = i * (c->cplx ? 2 : 1);
+  return c->f64 ? isnan(((const double *)p)[k]) : isnan(((const float *)p)[k]);
 }
 
 static int ld(int64_t n) { return n > 1 ? (int)n : 1; }
 
-/* Batch entry b of operand p with `per` elements per entry. */
-static char *entry(void *p, int64_t b, int64_t per, size_t isz) { return (char *)p + (size_t)(b * per) * isz; }
+/* Batch entry b of operand p with `per` elements of esz bytes per entry. */
+static char *entry(void *p, int64_t b, int64_t per, size_t esz) { return (char *)p + (size_t)(b * per) * esz; }
 
 static jx_status oom(const Routine *r) {
   error_set(JX_ERR_OOM, "%s: out of memory for LAPACK scratch (%lld x %lld)", routine_name(r->op),
@@ -91,82 +143,86 @@ static jx_status oom(const Routine *r) {
   return JX_ERR_OOM;
 }
 
-/* Scratch memory of one lapack_run call (one chunk of a batch), reused by every batch
- * entry: a batch of small problems allocates once and queries LAPACK's workspace sizes
- * once (every entry has the same shape), where LAPACKE's high-level calls would query
- * and malloc/free per entry. */
-typedef struct Scratch {
-  char *p;
-  size_t cap;
-  int64_t lwork, liwork; /* queried workspace sizes (elements); -1 before the query */
-} Scratch;
-
 #define SCRATCH_ALIGN 64
 static size_t align_up(size_t n) { return (n + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN; }
 
-/* Carves nb buffers of bytes[i] each out of sc (grown if needed) into bufs[i]; false
- * when out of memory. */
-static bool scratch_get(Scratch *sc, int nb, const size_t *bytes, char **bufs) {
+/* Carves nb buffers of bytes[i] each out of c's scratch (grown if needed) into bufs[i];
+ * false when out of memory. */
+static bool scratch_get(Ctx *c, int nb, const size_t *bytes, char **bufs) {
   size_t total = 0;
   for (int i = 0; i < nb; i++) total += align_up(bytes[i] ? bytes[i] : 1);
-  if (total > sc->cap) {
-    free(sc->p);
-    sc->p = aligned_alloc(SCRATCH_ALIGN, total);
-    sc->cap = sc->p ? total : 0;
-    if (!sc->p) return false;
+  if (total > c->cap) {
+    free(c->scratch);
+    c->scratch = aligned_alloc(SCRATCH_ALIGN, total);
+    c->cap = c->scratch ? total : 0;
+    if (!c->scratch) return false;
   }
-  char *q = sc->p;
+  char *q = c->scratch;
   for (int i = 0; i < nb; i++) bufs[i] = q, q += align_up(bytes[i] ? bytes[i] : 1);
   return true;
 }
 
-/* A workspace query's answer (work[0] after lwork = -1), rounded up: a float32 answer
- * above 2^24 may have been rounded down. */
-static int64_t query_size(const void *w, bool f64) {
-  double v = f64 ? *(const double *)w : (double)*(const float *)w * (1 + 0x1p-22);
+/* A workspace query's answer (the real part of work[0] after lwork = -1), rounded up:
+ * a float32 answer above 2^24 may have been rounded down. */
+static int64_t query_size(const Ctx *c, const void *w) {
+  double v = c->f64 ? *(const double *)w : (double)*(const float *)w * (1 + 0x1p-22);
   return (int64_t)ceil(v) + 1;
 }
 
 /* ------------------------------------------------------------ routines */
 
-typedef jx_status RoutineFn(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
-                            Scratch *sc);
+typedef jx_status RoutineFn(Ctx *c, void *const *in, void *const *out, int64_t b);
 
-static jx_status cholesky(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
-                          Scratch *sc) {
-  (void)sc;
-  int64_t n = r->n;
-  char *l = entry(out[0], b, n * n, isz);
-  memcpy(l, entry(in[0], b, n * n, isz), (size_t)(n * n) * isz);
+static jx_status cholesky(Ctx *c, void *const *in, void *const *out, int64_t b) {
+  int64_t n = c->r->n;
+  size_t esz = c->esz;
+  char *l = entry(out[0], b, n * n, esz);
+  memcpy(l, entry(in[0], b, n * n, esz), (size_t)(n * n) * esz);
   if (n == 0) return JX_OK;
-  /* the row-major lower half is the column-major upper half: U^T = L */
-  int info = f64 ? LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', (int)n, (double *)l, (int)n)
-                 : LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'U', (int)n, (float *)l, (int)n);
+  /* the row-major lower half is the column-major upper half: U^H U = conj(a) there, so
+   * U^T (read back row-major) is the lower L with L L^H = a */
+  int info = LAPACKE4(c, spotrf_work, dpotrf_work, cpotrf_work, zpotrf_work, LAPACK_COL_MAJOR, 'U', (int)n,
+                      (void *)l, (int)n);
   /* reference LAPACK reports a NaN pivot as a failure; OpenBLAS's potrf does not, but a
    * NaN anywhere in the lower half reaches its row's diagonal */
   for (int64_t i = 0; info == 0 && i < n; i++)
-    if (f64 ? isnan(((double *)l)[i * n + i]) : isnan(((float *)l)[i * n + i])) info = (int)i + 1;
-  if (info != 0) fill_nan(l, n * n, f64); /* NaN below, zeros above: JAX's tril of NaNs */
-  for (int64_t i = 0; i + 1 < n; i++) memset(l + (size_t)(i * n + i + 1) * isz, 0, (size_t)(n - i - 1) * isz);
+    if (is_nan_at(c, l, i * n + i)) info = (int)i + 1;
+  if (info != 0) fill_nan(c, l, n * n); /* NaN below, zeros above: JAX's tril of NaNs */
+  for (int64_t i = 0; i + 1 < n; i++) memset(l + (size_t)(i * n + i + 1) * esz, 0, (size_t)(n - i - 1) * esz);
   return JX_OK;
 }
 
-static jx_status triangular_solve(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64,
-                                  size_t isz, Scratch *sc) {
-  (void)sc;
+/* trsm; conjugate_a without transpose_a (no CBLAS flag) solves with a conjugated copy. */
+static jx_status triangular_solve(Ctx *c, void *const *in, void *const *out, int64_t b) {
+  const Routine *r = c->r;
   int64_t n = r->n, m = r->m;
-  bool left = r->flags & LINALG_LEFT_SIDE;
+  size_t esz = c->esz;
+  bool left = r->flags & LINALG_LEFT_SIDE, trans = r->flags & LINALG_TRANSPOSE_A;
+  bool conj = c->cplx && (r->flags & LINALG_CONJUGATE_A);
   int64_t k = left ? n : m;
-  const char *a = entry(in[0], b, k * k, isz);
-  char *x = entry(out[0], b, n * m, isz);
-  memcpy(x, entry(in[1], b, n * m, isz), (size_t)(n * m) * isz);
+  const char *a = entry(in[0], b, k * k, esz);
+  char *x = entry(out[0], b, n * m, esz);
+  memcpy(x, entry(in[1], b, n * m, esz), (size_t)(n * m) * esz);
   if (n == 0 || m == 0) return JX_OK;
+  if (conj && !trans) {
+    char *ac;
+    if (!scratch_get(c, 1, (size_t[]){(size_t)(k * k) * esz}, &ac)) return oom(r);
+    memcpy(ac, a, (size_t)(k * k) * esz);
+    conj_in_place(c, ac, k * k);
+    a = ac;
+  }
   enum CBLAS_SIDE side = left ? CblasLeft : CblasRight;
   enum CBLAS_UPLO uplo = r->flags & LINALG_LOWER ? CblasLower : CblasUpper;
-  enum CBLAS_TRANSPOSE tr = r->flags & LINALG_TRANSPOSE_A ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE tr = !trans ? CblasNoTrans : conj ? CblasConjTrans : CblasTrans;
   enum CBLAS_DIAG diag = r->flags & LINALG_UNIT_DIAGONAL ? CblasUnit : CblasNonUnit;
-  if (f64) cblas_dtrsm(CblasRowMajor, side, uplo, tr, diag, (int)n, (int)m, 1.0, (const double *)a, (int)k, (double *)x, (int)m);
-  else cblas_strsm(CblasRowMajor, side, uplo, tr, diag, (int)n, (int)m, 1.0f, (const float *)a, (int)k, (float *)x, (int)m);
+  static const double one_d[2] = {1, 0};
+  static const float one_f[2] = {1, 0};
+  switch (c->kind) {
+  case KIND_S: cblas_strsm(CblasRowMajor, side, uplo, tr, diag, (int)n, (int)m, 1.0f, (const float *)a, (int)k, (float *)x, (int)m); break;
+  case KIND_D: cblas_dtrsm(CblasRowMajor, side, uplo, tr, diag, (int)n, (int)m, 1.0, (const double *)a, (int)k, (double *)x, (int)m); break;
+  case KIND_C: cblas_ctrsm(CblasRowMajor, side, uplo, tr, diag, (int)n, (int)m, one_f, a, (int)k, x, (int)m); break;
+  case KIND_Z: cblas_ztrsm(CblasRowMajor, side, uplo, tr, diag, (int)n, (int)m, one_d, a, (int)k, x, (int)m); break;
+  }
   return JX_OK;
 }
 
@@ -174,42 +230,40 @@ static jx_status triangular_solve(const Routine *r, void *const *in, void *const
  * off-diagonals, JAX's dl[1..n) and du[0..n-1); gtsv's right-hand sides are
  * column-major, so b goes in transposed and x comes out transposed back. A singular
  * system (info > 0) gives NaNs, as JAX on CPU. */
-static jx_status tridiagonal_solve(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64,
-                                   size_t isz, Scratch *sc) {
-  int64_t n = r->n, m = r->m;
-  char *x = entry(out[0], b, n * m, isz);
+static jx_status tridiagonal_solve(Ctx *c, void *const *in, void *const *out, int64_t b) {
+  int64_t n = c->r->n, m = c->r->m;
+  size_t esz = c->esz;
+  char *x = entry(out[0], b, n * m, esz);
   if (n == 0 || m == 0) return JX_OK;
   char *w;
-  if (!scratch_get(sc, 1, (size_t[]){(size_t)(3 * n + n * m) * isz}, &w)) return oom(r);
-  char *dl = w, *d = w + (size_t)n * isz, *du = w + (size_t)(2 * n) * isz, *bt = w + (size_t)(3 * n) * isz;
-  memcpy(dl, entry(in[0], b, n, isz), (size_t)n * isz);
-  memcpy(d, entry(in[1], b, n, isz), (size_t)n * isz);
-  memcpy(du, entry(in[2], b, n, isz), (size_t)n * isz);
-  transpose_into(bt, entry(in[3], b, n * m, isz), n, m, isz);
-  lapack_int info = f64 ? LAPACKE_dgtsv_work(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)m, (double *)dl + 1,
-                                            (double *)d, (double *)du, (double *)bt, (lapack_int)n)
-                        : LAPACKE_sgtsv_work(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)m, (float *)dl + 1,
-                                            (float *)d, (float *)du, (float *)bt, (lapack_int)n);
-  if (info != 0) fill_nan(bt, n * m, f64);
-  transpose_into(x, bt, m, n, isz);
+  if (!scratch_get(c, 1, (size_t[]){(size_t)(3 * n + n * m) * esz}, &w)) return oom(c->r);
+  char *dl = w, *d = w + (size_t)n * esz, *du = w + (size_t)(2 * n) * esz, *bt = w + (size_t)(3 * n) * esz;
+  memcpy(dl, entry(in[0], b, n, esz), (size_t)n * esz);
+  memcpy(d, entry(in[1], b, n, esz), (size_t)n * esz);
+  memcpy(du, entry(in[2], b, n, esz), (size_t)n * esz);
+  transpose_into(bt, entry(in[3], b, n * m, esz), n, m, esz);
+  lapack_int info = LAPACKE4(c, sgtsv_work, dgtsv_work, cgtsv_work, zgtsv_work, LAPACK_COL_MAJOR, (lapack_int)n,
+                             (lapack_int)m, (void *)(dl + esz), (void *)d, (void *)du, (void *)bt, (lapack_int)n);
+  if (info != 0) fill_nan(c, bt, n * m);
+  transpose_into(x, bt, m, n, esz);
   return JX_OK;
 }
 
-static jx_status lu(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
-                    Scratch *sc) {
-  int64_t n = r->n, m = r->m, k = min64(n, m);
-  char *luo = entry(out[0], b, n * m, isz);
+static jx_status lu(Ctx *c, void *const *in, void *const *out, int64_t b) {
+  int64_t n = c->r->n, m = c->r->m, k = min64(n, m);
+  size_t esz = c->esz;
+  char *luo = entry(out[0], b, n * m, esz);
   int32_t *piv = (int32_t *)out[1] + b * k, *perm = (int32_t *)out[2] + b * n;
   for (int64_t i = 0; i < n; i++) perm[i] = (int32_t)i;
   if (k == 0) return JX_OK;
   char *buf[2];
-  if (!scratch_get(sc, 2, (size_t[]){(size_t)(n * m) * isz, (size_t)k * sizeof(lapack_int)}, buf)) return oom(r);
+  if (!scratch_get(c, 2, (size_t[]){(size_t)(n * m) * esz, (size_t)k * sizeof(lapack_int)}, buf)) return oom(c->r);
   char *w = buf[0];
   lapack_int *ipiv = (lapack_int *)buf[1];
-  transpose_into(w, entry(in[0], b, n * m, isz), n, m, isz); /* column-major n x m */
-  if (f64) LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, (double *)w, ld(n), ipiv);
-  else LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, (float *)w, ld(n), ipiv);
-  transpose_into(luo, w, m, n, isz);
+  transpose_into(w, entry(in[0], b, n * m, esz), n, m, esz); /* column-major n x m */
+  LAPACKE4(c, sgetrf_work, dgetrf_work, cgetrf_work, zgetrf_work, LAPACK_COL_MAJOR, (int)n, (int)m, (void *)w, ld(n),
+           ipiv);
+  transpose_into(luo, w, m, n, esz);
   for (int64_t i = 0; i < k; i++) {
     piv[i] = (int32_t)(ipiv[i] - 1);
     int32_t t = perm[i];
@@ -219,133 +273,237 @@ static jx_status lu(const Routine *r, void *const *in, void *const *out, int64_t
   return JX_OK;
 }
 
-static jx_status qr(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
-                    Scratch *sc) {
+/* geqrf + orgqr (ungqr for complex dtypes) on a column-major copy. */
+static jx_status qr(Ctx *c, void *const *in, void *const *out, int64_t b) {
+  const Routine *r = c->r;
   int64_t n = r->n, m = r->m, k = min64(n, m), kq = svd_ku(r), wc = m > kq ? m : kq;
-  char *q = entry(out[0], b, n * kq, isz), *ro = entry(out[1], b, kq * m, isz);
-  memset(ro, 0, (size_t)(kq * m) * isz);
+  size_t esz = c->esz;
+  char *q = entry(out[0], b, n * kq, esz), *ro = entry(out[1], b, kq * m, esz);
+  memset(ro, 0, (size_t)(kq * m) * esz);
   if (k == 0) { /* q: the identity (complete) or empty */
-    if (kq == n) fill_eye(q, n, f64);
+    if (kq == n) fill_eye(c, q, n);
     return JX_OK;
   }
-  if (sc->lwork < 0) { /* the larger of geqrf's and orgqr's optimal workspaces */
-    double w1 = 0, w2 = 0;
-    if (f64) {
-      LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, NULL, (int)n, NULL, &w1, -1);
-      LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, NULL, (int)n, NULL, &w2, -1);
-    } else {
-      float f1 = 0, f2 = 0;
-      LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, NULL, (int)n, NULL, &f1, -1);
-      LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, NULL, (int)n, NULL, &f2, -1);
-      w1 = f1, w2 = f2;
-    }
-    sc->lwork = query_size(&(double){w1 > w2 ? w1 : w2}, true);
+  if (c->lwork < 0) { /* the larger of geqrf's and orgqr's optimal workspaces */
+    double w1[2] = {0, 0}, w2[2] = {0, 0};
+    LAPACKE4(c, sgeqrf_work, dgeqrf_work, cgeqrf_work, zgeqrf_work, LAPACK_COL_MAJOR, (int)n, (int)m, NULL, (int)n,
+             NULL, (void *)w1, -1);
+    LAPACKE4(c, sorgqr_work, dorgqr_work, cungqr_work, zungqr_work, LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, NULL,
+             (int)n, NULL, (void *)w2, -1);
+    int64_t a1 = query_size(c, w1), a2 = query_size(c, w2);
+    c->lwork = a1 > a2 ? a1 : a2;
   }
   char *buf[3];
-  if (!scratch_get(sc, 3, (size_t[]){(size_t)(n * wc) * isz, (size_t)k * isz, (size_t)sc->lwork * isz}, buf))
+  if (!scratch_get(c, 3, (size_t[]){(size_t)(n * wc) * esz, (size_t)k * esz, (size_t)c->lwork * esz}, buf))
     return oom(r);
   char *w = buf[0], *tau = buf[1], *work = buf[2];
-  int lw = (int)sc->lwork;
-  transpose_into(w, entry(in[0], b, n * m, isz), n, m, isz); /* column-major n x m, lda n */
-  int info = f64 ? LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, (double *)w, (int)n, (double *)tau,
-                                       (double *)work, lw)
-                 : LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, (int)n, (int)m, (float *)w, (int)n, (float *)tau,
-                                       (float *)work, lw);
+  int lw = (int)c->lwork;
+  transpose_into(w, entry(in[0], b, n * m, esz), n, m, esz); /* column-major n x m, lda n */
+  int info = LAPACKE4(c, sgeqrf_work, dgeqrf_work, cgeqrf_work, zgeqrf_work, LAPACK_COL_MAJOR, (int)n, (int)m,
+                      (void *)w, (int)n, (void *)tau, (void *)work, lw);
   for (int64_t i = 0; i < kq && i < n; i++) /* r: the upper triangle of w */
-    for (int64_t j = i; j < m; j++) memcpy(ro + (size_t)(i * m + j) * isz, w + (size_t)(j * n + i) * isz, isz);
+    for (int64_t j = i; j < m; j++) memcpy(ro + (size_t)(i * m + j) * esz, w + (size_t)(j * n + i) * esz, esz);
   if (info == 0)
-    info = f64 ? LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, (double *)w, (int)n, (double *)tau,
-                                     (double *)work, lw)
-               : LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k, (float *)w, (int)n, (float *)tau,
-                                     (float *)work, lw);
-  transpose_into(q, w, kq, n, isz);
-  if (info != 0) fill_nan(q, n * kq, f64), fill_nan(ro, kq * m, f64);
+    info = LAPACKE4(c, sorgqr_work, dorgqr_work, cungqr_work, zungqr_work, LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k,
+                    (void *)w, (int)n, (void *)tau, (void *)work, lw);
+  transpose_into(q, w, kq, n, esz);
+  if (info != 0) fill_nan(c, q, n * kq), fill_nan(c, ro, kq * m);
   return JX_OK;
 }
 
-static jx_status eigh(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
-                      Scratch *sc) {
-  int64_t n = r->n;
-  char *v = entry(out[0], b, n * n, isz), *w = entry(out[1], b, n, isz);
+/* syevd / heevd. The column-major view of row-major a is a^T = conj(a) for Hermitian a,
+ * whose eigenvectors are conj(v): transposed back and conjugated. */
+static jx_status eigh(Ctx *c, void *const *in, void *const *out, int64_t b) {
+  int64_t n = c->r->n;
+  size_t esz = c->esz;
+  char *v = entry(out[0], b, n * n, esz), *w = entry(out[1], b, n, c->rsz);
   if (n == 0) return JX_OK;
-  /* symmetric: the row-major lower half is the column-major upper half */
-  char uplo = r->flags & LINALG_LOWER ? 'U' : 'L';
-  if (sc->lwork < 0) {
-    double wq = 0;
-    float fq = 0;
+  /* the row-major lower half is the column-major upper half */
+  char uplo = c->r->flags & LINALG_LOWER ? 'U' : 'L';
+  if (c->lwork < 0) {
+    double wq[2] = {0, 0}, rq = 0;
     lapack_int iq = 0;
-    if (f64) LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, NULL, (int)n, NULL, &wq, -1, &iq, -1);
-    else LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, NULL, (int)n, NULL, &fq, -1, &iq, -1);
-    sc->lwork = f64 ? query_size(&wq, true) : query_size(&fq, false);
-    sc->liwork = iq + 1;
+    int ni = (int)n;
+    switch (c->kind) {
+    case KIND_S: LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', uplo, ni, NULL, ni, NULL, (float *)wq, -1, &iq, -1); break;
+    case KIND_D: LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', uplo, ni, NULL, ni, NULL, wq, -1, &iq, -1); break;
+    case KIND_C: LAPACKE_cheevd_work(LAPACK_COL_MAJOR, 'V', uplo, ni, NULL, ni, NULL, (void *)wq, -1, (float *)&rq, -1, &iq, -1); break;
+    case KIND_Z: LAPACKE_zheevd_work(LAPACK_COL_MAJOR, 'V', uplo, ni, NULL, ni, NULL, (void *)wq, -1, &rq, -1, &iq, -1); break;
+    }
+    c->lrwork = c->cplx ? query_size(c, &rq) : 1;
+    c->lwork = query_size(c, wq);
+    c->liwork = iq + 1;
   }
-  char *buf[3];
-  if (!scratch_get(sc, 3, (size_t[]){(size_t)(n * n) * isz, (size_t)sc->lwork * isz,
-                                      (size_t)sc->liwork * sizeof(lapack_int)}, buf))
-    return oom(r);
+  char *buf[4];
+  if (!scratch_get(c, 4, (size_t[]){(size_t)(n * n) * esz, (size_t)c->lwork * esz, (size_t)c->lrwork * c->rsz,
+                                     (size_t)c->liwork * sizeof(lapack_int)}, buf))
+    return oom(c->r);
   char *a = buf[0];
-  memcpy(a, entry(in[0], b, n * n, isz), (size_t)(n * n) * isz);
-  int info = f64 ? LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, (double *)a, (int)n, (double *)w,
-                                       (double *)buf[1], (int)sc->lwork, (lapack_int *)buf[2], (int)sc->liwork)
-                 : LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, (float *)a, (int)n, (float *)w,
-                                       (float *)buf[1], (int)sc->lwork, (lapack_int *)buf[2], (int)sc->liwork);
-  transpose_into(v, a, n, n, isz); /* eigenvectors: columns of the column-major a */
-  if (info != 0) fill_nan(v, n * n, f64), fill_nan(w, n, f64);
+  memcpy(a, entry(in[0], b, n * n, esz), (size_t)(n * n) * esz);
+  int info, lw = (int)c->lwork, lrw = (int)c->lrwork, liw = (int)c->liwork;
+  lapack_int *iw = (lapack_int *)buf[3];
+  switch (c->kind) {
+  case KIND_S: info = LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, (float *)a, (int)n, (float *)w, (float *)buf[1], lw, iw, liw); break;
+  case KIND_D: info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, (double *)a, (int)n, (double *)w, (double *)buf[1], lw, iw, liw); break;
+  case KIND_C: info = LAPACKE_cheevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, (void *)a, (int)n, (float *)w, (void *)buf[1], lw, (float *)buf[2], lrw, iw, liw); break;
+  default: info = LAPACKE_zheevd_work(LAPACK_COL_MAJOR, 'V', uplo, (int)n, (void *)a, (int)n, (double *)w, (void *)buf[1], lw, (double *)buf[2], lrw, iw, liw); break;
+  }
+  transpose_into(v, a, n, n, esz); /* eigenvectors: columns of the column-major a */
+  conj_in_place(c, v, n * n);
+  if (info != 0) {
+    fill_nan(c, v, n * n);
+    for (int64_t i = 0; i < n; i++) set_real(c, w, i, NAN);
+  }
   return JX_OK;
 }
 
-/* gesdd of the column-major view of a (that is a^T, m x n): a^T = U' S V'^T, so
- * a = V' S U'^T: u = V' is V'^T read column-major, vt = U'^T is U' read column-major,
- * both written in place without copies. */
-static jx_status svd(const Routine *r, void *const *in, void *const *out, int64_t b, bool f64, size_t isz,
-                     Scratch *sc) {
-  int64_t n = r->n, m = r->m, k = min64(n, m), ku = svd_ku(r), kv = svd_kv(r);
+/* gesdd of the column-major view of a (that is a^T, m x n): a^T = U' S V'^H, so
+ * a = conj(V') S U'^T: u = conj(V') is V'^H read column-major, vh = U'^T is U' read
+ * column-major, both written in place without copies. */
+static jx_status svd(Ctx *c, void *const *in, void *const *out, int64_t b) {
+  const Routine *r = c->r;
+  int64_t n = r->n, m = r->m, k = min64(n, m), ku = svd_ku(r), kv = svd_kv(r), mx = n > m ? n : m;
+  size_t esz = c->esz;
   bool uv = r->flags & LINALG_COMPUTE_UV;
-  char *s = entry(out[0], b, k, isz);
-  char *u = uv ? entry(out[1], b, n * ku, isz) : NULL, *vt = uv ? entry(out[2], b, kv * m, isz) : NULL;
+  char *s = entry(out[0], b, k, c->rsz);
+  char *u = uv ? entry(out[1], b, n * ku, esz) : NULL, *vt = uv ? entry(out[2], b, kv * m, esz) : NULL;
   if (k == 0) {
-    if (uv && ku == n) fill_eye(u, n, f64);
-    if (uv && kv == m) fill_eye(vt, m, f64);
+    if (uv && ku == n) fill_eye(c, u, n);
+    if (uv && kv == m) fill_eye(c, vt, m);
     return JX_OK;
   }
   char job = !uv ? 'N' : r->flags & LINALG_FULL_MATRICES ? 'A' : 'S';
-  /* column-major m x n: U' is m x kv (ld m) -> vt; V'^T is ku x n (ld ku) -> u */
+  /* column-major m x n: U' is m x kv (ld m) -> vt; V'^H is ku x n (ld ku) -> u */
   int ldu = ld(m), ldvt = ld(ku);
-  double d1;
-  float f1;
-  void *uo = uv ? (void *)vt : (f64 ? (void *)&d1 : (void *)&f1);
-  void *vo = uv ? (void *)u : (f64 ? (void *)&d1 : (void *)&f1);
+  double dummy[2];
+  void *uo = uv ? (void *)vt : (void *)dummy, *vo = uv ? (void *)u : (void *)dummy;
   if (!uv) ldu = ldvt = 1;
-  if (sc->lwork < 0) {
-    double wq = 0;
-    float fq = 0;
-    if (f64) LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, NULL, (int)m, NULL, NULL, ldu, NULL, ldvt, &wq, -1, NULL);
-    else LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, NULL, (int)m, NULL, NULL, ldu, NULL, ldvt, &fq, -1, NULL);
-    sc->lwork = f64 ? query_size(&wq, true) : query_size(&fq, false);
+  /* cgesdd's rwork (LAPACK 3.7+'s bound, which covers older ones) */
+  int64_t lrw = c->cplx ? (5 * k * k + 7 * k > 2 * mx * k + 2 * k * k + k ? 5 * k * k + 7 * k : 2 * mx * k + 2 * k * k + k) : 1;
+  if (c->lwork < 0) {
+    double wq[2] = {0, 0};
+    double rq[4] = {0, 0, 0, 0}; /* dummies: a query writes no more than element 0 */
+    lapack_int iq[4] = {0, 0, 0, 0};
+    int mi = (int)m, ni = (int)n;
+    switch (c->kind) {
+    case KIND_S: LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, job, mi, ni, NULL, mi, NULL, NULL, ldu, NULL, ldvt, (float *)wq, -1, iq); break;
+    case KIND_D: LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, job, mi, ni, NULL, mi, NULL, NULL, ldu, NULL, ldvt, wq, -1, iq); break;
+    case KIND_C: LAPACKE_cgesdd_work(LAPACK_COL_MAJOR, job, mi, ni, NULL, mi, NULL, NULL, ldu, NULL, ldvt, (void *)wq, -1, (float *)rq, iq); break;
+    case KIND_Z: LAPACKE_zgesdd_work(LAPACK_COL_MAJOR, job, mi, ni, NULL, mi, NULL, NULL, ldu, NULL, ldvt, (void *)wq, -1, rq, iq); break;
+    }
+    c->lwork = query_size(c, wq);
   }
-  char *buf[3];
-  if (!scratch_get(sc, 3, (size_t[]){(size_t)(n * m) * isz, (size_t)sc->lwork * isz, (size_t)(8 * k) * sizeof(lapack_int)},
-                   buf))
+  char *buf[4];
+  if (!scratch_get(c, 4, (size_t[]){(size_t)(n * m) * esz, (size_t)c->lwork * esz, (size_t)lrw * c->rsz,
+                                     (size_t)(8 * k) * sizeof(lapack_int)}, buf))
     return oom(r);
   char *a = buf[0];
-  memcpy(a, entry(in[0], b, n * m, isz), (size_t)(n * m) * isz);
-  int info = f64 ? LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, (double *)a, (int)m, (double *)s,
-                                       (double *)uo, ldu, (double *)vo, ldvt, (double *)buf[1], (int)sc->lwork,
-                                       (lapack_int *)buf[2])
-                 : LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, (float *)a, (int)m, (float *)s,
-                                       (float *)uo, ldu, (float *)vo, ldvt, (float *)buf[1], (int)sc->lwork,
-                                       (lapack_int *)buf[2]);
-  if (info != 0) {
-    fill_nan(s, k, f64);
-    if (uv) fill_nan(u, n * ku, f64), fill_nan(vt, kv * m, f64);
+  memcpy(a, entry(in[0], b, n * m, esz), (size_t)(n * m) * esz);
+  int info, lw = (int)c->lwork;
+  lapack_int *iw = (lapack_int *)buf[3];
+  switch (c->kind) {
+  case KIND_S: info = LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, (float *)a, (int)m, (float *)s, uo, ldu, vo, ldvt, (float *)buf[1], lw, iw); break;
+  case KIND_D: info = LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, (double *)a, (int)m, (double *)s, uo, ldu, vo, ldvt, (double *)buf[1], lw, iw); break;
+  case KIND_C: info = LAPACKE_cgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, (void *)a, (int)m, (float *)s, uo, ldu, vo, ldvt, (void *)buf[1], lw, (float *)buf[2], iw); break;
+  default: info = LAPACKE_zgesdd_work(LAPACK_COL_MAJOR, job, (int)m, (int)n, (void *)a, (int)m, (double *)s, uo, ldu, vo, ldvt, (void *)buf[1], lw, (double *)buf[2], iw); break;
   }
+  if (info != 0) {
+    for (int64_t i = 0; i < k; i++) set_real(c, s, i, NAN);
+    if (uv) fill_nan(c, u, n * ku), fill_nan(c, vt, kv * m);
+  }
+  return JX_OK;
+}
+
+/* Real geev's eigenvectors (column-major n x n, ld n) as complex row-major columns:
+ * a complex pair (wi[j] > 0) is v[:, j] +- i v[:, j+1]. dst has complex elements of
+ * twice the real size. */
+static void unpack_real_vectors(const Ctx *c, char *dst, const char *src, const char *wi, int64_t n) {
+  for (int64_t j = 0; j < n; j++) {
+    double im = c->f64 ? ((const double *)wi)[j] : ((const float *)wi)[j];
+    bool pair = im > 0 && j + 1 < n;
+    for (int64_t i = 0; i < n; i++) {
+      double re = c->f64 ? ((const double *)src)[j * n + i] : ((const float *)src)[j * n + i];
+      double ip = !pair ? 0 : c->f64 ? ((const double *)src)[(j + 1) * n + i] : ((const float *)src)[(j + 1) * n + i];
+      int64_t o = 2 * (i * n + j);
+      set_real(c, dst, o, re), set_real(c, dst, o + 1, ip);
+      if (pair) set_real(c, dst, o + 2, re), set_real(c, dst, o + 3, -ip);
+    }
+    if (pair) j++;
+  }
+}
+
+/* geev on a column-major copy: w (complex), and the left/right eigenvectors asked for
+ * as complex columns (LAPACK's normalization: unit 2-norm, largest component real).
+ * Failure (info > 0): NaNs. */
+static jx_status eig(Ctx *c, void *const *in, void *const *out, int64_t b) {
+  const Routine *r = c->r;
+  int64_t n = r->n;
+  bool left = r->flags & LINALG_COMPUTE_LEFT, right = r->flags & LINALG_COMPUTE_RIGHT;
+  size_t esz = c->esz, cesz = c->cplx ? esz : 2 * esz; /* the outputs' element size */
+  char *w = entry(out[0], b, n, cesz);
+  char *vlo = left ? entry(out[1], b, n * n, cesz) : NULL, *vro = right ? entry(out[left ? 2 : 1], b, n * n, cesz) : NULL;
+  if (n == 0) return JX_OK;
+  char jl = left ? 'V' : 'N', jr = right ? 'V' : 'N';
+  if (c->lwork < 0) {
+    /* the complex query writes rwork[0] (LAPACK 3.10's ?trevc3 reports its size) */
+    double wq[2] = {0, 0}, rq[4] = {0, 0, 0, 0};
+    int ni = (int)n;
+    switch (c->kind) {
+    case KIND_S: LAPACKE_sgeev_work(LAPACK_COL_MAJOR, jl, jr, ni, NULL, ni, NULL, NULL, NULL, ni, NULL, ni, (float *)wq, -1); break;
+    case KIND_D: LAPACKE_dgeev_work(LAPACK_COL_MAJOR, jl, jr, ni, NULL, ni, NULL, NULL, NULL, ni, NULL, ni, wq, -1); break;
+    case KIND_C: LAPACKE_cgeev_work(LAPACK_COL_MAJOR, jl, jr, ni, NULL, ni, NULL, NULL, ni, NULL, ni, (void *)wq, -1, (float *)rq); break;
+    case KIND_Z: LAPACKE_zgeev_work(LAPACK_COL_MAJOR, jl, jr, ni, NULL, ni, NULL, NULL, ni, NULL, ni, (void *)wq, -1, rq); break;
+    }
+    c->lwork = query_size(c, wq);
+  }
+  /* a, wr/w, wi/rwork, vl, vr, work */
+  char *buf[6];
+  if (!scratch_get(c, 6, (size_t[]){(size_t)(n * n) * esz, (size_t)n * esz, (size_t)(2 * n) * c->rsz,
+                                     (size_t)(n * n) * esz, (size_t)(n * n) * esz, (size_t)c->lwork * esz}, buf))
+    return oom(r);
+  char *a = buf[0], *vl = buf[3], *vr = buf[4];
+  transpose_into(a, entry(in[0], b, n * n, esz), n, n, esz);
+  int info = 0, lw = (int)c->lwork, ni = (int)n;
+  /* a NaN makes LAPACK 3.11's gebal reject the matrix (info < 0, a message on stderr):
+   * NaN results without the call */
+  for (int64_t i = 0; i < n * n * (c->cplx ? 2 : 1) && info == 0; i++)
+    if (c->f64 ? isnan(((double *)a)[i]) : isnan(((float *)a)[i])) info = -1;
+  if (info == 0) switch (c->kind) {
+  case KIND_S: info = LAPACKE_sgeev_work(LAPACK_COL_MAJOR, jl, jr, ni, (float *)a, ni, (float *)buf[1], (float *)buf[2], (float *)vl, ni, (float *)vr, ni, (float *)buf[5], lw); break;
+  case KIND_D: info = LAPACKE_dgeev_work(LAPACK_COL_MAJOR, jl, jr, ni, (double *)a, ni, (double *)buf[1], (double *)buf[2], (double *)vl, ni, (double *)vr, ni, (double *)buf[5], lw); break;
+  case KIND_C: info = LAPACKE_cgeev_work(LAPACK_COL_MAJOR, jl, jr, ni, (void *)a, ni, (void *)buf[1], (void *)vl, ni, (void *)vr, ni, (void *)buf[5], lw, (float *)buf[2]); break;
+  default: info = LAPACKE_zgeev_work(LAPACK_COL_MAJOR, jl, jr, ni, (void *)a, ni, (void *)buf[1], (void *)vl, ni, (void *)vr, ni, (void *)buf[5], lw, (double *)buf[2]); break;
+  }
+  Ctx cc = *c; /* the complex outputs' view */
+  cc.cplx = true, cc.esz = cesz;
+  if (info != 0) {
+    fill_nan(&cc, w, n);
+    if (left) fill_nan(&cc, vlo, n * n);
+    if (right) fill_nan(&cc, vro, n * n);
+    return JX_OK;
+  }
+  if (c->cplx) {
+    memcpy(w, buf[1], (size_t)n * esz);
+    if (left) transpose_into(vlo, vl, n, n, esz);
+    if (right) transpose_into(vro, vr, n, n, esz);
+    return JX_OK;
+  }
+  for (int64_t i = 0; i < n; i++) { /* w = wr + i wi */
+    set_real(c, w, 2 * i, c->f64 ? ((double *)buf[1])[i] : ((float *)buf[1])[i]);
+    set_real(c, w, 2 * i + 1, c->f64 ? ((double *)buf[2])[i] : ((float *)buf[2])[i]);
+  }
+  if (left) unpack_real_vectors(c, vlo, vl, buf[2], n);
+  if (right) unpack_real_vectors(c, vro, vr, buf[2], n);
   return JX_OK;
 }
 
 jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_t b0, int64_t b1) {
-  if (r->dtype != JX_FLOAT32 && r->dtype != JX_FLOAT64) {
-    error_set(JX_ERR_DTYPE, "%s: LAPACK routines take float32 or float64, got %s", routine_name(r->op),
-              jx_dtype_name(r->dtype));
+  static const Kind kinds[] = {[JX_FLOAT32] = KIND_S, [JX_FLOAT64] = KIND_D, [JX_COMPLEX64] = KIND_C,
+                               [JX_COMPLEX128] = KIND_Z};
+  jx_dtype dt = r->dtype;
+  if (dt != JX_FLOAT32 && dt != JX_FLOAT64 && dt != JX_COMPLEX64 && dt != JX_COMPLEX128) {
+    error_set(JX_ERR_DTYPE, "%s: LAPACK routines take float32, float64, complex64 or complex128, got %s",
+              routine_name(r->op), jx_dtype_name(dt));
     return JX_ERR_DTYPE;
   }
   if (r->n > INT32_MAX / 2 || r->m > INT32_MAX / 2 || r->n * r->m > INT32_MAX) {
@@ -353,8 +511,6 @@ jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_
               routine_name(r->op), (long long)r->n, (long long)r->m);
     return JX_ERR_UNSUPPORTED;
   }
-  bool f64 = r->dtype == JX_FLOAT64;
-  size_t isz = f64 ? 8 : 4;
   RoutineFn *fn = NULL;
   switch (r->op) {
   case ROUTINE_CHOLESKY: fn = cholesky; break;
@@ -363,15 +519,18 @@ jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_
   case ROUTINE_QR: fn = qr; break;
   case ROUTINE_EIGH: fn = eigh; break;
   case ROUTINE_SVD: fn = svd; break;
+  case ROUTINE_EIG: fn = eig; break;
   case ROUTINE_TRIDIAGONAL_SOLVE: fn = tridiagonal_solve; break;
   default:
     error_set(JX_ERR_INTERNAL, "lapack: %s is not a linear-algebra routine", routine_name(r->op));
     return JX_ERR_INTERNAL;
   }
-  Scratch sc = {.lwork = -1, .liwork = -1};
+  Ctx c = {.r = r, .kind = kinds[dt], .cplx = dtype_is_complex(dt), .f64 = dt == JX_FLOAT64 || dt == JX_COMPLEX128,
+           .esz = jx_dtype_itemsize(dt), .lwork = -1, .lrwork = -1, .liwork = -1};
+  c.rsz = c.f64 ? 8 : 4;
   jx_status s = JX_OK;
-  for (int64_t b = b0; b < b1 && s == JX_OK; b++) s = fn(r, in, out, b, f64, isz, &sc);
-  free(sc.p);
+  for (int64_t b = b0; b < b1 && s == JX_OK; b++) s = fn(&c, in, out, b);
+  free(c.scratch);
   return s;
 }
 

@@ -1,6 +1,6 @@
 /* lapack.h -- host implementations of the linear-algebra routines (ir/alu.h:
- * ROUTINE_CHOLESKY .. ROUTINE_SVD) on LAPACKE and CBLAS, one batch range at a time so
- * that a backend can spread a batch over its threads. */
+ * ROUTINE_CHOLESKY .. ROUTINE_TRIDIAGONAL_SOLVE) on LAPACKE and CBLAS, one batch range
+ * at a time so that a backend can spread a batch over its threads. */
 #ifndef JAXC_BACKEND_LAPACK_H
 #define JAXC_BACKEND_LAPACK_H
 
@@ -11,7 +11,7 @@ jx_dtype lapack_out_dtype(const Routine *r, int o);
 int64_t lapack_out_numel(const Routine *r, int o);
 /* Runs batch entries [b0, b1) of r: inputs and outputs as ir/alu.h describes. Entries
  * are independent, so disjoint ranges may run on separate threads. JX_ERR_UNSUPPORTED
- * when jaxc was built without LAPACKE, JX_ERR_DTYPE for dtypes other than float32/64,
+ * when jaxc was built without LAPACKE, JX_ERR_DTYPE for dtypes other than float32/64 and complex64/128,
  * JX_ERR_OOM when scratch memory is exhausted. */
 jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_t b0, int64_t b1);
 

@@ -21,7 +21,7 @@ const char *routine_name(RoutineOp op) {
       [ROUTINE_SORT] = "sort", [ROUTINE_SCATTER_ADD] = "scatter_add", [ROUTINE_GEMM] = "gemm",
       [ROUTINE_CHOLESKY] = "cholesky", [ROUTINE_TRIANGULAR_SOLVE] = "triangular_solve",
       [ROUTINE_LU] = "lu", [ROUTINE_QR] = "qr", [ROUTINE_EIGH] = "eigh", [ROUTINE_SVD] = "svd",
-      [ROUTINE_TRIDIAGONAL_SOLVE] = "tridiagonal_solve", [ROUTINE_FFT] = "fft"};
+      [ROUTINE_EIG] = "eig", [ROUTINE_TRIDIAGONAL_SOLVE] = "tridiagonal_solve", [ROUTINE_FFT] = "fft"};
   return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
 }
 
@@ -267,7 +267,7 @@ jx_status routine_run_host(const Routine *r, void *const *inputs, void *const *o
     return run_scatter_add(r, inputs, outs[0]);
   case ROUTINE_GEMM: return routine_gemm_block(r, inputs, outs[0], 0, r->n, 0, r->inner);
   case ROUTINE_CHOLESKY: case ROUTINE_TRIANGULAR_SOLVE: case ROUTINE_LU: case ROUTINE_QR:
-  case ROUTINE_EIGH: case ROUTINE_SVD: case ROUTINE_TRIDIAGONAL_SOLVE:
+  case ROUTINE_EIGH: case ROUTINE_SVD: case ROUTINE_EIG: case ROUTINE_TRIDIAGONAL_SOLVE:
     return lapack_run(r, inputs, outs, 0, r->outer);
   case ROUTINE_FFT: return fft_run(r, inputs[0], outs[0], NULL, 1);
   }

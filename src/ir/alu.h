@@ -224,8 +224,8 @@ typedef enum RoutineOp {
                           (routine_gemm_blas), else jaxc's own tiled kernel;
                           float16/bfloat16 accumulated in float32 and rounded once (on
                           the host through float32 copies; cuBLASLt on cuda) */
-  /* Dense linear algebra on LAPACK (backend/lapack.c), float32/float64, row-major
-   * matrices, `outer` independent batch entries, options in `flags` (LINALG_*): */
+  /* Dense linear algebra on LAPACK (backend/lapack.c), float32/float64/complex64/
+   * complex128 (LAPACK's s/d/c/z routines), row-major matrices, `outer` independent batch entries, options in `flags` (LINALG_*): */
   ROUTINE_CHOLESKY,         /* a (outer,n,n) -> L (outer,n,n): lower, zeros above; all NaN
                                where a is not positive definite (potrf) */
   ROUTINE_TRIANGULAR_SOLVE, /* a (outer,k,k), b (outer,n,m) -> x (outer,n,m): op(a) x = b
@@ -234,11 +234,15 @@ typedef enum RoutineOp {
                                permutation int32 (outer,n) (getrf; 0-based) */
   ROUTINE_QR,               /* a (outer,n,m) -> q (outer,n,kq), r (outer,kq,m); kq = n with
                                FULL_MATRICES, else min(n,m) (geqrf + orgqr) */
-  ROUTINE_EIGH,             /* a (outer,n,n) symmetric -> v (outer,n,n) eigenvectors as
-                               columns, w (outer,n) ascending; NaN on failure (syevd) */
-  ROUTINE_SVD,              /* a (outer,n,m) -> s (outer,k) descending, and with COMPUTE_UV
+  ROUTINE_EIGH,             /* a (outer,n,n) symmetric/Hermitian -> v (outer,n,n)
+                               eigenvectors as columns, w (outer,n) ascending, real;
+                               NaN on failure (syevd/heevd) */
+  ROUTINE_SVD,              /* a (outer,n,m) -> s (outer,k) descending (real), and with COMPUTE_UV
                                u (outer,n,ku), vt (outer,kv,m); ku = n, kv = m with
                                FULL_MATRICES, else k = min(n,m); NaN on failure (gesdd) */
+  ROUTINE_EIG,              /* a (outer,n,n) -> w (outer,n), then vl (COMPUTE_LEFT) and vr
+                               (COMPUTE_RIGHT) (outer,n,n) eigenvectors as columns, all
+                               complex (geev); NaN on failure */
   ROUTINE_TRIDIAGONAL_SOLVE, /* dl, d, du (outer,n), b (outer,n,m) -> x (outer,n,m): the
                                 tridiagonal system with sub-diagonal dl[1..n), diagonal d,
                                 super-diagonal du[0..n-1) (gtsv, partial pivoting); NaN
@@ -264,6 +268,8 @@ enum {
   LINALG_UNIT_DIAGONAL = 1 << 4, /* triangular_solve: a's diagonal is taken as ones */
   LINALG_FULL_MATRICES = 1 << 5, /* qr, svd: complete (square) factors */
   LINALG_COMPUTE_UV = 1 << 6,    /* svd: u and vt as well as s */
+  LINALG_COMPUTE_LEFT = 1 << 7,  /* eig: left eigenvectors */
+  LINALG_COMPUTE_RIGHT = 1 << 8, /* eig: right eigenvectors */
 };
 /* True for the linear-algebra routines above. */
 #define ROUTINE_IS_LINALG(op) ((op) >= ROUTINE_CHOLESKY && (op) <= ROUTINE_TRIDIAGONAL_SOLVE)

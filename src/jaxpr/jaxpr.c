@@ -305,6 +305,10 @@ static void print_svd(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[compute_uv=%s full_matrices=%s]", py_bool(p->flags & LINALG_COMPUTE_UV),
       py_bool(p->flags & LINALG_FULL_MATRICES));
 }
+static void print_eig(Text *t, const PrimParams *p, const Aval *x) {
+  put(t, "[compute_left_eigenvectors=%s compute_right_eigenvectors=%s enable_eigvec_derivs=False "
+         "implementation=None]", py_bool(p->flags & LINALG_COMPUTE_LEFT), py_bool(p->flags & LINALG_COMPUTE_RIGHT));
+}
 static void print_tridiagonal_solve(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[perturb_singular=False]");
 }
@@ -413,6 +417,7 @@ static const PrintRule print_rules[PRIM_NUM] = {
     [PRIM_qr] = print_qr,
     [PRIM_eigh] = print_eigh,
     [PRIM_svd] = print_svd,
+    [PRIM_eig] = print_eig,
     [PRIM_debug_print] = print_debug_print,
     [PRIM_tridiagonal_solve] = print_tridiagonal_solve,
     [PRIM_fft] = print_fft,

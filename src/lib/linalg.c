@@ -10,6 +10,9 @@
 /* ------------------------------------------------------------ helpers */
 
 static jx_array *mT(jx_array *x) { return x ? jx_swapaxes(x, -1, -2) : NULL; }
+static bool is_cplx(jx_array *x) { return x && dtype_is_complex(x->dtype); }
+/* JAX's _H: the conjugate transpose (the transpose for real x). */
+static jx_array *mH(jx_array *x) { return is_cplx(x) ? jx_conj(mT(x)) : mT(x); }
 
 /* A float operand of rank >= 2 (square if asked): bool/int promote to the default
  * float (promote_dtypes_inexact); JX_ERR_SHAPE naming fn otherwise. */
@@ -95,7 +98,7 @@ jx_array *jx_lax_linalg_cholesky(jx_array *x, bool symmetrize_input) {
   if (np_null_arg("jx_lax_linalg_cholesky", x, "x")) return NULL;
   jx_scope_begin();
   jx_array *a = x;
-  if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mT(x)), jx_scalar(2));
+  if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
   return np_scope_return(prim_cholesky(a));
 }
 
@@ -105,8 +108,8 @@ jx_array *jx_lax_linalg_triangular_solve(jx_array *a, jx_array *b, bool left_sid
   if (np_null_arg(fn, a, "a") || np_null_arg(fn, b, "b")) return NULL;
   jx_scope_begin();
   unsigned f = (left_side ? LINALG_LEFT_SIDE : 0) | (lower ? LINALG_LOWER : 0) |
-               (transpose_a ? LINALG_TRANSPOSE_A : 0) | (unit_diagonal ? LINALG_UNIT_DIAGONAL : 0);
-  (void)conjugate_a; /* real dtypes only: conjugation is the identity */
+               (transpose_a ? LINALG_TRANSPOSE_A : 0) | (unit_diagonal ? LINALG_UNIT_DIAGONAL : 0) |
+               (conjugate_a && is_cplx(a) ? LINALG_CONJUGATE_A : 0); /* real: conjugation is the identity */
   bool singleton = b->ndim == a->ndim - 1; /* a vector b, as JAX */
   jx_array *bb = singleton ? jx_expand_dims(b, left_side ? -1 : -2) : b;
   jx_array *r = prim_triangular_solve(a, bb, f);
@@ -141,8 +144,9 @@ static jx_array *lu_solve_core(jx_array *lu, jx_array *perm, jx_array *b, int tr
     x = prim_triangular_solve(lu, x, LINALG_LEFT_SIDE | LINALG_LOWER | LINALG_UNIT_DIAGONAL);
     return prim_triangular_solve(lu, x, LINALG_LEFT_SIDE);
   }
-  jx_array *x = prim_triangular_solve(lu, b, LINALG_LEFT_SIDE | LINALG_TRANSPOSE_A);
-  x = prim_triangular_solve(lu, x, LINALG_LEFT_SIDE | LINALG_LOWER | LINALG_UNIT_DIAGONAL | LINALG_TRANSPOSE_A);
+  unsigned t = LINALG_LEFT_SIDE | LINALG_TRANSPOSE_A | (trans == 2 && is_cplx(lu) ? LINALG_CONJUGATE_A : 0);
+  jx_array *x = prim_triangular_solve(lu, b, t);
+  x = prim_triangular_solve(lu, x, t | LINALG_LOWER | LINALG_UNIT_DIAGONAL);
   jx_array *inv = jx_argsort(perm, -1, false);
   jx_array *idx = inv ? jx_broadcast_to(jx_expand_dims(inv, -1), b->ndim, sh) : NULL;
   return jx_take_along_axis(x, idx, -2, JX_INDEX_PROMISE_IN_BOUNDS);
@@ -215,7 +219,7 @@ jx_array *jx_linalg_cholesky(jx_array *a, bool upper) {
   jx_scope_begin();
   jx_array *x = linalg_matrix_arg("jx_linalg_cholesky", a, true);
   jx_array *l = x ? jx_lax_linalg_cholesky(x, true) : NULL;
-  return np_scope_return(upper ? mT(l) : l);
+  return np_scope_return(upper ? mH(l) : l);
 }
 
 jx_array *jx_linalg_solve(jx_array *a, jx_array *b) {
@@ -259,12 +263,17 @@ static jx_status slogdet_impl(const char *fn, jx_array *a, jx_array **sign, jx_a
   jx_array *d = diag_of(f[0]);
   jx_array *zero = jx_zeros(0, NULL, x->dtype);
   jx_array *is_zero = jx_any(jx_equal(d, zero), 1, (int[]){-1}, false);
-  jx_array *parity = jx_add(jx_count_nonzero(jx_not_equal(f[1], jx_arange(0, (double)n, 1, JX_INT32)), 1, (int[]){-1}, false),
-                            jx_count_nonzero(jx_less(d, zero), 1, (int[]){-1}, false));
+  jx_array *parity = jx_count_nonzero(jx_not_equal(f[1], jx_arange(0, (double)n, 1, JX_INT32)), 1, (int[]){-1}, false);
+  jx_array *phase = NULL; /* complex: the product of the diagonal's phases */
+  if (is_cplx(x)) phase = jx_prod(jx_divide(d, jx_astype(jx_abs(d), x->dtype)), 1, (int[]){-1}, false);
+  else parity = jx_add(parity, jx_count_nonzero(jx_less(d, zero), 1, (int[]){-1}, false));
   jx_array *odd = jx_equal(jx_remainder(parity, jx_scalar_int(2)), jx_scalar_int(1));
   jx_array *one = jx_ones(0, NULL, x->dtype);
-  jx_array *sg = jx_where(is_zero, zero, jx_where(odd, jx_negative(one), one));
-  jx_array *ld = jx_where(is_zero, jx_full(0, NULL, -INFINITY, x->dtype), jx_sum(jx_log(jx_abs(d)), 1, (int[]){-1}, false));
+  jx_array *sg = jx_where(odd, jx_negative(one), one);
+  if (phase) sg = jx_multiply(phase, sg);
+  sg = jx_where(is_zero, zero, sg);
+  jx_dtype rd = dtype_real_part(x->dtype);
+  jx_array *ld = jx_where(is_zero, jx_full(0, NULL, -INFINITY, rd), jx_sum(jx_log(jx_abs(d)), 1, (int[]){-1}, false));
   *sign = sg, *logdet = ld;
   return sg && ld ? JX_OK : jx_last_status();
 }
@@ -292,8 +301,8 @@ jx_array *jx_linalg_det(jx_array *a) {
 jx_array *jx_scipy_linalg_cholesky(jx_array *a, bool lower) {
   jx_scope_begin();
   jx_array *x = linalg_matrix_arg("jx_scipy_linalg_cholesky", a, true);
-  jx_array *l = x ? jx_lax_linalg_cholesky(lower ? x : mT(x), false) : NULL;
-  return np_scope_return(lower ? l : mT(l));
+  jx_array *l = x ? jx_lax_linalg_cholesky(lower ? x : mH(x), false) : NULL;
+  return np_scope_return(lower ? l : mH(l));
 }
 
 jx_array *jx_scipy_linalg_cho_factor(jx_array *a, bool lower) {
@@ -336,6 +345,7 @@ jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, 
   jx_array *bm = vec ? jx_expand_dims(p[1], -1) : p[1];
   jx_array *r = prim_triangular_solve(p[0], bm, LINALG_LEFT_SIDE | (lower ? LINALG_LOWER : 0) |
                                                     (trans ? LINALG_TRANSPOSE_A : 0) |
+                                                    (trans == 2 && is_cplx(p[0]) ? LINALG_CONJUGATE_A : 0) |
                                                     (unit_diagonal ? LINALG_UNIT_DIAGONAL : 0));
   return np_scope_return(r && vec ? jx_squeeze(r, 1, (int[]){-1}) : r);
 }
@@ -401,7 +411,7 @@ jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, jx_
   if (np_null_arg("jx_lax_linalg_eigh", x, "x")) return JX_ERR_VALUE;
   jx_scope_begin();
   jx_array *a = x;
-  if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mT(x)), jx_scalar(2));
+  if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
   if (!a || prim_eigh(a, lower ? LINALG_LOWER : 0, out) != JX_OK) out[0] = NULL;
   return linalg_return_n(2, out);
 }
@@ -484,4 +494,37 @@ jx_array *jx_linalg_svdvals(jx_array *a) {
   jx_array *s = NULL;
   jx_linalg_svd(a, false, false, &s);
   return np_scope_return(s);
+}
+
+/* ------------------------------------------------------------ eig */
+
+jx_status jx_lax_linalg_eig(jx_array *x, bool compute_left_eigenvectors, bool compute_right_eigenvectors,
+                            jx_array **out) {
+  const char *fn = "jx_lax_linalg_eig";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
+  int n = 1 + compute_left_eigenvectors + compute_right_eigenvectors;
+  for (int i = 0; i < n; i++) out[i] = NULL;
+  if (np_null_arg(fn, x, "x")) return JX_ERR_VALUE;
+  jx_scope_begin();
+  unsigned f = (compute_left_eigenvectors ? LINALG_COMPUTE_LEFT : 0) |
+               (compute_right_eigenvectors ? LINALG_COMPUTE_RIGHT : 0);
+  if (prim_eig(x, f, out) != JX_OK) out[0] = NULL;
+  return linalg_return_n(n, out);
+}
+
+jx_status jx_linalg_eig(jx_array *a, jx_array **out) {
+  const char *fn = "jx_linalg_eig";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
+  out[0] = out[1] = NULL;
+  jx_scope_begin();
+  jx_array *x = linalg_matrix_arg(fn, a, true);
+  if (x) jx_lax_linalg_eig(x, false, true, out);
+  return linalg_return_n(2, out);
+}
+
+jx_array *jx_linalg_eigvals(jx_array *a) {
+  jx_scope_begin();
+  jx_array *x = linalg_matrix_arg("jx_linalg_eigvals", a, true), *w = NULL;
+  if (x) jx_lax_linalg_eig(x, false, false, &w);
+  return np_scope_return(w);
 }

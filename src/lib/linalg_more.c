@@ -274,13 +274,20 @@ static bool parse_ord(const char *fn, const char *ord, OrdKind *kind, double *p)
   return false;
 }
 
+/* |x|^2 elementwise: real(x * conj(x)) for complex x, as JAX's norms. */
+static jx_array *abs2(jx_array *x) {
+  if (x && dtype_is_complex(x->dtype)) return jx_real(jx_multiply(x, jx_conj(x)));
+  return jx_multiply(x, x);
+}
+
 static jx_array *vector_norm_impl(const char *fn, jx_array *x, double ord, int naxes, const int *axes, bool keepdims) {
-  if (ord == 2) return jx_sqrt(jx_sum(jx_multiply(x, x), naxes, axes, keepdims));
+  jx_dtype rd = dtype_real_part(x->dtype); /* norms of complex arrays are real */
+  if (ord == 2) return jx_sqrt(jx_sum(abs2(x), naxes, axes, keepdims));
   if (ord == INFINITY) return jx_max(jx_abs(x), naxes, axes, keepdims);
   if (ord == -INFINITY) return jx_min(jx_abs(x), naxes, axes, keepdims);
-  if (ord == 0) return jx_astype(jx_sum(jx_not_equal(x, jx_zeros(0, NULL, x->dtype)), naxes, axes, keepdims), x->dtype);
+  if (ord == 0) return jx_astype(jx_sum(jx_not_equal(x, jx_zeros(0, NULL, x->dtype)), naxes, axes, keepdims), rd);
   if (ord == 1) return jx_sum(jx_abs(x), naxes, axes, keepdims);
-  jx_array *o = jx_full(0, NULL, ord, x->dtype), *oi = jx_full(0, NULL, 1.0 / ord, x->dtype);
+  jx_array *o = jx_full(0, NULL, ord, rd), *oi = jx_full(0, NULL, 1.0 / ord, rd);
   return jx_power(jx_sum(jx_power(jx_abs(x), o), naxes, axes, keepdims), oi);
 }
 
@@ -296,7 +303,7 @@ jx_array *jx_linalg_norm(jx_array *x, const char *ord, int naxes, const int *axe
   int ax[JX_MAX_NDIM], nd = a ? a->ndim : 0;
   if (!a) return np_scope_return(NULL);
   if (!axes) {
-    if (kind == ORD_NONE) return np_scope_return(jx_sqrt(jx_sum(jx_multiply(a, a), 0, NULL, keepdims)));
+    if (kind == ORD_NONE) return np_scope_return(jx_sqrt(jx_sum(abs2(a), 0, NULL, keepdims)));
     naxes = nd;
     for (int d = 0; d < nd && d < JX_MAX_NDIM; d++) ax[d] = d;
   } else {
@@ -321,7 +328,7 @@ jx_array *jx_linalg_norm(jx_array *x, const char *ord, int naxes, const int *axe
   }
   int row = ax[0], col = ax[1];
   if (kind == ORD_NONE || kind == ORD_FRO) {
-    r = jx_sqrt(jx_sum(jx_multiply(a, a), 2, ax, keepdims));
+    r = jx_sqrt(jx_sum(abs2(a), 2, ax, keepdims));
   } else if (kind == ORD_NUM && (p == 1 || p == -1)) {
     if (!keepdims && col > row) col--;
     jx_array *s = jx_sum(jx_abs(a), 1, &row, keepdims);
@@ -401,10 +408,16 @@ jx_array *jx_linalg_cond(jx_array *x, const char *p) {
   }
   /* NaN becomes inf where the input has no NaN */
   jx_array *clean = jx_logical_not(jx_any(jx_isnan(a), 2, (int[]){-2, -1}, false));
-  return np_scope_return(jx_where(jx_logical_and(jx_isnan(r), clean), jx_full(0, NULL, INFINITY, a->dtype), r));
+  return np_scope_return(jx_where(jx_logical_and(jx_isnan(r), clean), jx_full(0, NULL, INFINITY, dtype_real_part(a->dtype)), r));
 }
 
 /* ------------------------------------------------------------ pinv, lstsq, rank */
+
+/* The conjugate transpose of x's last two dims (x's transpose when real). */
+static jx_array *adjoint(jx_array *x) {
+  jx_array *t = jx_swapaxes(x, -1, -2);
+  return x && dtype_is_complex(x->dtype) ? jx_conj(t) : t;
+}
 
 jx_array *jx_linalg_pinv(jx_array *a, double rtol) {
   const char *fn = "jx_linalg_pinv";
@@ -418,15 +431,19 @@ jx_array *jx_linalg_pinv(jx_array *a, double rtol) {
     sh[x->ndim - 2] = n, sh[x->ndim - 1] = m;
     return np_scope_return(jx_zeros(x->ndim, sh, x->dtype));
   }
-  if (isnan(rtol)) rtol = 10.0 * (double)(m > n ? m : n) * eps_of(x->dtype);
+  jx_dtype rd = dtype_real_part(x->dtype); /* singular values are real */
+  if (isnan(rtol)) rtol = 10.0 * (double)(m > n ? m : n) * eps_of(rd);
   jx_array *u[3];
   if (jx_linalg_svd(x, false, true, u) != JX_OK) return np_scope_return(NULL);
   jx_array *s = u[1];
-  jx_array *cutoff = jx_multiply(jx_full(0, NULL, rtol, x->dtype), jx_take(s, jx_scalar_int(0), -1));
+  jx_array *cutoff = jx_multiply(jx_full(0, NULL, rtol, rd), jx_take(s, jx_scalar_int(0), -1));
   jx_array *keep = jx_greater(s, jx_expand_dims(cutoff, -1));
-  jx_array *sk = jx_where(keep, s, jx_full(0, NULL, INFINITY, x->dtype));
-  /* vh^T (u^T / s[:, None]) */
-  jx_array *r = jx_matmul(jx_swapaxes(u[2], -1, -2), jx_divide(jx_swapaxes(u[0], -1, -2), jx_expand_dims(sk, -1)));
+  jx_array *sk = jx_where(keep, s, jx_full(0, NULL, INFINITY, rd));
+  /* vh^H (u^H / s[:, None]) */
+  jx_array *sk1 = jx_expand_dims(sk, -1);
+  jx_array *us = dtype_is_complex(x->dtype) ? jx_multiply(adjoint(u[0]), jx_astype(jx_reciprocal(sk1), x->dtype))
+                                            : jx_divide(adjoint(u[0]), sk1); /* 1/inf = 0 in the real part */
+  jx_array *r = jx_matmul(adjoint(u[2]), us);
   return np_scope_return(r);
 }
 
@@ -441,8 +458,9 @@ jx_array *jx_linalg_matrix_rank(jx_array *M, double rtol) {
   jx_array *s = jx_linalg_svdvals(x), *tol;
   if (!s) return np_scope_return(NULL);
   int64_t mx = x->shape[x->ndim - 1] > x->shape[x->ndim - 2] ? x->shape[x->ndim - 1] : x->shape[x->ndim - 2];
-  if (isnan(rtol)) tol = jx_multiply(jx_max(s, 1, (int[]){-1}, false), jx_full(0, NULL, (double)mx * eps_of(x->dtype), x->dtype));
-  else tol = jx_full(0, NULL, rtol, x->dtype);
+  jx_dtype rd = dtype_real_part(x->dtype);
+  if (isnan(rtol)) tol = jx_multiply(jx_max(s, 1, (int[]){-1}, false), jx_full(0, NULL, (double)mx * eps_of(rd), rd));
+  else tol = jx_full(0, NULL, rtol, rd);
   return np_scope_return(jx_sum(jx_greater(s, jx_expand_dims(tol, -1)), 1, (int[]){-1}, false));
 }
 
@@ -464,26 +482,27 @@ jx_status jx_linalg_lstsq(jx_array *a, jx_array *b, double rcond, jx_array **out
   bool vec = B->ndim == 1;
   if (vec) B = jx_expand_dims(B, 1);
   int64_t m = A->shape[0], n = A->shape[1];
+  jx_dtype rd = dtype_real_part(A->dtype); /* s and the residuals are real */
   jx_array *x, *s, *rank;
   if (m == 0 || n == 0) {
-    s = jx_zeros(1, (int64_t[]){0}, A->dtype);
+    s = jx_zeros(1, (int64_t[]){0}, rd);
     rank = jx_astype(jx_scalar_int(0), JX_INT32);
     x = jx_zeros(2, (int64_t[]){n, B->shape[1]}, A->dtype);
   } else {
-    if (isnan(rcond)) rcond = eps_of(A->dtype) * (double)(m > n ? m : n);
-    else if (rcond < 0) rcond = eps_of(A->dtype);
+    if (isnan(rcond)) rcond = eps_of(rd) * (double)(m > n ? m : n);
+    else if (rcond < 0) rcond = eps_of(rd);
     jx_array *u[3];
     if (jx_linalg_svd(A, false, true, u) != JX_OK) return linalg_return_n(4, out);
     s = u[1];
-    jx_array *mask = jx_greater_equal(s, jx_multiply(jx_full(0, NULL, rcond, A->dtype), jx_take(s, jx_scalar_int(0), 0)));
+    jx_array *mask = jx_greater_equal(s, jx_multiply(jx_full(0, NULL, rcond, rd), jx_take(s, jx_scalar_int(0), 0)));
     rank = jx_sum(mask, 0, NULL, false);
-    jx_array *safe = jx_where(mask, s, jx_ones(0, NULL, A->dtype));
-    jx_array *sinv = jx_expand_dims(jx_where(mask, jx_reciprocal(safe), jx_zeros(0, NULL, A->dtype)), 1);
-    jx_array *utb = jx_matmul(jx_swapaxes(u[0], 0, 1), B);
-    x = jx_matmul(jx_swapaxes(u[2], 0, 1), jx_multiply(sinv, utb));
+    jx_array *safe = jx_where(mask, s, jx_ones(0, NULL, rd));
+    jx_array *sinv = jx_expand_dims(jx_where(mask, jx_reciprocal(safe), jx_zeros(0, NULL, rd)), 1);
+    jx_array *utb = jx_matmul(adjoint(u[0]), B);
+    x = jx_matmul(adjoint(u[2]), jx_multiply(jx_astype(sinv, A->dtype), utb));
   }
   jx_array *d = x ? jx_subtract(B, jx_matmul(A, x)) : NULL;
-  jx_array *resid = d ? jx_sum(jx_multiply(d, d), 1, (int[]){0}, false) : NULL;
+  jx_array *resid = d ? jx_sum(abs2(d), 1, (int[]){0}, false) : NULL;
   if (vec && x) x = jx_ravel(x);
   out[0] = x, out[1] = resid, out[2] = rank, out[3] = s;
   return linalg_return_n(4, out);

@@ -414,6 +414,7 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_qr] = prim_linalg_abstract_eval,
     [PRIM_eigh] = prim_linalg_abstract_eval,
     [PRIM_svd] = prim_linalg_abstract_eval,
+    [PRIM_eig] = prim_linalg_abstract_eval,
     [PRIM_tridiagonal_solve] = prim_linalg_abstract_eval,
     [PRIM_fft] = prim_fft_abstract_eval, /* trace/fft.c */
     [PRIM_threefry2x32] = eval_threefry,
@@ -455,6 +456,9 @@ static bool complex_ok(Prim p) {
   case PRIM_ne: case PRIM_real: case PRIM_imag: case PRIM_conj: case PRIM_abs: case PRIM_sign:
   case PRIM_reciprocal: case PRIM_is_nan: case PRIM_is_inf: case PRIM_reduce_sum:
   case PRIM_reduce_prod: case PRIM_sort: case PRIM_scatter_add: case PRIM_fft:
+  /* linear algebra: LAPACK's c/z routines (backend/lapack.c) */
+  case PRIM_cholesky: case PRIM_triangular_solve: case PRIM_lu: case PRIM_qr: case PRIM_eigh:
+  case PRIM_svd: case PRIM_eig:
   /* transcendental functions: expanded into real ops by ir/complex.c */
   case PRIM_exp: case PRIM_expm1: case PRIM_log: case PRIM_log1p: case PRIM_sqrt:
   case PRIM_rsqrt: case PRIM_pow: case PRIM_sin: case PRIM_cos: case PRIM_tan:

@@ -268,6 +268,7 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_qr] = rule_lowered,
     [PRIM_eigh] = rule_lowered,
     [PRIM_svd] = rule_lowered,
+    [PRIM_eig] = rule_lowered,
     [PRIM_tridiagonal_solve] = rule_lowered,
     [PRIM_fft] = rule_lowered,
     [PRIM_threefry2x32] = rule_lowered,

@@ -1,5 +1,5 @@
 /* linalg.c -- the linear-algebra primitives (lax.linalg's cholesky_p, triangular_solve_p,
- * lu_p, qr_p, eigh_p, svd_p): their shape rules (jax/_src/lax/linalg.py), their
+ * lu_p, qr_p, eigh_p, svd_p, eig_p, tridiagonal_solve_p): their shape rules (jax/_src/lax/linalg.py), their
  * routines (ir/alu.h: ROUTINE_CHOLESKY ..), and their binders. Every operand is a
  * stack of matrices: leading dims are batch dims and the routine sees them flattened. */
 #include <stdio.h>
@@ -17,6 +17,7 @@ int prim_linalg_nout(Prim p, const PrimParams *pp) {
   case PRIM_lu: return 3;
   case PRIM_qr: case PRIM_eigh: return 2;
   case PRIM_svd: return pp->flags & LINALG_COMPUTE_UV ? 3 : 1;
+  case PRIM_eig: return 1 + !!(pp->flags & LINALG_COMPUTE_LEFT) + !!(pp->flags & LINALG_COMPUTE_RIGHT);
   default: return 1;
   }
 }
@@ -35,11 +36,11 @@ static bool bad(jx_status s, Prim p, const char *what, const Aval *a, const Aval
   return false;
 }
 
-/* A float32/float64 stack of matrices (square if asked). */
+/* A float32/float64/complex64/complex128 stack of matrices (square if asked). */
 static bool check_matrix(Prim p, const Aval *a, bool square) {
   if (a->ndim < 2) return bad(JX_ERR_SHAPE, p, "needs an array of rank >= 2", a, NULL);
-  if (a->dtype != JX_FLOAT32 && a->dtype != JX_FLOAT64)
-    return bad(JX_ERR_DTYPE, p, "needs float32 or float64 matrices", a, NULL);
+  if (a->dtype != JX_FLOAT32 && a->dtype != JX_FLOAT64 && a->dtype != JX_COMPLEX64 && a->dtype != JX_COMPLEX128)
+    return bad(JX_ERR_DTYPE, p, "needs float32, float64, complex64 or complex128 matrices", a, NULL);
   if (square && a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
     return bad(JX_ERR_SHAPE, p, "needs square matrices", a, NULL);
   return true;
@@ -81,7 +82,7 @@ bool prim_linalg_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams
   }
   if (p == PRIM_tridiagonal_solve) return tridiagonal_abstract_eval(p, in, out);
   const Aval *a = &in[0];
-  bool square = p == PRIM_cholesky || p == PRIM_triangular_solve || p == PRIM_eigh;
+  bool square = p == PRIM_cholesky || p == PRIM_triangular_solve || p == PRIM_eigh || p == PRIM_eig;
   if (!check_matrix(p, a, square)) return false;
   int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = min64(m, n);
   bool full = pp->flags & LINALG_FULL_MATRICES;
@@ -108,12 +109,20 @@ bool prim_linalg_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams
     out[0] = batched(a, a->dtype, m, full ? m : k);
     out[1] = batched(a, a->dtype, full ? m : k, n);
     return true;
-  case PRIM_eigh:
+  case PRIM_eigh: /* eigenvalues are real */
     out[0] = *a;
-    out[1] = batched(a, a->dtype, n, -1);
+    out[1] = batched(a, dtype_real_part(a->dtype), n, -1);
     return true;
+  case PRIM_eig: { /* everything complex, also for real input */
+    jx_dtype c = dtype_to_complex(a->dtype);
+    int o = 0;
+    out[o++] = batched(a, c, n, -1);
+    if (pp->flags & LINALG_COMPUTE_LEFT) out[o++] = batched(a, c, n, n);
+    if (pp->flags & LINALG_COMPUTE_RIGHT) out[o++] = batched(a, c, n, n);
+    return true;
+  }
   case PRIM_svd:
-    out[0] = batched(a, a->dtype, k, -1);
+    out[0] = batched(a, dtype_real_part(a->dtype), k, -1);
     if (pp->flags & LINALG_COMPUTE_UV) {
       out[1] = batched(a, a->dtype, m, full ? m : k);
       out[2] = batched(a, a->dtype, full ? n : k, n);
@@ -133,6 +142,7 @@ void prim_linalg_routine(Prim p, const Aval *in, const PrimParams *pp, Routine *
                                   [PRIM_qr - PRIM_cholesky] = ROUTINE_QR,
                                   [PRIM_eigh - PRIM_cholesky] = ROUTINE_EIGH,
                                   [PRIM_svd - PRIM_cholesky] = ROUTINE_SVD,
+                                  [PRIM_eig - PRIM_cholesky] = ROUTINE_EIG,
                                   [PRIM_tridiagonal_solve - PRIM_cholesky] = ROUTINE_TRIDIAGONAL_SOLVE};
   int nin = p == PRIM_triangular_solve ? 2 : p == PRIM_tridiagonal_solve ? 4 : 1;
   *r = (Routine){.op = ops[p - PRIM_cholesky], .nin = nin,
@@ -164,6 +174,11 @@ jx_status prim_eigh(jx_array *a, unsigned flags, jx_array **out) {
 
 jx_array *prim_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *du, jx_array *b) {
   return prim_bind(PRIM_tridiagonal_solve, 4, (jx_array *[]){dl, d, du, b}, &(PrimParams){0});
+}
+
+jx_status prim_eig(jx_array *a, unsigned flags, jx_array **out) {
+  PrimParams pp = {.flags = flags & (LINALG_COMPUTE_LEFT | LINALG_COMPUTE_RIGHT)};
+  return prim_bind_n(PRIM_eig, 1, &a, &pp, prim_linalg_nout(PRIM_eig, &pp), out);
 }
 
 jx_status prim_svd(jx_array *a, unsigned flags, jx_array **out) {

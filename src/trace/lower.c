@@ -524,6 +524,7 @@ static const LowerRule lower_rules[PRIM_NUM] = {
     [PRIM_qr] = lower_routine,
     [PRIM_eigh] = lower_routine,
     [PRIM_svd] = lower_routine,
+    [PRIM_eig] = lower_routine,
     [PRIM_tridiagonal_solve] = lower_routine,
     [PRIM_fft] = lower_routine,
     [PRIM_threefry2x32] = lower_threefry,

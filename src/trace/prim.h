@@ -315,6 +315,9 @@ jx_status prim_eigh(jx_array *a, unsigned flags, jx_array **out);
 /* lax.linalg.svd_p: out[0] s and, with LINALG_COMPUTE_UV, out[1] u, out[2] vt
  * (flags: LINALG_FULL_MATRICES | LINALG_COMPUTE_UV). */
 jx_status prim_svd(jx_array *a, unsigned flags, jx_array **out);
+/* lax.linalg.eig_p: out[0] w, then vl (LINALG_COMPUTE_LEFT), then vr
+ * (LINALG_COMPUTE_RIGHT), all complex. */
+jx_status prim_eig(jx_array *a, unsigned flags, jx_array **out);
 
 /* ---- the fft primitive (lax.fft's fft_p; trace/fft.c): params.flags = FFT_TYPE_*,
  * params.ndim/shape = fft_lengths (1 to FFT_MAX_RANK), over the trailing axes. */

@@ -713,6 +713,7 @@ static const struct {
     [PRIM_triangular_solve] = {.many = linalg_jvp_triangular_solve},
     [PRIM_lu] = {.many = linalg_jvp_lu},   [PRIM_qr] = {.many = linalg_jvp_qr},
     [PRIM_eigh] = {.many = linalg_jvp_eigh}, [PRIM_svd] = {.many = linalg_jvp_svd},
+    [PRIM_eig] = {.many = linalg_jvp_eig},
     [PRIM_tridiagonal_solve] = {.many = linalg_jvp_tridiagonal_solve},
     [PRIM_fft] = {jvp_fft},
     [PRIM_cond] = {.many = jvp_cond},

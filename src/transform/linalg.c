@@ -1,8 +1,10 @@
 /* linalg.c -- differentiation rules of the linear-algebra primitives, as JAX derives them
  * (jax/_src/lax/linalg.py: _cholesky_jvp_rule, _triangular_solve_jvp_rule_a and
  * _triangular_solve_transpose_rule, _lu_jvp_rule, qr_jvp_rule, _eigh_jvp_rule,
- * _svd_jvp_rule, _tridiagonal_solve_jvp_rule and _tridiagonal_solve_transpose_rule), written with primitives only so that they compose with every other
- * transformation. Matrices are the last two dims; leading dims are batch dims. */
+ * _svd_jvp_rule, eig_jvp_rule (eigenvalues), _tridiagonal_solve_jvp_rule and
+ * _tridiagonal_solve_transpose_rule), written with primitives only so that they compose
+ * with every other transformation; complex operands use the conjugate transposes (_H)
+ * where JAX does. Matrices are the last two dims; leading dims are batch dims. */
 #include <string.h>
 
 #include "core/dtype.h"
@@ -27,6 +29,22 @@ static jx_array *mT(jx_array *x) {
   for (int d = 0; d < x->ndim; d++) perm[d] = d;
   perm[x->ndim - 2] = x->ndim - 1, perm[x->ndim - 1] = x->ndim - 2;
   return prim_transpose(x, perm);
+}
+
+static bool cplx(jx_array *x) { return x && dtype_is_complex(x->dtype); }
+
+/* conj(x) for complex x; x itself for real x. */
+static jx_array *cj(jx_array *x) { return cplx(x) ? prim_unary(PRIM_conj, x) : x; }
+
+/* JAX's _H: the conjugate transpose of the last two dims. */
+static jx_array *mH(jx_array *x) { return cj(mT(x)); }
+
+/* real(x) for complex x; x itself otherwise. */
+static jx_array *re(jx_array *x) { return cplx(x) ? prim_unary(PRIM_real, x) : x; }
+
+/* x converted to like's dtype (a real factor of a complex product). */
+static jx_array *as_dtype_of(jx_array *x, jx_array *like) {
+  return x && like && x->dtype != like->dtype ? prim_convert(x, like->dtype, x->weak) : x;
 }
 
 /* Batched matrix product a @ b (equal batch dims). */
@@ -123,6 +141,19 @@ static jx_status status_of(jx_array *const *ys, int n) {
   return JX_OK;
 }
 
+/* The permutation matrix P (..., n, n) of a permutation perm (..., n) int32, in dtype:
+ * P[i][j] = (perm[i] == j), so that P @ x = x[perm] (LU's P A = L U). */
+static jx_array *perm_matrix(jx_array *perm, jx_dtype dtype) {
+  if (!perm) return NULL;
+  int64_t psh[JX_MAX_NDIM];
+  int pbd[JX_MAX_NDIM];
+  for (int d = 0; d < perm->ndim; d++) psh[d] = perm->shape[d], pbd[d] = d;
+  psh[perm->ndim] = perm->shape[perm->ndim - 1];
+  jx_array *pm = prim_broadcast_in_dim(perm, perm->ndim + 1, psh, pbd);
+  jx_array *io = pm ? prim_iota(JX_INT32, perm->ndim + 1, psh, perm->ndim) : NULL;
+  return io ? prim_convert(prim_binary(PRIM_eq, pm, io), dtype, false) : NULL;
+}
+
 /* ------------------------------------------------------------ JVP rules */
 
 /* Forward-mode rule of https://arxiv.org/pdf/1602.07527.pdf: L_dot = L phi(L^-1 dA L^-T)
@@ -150,6 +181,7 @@ static jx_status jvp_triangular_solve(jx_array *const *x, jx_array *const *t, co
     jx_array *g = f & LINALG_LOWER ? tril(t[0], -k) : triu(t[0], k);
     g = prim_unary(PRIM_neg, g);
     if (f & LINALG_TRANSPOSE_A) g = mT(g);
+    if (f & LINALG_CONJUGATE_A) g = cj(g);
     int64_t m = rows_of(ans), n = cols_of(ans);
     if (f & LINALG_LEFT_SIDE)
       da = m > n ? prim_triangular_solve(a, mm(g, ans), f) : mm(prim_triangular_solve(a, g, f), ans);
@@ -174,13 +206,7 @@ static jx_status jvp_lu(jx_array *const *x, jx_array *const *t, const PrimParams
   jx_array *u_eye = n > k ? pad_to(eye_shaped(lu, n - k, n - k), k, k, n, n) : NULL;
   jx_array *u = tadd(pad_to(triu(block(lu, 0, k, 0, n), 0), 0, 0, n, n), u_eye);
   /* P a_dot = a_dot[perm] as a product with the permutation matrix (batched) */
-  int64_t psh[JX_MAX_NDIM];
-  int pbd[JX_MAX_NDIM];
-  for (int d = 0; d < perm->ndim; d++) psh[d] = perm->shape[d], pbd[d] = d;
-  psh[perm->ndim] = m;
-  jx_array *pm = prim_broadcast_in_dim(perm, perm->ndim + 1, psh, pbd);
-  jx_array *io = pm ? prim_iota(JX_INT32, perm->ndim + 1, psh, perm->ndim) : NULL;
-  jx_array *P = io ? prim_convert(prim_binary(PRIM_eq, pm, io), lu->dtype, false) : NULL;
+  jx_array *P = perm_matrix(perm, lu->dtype);
   jx_array *la = prim_triangular_solve(l, mm(P, a_dot), LINALG_LEFT_SIDE | LINALG_LOWER | LINALG_UNIT_DIAGONAL);
   jx_array *lau = prim_triangular_solve(u, la, 0);
   ty[0] = add(mm(l, tril(lau, -1)), mm(triu(lau, 0), u));
@@ -188,12 +214,17 @@ static jx_status jvp_lu(jx_array *const *x, jx_array *const *t, const PrimParams
   return ty[0] ? JX_OK : jx_last_status();
 }
 
-/* j-towns.github.io/papers/qr-derivative.pdf, for m >= n (q: m x n, r: n x n). */
+/* j-towns.github.io/papers/qr-derivative.pdf, for m >= n (q: m x n, r: n x n); complex
+ * inputs add JAX's correction of the diagonal. */
 static void thin_qr_jvp(jx_array *q, jx_array *r, jx_array *dx, jx_array **dq, jx_array **dr) {
   jx_array *dx_rinv = prim_triangular_solve(r, dx, 0);
-  jx_array *qt_dx_rinv = mm(mT(q), dx_rinv);
+  jx_array *qt_dx_rinv = mm(mH(q), dx_rinv);
   jx_array *low = tril(qt_dx_rinv, -1);
-  jx_array *dO = low ? sub(low, mT(low)) : NULL;
+  jx_array *dO = low ? sub(low, mH(low)) : NULL;
+  if (dO && cplx(dO)) {
+    jx_array *imag_part = sub(qt_dx_rinv, as_dtype_of(re(qt_dx_rinv), qt_dx_rinv));
+    dO = add(dO, mul(eye_shaped(dO, rows_of(dO), cols_of(dO)), imag_part));
+  }
   *dq = dO ? add(mm(q, sub(dO, qt_dx_rinv)), dx_rinv) : NULL;
   *dr = dO ? mm(sub(qt_dx_rinv, dO), r) : NULL;
 }
@@ -208,35 +239,52 @@ static jx_status jvp_qr(jx_array *const *x, jx_array *const *t, const PrimParams
   if (m < n) { /* wide: X = [X1 X2], R = [R1 R2]; dR2 = dQ^T X2 + Q^T dX2 */
     jx_array *dq, *dr1;
     thin_qr_jvp(q, block(r, 0, m, 0, m), block(dx, 0, m, 0, m), &dq, &dr1);
-    jx_array *dr2 = add(mm(mT(dq), block(x[0], 0, m, m, n)), mm(mT(q), block(dx, 0, m, m, n)));
+    jx_array *dr2 = add(mm(mH(dq), block(x[0], 0, m, m, n)), mm(mH(q), block(dx, 0, m, m, n)));
     ty[0] = dq;
     ty[1] = dr1 && dr2 ? prim_concatenate(2, (jx_array *[]){dr1, dr2}, dr1->ndim - 1) : NULL;
     return status_of(ty, 2);
   }
-  if (full && m > n) {
-    error_set(JX_ERR_UNSUPPORTED, "jvp of qr: full_matrices=True for a tall %lld x %lld matrix is not implemented "
-              "(use full_matrices=False)", (long long)m, (long long)n);
-    return JX_ERR_UNSUPPORTED;
+  if (!full || m == n) {
+    thin_qr_jvp(q, r, dx, &ty[0], &ty[1]);
+    return status_of(ty, 2);
   }
-  thin_qr_jvp(q, r, dx, &ty[0], &ty[1]);
+  /* complete q of a tall x (arXiv:2409.13374, eqs. 32-33, as JAX): the thin rule for
+   * the first n columns; the last p = m - n from Z = Q_pn (Q_nn - I)^-1 */
+  int64_t p = m - n;
+  jx_array *q_mn = block(q, 0, m, 0, n), *dq_mn, *dr_nn;
+  thin_qr_jvp(q_mn, block(r, 0, n, 0, n), dx, &dq_mn, &dr_nn);
+  jx_array *q_nn = block(q_mn, 0, n, 0, n), *q_pn = block(q_mn, n, m, 0, n), *q_mp = block(q, 0, m, n, m);
+  jx_array *dq_nn = block(dq_mn, 0, n, 0, n), *dq_pn = block(dq_mn, n, m, 0, n), *f[3] = {NULL, NULL, NULL};
+  /* z_pn^H = (Q_nn - I)^-H Q_pn^H: with P A = L U, A^H = U^H L^H P */
+  jx_array *A = q_nn ? sub(q_nn, eye_shaped(q_nn, n, n)) : NULL;
+  if (!A || prim_lu(A, f) != JX_OK) return jx_last_status();
+  unsigned th = LINALG_LEFT_SIDE | LINALG_TRANSPOSE_A | (cplx(A) ? LINALG_CONJUGATE_A : 0);
+  jx_array *zh = prim_triangular_solve(f[0], mH(q_pn), th);
+  zh = prim_triangular_solve(f[0], zh, th | LINALG_LOWER | LINALG_UNIT_DIAGONAL);
+  zh = mm(mT(perm_matrix(f[2], A->dtype)), zh); /* n x p */
+  jx_array *z = mH(zh);
+  jx_array *dq_mp = sub(mm(dq_mn, zh), mm(add(q_mn, mm(q_mp, z)), mH(sub(dq_pn, mm(z, dq_nn)))));
+  ty[0] = dq_mn && dq_mp ? prim_concatenate(2, (jx_array *[]){dq_mn, dq_mp}, dq_mn->ndim - 1) : NULL;
+  jx_array *zr = dr_nn ? full_shaped(dr_nn, p, n, 0) : NULL;
+  ty[1] = zr ? prim_concatenate(2, (jx_array *[]){dr_nn, zr}, dr_nn->ndim - 2) : NULL;
   return status_of(ty, 2);
 }
 
-/* Nondegenerate perturbation theory: with V^T dA V = S, dw = diag(S) and
+/* Nondegenerate perturbation theory: with V^H dA V = S, dw = real(diag(S)) and
  * dv = V (F * S), F[i][j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it (repeated
  * eigenvalues give infinities, as in JAX). */
 static jx_status jvp_eigh(jx_array *const *x, jx_array *const *t, const PrimParams *pp, jx_array **y,
                           jx_array **ty) {
-  jx_array *sym = dv(add(x[0], mT(x[0])), tx_full_like(x[0], 2));
+  jx_array *sym = dv(add(x[0], mH(x[0])), tx_full_like(x[0], 2));
   jx_status s = sym ? prim_eigh(sym, pp->flags, y) : jx_last_status();
   if (s != JX_OK) return s;
-  jx_array *v = y[0], *w = y[1];
+  jx_array *v = y[0], *w = as_dtype_of(y[1], v);
   int64_t n = rows_of(v);
   jx_array *eye = eye_shaped(v, n, n);
   jx_array *F = sub(prim_unary(PRIM_reciprocal, sub(add(eye, as_rows(w, n)), as_cols(w, n))), eye);
-  jx_array *S = mm(mm(mT(v), t[0]), v);
+  jx_array *S = mm(mm(mH(v), t[0]), v);
   ty[0] = mm(v, mul(F, S));
-  ty[1] = diag_of(S);
+  ty[1] = re(diag_of(S));
   return status_of(ty, 2);
 }
 
@@ -252,33 +300,59 @@ static jx_status jvp_svd(jx_array *const *x, jx_array *const *t, const PrimParam
   }
   jx_status st = prim_svd(A, LINALG_COMPUTE_UV, r);
   if (st != JX_OK) return st;
-  jx_array *s = r[0], *U = r[1], *Vt = r[2], *Ut = mT(U), *V = mT(Vt);
+  jx_array *s = r[0], *U = r[1], *Vt = r[2], *Ut = mH(U), *V = mH(Vt);
   int64_t k = s->shape[s->ndim - 1];
   jx_array *dS = mm(mm(Ut, dA), V);
-  y[0] = s, ty[0] = diag_of(dS);
+  y[0] = s, ty[0] = diag_of(re(dS));
   if (!uv) return status_of(ty, 1);
   y[1] = U, y[2] = Vt;
   jx_array *srow = as_rows(s, k), *scol = as_cols(s, k);
   jx_array *diffs = mul(add(srow, scol), sub(srow, scol));
-  jx_array *eye = eye_shaped(dS, k, k);
-  jx_array *F = sub(prim_unary(PRIM_reciprocal, add(diffs, eye)), eye);
-  jx_array *dSS = mul(srow, dS), *SdS = mul(scol, dS);
+  jx_array *eye = eye_shaped(srow, k, k);
+  jx_array *F = as_dtype_of(sub(prim_unary(PRIM_reciprocal, add(diffs, eye)), eye), dS);
+  jx_array *dSS = mul(as_dtype_of(srow, dS), dS), *SdS = mul(as_dtype_of(scol, dS), dS);
   jx_array *szero = prim_convert(prim_binary(PRIM_eq, s, tx_full_like(s, 0)), s->dtype, s->weak);
   jx_array *sinv = sub(prim_unary(PRIM_reciprocal, add(s, szero)), szero);
-  jx_array *sinv_mat = mul(as_rows(sinv, k), eye);
-  jx_array *dUdV_diag = mul(mul(tx_full_like(dS, 0.5), sub(dS, mT(dS))), sinv_mat);
-  jx_array *dU = mm(U, add(mul(F, add(dSS, mT(dSS))), dUdV_diag));
-  jx_array *dV = mm(V, mul(F, add(SdS, mT(SdS))));
+  jx_array *sinv_mat = as_dtype_of(mul(as_rows(sinv, k), eye), dS);
+  jx_array *dUdV_diag = mul(mul(tx_full_like(dS, 0.5), sub(dS, mH(dS))), sinv_mat);
+  jx_array *dU = mm(U, add(mul(F, add(dSS, mH(dSS))), dUdV_diag));
+  jx_array *dV = mm(V, mul(F, add(SdS, mH(SdS))));
   if (m > n) {
     jx_array *dAV = mm(dA, V);
-    dU = add(dU, dv(sub(dAV, mm(U, mm(Ut, dAV))), as_rows(s, m)));
+    dU = add(dU, dv(sub(dAV, mm(U, mm(Ut, dAV))), as_dtype_of(as_rows(s, m), dAV)));
   }
   if (n > m) {
-    jx_array *dAHU = mm(mT(dA), U);
-    dV = add(dV, dv(sub(dAHU, mm(V, mm(Vt, dAHU))), as_rows(s, n)));
+    jx_array *dAHU = mm(mH(dA), U);
+    dV = add(dV, dv(sub(dAHU, mm(V, mm(Vt, dAHU))), as_dtype_of(as_rows(s, n), dAHU)));
   }
-  ty[1] = dU, ty[2] = mT(dV);
+  ty[1] = dU, ty[2] = mH(dV);
   return status_of(ty, 3);
+}
+
+/* Eigenvalues only (JAX's eig_jvp_rule without eigenvector derivatives): with
+ * A V = V diag(w), dw = diag(V^-1 dA V), V^-1 dA by LU. Eigenvector derivatives are
+ * JX_ERR_UNSUPPORTED, as JAX's default (enable_eigvec_derivs=False). */
+static jx_status jvp_eig(jx_array *const *x, jx_array *const *t, const PrimParams *pp, jx_array **y,
+                         jx_array **ty) {
+  if (pp->flags & (LINALG_COMPUTE_LEFT | LINALG_COMPUTE_RIGHT)) {
+    error_set(JX_ERR_UNSUPPORTED, "jvp of eig: derivatives of non-symmetric eigenvectors are not implemented "
+              "(as JAX without enable_eigvec_derivs); differentiate the eigenvalues (eigvals)");
+    return JX_ERR_UNSUPPORTED;
+  }
+  jx_array *r[2];
+  jx_status s = prim_eig(x[0], LINALG_COMPUTE_RIGHT, r);
+  if (s != JX_OK) return s;
+  jx_array *w = r[0], *vr = r[1], *da = as_dtype_of(t[0], vr), *f[3];
+  y[0] = w;
+  if ((s = prim_lu(vr, f)) != JX_OK) return s;
+  jx_array *lu = f[0], *perm = f[2];
+  jx_array *P = perm_matrix(perm, vr->dtype); /* P da = da[perm] */
+  jx_array *z = prim_triangular_solve(lu, mm(P, da), LINALG_LEFT_SIDE | LINALG_LOWER | LINALG_UNIT_DIAGONAL);
+  z = prim_triangular_solve(lu, z, LINALG_LEFT_SIDE); /* V^-1 dA */
+  bool mask[JX_MAX_NDIM] = {false};
+  if (z) mask[z->ndim - 1] = true;
+  ty[0] = z ? prim_reduce(PRIM_reduce_sum, mul(z, mT(vr)), mask) : NULL;
+  return status_of(ty, 1);
 }
 
 /* The table entries (transform/linalg.h): a symbolic-zero tangent of the matrix
@@ -295,6 +369,7 @@ JVP_ENTRY(lu)
 JVP_ENTRY(qr)
 JVP_ENTRY(eigh)
 JVP_ENTRY(svd)
+JVP_ENTRY(eig)
 
 jx_status linalg_jvp_triangular_solve(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
                                       int nout, jx_array **y, jx_array **ty) {

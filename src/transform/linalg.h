@@ -16,6 +16,7 @@ LINALG_JVP(lu);
 LINALG_JVP(qr);
 LINALG_JVP(eigh);
 LINALG_JVP(svd);
+LINALG_JVP(eig);
 LINALG_JVP(tridiagonal_solve);
 #undef LINALG_JVP
 

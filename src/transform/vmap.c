@@ -717,6 +717,7 @@ static const struct {
     [PRIM_qr] = {batch_linalg},
     [PRIM_eigh] = {batch_linalg},
     [PRIM_svd] = {batch_linalg},
+    [PRIM_eig] = {batch_linalg},
     [PRIM_tridiagonal_solve] = {batch_linalg},
     [PRIM_fft] = {batch_linalg}, /* batch dims to the front, as JAX's _fft_batching_rule */
     [PRIM_jit] = {batch_call},

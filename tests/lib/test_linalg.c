@@ -1,6 +1,7 @@
 /* test_linalg.c -- linear algebra (src/lib/linalg.c on the LAPACK routines): JAX goldens
- * (tools/golden_linalg.py: values, edge cases, errors, float64 gradients), factorization
- * identities, gradients by central differences at first and second order, vmap
+ * (tools/golden_linalg.py: values, edge cases, errors, float64 and complex128
+ * gradients, complex64/complex128 inputs, eig/eigvals), factorization identities (real
+ * and complex), gradients by central differences at first and second order, vmap
  * against a loop, jit against eager, and bad-input errors. */
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +16,44 @@ static int iparam(const GoldenCase *c, const char *k) { return (int)golden_param
 
 /* Runs the function a golden case names on in[]; out[] gets its results; returns their
  * count (0 on failure, -1 for an unknown function). */
+static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out);
+
+/* fn + "_ri": fn's results with each complex one split into its real and imaginary
+ * parts (real-valued losses of complex functions for the gradient cases). */
+static int call_ri(const GoldenCase *c, jx_array *const *in, jx_array **out) {
+  GoldenCase base = *c;
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)strlen(c->fn) - 3, c->fn);
+  base.fn = name;
+  jx_array *r[4] = {NULL};
+  int n = call_case(&base, in, r), k = 0;
+  for (int i = 0; i < n; i++) {
+    if (jx_dtype_of(r[i]) == JX_COMPLEX64 || jx_dtype_of(r[i]) == JX_COMPLEX128) {
+      out[k++] = jx_real(r[i]), out[k++] = jx_imag(r[i]);
+      jx_free(r[i]);
+    } else {
+      out[k++] = r[i];
+    }
+  }
+  return n > 0 ? k : n;
+}
+
+static jx_array *abs2(jx_array *x) {
+  jx_array *a = jx_abs(x);
+  return jx_multiply(a, a);
+}
+
 static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
   const char *fn = c->fn;
+  size_t len = strlen(fn);
+  if (len > 3 && !strcmp(fn + len - 3, "_ri")) return call_ri(c, in, out);
   if (!strcmp(fn, "linalg_cholesky")) return (out[0] = jx_linalg_cholesky(in[0], iparam(c, "upper"))) ? 1 : 0;
   if (!strcmp(fn, "scipy_cholesky")) return (out[0] = jx_scipy_linalg_cholesky(in[0], iparam(c, "lower"))) ? 1 : 0;
   if (!strcmp(fn, "lax_cholesky"))
     return (out[0] = jx_lax_linalg_cholesky(in[0], iparam(c, "symmetrize"))) ? 1 : 0;
   if (!strcmp(fn, "lax_triangular_solve"))
     return (out[0] = jx_lax_linalg_triangular_solve(in[0], in[1], iparam(c, "left"), iparam(c, "lower"),
-                                                    iparam(c, "trans"), false, iparam(c, "unit"))) ? 1 : 0;
+                                                    iparam(c, "trans"), iparam(c, "conj"), iparam(c, "unit"))) ? 1 : 0;
   if (!strcmp(fn, "scipy_solve_triangular"))
     return (out[0] = jx_scipy_linalg_solve_triangular(in[0], in[1], iparam(c, "trans"), iparam(c, "lower"),
                                                       iparam(c, "unit"))) ? 1 : 0;
@@ -79,6 +109,35 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
     jx_free(r[1]);
     return out[1] ? 2 : 0;
   }
+  if (!strcmp(fn, "linalg_eigh_abs2")) {
+    jx_array *r[2];
+    if (jx_linalg_eigh(in[0], NULL, true, r) != JX_OK) return 0;
+    out[0] = r[0], out[1] = abs2(r[1]);
+    jx_free(r[1]);
+    return out[1] ? 2 : 0;
+  }
+  if (!strcmp(fn, "linalg_svd_abs2")) {
+    jx_array *r[3];
+    if (jx_linalg_svd(in[0], false, true, r) != JX_OK) return 0;
+    out[0] = abs2(r[0]), out[1] = r[1], out[2] = abs2(r[2]);
+    jx_free(r[0]), jx_free(r[2]);
+    return out[0] && out[2] ? 3 : 0;
+  }
+  if (!strcmp(fn, "linalg_eigvals_sorted")) {
+    jx_array *w = jx_linalg_eigvals(in[0]);
+    out[0] = w ? jx_sort(w, -1, false) : NULL;
+    jx_free(w);
+    return out[0] ? 1 : 0;
+  }
+  if (!strcmp(fn, "linalg_eigvals_sym")) { /* re/im of sum(w^2) and sum(w^3) */
+    jx_array *w = jx_linalg_eigvals(in[0]);
+    if (!w) return 0;
+    jx_array *w2 = jx_multiply(w, w);
+    jx_array *s2 = jx_sum(w2, 0, NULL, false), *s3 = jx_sum(jx_multiply(w2, w), 0, NULL, false);
+    out[0] = jx_real(s2), out[1] = jx_imag(s2), out[2] = jx_real(s3), out[3] = jx_imag(s3);
+    jx_free(w), jx_free(w2), jx_free(s2), jx_free(s3);
+    return out[3] ? 4 : 0;
+  }
   if (!strcmp(fn, "linalg_svd_sq")) {
     jx_array *r[3];
     if (jx_linalg_svd(in[0], false, true, r) != JX_OK) return 0;
@@ -118,7 +177,7 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
  * inputs are the weights). */
 static int nargs_of(const char *fn) {
   if (!strcmp(fn, "lax_tridiagonal_solve")) return 4;
-  return !strcmp(fn, "lax_triangular_solve") || !strcmp(fn, "linalg_solve") ? 2 : 1;
+  return !strncmp(fn, "lax_triangular_solve", 20) || !strncmp(fn, "linalg_solve", 12) ? 2 : 1;
 }
 
 /* sum_i sum(f(x)_i * w_i) for a gradient case: in = args..., weights... */
@@ -181,7 +240,7 @@ static void test_golden(void) {
         jx_clear_error();
       } else {
         CHECK_MSG(n == c->nout, "%s: %d results for %d expected (%s)", ctx, n, c->nout, jx_last_error());
-        bool f64 = c->out[0].dtype == JX_FLOAT64;
+        bool f64 = c->out[0].dtype == JX_FLOAT64 || c->out[0].dtype == JX_COMPLEX128;
         for (int o = 0; n == c->nout && o < n; o++)
           golden_compare(ctx, out[o], &c->out[o], f64 ? 1e-10 : 2e-5, f64 ? 1e-11 : 2e-5);
       }
@@ -282,6 +341,131 @@ static void test_identities(void) {
   CHECK(max_abs_diff(jx_matmul(m, inv), jx_broadcast_to(jx_eye(5, JX_FLOAT32), 3, (int64_t[]){4, 5, 5})) < 1e-5);
   jx_array *det_inv = jx_linalg_det(inv), *det = jx_linalg_det(m);
   CHECK(max_abs_diff(jx_multiply(det, det_inv), jx_ones(1, (int64_t[]){4}, JX_FLOAT32)) < 1e-4);
+  jx_scope_end(0, NULL);
+}
+
+/* A random complex array (real and imaginary parts in [-1, 1)). */
+static jx_array *random_complex(jx_dtype d, int ndim, const int64_t *shape) {
+  jx_dtype r = d == JX_COMPLEX128 ? JX_FLOAT64 : JX_FLOAT32;
+  return jx_complex(random_array(r, ndim, shape), random_array(r, ndim, shape));
+}
+
+/* The conjugate transpose of the last two dims. */
+static jx_array *ctrans(jx_array *x) { return jx_conj(jx_swapaxes(x, -1, -2)); }
+
+/* Complex factorizations and eig: Q R = A with Q^H Q = I, L L^H = A, V diag(w) V^H = A
+ * (Hermitian), U diag(s) V^H = A, A vr = vr diag(w) and vl^H A = diag(w) vl^H (geev,
+ * real and complex input), a NaN batch entry of eig, and eig's errors. */
+static void test_complex_identities(void) {
+  jx_scope_begin();
+  jx_dtype dts[2] = {JX_COMPLEX64, JX_COMPLEX128};
+  for (int t = 0; t < 2; t++) {
+    jx_dtype d = dts[t];
+    jx_config_enable_x64(d == JX_COMPLEX128);
+    double tol = d == JX_COMPLEX128 ? 1e-12 : 2e-5;
+    jx_array *x = random_complex(d, 3, (int64_t[]){2, 5, 4}), *q[2], *u[3], *e[2];
+    CHECK(jx_linalg_qr(x, NULL, q) == JX_OK);
+    CHECK_MSG(max_abs_diff(jx_abs(jx_subtract(jx_matmul(q[0], q[1]), x)), jx_zeros(0, NULL, JX_FLOAT32)) < tol * 4,
+              "complex qr %d", t);
+    jx_array *qhq = jx_matmul(ctrans(q[0]), q[0]);
+    CHECK(max_abs_diff(jx_abs(jx_subtract(qhq, jx_eye(4, d))), jx_zeros(0, NULL, JX_FLOAT32)) < tol * 4);
+    CHECK(jx_linalg_svd(x, false, true, u) == JX_OK);
+    CHECK_EQ_INT(jx_dtype_of(u[1]), d == JX_COMPLEX128 ? JX_FLOAT64 : JX_FLOAT32);
+    jx_array *usv = jx_matmul(jx_multiply(u[0], jx_astype(jx_expand_dims(u[1], -2), d)), u[2]);
+    CHECK_MSG(max_abs_diff(jx_abs(jx_subtract(usv, x)), jx_zeros(0, NULL, JX_FLOAT32)) < tol * 8, "complex svd %d", t);
+    jx_array *h = jx_add(jx_matmul(x, ctrans(x)), jx_multiply(jx_eye(5, d), jx_scalar(5))); /* Hermitian PD */
+    jx_array *l = jx_linalg_cholesky(h, false);
+    CHECK_MSG(max_abs_diff(jx_abs(jx_subtract(jx_matmul(l, ctrans(l)), h)), jx_zeros(0, NULL, JX_FLOAT32)) < tol * 40,
+              "complex cholesky %d", t);
+    CHECK(jx_linalg_eigh(h, NULL, true, e) == JX_OK);
+    CHECK_EQ_INT(jx_dtype_of(e[0]), d == JX_COMPLEX128 ? JX_FLOAT64 : JX_FLOAT32);
+    jx_array *av = jx_matmul(h, e[1]), *vw = jx_multiply(e[1], jx_astype(jx_expand_dims(e[0], -2), d));
+    CHECK_MSG(max_abs_diff(jx_abs(jx_subtract(av, vw)), jx_zeros(0, NULL, JX_FLOAT32)) < tol * 40, "complex eigh %d", t);
+    /* eig of a general complex matrix and of a real one (complex conjugate pairs) */
+    jx_dtype rd = d == JX_COMPLEX128 ? JX_FLOAT64 : JX_FLOAT32;
+    jx_array *gens[2] = {random_complex(d, 3, (int64_t[]){3, 4, 4}), random_array(rd, 3, (int64_t[]){3, 4, 4})};
+    for (int g = 0; g < 2; g++) {
+      jx_array *a = gens[g], *v[3];
+      CHECK(jx_lax_linalg_eig(a, true, true, v) == JX_OK);
+      CHECK_EQ_INT(jx_dtype_of(v[0]), d);
+      CHECK_EQ_INT(jx_dtype_of(v[2]), d);
+      jx_array *ac = jx_astype(a, d), *w = jx_expand_dims(v[0], -2);
+      double right = max_abs_diff(jx_abs(jx_subtract(jx_matmul(ac, v[2]), jx_multiply(v[2], w))), jx_zeros(0, NULL, rd));
+      double left = max_abs_diff(jx_abs(jx_subtract(jx_matmul(ctrans(v[1]), ac), jx_multiply(ctrans(v[1]), jx_swapaxes(w, -1, -2)))),
+                                 jx_zeros(0, NULL, rd));
+      CHECK_MSG(right < tol * 40 && left < tol * 40, "eig %d/%d: right %g left %g", t, g, right, left);
+      /* unit 2-norm columns */
+      jx_array *norms = jx_sum(abs2(v[2]), 1, (int[]){-2}, false);
+      CHECK(max_abs_diff(norms, jx_ones(2, (int64_t[]){3, 4}, rd)) < tol * 10);
+      jx_array *vr[2];
+      CHECK(jx_linalg_eig(a, vr) == JX_OK);
+      /* without left vectors (and eigvals without any) geev may round differently */
+      CHECK(max_abs_diff(jx_abs(jx_subtract(vr[1], v[2])), jx_zeros(0, NULL, rd)) < tol * 40);
+      CHECK(max_abs_diff(jx_abs(jx_subtract(jx_linalg_eigvals(a), v[0])), jx_zeros(0, NULL, rd)) < tol * 40);
+    }
+  }
+  jx_config_enable_x64(false);
+  /* a NaN batch entry: only its eigenvalues are NaN */
+  jx_array *good = random_array(JX_FLOAT32, 3, (int64_t[]){1, 3, 3});
+  jx_array *bad = jx_concatenate(2, (jx_array *[]){good, jx_full(3, (int64_t[]){1, 3, 3}, NAN, JX_FLOAT32)}, 0);
+  jx_array *w = jx_linalg_eigvals(bad);
+  CHECK(w && jx_item(jx_sum(jx_astype(jx_isnan(w), JX_INT32), 0, NULL, false)) == 3);
+  /* errors */
+  jx_array *out[3];
+  CHECK(jx_lax_linalg_eig(jx_ones(2, (int64_t[]){2, 2}, JX_INT32), false, true, out) == JX_ERR_DTYPE && !out[0]);
+  CHECK_ERROR(JX_ERR_DTYPE, "eig: needs float32, float64, complex64 or complex128 matrices");
+  CHECK(jx_linalg_eig(jx_ones(2, (int64_t[]){2, 3}, JX_FLOAT32), out) == JX_ERR_SHAPE && !out[0] && !out[1]);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_linalg_eig: needs square matrices, got shape (2,3)");
+  CHECK(jx_linalg_eigvals(jx_ones(1, (int64_t[]){3}, JX_FLOAT32)) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_linalg_eigvals: needs an array of rank >= 2");
+  CHECK(jx_lax_linalg_eig(NULL, true, true, out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_lax_linalg_eig: x is NULL");
+  CHECK(jx_linalg_eig(good, NULL) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_linalg_eig: out is NULL");
+  jx_scope_end(0, NULL);
+}
+
+/* eig under vmap (against a loop) and jit (against eager), its jaxpr as JAX prints it,
+ * and the derivative of eigenvectors refused as JAX refuses it. */
+static jx_status eig_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  return jx_lax_linalg_eig(in[0], true, true, out);
+}
+
+static jx_status eig_vec_loss(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *v[2];
+  if (jx_linalg_eig(in[0], v) != JX_OK) return jx_last_status();
+  out[0] = jx_sum(jx_real(v[1]), 0, NULL, false);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_eig_transforms(void) {
+  jx_scope_begin();
+  jx_array *a = random_array(JX_FLOAT32, 3, (int64_t[]){4, 3, 3});
+  jx_fn *f = jx_fn_new("eig", 1, 3, eig_fn, NULL), *j = jx_jit(f), *v = jx_vmap(f, NULL, NULL);
+  jx_array *bat[3], *jit[3], *eag[3];
+  CHECK(jx_call(v, &a, bat) == JX_OK && jx_call(j, &a, jit) == JX_OK && jx_call(f, &a, eag) == JX_OK);
+  for (int o = 0; o < 3; o++) {
+    CHECK_MSG(max_abs_diff(jx_abs(jx_subtract(jit[o], eag[o])), jx_zeros(0, NULL, JX_FLOAT32)) == 0, "jit eig %d", o);
+    for (int i = 0; i < 4; i++) {
+      jx_array *one[3];
+      CHECK(jx_call(f, (jx_array *[]){jx_take(a, jx_scalar_int(i), 0)}, one) == JX_OK);
+      CHECK_MSG(max_abs_diff(jx_abs(jx_subtract(jx_take(bat[o], jx_scalar_int(i), 0), one[o])), jx_zeros(0, NULL, JX_FLOAT32)) == 0,
+                "vmap eig %d entry %d", o, i);
+    }
+  }
+  jx_array *a0 = jx_take(a, jx_scalar_int(0), 0);
+  char *text = jx_make_jaxpr(f, &a0);
+  CHECK_MSG(text && strstr(text, "b:c64[3] c:c64[3,3] d:c64[3,3] = eig[") &&
+                strstr(text, "compute_left_eigenvectors=True") && strstr(text, "enable_eigvec_derivs=False"),
+            "%s", text ? text : "NULL");
+  free(text);
+  jx_fn *lf = jx_fn_new("eig_vec_loss", 1, 1, eig_vec_loss, NULL), *gl = jx_grad(lf, 1, NULL);
+  jx_array *gr = NULL;
+  CHECK(jx_call(gl, &a0, &gr) == JX_ERR_UNSUPPORTED && gr == NULL);
+  CHECK_ERROR(JX_ERR_UNSUPPORTED, "jvp of eig: derivatives of non-symmetric eigenvectors");
+  jx_fn_free(gl), jx_fn_free(lf), jx_fn_free(v), jx_fn_free(j), jx_fn_free(f);
   jx_scope_end(0, NULL);
 }
 
@@ -536,7 +720,7 @@ static void test_errors(void) {
   CHECK(jx_linalg_det(r) == NULL);
   CHECK_ERROR(JX_ERR_SHAPE, "needs square matrices, got shape (2,3)");
   CHECK(jx_lax_linalg_cholesky(jx_ones(2, (int64_t[]){2, 2}, JX_INT32), false) == NULL);
-  CHECK_ERROR(JX_ERR_DTYPE, "cholesky: needs float32 or float64");
+  CHECK_ERROR(JX_ERR_DTYPE, "cholesky: needs float32, float64, complex64 or complex128 matrices");
   CHECK(jx_lax_linalg_triangular_solve(jx_eye(3, JX_FLOAT32), r, true, true, false, false, false) == NULL);
   CHECK_ERROR(JX_ERR_SHAPE, "triangular_solve: incompatible shapes");
   CHECK(jx_scipy_linalg_solve_triangular(jx_eye(3, JX_FLOAT32), v, 3, true, false) == NULL);
@@ -553,6 +737,8 @@ int main(void) {
   cases = golden_load("linalg.txt", &ncases);
   TEST_RUN(test_golden);
   TEST_RUN(test_identities);
+  TEST_RUN(test_complex_identities);
+  TEST_RUN(test_eig_transforms);
   TEST_RUN(test_numeric_grads);
   TEST_RUN(test_vmap_jit);
   TEST_RUN(test_expm_transforms);

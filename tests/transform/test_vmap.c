@@ -352,6 +352,9 @@ static void test_movement(void) {
   check_prim_case(&(PrimCase){"eigh", PRIM_eigh, 1, {F32(2, {3, 3})}, {.flags = LINALG_LOWER}});
   check_prim_case(&(PrimCase){"svd", PRIM_svd, 1, {F32(2, {3, 4})}, {.flags = LINALG_COMPUTE_UV}});
   check_prim_case(&(PrimCase){"svd values", PRIM_svd, 1, {F32(3, {2, 4, 3})}, {0}});
+  check_prim_case(&(PrimCase){"eig", PRIM_eig, 1, {F32(3, {2, 3, 3})},
+                               {.flags = LINALG_COMPUTE_LEFT | LINALG_COMPUTE_RIGHT}});
+  check_prim_case(&(PrimCase){"eigvals", PRIM_eig, 1, {F32(2, {4, 4})}, {0}});
   check_prim_case(&(PrimCase){"tridiagonal_solve", PRIM_tridiagonal_solve, 4,
                               {F32(1, {4}), F32(1, {4}), F32(1, {4}), F32(2, {4, 2})}, {0}});
   check_prim_case(&(PrimCase){"tridiagonal_solve batched", PRIM_tridiagonal_solve, 4,
