@@ -539,6 +539,33 @@ static jx_status grad_dot_fn(void *ctx, jx_array *const *in, jx_array **out) {
   return JX_OK;
 }
 
+/* Repeated eigenvalues (JAX's documented degenerate case): eigh's eigenvalue tangents
+ * stay finite and exact, its eigenvector tangents in the repeated pair are inf/NaN,
+ * the rest finite; JAX 0.10.2 gives dw = (0, 0, 1) and dv[:, 2] = (0.5, 0.25, 0). */
+static jx_status eigh_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  return jx_linalg_eigh(in[0], NULL, true, out);
+}
+
+static void test_eigh_degenerate(void) {
+  jx_config_enable_x64(true);
+  jx_scope_begin();
+  jx_array *x = jx_multiply(jx_eye(3, JX_FLOAT64), jx_array_from((double[]){1, 1, 2}, JX_FLOAT64, 1, (int64_t[]){3}));
+  jx_array *t = jx_array_from((double[]){0, 1, 0.5, 1, 0, 0.25, 0.5, 0.25, 1}, JX_FLOAT64, 2, (int64_t[]){3, 3});
+  jx_fn *f = jx_fn_new("eigh", 1, 2, eigh_fn, NULL);
+  jx_array *y[2], *ty[2];
+  CHECK(jx_jvp(f, &x, &t, y, ty) == JX_OK);
+  CHECK(max_abs_diff(ty[0], jx_array_from((double[]){0, 0, 1}, JX_FLOAT64, 1, (int64_t[]){3})) == 0);
+  double dv[9];
+  CHECK(jx_read(ty[1], dv, sizeof dv) == JX_OK);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 2; j++) CHECK_MSG(!isfinite(dv[i * 3 + j]), "dv[%d][%d] = %g should be inf/NaN", i, j, dv[i * 3 + j]);
+  CHECK(fabs(fabs(dv[2]) - 0.5) < 1e-12 && fabs(fabs(dv[5]) - 0.25) < 1e-12 && dv[8] == 0);
+  jx_fn_free(f);
+  jx_scope_end(0, NULL);
+  jx_config_enable_x64(false);
+}
+
 static void test_numeric_grads(void) {
   jx_config_enable_x64(true);
   jx_scope_begin();
@@ -740,6 +767,7 @@ int main(void) {
   TEST_RUN(test_complex_identities);
   TEST_RUN(test_eig_transforms);
   TEST_RUN(test_numeric_grads);
+  TEST_RUN(test_eigh_degenerate);
   TEST_RUN(test_vmap_jit);
   TEST_RUN(test_expm_transforms);
   TEST_RUN(test_tridiagonal_transforms);
