@@ -9,46 +9,15 @@
 #include "core/error.h"
 #include "transform/transform.h"
 
-/* Traces f on abstract inputs of the operands' types into a closed jaxpr. A branch
- * that closes over a tracer of an enclosing transformation is refused (pass such
- * values as operands). NULL with the error set on failure. */
+/* f traced into a closed jaxpr for the operands' types (stage_trace_closed); a
+ * branch that closes over a tracer of an enclosing transformation is refused (pass
+ * such values as operands). NULL with the error set on failure. */
 static Jaxpr *trace_branch(const char *fn, jx_fn *f, int nin, jx_array *const *ops) {
   if (jx_fn_nin(f) != nin) {
     error_set(JX_ERR_VALUE, "%s: %s takes %d inputs, %d operands given", fn, jx_fn_name(f), jx_fn_nin(f), nin);
     return NULL;
   }
-  int nout = jx_fn_nout(f);
-  Trace *t = stage_begin();
-  if (!t) return NULL;
-  jx_scope_begin();
-  jx_array **ins = calloc((size_t)nin + 1, sizeof *ins), **outs = calloc((size_t)nout + 1, sizeof *outs);
-  bool ok = ins && outs;
-  if (!ok) error_set(JX_ERR_OOM, "%s: out of memory", fn);
-  for (int i = 0; ok && i < nin; i++) {
-    Aval a = prim_aval_of(ops[i]);
-    ok = (ins[i] = stage_new_input(t, &a)) != NULL;
-  }
-  ok = ok && jx_call(f, ins, outs) == JX_OK;
-  Jaxpr *j = stage_end(t, ok ? nout : 0, outs);
-  jx_scope_end(0, NULL);
-  free(ins), free(outs);
-  if (!ok || !j) {
-    jaxpr_free(j);
-    return NULL;
-  }
-  for (int c = 0; c < j->nconst; c++)
-    if (j->consts[c]->tracer) {
-      error_set(JX_ERR_UNSUPPORTED, "%s: %s closes over a traced value of an enclosing "
-                "transformation; pass it as an operand instead", fn, jx_fn_name(f));
-      jaxpr_free(j);
-      return NULL;
-    }
-  j->name = strdup(jx_fn_name(f));
-  if (jaxpr_simplify(j) != JX_OK) {
-    jaxpr_free(j);
-    return NULL;
-  }
-  return j;
+  return stage_trace_closed(fn, f, ops, "operand");
 }
 
 /* The shared body of cond and switch: index already an int32 scalar. */

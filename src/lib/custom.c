@@ -23,44 +23,6 @@ static void custom_free(void *ctx) {
   free(c);
 }
 
-/* f traced on abstract inputs of in's types into a closed jaxpr named after f (NULL
- * with the error set); closing over a tracer of an enclosing transformation is refused
- * as in lax.cond. */
-static Jaxpr *trace_closed(const char *fn, jx_fn *f, jx_array *const *in) {
-  int nin = jx_fn_nin(f), nout = jx_fn_nout(f);
-  Trace *t = stage_begin();
-  if (!t) return NULL;
-  jx_scope_begin();
-  jx_array **ins = calloc((size_t)nin + 1, sizeof *ins), **outs = calloc((size_t)nout + 1, sizeof *outs);
-  bool ok = ins && outs;
-  if (!ok) error_set(JX_ERR_OOM, "%s: out of memory", fn);
-  for (int i = 0; ok && i < nin; i++) {
-    Aval a = prim_aval_of(in[i]);
-    ok = (ins[i] = stage_new_input(t, &a)) != NULL;
-  }
-  ok = ok && jx_call(f, ins, outs) == JX_OK;
-  Jaxpr *j = stage_end(t, ok ? nout : 0, outs);
-  jx_scope_end(0, NULL);
-  free(ins), free(outs);
-  if (!ok || !j) {
-    jaxpr_free(j);
-    return NULL;
-  }
-  for (int c = 0; c < j->nconst; c++)
-    if (j->consts[c]->tracer) {
-      error_set(JX_ERR_UNSUPPORTED, "%s: %s closes over a traced value of an enclosing "
-                "transformation; pass it as an argument instead", fn, jx_fn_name(f));
-      jaxpr_free(j);
-      return NULL;
-    }
-  if (!(j->name = strdup(jx_fn_name(f))) || jaxpr_simplify(j) != JX_OK) {
-    if (!j->name) error_set(JX_ERR_OOM, "%s: out of memory", fn);
-    jaxpr_free(j);
-    return NULL;
-  }
-  return j;
-}
-
 static const char *kind_name(Kind k) {
   return k == CUSTOM_JVP ? "jx_custom_jvp" : k == CUSTOM_VJP ? "jx_custom_vjp" : "jx_checkpoint";
 }
@@ -68,7 +30,7 @@ static const char *kind_name(Kind k) {
 static jx_status custom_call(void *ctx, jx_array *const *in, jx_array **out) {
   Custom *c = ctx;
   int nin = jx_fn_nin(c->f);
-  Jaxpr *j = trace_closed(kind_name(c->kind), c->f, in);
+  Jaxpr *j = stage_trace_closed(kind_name(c->kind), c->f, in, "argument");
   if (!j) return jx_last_status();
   jx_status s = c->kind == CUSTOM_JVP ? prim_custom_jvp_call(j, c->r0, c->nondiff, nin, in, out)
               : c->kind == CUSTOM_VJP ? prim_custom_vjp_call(j, c->r0, c->r1, nin, in, out)

@@ -4,6 +4,7 @@
  * runs and only the linear part is recorded (partial evaluation). */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -205,4 +206,39 @@ char *jx_make_jaxpr(jx_fn *f, jx_array *const *example_in) {
   char *text = ok && j ? jaxpr_print(j) : NULL;
   jaxpr_free(j);
   return text;
+}
+
+Jaxpr *stage_trace_closed(const char *fn, jx_fn *f, jx_array *const *in, const char *noun) {
+  int nin = jx_fn_nin(f), nout = jx_fn_nout(f);
+  Trace *t = stage_begin();
+  if (!t) return NULL;
+  jx_scope_begin();
+  jx_array **ins = calloc((size_t)nin + 1, sizeof *ins), **outs = calloc((size_t)nout + 1, sizeof *outs);
+  bool ok = ins && outs;
+  if (!ok) error_set(JX_ERR_OOM, "%s: out of memory", fn);
+  for (int i = 0; ok && i < nin; i++) {
+    Aval a = prim_aval_of(in[i]);
+    ok = (ins[i] = stage_new_input(t, &a)) != NULL;
+  }
+  ok = ok && jx_call(f, ins, outs) == JX_OK;
+  Jaxpr *j = stage_end(t, ok ? nout : 0, outs);
+  jx_scope_end(0, NULL);
+  free(ins), free(outs);
+  if (!ok || !j) {
+    jaxpr_free(j);
+    return NULL;
+  }
+  for (int c = 0; c < j->nconst; c++)
+    if (j->consts[c]->tracer) {
+      error_set(JX_ERR_UNSUPPORTED, "%s: %s closes over a traced value of an enclosing "
+                "transformation; pass it as an %s instead", fn, jx_fn_name(f), noun);
+      jaxpr_free(j);
+      return NULL;
+    }
+  if (!(j->name = strdup(jx_fn_name(f))) || jaxpr_simplify(j) != JX_OK) {
+    if (!j->name) error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    jaxpr_free(j);
+    return NULL;
+  }
+  return j;
 }

@@ -36,6 +36,12 @@ jx_array *stage_new_input(Trace *t, const Aval *aval);
 /* Ends staging: outs become the outputs (non-tracers become constants), pops t and
  * returns the jaxpr (NULL on error). */
 Jaxpr *stage_end(Trace *t, int nout, jx_array *const *outs);
+/* f traced on abstract inputs of in[0 .. jx_fn_nin(f))'s types into a closed jaxpr
+ * named after f and simplified, for the library call `fn` (lax.cond's branches,
+ * custom_jvp/custom_vjp/checkpoint's function). A jaxpr closing over a tracer of an
+ * enclosing transformation is refused with JX_ERR_UNSUPPORTED, telling the user to pass
+ * that value as an `noun` ("operand", "argument") instead. NULL with the error set. */
+Jaxpr *stage_trace_closed(const char *fn, jx_fn *f, jx_array *const *in, const char *noun);
 
 /* sub batched (vmap.c): staged from inputs of the batched avals (bd[i] their batch
  * axes, JX_NOT_MAPPED: unbatched), every result batched along axis 0 with `size`

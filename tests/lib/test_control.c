@@ -139,8 +139,26 @@ static jx_status b_short(void *c, jx_array *const *x, jx_array **o) {
   return JX_OK;
 }
 
+/* a branch y -> y * c with c from ctx; (x) -> sum(cond(true, that, that, x)) closes over x */
+static jx_status b_closure(void *c, jx_array *const *x, jx_array **o) { o[0] = jx_multiply(x[0], c); return JX_OK; }
+static jx_status f_closes_over(void *c, jx_array *const *x, jx_array **o) {
+  (void)c;
+  jx_fn *b = jx_fn_new("closure", 1, 1, b_closure, x[0]);
+  jx_array *r[1], *t = jx_astype(jx_scalar(1.0), JX_BOOL);
+  jx_status s = jx_lax_cond(t, b, b, 1, x, r);
+  jx_fn_free(b);
+  o[0] = s == JX_OK ? jx_sum(r[0], 0, NULL, false) : NULL;
+  return s;
+}
+
 static void test_errors(void) {
   jx_array *x = jx_ones(1, (int64_t[]){3}, JX_FLOAT32), *out[2] = {NULL};
+  /* a branch closing over a value traced by grad: pass it as an operand */
+  jx_fn *fc = jx_fn_new("closes_over", 1, 1, f_closes_over, NULL), *gc = jx_grad(fc, 1, NULL);
+  CHECK(jx_call(gc, &x, out) == JX_ERR_UNSUPPORTED);
+  CHECK_ERROR(JX_ERR_UNSUPPORTED, "jx_lax_cond: closure closes over a traced value of an enclosing "
+                                  "transformation; pass it as an operand instead");
+  jx_fn_free(gc), jx_fn_free(fc);
   jx_array *p3 = jx_ones(1, (int64_t[]){3}, JX_BOOL), *pf = jx_scalar(1.0), *p = jx_astype(pf, JX_BOOL);
   jx_fn *fi = jx_fn_new("as_int", 1, 1, b_int, NULL), *fs = jx_fn_new("sum", 1, 1, b_short, NULL);
   jx_fn *fb = jx_fn_new("sin_times", 2, 1, b0, NULL);

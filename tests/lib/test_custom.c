@@ -285,8 +285,26 @@ static jx_status bad_shape_bwd(void *c, jx_array *const *x, jx_array **o) {
   return JX_OK;
 }
 
+/* y -> y * c with c from ctx, checkpointed inside a function of x that passes x as c */
+static jx_status times_ctx(void *c, jx_array *const *x, jx_array **o) { o[0] = jx_multiply(x[0], c); return JX_OK; }
+static jx_status checkpoint_closes_over(void *c, jx_array *const *x, jx_array **o) {
+  (void)c;
+  jx_fn *f = jx_fn_new("times_x", 1, 1, times_ctx, x[0]), *cf = jx_checkpoint(f, JX_CHECKPOINT_NOTHING_SAVEABLE);
+  jx_array *r = NULL;
+  jx_status s = jx_call(cf, x, &r);
+  jx_fn_free(cf), jx_fn_free(f);
+  o[0] = s == JX_OK ? jx_sum(r, 0, NULL, false) : NULL;
+  return s;
+}
+
 static void test_errors(void) {
   jx_array *x = jx_linspace(-1.0, 1.0, 5, JX_FLOAT32), *t = jx_ones_like(x), *out[2] = {NULL};
+  /* a checkpointed function closing over a value traced by grad: pass it as an argument */
+  jx_fn *fco = jx_fn_new("closes_over", 1, 1, checkpoint_closes_over, NULL), *gco = jx_grad(fco, 1, NULL);
+  CHECK(jx_call(gco, &x, out) == JX_ERR_UNSUPPORTED);
+  CHECK_ERROR(JX_ERR_UNSUPPORTED, "jx_checkpoint: times_x closes over a traced value of an enclosing "
+                                  "transformation; pass it as an argument instead");
+  jx_fn_free(gco), jx_fn_free(fco);
   /* forward mode through custom_vjp, as JAX */
   CHECK(jx_jvp(G_SIN, (jx_array *[]){x, x}, (jx_array *[]){t, t}, out, out + 1) == JX_ERR_UNSUPPORTED);
   CHECK_ERROR(JX_ERR_UNSUPPORTED, "can't apply forward-mode autodiff (jvp) to a custom_vjp function");
