@@ -316,7 +316,12 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
 /* Programs compiled for a control primitive's sub-jaxpr, one per device and x64 mode,
  * cached on the jaxpr (Jaxpr.compiled) so a loop body is lowered and compiled once and
  * each trip only launches its kernels. program NULL: lowering unsupported (nested
- * loops, calls): the runner declines and the equations are bound one by one. */
+ * loops, calls): the runner declines and the equations are bound one by one.
+ * Threads: a body jaxpr is shared by every thread running the jitted function that
+ * holds it. The list only grows at its head and its nodes are immutable once
+ * published, so readers walk it from an acquire load without a lock; inserting happens
+ * under compiled_lock (compiling outside it), and a thread that finds its signature
+ * inserted meanwhile adopts that node and frees its own. */
 typedef struct Compiled {
   const Backend *device;
   bool x64;
@@ -324,21 +329,47 @@ typedef struct Compiled {
   struct Compiled *next;
 } Compiled;
 
+static pthread_mutex_t compiled_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void compiled_free(void *p) {
   for (Compiled *c = p, *n; c; c = n) n = c->next, jit_program_free(c->program), free(c);
 }
 
+static Compiled *compiled_find(Compiled *c, const Backend *be, bool x64) {
+  while (c && (c->device != be || c->x64 != x64)) c = c->next;
+  return c;
+}
+
+/* Publishes c (compiled for its device and mode) on j, or returns the node another
+ * thread published for the same key meanwhile (c is then freed). */
+static Compiled *compiled_insert(const Jaxpr *j, Compiled *c) {
+  Jaxpr *m = (Jaxpr *)j; /* the cache is not part of the jaxpr's value */
+  pthread_mutex_lock(&compiled_lock);
+  Compiled *head = __atomic_load_n(&m->compiled, __ATOMIC_ACQUIRE);
+  Compiled *old = compiled_find(head, c->device, c->x64);
+  if (!old) {
+    c->next = head;
+    if (!head) m->compiled_free = compiled_free; /* written once, before the first node */
+    __atomic_store_n(&m->compiled, c, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&compiled_lock);
+  if (!old) return c;
+  jit_program_free(c->program), free(c);
+  return old;
+}
+
 static jx_status run_compiled(const Jaxpr *j, jx_array *const *in, jx_array **out, bool *declined) {
   *declined = true;
-  if (j->compiled && j->compiled_free != compiled_free) return JX_OK; /* someone else's cache */
+  Compiled *head = __atomic_load_n(&((Jaxpr *)j)->compiled, __ATOMIC_ACQUIRE);
+  if (head && j->compiled_free != compiled_free) return JX_OK; /* someone else's cache */
   bool committed = false;
   const Backend *be = realize_device("jit", j->nin, in, &committed);
   if (!be) {
     *declined = false;
     return jx_last_status();
   }
-  Compiled *c = j->compiled;
-  while (c && (c->device != be || c->x64 != dtype_x64())) c = c->next;
+  bool x64 = dtype_x64();
+  Compiled *c = compiled_find(head, be, x64);
   if (!c) {
     ErrorSaved older = error_stash();
     bool calls = false;
@@ -352,9 +383,8 @@ static jx_status run_compiled(const Jaxpr *j, jx_array *const *in, jx_array **ou
       error_unstash(&older);
       return JX_OK;
     }
-    *c = (Compiled){.device = be, .x64 = dtype_x64(), .program = p, .next = j->compiled};
-    Jaxpr *m = (Jaxpr *)j; /* the cache is not part of the jaxpr's value */
-    m->compiled = c, m->compiled_free = compiled_free;
+    *c = (Compiled){.device = be, .x64 = x64, .program = p};
+    c = compiled_insert(j, c);
     error_unstash(&older);
   }
   if (!c->program) return JX_OK;

@@ -10,15 +10,17 @@
 #include "core/error.h"
 #include "trace/trace.h"
 
+/* Set by every jx_jit call while other threads may run loops: accessed atomically. */
 static ControlRunner runner;
 
-void control_set_runner(ControlRunner r) { runner = r; }
+void control_set_runner(ControlRunner r) { __atomic_store_n(&runner, r, __ATOMIC_RELEASE); }
 
 /* j on concrete inputs: compiled by the runner when there is one. */
 static jx_status run_sub(const Jaxpr *j, jx_array *const *in, jx_array **out) {
   bool declined = true;
-  if (runner) {
-    jx_status s = runner(j, in, out, &declined);
+  ControlRunner run = __atomic_load_n(&runner, __ATOMIC_ACQUIRE);
+  if (run) {
+    jx_status s = run(j, in, out, &declined);
     if (!declined) return s;
   }
   return prim_eval_jaxpr(j, in, out);
