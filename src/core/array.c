@@ -55,6 +55,15 @@ void array_check_live(const char *what, const jx_array *a) { (void)what, (void)a
 
 /* ------------------------------------------------------------------ scopes */
 
+/* jx_array's scope counts as one word (array.h). */
+typedef union ScopeCounts {
+  struct {
+    int32_t nscope, nskip;
+  } c;
+  uint64_t w;
+} ScopeCounts;
+static ScopeCounts scope_counts_update(jx_array *a, int dscope, int dskip);
+
 typedef struct Scope {
   jx_array **items;
   int64_t n, cap;
@@ -84,8 +93,22 @@ static bool scope_push_item(Scope *s, jx_array *a) {
     s->cap = cap;
   }
   s->items[s->n++] = a;
-  a->nscope++;
+  scope_counts_update(a, 1, 0);
   return true;
+}
+
+/* nscope += dscope and nskip += dskip as one atomic step; returns the counts before.
+ * dskip == 1 applies only while nscope > nskip (else nothing changes); dskip == -1
+ * only while nskip > 0. */
+static ScopeCounts scope_counts_update(jx_array *a, int dscope, int dskip) {
+  ScopeCounts old, upd;
+  old.w = __atomic_load_n(&a->scope_word, __ATOMIC_RELAXED);
+  do {
+    upd = old;
+    upd.c.nscope += dscope;
+    if ((dskip > 0 && old.c.nscope > old.c.nskip) || (dskip < 0 && old.c.nskip > 0)) upd.c.nskip += dskip;
+  } while (!__atomic_compare_exchange_n(&a->scope_word, &old.w, upd.w, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+  return old;
 }
 
 void jx_scope_begin(void) {
@@ -118,7 +141,7 @@ static void array_release(jx_array *a) {
   __atomic_store_n(&a->magic, ARRAY_MAGIC_DEAD, __ATOMIC_RELAXED);
   __atomic_sub_fetch(&live_arrays, 1, __ATOMIC_RELAXED);
   /* The struct outlives its payload while scope entries still point at it. */
-  if (a->nscope == 0) array_quarantine(a);
+  if (__atomic_load_n(&a->scope_word, __ATOMIC_ACQUIRE) == 0) array_quarantine(a); /* nscope == nskip == 0 */
 }
 
 static void array_decref(jx_array *a) {
@@ -142,10 +165,9 @@ jx_status jx_scope_end(int n, jx_array *const *keep) {
   bool *kept = n ? calloc((size_t)n, sizeof *kept) : NULL;
   for (int64_t i = 0; i < s.n; i++) {
     jx_array *a = s.items[i];
-    a->nscope--;
-    if (a->nskip > 0) { /* this reference was already dropped with jx_free */
-      a->nskip--;
-      if (a->refcount == 0 && a->nscope == 0) array_quarantine(a);
+    ScopeCounts was = scope_counts_update(a, -1, -1);
+    if (was.c.nskip > 0) { /* this reference was already dropped with jx_free */
+      if (__atomic_load_n(&a->refcount, __ATOMIC_ACQUIRE) == 0 && was.c.nscope == 1) array_quarantine(a);
       continue;
     }
     int j = 0;
@@ -190,7 +212,7 @@ void array_drop(jx_array *a) {
 void jx_free(jx_array *a) {
   if (!a) return;
   array_check_live("jx_free", a);
-  if (a->nscope > a->nskip) a->nskip++;
+  scope_counts_update(a, 0, 1); /* a scope entry's reference, if it has one left */
   array_decref(a);
 }
 

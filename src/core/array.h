@@ -16,8 +16,15 @@
 struct jx_array {
   uint32_t magic;
   int64_t refcount; /* references held by the user, scopes and the library */
-  int32_t nscope;   /* entries for this array in open scopes' lists */
-  int32_t nskip;    /* of those, entries whose reference was already dropped */
+  /* Scope bookkeeping, updated together by compare-and-swap (array.c): an array may
+   * sit in several threads' scopes at once (a jitted function's constants). */
+  union {
+    struct {
+      int32_t nscope; /* entries for this array in open scopes' lists */
+      int32_t nskip;  /* of those, entries whose reference was already dropped */
+    };
+    uint64_t scope_word;
+  };
   jx_dtype dtype;
   bool weak;        /* JAX weak type (Python scalar semantics) */
   bool committed;   /* put on its device by jx_device_put (JAX's committed arrays):
