@@ -7,6 +7,7 @@
 #include "jaxc.h"
 #include "core/buffer.h"
 #include "ir/alu.h"
+#include "ir/loop.h"
 
 typedef struct Backend Backend;
 
@@ -49,6 +50,16 @@ struct Backend {
   /* True where kernels may have a row output (ir/alu.h, Kernel.has_row_out): jit then
    * fuses an elementwise consumer of a row reduction into it (softmax in one kernel). */
   bool row_outputs;
+  /* Optional: compiles a whole loop (ir/loop.h) whose kernels were prepared into one
+   * executable owned by the caller (release_loop). JX_ERR_UNSUPPORTED where it cannot:
+   * jit then runs the trips from the host. */
+  jx_status (*prepare_loop)(const Backend *be, const LoopPlan *l, void **exe);
+  /* Runs it on the slot table (l->nslots device pointers, exchanged as it runs: the
+   * carries' final buffers end in their slots); length: a scan's trips, a while's
+   * bound (< 0: none). *trips gets the trips taken. */
+  jx_status (*run_loop)(const Backend *be, void *exe, const LoopPlan *l, void **slots, int64_t length,
+                        int64_t *trips);
+  void (*release_loop)(const Backend *be, void *exe);
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(const Backend *be);
 };

@@ -326,13 +326,14 @@ typedef struct Compiled {
   const Backend *device;
   bool x64;
   Program *program;
+  JitLoop *loop; /* loop.c's loop with this program as its body (atomic; NULL: none yet) */
   struct Compiled *next;
 } Compiled;
 
 static pthread_mutex_t compiled_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void compiled_free(void *p) {
-  for (Compiled *c = p, *n; c; c = n) n = c->next, jit_program_free(c->program), free(c);
+  for (Compiled *c = p, *n; c; c = n) n = c->next, jit_loop_free(c->loop), jit_program_free(c->program), free(c);
 }
 
 static Compiled *compiled_find(Compiled *c, const Backend *be, bool x64) {
@@ -358,36 +359,47 @@ static Compiled *compiled_insert(const Jaxpr *j, Compiled *c) {
   return old;
 }
 
+/* j's node for be and the current x64 mode, lowered and compiled at first use; NULL
+ * where j holds someone else's cache or memory ran out. */
+static Compiled *compiled_get(const Jaxpr *j, const Backend *be) {
+  Compiled *head = __atomic_load_n(&((Jaxpr *)j)->compiled, __ATOMIC_ACQUIRE);
+  if (head && j->compiled_free != compiled_free) return NULL; /* someone else's cache */
+  bool x64 = dtype_x64();
+  Compiled *c = compiled_find(head, be, x64);
+  if (c) return c;
+  ErrorSaved older = error_stash();
+  bool calls = false;
+  for (int e = 0; e < j->neqns; e++) calls |= j->eqns[e].prim == PRIM_jit;
+  Program *p = calls ? NULL : jit_lower(j, be);
+  if (p && !prepare_program(p, be)) jit_program_free(p), p = NULL;
+  jx_clear_error(); /* a body that does not lower is evaluated instead */
+  c = calloc(1, sizeof *c);
+  if (c) {
+    *c = (Compiled){.device = be, .x64 = x64, .program = p};
+    c = compiled_insert(j, c);
+  } else {
+    jit_program_free(p);
+  }
+  error_unstash(&older);
+  return c;
+}
+
+const Program *jit_sub_program(const Jaxpr *j, const Backend *be, JitLoop ***loop) {
+  Compiled *c = compiled_get(j, be);
+  if (loop) *loop = c ? &c->loop : NULL;
+  return c ? c->program : NULL;
+}
+
 static jx_status run_compiled(const Jaxpr *j, jx_array *const *in, jx_array **out, bool *declined) {
   *declined = true;
-  Compiled *head = __atomic_load_n(&((Jaxpr *)j)->compiled, __ATOMIC_ACQUIRE);
-  if (head && j->compiled_free != compiled_free) return JX_OK; /* someone else's cache */
   bool committed = false;
   const Backend *be = realize_device("jit", j->nin, in, &committed);
   if (!be) {
     *declined = false;
     return jx_last_status();
   }
-  bool x64 = dtype_x64();
-  Compiled *c = compiled_find(head, be, x64);
-  if (!c) {
-    ErrorSaved older = error_stash();
-    bool calls = false;
-    for (int e = 0; e < j->neqns; e++) calls |= j->eqns[e].prim == PRIM_jit;
-    Program *p = calls ? NULL : jit_lower(j, be);
-    if (p && !prepare_program(p, be)) jit_program_free(p), p = NULL;
-    jx_clear_error(); /* a body that does not lower is evaluated instead */
-    c = calloc(1, sizeof *c);
-    if (!c) {
-      jit_program_free(p);
-      error_unstash(&older);
-      return JX_OK;
-    }
-    *c = (Compiled){.device = be, .x64 = x64, .program = p};
-    c = compiled_insert(j, c);
-    error_unstash(&older);
-  }
-  if (!c->program) return JX_OK;
+  Compiled *c = compiled_get(j, be);
+  if (!c || !c->program) return JX_OK;
   *declined = false;
   jx_array *const *args = in;
   if (!realize_args(be, j->nin, in, &args)) return jx_last_status();
@@ -423,7 +435,8 @@ jx_fn *jx_jit(jx_fn *f) {
   }
   J->f = fn_retain(f);
   pthread_mutex_init(&J->lock, NULL);
-  control_set_runner(run_compiled); /* loop bodies and branches run compiled too */
+  control_set_runner(run_compiled); /* loop bodies and branches run compiled too ... */
+  control_set_loop_runner(jit_loop_run); /* ... and whole loops where the device can */
   char name[256];
   snprintf(name, sizeof name, "jit(%s)", jx_fn_name(f));
   jx_fn *r = jx_fn_new_with_free(name, jx_fn_nin(f), jx_fn_nout(f), jit_impl, J, jit_free);

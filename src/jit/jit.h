@@ -36,6 +36,22 @@ void jit_program_free(Program *p);
  * views; made contiguous first) with j's constants (copied to be if elsewhere). */
 jx_status jit_run(const Program *p, const Jaxpr *j, const Backend *be, jx_array *const *in,
                   jx_array **out);
+/* Sub-jaxprs (loop bodies and predicates, cond branches) compiled once per device and
+ * x64 mode and cached on the jaxpr (jit.c): the program for j on be, or NULL where j
+ * does not lower (then its equations are bound one by one). With `loop`, *loop is set
+ * to the cache slot where loop.c keeps a loop built with j as its body. */
+typedef struct JitLoop JitLoop;
+const Program *jit_sub_program(const Jaxpr *j, const Backend *be, JitLoop ***loop);
+
+/* loop.c: a while or scan equation on concrete inputs run as one compiled loop on the
+ * inputs' device (Backend.prepare_loop); *declined (nothing done, JX_OK) where it
+ * cannot be, and control.c runs the trips from the host. */
+jx_status jit_loop_run(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout, jx_array **out,
+                       bool *declined);
+void jit_loop_free(JitLoop *l);
+/* Loops run compiled since the process started (tests). */
+int64_t jit_loop_count(void);
+
 /* Text of the program's kernels (JAXC_DEBUG=3). malloc'd. */
 char *jit_program_print(const Program *p);
 

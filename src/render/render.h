@@ -69,6 +69,14 @@ extern const RenderLang render_c;
  * the target lacks for a dtype, e.g. an ill-typed node). */
 char *render_kernel(const RenderLang *lang, const Kernel *k, char name[RENDER_NAME_MAX]);
 
+struct LoopPlan;
+/* A whole loop (ir/loop.h) as one C translation unit for the cpu backend (after the
+ * prelude): the kernels of the steps with inline_call[k] set, then
+ *   int64_t NAME(void **s, int64_t length, int (*host)(void *ctx, int step), void *ctx)
+ * running the trips on the slot table s (render/loop_c.c says how). NAME (loop_...) is
+ * copied to `name`. malloc'd text, or NULL with the error set. */
+char *render_loop_c(const struct LoopPlan *l, const bool *inline_call, char name[RENDER_NAME_MAX]);
+
 /* render_c's prelude (prelude_c.h + prelude.h), NUL-terminated; its length in bytes.
  * Generated translation units are prelude + rendered kernels. */
 const char *render_prelude(void);

@@ -15,6 +15,19 @@ static ControlRunner runner;
 
 void control_set_runner(ControlRunner r) { __atomic_store_n(&runner, r, __ATOMIC_RELEASE); }
 
+static LoopRunner loop_runner; /* atomic, as runner */
+
+void control_set_loop_runner(LoopRunner r) { __atomic_store_n(&loop_runner, r, __ATOMIC_RELEASE); }
+
+/* The whole loop through the loop runner; false: declined (nothing done). */
+static bool run_loop(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout, jx_array **out,
+                     jx_status *s) {
+  LoopRunner run = __atomic_load_n(&loop_runner, __ATOMIC_ACQUIRE);
+  bool declined = true;
+  if (run) *s = run(p, nin, in, pp, nout, out, &declined);
+  return !declined;
+}
+
 /* j on concrete inputs: compiled by the runner when there is one. */
 static jx_status run_sub(const Jaxpr *j, jx_array *const *in, jx_array **out) {
   bool declined = true;
@@ -326,11 +339,13 @@ static jx_status scan_impl(int nin, jx_array *const *in, const PrimParams *pp, i
  * its equations bound, so the branch itself runs eagerly on the operands' device). */
 jx_status control_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                        jx_array **out) {
+  jx_status s = JX_OK;
+  if ((p == PRIM_while || p == PRIM_scan) && run_loop(p, nin, in, pp, nout, out, &s)) return s;
   if (p == PRIM_while) return while_impl(nin, in, pp, out);
   if (p == PRIM_scan) return scan_impl(nin, in, pp, nout, out);
   jx_array *ix = prim_convert(in[0], JX_INT64, false);
   int64_t k = 0;
-  jx_status s = ix ? jx_read(ix, &k, sizeof k) : jx_last_status();
+  s = ix ? jx_read(ix, &k, sizeof k) : jx_last_status();
   jx_free(ix);
   if (s != JX_OK) return s;
   k = k < 0 ? 0 : k >= pp->nbranches ? pp->nbranches - 1 : k;

@@ -21,6 +21,12 @@ bool impl_has_rule(Prim p);
  * (*declined set: lowering unsupported), its equations are bound one by one. */
 typedef jx_status (*ControlRunner)(const Jaxpr *j, jx_array *const *in, jx_array **out, bool *declined);
 void control_set_runner(ControlRunner r);
+/* A runner for a whole while or scan equation on concrete inputs (jit registers one
+ * that compiles the loop into one function where the device can); *declined: not run,
+ * the trips then run here. */
+typedef jx_status (*LoopRunner)(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                                jx_array **out, bool *declined);
+void control_set_loop_runner(LoopRunner r);
 
 /* control.c: cond's abstract evaluation, result count and eager evaluation. */
 bool control_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);

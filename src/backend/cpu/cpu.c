@@ -644,7 +644,145 @@ static jx_status cpu_routine(const Backend *be, const Routine *r, void *const *i
   return JX_OK;
 }
 
+/* ------------------------------------------------------------------ loops */
+
+/* A compiled loop (render_loop_c): the generated function, shared through the source
+ * cache, and this plan's step executables for the steps it hands back to the host. */
+typedef int64_t (*LoopFn)(void **s, int64_t length, int (*host)(void *, int), void *ctx);
+typedef struct CpuLoop {
+  LoopFn fn;
+  CpuExe **steps; /* kernel steps' executables (NULL for routines) */
+} CpuLoop;
+
+typedef struct LoopRun {
+  const Backend *be;
+  const CpuLoop *loop;
+  const LoopPlan *plan;
+  void **slots;
+  jx_status status;
+} LoopRun;
+
+/* Step k of a running loop, called from the generated function: a kernel worth the
+ * thread pool, or a routine. Nonzero stops the loop (status kept). */
+static int loop_host(void *ctx, int k) {
+  LoopRun *r = ctx;
+  const LoopStep *st = &r->plan->steps[k];
+  void *in[KERNEL_MAX_ARGS > ROUTINE_MAX_OPERANDS ? KERNEL_MAX_ARGS : ROUTINE_MAX_OPERANDS];
+  void *out[KERNEL_MAX_OUTS > ROUTINE_MAX_OPERANDS ? KERNEL_MAX_OUTS : ROUTINE_MAX_OPERANDS];
+  for (int a = 0; a < st->nargs; a++) in[a] = r->slots[st->args[a]];
+  for (int o = 0; o < st->nout; o++) out[o] = r->slots[st->outs[o]];
+  r->status = st->kernel ? cpu_dispatch(r->be, r->loop->steps[k], st->kernel, in, out)
+                         : cpu_routine(r->be, st->routine, in, out);
+  return r->status != JX_OK;
+}
+
+static void cpu_release_loop(const Backend *be, void *exe) {
+  CpuLoop *l = exe;
+  if (l) free(l->steps);
+  free(l);
+}
+
+static jx_status cpu_prepare_loop(const Backend *be, const LoopPlan *l, void **exe) {
+  *exe = NULL;
+  ensure_configured();
+  if (!compile_available()) {
+    error_set(JX_ERR_UNSUPPORTED, "cpu: no C compiler for a compiled loop");
+    return JX_ERR_UNSUPPORTED;
+  }
+  CpuLoop *cl = calloc(1, sizeof *cl);
+  bool *inline_call = calloc((size_t)l->nsteps + 1, sizeof *inline_call);
+  if (cl) cl->steps = calloc((size_t)l->nsteps + 1, sizeof *cl->steps);
+  if (!cl || !cl->steps || !inline_call) {
+    cpu_release_loop(be, cl), free(inline_call);
+    error_set(JX_ERR_OOM, "cpu: out of memory preparing a loop");
+    return JX_ERR_OOM;
+  }
+  jx_status st = JX_OK;
+  pthread_mutex_lock(&lock);
+  int64_t least = min_work;
+  pthread_mutex_unlock(&lock);
+  for (int k = 0; k < l->nsteps && st == JX_OK; k++) {
+    const Kernel *kk = l->steps[k].kernel;
+    if (!kk) continue;
+    void *x = NULL;
+    st = cpu_prepare(be, kk, &x);
+    cl->steps[k] = x;
+    int64_t per = kk->has_reduction && kk->reduction.size > 1 ? kk->reduction.size : 1;
+    /* small kernels run inside the generated function; others on the pool, as dispatch */
+    inline_call[k] = st == JX_OK && cl->steps[k]->fn && kk->size > 0 && kk->size <= least / per;
+  }
+  char name[RENDER_NAME_MAX];
+  char *text = st == JX_OK ? render_loop_c(l, inline_call, name) : NULL;
+  free(inline_call);
+  if (st == JX_OK && !text) st = jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
+  if (st != JX_OK) {
+    cpu_release_loop(be, cl);
+    return st;
+  }
+  size_t len = strlen(text);
+  uint64_t th = text_hash(text, len);
+  pthread_mutex_lock(&compile_lock);
+  pthread_mutex_lock(&lock);
+  CpuExe *x = sources_get(text, len, th);
+  if (x) stats.memory_hits++;
+  pthread_mutex_unlock(&lock);
+  if (!x) {
+    int debug = config_debug_level();
+    if (debug >= 4) fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude):\n%s\n", name, text);
+    size_t plen = render_prelude_len();
+    char *tu = malloc(plen + len + 2);
+    if (!tu) {
+      st = JX_ERR_OOM;
+      error_set(st, "cpu: out of memory compiling %s", name);
+    } else {
+      memcpy(tu, render_prelude(), plen);
+      tu[plen] = '\n';
+      memcpy(tu + plen + 1, text, len + 1);
+      CpuKernelFn fn = NULL;
+      bool compiled = false;
+      static char path[COMPILE_PATH_MAX]; /* under compile_lock */
+      double t0 = now_us();
+      st = compile_load(tu, plen + 1 + len, name, &fn, &compiled, path);
+      free(tu);
+      pthread_mutex_lock(&lock);
+      stats.compiles += compiled;
+      stats.disk_hits += st == JX_OK && !compiled;
+      if (st == JX_OK && (x = exe_new(name)) != NULL) {
+        x->fn = fn;
+        x->source_path = strdup(path);
+        sources_put(text, len, th, x);
+      } else if (st == JX_OK) {
+        st = JX_ERR_OOM;
+      }
+      pthread_mutex_unlock(&lock);
+      if (debug >= 1 && st == JX_OK)
+        fprintf(stderr, "[jaxc] cpu: %s %s in %.1f ms (%s)\n", compiled ? "compiled" : "loaded cached", name,
+                (now_us() - t0) * 1e-3, path);
+    }
+  }
+  pthread_mutex_unlock(&compile_lock);
+  free(text);
+  if (st != JX_OK) {
+    cpu_release_loop(be, cl);
+    return st;
+  }
+  cl->fn = (LoopFn)(void (*)(void))x->fn; /* the object's symbol is the loop function */
+  *exe = cl;
+  return JX_OK;
+}
+
+static jx_status cpu_run_loop(const Backend *be, void *exe, const LoopPlan *l, void **slots, int64_t length,
+                              int64_t *trips) {
+  LoopRun r = {.be = be, .loop = exe, .plan = l, .slots = slots, .status = JX_OK};
+  int64_t n = r.loop->fn(slots, length, loop_host, &r);
+  *trips = n < 0 ? 0 : n;
+  return n < 0 ? (r.status != JX_OK ? r.status : JX_ERR_INTERNAL) : JX_OK;
+}
+
 const Backend backend_cpu = {
+    .prepare_loop = cpu_prepare_loop,
+    .run_loop = cpu_run_loop,
+    .release_loop = cpu_release_loop,
     .prepare_batch = cpu_prepare_batch,
     .host_memory = true,
     .name = "cpu",

@@ -1,0 +1,293 @@
+/* test_jit_loops.c -- whole loops compiled into one function (jit/loop.c, the cpu
+ * backend's prepare_loop): while and scan under jit on the default device against the
+ * same jitted function on the interpreter (which runs the trips from the host, the
+ * oracle), on fixed loops (Newton's method, a matmul fori_loop whose product is a GEMM
+ * routine run through the host callback, a reversed scan with several xs and ys, zero
+ * trips, a bounded while stopping at its bound, carries exchanged or passed through)
+ * and on randomized elementwise bodies. On cpu with a compiler the tests also check
+ * that the loops did run compiled (jit_loop_count). */
+#include <stdlib.h>
+
+#include "jit/jit.h"
+#include "test.h"
+
+static bool compiled_here(void) {
+  const char *d = getenv("JAXC_DEVICE");
+  return !d || !strcmp(d, "cpu");
+}
+
+/* f on the default device and on the interpreter, jitted each; every output compared
+ * (relative tolerance tol); *ran gets the loops run compiled during the default call. */
+static void compare(jx_fn *f, int nin, jx_array *const *in, double tol, int64_t *ran) {
+  int nout = jx_fn_nout(f);
+  jx_fn *jf = jx_jit(f);
+  jx_array *got[8] = {NULL}, *want[8] = {NULL}, *iin[8] = {NULL};
+  int64_t before = jit_loop_count();
+  CHECK_MSG(jx_call(jf, in, got) == JX_OK, "%s: %s", jx_fn_name(f), jx_last_error());
+  if (ran) *ran = jit_loop_count() - before;
+  for (int i = 0; i < nin; i++) iin[i] = jx_device_put(in[i], "interp");
+  CHECK_MSG(jx_call(jf, iin, want) == JX_OK, "%s on interp: %s", jx_fn_name(f), jx_last_error());
+  for (int o = 0; o < nout && got[o] && want[o]; o++) {
+    CHECK_EQ_INT(jx_dtype_of(got[o]), jx_dtype_of(want[o]));
+    CHECK_EQ_INT(jx_size(got[o]), jx_size(want[o]));
+    jx_array *g = jx_astype(got[o], JX_FLOAT32), *w = jx_astype(jx_device_put(want[o], jx_device_of(got[o])), JX_FLOAT32);
+    int64_t n = jx_size(g);
+    float *gv = malloc((size_t)(n + 1) * sizeof *gv), *wv = malloc((size_t)(n + 1) * sizeof *wv);
+    jx_read(g, gv, (size_t)n * sizeof *gv), jx_read(w, wv, (size_t)n * sizeof *wv);
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 3; i++)
+      if (!(fabs(gv[i] - wv[i]) <= tol * (1 + fabs(wv[i]))) && !(isnan(gv[i]) && isnan(wv[i]))) {
+        test_fail(__FILE__, __LINE__, "%s output %d [%lld]: %.9g on %s, %.9g on interp", jx_fn_name(f), o,
+                  (long long)i, gv[i], jx_device_of(got[o]), wv[i]);
+        bad++;
+      }
+    free(gv), free(wv);
+  }
+  for (int o = 0; o < nout; o++) jx_free(got[o]), jx_free(want[o]);
+  for (int i = 0; i < nin; i++) jx_free(iin[i]);
+  jx_fn_free(jf);
+}
+
+/* ---- Newton's method for sqrt(a), scalar: while |y*y - a| > 1e-6 a, at most 100 trips */
+static jx_status newton_cond(void *c, jx_array *const *in, jx_array **out) {
+  out[0] = jx_logical_and(jx_less(in[0], jx_scalar_int(100)),
+                          jx_greater(jx_abs(jx_subtract(jx_multiply(in[1], in[1]), c)), jx_multiply(c, jx_scalar(1e-6))));
+  return JX_OK;
+}
+static jx_status newton_body(void *c, jx_array *const *in, jx_array **out) {
+  out[0] = jx_add(in[0], jx_scalar_int(1));
+  out[1] = jx_multiply(jx_add(in[1], jx_divide(c, in[1])), jx_scalar(0.5));
+  return JX_OK;
+}
+static jx_status newton(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_fn *cf = jx_fn_new("cond", 2, 1, newton_cond, in[0]), *bf = jx_fn_new("newton", 2, 2, newton_body, in[0]);
+  jx_status s = jx_lax_while_loop(cf, bf, 2, (jx_array *[]){jx_astype(jx_scalar_int(0), JX_INT32), in[0]}, out);
+  jx_fn_free(cf), jx_fn_free(bf);
+  return s;
+}
+
+static void test_newton(void) {
+  jx_scope_begin();
+  jx_fn *f = jx_fn_new("newton", 1, 2, newton, NULL);
+  for (int k = 0; k < 4; k++) {
+    float a = (float)(k * k) * 37.5f + 2.0f;
+    jx_array *x = jx_array_from(&a, JX_FLOAT32, 0, NULL);
+    int64_t ran = 0;
+    compare(f, 1, &x, 1e-6, &ran);
+    if (compiled_here()) CHECK_EQ_INT(ran, 1);
+    jx_array *o[2];
+    jx_fn *jf = jx_jit(f);
+    CHECK(jx_call(jf, &x, o) == JX_OK);
+    CHECK_NEAR(jx_item(o[1]), sqrt(a), 1e-5 * sqrt(a));
+    CHECK(jx_item(o[0]) > 0 && jx_item(o[0]) < 100);
+    jx_free(o[0]), jx_free(o[1]), jx_free(x);
+    jx_fn_free(jf);
+  }
+  jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
+/* ---- fori_loop of x @ w / 8 + 0.01: a GEMM routine inside the loop */
+static jx_status mm_body(void *w, jx_array *const *in, jx_array **out) {
+  out[0] = jx_add(jx_divide(jx_matmul(in[1], w), jx_scalar(8.0)), jx_scalar(0.01));
+  return JX_OK;
+}
+static jx_status fori_mm(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_fn *bf = jx_fn_new("mm", 2, 1, mm_body, in[1]);
+  jx_status s = jx_lax_fori_loop(jx_scalar_int(0), jx_scalar_int(25), bf, 1, in, out);
+  jx_fn_free(bf);
+  return s;
+}
+
+static void test_fori_matmul(void) {
+  jx_scope_begin();
+  int64_t n = 64;
+  jx_array *x = jx_random_uniform(jx_random_key(1), 2, (int64_t[]){n, n}, JX_FLOAT32, 0, 1);
+  jx_array *w = jx_random_uniform(jx_random_key(2), 2, (int64_t[]){n, n}, JX_FLOAT32, -1, 1);
+  jx_fn *f = jx_fn_new("fori_mm", 2, 1, fori_mm, NULL);
+  int64_t ran = 0;
+  compare(f, 2, (jx_array *[]){x, w}, 1e-4, &ran);
+  if (compiled_here()) CHECK_EQ_INT(ran, 1);
+  jx_fn_free(f);
+  jx_free(x), jx_free(w);
+  jx_scope_end(0, NULL);
+}
+
+/* ---- reversed scan: (c, d; x, z) -> (c * 0.9 + x, d + z * c; c + d, x * 2) */
+static jx_status sc_body(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_add(jx_multiply(in[0], jx_scalar(0.9)), in[2]);
+  out[1] = jx_add(in[1], jx_multiply(in[3], in[0]));
+  out[2] = jx_add(in[0], in[1]);
+  out[3] = jx_multiply(in[2], jx_scalar(2.0));
+  return JX_OK;
+}
+static jx_status scan2(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn *bf = jx_fn_new("sc", 4, 4, sc_body, NULL);
+  jx_status s = jx_lax_scan(bf, 2, in, 2, in + 2, -1, ctx != NULL, 1, out, out + 2);
+  jx_fn_free(bf);
+  return s;
+}
+
+static void test_scan(void) {
+  jx_scope_begin();
+  for (int reverse = 0; reverse < 2; reverse++)
+    for (int64_t len = 0; len < 9; len += 4) {
+      jx_array *c = jx_linspace(0, 1, 5, JX_FLOAT32), *d = jx_ones(1, (int64_t[]){5}, JX_FLOAT32);
+      jx_array *xs = jx_random_normal(jx_random_key(3), 2, (int64_t[]){len, 5}, JX_FLOAT32);
+      jx_array *zs = jx_random_normal(jx_random_key(4), 2, (int64_t[]){len, 5}, JX_FLOAT32);
+      jx_fn *f = jx_fn_new(reverse ? "scan_reverse" : "scan", 4, 4, scan2, reverse ? (void *)1 : NULL);
+      int64_t ran = 0;
+      compare(f, 4, (jx_array *[]){c, d, xs, zs}, 1e-6, &ran);
+      if (compiled_here()) CHECK_EQ_INT(ran, 1);
+      jx_fn_free(f);
+      jx_free(c), jx_free(d), jx_free(xs), jx_free(zs);
+    }
+  jx_scope_end(0, NULL);
+}
+
+/* ---- carries exchanged (a, b) -> (b, a + b) and one passed through unchanged; a bound */
+static jx_status fib_cond(void *c, jx_array *const *in, jx_array **out) {
+  (void)c;
+  out[0] = jx_less(in[0], jx_scalar(1e6));
+  return JX_OK;
+}
+static jx_status fib_body(void *c, jx_array *const *in, jx_array **out) {
+  (void)c;
+  out[0] = jx_ref(in[1]);
+  out[1] = jx_add(in[0], in[1]);
+  out[2] = jx_ref(in[2]);
+  return JX_OK;
+}
+static jx_status fib(void *bounded, jx_array *const *in, jx_array **out) {
+  jx_fn *cf = jx_fn_new("fib_cond", 3, 1, fib_cond, NULL), *bf = jx_fn_new("fib", 3, 3, fib_body, NULL);
+  jx_status s = bounded ? jx_lax_while_loop_bounded(cf, bf, 7, 3, in, out) : jx_lax_while_loop(cf, bf, 3, in, out);
+  jx_fn_free(cf), jx_fn_free(bf);
+  return s;
+}
+
+static void test_carries(void) {
+  jx_scope_begin();
+  jx_array *a = jx_scalar(1.0), *b = jx_scalar(1.0), *z = jx_arange(0, 4, 1, JX_FLOAT32);
+  a = jx_astype(a, JX_FLOAT32), b = jx_astype(b, JX_FLOAT32);
+  for (int bounded = 0; bounded < 2; bounded++) {
+    jx_fn *f = jx_fn_new(bounded ? "fib_bounded" : "fib", 3, 3, fib, bounded ? (void *)1 : NULL);
+    compare(f, 3, (jx_array *[]){a, b, z}, 0, NULL);
+    jx_fn *jf = jx_jit(f);
+    jx_array *o[3];
+    CHECK(jx_call(jf, (jx_array *[]){a, b, z}, o) == JX_OK);
+    CHECK_NEAR(jx_item(o[0]), bounded ? 21 : 1346269, 0); /* F(8), F(31): the first >= 1e6 */
+    for (int k = 0; k < 3; k++) jx_free(o[k]);
+    jx_fn_free(jf), jx_fn_free(f);
+  }
+  /* zero trips: the initial carries come back */
+  jx_array *big = jx_astype(jx_scalar(2e6), JX_FLOAT32);
+  jx_fn *f = jx_fn_new("fib", 3, 3, fib, NULL);
+  compare(f, 3, (jx_array *[]){big, b, z}, 0, NULL);
+  jx_fn_free(f);
+  jx_free(big), jx_free(a), jx_free(b), jx_free(z);
+  jx_scope_end(0, NULL);
+}
+
+/* ---- randomized bodies: carries c0, c1 (n,) float32 and xs (len, n); each output an
+ * expression of up to 6 ops drawn from a seed over the inputs and constants */
+typedef struct Rand {
+  unsigned seed;
+  int ncarry, nx, ny;
+} Rand;
+
+static unsigned next(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return *s >> 16;
+}
+
+static jx_array *rand_expr(unsigned *s, int nin, jx_array *const *in) {
+  jx_array *v = in[next(s) % (unsigned)nin];
+  int nops = 1 + (int)(next(s) % 6);
+  for (int k = 0; k < nops; k++) {
+    jx_array *w = next(s) % 3 ? in[next(s) % (unsigned)nin] : jx_scalar((double)(next(s) % 7) / 4.0 - 0.75);
+    switch (next(s) % 8) {
+    case 0: v = jx_add(v, w); break;
+    case 1: v = jx_subtract(v, w); break;
+    case 2: v = jx_multiply(v, jx_tanh(w)); break;
+    case 3: v = jx_sin(v); break;
+    case 4: v = jx_maximum(v, w); break;
+    case 5: v = jx_where(jx_greater(v, w), v, jx_multiply(w, jx_scalar(0.5))); break;
+    case 6: v = jx_multiply(v, jx_scalar(0.75)); break;
+    default: v = jx_add(v, jx_sum(w, 0, NULL, true)); break; /* a reduction */
+    }
+  }
+  return jx_tanh(v); /* bounded: trips cannot overflow */
+}
+
+static jx_status rand_body(void *ctx, jx_array *const *in, jx_array **out) {
+  const Rand *r = ctx;
+  unsigned s = r->seed;
+  int nin = r->ncarry + r->nx;
+  for (int o = 0; o < r->ncarry + r->ny; o++) out[o] = rand_expr(&s, nin, in);
+  return JX_OK;
+}
+static jx_status rand_scan(void *ctx, jx_array *const *in, jx_array **out) {
+  Rand *r = ctx;
+  jx_fn *bf = jx_fn_new("rand_body", r->ncarry + r->nx, r->ncarry + r->ny, rand_body, r);
+  jx_status s = jx_lax_scan(bf, r->ncarry, in, r->nx, in + r->ncarry, -1, r->seed % 2, 1, out, out + r->ncarry);
+  jx_fn_free(bf);
+  return s;
+}
+/* while: carry (i, c...) with i < 5 + seed % 7 */
+static jx_status rand_cond(void *ctx, jx_array *const *in, jx_array **out) {
+  const Rand *r = ctx;
+  out[0] = jx_less(in[0], jx_scalar_int(5 + (int)(r->seed % 7)));
+  return JX_OK;
+}
+static jx_status rand_wbody(void *ctx, jx_array *const *in, jx_array **out) {
+  Rand r = *(const Rand *)ctx;
+  r.nx = r.ny = 0; /* the carries only */
+  out[0] = jx_add(in[0], jx_scalar_int(1));
+  return rand_body(&r, in + 1, out + 1);
+}
+static jx_status rand_while(void *ctx, jx_array *const *in, jx_array **out) {
+  Rand *r = ctx;
+  jx_fn *cf = jx_fn_new("rand_cond", 1 + r->ncarry, 1, rand_cond, r);
+  jx_fn *bf = jx_fn_new("rand_wbody", 1 + r->ncarry, 1 + r->ncarry, rand_wbody, r);
+  jx_array *init[8] = {jx_astype(jx_scalar_int(0), JX_INT32)};
+  for (int i = 0; i < r->ncarry; i++) init[1 + i] = in[i];
+  jx_status s = jx_lax_while_loop(cf, bf, 1 + r->ncarry, init, out);
+  jx_fn_free(cf), jx_fn_free(bf);
+  return s;
+}
+
+static void test_random_bodies(void) {
+  int64_t n = 6, len = 7, compiled = 0;
+  for (unsigned seed = 1; seed <= 24; seed++) {
+    jx_scope_begin();
+    Rand r = {.seed = seed * 2654435761u, .ncarry = 1 + (int)(seed % 2), .nx = 1 + (int)(seed % 3 == 0), .ny = (int)(seed % 3)};
+    jx_array *in[6];
+    for (int i = 0; i < r.ncarry; i++) in[i] = jx_random_normal(jx_random_key(seed * 10 + i), 1, (int64_t[]){n}, JX_FLOAT32);
+    for (int i = 0; i < r.nx; i++)
+      in[r.ncarry + i] = jx_random_normal(jx_random_key(seed * 10 + 5 + i), 2, (int64_t[]){len, n}, JX_FLOAT32);
+    jx_fn *fs = jx_fn_new("rand_scan", r.ncarry + r.nx, r.ncarry + r.ny, rand_scan, &r);
+    jx_fn *fw = jx_fn_new("rand_while", r.ncarry, 1 + r.ncarry, rand_while, &r);
+    int64_t ran = 0;
+    compare(fs, r.ncarry + r.nx, in, 1e-5, &ran);
+    compiled += ran;
+    compare(fw, r.ncarry, in, 1e-5, &ran);
+    compiled += ran;
+    jx_fn_free(fs), jx_fn_free(fw);
+    jx_scope_end(0, NULL);
+  }
+  if (compiled_here()) CHECK_MSG(compiled >= 40, "only %lld of 48 random loops ran compiled", (long long)compiled);
+}
+
+int main(void) {
+  int64_t fns = jx_live_fns();
+  TEST_RUN(test_newton);
+  TEST_RUN(test_fori_matmul);
+  TEST_RUN(test_scan);
+  TEST_RUN(test_carries);
+  TEST_RUN(test_random_bodies);
+  if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
+  return test_finish();
+}
