@@ -194,6 +194,19 @@ jx_status jx_lax_scan(jx_fn *f, int ncarry, jx_array *const *init, int nxs, jx_a
 /* lax.map(f, xs): f over the leading axis of the nxs xs (>= 1), its jx_fn_nout(f)
  * outputs stacked into ys (a scan without carry). */
 jx_status jx_lax_map(jx_fn *f, int nxs, jx_array *const *xs, jx_array **ys);
+/* lax.associative_scan(fn, elems, reverse, axis): the inclusive prefix combination of
+ * the nelems (1..16) arrays `elems` along `axis` (negative counts from the end of
+ * elems[0]; every elems has the same length there) under the associative fn, which
+ * takes (a..., b...) -- 2 * nelems arrays, slices of the elems with any length along
+ * the axis -- and gives nelems arrays of a's shapes and dtypes: out[i][k] combines
+ * elements 0..k in order (reverse: k..n-1, as JAX scans the flipped arrays). As JAX:
+ * the parallel odd/even recursion, O(n) calls of fn on arrays halving in length,
+ * ceil(log2 n) levels, each traced like any jaxc code (grad, vmap and jit see only
+ * primitives). Unlike JAX 0.10.2, a negative axis works with reverse. Errors:
+ * JX_ERR_VALUE for fn's arity, JX_ERR_SHAPE for an axis out of range, unequal
+ * lengths, or an fn output that changes shape (JX_ERR_DTYPE: dtype), naming both. */
+jx_status jx_lax_associative_scan(jx_fn *fn, int nelems, jx_array *const *elems, bool reverse, int axis,
+                                  jx_array **out);
 
 /* lax.cumsum / cumprod / cummax / cummin(x, axis, reverse): inclusive scans along axis
  * (negative counts from the end), same dtype and shape; numeric dtypes only

@@ -1,4 +1,4 @@
-/* loops.c -- lax loops (lax.while_loop, fori_loop, scan, map) and jaxc's bounded
+/* loops.c -- lax loops (lax.while_loop, fori_loop, scan, map, associative_scan) and jaxc's bounded
  * while_loop: the user's callbacks (jx_fn) are traced once into closed jaxprs for the
  * carries' types and bound as one while or scan equation, so every transformation
  * and jit sees the loop (JAX's jax/_src/lax/control_flow/loops.py). Values the
@@ -374,4 +374,133 @@ jx_status jx_lax_fori_loop(jx_array *lower, jx_array *upper, jx_fn *body_fn, int
   jx_scope_end(s == JX_OK ? ncarry : 0, out);
   free(res), free(carry);
   return s;
+}
+
+/* ---------------------------------------------------- associative_scan */
+
+/* lax.associative_scan's recursion (jax/_src/lax/control_flow/loops.py): combine the
+ * pairs (e[0], e[1]), (e[2], e[3]), ...; scan those (the odd positions' results);
+ * combine each with the next even element; interleave. O(n) applications of fn on
+ * arrays halving in length, ceil(log2 n) levels deep. */
+#define ASSOC_MAX 16 /* elems (include/jaxc/lax.h) */
+
+static bool same_type_arrays(const jx_array *a, const jx_array *b) {
+  return a->dtype == b->dtype && a->ndim == b->ndim && memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0;
+}
+
+typedef struct Assoc {
+  jx_fn *fn;
+  int n;    /* elems */
+  int axis; /* normalized */
+  const char *name;
+} Assoc;
+
+/* e[start:stop:step] along axis (stop clamps). */
+static jx_array *slice_axis(jx_array *e, int axis, int64_t start, int64_t stop, int64_t step) {
+  int64_t lo[JX_MAX_NDIM], hi[JX_MAX_NDIM], st[JX_MAX_NDIM];
+  for (int d = 0; d <= axis; d++) lo[d] = 0, hi[d] = JX_SLICE_END, st[d] = 1;
+  lo[axis] = start, hi[axis] = stop, st[axis] = step;
+  return jx_slice(e, axis + 1, lo, hi, st);
+}
+
+/* fn(a..., b...) into out[0 .. n), each checked to keep a's shape and dtype. */
+static bool assoc_combine(const Assoc *A, jx_array *const *a, jx_array *const *b, jx_array **out) {
+  jx_array *args[2 * ASSOC_MAX];
+  for (int i = 0; i < A->n; i++) {
+    if (!a[i] || !b[i]) return false;
+    args[i] = a[i], args[A->n + i] = b[i];
+  }
+  if (jx_call(A->fn, args, out) != JX_OK) return false;
+  for (int i = 0; i < A->n; i++) {
+    if (same_type_arrays(out[i], a[i])) continue;
+    char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+    error_set(out[i]->dtype != a[i]->dtype ? JX_ERR_DTYPE : JX_ERR_SHAPE,
+              "%s: fn %s gives %s for element %d combining operands of %s (it must keep their shape "
+              "and dtype)", A->name, jx_fn_name(A->fn), array_describe(b0, out[i]), i, array_describe(b1, a[i]));
+    return false;
+  }
+  return true;
+}
+
+/* a and b interleaved along axis: a[0], b[0], a[1], b[1], ... (len a = len b or len b + 1). */
+static jx_array *interleave(jx_array *a, jx_array *b, int axis) {
+  int64_t la = a->shape[axis], lb = b->shape[axis];
+  if (la == lb + 1) {
+    int64_t pw[2 * JX_MAX_NDIM] = {0};
+    pw[2 * axis + 1] = 1;
+    jx_array *r = interleave(a, jx_pad(b, pw, 0), axis);
+    return r ? slice_axis(r, axis, 0, 2 * la - 1, 1) : NULL;
+  }
+  int64_t shape[JX_MAX_NDIM + 1];
+  int nd = a->ndim;
+  memcpy(shape, a->shape, (size_t)nd * sizeof(int64_t));
+  memmove(shape + axis + 2, shape + axis + 1, (size_t)(nd - axis - 1) * sizeof(int64_t));
+  shape[axis + 1] = 1;
+  jx_array *ab[2] = {jx_reshape(a, nd + 1, shape), jx_reshape(b, nd + 1, shape)};
+  jx_array *c = jx_concatenate(2, ab, axis + 1);
+  memcpy(shape, a->shape, (size_t)nd * sizeof(int64_t));
+  shape[axis] = 2 * la;
+  return jx_reshape(c, nd, shape);
+}
+
+static bool assoc_rec(const Assoc *A, jx_array *const *e, jx_array **out) {
+  int n = A->n, ax = A->axis;
+  int64_t len = e[0]->shape[ax];
+  if (len < 2) {
+    for (int i = 0; i < n; i++) out[i] = jx_ref(e[i]);
+    return true;
+  }
+  jx_array *x[ASSOC_MAX], *y[ASSOC_MAX], *red[ASSOC_MAX], *odd[ASSOC_MAX], *even[ASSOC_MAX];
+  for (int i = 0; i < n; i++) x[i] = slice_axis(e[i], ax, 0, len - 1, 2), y[i] = slice_axis(e[i], ax, 1, len, 2);
+  if (!assoc_combine(A, x, y, red) || !assoc_rec(A, red, odd)) return false;
+  for (int i = 0; i < n; i++) {
+    y[i] = slice_axis(e[i], ax, 2, len, 2);
+    x[i] = len % 2 == 0 ? slice_axis(odd[i], ax, 0, odd[i]->shape[ax] - 1, 1) : odd[i];
+  }
+  if (!assoc_combine(A, x, y, even)) return false;
+  for (int i = 0; i < n; i++) {
+    jx_array *parts[2] = {slice_axis(e[i], ax, 0, 1, 1), even[i]};
+    if (!(out[i] = interleave(jx_concatenate(2, parts, ax), odd[i], ax))) return false;
+  }
+  return true;
+}
+
+jx_status jx_lax_associative_scan(jx_fn *fn, int nelems, jx_array *const *elems, bool reverse, int axis,
+                                  jx_array **out) {
+  const char *name = "jx_lax_associative_scan";
+  if (!fn || !out || nelems < 1 || !check_arrays(name, "elems", nelems, elems)) {
+    if (!error_pending()) error_set(JX_ERR_VALUE, "%s: needs fn, at least one of elems and out", name);
+    return jx_last_status();
+  }
+  if (nelems > ASSOC_MAX || jx_fn_nin(fn) != 2 * nelems || jx_fn_nout(fn) != nelems) {
+    error_set(JX_ERR_VALUE, "%s: fn %s takes %d inputs and gives %d outputs; with %d elems (at most %d) it must "
+              "take %d and give %d", name, jx_fn_name(fn), jx_fn_nin(fn), jx_fn_nout(fn), nelems, ASSOC_MAX,
+              2 * nelems, nelems);
+    return JX_ERR_VALUE;
+  }
+  for (int i = 0; i < nelems; i++) out[i] = NULL;
+  int nd = elems[0]->ndim, ax = axis < 0 ? axis + nd : axis;
+  for (int i = 0; i < nelems; i++) {
+    char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+    if (ax < 0 || ax >= elems[i]->ndim) {
+      error_set(JX_ERR_SHAPE, "%s: axis %d is out of range for elems %d, %s", name, axis, i,
+                array_describe(b0, elems[i]));
+      return JX_ERR_SHAPE;
+    }
+    if (elems[i]->shape[ax] != elems[0]->shape[ax]) {
+      error_set(JX_ERR_SHAPE, "%s: every elems must have the same length along axis %d: elems 0 is %s, "
+                "elems %d is %s", name, axis, array_describe(b0, elems[0]), i, array_describe(b1, elems[i]));
+      return JX_ERR_SHAPE;
+    }
+  }
+  Assoc A = {.fn = fn, .n = nelems, .axis = ax, .name = name};
+  jx_scope_begin();
+  jx_array *e[ASSOC_MAX];
+  for (int i = 0; i < nelems; i++) e[i] = reverse ? jx_flip(elems[i], 1, &ax) : elems[i];
+  bool ok = assoc_rec(&A, e, out);
+  for (int i = 0; ok && reverse && i < nelems; i++) ok = (out[i] = jx_flip(out[i], 1, &ax)) != NULL;
+  if (!ok)
+    for (int i = 0; i < nelems; i++) out[i] = NULL;
+  jx_scope_end(ok ? nelems : 0, out);
+  return ok ? JX_OK : jx_last_status() ? jx_last_status() : JX_ERR_OOM;
 }
