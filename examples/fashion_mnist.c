@@ -7,7 +7,7 @@
  *
  *   fashion_mnist [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr LR] [--seed S]
  *                 [--data DIR] [--device NAME] [--limit N] [--plot FILE] [--save FILE]
- *                 [--trace FILE] [--bench N] [--devices N]
+ *                 [--trace FILE] [--bench N] [--devices N] [--distributed]
  *
  * Bad input is refused before any work with a message naming the option and the value
  * (exit status 2): numbers must be whole and in range, --lr positive and finite, the
@@ -25,6 +25,12 @@
  * value_and_grad on its B/N images, the gradients and loss are averaged with
  * jx_lax_pmean (the shared-memory all-reduce), and every device applies the same jitted
  * Adam update, so the replicas stay equal. B must be divisible by N.
+ *
+ * --distributed, for processes started by mpirun (mpirun -np P fashion_mnist
+ * --distributed ...): jx_distributed_initialize (Open MPI through dlopen); every process
+ * draws the same shuffled batches and trains on its B/P rows of each, in a jx_pmap whose
+ * axis spans the processes (the same step as --devices, with the pmean over MPI); process
+ * 0 alone prints and writes the files. B must be divisible by P.
  *
  * MLP: 784-512-256-10 with ReLU. CNN: conv3x3(32)-relu-maxpool2, conv3x3(64)-relu-
  * maxpool2, dense(128)-relu, dense(10), NHWC. */
@@ -46,6 +52,7 @@
 typedef struct Options {
   const char *model, *data, *device, *plot, *save, *trace;
   int epochs, bench, devices;
+  bool distributed;
   int64_t batch, limit;
   double lr;
   uint64_t seed;
@@ -196,6 +203,8 @@ typedef struct Ctx {
   int nparams, nstate;
   jx_fn *value_and_grad, *update;
   jx_fn *vg_jit, *apply_jit; /* --devices: the jitted halves of a step, around the pmean */
+  jx_fn *pmapped;            /* --distributed: pmap of dp_step over the processes */
+  int nproc, rank;
 } Ctx;
 
 /* loss(params..., x, y) = mean softmax cross-entropy with integer labels */
@@ -261,6 +270,24 @@ static jx_status dp_step_fn(void *ctx, jx_array *const *in, jx_array **out) {
   if (!loss) return jx_last_status();
   s = jx_call(c->apply_jit, a_in, out);
   out[np + ns] = loss;
+  return s;
+}
+
+/* --distributed: step(params..., state..., x, y) on the whole batch: this process's rows
+ * [rank B/P, (rank + 1) B/P) with a mapped axis of 1 through the pmap; its results (a
+ * leading axis of 1) without it. */
+static jx_status mp_step_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const Ctx *c = ctx;
+  int np = c->nparams, ns = c->nstate, n = np + ns + 2;
+  jx_array *args[MAX_PARAMS + 64 + 2], *res[MAX_PARAMS + 64 + 1];
+  for (int i = 0; i < np + ns; i++) args[i] = in[i];
+  for (int i = np + ns; i < n; i++) {
+    int64_t b = jx_shape(in[i])[0] / c->nproc;
+    jx_array *rows = jx_slice(in[i], 1, (int64_t[]){c->rank * b}, (int64_t[]){(c->rank + 1) * b}, NULL);
+    args[i] = jx_expand_dims(rows, 0);
+  }
+  jx_status s = jx_call(c->pmapped, args, res);
+  for (int o = 0; o < np + ns + 1 && s == JX_OK; o++) out[o] = jx_squeeze(res[o], 1, (int[]){0});
   return s;
 }
 
@@ -360,6 +387,7 @@ static void usage(const char *argv0) {
          "  --epochs N          passes over the training set, 1..100000 (default 10)\n"
          "  --batch-size B      images per step, at most the training set (default 128)\n"
          "  --devices N         data-parallel over N cpu devices, B divisible by N (default 1)\n"
+         "  --distributed       data-parallel over the processes of mpirun -np P (Open MPI)\n"
          "  --lr LR             Adam's peak learning rate, cosine-decayed to 0 (default 0.001)\n"
          "  --seed S            parameter init and shuffling seed (default 0)\n"
          "  --data DIR          IDX files, gzip or not (default %s)\n"
@@ -387,6 +415,10 @@ static int parse(int argc, char **argv, Options *o) {
                                         "--trace", "--bench", "--devices"};
     bool ok = false;
     for (size_t k = 0; k < sizeof known / sizeof *known; k++) ok |= !strcmp(a, known[k]);
+    if (!ok && !strcmp(a, "--distributed")) {
+      o->distributed = true;
+      continue;
+    }
     if (!ok) return fprintf(stderr, "fashion_mnist: unknown option %s (see --help)\n", a), 2;
     if (!v) return fprintf(stderr, "fashion_mnist: %s needs a value\n", a), 2;
     long long n = 0;
@@ -406,6 +438,8 @@ static int parse(int argc, char **argv, Options *o) {
     if (!ok) return 2;
     i++;
   }
+  if (o->distributed && o->devices > 1)
+    return fprintf(stderr, "fashion_mnist: --distributed runs one device per process: drop --devices\n"), 2;
   if (o->batch % o->devices != 0)
     return fprintf(stderr, "fashion_mnist: --batch-size %lld is not divisible by --devices %d\n",
                    (long long)o->batch, o->devices), 2;
@@ -434,6 +468,18 @@ int main(int argc, char **argv) {
   if (!writable("--plot", o.plot) || !writable("--save", o.save) || (o.trace && !writable("--trace", o.trace)))
     return 1;
   if (o.devices > 1 && jx_config_cpu_devices(o.devices) != JX_OK) return fail("--devices");
+  int nproc = 1, rank = 0;
+  if (o.distributed) {
+    if (jx_distributed_initialize() != JX_OK) return fail("--distributed");
+    nproc = jx_process_count(), rank = jx_process_index();
+    if (o.batch % nproc != 0)
+      return fprintf(stderr, "fashion_mnist: --batch-size %lld is not divisible by the %d processes\n",
+                     (long long)o.batch, nproc), 2;
+    if (rank != 0) { /* process 0 reports and writes the files */
+      if (!freopen("/dev/null", "w", stdout)) return fail("--distributed");
+      o.plot = "/dev/null", o.save = "/dev/null";
+    }
+  }
   if (o.device && jx_default_device(o.device) != JX_OK) return fail("--device");
   if (o.trace && setenv("JAXC_TRACE", o.trace, 1) != 0) return fail("--trace");
   bool cnn = !strcmp(o.model, "cnn");
@@ -490,6 +536,24 @@ int main(int argc, char **argv) {
     step = mesh ? jx_shard_map(dp_raw, mesh, in_specs, out_specs) : NULL;
     printf("data-parallel over %d cpu devices: %lld images per device per step\n", o.devices,
            (long long)(o.batch / o.devices));
+  }
+  jx_fn *mp_raw = NULL;
+  if (o.distributed) { /* the same step, pmapped over the processes (see the top) */
+    c.nproc = nproc, c.rank = rank;
+    vg_jit = c.vg_jit = jx_jit(c.value_and_grad);
+    apply_raw = jx_fn_new("apply", 2 * m.nparams + ns, m.nparams + ns, apply_fn, &c);
+    c.apply_jit = jx_jit(apply_raw);
+    dp_raw = jx_fn_new("dp_step", m.nparams + ns + 2, m.nparams + ns + 1, dp_step_fn, &c);
+    int in_axes[MAX_PARAMS + 64 + 2];
+    for (int i = 0; i < m.nparams + ns; i++) in_axes[i] = JX_NOT_MAPPED;
+    in_axes[m.nparams + ns] = in_axes[m.nparams + ns + 1] = 0;
+    c.pmapped = jx_pmap(dp_raw, "batch", in_axes, NULL);
+    mp_raw = jx_fn_new("mp_step", m.nparams + ns + 2, m.nparams + ns + 1, mp_step_fn, &c);
+    jx_fn_free(step);
+    step = mp_raw;
+    mp_raw = NULL;
+    printf("data-parallel over %d MPI processes: %lld images per process per step\n", nproc,
+           (long long)(o.batch / nproc));
   }
   jx_fn *correct_raw = jx_fn_new("correct", m.nparams + 2, 1, correct_fn, &c);
   jx_fn *correct = jx_jit(correct_raw);
@@ -615,7 +679,9 @@ int main(int argc, char **argv) {
   jx_fn_free(c.value_and_grad), jx_fn_free(c.update);
   jx_fn_free(vg_jit), jx_fn_free(c.apply_jit), jx_fn_free(apply_raw), jx_fn_free(dp_raw);
   jx_mesh_free(mesh);
+  jx_fn_free(c.pmapped);
   jx_optax_transform_free(adam);
   if (jx_live_arrays() != 0) return fprintf(stderr, "leaked %lld arrays\n", (long long)jx_live_arrays()), 1;
+  if (o.distributed && jx_distributed_shutdown() != JX_OK) return fail("MPI_Finalize");
   return status;
 }

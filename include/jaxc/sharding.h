@@ -125,4 +125,23 @@ jx_fn *jx_shard_map(jx_fn *f, jx_mesh *mesh, const char *const *in_specs,
  * mapped input: JX_ERR_VALUE. */
 jx_fn *jx_pmap(jx_fn *f, const char *axis_name, const int *in_axes, const int *out_axes);
 
+/* ------------------------------------------------- several processes (MPI) */
+/* jax.distributed.initialize() for processes started by mpirun: opens Open MPI's
+ * libmpi.so.40 with dlopen (jaxc builds and runs without it) and initializes MPI
+ * (MPI_THREAD_MULTIPLE asked, MPI_THREAD_SERIALIZED at least). Then jx_pmap's axis spans
+ * the processes: each process passes its own data with a mapped axis of size 1 (its one
+ * device, as JAX's multi-process pmap takes process-local data), and the collectives
+ * inside run between the processes over MPI (MPI_Allgather). A process whose function
+ * fails before a collective leaves the others waiting in it, as in any MPI program (mpirun
+ * ends the job when a process exits with an error). Idempotent. JX_ERR_DEVICE naming what
+ * is missing (the library, a symbol, the thread level) where MPI cannot run. */
+jx_status jx_distributed_initialize(void);
+/* jax.process_index() / jax.process_count(): this process's MPI rank and the job's size
+ * (0 and 1 before jx_distributed_initialize or without MPI). */
+int jx_process_index(void);
+int jx_process_count(void);
+/* jax.distributed.shutdown(): MPI_Finalize (MPI cannot be initialized again in the same
+ * process). JX_ERR_DEVICE if MPI reports an error. */
+jx_status jx_distributed_shutdown(void);
+
 #endif

@@ -13,6 +13,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "backend/mpi.h"
 #include "core/shape.h"
 
 /* ------------------------------------------------------ the shared-memory engine */
@@ -24,7 +25,9 @@ struct Comm {
   int arrived;
   uint64_t generation;
   bool aborted;
+  bool mpi;  /* the participants are the processes of the MPI job, not threads */
   const void *slot[PRIM_MAX_AXIS_SIZE];
+  size_t bytes[PRIM_MAX_AXIS_SIZE];
 };
 
 Comm *comm_new(int n) {
@@ -36,6 +39,12 @@ Comm *comm_new(int n) {
   c->n = n;
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->cond, NULL);
+  return c;
+}
+
+Comm *comm_new_mpi(void) {
+  Comm *c = comm_new(mpi_size());
+  if (c) c->mpi = true;
   return c;
 }
 
@@ -71,6 +80,53 @@ static jx_status comm_barrier(Comm *c, const char *fn) {
     return JX_ERR_VALUE;
   }
   return JX_OK;
+}
+
+/* Every participant gives nbytes at `mine` and gets all[j] (participant j's bytes) --
+ * shared memory: the posted pointers, valid until comm_release; MPI: one Allgather into
+ * *owned. Participants that disagree on nbytes all fail (JX_ERR_SHAPE). */
+static jx_status comm_exchange(Comm *c, const char *fn, int me, const void *mine, size_t nbytes,
+                               const void **all, char **owned) {
+  *owned = NULL;
+  if (c->mpi) {
+    uint64_t sizes[PRIM_MAX_AXIS_SIZE], mysize = nbytes;
+    jx_status s = mpi_allgather(fn, &mysize, sizeof mysize, sizes);
+    for (int j = 0; j < c->n && s == JX_OK; j++)
+      if (sizes[j] != nbytes) {
+        s = JX_ERR_SHAPE;
+        error_set(s, "%s: processes disagree on the operand's size (%llu bytes on process %d, %zu "
+                  "here)", fn, (unsigned long long)sizes[j], j, nbytes);
+      }
+    char *buf = s == JX_OK ? malloc((size_t)c->n * nbytes + 1) : NULL;
+    if (s == JX_OK && !buf) {
+      s = JX_ERR_OOM;
+      error_set(s, "%s: out of memory", fn);
+    }
+    if (s == JX_OK) s = mpi_allgather(fn, mine, nbytes, buf);
+    for (int j = 0; j < c->n && s == JX_OK; j++) all[j] = buf + (size_t)j * nbytes;
+    if (s == JX_OK) *owned = buf;
+    else free(buf);
+    return s;
+  }
+  c->slot[me] = mine;
+  c->bytes[me] = nbytes;
+  jx_status s = comm_barrier(c, fn);
+  for (int j = 0; j < c->n && s == JX_OK; j++) {
+    all[j] = c->slot[j];
+    if (c->bytes[j] != nbytes) {
+      s = JX_ERR_SHAPE;
+      error_set(s, "%s: devices disagree on the operand's size (%zu bytes on device %d, %zu here)",
+                fn, c->bytes[j], j, nbytes);
+    }
+  }
+  return s;
+}
+
+/* After reading the others' data: shared memory waits until every participant has read
+ * (then the data may go); MPI frees its copy. */
+static jx_status comm_release(Comm *c, const char *fn, char *owned) {
+  free(owned);
+  return c->mpi ? JX_OK : comm_barrier(c, fn);
 }
 
 /* ------------------------------------------------------------ axis environment */
@@ -332,7 +388,7 @@ jx_status collective_impl(Prim p, int nin, jx_array *const *in, const PrimParams
   if (nin) xa = (Aval){.dtype = in[0]->dtype, .weak = in[0]->weak, .ndim = in[0]->ndim};
   if (nin) memcpy(xa.shape, in[0]->shape, sizeof xa.shape);
   if (!collective_abstract_eval(p, nin, &xa, pp, &aval)) return jx_last_status();
-  const Backend *be = nin ? in[0]->buf->backend : f->device;
+  const Backend *be = nin ? in[0]->buf->backend : f->device ? f->device : backend_default();
   bool committed = nin ? in[0]->committed : true;
   if (p == PRIM_axis_index) {
     int32_t idx = f->index;
@@ -356,10 +412,9 @@ jx_status collective_impl(Prim p, int nin, jx_array *const *in, const PrimParams
     free(mine), free(res);
     return s;
   }
-  f->comm->slot[me] = mine;
-  s = comm_barrier(f->comm, fn);
+  char *owned = NULL;
+  s = comm_exchange(f->comm, fn, me, mine, nbytes, all, &owned);
   if (s == JX_OK) {
-    for (int j = 0; j < n; j++) all[j] = f->comm->slot[j];
     switch (p) {
     case PRIM_psum:
     case PRIM_pmax:
@@ -428,7 +483,7 @@ jx_status collective_impl(Prim p, int nin, jx_array *const *in, const PrimParams
     }
   }
   /* the others may still read `mine` until everyone is past this barrier */
-  jx_status s2 = s == JX_OK ? comm_barrier(f->comm, fn) : (comm_abort(f->comm), s);
+  jx_status s2 = s == JX_OK ? comm_release(f->comm, fn, owned) : (free(owned), comm_abort(f->comm), s);
   if (s == JX_OK) s = s2;
   if (s == JX_OK) {
     out[0] = result_on(be, committed, &aval, res);

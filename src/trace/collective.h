@@ -14,6 +14,9 @@
 typedef struct Comm Comm;
 /* A communicator for n participants (NULL + JX_ERR_OOM). */
 Comm *comm_new(int n);
+/* A communicator whose participants are the processes of the MPI job (one device each;
+ * mpi_init first). Collectives over it are MPI_Allgather calls; abort is a no-op there. */
+Comm *comm_new_mpi(void);
 void comm_free(Comm *c);
 /* Wakes every participant waiting in c with JX_ERR_VALUE ("another device failed"), and
  * every later call too: a device whose function failed never reaches the next barrier. */

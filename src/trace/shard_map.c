@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/mpi.h"
 #include "core/error.h"
 #include "trace/collective.h"
 #include "trace/sharding.h"
@@ -331,7 +332,28 @@ static jx_status pmap_impl(void *ctx, jx_array *const *in, jx_array **out) {
     s = JX_ERR_VALUE;
     error_set(s, "%s(%s): no input is mapped (every in_axes entry is JX_NOT_MAPPED)", fn, jx_fn_name(P->f));
   }
-  if (s == JX_OK && (n < 1 || n > backend_cpu_count())) {
+  bool distributed = s == JX_OK && mpi_active() && mpi_size() > 1;
+  if (distributed && n != 1) {
+    s = JX_ERR_SHAPE;
+    error_set(s, "%s(%s): under jx_distributed_initialize each of the %d processes maps one index "
+              "(its own device), but the mapped axis has size %lld here", fn, jx_fn_name(P->f),
+              mpi_size(), (long long)n);
+  }
+  if (distributed && s == JX_OK) {
+    /* the axis spans the processes of the MPI job: this process is index rank */
+    Comm *c = comm_new_mpi();
+    AxisFrame frame = {.name = P->name, .size = mpi_size(), .index = mpi_rank(), .comm = c,
+                       .device = backend_default()};
+    s = c ? JX_OK : jx_last_status();
+    if (c) {
+      collective_set_axes(1, &frame);
+      s = jx_call(O->body, moved, out);
+      collective_set_axes(0, NULL);
+      comm_free(c);
+    }
+    n = 0; /* done: no mesh below */
+  }
+  if (s == JX_OK && !distributed && (n < 1 || n > backend_cpu_count())) {
     s = JX_ERR_SHAPE;
     error_set(s, "%s(%s): the mapped axis has size %lld, but the process has %d cpu devices (set "
               "JAXC_CPU_DEVICES or call jx_config_cpu_devices)", fn, jx_fn_name(P->f), (long long)n,
@@ -339,7 +361,7 @@ static jx_status pmap_impl(void *ctx, jx_array *const *in, jx_array **out) {
   }
   jx_mesh *mesh = NULL;
   jx_fn *sm = NULL;
-  if (s == JX_OK) {
+  if (s == JX_OK && !distributed) {
     for (int o = 0; o < P->nout; o++) out_specs[o] = P->name;
     const char *names[1] = {P->name};
     mesh = jx_mesh_new(1, &n, names, NULL);
