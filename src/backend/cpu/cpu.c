@@ -259,6 +259,49 @@ static jx_status prepare_interp(const Kernel *k, uint64_t h, void **exe) {
   return x ? JX_OK : JX_ERR_OOM;
 }
 
+/* Compiles (or loads from the disk cache) one rendered source after the prelude and
+ * publishes it in the source cache. Called with compile_lock held and lock not held. */
+static jx_status compile_source(const char *name, const char *text, size_t len, uint64_t th,
+                                CpuExe **out) {
+  int debug = config_debug_level();
+  if (debug >= 4)
+    fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude, src/render/prelude.h):\n%s\n",
+            name, text);
+  size_t plen = render_prelude_len();
+  char *tu = malloc(plen + len + 2);
+  if (!tu) {
+    error_set(JX_ERR_OOM, "cpu: out of memory compiling %s", name);
+    return JX_ERR_OOM;
+  }
+  memcpy(tu, render_prelude(), plen);
+  tu[plen] = '\n';
+  memcpy(tu + plen + 1, text, len + 1);
+  CpuKernelFn fn = NULL;
+  bool compiled = false;
+  static char path[COMPILE_PATH_MAX]; /* under compile_lock */
+  double t0 = now_us();
+  jx_status st = compile_load(tu, plen + 1 + len, name, &fn, &compiled, path);
+  double ms = (now_us() - t0) * 1e-3;
+  free(tu);
+  CpuExe *x = NULL;
+  pthread_mutex_lock(&lock);
+  stats.compiles += compiled;
+  stats.disk_hits += st == JX_OK && !compiled;
+  if (st == JX_OK && (x = exe_new(name)) != NULL) {
+    x->fn = fn;
+    x->source_path = strdup(path);
+    sources_put(text, len, th, x);
+  } else if (st == JX_OK) {
+    st = JX_ERR_OOM;
+  }
+  pthread_mutex_unlock(&lock);
+  if (debug >= 1 && st == JX_OK)
+    fprintf(stderr, "[jaxc] cpu: %s %s in %.1f ms (%s)\n", compiled ? "compiled" : "loaded cached",
+            name, ms, path);
+  *out = x;
+  return st;
+}
+
 /* Renders, then finds or builds the object for that source. */
 static jx_status prepare_compiled(const Kernel *k, uint64_t h, void **exe) {
   char name[RENDER_NAME_MAX];
@@ -276,41 +319,11 @@ static jx_status prepare_compiled(const Kernel *k, uint64_t h, void **exe) {
   pthread_mutex_unlock(&lock);
   jx_status st = JX_OK;
   if (!x) {
-    int debug = config_debug_level();
-    if (debug >= 4)
-      fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude, src/render/prelude.h):\n%s\n",
-              name, text);
-    size_t plen = render_prelude_len();
-    char *tu = malloc(plen + len + 2);
-    if (!tu) {
-      st = JX_ERR_OOM;
-      error_set(st, "cpu: out of memory compiling %s", name);
-    } else {
-      memcpy(tu, render_prelude(), plen);
-      tu[plen] = '\n';
-      memcpy(tu + plen + 1, text, len + 1);
-      CpuKernelFn fn = NULL;
-      bool compiled = false;
-      static char path[COMPILE_PATH_MAX]; /* under compile_lock */
-      double t0 = now_us();
-      st = compile_load(tu, plen + 1 + len, name, &fn, &compiled, path);
-      double ms = (now_us() - t0) * 1e-3;
-      free(tu);
+    st = compile_source(name, text, len, th, &x);
+    if (st == JX_OK) {
       pthread_mutex_lock(&lock);
-      stats.compiles += compiled;
-      stats.disk_hits += st == JX_OK && !compiled;
-      if (st == JX_OK && (x = exe_new(name)) != NULL) {
-        x->fn = fn;
-        x->source_path = strdup(path);
-        sources_put(text, len, th, x);
-        kernels_put(k, h, x);
-      } else if (st == JX_OK) {
-        st = JX_ERR_OOM;
-      }
+      kernels_put(k, h, x);
       pthread_mutex_unlock(&lock);
-      if (debug >= 1 && st == JX_OK)
-        fprintf(stderr, "[jaxc] cpu: %s %s in %.1f ms (%s)\n",
-                compiled ? "compiled" : "loaded cached", name, ms, path);
     }
   }
   pthread_mutex_unlock(&compile_lock);
@@ -726,40 +739,7 @@ static jx_status cpu_prepare_loop(const Backend *be, const LoopPlan *l, void **e
   CpuExe *x = sources_get(text, len, th);
   if (x) stats.memory_hits++;
   pthread_mutex_unlock(&lock);
-  if (!x) {
-    int debug = config_debug_level();
-    if (debug >= 4) fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude):\n%s\n", name, text);
-    size_t plen = render_prelude_len();
-    char *tu = malloc(plen + len + 2);
-    if (!tu) {
-      st = JX_ERR_OOM;
-      error_set(st, "cpu: out of memory compiling %s", name);
-    } else {
-      memcpy(tu, render_prelude(), plen);
-      tu[plen] = '\n';
-      memcpy(tu + plen + 1, text, len + 1);
-      CpuKernelFn fn = NULL;
-      bool compiled = false;
-      static char path[COMPILE_PATH_MAX]; /* under compile_lock */
-      double t0 = now_us();
-      st = compile_load(tu, plen + 1 + len, name, &fn, &compiled, path);
-      free(tu);
-      pthread_mutex_lock(&lock);
-      stats.compiles += compiled;
-      stats.disk_hits += st == JX_OK && !compiled;
-      if (st == JX_OK && (x = exe_new(name)) != NULL) {
-        x->fn = fn;
-        x->source_path = strdup(path);
-        sources_put(text, len, th, x);
-      } else if (st == JX_OK) {
-        st = JX_ERR_OOM;
-      }
-      pthread_mutex_unlock(&lock);
-      if (debug >= 1 && st == JX_OK)
-        fprintf(stderr, "[jaxc] cpu: %s %s in %.1f ms (%s)\n", compiled ? "compiled" : "loaded cached", name,
-                (now_us() - t0) * 1e-3, path);
-    }
-  }
+  if (!x) st = compile_source(name, text, len, th, &x);
   pthread_mutex_unlock(&compile_lock);
   free(text);
   if (st != JX_OK) {
