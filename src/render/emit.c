@@ -130,7 +130,7 @@ static const OpFmt op_fmt[ALU_NUM_OPS] = {
     [ALU_ROUND] = {.flt = "rint$f($0)", .flags = EXACT}, /* half to even: the default mode */
     [ALU_TRUNC] = {.flt = "trunc$f($0)", .flags = EXACT},
     [ALU_ERF] = {.flt = "erf$f($0)"},
-    [ALU_ERFC] = {.flt = "erfc$f($0)"},
+    [ALU_ERFC] = {.flt = "jx_erfc_$S($0)"}, /* f32: a vectorizable form (prelude_c.h) */
     [ALU_ISNAN] = {.flt = "(isnan($0) != 0)"},
     [ALU_ISINF] = {.flt = "(isinf($0) != 0)"},
     [ALU_WHERE] = {.flt = "($0 ? $1 : $2)", .ints = "($0 ? $1 : $2)", .flags = EXACT, .cpx = "($0 ? $1 : $2)"},
