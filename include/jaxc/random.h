@@ -33,6 +33,23 @@ jx_array *jx_random_key(uint64_t seed);
 jx_array *jx_random_split(jx_array *key, int64_t num);
 /* jax.random.fold_in(key, data): a new key (same shape as key) mixing in data. */
 jx_array *jx_random_fold_in(jx_array *key, uint32_t data);
+/* jax.random.PRNGKey(seed) for a seed array (JAX's _threefry_seed): seed is a 0-d
+ * integer array of any integer dtype, possibly traced, so jx_jit and jx_vmap over it
+ * work (vmap over seeds (n,) gives keys (n, 2)). Key [seed >> 32 (logical; 0 for
+ * dtypes of 32 bits or fewer), seed converted to uint32 (sign-extended, low word)].
+ * Errors: NULL seed JX_ERR_VALUE; bool/float seed JX_ERR_DTYPE; seed not 0-d
+ * JX_ERR_SHAPE (JAX's TypeError: map over a batch instead). */
+jx_array *jx_random_key_from(jx_array *seed);
+/* jax.random.fold_in(key, data) with data a 0-d integer array (possibly traced),
+ * converted to uint32 with wrap-around as jnp.asarray(data, 'uint32'). Key batch
+ * (..., 2) as jx_random_fold_in. Errors as jx_random_key_from for data. */
+jx_array *jx_random_fold_in_from(jx_array *key, jx_array *data);
+/* jax.extend.random.threefry_2x32(key, count): the raw Threefry-2x32 hash (20 rounds)
+ * of count (uint32, any shape) under key (uint32 (2,)); result uint32 of count's shape,
+ * bit for bit JAX's: the flattened count padded with one 0 when its size is odd, split
+ * into halves hashed as word pairs, the padding dropped. Errors: key as above; count
+ * NULL JX_ERR_VALUE, not uint32 JX_ERR_DTYPE. */
+jx_array *jx_random_threefry_2x32(jx_array *key, jx_array *count);
 /* jax.random.bits(key, shape, dtype): uniform bits; dtype uint8/uint16/uint32/uint64
  * (others: JX_ERR_DTYPE). Key batch (..., 2): result (...) + shape. At most 2^32
  * elements (JX_ERR_UNSUPPORTED). */
@@ -116,8 +133,12 @@ jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array 
  * depends on the CPU model) and glibc's powf (alpha < 1; jaxc's pow is rounded from
  * float64 on the interpreter, libmvec on cpu) round differently from jaxc's: such
  * elements are within a few float32 ulps. float64/float16/bfloat16 compute with the
- * primitives (within a few ulps of JAX's). No derivative flows into the parameters
- * (JAX differentiates gamma implicitly through random_gamma_grad; not yet in jaxc).
+ * primitives (within a few ulps of JAX's). Derivatives w.r.t. the parameters are JAX's
+ * implicit reparameterization (random_gamma_p's JVP): d sample / d a =
+ * lax.random_gamma_grad(a, sample) = -(dP(a, x)/da) / p(a, x) at x = sample (loggamma:
+ * divided by exp(sample)), not the derivative of the rejection loop; beta, dirichlet,
+ * t and chisquare differentiate through it (jax.grad goldens in
+ * tests/lib/test_random_keys.c agree within 1e-5 relative).
  * Cost: a batched while loop whose trips are those of the slowest element (each trip
  * draws a normal and a uniform for every element); run under jx_jit internally. */
 /* jax.random.gamma(key, a, shape, dtype): Gamma(a, 1) samples (a > 0; a <= 0 or NaN

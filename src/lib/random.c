@@ -369,6 +369,90 @@ jx_array *jx_random_fold_in(jx_array *key, uint32_t data) {
   return scope_return(stack_words(x0, x1));
 }
 
+/* An integer array argument that must be 0-d (JAX refuses arrays: "use jax.vmap for
+ * batching"); bool and floats are refused as JAX's TypeError. */
+static bool check_int_scalar(const char *fn, const char *what, jx_array *x) {
+  if (!x) {
+    error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, what);
+    return false;
+  }
+  char b[ARRAY_DESCRIBE_BUF];
+  if (!dtype_is_integer(x->dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: %s must be an integer array, got %s", fn, what,
+              array_describe(b, x));
+    return false;
+  }
+  if (x->ndim != 0) {
+    error_set(JX_ERR_SHAPE, "%s: %s must be a scalar (map over a batch with jx_vmap), got %s", fn,
+              what, array_describe(b, x));
+    return false;
+  }
+  return true;
+}
+
+jx_array *jx_random_key_from(jx_array *seed) {
+  /* _threefry_seed: k1 = shift_right_logical(seed, 32) (0 for seeds of 32 bits or
+   * fewer), k2 = seed & 0xFFFFFFFF under standard promotion, i.e. the seed converted to
+   * uint32 (sign-extended, then its low word); both as uint32, concatenated. */
+  if (!check_int_scalar("jx_random_key_from", "seed", seed)) return NULL;
+  jx_scope_begin();
+  jx_array *hi;
+  if (jx_dtype_itemsize(seed->dtype) == 8) {
+    jx_array *u = seed->dtype == JX_UINT64 ? seed : prim_bitcast(seed, JX_UINT64);
+    hi = prim_convert(op2(PRIM_shift_right, u, random_uconst(32, JX_UINT64)), JX_UINT32, false);
+  } else {
+    hi = random_uconst(0, JX_UINT32);
+  }
+  jx_array *lo = prim_convert(seed, JX_UINT32, false);
+  return scope_return(stack_words(hi, lo));
+}
+
+jx_array *jx_random_fold_in_from(jx_array *key, jx_array *data) {
+  /* random.fold_in: jnp.asarray(data, 'uint32') (wrapping), then _threefry_fold_in. */
+  const char *fn = "jx_random_fold_in_from";
+  if (!random_check_key(fn, key, true) || !check_int_scalar(fn, "data", data)) return NULL;
+  jx_scope_begin();
+  jx_array *k0, *k1, *x0, *x1;
+  key_words(key, &k0, &k1);
+  jx_array *c0 = random_uconst(0, JX_UINT32), *c1 = prim_convert(data, JX_UINT32, false);
+  if (!hash(k0, k1, c0, c1, &x0, &x1)) return scope_return(NULL);
+  return scope_return(stack_words(x0, x1));
+}
+
+jx_array *jx_random_threefry_2x32(jx_array *key, jx_array *count) {
+  /* threefry2x32.threefry_2x32: the flattened count (padded with one 0 when its size is
+   * odd) split into halves x0, x1; threefry2x32_p(key[0], key[1], x0, x1); the two
+   * output halves concatenated, the padding dropped, reshaped to count's shape. */
+  const char *fn = "jx_random_threefry_2x32";
+  if (!random_check_key(fn, key, false)) return NULL;
+  if (np_null_arg(fn, count, "count")) return NULL;
+  if (count->dtype != JX_UINT32) {
+    char b[ARRAY_DESCRIBE_BUF];
+    error_set(JX_ERR_DTYPE, "%s: count must be a uint32 array, got %s", fn,
+              array_describe(b, count));
+    return NULL;
+  }
+  int64_t n = 1;
+  for (int d = 0; d < count->ndim; d++) n *= count->shape[d];
+  if (n == 0) return jx_ref(count);
+  jx_scope_begin();
+  jx_array *flat = prim_reshape(count, 1, &n);
+  int64_t m = n + (n & 1), half = m / 2, one = 1;
+  if (n & 1) {
+    jx_array *parts[2] = {flat, prim_reshape(random_uconst(0, JX_UINT32), 1, &one)};
+    flat = parts[0] && parts[1] ? prim_concatenate(2, parts, 0) : NULL;
+  }
+  jx_array *k0, *k1, *x[2] = {NULL, NULL};
+  key_words(key, &k0, &k1);
+  int64_t st = 1, a0 = 0, a1 = half, b1 = m;
+  jx_array *h0 = flat ? prim_slice(flat, &a0, &a1, &st) : NULL;
+  jx_array *h1 = flat ? prim_slice(flat, &a1, &b1, &st) : NULL;
+  if (!hash(k0, k1, h0, h1, &x[0], &x[1])) return scope_return(NULL);
+  jx_array *out = prim_concatenate(2, x, 0);
+  if (out && (n & 1)) out = prim_slice(out, &a0, &n, &st);
+  return scope_return(out ? prim_reshape(out, count->ndim, count->shape) : NULL);
+}
+
 jx_array *jx_random_bits(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
   const char *fn = "jx_random_bits";
   if (!random_check_key(fn, key, true) || !random_check_shape(fn, ndim, &shape)) return NULL;

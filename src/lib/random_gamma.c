@@ -7,6 +7,7 @@
  * fused multiply-adds, float32 log). Reference: G. Marsaglia and W. W. Tsang, "A simple
  * method for generating gamma variables", ACM TOMS 26(3), 2000. */
 #include "lib/random.h"
+#include "lib/special.h"
 
 #include <string.h>
 
@@ -180,27 +181,68 @@ static jx_status gamma_one(void *ctx, jx_array *const *in, jx_array **out) {
 
 /* _gamma_impl: one key per element (split(key, size)), _gamma_one mapped over keys and
  * alphas with vmap (a batched while loop: every lane runs until all are accepted, each
- * keeping its own accepted value), reshaped to a's shape. a: dtype, final shape. */
+ * keeping its own accepted value), reshaped to a's shape. in = key, a (dtype, final
+ * shape, size > 0); param: log_space. */
+static bool impl_gamma(jx_array *const *in, jx_array **out, int log_space) {
+  jx_array *key = in[0], *a = in[1];
+  int64_t n = 1;
+  for (int d = 0; d < a->ndim; d++) n *= a->shape[d];
+  jx_array *keys = jx_random_split(key, n);
+  jx_array *alphas = prim_reshape(a, 1, &n);
+  jx_fn *f = jx_fn_new(log_space ? "loggamma_one" : "gamma_one", 2, 1, gamma_one,
+                       log_space ? (void *)1 : NULL);
+  jx_fn *vf = f ? jx_vmap(f, (int[]){0, 0}, (int[]){0}) : NULL;
+  jx_array *r = NULL;
+  if (vf && keys && alphas && jx_call(vf, (jx_array *[]){keys, alphas}, &r) != JX_OK) r = NULL;
+  jx_fn_free(vf);
+  jx_fn_free(f);
+  out[0] = r ? prim_reshape(r, a->ndim, a->shape) : NULL;
+  jx_free(r);
+  return out[0] != NULL;
+}
+
+/* random_gamma_p's JVP (core.py): tangent * _gamma_grad(sample, a), the implicit
+ * reparameterization derivative d sample / d a = -(dP(a, x)/da) / p(a, x) at x = sample
+ * (lax.random_gamma_grad). In log space d log(x) = dx / x, with x = exp(sample) and a 0
+ * from underflow replaced by the dtype's tiny as JAX does. */
+static jx_status jvp_gamma_common(jx_array *const *x, jx_array *const *t, jx_array *const *y,
+                                  jx_array **ty, bool log_space) {
+  ty[0] = NULL;
+  if (!t[1]) return JX_OK;
+  jx_array *a = x[1], *s = y[0], *g;
+  if (log_space) {
+    jx_array *e = prim_unary(PRIM_exp, s);
+    e = sel(op2(PRIM_eq, e, cst(e, 0.0)), cst(e, random_tiny(a->dtype)), e);
+    g = op2(PRIM_div, special_random_gamma_grad(a, e), e);
+  } else {
+    g = special_random_gamma_grad(a, s);
+  }
+  ty[0] = mul(t[1], g);
+  return ty[0] ? JX_OK : jx_last_status();
+}
+static jx_status jvp_gamma(int nin, jx_array *const *x, jx_array *const *t, int nout,
+                           jx_array *const *y, jx_array **ty) {
+  return jvp_gamma_common(x, t, y, ty, false);
+}
+static jx_status jvp_loggamma(int nin, jx_array *const *x, jx_array *const *t, int nout,
+                              jx_array *const *y, jx_array **ty) {
+  return jvp_gamma_common(x, t, y, ty, true);
+}
+static const SpecialRule GAMMA_RULE = {"random_gamma", jvp_gamma};
+static const SpecialRule LOGGAMMA_RULE = {"random_loggamma", jvp_loggamma};
+
+/* random_gamma_p: the sampler as one special_call equation differentiated by JAX's rule
+ * (not through the rejection loop). a: dtype, final shape. */
 static jx_array *gamma_impl(jx_array *key, jx_array *a, bool log_space) {
   if (!key || !a) return NULL;
   int64_t n = 1;
   for (int d = 0; d < a->ndim; d++) n *= a->shape[d];
   if (n == 0) return np_full(0.0, a->dtype, a->ndim, a->shape);
-  jx_array *keys = jx_random_split(key, n);
-  /* JAX's gradient w.r.t. alpha is an implicit one (random_gamma_grad), not the
-   * derivative of this loop: until that exists, no derivative flows into alpha. */
-  jx_array *alphas = prim_reshape(jx_stop_gradient(a), 1, &n);
-  jx_fn *f = jx_fn_new(log_space ? "loggamma_one" : "gamma_one", 2, 1, gamma_one,
-                       log_space ? (void *)1 : NULL);
-  jx_fn *vf = f ? jx_vmap(f, (int[]){0, 0}, (int[]){0}) : NULL;
   jx_array *out = NULL;
-  if (vf && keys && alphas && jx_call(vf, (jx_array *[]){keys, alphas}, &out) != JX_OK)
-    out = NULL;
-  jx_fn_free(vf);
-  jx_fn_free(f);
-  jx_array *r = out ? prim_reshape(out, a->ndim, a->shape) : NULL;
-  jx_free(out);
-  return r;
+  if (special_custom_call(log_space ? &LOGGAMMA_RULE : &GAMMA_RULE, 2, (jx_array *[]){key, a}, 1,
+                          &out, impl_gamma, log_space) != JX_OK)
+    return NULL;
+  return out;
 }
 
 /* ---------------------------------------------------------- public entry */
