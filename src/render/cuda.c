@@ -15,6 +15,9 @@
  *                 blocks that leave partials in scratch, the last block to finish
  *                 (an atomic ticket) combining them in order -- two stages, one launch.
  * Two-phase kernels (has_pre) reduce the first phase the same way and broadcast it.
+ * Complex kernels (prelude.h's jx_c64/jx_c128 structs) take the same plans: 8 or 16
+ * bytes an element, their loads are never 16-byte vectors; their warp shuffles and the
+ * split reduction's volatile reads of partials go part by part (prelude_cuda.h).
  * Tree orders round floats differently from the interpreter: docs/kernels.md. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -612,7 +615,7 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
     buf_printf(b, "%s__syncthreads();\n%sif (!jx_last) continue;\n%s__threadfence();\n", ind, ind, ind);
     buf_printf(b, "%sjx_acc = %s;\n", ind, main.ident.s);
     buf_printf(b, "%sfor (unsigned jx_i = threadIdx.x; jx_i < gridDim.y; jx_i += blockDim.x) {\n", ind);
-    buf_printf(b, "%s  const %s jx_other = ((volatile %s *)jx_parts)[gidx * gridDim.y + jx_i];\n", ind, ct, ct);
+    buf_printf(b, "%s  const %s jx_other = jx_vload((volatile %s *)jx_parts + gidx * gridDim.y + jx_i);\n", ind, ct, ct);
     buf_printf(b, "%s  jx_acc = %s;\n%s}\n", ind, main.comb.s, ind);
     block_combine(b, &main, ind, "jx_acc", "jx_sh");
     buf_printf(b, "%sif (threadIdx.x == 0) jx_tickets[gidx] = 0u;\n", ind);
@@ -629,16 +632,6 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
 }
 
 static bool cuda_frame(const RenderLang *lang, const Kernel *k, Buf *body, int *nlocals) {
-  /* complex kernels: not yet on the GPU (their warp reductions and vector loads are
-   * untested); refused with a clear error rather than rendered blind */
-  bool cpx = dtype_is_complex(k->dtype) || (k->has_reduction && dtype_is_complex(k->reduction.dtype));
-  for (int i = 0; i < k->nargs; i++) cpx = cpx || dtype_is_complex(k->arg_dtypes[i]);
-  for (int o = 0; o < k->nextra; o++) cpx = cpx || dtype_is_complex(k->extra_dtypes[o]);
-  cpx = cpx || (k->has_row_out && dtype_is_complex(k->row_dtype));
-  if (cpx) {
-    error_set(JX_ERR_UNSUPPORTED, "render: complex kernels are not supported on %s yet", lang->name);
-    return false;
-  }
   emit_args(body, lang, k);
   return k->has_reduction ? render_reduction(lang, k, body, nlocals) : render_elementwise(lang, k, body, nlocals);
 }

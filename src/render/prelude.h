@@ -235,21 +235,38 @@ JX_FN uint64_t jx_threefry2x32(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c
 /* complex64 / complex128 values: NumPy's interleaved (re, im) layout. Only the ops the
  * kernel IR keeps complex live here (src/ir/complex.c); everything else arrives
  * expanded into real operations on .re and .im. Products are (ac - bd) + (ad + bc)i
- * with no special cases, as XLA and eval.c compute them. */
+ * with no special cases, as XLA and eval.c compute them, each + - * rounded on its own
+ * (JX_ADD_RN ...: a target whose compiler would contract a * b + c into a fused
+ * multiply-add defines them, as prelude_cuda.h does). JX_COMPLEX_TARGET(S, T) adds a
+ * target's own helpers for the two types (the CUDA framing's warp shuffles). */
+#ifndef JX_ADD_RN
+#define JX_ADD_RN(a, b) ((a) + (b))
+#define JX_SUB_RN(a, b) ((a) - (b))
+#define JX_MUL_RN(a, b) ((a) * (b))
+#endif
+#ifndef JX_COMPLEX_TARGET
+#define JX_COMPLEX_TARGET(S, T)
+#endif
 typedef struct jx_c64 { float re, im; } jx_c64;
 typedef struct jx_c128 { double re, im; } jx_c128;
 JX_FN jx_c64 jx_mk_c64(float re, float im) { jx_c64 z; z.re = re; z.im = im; return z; }
 JX_FN jx_c128 jx_mk_c128(double re, double im) { jx_c128 z; z.re = re; z.im = im; return z; }
 #define JX_COMPLEX_OPS(S, T)                                                               \
-  JX_FN jx_##S jx_add_##S(jx_##S a, jx_##S b) { return jx_mk_##S(a.re + b.re, a.im + b.im); } \
-  JX_FN jx_##S jx_sub_##S(jx_##S a, jx_##S b) { return jx_mk_##S(a.re - b.re, a.im - b.im); } \
+  JX_FN jx_##S jx_add_##S(jx_##S a, jx_##S b) {                                             \
+    return jx_mk_##S(JX_ADD_RN(a.re, b.re), JX_ADD_RN(a.im, b.im));                         \
+  }                                                                                         \
+  JX_FN jx_##S jx_sub_##S(jx_##S a, jx_##S b) {                                             \
+    return jx_mk_##S(JX_SUB_RN(a.re, b.re), JX_SUB_RN(a.im, b.im));                         \
+  }                                                                                         \
   JX_FN jx_##S jx_neg_##S(jx_##S a) { return jx_mk_##S(-a.re, -a.im); }                      \
   JX_FN jx_##S jx_mul_##S(jx_##S a, jx_##S b) {                                             \
-    T ac = a.re * b.re, bd = a.im * b.im, ad = a.re * b.im, bc = a.im * b.re;               \
-    return jx_mk_##S(ac - bd, ad + bc);                                                     \
+    T ac = JX_MUL_RN(a.re, b.re), bd = JX_MUL_RN(a.im, b.im);                               \
+    T ad = JX_MUL_RN(a.re, b.im), bc = JX_MUL_RN(a.im, b.re);                               \
+    return jx_mk_##S(JX_SUB_RN(ac, bd), JX_ADD_RN(ad, bc));                                 \
   }                                                                                         \
   JX_FN uint8_t jx_eq_##S(jx_##S a, jx_##S b) { return a.re == b.re && a.im == b.im; }      \
-  JX_FN uint8_t jx_ne_##S(jx_##S a, jx_##S b) { return !(a.re == b.re && a.im == b.im); }
+  JX_FN uint8_t jx_ne_##S(jx_##S a, jx_##S b) { return !(a.re == b.re && a.im == b.im); }   \
+  JX_COMPLEX_TARGET(S, T)
 JX_COMPLEX_OPS(c64, float)
 JX_COMPLEX_OPS(c128, double)
 #undef JX_COMPLEX_OPS

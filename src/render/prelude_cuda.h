@@ -83,3 +83,17 @@ JX_FN float jx_div_c_f32(float x, float c, float r) {
   if (!(a >= 0x1p-100f && a <= 0x1p100f && ax >= 0x1p-64f && ax <= 0x1p64f)) return __fdiv_rn(x, c);
   return __fmaf_rn(__fmaf_rn(-q, c, x), r, q);
 }
+
+/* Complex + - * part by part through the same never-contracted operations (prelude.h's
+ * hooks), and the complex types' warp shuffles and volatile loads part by part: the
+ * framing's warp reductions call __shfl_xor_sync and a split reduction reads its
+ * partials through jx_vload for every accumulator type (render/cuda.c). */
+#define JX_ADD_RN(a, b) jx_add_rn(a, b)
+#define JX_SUB_RN(a, b) jx_sub_rn(a, b)
+#define JX_MUL_RN(a, b) jx_mul_rn(a, b)
+template <typename T> JX_FN T jx_vload(const volatile T *p) { return *p; }
+#define JX_COMPLEX_TARGET(S, T)                                                             \
+  JX_FN jx_##S __shfl_xor_sync(unsigned m, jx_##S v, int o) {                               \
+    return jx_mk_##S(__shfl_xor_sync(m, v.re, o), __shfl_xor_sync(m, v.im, o));             \
+  }                                                                                         \
+  JX_FN jx_##S jx_vload(const volatile jx_##S *p) { return jx_mk_##S(p->re, p->im); }

@@ -737,6 +737,60 @@ static void test_tridiagonal_transforms(void) {
   jx_scope_end(0, NULL);
 }
 
+/* ------------------------------------------------- qr and svd on every path */
+
+/* max |a - b| over complex or real elements. */
+static double cdiff(jx_array *a, jx_array *b) {
+  return max_abs_diff(jx_abs(jx_subtract(a, b)), jx_zeros(0, NULL, JX_FLOAT32));
+}
+
+/* qr and svd over the paths a device takes (on cuda: gesvdjBatched for a batch of
+ * matrices of at most 32 x 32, gesvdj per entry, geqrf + orgqr/ungqr), every dtype, tall
+ * and wide, reduced and complete: Q R = A with Q^H Q = I and R upper triangular,
+ * U diag(s) V^H = A with orthonormal U and V, and the singular values equal the cpu
+ * device's (LAPACK gesdd) on the same input. */
+static void test_factorization_paths(void) {
+  jx_scope_begin();
+  jx_dtype dts[4] = {JX_FLOAT32, JX_FLOAT64, JX_COMPLEX64, JX_COMPLEX128};
+  int64_t shapes[4][3] = {{20, 8, 8}, {2, 40, 33}, {1, 33, 70}, {3, 32, 5}};
+  for (int t = 0; t < 4; t++) {
+    jx_dtype d = dts[t];
+    bool x64 = d == JX_FLOAT64 || d == JX_COMPLEX128, cpx = t >= 2;
+    jx_config_enable_x64(x64);
+    double tol = x64 ? 1e-11 : 1e-4;
+    for (int i = 0; i < 4; i++) {
+      jx_array *x = cpx ? random_complex(d, 3, shapes[i]) : random_array(d, 3, shapes[i]), *q[2], *u[3];
+      int64_t n = shapes[i][1], m = shapes[i][2], k = n < m ? n : m;
+      for (int full = 0; full < 2; full++) {
+        CHECK(jx_linalg_qr(x, full ? "complete" : "reduced", q) == JX_OK);
+        int64_t kq = full ? n : k;
+        CHECK_MSG(cdiff(jx_matmul(q[0], q[1]), x) < tol, "qr %s %lldx%lld full=%d: %g", jx_dtype_name(d),
+                  (long long)n, (long long)m, full, cdiff(jx_matmul(q[0], q[1]), x));
+        CHECK_MSG(cdiff(jx_matmul(ctrans(q[0]), q[0]), jx_eye(kq, d)) < tol, "q^H q %s %lldx%lld", jx_dtype_name(d),
+                  (long long)n, (long long)m);
+        CHECK(cdiff(q[1], jx_triu(q[1], 0)) == 0);
+        CHECK(jx_linalg_svd(x, full, true, u) == JX_OK);
+        jx_array *uk = jx_slice(u[0], 3, (int64_t[]){0, 0, 0}, (int64_t[]){JX_SLICE_END, JX_SLICE_END, k}, NULL);
+        jx_array *vk = jx_slice(u[2], 2, (int64_t[]){0, 0}, (int64_t[]){JX_SLICE_END, k}, NULL);
+        jx_array *usv = jx_matmul(jx_multiply(uk, jx_astype(jx_expand_dims(u[1], -2), d)), vk);
+        CHECK_MSG(cdiff(usv, x) < tol, "svd %s %lldx%lld full=%d: %g", jx_dtype_name(d), (long long)n, (long long)m,
+                  full, cdiff(usv, x));
+        CHECK(cdiff(jx_matmul(ctrans(u[0]), u[0]), jx_eye(full ? n : k, d)) < tol);
+        CHECK(cdiff(jx_matmul(u[2], ctrans(u[2])), jx_eye(full ? m : k, d)) < tol);
+      }
+      jx_array *s_here = jx_linalg_svdvals(x), *s_cpu = jx_linalg_svdvals(jx_device_put(x, "cpu"));
+      CHECK_MSG(cdiff(s_here, jx_device_put(s_cpu, jx_device_of(x))) < tol, "svdvals %s %lldx%lld vs cpu",
+                jx_dtype_name(d), (long long)n, (long long)m);
+      /* descending */
+      jx_array *ds = jx_subtract(jx_slice(s_here, 2, (int64_t[]){0, 1}, (int64_t[]){JX_SLICE_END, JX_SLICE_END}, NULL),
+                                 jx_slice(s_here, 2, (int64_t[]){0, 0}, (int64_t[]){JX_SLICE_END, k - 1}, NULL));
+      CHECK(jx_item(jx_max(ds, 0, NULL, false)) <= 0);
+    }
+  }
+  jx_config_enable_x64(false);
+  jx_scope_end(0, NULL);
+}
+
 /* ------------------------------------------------------------ errors */
 
 static void test_errors(void) {
@@ -765,6 +819,7 @@ int main(void) {
   TEST_RUN(test_golden);
   TEST_RUN(test_identities);
   TEST_RUN(test_complex_identities);
+  TEST_RUN(test_factorization_paths);
   TEST_RUN(test_eig_transforms);
   TEST_RUN(test_numeric_grads);
   TEST_RUN(test_eigh_degenerate);

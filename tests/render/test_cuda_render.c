@@ -1,7 +1,7 @@
 /* test_cuda_render.c -- the CUDA C framing (src/render/cuda.c) on machines with or
  * without a GPU: kernels of every plan (16-byte vector elementwise, scalar elementwise
  * with broadcasts and several outputs, thread/warp/block rows, split full reductions,
- * two-phase rows, float16 and integer reductions, threefry) render and compile with
+ * two-phase rows, float16, integer and complex reductions, threefry) render and compile with
  * NVRTC for sm_90 (skipped, passing, where NVRTC is not found); their plans are the
  * ones the backend launches with. Results are checked on the GPU by every *_cuda test. */
 #include <stdlib.h>
@@ -30,7 +30,7 @@ static Kernel reduction(int64_t n, int64_t r, jx_dtype d, AluOp op, const AluExp
 }
 
 static void test_render_compile(void) {
-  Case cases[32];
+  Case cases[48];
   int n = 0;
   const AluExp *g = alu_special("gidx", 1 << 20);
   /* chain-like elementwise on a contiguous float32 input: 16-byte vectors */
@@ -123,6 +123,43 @@ static void test_render_compile(void) {
     const AluExp *c = alu_cast(gt, JX_UINT32), *k0 = alu_const_int(JX_UINT32, 42), *k1 = alu_const_int(JX_UINT32, 7);
     cases[n++] = (Case){"threefry", {.nargs = 0, .size = 4096, .dtype = JX_UINT32,
                                      .exp = alu_threefry_word(k0, k1, c, c, 1)}, CUDA_ELEMENTWISE, false, 1};
+  }
+  /* complex64/complex128 (never 16-byte vectors: 8/16 bytes an element): products and
+   * sums elementwise with a comparison output; a float32 output from a complex input
+   * beside a vectorized float32 input; warp, block, thread (16 lanes) and split rows of
+   * sums and products, through part-by-part shuffles and volatile partial reads */
+  {
+    const AluExp *gc = alu_special("gidx", 1 << 20);
+    const AluExp *z = ld(0, JX_COMPLEX64, gc), *w = ld(1, JX_COMPLEX64, gc);
+    Kernel kc = {.nargs = 2, .arg_dtypes = {JX_COMPLEX64, JX_COMPLEX64}, .size = 1 << 20, .dtype = JX_COMPLEX64,
+                 .exp = alu_binary(ALU_ADD, alu_binary(ALU_MUL, z, w), alu_unary(ALU_NEG, z)), .nextra = 1,
+                 .extra = {alu_binary(ALU_CMPNE, z, w)}, .extra_dtypes = {JX_BOOL}};
+    cases[n++] = (Case){"c64_elementwise", kc, CUDA_ELEMENTWISE, false, 1};
+    const AluExp *zr = alu_binary(ALU_ADD, alu_real(z), ld(1, JX_FLOAT32, gc));
+    Kernel kr = {.nargs = 2, .arg_dtypes = {JX_COMPLEX64, JX_FLOAT32}, .size = 1 << 20, .dtype = JX_FLOAT32,
+                 .exp = alu_binary(ALU_MUL, zr, alu_imag(z))};
+    cases[n++] = (Case){"c64_real_vec", kr, CUDA_ELEMENTWISE, false, 4};
+    const AluExp *z2 = alu_complex(alu_cast(ld(0, JX_FLOAT64, alu_special("gidx", 4096)), JX_FLOAT64),
+                                   alu_const_float(JX_FLOAT64, -0.5));
+    cases[n++] = (Case){"c128_make", {.nargs = 1, .arg_dtypes = {JX_FLOAT64}, .size = 4096, .dtype = JX_COMPLEX128,
+                                      .exp = alu_binary(ALU_SUB, z2, alu_cast(z2, JX_COMPLEX128))},
+                        CUDA_ELEMENTWISE, false, 1};
+    int64_t crows[3] = {100, 4096, 3};
+    RenderCudaKind ckinds[3] = {CUDA_WARP_ROW, CUDA_BLOCK_ROW, CUDA_THREAD_ROW};
+    for (int i = 0; i < 3; i++) {
+      jx_dtype d = i == 1 ? JX_COMPLEX128 : JX_COMPLEX64;
+      const AluExp *gr = alu_special("gidx", 512), *rr = alu_special("ridx", crows[i]);
+      const AluExp *e = ld(0, d, alu_binary(ALU_ADD, alu_binary(ALU_MUL, gr, i64(crows[i])), rr));
+      cases[n++] = (Case){"complex_row", reduction(512, crows[i], d, i == 0 ? ALU_MUL : ALU_ADD, e), ckinds[i], false, 1};
+    }
+    const AluExp *gcol = alu_special("gidx", 16384), *rcol = alu_special("ridx", 1000);
+    const AluExp *ecol = ld(0, JX_COMPLEX128, alu_binary(ALU_ADD, alu_binary(ALU_MUL, rcol, i64(16384)), gcol));
+    cases[n++] = (Case){"c128_column_sum", reduction(16384, 1000, JX_COMPLEX128, ALU_ADD, ecol), CUDA_THREAD_ROW, false, 1};
+    const AluExp *rfull = alu_special("ridx", 1 << 24);
+    cases[n++] = (Case){"c128_full_sum", reduction(1, 1 << 24, JX_COMPLEX128, ALU_ADD, ld(0, JX_COMPLEX128, rfull)),
+                        CUDA_BLOCK_ROW, true, 1};
+    cases[n++] = (Case){"c64_full_sum", reduction(1, 1 << 24, JX_COMPLEX64, ALU_ADD, ld(0, JX_COMPLEX64, rfull)),
+                        CUDA_BLOCK_ROW, true, 1};
   }
   /* render all into one unit, as a jit program */
   size_t plen = *render_cuda.prelude_len, cap = plen + 2, len = 0;

@@ -11,7 +11,7 @@
 #include "core/error.h"
 
 /* cuBLAS / library_types.h values used here. */
-enum { CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16F = 2, CUDA_R_16BF = 14 };
+enum { CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16F = 2, CUDA_C_32F = 4, CUDA_C_64F = 5, CUDA_R_16BF = 14 };
 enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
 enum { CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_64F = 70, CUBLAS_COMPUTE_32F_FAST_TF32 = 77 };
 #define CUBLAS_GEMM_DEFAULT (-1)
@@ -207,14 +207,17 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
   case JX_FLOAT64: type = CUDA_R_64F, compute = CUBLAS_COMPUTE_64F; break;
   case JX_BFLOAT16: type = CUDA_R_16BF, compute = CUBLAS_COMPUTE_32F; break;
   case JX_FLOAT16: type = CUDA_R_16F, compute = CUBLAS_COMPUTE_32F; break;
+  case JX_COMPLEX64: type = CUDA_C_32F, compute = CUBLAS_COMPUTE_32F; break; /* cgemm */
+  case JX_COMPLEX128: type = CUDA_C_64F, compute = CUBLAS_COMPUTE_64F; break;
   default:
     error_set(JX_ERR_UNSUPPORTED, "cuda: no matrix product for dtype %s", jx_dtype_name(r->dtype));
     return JX_ERR_UNSUPPORTED;
   }
-  float alpha32 = 1.0f, beta32 = 0.0f;
-  double alpha64 = 1.0, beta64 = 0.0;
-  const void *alpha = compute == CUBLAS_COMPUTE_64F ? (const void *)&alpha64 : &alpha32;
-  const void *beta = compute == CUBLAS_COMPUTE_64F ? (const void *)&beta64 : &beta32;
+  /* scalars of the compute type; complex ones (re, im) */
+  float alpha32[2] = {1.0f, 0.0f}, beta32[2] = {0.0f, 0.0f};
+  double alpha64[2] = {1.0, 0.0}, beta64[2] = {0.0, 0.0};
+  const void *alpha = compute == CUBLAS_COMPUTE_64F ? (const void *)alpha64 : alpha32;
+  const void *beta = compute == CUBLAS_COMPUTE_64F ? (const void *)beta64 : beta32;
   /* Row-major C (M, N) is column-major C^T (N, M) = op(b)^T-as-stored @ op(a): cuBLAS
    * sees b first, with b's stored layout giving its leading dimension. */
   bool ta = r->trans_a, tb = r->trans_b;

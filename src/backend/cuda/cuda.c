@@ -1,7 +1,7 @@
 /* cuda.c -- the cuda backend's function table: buffers from the caching allocator
  * (alloc.c), generated kernels (kernels.c), copies and library calls queued on the
  * device's one stream (driver.c), GEMM routines through cuBLAS (blas.c), cholesky,
- * eigh, lu and triangular_solve through cuSOLVER/cuBLAS (solver.c), fft through cuFFT
+ * eigh, lu, triangular_solve, qr and svd through cuSOLVER/cuBLAS (solver.c), fft through cuFFT
  * (cufft.c), sort and scatter-add (routines.c). Everything is asynchronous except copy_out and
  * synchronize, which wait for the stream. */
 #include <pthread.h>
@@ -82,18 +82,31 @@ static int64_t linalg_in_numel(const Routine *r, int i) {
   return r->outer * r->n * r->m;
 }
 
-/* The linear-algebra routines without a device version (solver.c has cholesky, eigh,
- * lu, triangular_solve): their operands are copied to host memory, LAPACK runs there (as
- * on the cpu), and the results are copied back -- the one documented trip through the
- * host, logged with JAXC_DEBUG=1. */
-static jx_status linalg_on_host(const Backend *be, const Routine *r, void *const *inputs, void *const *outs) {
+/* Bytes of a routine's input i: sort's operands and scatter-add's (x (outer, n, inner),
+ * idx (m), upd (outer, m, inner)) or a linear-algebra routine's. */
+static size_t host_in_nbytes(const Routine *r, int i) {
+  if (r->op == ROUTINE_SORT) return (size_t)(r->outer * r->n * r->inner) * jx_dtype_itemsize(r->dtypes[i]);
+  if (r->op == ROUTINE_SCATTER_ADD)
+    return i == 1 ? (size_t)r->m * jx_dtype_itemsize(r->index_dtype)
+                  : (size_t)(r->outer * (i ? r->m : r->n) * r->inner) * jx_dtype_itemsize(r->dtype);
+  return (size_t)linalg_in_numel(r, i) * jx_dtype_itemsize(r->dtypes[i]);
+}
+
+/* The routines without a device version (solver.c has cholesky, eigh, lu,
+ * triangular_solve, qr and svd; routines.c sorts and scatter-adds real and integer
+ * dtypes): their operands are copied to host memory, the host routine runs there (LAPACK
+ * or backend/routines.c, as on the cpu), and the results are copied back -- the one
+ * documented trip through the host, logged with JAXC_DEBUG=1: tridiagonal_solve, eig,
+ * complex cholesky/eigh/lu/triangular_solve, empty qr/svd, complex sort and scatter-add. */
+static jx_status routine_on_host(const Backend *be, const Routine *r, void *const *inputs, void *const *outs) {
   if (config_debug_level() >= 1)
-    fprintf(stderr, "jaxc cuda: %s (%lld x %lld x %lld) runs on the host: LAPACK, operands copied "
-            "through host memory\n", routine_name(r->op), (long long)r->outer, (long long)r->n, (long long)r->m);
+    fprintf(stderr, "jaxc cuda: %s of %s (%lld x %lld x %lld) runs on the host, operands copied "
+            "through host memory\n", routine_name(r->op), jx_dtype_name(r->dtype), (long long)r->outer,
+            (long long)r->n, (long long)r->m);
   void *hin[ROUTINE_MAX_OPERANDS] = {0}, *hout[ROUTINE_MAX_OPERANDS] = {0};
   jx_status s = JX_OK;
   for (int i = 0; s == JX_OK && i < r->nin; i++) {
-    size_t nb = (size_t)linalg_in_numel(r, i) * jx_dtype_itemsize(r->dtypes[i]);
+    size_t nb = host_in_nbytes(r, i);
     if (!(hin[i] = malloc(nb ? nb : 1))) s = JX_ERR_OOM;
     else s = copy_out(be, hin[i], inputs[i], nb);
   }
@@ -115,10 +128,14 @@ static jx_status routine(const Backend *be, const Routine *r, void *const *input
     __atomic_add_fetch(&stats.gemms, 1, __ATOMIC_RELAXED);
     return cuda_gemm(r, inputs, outs[0]);
   }
-  if (r->op == ROUTINE_SORT) return cuda_sort(r, inputs, outs);
+  if (r->op == ROUTINE_SORT)
+    return dtype_is_complex(r->dtypes[0]) ? routine_on_host(be, r, inputs, outs) : cuda_sort(r, inputs, outs);
   if (r->op == ROUTINE_FFT) return cuda_fft(r, inputs, outs);
-  if (r->op == ROUTINE_SCATTER_ADD) return r->n == 0 ? JX_OK : cuda_scatter_add(r, inputs, outs[0]);
-  if (ROUTINE_IS_LINALG(r->op)) return cuda_solver_has(r) ? cuda_solver(r, inputs, outs) : linalg_on_host(be, r, inputs, outs);
+  if (r->op == ROUTINE_SCATTER_ADD)
+    return r->n == 0 ? JX_OK
+           : dtype_is_complex(r->dtype) ? routine_on_host(be, r, inputs, outs)
+                                        : cuda_scatter_add(r, inputs, outs[0]);
+  if (ROUTINE_IS_LINALG(r->op)) return cuda_solver_has(r) ? cuda_solver(r, inputs, outs) : routine_on_host(be, r, inputs, outs);
   error_set(JX_ERR_UNSUPPORTED, "cuda: routine %s has no device version", routine_name(r->op));
   return JX_ERR_UNSUPPORTED;
 }

@@ -270,7 +270,7 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
     int64_t R = k->reduction.size, want = sms * exe->per_sm / k->size, most = R / 8192;
     gy = clamp_blocks(want < most ? want : most, 65535);
     size_t tickets = RENDER_CUDA_SPLIT_ROWS * sizeof(unsigned);
-    size_t nbytes = tickets + (size_t)k->size * gy * 8;
+    size_t nbytes = tickets + (size_t)k->size * gy * 16; /* partials: up to complex128 */
     if (!(scratch = cuda_alloc(nbytes))) return jx_last_status();
     jx_status s = cuda_check(d->cu.cuMemsetD8Async((CUdeviceptr)(uintptr_t)scratch, 0, tickets, d->stream),
                              "cuMemsetD8Async");

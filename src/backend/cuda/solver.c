@@ -1,13 +1,17 @@
 /* solver.c -- dense linear algebra on the GPU: cholesky, eigh and lu through cuSOLVER's
- * dense API (potrf, syevd, getrf), triangular_solve through cuBLAS's trsm, all opened
- * with dlopen on first use and queued on the device's stream. jaxc's matrices are
- * row-major, the libraries column-major: a row-major matrix is its column-major
- * transpose, which potrf, syevd and trsm take as it is (the triangle or the side and
- * the triangle flipped, as LAPACK on the host: backend/lapack.c); getrf needs the
- * matrix itself, transposed on the device by cublasSgeam. Failures follow JAX (and
- * the host): a failed cholesky gives NaNs below the diagonal (zeros above), a failed
- * eigh NaNs, for that batch entry. qr and svd
- * stay on the host path (cuda.c). Batch entries run one call each. */
+ * dense API (potrf, syevd, getrf), triangular_solve through cuBLAS's trsm, qr through
+ * geqrf + orgqr/ungqr and svd through gesvdj (Jacobi; gesvdjBatched for batches of
+ * matrices of at most 32 x 32), all opened with dlopen on first use and queued on the
+ * device's stream. jaxc's matrices are row-major, the libraries column-major: a
+ * row-major matrix is its column-major transpose, which potrf, syevd, trsm and gesvdj
+ * take as it is (the triangle or the side and the triangle flipped, the factors swapped,
+ * as LAPACK on the host: backend/lapack.c); getrf and geqrf need the matrix itself,
+ * transposed on the device (cublasSgeam; for qr one index kernel over the whole batch,
+ * as every rearrangement of qr's and svd's factors). Failures follow JAX (and the host):
+ * a failed cholesky gives NaNs below the diagonal (zeros above), a failed eigh or svd
+ * NaNs, for that batch entry. qr and svd take float32/float64/complex64/complex128, the
+ * others float32/float64 (complex ones and tridiagonal_solve stay on the host path:
+ * cuda.c). Batch entries run one call each, except gesvdjBatched's. */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -21,6 +25,7 @@
 
 typedef struct SolverCtx *SolverHandle;
 typedef struct cublasContext *BlasHandle;
+typedef struct gesvdjInfo *GesvdjInfo;
 enum { FILL_LOWER = 0, FILL_UPPER = 1, OP_N = 0, OP_T = 1, SIDE_LEFT = 0, SIDE_RIGHT = 1 };
 enum { DIAG_NON_UNIT = 0, DIAG_UNIT = 1, EIG_VECTOR = 1 };
 
@@ -37,6 +42,22 @@ static struct {
   int (*trsm[2])(BlasHandle, int, int, int, int, int, int, const void *, const void *, int, void *, int);
   int (*geam[2])(BlasHandle, int, int, int, int, const void *, const void *, int, const void *, const void *,
                  int, void *, int);
+  /* s, d, c, z */
+  int (*geqrf_size[4])(SolverHandle, int, int, void *, int, int *);
+  int (*geqrf[4])(SolverHandle, int, int, void *, int, void *, void *, int, int *);
+  int (*orgqr_size[4])(SolverHandle, int, int, int, const void *, int, const void *, int *);
+  int (*orgqr[4])(SolverHandle, int, int, int, void *, int, const void *, void *, int, int *);
+  int (*gesvdj_size[4])(SolverHandle, int, int, int, int, const void *, int, const void *, const void *, int,
+                        const void *, int, int *, GesvdjInfo);
+  int (*gesvdj[4])(SolverHandle, int, int, int, int, void *, int, void *, void *, int, void *, int, void *, int,
+                   int *, GesvdjInfo);
+  int (*gesvdjb_size[4])(SolverHandle, int, int, int, const void *, int, const void *, const void *, int,
+                         const void *, int, int *, GesvdjInfo, int);
+  int (*gesvdjb[4])(SolverHandle, int, int, int, void *, int, void *, void *, int, void *, int, void *, int, int *,
+                    GesvdjInfo, int);
+  int (*gesvdj_create)(GesvdjInfo *);
+  int (*gesvdj_destroy)(GesvdjInfo);
+  int (*gesvdj_sort)(GesvdjInfo, int);
   char error[512];
 } S;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -70,10 +91,31 @@ static void load(void) {
   L(trsm, bl, "cublasStrsm_v2", "cublasDtrsm_v2");
   L(geam, bl, "cublasSgeam", "cublasDgeam");
 #undef L
-  bool all = create && set_stream && bcreate && bset_stream;
+#define L4(field, name)                                                                            \
+  for (int t = 0; t < 4; t++) {                                                                    \
+    char sym[64];                                                                                  \
+    snprintf(sym, sizeof sym, name, "SDCZ"[t], t < 2 ? "or" : "un");                               \
+    S.field[t] = (__typeof__(S.field[t]))dlsym(sl, sym);                                           \
+  }
+  L4(geqrf_size, "cusolverDn%cgeqrf_bufferSize%.0s");
+  L4(geqrf, "cusolverDn%cgeqrf%.0s");
+  L4(orgqr_size, "cusolverDn%c%sgqr_bufferSize");
+  L4(orgqr, "cusolverDn%c%sgqr");
+  L4(gesvdj_size, "cusolverDn%cgesvdj_bufferSize%.0s");
+  L4(gesvdj, "cusolverDn%cgesvdj%.0s");
+  L4(gesvdjb_size, "cusolverDn%cgesvdjBatched_bufferSize%.0s");
+  L4(gesvdjb, "cusolverDn%cgesvdjBatched%.0s");
+#undef L4
+  S.gesvdj_create = (int (*)(GesvdjInfo *))dlsym(sl, "cusolverDnCreateGesvdjInfo");
+  S.gesvdj_destroy = (int (*)(GesvdjInfo))dlsym(sl, "cusolverDnDestroyGesvdjInfo");
+  S.gesvdj_sort = (int (*)(GesvdjInfo, int))dlsym(sl, "cusolverDnXgesvdjSetSortEig");
+  bool all = create && set_stream && bcreate && bset_stream && S.gesvdj_create && S.gesvdj_destroy && S.gesvdj_sort;
   for (int t = 0; t < 2; t++)
     all = all && S.potrf_size[t] && S.potrf[t] && S.syevd_size[t] && S.syevd[t] && S.getrf_size[t] &&
           S.getrf[t] && S.trsm[t] && S.geam[t];
+  for (int t = 0; t < 4; t++)
+    all = all && S.geqrf_size[t] && S.geqrf[t] && S.orgqr_size[t] && S.orgqr[t] && S.gesvdj_size[t] &&
+          S.gesvdj[t] && S.gesvdjb_size[t] && S.gesvdjb[t];
   if (!all) {
     snprintf(S.error, sizeof S.error, "cuda: libcusolver or libcublas lacks an entry point jaxc calls");
     return;
@@ -275,8 +317,172 @@ static jx_status lu(const Routine *r, void *const *in, void *const *out, int t, 
   return s;
 }
 
+/* ------------------------------------------------------------ qr and svd */
+
+/* Index arithmetic of the rearranging kernels (int64). */
+static const AluExp *ic(int64_t v) { return alu_const_int(JX_INT64, v); }
+static const AluExp *idiv(const AluExp *a, int64_t v) { return alu_binary(ALU_DIV, a, ic(v)); }
+static const AluExp *imod(const AluExp *a, int64_t v) { return alu_binary(ALU_MOD, a, ic(v)); }
+static const AluExp *iaxpy(const AluExp *a, int64_t v, const AluExp *b) {
+  return alu_binary(ALU_ADD, alu_binary(ALU_MUL, a, ic(v)), b);
+}
+/* A constant of dtype d (complex: re + im i). */
+static const AluExp *dconst(jx_dtype d, double re, double im) {
+  if (!dtype_is_complex(d)) return alu_const_float(d, re);
+  jx_dtype p = dtype_real_part(d);
+  return alu_complex(alu_const_float(p, re), alu_const_float(p, im));
+}
+static const AluExp *conj_(const AluExp *x) {
+  return dtype_is_complex(x->dtype) ? alu_complex(alu_real(x), alu_unary(ALU_NEG, alu_imag(x))) : x;
+}
+/* (b, i, j) of element g of a (B, rows, cols) row-major output. */
+typedef struct Bij {
+  const AluExp *b, *i, *j;
+} Bij;
+static Bij bij(int64_t B, int64_t rows, int64_t cols) {
+  const AluExp *g = alu_special("gidx", B * rows * cols), *rc = imod(g, rows * cols);
+  return (Bij){idiv(g, rows * cols), idiv(rc, cols), imod(rc, cols)};
+}
+
+/* Whether entry b's a[b, 0, 0] has a real part of -0.0 (a of (B, n, m), input 0). */
+static const AluExp *negative_zero_corner(jx_dtype d, const AluExp *b, int64_t nm) {
+  const AluExp *x = alu_global(0, d, alu_binary(ALU_MUL, b, ic(nm)));
+  if (dtype_is_complex(d)) x = alu_real(x);
+  const AluExp *zero = alu_const_float(x->dtype, 0.0);
+  return alu_binary(ALU_AND, alu_binary(ALU_CMPEQ, x, zero),
+                    alu_binary(ALU_CMPLT, alu_binary(ALU_DIV, alu_const_float(x->dtype, 1.0), x), zero));
+}
+
+/* qr: a column-major copy w (one index kernel for the batch), geqrf on each entry; r is
+ * w's upper triangle (kq x m), q is orgqr/ungqr's n x kq result from w's reflectors
+ * (the first m of kq columns), both read back row-major by index kernels. Empty
+ * matrices stay on the host path (cuda_solver_has).
+ * LAPACK's first reflector takes beta = -sign(alpha) |x| with the sign of a[0, 0] -0.0
+ * negative (gfortran's SIGN), cuSOLVER's positive: where a[0, 0] is -0.0, row 0 of a is
+ * negated first (D a, D = diag(-1, 1, ..)), whose factors both libraries agree on, and
+ * a = (D q' D)(D r') gives LAPACK's q and r -- what JAX's goldens hold. */
+static jx_status qr(const Routine *r, void *const *in, void *const *out, int t, size_t isz) {
+  int64_t n = r->n, m = r->m, B = r->outer, k = n < m ? n : m, nm = n * m;
+  int64_t kq = r->flags & LINALG_FULL_MATRICES ? n : k, nq = n * kq;
+  jx_dtype d = r->dtype;
+  void *w = cuda_alloc((size_t)(B * nm) * isz), *qc = cuda_alloc((size_t)(B * nq) * isz);
+  void *tau = cuda_alloc((size_t)(B * k) * isz);
+  int32_t *info = cuda_alloc((size_t)B * 4);
+  jx_status s = w && qc && tau && info ? JX_OK : jx_last_status();
+  if (s == JX_OK) { /* w[b, j, i] = (D a)[b, i, j] */
+    Bij x = bij(B, m, n);
+    const AluExp *e = alu_global(0, d, iaxpy(x.b, nm, iaxpy(x.j, m, x.i)));
+    const AluExp *flip = alu_binary(ALU_AND, negative_zero_corner(d, x.b, nm), alu_binary(ALU_CMPEQ, x.j, ic(0)));
+    s = run_kernel(alu_where(flip, alu_unary(ALU_NEG, e), e), 1, &d, d, B * nm, in, w);
+  }
+  int lw1 = 0, lw2 = 0, st = 0;
+  if (s == JX_OK && (st = S.geqrf_size[t](S.h, (int)n, (int)m, w, (int)n, &lw1)) != 0) s = lib_fail(r, "geqrf_bufferSize", st);
+  if (s == JX_OK && (st = S.orgqr_size[t](S.h, (int)n, (int)kq, (int)k, qc, (int)n, tau, &lw2)) != 0)
+    s = lib_fail(r, "orgqr_bufferSize", st);
+  int lwork = lw1 > lw2 ? lw1 : lw2;
+  void *work = s == JX_OK ? cuda_alloc((size_t)(lwork > 0 ? lwork : 1) * isz) : NULL;
+  if (s == JX_OK && !work) s = jx_last_status();
+  for (int64_t b = 0; s == JX_OK && b < B; b++)
+    if ((st = S.geqrf[t](S.h, (int)n, (int)m, at(w, b * nm, isz), (int)n, at(tau, b * k, isz), work, lwork, info + b)) != 0)
+      s = lib_fail(r, "geqrf", st);
+  if (s == JX_OK) { /* r[b, i, j] = i <= j ? (D w^T)[b, i, j] : 0 */
+    Bij x = bij(B, kq, m);
+    const AluExp *v = alu_global(1, d, iaxpy(x.b, nm, iaxpy(x.j, n, x.i)));
+    const AluExp *flip = alu_binary(ALU_AND, negative_zero_corner(d, x.b, nm), alu_binary(ALU_CMPEQ, x.i, ic(0)));
+    const AluExp *e = alu_where(alu_binary(ALU_CMPLT, x.j, x.i), dconst(d, 0, 0), alu_where(flip, alu_unary(ALU_NEG, v), v));
+    s = run_kernel(e, 2, (jx_dtype[]){d, d}, d, B * kq * m, (void *const[]){in[0], w}, out[1]);
+  }
+  if (s == JX_OK) { /* qc[b, j, i] = j < m ? w[b, j, i] : 0 (column-major n x kq; index clamped) */
+    Bij x = bij(B, kq, n);
+    const AluExp *jc = alu_binary(ALU_MIN, x.i, ic(m - 1));
+    const AluExp *e = alu_where(alu_binary(ALU_CMPLT, x.i, ic(m)), alu_global(0, d, iaxpy(x.b, nm, iaxpy(jc, n, x.j))),
+                                dconst(d, 0, 0));
+    s = run_kernel(e, 1, &d, d, B * nq, (void *const[]){w}, qc);
+  }
+  for (int64_t b = 0; s == JX_OK && b < B; b++)
+    if ((st = S.orgqr[t](S.h, (int)n, (int)kq, (int)k, at(qc, b * nq, isz), (int)n, at(tau, b * k, isz), work, lwork,
+                         info + b)) != 0)
+      s = lib_fail(r, t < 2 ? "orgqr" : "ungqr", st);
+  if (s == JX_OK) { /* q[b, i, j] = (D qc^T D)[b, i, j] */
+    Bij x = bij(B, n, kq);
+    const AluExp *e = alu_global(1, d, iaxpy(x.b, nq, iaxpy(x.j, n, x.i)));
+    const AluExp *one_edge = alu_binary(ALU_CMPNE, alu_binary(ALU_CMPEQ, x.i, ic(0)), alu_binary(ALU_CMPEQ, x.j, ic(0)));
+    const AluExp *flip = alu_binary(ALU_AND, negative_zero_corner(d, x.b, nm), one_edge);
+    s = run_kernel(alu_where(flip, alu_unary(ALU_NEG, e), e), 2, (jx_dtype[]){d, d}, d, B * nq,
+                   (void *const[]){in[0], qc}, out[0]);
+  }
+  cuda_free(work), cuda_free(w), cuda_free(qc), cuda_free(tau), cuda_free(info);
+  return s;
+}
+
+/* svd: gesvdj of the column-major view of each entry (a^T, m x n): a^T = U' S V'^H, so
+ * a = conj(V') S U'^T -- u = conj(V') read row-major (an index kernel), vt = U'^T, which
+ * is U' itself read row-major. Matrices of at most 32 x 32 go through one
+ * gesvdjBatched call for the whole batch (full U', V'), a batch of one too, so a vmapped
+ * svd and a loop over its entries get the same signs; larger ones one gesvdj each
+ * (economy U', V' unless full_matrices). The singular values come sorted (descending); an entry whose info is
+ * nonzero (no convergence) is NaN in s, u and vt, selected by the index kernels, so
+ * nothing waits for the host. */
+static jx_status svd(const Routine *r, void *const *in, void *const *out, int t, size_t isz) {
+  int64_t n = r->n, m = r->m, B = r->outer, k = n < m ? n : m, nm = n * m;
+  bool full = r->flags & LINALG_FULL_MATRICES, uv = r->flags & LINALG_COMPUTE_UV;
+  bool batched = n <= 32 && m <= 32; /* one entry too: vmap and a loop agree */
+  int64_t ku = full ? n : k, kv = full ? m : k;
+  int64_t ucols = batched || full ? m : k, vcols = batched || full ? n : k; /* of U' (m x .), V' (n x .) */
+  jx_dtype d = r->dtype, rd = dtype_real_part(d);
+  size_t rsz = jx_dtype_itemsize(rd);
+  void *w = cuda_alloc((size_t)(B * nm) * isz), *sv = cuda_alloc((size_t)(B * k) * rsz);
+  void *U = cuda_alloc((size_t)(B * m * ucols) * isz), *V = cuda_alloc((size_t)(B * n * vcols) * isz);
+  int32_t *info = cuda_alloc((size_t)B * 4);
+  jx_status s = w && sv && U && V && info ? copy_d2d(w, in[0], (size_t)(B * nm) * isz) : jx_last_status();
+  GesvdjInfo params = NULL;
+  int st = 0, lwork = 0, jobz = uv ? EIG_VECTOR : 0, econ = !full;
+  if (s == JX_OK && ((st = S.gesvdj_create(&params)) != 0 || (st = S.gesvdj_sort(params, 1)) != 0))
+    s = lib_fail(r, "gesvdj parameters", st);
+  if (s == JX_OK) {
+    st = batched ? S.gesvdjb_size[t](S.h, jobz, (int)m, (int)n, w, (int)m, sv, U, (int)m, V, (int)n, &lwork, params, (int)B)
+                 : S.gesvdj_size[t](S.h, jobz, econ, (int)m, (int)n, w, (int)m, sv, U, (int)m, V, (int)n, &lwork, params);
+    if (st) s = lib_fail(r, "gesvdj_bufferSize", st);
+  }
+  void *work = s == JX_OK ? cuda_alloc((size_t)(lwork > 0 ? lwork : 1) * isz) : NULL;
+  if (s == JX_OK && !work) s = jx_last_status();
+  if (s == JX_OK && batched &&
+      (st = S.gesvdjb[t](S.h, jobz, (int)m, (int)n, w, (int)m, sv, U, (int)m, V, (int)n, work, lwork, info, params, (int)B)))
+    s = lib_fail(r, "gesvdjBatched", st);
+  for (int64_t b = 0; s == JX_OK && !batched && b < B; b++)
+    if ((st = S.gesvdj[t](S.h, jobz, econ, (int)m, (int)n, at(w, b * nm, isz), (int)m, at(sv, b * k, rsz),
+                          at(U, b * m * ucols, isz), (int)m, at(V, b * n * vcols, isz), (int)n, work, lwork, info + b,
+                          params)) != 0)
+      s = lib_fail(r, "gesvdj", st);
+  const jx_dtype dts[2] = {d, JX_INT32}, rdts[2] = {rd, JX_INT32};
+  if (s == JX_OK) { /* s[b, i] = bad(b) ? NaN : S[b, i] */
+    const AluExp *g = alu_special("gidx", B * k), *b = idiv(g, k);
+    const AluExp *bad = alu_binary(ALU_CMPNE, alu_global(1, JX_INT32, b), alu_const_int(JX_INT32, 0));
+    const AluExp *e = alu_where(bad, alu_const_float(rd, NAN), alu_global(0, rd, g));
+    s = run_kernel(e, 2, rdts, rd, B * k, (void *const[]){sv, info}, out[0]);
+  }
+  if (s == JX_OK && uv) { /* u[b, i, j] = conj(V'[b, j, i]) */
+    Bij x = bij(B, n, ku);
+    const AluExp *bad = alu_binary(ALU_CMPNE, alu_global(1, JX_INT32, x.b), alu_const_int(JX_INT32, 0));
+    const AluExp *v = conj_(alu_global(0, d, iaxpy(x.b, n * vcols, iaxpy(x.j, n, x.i))));
+    s = run_kernel(alu_where(bad, dconst(d, NAN, NAN), v), 2, dts, d, B * n * ku, (void *const[]){V, info}, out[1]);
+  }
+  if (s == JX_OK && uv) { /* vt[b, i, j] = U'[b, i, j] (row i of vt is column i of U') */
+    Bij x = bij(B, kv, m);
+    const AluExp *bad = alu_binary(ALU_CMPNE, alu_global(1, JX_INT32, x.b), alu_const_int(JX_INT32, 0));
+    const AluExp *v = alu_global(0, d, iaxpy(x.b, m * ucols, iaxpy(x.i, m, x.j)));
+    s = run_kernel(alu_where(bad, dconst(d, NAN, NAN), v), 2, dts, d, B * kv * m, (void *const[]){U, info}, out[2]);
+  }
+  if (params) S.gesvdj_destroy(params);
+  cuda_free(work), cuda_free(w), cuda_free(sv), cuda_free(U), cuda_free(V), cuda_free(info);
+  return s;
+}
+
 bool cuda_solver_has(const Routine *r) {
-  return (r->dtype == JX_FLOAT32 || r->dtype == JX_FLOAT64) &&
+  bool real = r->dtype == JX_FLOAT32 || r->dtype == JX_FLOAT64;
+  if (r->op == ROUTINE_QR || r->op == ROUTINE_SVD) /* empty ones: the host path's identities */
+    return (real || r->dtype == JX_COMPLEX64 || r->dtype == JX_COMPLEX128) && r->n > 0 && r->m > 0 && r->outer > 0;
+  return real &&
          (r->op == ROUTINE_CHOLESKY || r->op == ROUTINE_TRIANGULAR_SOLVE || r->op == ROUTINE_EIGH || r->op == ROUTINE_LU);
 }
 
@@ -294,7 +500,10 @@ jx_status cuda_solver(const Routine *r, void *const *inputs, void *const *outs) 
   cuda_make_current();
   int t = r->dtype == JX_FLOAT64;
   size_t isz = t ? 8 : 4;
+  int t4 = r->dtype == JX_FLOAT32 ? 0 : r->dtype == JX_FLOAT64 ? 1 : r->dtype == JX_COMPLEX64 ? 2 : 3;
   switch (r->op) {
+  case ROUTINE_QR: return qr(r, inputs, outs, t4, jx_dtype_itemsize(r->dtype));
+  case ROUTINE_SVD: return svd(r, inputs, outs, t4, jx_dtype_itemsize(r->dtype));
   case ROUTINE_CHOLESKY: return cholesky(r, inputs, outs, t, isz);
   case ROUTINE_TRIANGULAR_SOLVE: return triangular_solve(r, inputs, outs, t, isz);
   case ROUTINE_EIGH: return eigh(r, inputs, outs, t, isz);
