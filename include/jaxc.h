@@ -218,6 +218,18 @@ jx_fn *jx_vjp(jx_fn *f, jx_array *const *primals, jx_array **primals_out);
 /* jax.linearize(f, *primals): fills primals_out and returns f's JVP at primals as a
  * jx_fn from input tangents to output tangents. */
 jx_fn *jx_linearize(jx_fn *f, jx_array *const *primals, jx_array **primals_out);
+/* jax.linear_transpose(f, *primals): f, linear in its inputs, is traced once at the
+ * shapes/dtypes of primals (their values are not used) and the returned function maps
+ * cotangents of f's outputs (one per output, same shapes and dtypes) to cotangents of
+ * its inputs (zeros for inputs no output depends on): the transpose of f as a linear
+ * map. f's inputs and outputs must be all float/complex or all integer (JX_ERR_DTYPE,
+ * as JAX's TypeError); a function that is not linear in its inputs (a nonlinear
+ * primitive such as sin applied to them, a product or quotient of two values depending
+ * on them) is JX_ERR_VALUE naming the primitive; a function closing over a tracer of an
+ * enclosing transformation JX_ERR_UNSUPPORTED. Calling the result with a cotangent of
+ * another dtype is JX_ERR_DTYPE, of another shape JX_ERR_SHAPE. Composes with jit,
+ * vmap and grad like any jx_fn. */
+jx_fn *jx_linear_transpose(jx_fn *f, jx_array *const *primals);
 /* jax.grad(f, argnums, has_aux=True-style): f's first output must be a scalar float;
  * returns grads (one per argnum, like its input) followed by f's other outputs
  * (auxiliary data). argnums == NULL means {0}. Differentiated inputs must be float or

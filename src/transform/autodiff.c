@@ -336,3 +336,100 @@ jx_fn *jx_value_and_grad(jx_fn *f, int nargnums, const int *argnums) {
 /* ---------------------------------------------------------- stop_gradient */
 
 jx_array *jx_stop_gradient(jx_array *x) { return prim_unary(PRIM_stop_gradient, x); }
+
+/* -------------------------------------------------------- linear_transpose */
+
+typedef struct LinearT {
+  Jaxpr *jaxpr; /* f staged at the primals' avals, closed */
+} LinearT;
+
+static void linear_t_free(void *ctx) {
+  LinearT *l = ctx;
+  jaxpr_free(l->jaxpr);
+  free(l);
+}
+
+static jx_status linear_t_impl(void *ctx, jx_array *const *in, jx_array **out) {
+  const LinearT *l = ctx;
+  const Jaxpr *j = l->jaxpr;
+  for (int o = 0; o < j->nout; o++) {
+    /* JAX: "cotangent type does not match function output" */
+    Aval want = j->vars[j->outvars[o]], got = prim_aval_of(in[o]);
+    char b[ARRAY_DESCRIBE_BUF], w[ERROR_SHAPE_BUF];
+    if (want.dtype != got.dtype || want.ndim != got.ndim ||
+        memcmp(want.shape, got.shape, 8 * (size_t)want.ndim)) {
+      jx_status s = want.dtype != got.dtype ? JX_ERR_DTYPE : JX_ERR_SHAPE;
+      error_set(s, "jx_linear_transpose: cotangent %d is %s but the function's output %d is %s%s",
+                o, array_describe(b, in[o]), o, jx_dtype_name(want.dtype),
+                error_shape_str(w, want.ndim, want.shape));
+      return s;
+    }
+  }
+  return transpose_jaxpr(j, in, out);
+}
+
+/* Refuses a jaxpr that is not linear in its inputs: an equation applied to a value
+ * depending on an input must have a transpose rule, and mul/div must keep one side
+ * constant (JAX fails the same functions while transposing). */
+static bool check_linear(const Jaxpr *j) {
+  bool *dep = calloc((size_t)j->nvars + 1, 1);
+  if (!dep) {
+    error_set(JX_ERR_OOM, "jx_linear_transpose: out of memory");
+    return false;
+  }
+  for (int i = 0; i < j->nin; i++) dep[j->invars[i]] = true;
+  bool ok = true;
+  for (int e = 0; ok && e < j->neqns; e++) {
+    const JaxprEqn *q = &j->eqns[e];
+    int nlin = 0;
+    for (int i = 0; i < q->nin; i++) nlin += dep[q->in[i]];
+    if (!nlin) continue;
+    const char *why = NULL;
+    if (!transpose_has_rule(q->prim, &why))
+      ;
+    else if (q->prim == PRIM_mul && nlin == 2)
+      why = "a product of two values depending on the inputs";
+    else if (q->prim == PRIM_div && dep[q->in[1]])
+      why = "a division by a value depending on the inputs";
+    if (why) {
+      error_set(JX_ERR_VALUE, "jx_linear_transpose: the function is not linear in its inputs: "
+                "'%s' applied to them (%s)", prim_name(q->prim), why);
+      ok = false;
+    }
+    for (int o = 0; o < q->nout; o++) dep[q->out[o]] = true;
+  }
+  free(dep);
+  return ok;
+}
+
+jx_fn *jx_linear_transpose(jx_fn *f, jx_array *const *primals) {
+  const char *fn = "jx_linear_transpose";
+  int nin = jx_fn_nin(f);
+  if (!check_fn_args(fn, f, primals, nin, "primals")) return NULL;
+  /* JAX: "[float or complex] -> [float or complex], and integer -> integer functions" */
+  Jaxpr *j = stage_trace_closed(fn, f, primals, "argument");
+  if (!j) return NULL;
+  int ninexact = 0, nint = 0, n = j->nin + j->nout;
+  for (int k = 0; k < n; k++) {
+    jx_dtype d = j->vars[k < j->nin ? j->invars[k] : j->outvars[k - j->nin]].dtype;
+    ninexact += dtype_is_inexact(d);
+    nint += dtype_is_integer(d);
+  }
+  if (ninexact != n && nint != n) {
+    error_set(JX_ERR_DTYPE, "%s: only [float or complex] -> [float or complex] and integer -> "
+              "integer functions can be transposed (%s has inputs or outputs of other kinds)",
+              fn, jx_fn_name(f));
+    jaxpr_free(j);
+    return NULL;
+  }
+  LinearT *l = check_linear(j) ? malloc(sizeof *l) : NULL;
+  if (!l) {
+    if (!error_pending()) error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    jaxpr_free(j);
+    return NULL;
+  }
+  l->jaxpr = j;
+  jx_fn *g = jx_fn_new_with_free("linear_transpose", j->nout, j->nin, linear_t_impl, l, linear_t_free);
+  if (!g) linear_t_free(l);
+  return g;
+}
