@@ -162,6 +162,28 @@ jx_array *jx_polyval(jx_array *p, jx_array *x);
 /* jnp.polymul(a1, a2): coefficients of the product polynomial (full convolution), in
  * the inexact promoted dtype. */
 jx_array *jx_polymul(jx_array *a1, jx_array *a2);
+/* jnp.polyfit(x, y, deg, rcond, full, w, cov): least-squares polynomial fit of degree
+ * deg, coefficients highest power first, as JAX computes it (Vandermonde matrix with
+ * rows weighted by w (NULL: none), columns scaled to unit norm, jx_linalg_lstsq with
+ * rcond (NAN: None, len(x) * eps of x's inexact dtype), coefficients unscaled).
+ * x (n,) non-empty; y (n,) or (n, k); w (n,). Fills out (5, 2 or 1 slots, only those):
+ *   full:        out[0..4] = coefficients (order,) or (order, k), residuals (1,) or (k,),
+ *                rank (int32), singular values (order,), rcond (weak float scalar);
+ *   else cov:    out[0..1] = coefficients, covariance (order, order) or (order, order, k):
+ *                inv(A^T A) / outer(scale, scale), times residuals / (n - order) for
+ *                JX_POLYFIT_COV_SCALED (JAX's cov=True; needs n > order, JX_ERR_VALUE),
+ *                unscaled for JX_POLYFIT_COV_UNSCALED (cov="unscaled");
+ *   else:        out[0] = coefficients.
+ * order = deg + 1. Errors: deg < 0 or a bad cov JX_ERR_VALUE; shapes JX_ERR_SHAPE (JAX's
+ * TypeErrors); NULL x/y/out JX_ERR_VALUE. Unlike JAX (finfo of an int dtype fails) an
+ * integer x with rcond NAN uses the default float's eps. Differentiable, jittable. */
+typedef enum jx_polyfit_cov {
+  JX_POLYFIT_COV_NONE = 0,
+  JX_POLYFIT_COV_SCALED = 1,
+  JX_POLYFIT_COV_UNSCALED = 2
+} jx_polyfit_cov;
+jx_status jx_polyfit(jx_array *x, jx_array *y, int deg, double rcond, bool full, jx_array *w,
+                     jx_polyfit_cov cov, jx_array **out);
 
 /* jnp.sum / prod / max / min(x, axis, keepdims=, where=, initial=): where (NULL: all)
  * broadcasts to x and masks elements out; initial (NULL: none; converted to the result

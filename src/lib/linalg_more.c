@@ -672,3 +672,76 @@ jx_array *jx_scipy_linalg_expm(jx_array *a, bool upper_triangular, int max_squar
   jx_fn_free(f);
   return np_scope_return(r[0]);
 }
+
+/* --------------------------------------------------------------- polyfit */
+/* jnp.polyfit (jax/_src/numpy/polynomial.py): the Vandermonde matrix of x (highest
+ * power first), rows weighted by w, columns scaled to unit norm, solved by lstsq with
+ * rcond (NAN: len(x) * eps), the coefficients unscaled. full: also (residuals, rank,
+ * singular values, rcond); cov: the coefficients' covariance inv(A^T A) / outer(scale,
+ * scale), times residuals / (len(x) - order) unless cov is "unscaled". */
+jx_status jx_polyfit(jx_array *x, jx_array *y, int deg, double rcond, bool full, jx_array *w,
+                     jx_polyfit_cov cov, jx_array **out) {
+  const char *fn = "jx_polyfit";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
+  int nout = full ? 5 : cov != JX_POLYFIT_COV_NONE ? 2 : 1; /* only those slots are touched */
+  for (int i = 0; i < nout; i++) out[i] = NULL;
+  if (np_null_arg(fn, x, "x") || np_null_arg(fn, y, "y")) return JX_ERR_VALUE;
+  char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+  jx_status bad = JX_OK;
+  if (deg < 0) {
+    error_set(bad = JX_ERR_VALUE, "%s: expected deg >= 0, got %d", fn, deg);
+  } else if (cov != JX_POLYFIT_COV_NONE && cov != JX_POLYFIT_COV_SCALED &&
+             cov != JX_POLYFIT_COV_UNSCALED) {
+    error_set(bad = JX_ERR_VALUE, "%s: cov must be a jx_polyfit_cov, got %d", fn, (int)cov);
+  } else if (x->ndim != 1 || x->shape[0] == 0) {
+    error_set(bad = JX_ERR_SHAPE, "%s: expected a non-empty 1-d x, got shape %s", fn, np_shape_str(b0, x));
+  } else if (y->ndim < 1 || y->ndim > 2 || y->shape[0] != x->shape[0]) {
+    error_set(bad = JX_ERR_SHAPE, "%s: expected a 1-d or 2-d y as long as x, got shapes %s and %s", fn,
+              np_shape_str(b0, x), np_shape_str(b1, y));
+  } else if (w && (w->ndim != 1 || w->shape[0] != y->shape[0])) {
+    error_set(bad = JX_ERR_SHAPE, "%s: expected a 1-d w as long as y, got shapes %s and %s", fn,
+              np_shape_str(b0, w), np_shape_str(b1, y));
+  }
+  if (bad != JX_OK) return bad;
+  int64_t n = x->shape[0], order = (int64_t)deg + 1;
+  if (cov == JX_POLYFIT_COV_SCALED && !full && n <= order) {
+    error_set(JX_ERR_VALUE, "%s: the number of data points (%lld) must exceed order (%lld) to scale "
+              "the covariance matrix", fn, (long long)n, (long long)order);
+    return JX_ERR_VALUE;
+  }
+  jx_scope_begin();
+  jx_array *xi = np_to_inexact(x);
+  if (isnan(rcond)) rcond = (double)n * eps_of(xi ? dtype_real_part(xi->dtype) : JX_FLOAT32);
+  /* vander(x, order): x[:, None] ** (order - 1 - j) */
+  jx_array *pw = jx_subtract(jx_scalar_int(order - 1), jx_arange(0, (double)order, 1, JX_INT32));
+  jx_array *lhs = jx_power(jx_expand_dims(x, 1), pw), *rhs = y;
+  if (w) {
+    jx_array *wc = jx_expand_dims(np_to_inexact(w), 1);
+    lhs = jx_multiply(lhs, wc);
+    rhs = jx_multiply(rhs, rhs->ndim == 2 ? wc : jx_squeeze(wc, 1, (int[]){1}));
+  }
+  jx_array *scale = jx_sqrt(jx_sum(jx_multiply(lhs, lhs), 1, (int[]){0}, false));
+  lhs = jx_divide(lhs, jx_expand_dims(scale, 0));
+  jx_array *ls[4] = {NULL};
+  if (!lhs || !rhs || jx_linalg_lstsq(lhs, rhs, rcond, ls) != JX_OK) return linalg_return_n(nout, out);
+  /* c / scale along the coefficient axis (axis 0 of c (order,) or (order, k)) */
+  jx_array *c = jx_divide(ls[0], ls[0]->ndim == 2 ? jx_expand_dims(scale, 1) : scale);
+  out[0] = c;
+  if (full) {
+    out[1] = ls[1], out[2] = ls[2], out[3] = ls[3];
+    out[4] = jx_scalar(rcond); /* lax.asarray(rcond): a weak float */
+    return linalg_return_n(5, out);
+  }
+  if (cov != JX_POLYFIT_COV_NONE) {
+    jx_array *vbase = jx_divide(jx_linalg_inv(jx_matmul(jx_linalg_matrix_transpose(lhs), lhs)), jx_outer(scale, scale));
+    jx_array *fac = cov == JX_POLYFIT_COV_UNSCALED
+                        ? jx_ones(1, (int64_t[]){1}, ls[1] ? ls[1]->dtype : JX_FLOAT32)
+                        : jx_divide(ls[1], jx_scalar_int(n - order));
+    if (y->ndim == 1)
+      out[1] = jx_multiply(vbase, jx_expand_dims(jx_atleast_1d(fac), 0));
+    else
+      out[1] = jx_multiply(jx_expand_dims(vbase, 2), jx_expand_dims(jx_expand_dims(jx_atleast_1d(fac), 0), 0));
+    return linalg_return_n(2, out);
+  }
+  return linalg_return_n(1, out);
+}
