@@ -73,10 +73,11 @@ jx_array *jx_scipy_linalg_cho_solve(jx_array *c, bool lower, jx_array *b);
 jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, bool lower, bool unit_diagonal);
 /* lax.linalg.tridiagonal_solve(dl, d, du, b): x with A x = b for the tridiagonal A of
  * sub-diagonal dl, diagonal d and super-diagonal du, each (..., m) (dl[..., 0] and
- * du[..., m-1] are not read), b (..., m, n), same batch dims, one dtype (float32 or
- * float64; no promotion, as JAX). LAPACK gtsv (Gaussian elimination with partial
- * pivoting); an exactly singular system gives NaNs, as JAX on CPU. JVP in every
- * operand, transpose in b, batching, jit (jax/_src/lax/linalg.py's rules). Errors:
+ * du[..., m-1] are not read), b (..., m, n), same batch dims, one dtype (float32,
+ * float64, complex64 or complex128; no promotion, as JAX). LAPACK s/d/c/z gtsv
+ * (Gaussian elimination with partial pivoting); an exactly singular system gives NaNs,
+ * as JAX on CPU. JVP in every operand, transpose in b (no conjugation: the linear
+ * transpose, as JAX), batching, jit (jax/_src/lax/linalg.py's rules). Errors:
  * JX_ERR_SHAPE (b rank < 2, diagonals not of shape b.shape[:-1]), JX_ERR_DTYPE. */
 jx_array *jx_lax_linalg_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *du, jx_array *b);
 /* jax.scipy.linalg.expm(a, upper_triangular, max_squarings): the matrix exponential of
@@ -103,10 +104,13 @@ jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out);
  * orthonormal columns, r (..., k, n) upper triangular, k = m with full_matrices else
  * min(m, n). Householder (geqrf + orgqr): LAPACK's signs. */
 jx_status jx_lax_linalg_qr(jx_array *x, bool full_matrices, jx_array **out);
-/* lax.linalg.eigh(x, lower, symmetrize_input): out = (v, w): v (..., n, n) eigenvectors
- * as columns, w (..., n) ascending and real (float32 for complex64 x; syevd, heevd for
- * complex x; always sorted). NaNs where LAPACK fails. */
-jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, jx_array **out);
+/* lax.linalg.eigh(x, lower, symmetrize_input, sort_eigenvalues): out = (v, w): v (..., n,
+ * n) eigenvectors as columns, w (..., n) real (float32 for complex64 x; syevd, heevd for
+ * complex x). sort_eigenvalues=false is recorded on the equation (printed as JAX) but,
+ * as JAX's CPU and GPU lowerings, LAPACK and cuSOLVER return ascending eigenvalues
+ * anyway, so the results equal the sorted call's. NaNs where LAPACK fails. */
+jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, bool sort_eigenvalues,
+                             jx_array **out);
 /* lax.linalg.svd(x, full_matrices, compute_uv): out = (u, s, vt) with compute_uv, else
  * out[0] = s; s (..., k) descending and real, k = min(m, n); u (..., m, m or k), vt (..., n or k,
  * n). Divide and conquer (gesdd). The JVP of full_matrices=True for non-square x is

@@ -270,6 +270,7 @@ enum {
   LINALG_COMPUTE_UV = 1 << 6,    /* svd: u and vt as well as s */
   LINALG_COMPUTE_LEFT = 1 << 7,  /* eig: left eigenvectors */
   LINALG_COMPUTE_RIGHT = 1 << 8, /* eig: right eigenvectors */
+  LINALG_UNSORTED = 1 << 9,      /* eigh: sort_eigenvalues=False (LAPACK/cuSOLVER sort anyway, as JAX on CPU/GPU) */
 };
 /* True for the linear-algebra routines above. */
 #define ROUTINE_IS_LINALG(op) ((op) >= ROUTINE_CHOLESKY && (op) <= ROUTINE_TRIDIAGONAL_SOLVE)

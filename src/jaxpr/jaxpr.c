@@ -299,7 +299,8 @@ static void print_qr(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[full_matrices=%s]", py_bool(p->flags & LINALG_FULL_MATRICES));
 }
 static void print_eigh(Text *t, const PrimParams *p, const Aval *x) {
-  put(t, "[lower=%s sort_eigenvalues=True]", py_bool(p->flags & LINALG_LOWER));
+  put(t, "[lower=%s sort_eigenvalues=%s]", py_bool(p->flags & LINALG_LOWER),
+      py_bool(!(p->flags & LINALG_UNSORTED)));
 }
 static void print_svd(Text *t, const PrimParams *p, const Aval *x) {
   put(t, "[compute_uv=%s full_matrices=%s]", py_bool(p->flags & LINALG_COMPUTE_UV),

@@ -405,14 +405,16 @@ jx_status jx_lax_linalg_qr(jx_array *x, bool full_matrices, jx_array **out) {
   return linalg_return_n(2, out);
 }
 
-jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, jx_array **out) {
+jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, bool sort_eigenvalues,
+                             jx_array **out) {
   if (np_null_arg("jx_lax_linalg_eigh", out, "out")) return JX_ERR_VALUE;
   out[0] = out[1] = NULL;
   if (np_null_arg("jx_lax_linalg_eigh", x, "x")) return JX_ERR_VALUE;
   jx_scope_begin();
   jx_array *a = x;
   if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
-  if (!a || prim_eigh(a, lower ? LINALG_LOWER : 0, out) != JX_OK) out[0] = NULL;
+  unsigned flags = (lower ? LINALG_LOWER : 0) | (sort_eigenvalues ? 0 : LINALG_UNSORTED);
+  if (!a || prim_eigh(a, flags, out) != JX_OK) out[0] = NULL;
   return linalg_return_n(2, out);
 }
 
@@ -467,7 +469,7 @@ jx_status jx_linalg_eigh(jx_array *a, const char *UPLO, bool symmetrize_input, j
   if (!uplo_lower(fn, UPLO, &lower)) return JX_ERR_VALUE;
   jx_scope_begin();
   jx_array *x = linalg_matrix_arg(fn, a, true), *r[2] = {NULL, NULL};
-  if (x && jx_lax_linalg_eigh(x, lower, symmetrize_input, r) == JX_OK) out[0] = r[1], out[1] = r[0];
+  if (x && jx_lax_linalg_eigh(x, lower, symmetrize_input, true, r) == JX_OK) out[0] = r[1], out[1] = r[0];
   return linalg_return_n(2, out);
 }
 

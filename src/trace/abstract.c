@@ -458,7 +458,7 @@ static bool complex_ok(Prim p) {
   case PRIM_reduce_prod: case PRIM_sort: case PRIM_scatter_add: case PRIM_fft:
   /* linear algebra: LAPACK's c/z routines (backend/lapack.c) */
   case PRIM_cholesky: case PRIM_triangular_solve: case PRIM_lu: case PRIM_qr: case PRIM_eigh:
-  case PRIM_svd: case PRIM_eig:
+  case PRIM_svd: case PRIM_eig: case PRIM_tridiagonal_solve:
   /* transcendental functions: expanded into real ops by ir/complex.c */
   case PRIM_exp: case PRIM_expm1: case PRIM_log: case PRIM_log1p: case PRIM_sqrt:
   case PRIM_rsqrt: case PRIM_pow: case PRIM_sin: case PRIM_cos: case PRIM_tan:

@@ -169,7 +169,7 @@ jx_status prim_qr(jx_array *a, unsigned flags, jx_array **out) {
 }
 
 jx_status prim_eigh(jx_array *a, unsigned flags, jx_array **out) {
-  return prim_bind_n(PRIM_eigh, 1, &a, &(PrimParams){.flags = flags & LINALG_LOWER}, 2, out);
+  return prim_bind_n(PRIM_eigh, 1, &a, &(PrimParams){.flags = flags & (LINALG_LOWER | LINALG_UNSORTED)}, 2, out);
 }
 
 jx_array *prim_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *du, jx_array *b) {

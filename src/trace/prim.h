@@ -310,7 +310,7 @@ jx_array *prim_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *du, jx_arr
 jx_status prim_lu(jx_array *a, jx_array **out);
 /* lax.linalg.qr_p: out[0] q, out[1] r (flags: LINALG_FULL_MATRICES). */
 jx_status prim_qr(jx_array *a, unsigned flags, jx_array **out);
-/* lax.linalg.eigh_p (sorted, no subset): out[0] v, out[1] w (flags: LINALG_LOWER). */
+/* lax.linalg.eigh_p (no subset): out[0] v, out[1] w (flags: LINALG_LOWER, LINALG_UNSORTED). */
 jx_status prim_eigh(jx_array *a, unsigned flags, jx_array **out);
 /* lax.linalg.svd_p: out[0] s and, with LINALG_COMPUTE_UV, out[1] u, out[2] vt
  * (flags: LINALG_FULL_MATRICES | LINALG_COMPUTE_UV). */

@@ -109,6 +109,13 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
     jx_free(r[1]);
     return out[1] ? 2 : 0;
   }
+  if (!strcmp(fn, "lax_eigh_sq")) { /* (w, |v|^2) of lax.linalg.eigh */
+    jx_array *r[2];
+    if (jx_lax_linalg_eigh(in[0], iparam(c, "lower"), iparam(c, "sym"), iparam(c, "sort"), r) != JX_OK) return 0;
+    out[0] = r[1], out[1] = abs2(r[0]);
+    jx_free(r[0]);
+    return out[1] ? 2 : 0;
+  }
   if (!strcmp(fn, "linalg_eigh_abs2")) {
     jx_array *r[2];
     if (jx_linalg_eigh(in[0], NULL, true, r) != JX_OK) return 0;
@@ -176,7 +183,7 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
 /* Number of array arguments of a golden function (the rest of a gradient case's
  * inputs are the weights). */
 static int nargs_of(const char *fn) {
-  if (!strcmp(fn, "lax_tridiagonal_solve")) return 4;
+  if (!strncmp(fn, "lax_tridiagonal_solve", 21)) return 4;
   return !strncmp(fn, "lax_triangular_solve", 20) || !strncmp(fn, "linalg_solve", 12) ? 2 : 1;
 }
 
@@ -791,6 +798,75 @@ static void test_factorization_paths(void) {
   jx_scope_end(0, NULL);
 }
 
+/* Complex tridiagonal_solve (LAPACK cgtsv): the residual of A x = b, vmap against a
+ * loop, jit against eager and the transpose through vjp (<ct, A^-1 b> = <A^-T ct, b>,
+ * bilinear: JAX's linear transpose, no conjugation). */
+static jx_array *crandom(int ndim, const int64_t *shape) {
+  return jx_astype(jx_complex(random_array(JX_FLOAT32, ndim, shape), random_array(JX_FLOAT32, ndim, shape)),
+                   JX_COMPLEX64);
+}
+static double cmax_diff(jx_array *a, jx_array *b) {
+  jx_array *d = jx_max(jx_abs(jx_subtract(a, b)), 0, NULL, false);
+  return d ? jx_item(d) : INFINITY;
+}
+
+static void test_tridiagonal_complex(void) {
+  jx_scope_begin();
+  int64_t m = 6;
+  jx_array *dl = crandom(1, &m), *du = crandom(1, &m), *d = jx_add(crandom(1, &m), jx_scalar(5));
+  jx_array *b = crandom(3, (int64_t[]){6, 4, 2});
+  jx_fn *f = jx_fn_new("tridiag", 4, 1, tridiag_fn, NULL), *j = jx_jit(f);
+  jx_fn *v = jx_vmap(f, (int[]){JX_NOT_MAPPED, JX_NOT_MAPPED, JX_NOT_MAPPED, 1}, (int[]){0});
+  jx_array *in[4] = {dl, d, du, b}, *batched = NULL, *eager = NULL, *jitted = NULL;
+  CHECK(jx_call(v, in, &batched) == JX_OK && jx_dtype_of(batched) == JX_COMPLEX64);
+  for (int i = 0; i < 4; i++) {
+    in[3] = jx_take(b, jx_scalar_int(i), 1);
+    CHECK(jx_call(f, in, &eager) == JX_OK && jx_call(j, in, &jitted) == JX_OK);
+    CHECK_MSG(cmax_diff(jx_take(batched, jx_scalar_int(i), 0), eager) < 1e-6, "vmap complex tridiagonal %d", i);
+    CHECK_MSG(cmax_diff(jitted, eager) < 1e-6, "jit complex tridiagonal %d", i);
+    /* A x: dl[k] x[k-1] + d[k] x[k] + du[k] x[k+1] */
+    jx_array *x = eager, *z = jx_zeros(2, (int64_t[]){1, 2}, JX_COMPLEX64);
+    jx_array *xm = jx_concatenate(2, (jx_array *[]){z, jx_slice(x, 1, (int64_t[]){0}, (int64_t[]){5}, NULL)}, 0);
+    jx_array *xp = jx_concatenate(2, (jx_array *[]){jx_slice(x, 1, (int64_t[]){1}, (int64_t[]){6}, NULL), z}, 0);
+    jx_array *ax = jx_add(jx_add(jx_multiply(jx_expand_dims(dl, 1), xm), jx_multiply(jx_expand_dims(d, 1), x)),
+                          jx_multiply(jx_expand_dims(du, 1), xp));
+    CHECK_MSG(cmax_diff(ax, in[3]) < 1e-5, "complex tridiagonal residual %d: %g", i, cmax_diff(ax, in[3]));
+  }
+  jx_array *ct = crandom(2, (int64_t[]){6, 2}), *y = NULL, *cts[4] = {NULL};
+  jx_fn *pb = jx_vjp(f, in, &y);
+  CHECK(pb && jx_call(pb, &ct, cts) == JX_OK);
+  jx_fn_free(pb);
+  jx_array *lhs = jx_sum(jx_multiply(ct, y), 0, NULL, false);
+  jx_array *rhs = cts[3] ? jx_sum(jx_multiply(cts[3], in[3]), 0, NULL, false) : NULL;
+  CHECK_MSG(rhs && cmax_diff(lhs, rhs) < 1e-4, "complex transpose");
+  jx_fn_free(v), jx_fn_free(j), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
+/* lax.linalg.eigh(sort_eigenvalues=False): printed as JAX, results as the sorted call's
+ * (LAPACK sorts), also under vmap and jit. */
+static jx_status eigh_nosort_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  return jx_lax_linalg_eigh(in[0], true, true, false, out);
+}
+
+static void test_eigh_nosort(void) {
+  jx_scope_begin();
+  jx_array *a = random_spd(JX_FLOAT32, 3, (int64_t[]){3, 4, 4}), *r[2], *s[2], *vj[2];
+  jx_fn *f = jx_fn_new("eigh_nosort", 1, 2, eigh_nosort_fn, NULL), *j = jx_jit(f);
+  jx_fn *v = jx_vmap(f, NULL, NULL);
+  CHECK(jx_lax_linalg_eigh(a, true, true, true, s) == JX_OK);
+  CHECK(jx_call(j, &a, r) == JX_OK && jx_call(v, &a, vj) == JX_OK);
+  CHECK(max_abs_diff(r[1], s[1]) == 0 && max_abs_diff(vj[1], s[1]) == 0);
+  CHECK(max_abs_diff(jx_abs(r[0]), jx_abs(s[0])) == 0);
+  jx_array *a0 = jx_take(a, jx_scalar_int(0), 0);
+  char *text = jx_make_jaxpr(f, &a0);
+  CHECK_MSG(text && strstr(text, "eigh[lower=True sort_eigenvalues=False]"), "%s", text ? text : "NULL");
+  free(text);
+  jx_fn_free(v), jx_fn_free(j), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 /* ------------------------------------------------------------ errors */
 
 static void test_errors(void) {
@@ -826,6 +902,8 @@ int main(void) {
   TEST_RUN(test_vmap_jit);
   TEST_RUN(test_expm_transforms);
   TEST_RUN(test_tridiagonal_transforms);
+  TEST_RUN(test_tridiagonal_complex);
+  TEST_RUN(test_eigh_nosort);
   TEST_RUN(test_errors);
   golden_free(cases, ncases);
   return test_finish();
