@@ -987,6 +987,58 @@ static void test_disk_cache(void) {
   free(x);
 }
 
+/* Whether the cached source at path records `flags` in its header. */
+static bool source_has_flags(const char *path, const char *flags) {
+  char head[1024] = {0};
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  size_t n = fread(head, 1, sizeof head - 1, f);
+  fclose(f);
+  head[n] = 0;
+  char want[300];
+  snprintf(want, sizeof want, " * flags: %s\n", flags);
+  return strstr(head, want) != NULL;
+}
+
+/* A jit program's kernels compile in translation units by optimization class: small
+ * kernels (work < 2^15) with light flags, the others with -O3, units compiled on several
+ * threads; each unit is reused from the disk cache afterwards, and every kernel computes
+ * what the interpreter does. */
+static void test_batch_units(void) {
+  enum { NSMALL = 12, NBIG = 3, N = NSMALL + NBIG };
+  Kernel ks[N];
+  const Kernel *kp[N];
+  for (int i = 0; i < N; i++) {
+    ks[i] = fresh_kernel(i < NSMALL ? 100 + i : (1 << 16) + i, 1.375f + 0.0625f * (float)i);
+    kp[i] = &ks[i];
+  }
+  CpuStats s0 = cpu_stats();
+  CHECK(backend_cpu.prepare_batch(&backend_cpu, kp, N) == JX_OK);
+  CpuStats s1 = cpu_stats();
+  int64_t units = s1.compiles + s1.disk_hits - s0.compiles - s0.disk_hits;
+  CHECK(units >= 2 && units <= N); /* one class per unit at least */
+  char c_path[1024], so_path[1100];
+  float *x = iota((1 << 16) + N);
+  void *in[1] = {x};
+  for (int i = 0; i < N; i++) {
+    void *exe = NULL;
+    CHECK(backend_cpu.prepare(&backend_cpu, &ks[i], &exe) == JX_OK); /* a memory hit now */
+    CHECK(cache_files(exe, c_path, so_path, sizeof c_path));
+    CHECK_MSG(source_has_flags(c_path, compile_flags(i < NSMALL ? COMPILE_OPT_LIGHT : COMPILE_OPT_FULL)),
+              "kernel %d (size %lld) in %s with the wrong flags", i, (long long)ks[i].size, c_path);
+    compare("batch unit", &ks[i], in, NULL);
+  }
+  CpuStats s2 = cpu_stats();
+  /* A new process: every unit from the disk cache, nothing compiled. */
+  cpu_reset();
+  CHECK(backend_cpu.prepare_batch(&backend_cpu, kp, N) == JX_OK);
+  CpuStats s3 = cpu_stats();
+  CHECK_EQ_INT(s3.compiles, s2.compiles);
+  CHECK_EQ_INT(s3.disk_hits, s2.disk_hits + units);
+  for (int i = 0; i < N; i++) compare("batch unit from disk", &ks[i], in, NULL);
+  free(x);
+}
+
 static void with_env(const char *name, const char *value) {
   if (value) setenv(name, value, 1);
   else unsetenv(name);
@@ -1245,6 +1297,7 @@ int main(void) {
   TEST_RUN(test_names);
   TEST_RUN(test_memory_cache);
   TEST_RUN(test_disk_cache);
+  TEST_RUN(test_batch_units);
   TEST_RUN(test_compile_error);
   TEST_RUN(test_no_compiler);
   TEST_RUN(test_binary_ops);

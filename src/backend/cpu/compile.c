@@ -26,8 +26,17 @@ extern char **environ;
 
 /* No fast-math: + - * / sqrt must match the interpreter bit for bit. -ffp-contract=off
  * forbids fused multiply-adds; -fno-math-errno only lets sqrt inline (and vectorize),
- * since generated code never reads errno. */
-#define FLAGS "-O3 -march=native -ffp-contract=off -fno-math-errno -fPIC -shared -w -pipe"
+ * since generated code never reads errno. Two optimization levels (CompileOpt): -O3 for
+ * kernels with work enough to matter, and for small ones (cpu.c's KERNEL_SMALL_WORK) -O1
+ * with GCC's loop vectorizer -- about a third of -O3's compile time per kernel (a jit
+ * program's first call is almost all compile time), within 0.1-0.3 us per call of -O3
+ * on such kernels, some faster (bench/RESULTS.md, issue 11 item 5). Clang accepts the
+ * same flags. */
+#define FLAGS_COMMON "-march=native -ffp-contract=off -fno-math-errno -fPIC -shared -w -pipe"
+static const char *const opt_flags[COMPILE_OPT_COUNT] = {
+    [COMPILE_OPT_FULL] = "-O3 " FLAGS_COMMON,
+    [COMPILE_OPT_LIGHT] = "-O1 -ftree-vectorize " FLAGS_COMMON,
+};
 
 /* Disk cache: <dir>/<kernel name>-<key hash>.c and .so, where the key hashes the
  * source with the compiler (command and --version), the flags and the CPU. The .c file
@@ -146,7 +155,7 @@ bool compile_available(void) {
 }
 
 const char *compile_command(void) { return cc.command; }
-const char *compile_flags(void) { return FLAGS; }
+const char *compile_flags(CompileOpt opt) { return opt_flags[opt]; }
 
 /* ------------------------------------------------------------- processes */
 
@@ -348,13 +357,13 @@ bool compile_ready(void) {
   return true;
 }
 
-jx_status compile_load(const char *source, size_t len, const char *name, CpuKernelFn *fn,
-                       bool *compiled, char *path) {
-  return compile_load_many(source, len, name, 1, &name, fn, compiled, path);
+jx_status compile_load(const char *source, size_t len, const char *name, CompileOpt opt,
+                       CpuKernelFn *fn, bool *compiled, char *path) {
+  return compile_load_many(source, len, name, opt, 1, &name, fn, compiled, path);
 }
 
-jx_status compile_load_many(const char *source, size_t len, const char *name, int nfn,
-                            const char *const *names, CpuKernelFn *fns, bool *compiled,
+jx_status compile_load_many(const char *source, size_t len, const char *name, CompileOpt opt,
+                            int nfn, const char *const *names, CpuKernelFn *fns, bool *compiled,
                             char *path) {
   *compiled = false;
   path[0] = 0;
@@ -374,7 +383,7 @@ jx_status compile_load_many(const char *source, size_t len, const char *name, in
   int hn = snprintf(header, sizeof header,
                     "/* jaxc kernel cache entry\n * compiler: %s\n * version: %s\n"
                     " * flags: %s\n * cpu: %016" PRIx64 "\n */\n",
-                    cc.command, cc.version, FLAGS, cc.cpu_hash);
+                    cc.command, cc.version, opt_flags[opt], cc.cpu_hash);
   if (hn < 0 || (size_t)hn >= sizeof header) hn = (int)strlen(header);
   size_t total = (size_t)hn + len;
   char *text = malloc(total + 1);
@@ -415,7 +424,8 @@ jx_status compile_load_many(const char *source, size_t len, const char *name, in
   free(text);
   static atomic_int counter;
   path_printf(tmp_so, "%s.%ld.%d.so", base, (long)getpid(), atomic_fetch_add(&counter, 1));
-  char flags[] = FLAGS;
+  char flags[256];
+  snprintf(flags, sizeof flags, "%s", opt_flags[opt]);
   char *argv[MAX_ARGS * 2];
   int argc = 0;
   for (int i = 0; i < cc.argc; i++) argv[argc++] = cc.argv[i];

@@ -259,10 +259,25 @@ static jx_status prepare_interp(const Kernel *k, uint64_t h, void **exe) {
   return x ? JX_OK : JX_ERR_OOM;
 }
 
+/* A kernel's work in element-iterations (outputs times reduction length), saturating. */
+static int64_t kernel_work(const Kernel *k) {
+  int64_t per = k->has_reduction && k->reduction.size > 1 ? k->reduction.size : 1;
+  return k->size > INT64_MAX / per ? INT64_MAX : k->size * per;
+}
+
+/* Kernels below this work compile with light optimization (COMPILE_OPT_LIGHT): at most
+ * tens of microseconds per call even unvectorized, where -O3 costs ~30 ms of compile each
+ * (measured: bench/RESULTS.md, issue 11 item 5). The same as dispatch's default min_work,
+ * below which a kernel runs on one thread. */
+#define KERNEL_SMALL_WORK (1 << 15)
+static CompileOpt kernel_opt(const Kernel *k) {
+  return kernel_work(k) < KERNEL_SMALL_WORK ? COMPILE_OPT_LIGHT : COMPILE_OPT_FULL;
+}
+
 /* Compiles (or loads from the disk cache) one rendered source after the prelude and
  * publishes it in the source cache. Called with compile_lock held and lock not held. */
 static jx_status compile_source(const char *name, const char *text, size_t len, uint64_t th,
-                                CpuExe **out) {
+                                CompileOpt opt, CpuExe **out) {
   int debug = config_debug_level();
   if (debug >= 4)
     fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude, src/render/prelude.h):\n%s\n",
@@ -280,7 +295,7 @@ static jx_status compile_source(const char *name, const char *text, size_t len, 
   bool compiled = false;
   static char path[COMPILE_PATH_MAX]; /* under compile_lock */
   double t0 = now_us();
-  jx_status st = compile_load(tu, plen + 1 + len, name, &fn, &compiled, path);
+  jx_status st = compile_load(tu, plen + 1 + len, name, opt, &fn, &compiled, path);
   double ms = (now_us() - t0) * 1e-3;
   free(tu);
   CpuExe *x = NULL;
@@ -319,7 +334,7 @@ static jx_status prepare_compiled(const Kernel *k, uint64_t h, void **exe) {
   pthread_mutex_unlock(&lock);
   jx_status st = JX_OK;
   if (!x) {
-    st = compile_source(name, text, len, th, &x);
+    st = compile_source(name, text, len, th, kernel_opt(k), &x);
     if (st == JX_OK) {
       pthread_mutex_lock(&lock);
       kernels_put(k, h, x);
@@ -362,9 +377,12 @@ typedef struct Launch {
   void *const *out;
 } Launch;
 
-/* One translation unit of a batch: kernels pick[first..first+count) of texts. */
+/* One translation unit of a batch: kernels pick[first..first+count) of texts, compiled
+ * with optimization `opt`. */
 typedef struct CompileJob {
   int first, count;
+  CompileOpt opt;
+  size_t cost; /* estimated compile cost (see batch_plan) */
   const int *pick;
   char **texts;
   const uint64_t *ths;
@@ -400,7 +418,8 @@ static void *compile_job(void *arg) {
   }
   tu[at] = 0;
   snprintf(unit, sizeof unit, "prog%d_%08x", J->count, (unsigned)(uh & 0xffffffffu));
-  J->status = compile_load_many(tu, at, unit, J->count, J->names, J->fns, &J->compiled, J->path);
+  J->status = compile_load_many(tu, at, unit, J->opt, J->count, J->names, J->fns, &J->compiled,
+                                J->path);
   if (J->status != JX_OK) { /* errors are per thread: carry the message over */
     snprintf(J->error, sizeof J->error, "%s", jx_last_error());
     jx_clear_error();
@@ -409,10 +428,21 @@ static void *compile_job(void *arg) {
   return NULL;
 }
 
-/* Compiles every kernel of ks that is not cached yet into ONE translation unit with
- * one compiler run (jit programs: the prelude is parsed once, not once per kernel).
- * Kernels it cannot batch are left for cpu_prepare. */
-/* A kernel of a batch with the length of its source (balancing translation units). */
+/* The compile threads of a batch take jobs in order (largest first) until none is left. */
+typedef struct JobQueue {
+  CompileJob *jobs;
+  int njobs;
+  int next; /* atomic */
+} JobQueue;
+
+static void *job_worker(void *arg) {
+  JobQueue *q = arg;
+  for (int j; (j = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED)) < q->njobs;)
+    compile_job(&q->jobs[j]);
+  return NULL;
+}
+
+/* A kernel of a batch with its estimated compile cost (balancing translation units). */
 typedef struct SizedPick {
   size_t len;
   int pick;
@@ -424,6 +454,76 @@ static int cmp_size_desc(const void *a, const void *b) {
   return (x->pick > y->pick) - (x->pick < y->pick);
 }
 
+static int cmp_job_cost_desc(const void *a, const void *b) {
+  const CompileJob *x = a, *y = b;
+  if (x->cost != y->cost) return x->cost < y->cost ? 1 : -1;
+  return (x->first > y->first) - (x->first < y->first);
+}
+
+/* Compile-cost model of a batch, in source bytes at light optimization (GCC 12 on this
+ * machine, per translation unit: -O3 takes ~3x the time of -O1 -ftree-vectorize per
+ * kernel byte, and each unit pays ~13 KB worth of fixed cost -- the process, the
+ * prelude, the assembler and the linker). */
+#define COST_FULL_PER_BYTE 3
+#define COST_UNIT 13000
+
+/* Splits the m kernels pick[0..m) into translation units: per optimization class, as
+ * many units as keep each unit's kernels worth at least 3 units' fixed cost (at most
+ * `threads`), kernels dealt largest first to the least loaded unit of their class.
+ * Reorders pick (and name_ptrs) so that each unit's kernels are contiguous; fills jobs
+ * (capacity COMPILE_OPT_COUNT * threads) and returns how many, or 0 when out of memory. */
+static int batch_plan(int m, int *pick, char **texts, const Kernel *const *ks,
+                      const char (*names)[RENDER_NAME_MAX], const char **name_ptrs, int threads,
+                      CompileJob *jobs) {
+  SizedPick *by = malloc((size_t)m * sizeof *by);
+  int *unit_of = malloc((size_t)m * sizeof *unit_of), *sorted = malloc((size_t)m * sizeof *sorted);
+  int njobs = 0;
+  for (int c = 0; by && unit_of && sorted && c < COMPILE_OPT_COUNT; c++) {
+    int n = 0;
+    size_t total = 0, weight = c == COMPILE_OPT_FULL ? COST_FULL_PER_BYTE : 1;
+    for (int j = 0; j < m; j++)
+      if (kernel_opt(ks[pick[j]]) == (CompileOpt)c) {
+        by[n++] = (SizedPick){strlen(texts[pick[j]]) * weight, j};
+        total += by[n - 1].len;
+      }
+    if (!n) continue;
+    int units = (int)(total / (3 * COST_UNIT));
+    units = units > threads ? threads : units > n ? n : units < 1 ? 1 : units;
+    qsort(by, (size_t)n, sizeof *by, cmp_size_desc);
+    int base = njobs;
+    for (int u = 0; u < units; u++) jobs[njobs++] = (CompileJob){.opt = (CompileOpt)c, .cost = COST_UNIT};
+    for (int j = 0; j < n; j++) { /* largest first, to the least loaded unit */
+      int best = base;
+      for (int u = base + 1; u < njobs; u++)
+        if (jobs[u].cost < jobs[best].cost) best = u;
+      jobs[best].cost += by[j].len;
+      jobs[best].count++;
+      unit_of[by[j].pick] = best;
+    }
+  }
+  if (!by || !unit_of || !sorted) njobs = 0;
+  else { /* each unit's kernels contiguous, units in job order */
+    for (int u = 0, at = 0; u < njobs; u++) {
+      jobs[u].first = at;
+      at += jobs[u].count;
+      jobs[u].count = 0;
+    }
+    for (int j = 0; j < m; j++) {
+      CompileJob *J = &jobs[unit_of[j]];
+      sorted[J->first + J->count++] = pick[j];
+    }
+    for (int j = 0; j < m; j++) {
+      pick[j] = sorted[j];
+      name_ptrs[j] = names[pick[j]];
+    }
+  }
+  free(by), free(unit_of), free(sorted);
+  return njobs;
+}
+
+/* Compiles every kernel of ks that is not cached yet, in a few translation units
+ * (batch_plan) compiled at once: one compiler run per unit, so the prelude is parsed once
+ * per unit, not once per kernel. Kernels it cannot batch are left for cpu_prepare. */
 static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, int n) {
   ensure_configured();
   if (!compile_available() || n <= 0) return JX_OK;
@@ -472,55 +572,56 @@ static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, i
     name_ptrs[m++] = names[i];
   }
   if (m > 0) {
-    /* Big programs compile as two translation units on two threads: compile time is
+    /* Translation units by optimization class, compiled on up to `threads` threads at
+     * once (the calling thread and helpers taking units largest first): compile time is
      * most of a jit's first call, and the machine has the cores. */
-    int halves = m >= 8 && pool_threads() >= 2 && compile_ready() ? 2 : 1;
-    CompileJob jobs[2];
-    int at = 0, first1 = m / 2;
-    if (halves == 2) { /* balance the halves by source size, largest kernels first */
-      SizedPick *by = malloc((size_t)m * sizeof *by);
-      if (by) {
-        for (int j = 0; j < m; j++) by[j] = (SizedPick){strlen(texts[pick[j]]), pick[j]};
-        qsort(by, (size_t)m, sizeof *by, cmp_size_desc);
-        size_t sz[2] = {0, 0};
-        int n0 = 0, n1 = 0;
-        for (int j = 0; j < m; j++) { /* half 0 fills from the front, half 1 from the back */
-          int h = sz[0] <= sz[1] ? 0 : 1;
-          sz[h] += by[j].len;
-          pick[h == 0 ? n0++ : m - 1 - n1++] = by[j].pick;
-        }
-        for (int j = 0; j < m; j++) name_ptrs[j] = names[pick[j]];
-        first1 = n0;
-        free(by);
-      }
+    int threads = compile_ready() ? pool_threads() : 1;
+    if (threads < 1) threads = 1;
+    CompileJob *jobs = calloc((size_t)COMPILE_OPT_COUNT * (size_t)threads, sizeof *jobs);
+    int njobs = jobs ? batch_plan(m, pick, texts, ks, (const char (*)[RENDER_NAME_MAX])names,
+                                  name_ptrs, threads, jobs) : 0;
+    if (!njobs) {
+      free(jobs);
+      st = JX_ERR_OOM;
+      error_set(st, "cpu: out of memory preparing %d kernels", n);
+      pthread_mutex_unlock(&compile_lock);
+      goto done;
     }
-    for (int h = 0; h < halves; h++) {
-      int cnt = halves == 2 ? (h == 0 ? first1 : m - first1) : m;
-      jobs[h] = (CompileJob){.first = at, .count = cnt, .pick = pick, .texts = texts, .ths = ths,
-                             .names = name_ptrs + at, .fns = fns + at};
-      at += cnt;
+    int *job_of = calloc((size_t)m, sizeof *job_of); /* the unit of each kernel slot */
+    for (int u = 0; job_of && u < njobs; u++) {
+      jobs[u].pick = pick, jobs[u].texts = texts, jobs[u].ths = ths;
+      jobs[u].names = name_ptrs + jobs[u].first, jobs[u].fns = fns + jobs[u].first;
     }
+    qsort(jobs, (size_t)njobs, sizeof *jobs, cmp_job_cost_desc);
+    for (int u = 0; job_of && u < njobs; u++)
+      for (int j = 0; j < jobs[u].count; j++) job_of[jobs[u].first + j] = u;
     double t0 = now_us();
-    pthread_t tid;
-    bool threaded = halves == 2 && pthread_create(&tid, NULL, compile_job, &jobs[1]) == 0;
-    compile_job(&jobs[0]);
-    if (threaded) pthread_join(tid, NULL);
-    else if (halves == 2) compile_job(&jobs[1]);
+    JobQueue q = {jobs, job_of ? njobs : 0, 0};
+    int nhelpers = (threads < njobs ? threads : njobs) - 1, started = 0;
+    pthread_t tids[64];
+    if (nhelpers > 64) nhelpers = 64;
+    while (started < nhelpers && pthread_create(&tids[started], NULL, job_worker, &q) == 0) started++;
+    job_worker(&q);
+    for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
     pthread_mutex_lock(&lock);
-    for (int h = 0; h < halves; h++) {
-      if (st == JX_OK && jobs[h].status != JX_OK) st = jobs[h].status;
-      stats.compiles += jobs[h].compiled;
-      stats.disk_hits += jobs[h].status == JX_OK && !jobs[h].compiled;
+    if (!job_of) {
+      st = JX_ERR_OOM;
+      error_set(st, "cpu: out of memory preparing %d kernels", n);
+    }
+    for (int u = 0; st == JX_OK && u < njobs; u++) {
+      if (jobs[u].status != JX_OK) st = jobs[u].status;
+      stats.compiles += jobs[u].compiled;
+      stats.disk_hits += jobs[u].status == JX_OK && !jobs[u].compiled;
     }
     for (int j = 0; st == JX_OK && j < m; j++) {
-      int i = pick[j], h = halves == 2 && j >= jobs[1].first ? 1 : 0;
+      int i = pick[j];
       CpuExe *x = exe_new(names[i]);
       if (!x) {
         st = JX_ERR_OOM;
         break;
       }
       x->fn = fns[j];
-      x->source_path = strdup(jobs[h].path);
+      x->source_path = strdup(jobs[job_of[j]].path);
       sources_put(texts[i], strlen(texts[i]), ths[i], x);
       kernels_put(ks[i], hs[i], x);
       exes[i] = x;
@@ -529,12 +630,21 @@ static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, i
       if (same[i] >= 0 && exes[same[i]]) kernels_put(ks[i], hs[i], exes[same[i]]);
     pthread_mutex_unlock(&lock);
     if (st != JX_OK && !error_pending()) {
-      for (int h = 0; h < halves; h++)
-        if (jobs[h].status != JX_OK) error_set(jobs[h].status, "%s", jobs[h].error);
+      for (int u = 0; u < njobs; u++)
+        if (jobs[u].status != JX_OK) {
+          error_set(jobs[u].status, "%s", jobs[u].error);
+          break;
+        }
     }
-    if (config_debug_level() >= 1 && st == JX_OK)
-      fprintf(stderr, "[jaxc] cpu: %d kernels in %d translation unit(s) in %.1f ms (%s)\n", m,
-              halves, (now_us() - t0) * 1e-3, jobs[0].path);
+    if (config_debug_level() >= 1 && st == JX_OK) {
+      int nfull = 0;
+      for (int u = 0; u < njobs; u++) nfull += jobs[u].opt == COMPILE_OPT_FULL;
+      fprintf(stderr, "[jaxc] cpu: %d kernels in %d translation unit(s) (%d at -O3) on %d "
+              "thread(s) in %.1f ms (%s)\n", m, njobs, nfull, started + 1,
+              (now_us() - t0) * 1e-3, jobs[0].path);
+    }
+    free(job_of);
+    free(jobs);
   }
   pthread_mutex_unlock(&compile_lock);
 done:
@@ -556,7 +666,7 @@ static jx_status cpu_dispatch(const Backend *be, void *exe, const Kernel *k, voi
   double t0 = debug >= 1 ? now_us() : 0;
   /* Work in element-iterations, saturating; small kernels stay on this thread. */
   int64_t per = k->has_reduction && k->reduction.size > 1 ? k->reduction.size : 1;
-  int64_t work = k->size > INT64_MAX / per ? INT64_MAX : k->size * per;
+  int64_t work = kernel_work(k);
   /* chunks start at multiples of the blocks of outputs, except for long reductions
    * with few outputs (a two-stage reduction's first stage: 128 partial sums) */
   int64_t align = per >= 1024 ? 1 : ALIGN_ELEMS;
@@ -739,7 +849,7 @@ static jx_status cpu_prepare_loop(const Backend *be, const LoopPlan *l, void **e
   CpuExe *x = sources_get(text, len, th);
   if (x) stats.memory_hits++;
   pthread_mutex_unlock(&lock);
-  if (!x) st = compile_source(name, text, len, th, &x);
+  if (!x) st = compile_source(name, text, len, th, COMPILE_OPT_FULL, &x);
   pthread_mutex_unlock(&compile_lock);
   free(text);
   if (st != JX_OK) {

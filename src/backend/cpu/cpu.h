@@ -47,9 +47,13 @@ int64_t cpu_set_min_work(int64_t work);
 void compile_configure(void);
 /* Whether a compiler command was found (it may still fail). */
 bool compile_available(void);
-/* The compiler command and the flags every kernel is compiled with. */
+/* How hard the compiler optimizes a translation unit: FULL (-O3) for kernels whose work
+ * matters, LIGHT (-O1 and the loop vectorizer: a third of the compile time) for small
+ * ones. */
+typedef enum CompileOpt { COMPILE_OPT_FULL, COMPILE_OPT_LIGHT, COMPILE_OPT_COUNT } CompileOpt;
+/* The compiler command and the flags kernels of each class are compiled with. */
 const char *compile_command(void);
-const char *compile_flags(void);
+const char *compile_flags(CompileOpt opt);
 /* Makes a shared object for translation unit `source` and loads the function `name`
  * from it: reused from the disk cache when the stored source (which records compiler,
  * flags and CPU) matches byte for byte, else compiled. *compiled says whether the
@@ -58,15 +62,15 @@ const char *compile_flags(void);
  * quotes the compiler's output), JX_ERR_IO when no cache directory is writable.
  * Not thread-safe: cpu.c serializes calls. */
 #define COMPILE_PATH_MAX 4096
-jx_status compile_load(const char *source, size_t len, const char *name, CpuKernelFn *fn,
-                       bool *compiled, char *path);
+jx_status compile_load(const char *source, size_t len, const char *name, CompileOpt opt,
+                       CpuKernelFn *fn, bool *compiled, char *path);
 /* Initializes the compiler configuration, cache directory and version once, so that
  * compile_load_many may then run on several threads at a time. false: no compiler. */
 bool compile_ready(void);
 /* The same for a translation unit defining nfn kernels: one compile, one object (named
  * after `name`), the functions names[i] loaded into fns[i]. */
-jx_status compile_load_many(const char *source, size_t len, const char *name, int nfn,
-                            const char *const *names, CpuKernelFn *fns, bool *compiled,
+jx_status compile_load_many(const char *source, size_t len, const char *name, CompileOpt opt,
+                            int nfn, const char *const *names, CpuKernelFn *fns, bool *compiled,
                             char *path);
 
 /* ----------------------------------------------------------------- pool.c */
