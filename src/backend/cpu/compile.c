@@ -27,8 +27,8 @@ extern char **environ;
 /* No fast-math: + - * / sqrt must match the interpreter bit for bit. -ffp-contract=off
  * forbids fused multiply-adds; -fno-math-errno only lets sqrt inline (and vectorize),
  * since generated code never reads errno. Two optimization levels (CompileOpt): -O3 for
- * kernels with work enough to matter, and for small ones (cpu.c's KERNEL_SMALL_WORK) -O1
- * with GCC's loop vectorizer -- about a third of -O3's compile time per kernel (a jit
+ * kernels with work enough to matter, and for small ones (cpu.c's kernel_opt) -O1 with
+ * GCC's loop vectorizer -- about a third of -O3's compile time per kernel (a jit
  * program's first call is almost all compile time), within 0.1-0.3 us per call of -O3
  * on such kernels, some faster (bench/RESULTS.md, issue 11 item 5). Clang accepts the
  * same flags. */

@@ -265,13 +265,36 @@ static int64_t kernel_work(const Kernel *k) {
   return k->size > INT64_MAX / per ? INT64_MAX : k->size * per;
 }
 
-/* Kernels below this work compile with light optimization (COMPILE_OPT_LIGHT): at most
- * tens of microseconds per call even unvectorized, where -O3 costs ~30 ms of compile each
- * (measured: bench/RESULTS.md, issue 11 item 5). The same as dispatch's default min_work,
- * below which a kernel runs on one thread. */
-#define KERNEL_SMALL_WORK (1 << 15)
+/* Operations per element of an expression: its distinct nodes, a threefry block (about
+ * 100 integer operations, vectorized only at -O3) counting as 64. */
+static int64_t exp_ops(const AluExp *e) {
+  if (!e) return 0;
+  bool had_error = error_pending();
+  int64_t n = 0, ops = 0;
+  const AluExp **v = alu_toposort(e, &n);
+  if (!v) { /* only an estimate: out of memory means "large", and is not this call's error */
+    if (!had_error) jx_clear_error();
+    return INT32_MAX;
+  }
+  for (int64_t i = 0; i < n; i++) ops += v[i]->op == ALU_THREEFRY2X32 ? 64 : 1;
+  free(v);
+  return ops;
+}
+
+/* Kernels whose work times operations per element is below this compile with light
+ * optimization (COMPILE_OPT_LIGHT): -O3 costs ~30 ms of compile per kernel, and -O1 with
+ * the vectorizer runs such kernels (a few thousand elements, a handful of operations
+ * each) as fast, within 0.1-0.3 us per call. Kernels with much per-element work (random
+ * bits, rounding emulation: 2560 elements of 20+ operations ran 1.5-17x slower at -O1
+ * or -O2) stay at -O3. bench/RESULTS.md (issue 11 item 5) has the measurements. */
+#define KERNEL_LIGHT_OPS (1 << 15)
 static CompileOpt kernel_opt(const Kernel *k) {
-  return kernel_work(k) < KERNEL_SMALL_WORK ? COMPILE_OPT_LIGHT : COMPILE_OPT_FULL;
+  int64_t work = kernel_work(k);
+  if (work >= KERNEL_LIGHT_OPS) return COMPILE_OPT_FULL;
+  int64_t ops = exp_ops(k->exp) + (k->has_pre ? exp_ops(k->pre_exp) : 0);
+  for (int o = 0; o < k->nextra; o++) ops += exp_ops(k->extra[o]);
+  if (k->has_reduction) ops += exp_ops(k->reduction.epilogue);
+  return ops < KERNEL_LIGHT_OPS / (work > 0 ? work : 1) ? COMPILE_OPT_LIGHT : COMPILE_OPT_FULL;
 }
 
 /* Compiles (or loads from the disk cache) one rendered source after the prelude and
