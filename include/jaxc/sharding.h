@@ -106,8 +106,12 @@ jx_array *jx_shard(jx_array *a, int i);
  * checks this with check_vma; jaxc does not). Inputs already sharded with an equal layout
  * are used as they are; others are split (and copied to the devices) first. Collectives
  * differentiate with JAX's rules for check_vma=False (psum's transpose is psum).
- * jit inside f works (a jaxpr holding collectives runs equation by equation); jit, grad or
- * vmap of the shard_map itself is JX_ERR_UNSUPPORTED for now. Errors: NULL arguments or
+ * jit inside f works (a jaxpr holding collectives runs equation by equation). grad, jvp,
+ * vmap and jit OF the shard_map work too (JAX's shard_map_p rules for check_vma=False:
+ * an output replicated over mesh axes its spec does not name gets its cotangent divided
+ * by their size, a replicated input's cotangent is psum'd over them): called with
+ * tracers, f is traced over the blocks into a jaxpr and the shard_map primitive is bound
+ * (a collective there over a value depending on no input: JX_ERR_UNSUPPORTED). Errors: NULL arguments or
  * a spec list missing (JX_ERR_VALUE), a bad spec (as jx_named_sharding) when made; when
  * called: an input whose dimensions do not divide (JX_ERR_SHAPE, as
  * jx_device_put_sharded), devices returning outputs of different shapes (JX_ERR_SHAPE),

@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "trace/sharding.h"
 #include "trace/trace.h"
 
 /* ------------------------------------------------------------ building */
@@ -489,6 +490,27 @@ static void put_branches(Text *t, const JaxprEqn *q, int *next, int indent) {
   put(t, "%*s)\n%*s]", indent + 2, "", indent, "");
 }
 
+/* shard_map as JAX 0.10 prints it (params sorted by name; the mesh without axis_types). */
+static void put_shard_specs(Text *t, const char *name, int n, jx_sharding *const *sh, int indent) {
+  put(t, "%*s%s=(", indent + 2, "", name);
+  for (int i = 0; i < n; i++) put(t, "%s%s", i ? ", " : "", sh[i]->text);
+  put(t, n == 1 ? ",)\n" : ")\n");
+}
+
+static void put_shard_map_params(Text *t, const JaxprEqn *q, int *next, int indent) {
+  const ShardSpec *sp = q->params.shard;
+  put(t, "[\n%*scheck_vma=False\n", indent + 2, "");
+  put_shard_specs(t, "in_specs", sp->nin, sp->in, indent);
+  put(t, "%*sjaxpr=", indent + 2, "");
+  put_jaxpr(t, q->params.jaxpr, next, NULL, NULL, indent + 2);
+  put(t, "\n%*smesh=Mesh(", indent + 2, "");
+  for (int a = 0; a < sp->mesh->ndim; a++)
+    put(t, "%s'%s': %lld", a ? ", " : "", sp->mesh->names[a], (long long)sp->mesh->shape[a]);
+  put(t, ")\n");
+  put_shard_specs(t, "out_specs", sp->nout, sp->out, indent);
+  put(t, "%*s]", indent, "");
+}
+
 /* custom_jvp_call, custom_vjp_call, custom_lin and checkpoint as JAX 0.10 prints them
  * (params sorted by name, the sub-jaxpr with fresh names; rules by their names;
  * checkpoint is JAX's remat2 under jaxc's name). */
@@ -626,7 +648,8 @@ static void put_jaxpr_lines(Text *t, const Jaxpr *j, int *next, const int *in_na
       put_aval(t, &j->vars[v]);
     }
     put(t, q->nout ? " = %s" : "%s", prim_name(q->prim));
-    if (q->params.jaxpr && q->prim != PRIM_jit) put_custom_params(t, q, next, indent + 4);
+    if (q->prim == PRIM_shard_map) put_shard_map_params(t, q, next, indent + 4);
+    else if (q->params.jaxpr && q->prim != PRIM_jit) put_custom_params(t, q, next, indent + 4);
     else if (q->params.jaxpr) put_call_params(t, q, name, literal, next, indent + 4);
     else if (q->prim == PRIM_while || q->prim == PRIM_scan) put_loop_params(t, q, next, indent + 4);
     else if (q->params.nbranches) put_branches(t, q, next, indent + 4);

@@ -436,6 +436,7 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_ppermute] = collective_abstract_eval, /* trace/collective.c */
     [PRIM_all_to_all] = collective_abstract_eval, /* trace/collective.c */
     [PRIM_axis_index] = collective_abstract_eval, /* trace/collective.c */
+    [PRIM_shard_map] = shard_map_abstract_eval, /* trace/shard_map.c */
 };
 
 bool prim_has_abstract_rule(Prim p) { return (unsigned)p < PRIM_NUM && abstract_rules[p] != NULL; }

@@ -139,6 +139,11 @@ void collective_set_axes(int n, const AxisFrame *frames) {
   for (int i = 0; i < n; i++) env[i] = frames[i];
 }
 
+int collective_get_axes(AxisFrame *frames) {
+  for (int i = 0; i < nenv; i++) frames[i] = env[i];
+  return nenv;
+}
+
 const AxisFrame *collective_axis(const char *fn, const char *name) {
   for (int i = 0; i < nenv; i++)
     if (strcmp(env[i].name, name) == 0) return &env[i];
@@ -378,6 +383,12 @@ jx_status collective_impl(Prim p, int nin, jx_array *const *in, const PrimParams
   const char *fn = prim_name(p);
   const AxisFrame *f = collective_axis(fn, pp->text);
   if (!f) return jx_last_status();
+  if (!f->comm) {
+    error_set(JX_ERR_UNSUPPORTED, "%s: over axis '%s' of a value that does not depend on the "
+              "shard_map's inputs, while the shard_map is transformed (grad, vmap, jit of it); "
+              "make the operand depend on an input", fn, f->name);
+    return JX_ERR_UNSUPPORTED;
+  }
   if (f->size != pp->length) {
     error_set(JX_ERR_VALUE, "%s: axis '%s' has size %d here, the equation was traced for %lld", fn,
               f->name, f->size, (long long)pp->length);

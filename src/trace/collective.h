@@ -34,6 +34,9 @@ typedef struct AxisFrame {
 /* The thread's axis environment: n frames (n <= JX_MESH_MAX_AXES), replacing any that
  * was set, or none (n = 0). jx_shard_map sets it in each device thread. */
 void collective_set_axes(int n, const AxisFrame *frames);
+/* Copies the thread's axis environment into frames (JX_MESH_MAX_AXES of room); returns
+ * how many frames it has. */
+int collective_get_axes(AxisFrame *frames);
 /* The frame of axis `name` for `fn`'s messages: NULL + JX_ERR_VALUE ("unbound axis name",
  * as JAX's NameError) when the thread runs under no such axis. */
 const AxisFrame *collective_axis(const char *fn, const char *name);

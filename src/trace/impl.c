@@ -162,6 +162,12 @@ static jx_status rule_call(Prim p, int nin, jx_array *const *in, const PrimParam
   return prim_eval_jaxpr(pp->jaxpr, in, out);
 }
 
+/* shard_map: the body on every device of the mesh (trace/shard_map.c) */
+static jx_status rule_shard_map(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                                const Aval *avals, jx_array **out) {
+  return shard_map_impl(p, nin, in, pp, nout, out);
+}
+
 /* cond, while, scan (trace/control.c) */
 static jx_status rule_cond(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                            const Aval *avals, jx_array **out) {
@@ -290,6 +296,7 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_ppermute] = rule_collective,
     [PRIM_all_to_all] = rule_collective,
     [PRIM_axis_index] = rule_collective,
+    [PRIM_shard_map] = rule_shard_map,
 };
 
 bool impl_has_rule(Prim p) { return (unsigned)p < PRIM_NUM && impl_rules[p] != NULL; }

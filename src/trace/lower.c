@@ -548,6 +548,7 @@ static const char *const lower_absent[PRIM_NUM] = {
     [PRIM_ppermute] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
     [PRIM_all_to_all] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
     [PRIM_axis_index] = "a collective between device threads: jit evaluates a jaxpr holding it equation by equation",
+    [PRIM_shard_map] = "runs its body on a thread per device: jit evaluates a jaxpr holding it equation by equation",
 };
 
 LowerRule lower_rule(Prim p) { return (unsigned)p < PRIM_NUM ? lower_rules[p] : NULL; }

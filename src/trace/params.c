@@ -65,6 +65,7 @@ uint64_t prim_params_hash(Prim p, const PrimParams *pp) {
   h = mix(h, pp->tiled);
   h = mix(h, (uint64_t)pp->axis2);
   for (int i = 0; i < PRIM_MAX_AXIS_SIZE; i++) h = mix(h, (uint64_t)pp->perm[i]);
+  h = mix(h, (uint64_t)(uintptr_t)pp->shard); /* interned */
   return h;
 }
 
@@ -87,7 +88,7 @@ bool prim_params_equal(Prim p, const PrimParams *a, const PrimParams *b) {
     if (a->fns[f] != b->fns[f]) return false;
   if (a->nbranches != b->nbranches || !SAME_ARRAY(a->nconsts, b->nconsts) || a->length != b->length ||
       a->unroll != b->unroll || a->reverse != b->reverse || a->tiled != b->tiled ||
-      a->axis2 != b->axis2 || !SAME_ARRAY(a->perm, b->perm))
+      a->axis2 != b->axis2 || !SAME_ARRAY(a->perm, b->perm) || a->shard != b->shard)
     return false;
   for (int k = 0; k < a->nbranches; k++)
     if (!prim_jaxpr_equal(a->branches[k], b->branches[k])) return false;

@@ -43,6 +43,7 @@ typedef enum PrimKind {
 } PrimKind;
 
 struct Jaxpr;
+struct ShardSpec;
 
 /* special_call's rule (JAX's custom_jvp): the tangents ty[0 .. nout) of a call's
  * results (NULL: a symbolic zero) from its primals x, tangents t (NULL: zero) and primal
@@ -101,6 +102,8 @@ typedef struct PrimParams {
   int axis2;                     /* all_to_all: concat_axis (`axis`: split_axis) */
   int16_t perm[PRIM_MAX_AXIS_SIZE]; /* ppermute: 1 + the destination of each source
                                     device (0: it sends nothing) */
+  const struct ShardSpec *shard; /* shard_map: mesh and specs (interned: compared by
+                                    address; trace/sharding.h) */
 } PrimParams;
 
 

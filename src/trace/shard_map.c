@@ -1,54 +1,118 @@
-/* shard_map.c -- jax.shard_map and jax.pmap: a function run once per device of a mesh,
- * each on its device's blocks of the inputs, with the collectives of trace/collective.c
- * between them. Each device runs in its own thread (so blocking collectives meet), with
- * the mesh's axes as its axis environment; the outputs' blocks are assembled into sharded
- * arrays by the out_specs. */
+/* shard_map.c -- the engine under jax.shard_map and jax.pmap (their constructors are in
+ * lib/shard_map.c): a function run once per device of a mesh, each on its device's
+ * blocks of the inputs, with the collectives of trace/collective.c between them. Each
+ * device runs in its own thread (so blocking collectives meet), with the mesh's axes as
+ * its axis environment; the outputs' blocks are assembled into sharded arrays by the
+ * out_specs. Also the shard_map primitive (a jaxpr over the blocks, JAX's shard_map_p),
+ * which a shard_map becomes under a transformation: its abstract eval and eval rules. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/mpi.h"
 #include "core/error.h"
 #include "trace/collective.h"
 #include "trace/sharding.h"
 
-typedef struct ShardMap {
-  jx_fn *f;
-  jx_mesh *mesh;
-  int nin, nout;
-  jx_sharding **in_sh, **out_sh; /* nin, then nout */
-} ShardMap;
+/* ------------------------------------------------------------- interned specs */
 
-static void shard_map_free(void *ctx) {
-  ShardMap *S = ctx;
-  if (!S) return;
-  for (int i = 0; i < S->nin; i++) jx_sharding_free(S->in_sh[i]);
-  for (int o = 0; o < S->nout; o++) jx_sharding_free(S->out_sh[o]);
-  free(S->in_sh);
-  free(S->out_sh);
-  jx_mesh_free(S->mesh);
-  jx_fn_free(S->f);
-  free(S);
+typedef struct SpecNode {
+  ShardSpec spec;
+  struct SpecNode *next;
+} SpecNode;
+
+static pthread_mutex_t spec_lock = PTHREAD_MUTEX_INITIALIZER;
+static SpecNode *spec_list; /* reachable for the process's life, like debug_intern's strings */
+
+static bool mesh_same(const jx_mesh *a, const jx_mesh *b) {
+  if (a == b) return true;
+  if (a->ndim != b->ndim || a->size != b->size) return false;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->shape[d] != b->shape[d] || strcmp(a->names[d], b->names[d]) != 0) return false;
+  for (int64_t i = 0; i < a->size; i++)
+    if (a->devices[i] != b->devices[i]) return false;
+  return true;
 }
+
+static bool spec_same(const jx_sharding *a, const jx_sharding *b) {
+  int n = a->nspec > b->nspec ? a->nspec : b->nspec;
+  for (int d = 0; d < n; d++) {
+    int na = d < a->nspec ? a->naxes[d] : 0, nb = d < b->nspec ? b->naxes[d] : 0;
+    if (na != nb || memcmp(a->axes[d], b->axes[d], (size_t)na * sizeof a->axes[d][0]) != 0) return false;
+  }
+  return mesh_same(a->mesh, b->mesh);
+}
+
+const ShardSpec *shard_spec_intern(jx_mesh *mesh, int nin, jx_sharding *const *in, int nout,
+                                   jx_sharding *const *out) {
+  pthread_mutex_lock(&spec_lock);
+  SpecNode *n = spec_list;
+  for (; n; n = n->next) {
+    const ShardSpec *s = &n->spec;
+    bool same = s->nin == nin && s->nout == nout && mesh_same(s->mesh, mesh);
+    for (int i = 0; same && i < nin; i++) same = spec_same(s->in[i], in[i]);
+    for (int o = 0; same && o < nout; o++) same = spec_same(s->out[o], out[o]);
+    if (same) break;
+  }
+  if (!n && (n = calloc(1, sizeof *n))) {
+    n->spec.in = calloc((size_t)nin + 1, sizeof *n->spec.in);
+    n->spec.out = calloc((size_t)nout + 1, sizeof *n->spec.out);
+    if (!n->spec.in || !n->spec.out) {
+      free(n->spec.in), free(n->spec.out), free(n);
+      n = NULL;
+    } else {
+      n->spec.mesh = jx_mesh_ref(mesh);
+      n->spec.nin = nin;
+      n->spec.nout = nout;
+      for (int i = 0; i < nin; i++) n->spec.in[i] = jx_sharding_ref(in[i]);
+      for (int o = 0; o < nout; o++) n->spec.out[o] = jx_sharding_ref(out[o]);
+      n->next = spec_list;
+      spec_list = n;
+    }
+  }
+  pthread_mutex_unlock(&spec_lock);
+  if (!n) error_set(JX_ERR_OOM, "shard_map: out of memory");
+  return n ? &n->spec : NULL;
+}
+
+bool shard_block_aval(const char *fn, const jx_sharding *s, const Aval *whole, Aval *block) {
+  if (!sharding_check(fn, s, whole->ndim, whole->shape)) return false;
+  *block = *whole;
+  for (int d = 0; d < whole->ndim; d++) block->shape[d] = whole->shape[d] / sharding_pieces(s, d);
+  return true;
+}
+
+bool shard_whole_aval(const char *fn, const jx_sharding *s, const Aval *block, Aval *whole) {
+  if (s->nspec > block->ndim) {
+    error_set(JX_ERR_SHAPE, "%s: out_specs entry %s has more entries than the output has dimensions (%d)",
+              fn, s->text, block->ndim);
+    return false;
+  }
+  *whole = *block;
+  for (int d = 0; d < block->ndim; d++) whole->shape[d] = block->shape[d] * sharding_pieces(s, d);
+  return true;
+}
+
+/* ------------------------------------------------------------ running a mesh */
 
 /* One device's run: its blocks in, its outputs and its error out. */
 typedef struct DeviceRun {
-  ShardMap *S;
+  const ShardSpec *sp;
+  jx_fn *f;
   int64_t dev;
   AxisFrame frames[JX_MESH_MAX_AXES];
   Comm **comms;       /* every communicator of the call (aborted on failure) */
   int ncomms;
-  jx_array **in;      /* S->nin borrowed blocks */
-  jx_array **out;     /* S->nout new references */
+  jx_array **in;      /* sp->nin borrowed blocks */
+  jx_array **out;     /* sp->nout new references */
   jx_status status;
   char message[1024];
 } DeviceRun;
 
 static void *device_main(void *arg) {
   DeviceRun *r = arg;
-  collective_set_axes(r->S->mesh->ndim, r->frames);
-  r->status = jx_call(r->S->f, r->in, r->out);
+  collective_set_axes(r->sp->mesh->ndim, r->frames);
+  r->status = jx_call(r->f, r->in, r->out);
   if (r->status != JX_OK) {
     snprintf(r->message, sizeof r->message, "%s", jx_last_error());
     jx_clear_error();
@@ -68,18 +132,10 @@ static int64_t group_of(const jx_mesh *m, int a, int64_t dev) {
   return g;
 }
 
-static jx_status shard_map_impl(void *ctx, jx_array *const *in, jx_array **out) {
-  ShardMap *S = ctx;
+jx_status shard_map_run(const char *fn, const ShardSpec *S, jx_fn *f, jx_array *const *in,
+                        jx_array **out) {
   const jx_mesh *m = S->mesh;
-  const char *fn = "jx_shard_map";
   int64_t ndev = m->size;
-  for (int i = 0; i < S->nin; i++)
-    if (in[i]->tracer) {
-      error_set(JX_ERR_UNSUPPORTED, "%s(%s): input %d is a tracer: transforming a shard_map "
-                "(grad, vmap, jit of it) is not supported yet; transform the function inside "
-                "it instead", fn, jx_fn_name(S->f), i);
-      return JX_ERR_UNSUPPORTED;
-    }
   /* the communicators: for each axis, one per group of the other coordinates */
   int ncomms = 0;
   for (int a = 0; a < m->ndim; a++) ncomms += (int)(ndev / m->shape[a]);
@@ -100,14 +156,15 @@ static jx_status shard_map_impl(void *ctx, jx_array *const *in, jx_array **out) 
   for (int i = 0; i < S->nin && s == JX_OK; i++) {
     char what[64];
     snprintf(what, sizeof what, "%s: input %d", fn, i);
-    if (!sharding_check(what, S->in_sh[i], in[i]->ndim, in[i]->shape)) s = jx_last_status();
-    else s = sharding_split(fn, in[i], S->in_sh[i], blocks + (size_t)i * ndev);
+    if (!sharding_check(what, S->in[i], in[i]->ndim, in[i]->shape)) s = jx_last_status();
+    else s = sharding_split(fn, in[i], S->in[i], blocks + (size_t)i * ndev);
   }
   /* one thread per device */
   int64_t started = 0;
   for (int64_t d = 0; d < ndev && s == JX_OK; d++) {
     DeviceRun *r = &runs[d];
-    r->S = S;
+    r->sp = S;
+    r->f = f;
     r->dev = d;
     r->comms = comms;
     r->ncomms = ncomms;
@@ -139,7 +196,7 @@ static jx_status shard_map_impl(void *ctx, jx_array *const *in, jx_array **out) 
     if (runs[d].status != JX_OK && (bad < 0 || strstr(runs[bad].message, "another device"))) bad = d;
   if (bad >= 0) {
     s = runs[bad].status;
-    error_set(s, "%s(%s) on device %s: %s", fn, jx_fn_name(S->f), m->devices[bad]->name, runs[bad].message);
+    error_set(s, "%s(%s) on device %s: %s", fn, jx_fn_name(f), m->devices[bad]->name, runs[bad].message);
   }
   /* the outputs: each device's blocks must agree in type; assembled by out_specs */
   for (int o = 0; o < S->nout && s == JX_OK; o++) {
@@ -151,22 +208,22 @@ static jx_status shard_map_impl(void *ctx, jx_array *const *in, jx_array **out) 
       if (b->dtype != b0->dtype || b->ndim != b0->ndim || memcmp(b->shape, b0->shape, sizeof b->shape) != 0) {
         char t0[ARRAY_DESCRIBE_BUF], t1[ARRAY_DESCRIBE_BUF];
         s = JX_ERR_SHAPE;
-        error_set(s, "%s(%s): output %d is %s on device %s but %s on device %s", fn, jx_fn_name(S->f),
+        error_set(s, "%s(%s): output %d is %s on device %s but %s on device %s", fn, jx_fn_name(f),
                   o, array_describe(t0, b0), m->devices[0]->name, array_describe(t1, b), m->devices[d]->name);
         break;
       }
     }
     if (s != JX_OK) break;
-    const jx_sharding *sh = S->out_sh[o];
+    const jx_sharding *sh = S->out[o];
     if (sh->nspec > b0->ndim) {
       s = JX_ERR_SHAPE;
       error_set(s, "%s(%s): out_specs[%d] %s has more entries than output %d has dimensions (%d)", fn,
-                jx_fn_name(S->f), o, sh->text, o, b0->ndim);
+                jx_fn_name(f), o, sh->text, o, b0->ndim);
       break;
     }
     int64_t whole[JX_MAX_NDIM];
     for (int d = 0; d < b0->ndim; d++) whole[d] = b0->shape[d] * sharding_pieces(sh, d);
-    out[o] = sharding_assemble(fn, S->out_sh[o], col, b0->ndim, whole);
+    out[o] = sharding_assemble(fn, S->out[o], col, b0->ndim, whole);
     if (!out[o]) s = jx_last_status();
   }
   if (s != JX_OK)
@@ -179,251 +236,54 @@ static jx_status shard_map_impl(void *ctx, jx_array *const *in, jx_array **out) 
   return s;
 }
 
-jx_fn *jx_shard_map(jx_fn *f, jx_mesh *mesh, const char *const *in_specs,
-                    const char *const *out_specs) {
-  const char *fn = "jx_shard_map";
-  if (!f || !mesh) {
-    error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, f ? "mesh" : "f");
-    return NULL;
-  }
-  int nin = jx_fn_nin(f), nout = jx_fn_nout(f);
-  if ((nin && !in_specs) || (nout && !out_specs)) {
-    error_set(JX_ERR_VALUE, "%s(%s): %s is NULL (one PartitionSpec per %s)", fn, jx_fn_name(f),
-              nin && !in_specs ? "in_specs" : "out_specs", nin && !in_specs ? "input" : "output");
-    return NULL;
-  }
-  if (mesh->size > PRIM_MAX_AXIS_SIZE) {
-    error_set(JX_ERR_SHAPE, "%s: a mesh of %lld devices (at most %d)", fn, (long long)mesh->size,
-              PRIM_MAX_AXIS_SIZE);
-    return NULL;
-  }
-  ShardMap *S = calloc(1, sizeof *S);
-  if (S) {
-    S->in_sh = calloc((size_t)nin + 1, sizeof *S->in_sh);
-    S->out_sh = calloc((size_t)nout + 1, sizeof *S->out_sh);
-  }
-  if (!S || !S->in_sh || !S->out_sh) {
-    if (S) free(S->in_sh), free(S->out_sh);
-    free(S);
-    error_set(JX_ERR_OOM, "%s: out of memory", fn);
-    return NULL;
-  }
-  S->f = jx_fn_ref(f);
-  S->mesh = jx_mesh_ref(mesh);
-  S->nin = nin;
-  S->nout = nout;
-  bool ok = true;
-  for (int i = 0; i < nin && ok; i++) ok = (S->in_sh[i] = jx_named_sharding(mesh, in_specs[i] ? in_specs[i] : "")) != NULL;
-  for (int o = 0; o < nout && ok; o++) ok = (S->out_sh[o] = jx_named_sharding(mesh, out_specs[o] ? out_specs[o] : "")) != NULL;
-  jx_fn *g = ok ? jx_fn_new_with_free("shard_map", nin, nout, shard_map_impl, S, shard_map_free) : NULL;
-  if (!g) shard_map_free(S);
-  return g;
+/* ------------------------------------------------------- the shard_map primitive */
+
+jx_status prim_shard_map(const ShardSpec *sp, struct Jaxpr *body, int nin, jx_array *const *in,
+                         jx_array **out) {
+  PrimParams pp = {.jaxpr = body, .shard = sp};
+  return prim_bind_n(PRIM_shard_map, nin, in, &pp, prim_nout(PRIM_shard_map, nin, &pp), out);
 }
 
-/* ------------------------------------------------------------------- pmap */
-
-typedef struct Pmap {
-  jx_fn *f;
-  char name[MESH_NAME_MAX];
-  int nin, nout;
-  int *in_axes, *out_axes;
-} Pmap;
-
-static void pmap_free(void *ctx) {
-  Pmap *P = ctx;
-  jx_fn_free(P->f);
-  free(P->in_axes);
-  free(P->out_axes);
-  free(P);
+bool shard_map_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
+  const ShardSpec *sp = pp->shard;
+  const Jaxpr *j = pp->jaxpr;
+  if (!sp || !j || sp->nin != nin || j->nin != nin || sp->nout != j->nout) {
+    error_set(JX_ERR_INTERNAL, "shard_map: %d operands for a body of %d inputs and specs of %d", nin,
+              j ? j->nin : -1, sp ? sp->nin : -1);
+    return false;
+  }
+  for (int i = 0; i < nin; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "shard_map: input %d", i);
+    Aval b;
+    if (!shard_block_aval(what, sp->in[i], &in[i], &b)) return false;
+    const Aval *want = &j->vars[j->invars[i]];
+    if (b.dtype != want->dtype || b.ndim != want->ndim ||
+        memcmp(b.shape, want->shape, (size_t)b.ndim * sizeof *b.shape) != 0) {
+      char t0[ARRAY_DESCRIBE_BUF], t1[ARRAY_DESCRIBE_BUF];
+      custom_aval_text(t0, sizeof t0, &b);
+      custom_aval_text(t1, sizeof t1, want);
+      error_set(JX_ERR_SHAPE, "shard_map: input %d's block is %s, the body takes %s", i, t0, t1);
+      return false;
+    }
+  }
+  for (int o = 0; o < j->nout; o++)
+    if (!shard_whole_aval("shard_map", sp->out[o], &j->vars[j->outvars[o]], &out[o])) return false;
+  (void)p;
+  return true;
 }
 
-/* x with axis `from` moved to position `to` (a transpose view). */
-static jx_array *move_axis(jx_array *x, int from, int to) {
-  int perm[JX_MAX_NDIM], k = 0;
-  for (int d = 0; d < x->ndim; d++)
-    if (d != from) perm[k++] = d;
-  memmove(perm + to + 1, perm + to, (size_t)(x->ndim - 1 - to) * sizeof *perm);
-  perm[to] = from;
-  return prim_transpose(x, perm);
+static jx_status body_call(void *ctx, jx_array *const *in, jx_array **out) {
+  return prim_eval_jaxpr(ctx, in, out);
 }
 
-/* x with a leading axis of size 1 dropped (drop) or added. */
-static jx_array *lead_axis(jx_array *x, bool drop) {
-  if (!x) return NULL;
-  int64_t shape[JX_MAX_NDIM];
-  if (drop) {
-    memcpy(shape, x->shape + 1, (size_t)(x->ndim - 1) * sizeof *shape);
-    return prim_reshape(x, x->ndim - 1, shape);
-  }
-  if (x->ndim + 1 > JX_MAX_NDIM) {
-    error_set(JX_ERR_SHAPE, "jx_pmap: an output of %d dimensions cannot gain the mapped one", x->ndim);
-    return NULL;
-  }
-  shape[0] = 1;
-  memcpy(shape + 1, x->shape, (size_t)x->ndim * sizeof *shape);
-  return prim_reshape(x, x->ndim + 1, shape);
-}
-
-/* Inside each device: drops the mapped axis (a block of 1 row), calls f, adds it back. */
-static jx_status pmap_body(void *ctx, jx_array *const *in, jx_array **out) {
-  Pmap *P = ctx;
-  jx_array **x = calloc((size_t)P->nin + 1, sizeof *x);
-  if (!x) {
-    error_set(JX_ERR_OOM, "jx_pmap: out of memory");
-    return JX_ERR_OOM;
-  }
-  for (int i = 0; i < P->nin; i++)
-    x[i] = P->in_axes[i] == JX_NOT_MAPPED ? in[i] : lead_axis(in[i], true);
-  jx_status s = jx_call(P->f, x, out);
-  free(x);
-  for (int o = 0; o < P->nout && s == JX_OK; o++) {
-    out[o] = lead_axis(out[o], false);
-    if (!out[o]) s = jx_last_status();
-  }
+jx_status shard_map_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                         jx_array **out) {
+  const Jaxpr *j = pp->jaxpr;
+  jx_fn *f = jx_fn_new(j->name ? j->name : "<lambda>", j->nin, j->nout, body_call, (void *)j);
+  if (!f) return jx_last_status();
+  jx_status s = shard_map_run("shard_map", pp->shard, f, in, out);
+  jx_fn_free(f);
+  (void)p, (void)nin, (void)nout;
   return s;
-}
-
-typedef struct PmapOuter {
-  Pmap *P;
-  jx_fn *body; /* pmap_body over P */
-} PmapOuter;
-
-static void pmap_outer_free(void *ctx) {
-  PmapOuter *O = ctx;
-  jx_fn_free(O->body); /* frees P with it */
-  free(O);
-}
-
-static jx_status pmap_impl(void *ctx, jx_array *const *in, jx_array **out) {
-  PmapOuter *O = ctx;
-  Pmap *P = O->P;
-  const char *fn = "jx_pmap";
-  int64_t n = -1;
-  jx_array **moved = calloc((size_t)P->nin + 1, sizeof *moved);
-  const char **in_specs = calloc((size_t)P->nin + 1, sizeof *in_specs);
-  const char **out_specs = calloc((size_t)P->nout + 1, sizeof *out_specs);
-  jx_status s = moved && in_specs && out_specs ? JX_OK : JX_ERR_OOM;
-  if (s != JX_OK) error_set(s, "%s: out of memory", fn);
-  for (int i = 0; i < P->nin && s == JX_OK; i++) {
-    int ax = P->in_axes[i];
-    if (ax == JX_NOT_MAPPED) {
-      moved[i] = in[i];
-      in_specs[i] = "";
-      continue;
-    }
-    if (ax < -in[i]->ndim || ax >= in[i]->ndim) {
-      s = JX_ERR_SHAPE;
-      error_set(s, "%s(%s): in_axes[%d] = %d is out of range for a %d-d input", fn, jx_fn_name(P->f), i,
-                ax, in[i]->ndim);
-      break;
-    }
-    if (ax < 0) ax += in[i]->ndim;
-    if (n >= 0 && in[i]->shape[ax] != n) {
-      s = JX_ERR_SHAPE;
-      error_set(s, "%s(%s): mapped axes of different sizes: %lld and %lld (input %d)", fn,
-                jx_fn_name(P->f), (long long)n, (long long)in[i]->shape[ax], i);
-      break;
-    }
-    n = in[i]->shape[ax];
-    moved[i] = ax ? move_axis(in[i], ax, 0) : in[i];
-    in_specs[i] = P->name;
-  }
-  if (s == JX_OK && n < 0) {
-    s = JX_ERR_VALUE;
-    error_set(s, "%s(%s): no input is mapped (every in_axes entry is JX_NOT_MAPPED)", fn, jx_fn_name(P->f));
-  }
-  bool distributed = s == JX_OK && mpi_active() && mpi_size() > 1;
-  if (distributed && n != 1) {
-    s = JX_ERR_SHAPE;
-    error_set(s, "%s(%s): under jx_distributed_initialize each of the %d processes maps one index "
-              "(its own device), but the mapped axis has size %lld here", fn, jx_fn_name(P->f),
-              mpi_size(), (long long)n);
-  }
-  if (distributed && s == JX_OK) {
-    /* the axis spans the processes of the MPI job: this process is index rank */
-    Comm *c = comm_new_mpi();
-    AxisFrame frame = {.name = P->name, .size = mpi_size(), .index = mpi_rank(), .comm = c,
-                       .device = backend_default()};
-    s = c ? JX_OK : jx_last_status();
-    if (c) {
-      collective_set_axes(1, &frame);
-      s = jx_call(O->body, moved, out);
-      collective_set_axes(0, NULL);
-      comm_free(c);
-    }
-    n = 0; /* done: no mesh below */
-  }
-  if (s == JX_OK && !distributed && (n < 1 || n > backend_cpu_count())) {
-    s = JX_ERR_SHAPE;
-    error_set(s, "%s(%s): the mapped axis has size %lld, but the process has %d cpu devices (set "
-              "JAXC_CPU_DEVICES or call jx_config_cpu_devices)", fn, jx_fn_name(P->f), (long long)n,
-              backend_cpu_count());
-  }
-  jx_mesh *mesh = NULL;
-  jx_fn *sm = NULL;
-  if (s == JX_OK && !distributed) {
-    for (int o = 0; o < P->nout; o++) out_specs[o] = P->name;
-    const char *names[1] = {P->name};
-    mesh = jx_mesh_new(1, &n, names, NULL);
-    sm = mesh ? jx_shard_map(O->body, mesh, in_specs, out_specs) : NULL;
-    s = sm ? jx_call(sm, moved, out) : jx_last_status();
-  }
-  for (int o = 0; o < P->nout && s == JX_OK; o++) {
-    int ax = P->out_axes ? P->out_axes[o] : 0;
-    if (ax < 0) ax += out[o]->ndim;
-    if (ax != 0) {
-      jx_array *t = ax <= out[o]->ndim - 1 ? move_axis(out[o], 0, ax) : NULL;
-      if (!t && !error_pending()) error_set(JX_ERR_SHAPE, "%s: out_axes[%d] = %d is out of range", fn, o, ax);
-      jx_free(out[o]);
-      out[o] = t;
-      if (!t) s = jx_last_status();
-    }
-  }
-  for (int i = 0; moved && i < P->nin; i++)
-    if (moved[i] != in[i]) jx_free(moved[i]);
-  jx_fn_free(sm);
-  jx_mesh_free(mesh);
-  free(moved), free(in_specs), free(out_specs);
-  return s;
-}
-
-jx_fn *jx_pmap(jx_fn *f, const char *axis_name, const int *in_axes, const int *out_axes) {
-  const char *fn = "jx_pmap";
-  if (!f || !axis_name) {
-    error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, f ? "axis_name" : "f");
-    return NULL;
-  }
-  if (strlen(axis_name) >= MESH_NAME_MAX) {
-    error_set(JX_ERR_VALUE, "%s: axis name \"%s\" is too long", fn, axis_name);
-    return NULL;
-  }
-  int nin = jx_fn_nin(f), nout = jx_fn_nout(f);
-  Pmap *P = calloc(1, sizeof *P);
-  PmapOuter *O = calloc(1, sizeof *O);
-  if (P) {
-    P->in_axes = calloc((size_t)nin + 1, sizeof *P->in_axes);
-    P->out_axes = calloc((size_t)nout + 1, sizeof *P->out_axes);
-  }
-  if (!P || !O || !P->in_axes || !P->out_axes) {
-    if (P) free(P->in_axes), free(P->out_axes);
-    free(P), free(O);
-    error_set(JX_ERR_OOM, "%s: out of memory", fn);
-    return NULL;
-  }
-  P->f = jx_fn_ref(f);
-  snprintf(P->name, sizeof P->name, "%s", axis_name);
-  P->nin = nin;
-  P->nout = nout;
-  for (int i = 0; i < nin; i++) P->in_axes[i] = in_axes ? in_axes[i] : 0;
-  for (int o = 0; o < nout; o++) P->out_axes[o] = out_axes ? out_axes[o] : 0;
-  O->P = P;
-  O->body = jx_fn_new_with_free("pmap_body", nin, nout, pmap_body, P, pmap_free);
-  if (!O->body) {
-    pmap_free(P);
-    free(O);
-    return NULL;
-  }
-  jx_fn *g = jx_fn_new_with_free("pmap", nin, nout, pmap_impl, O, pmap_outer_free);
-  if (!g) pmap_outer_free(O);
-  return g;
 }

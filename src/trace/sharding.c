@@ -259,6 +259,28 @@ jx_sharding *jx_named_sharding(jx_mesh *mesh, const char *spec) {
   return s;
 }
 
+jx_sharding *sharding_prepend_none(const jx_sharding *s) {
+  if (s->nspec + 1 > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "shard_map: a PartitionSpec of %d entries cannot gain a batch dimension",
+              s->nspec);
+    return NULL;
+  }
+  jx_sharding *r = calloc(1, sizeof *r);
+  if (!r) {
+    error_set(JX_ERR_OOM, "shard_map: out of memory");
+    return NULL;
+  }
+  *r = *s;
+  r->refcount = 1;
+  jx_mesh_ref(r->mesh);
+  r->nspec = s->nspec + 1;
+  r->naxes[0] = 0;
+  memcpy(r->naxes + 1, s->naxes, (size_t)s->nspec * sizeof *s->naxes);
+  memcpy(r->axes + 1, s->axes, (size_t)s->nspec * sizeof *s->axes);
+  spec_print(r);
+  return r;
+}
+
 jx_sharding *jx_sharding_ref(jx_sharding *s) {
   if (s) __atomic_add_fetch(&s->refcount, 1, __ATOMIC_RELAXED);
   return s;

@@ -60,5 +60,36 @@ jx_array *sharding_assemble(const char *fn, jx_sharding *s, jx_array *const *sha
                             const int64_t *shape);
 /* Shard i of a sharded array (borrowed), NULL for others. */
 jx_array *sharding_shard(const jx_array *a, int i);
+/* s with a replicated dimension inserted in front (P(None, *s)): a new reference. */
+jx_sharding *sharding_prepend_none(const jx_sharding *s);
+
+/* ------------------------------------------- shard_map (trace/shard_map.c) */
+/* The shard_map primitive's parameters (PrimParams.shard): the mesh and one
+ * PartitionSpec per operand and result. Interned: equal specs (same mesh contents, same
+ * axes per dimension) share one object that lives as long as the process, so equations
+ * compare and hash them by address. */
+typedef struct ShardSpec {
+  jx_mesh *mesh;
+  int nin, nout;
+  jx_sharding **in, **out; /* references held */
+} ShardSpec;
+/* The interned spec (NULL + JX_ERR_OOM). The shardings are borrowed. */
+const ShardSpec *shard_spec_intern(jx_mesh *mesh, int nin, jx_sharding *const *in, int nout,
+                                   jx_sharding *const *out);
+/* The block aval of a whole aval laid out by s (false + JX_ERR_SHAPE naming fn when s
+ * does not fit), and the whole aval of a block. */
+bool shard_block_aval(const char *fn, const jx_sharding *s, const Aval *whole, Aval *block);
+bool shard_whole_aval(const char *fn, const jx_sharding *s, const Aval *block, Aval *whole);
+/* Runs f (sp->nin inputs, sp->nout outputs) once per device of sp's mesh, each in its own
+ * thread on its blocks of in[] with the mesh's axes bound, and assembles out[] (new
+ * references) by sp->out. Errors name `fn` and f. */
+jx_status shard_map_run(const char *fn, const ShardSpec *sp, jx_fn *f, jx_array *const *in,
+                        jx_array **out);
+/* Binds the shard_map primitive: body (a closed jaxpr over the blocks) over the mesh. */
+jx_status prim_shard_map(const ShardSpec *sp, struct Jaxpr *body, int nin, jx_array *const *in,
+                         jx_array **out);
+bool shard_map_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
+jx_status shard_map_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
+                         jx_array **out);
 
 #endif

@@ -15,6 +15,7 @@
 #include "transform/custom.h"
 #include "transform/linalg.h"
 #include "transform/loops.h"
+#include "transform/shard_map.h"
 #include "trace/collective.h"
 
 typedef struct JvpTracer {
@@ -338,7 +339,7 @@ static jx_status jvp_sort(int nin, jx_array *const *x, jx_array *const *t, const
  * primal values it needs recomputed from known inputs when it is transposed. */
 /* The JVP jaxpr of sub: inputs (primals, the tangents with t[i] non-NULL), outputs
  * every result's tangent (zeros instantiated), simplified; named jvp(name). */
-static Jaxpr *jvp_jaxpr(const Jaxpr *sub, jx_array *const *t) {
+Jaxpr *jvp_jaxpr(const Jaxpr *sub, jx_array *const *t) {
   int nin = sub->nin, nout = sub->nout;
   jx_array **in = calloc((size_t)(nin + 1), sizeof *in), **outs = calloc((size_t)(nout + 1), sizeof *outs);
   jx_status s = in && outs ? JX_OK : JX_ERR_OOM;
@@ -726,6 +727,7 @@ static const struct {
     [PRIM_psum_scatter] = {jvp_psum_scatter}, [PRIM_ppermute] = {jvp_ppermute},
     [PRIM_all_to_all] = {jvp_all_to_all},
     [PRIM_pmax] = {jvp_pmax},             [PRIM_pmin] = {jvp_pmin},
+    [PRIM_shard_map] = {.many = shard_map_jvp}, /* transform/shard_map.c */
 };
 
 /* Primitives without a JVP rule, and why (the rule-table test reads this). */

@@ -10,6 +10,9 @@ Trace *jvp_begin(void);
 jx_array *jvp_tracer(Trace *t, jx_array *primal, jx_array *tangent);
 /* Primal and tangent of x at level t (borrowed); for values not of t, tangent = NULL. */
 void jvp_unpack(Trace *t, jx_array *x, jx_array **primal, jx_array **tangent);
+/* The JVP jaxpr of sub: inputs (primals, the tangents with t[i] non-NULL), outputs every
+ * result's tangent (zeros instantiated), simplified; named jvp(name). NULL + error. */
+Jaxpr *jvp_jaxpr(const Jaxpr *sub, jx_array *const *t);
 /* True if primitive p has a JVP rule; else *absent (if non-NULL) says why, or is NULL
  * when the rule is simply missing. */
 bool jvp_has_rule(Prim p, const char **absent);

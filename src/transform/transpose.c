@@ -12,6 +12,7 @@
 #include "transform/custom.h"
 #include "transform/linalg.h"
 #include "transform/loops.h"
+#include "transform/shard_map.h"
 #include "trace/collective.h"
 
 /* Cotangents of the linear operands (ct_in[i] for linear[i]) from the output's ct.
@@ -459,6 +460,7 @@ static const struct {
     [PRIM_psum_scatter] = {t_psum_scatter},
     [PRIM_ppermute] = {t_ppermute},
     [PRIM_all_to_all] = {t_all_to_all},
+    [PRIM_shard_map] = {.many = shard_map_transpose}, /* transform/shard_map.c */
 };
 
 bool transpose_has_rule(Prim p, const char **absent) {

@@ -8,6 +8,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "transform/loops.h"
+#include "transform/shard_map.h"
 #include "trace/collective.h"
 #include "transform/transform.h"
 
@@ -737,6 +738,7 @@ static const struct {
     [PRIM_pmin] = {batch_collective},     [PRIM_ppermute] = {batch_collective},
     [PRIM_all_gather] = {batch_collective}, [PRIM_psum_scatter] = {batch_collective},
     [PRIM_all_to_all] = {batch_collective},
+    [PRIM_shard_map] = {shard_map_batch}, /* transform/shard_map.c */
 };
 
 /* For the rule-table test: true if p has a batching rule; otherwise *absent (if
