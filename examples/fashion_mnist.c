@@ -24,7 +24,9 @@
  * replicated (P()), the batch split (P('batch')); every device runs the jitted
  * value_and_grad on its B/N images, the gradients and loss are averaged with
  * jx_lax_pmean (the shared-memory all-reduce), and every device applies the same jitted
- * Adam update, so the replicas stay equal. B must be divisible by N.
+ * Adam update, so the replicas stay equal. B must be divisible by N. With --device cuda
+ * the mesh is the cuda devices ("cuda", "cuda:1", ...; --devices 1 included) and the
+ * all-reduce is NCCL's (backend/cuda/nccl.c).
  *
  * --distributed, for processes started by mpirun (mpirun -np P fashion_mnist
  * --distributed ...): jx_distributed_initialize (Open MPI through dlopen); every process
@@ -52,7 +54,7 @@
 typedef struct Options {
   const char *model, *data, *device, *plot, *save, *trace;
   int epochs, bench, devices;
-  bool distributed;
+  bool distributed, devices_set;
   int64_t batch, limit;
   double lr;
   uint64_t seed;
@@ -386,7 +388,7 @@ static void usage(const char *argv0) {
          "  --model mlp|cnn     the model (default mlp)\n"
          "  --epochs N          passes over the training set, 1..100000 (default 10)\n"
          "  --batch-size B      images per step, at most the training set (default 128)\n"
-         "  --devices N         data-parallel over N cpu devices, B divisible by N (default 1)\n"
+         "  --devices N         data-parallel over N devices (cpu; cuda: NCCL), B divisible by N\n"
          "  --distributed       data-parallel over the processes of mpirun -np P (Open MPI)\n"
          "  --lr LR             Adam's peak learning rate, cosine-decayed to 0 (default 0.001)\n"
          "  --seed S            parameter init and shuffling seed (default 0)\n"
@@ -434,7 +436,7 @@ static int parse(int argc, char **argv, Options *o) {
     else if (!strcmp(a, "--save")) o->save = v;
     else if (!strcmp(a, "--trace")) o->trace = v;
     else if (!strcmp(a, "--bench")) ok = parse_int(a, v, 1, 1000000, &n), o->bench = (int)n;
-    else if (!strcmp(a, "--devices")) ok = parse_int(a, v, 1, 64, &n), o->devices = (int)n;
+    else if (!strcmp(a, "--devices")) ok = parse_int(a, v, 1, 64, &n), o->devices = (int)n, o->devices_set = true;
     if (!ok) return 2;
     i++;
   }
@@ -467,7 +469,8 @@ int main(int argc, char **argv) {
   if (rc) return rc;
   if (!writable("--plot", o.plot) || !writable("--save", o.save) || (o.trace && !writable("--trace", o.trace)))
     return 1;
-  if (o.devices > 1 && jx_config_cpu_devices(o.devices) != JX_OK) return fail("--devices");
+  bool on_cuda = o.device && !strncmp(o.device, "cuda", 4);
+  if (o.devices > 1 && !on_cuda && jx_config_cpu_devices(o.devices) != JX_OK) return fail("--devices");
   int nproc = 1, rank = 0;
   if (o.distributed) {
     if (jx_distributed_initialize() != JX_OK) return fail("--distributed");
@@ -522,20 +525,27 @@ int main(int argc, char **argv) {
   jx_fn *step = jx_jit(step_raw);
   jx_fn *vg_jit = NULL, *apply_raw = NULL, *dp_raw = NULL;
   jx_mesh *mesh = NULL;
-  if (o.devices > 1) { /* the step as a shard_map over the devices (see the top) */
+  if (o.devices > 1 || (o.devices_set && on_cuda)) { /* the step as a shard_map over the devices (see the top) */
     vg_jit = c.vg_jit = jx_jit(c.value_and_grad);
     apply_raw = jx_fn_new("apply", 2 * m.nparams + ns, m.nparams + ns, apply_fn, &c);
     c.apply_jit = jx_jit(apply_raw);
     dp_raw = jx_fn_new("dp_step", m.nparams + ns + 2, m.nparams + ns + 1, dp_step_fn, &c);
-    mesh = jx_mesh_new(1, (int64_t[]){o.devices}, (const char *[]){"batch"}, NULL);
+    const char *names[64];
+    char cuda_names[64][16];
+    for (int i = 0; i < o.devices; i++) {
+      snprintf(cuda_names[i], sizeof cuda_names[i], i ? "cuda:%d" : "cuda", i);
+      names[i] = cuda_names[i];
+    }
+    mesh = jx_mesh_new(1, (int64_t[]){o.devices}, (const char *[]){"batch"}, on_cuda ? names : NULL);
+    if (!mesh) exit(fail("--devices"));
     const char *in_specs[MAX_PARAMS + 64 + 2], *out_specs[MAX_PARAMS + 64 + 1];
     for (int i = 0; i < m.nparams + ns; i++) in_specs[i] = out_specs[i] = "";
     in_specs[m.nparams + ns] = in_specs[m.nparams + ns + 1] = "batch";
     out_specs[m.nparams + ns] = "";
     jx_fn_free(step);
     step = mesh ? jx_shard_map(dp_raw, mesh, in_specs, out_specs) : NULL;
-    printf("data-parallel over %d cpu devices: %lld images per device per step\n", o.devices,
-           (long long)(o.batch / o.devices));
+    printf("data-parallel over %d %s devices: %lld images per device per step\n", o.devices,
+           on_cuda ? "cuda" : "cpu", (long long)(o.batch / o.devices));
   }
   jx_fn *mp_raw = NULL;
   if (o.distributed) { /* the same step, pmapped over the processes (see the top) */

@@ -137,7 +137,9 @@ jx_fn *jx_pmap(jx_fn *f, const char *axis_name, const int *in_axes, const int *o
  * device, as JAX's multi-process pmap takes process-local data), and the collectives
  * inside run between the processes over MPI (MPI_Allgather). A process whose function
  * fails before a collective leaves the others waiting in it, as in any MPI program (mpirun
- * ends the job when a process exits with an error). Idempotent. JX_ERR_DEVICE naming what
+ * ends the job when a process exits with an error). On cuda devices the collectives run
+ * through NCCL (libnccl.so.2 by dlopen; one communicator over the job, bootstrapped
+ * through MPI; JX_ERR_DEVICE naming the library where it is missing). Idempotent. JX_ERR_DEVICE naming what
  * is missing (the library, a symbol, the thread level) where MPI cannot run. */
 jx_status jx_distributed_initialize(void);
 /* jax.process_index() / jax.process_count(): this process's MPI rank and the job's size

@@ -13,6 +13,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "backend/cuda/cuda.h"
 #include "backend/mpi.h"
 #include "core/shape.h"
 
@@ -378,8 +379,44 @@ static jx_array *result_on(const Backend *be, bool committed, const Aval *aval, 
   return a;
 }
 
+/* Between cuda devices (one per process: an axis over the processes of an MPI job, or of
+ * size 1): NCCL on the device buffers for psum, pmax, pmin, and for all_gather and
+ * psum_scatter along a leading axis (NCCL's rank-major layout is then the result's).
+ * False when this collective is not one of those: the host path below runs it. */
+static bool nccl_path(Prim p, const PrimParams *pp, const AxisFrame *f, jx_array *x, const Aval *aval,
+                      bool committed, jx_array **out, jx_status *s) {
+  if (!x || x->buf->backend != &backend_cuda) return false;
+  int op = p == PRIM_pmax ? CUDA_NCCL_MAX : p == PRIM_pmin ? CUDA_NCCL_MIN : CUDA_NCCL_SUM;
+  bool leading = (p == PRIM_all_gather || p == PRIM_psum_scatter) && shape_numel(pp->axis, x->shape) == 1;
+  if (!(p == PRIM_psum || p == PRIM_pmax || p == PRIM_pmin || leading) || !cuda_nccl_supports(x->dtype, op))
+    return false;
+  const char *fn = prim_name(p);
+  size_t count = (size_t)shape_numel(x->ndim, x->shape), ocount = (size_t)shape_numel(aval->ndim, aval->shape);
+  *s = cuda_nccl_ready(fn, f->size, f->index);
+  jx_array *c = *s == JX_OK ? impl_contiguous(x) : NULL;
+  Buffer *buf = c ? buffer_new(&backend_cuda, ocount * jx_dtype_itemsize(x->dtype)) : NULL;
+  if (*s == JX_OK && !buf) *s = jx_last_status();
+  if (*s == JX_OK && count) {
+    const void *src = c->buf->mem;
+    if (p == PRIM_all_gather) *s = cuda_nccl_all_gather(fn, src, buf->mem, count, x->dtype);
+    else if (p == PRIM_psum_scatter) *s = cuda_nccl_reduce_scatter(fn, src, buf->mem, ocount, x->dtype);
+    else *s = cuda_nccl_all_reduce(fn, src, buf->mem, count, x->dtype, op);
+  }
+  jx_free(c);
+  if (*s == JX_OK) { /* array_new takes buf, also when it fails */
+    out[0] = array_new(buf, shape_contiguous(aval->ndim, aval->shape), aval->dtype, aval->weak);
+    if (out[0]) out[0]->committed = committed;
+    else *s = jx_last_status();
+  } else {
+    buffer_free(buf);
+  }
+  if (*s != JX_OK) comm_abort(f->comm);
+  return true;
+}
+
 jx_status collective_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                           jx_array **out) {
+  jx_status s0 = JX_OK;
   const char *fn = prim_name(p);
   const AxisFrame *f = collective_axis(fn, pp->text);
   if (!f) return jx_last_status();
@@ -406,6 +443,7 @@ jx_status collective_impl(Prim p, int nin, jx_array *const *in, const PrimParams
     out[0] = result_on(be, committed, &aval, &idx);
     return out[0] ? JX_OK : jx_last_status();
   }
+  if (nccl_path(p, pp, f, in[0], &aval, committed, out, &s0)) return s0;
   int n = f->size, me = f->index;
   size_t item = jx_dtype_itemsize(xa.dtype);
   int64_t numel = shape_numel(xa.ndim, xa.shape);

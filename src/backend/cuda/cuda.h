@@ -169,6 +169,27 @@ jx_status cuda_fft(const Routine *r, void *const *inputs, void *const *outs);
 jx_status cuda_sort(const Routine *r, void *const *inputs, void *const *outs);
 jx_status cuda_scatter_add(const Routine *r, void *const *inputs, void *out);
 
+/* --------------------------------------------------------------- nccl.c */
+
+/* Collectives between cuda devices through NCCL (libnccl.so.2 by dlopen): one
+ * communicator per process, over the processes of the MPI job when jx_distributed_
+ * initialize ran (bootstrapped through MPI_Allgather of process 0's ncclUniqueId), else
+ * over this process alone; calls queue on the stream. */
+enum { CUDA_NCCL_SUM = 0, CUDA_NCCL_MAX = 2, CUDA_NCCL_MIN = 3 }; /* ncclRedOp_t */
+/* Creates the communicator once; JX_OK when it spans nranks processes with this one at
+ * `rank`. JX_ERR_DEVICE naming `fn` and what is missing (libnccl.so.2 and where to find
+ * it, a symbol, NCCL's error) otherwise, the same on every later call. */
+jx_status cuda_nccl_ready(const char *fn, int nranks, int rank);
+/* NCCL's version (e.g. 22703 for 2.27.3) once loaded, else 0. */
+int cuda_nccl_version(void);
+/* True if NCCL reduces (op) or moves dtype dt (complex: sums only, as two reals). */
+bool cuda_nccl_supports(jx_dtype dt, int op);
+/* ncclAllReduce / ncclAllGather / ncclReduceScatter of `count` elements of dt per rank
+ * (all_gather: sent per rank; reduce_scatter: received per rank) on device pointers. */
+jx_status cuda_nccl_all_reduce(const char *fn, const void *send, void *recv, size_t count, jx_dtype dt, int op);
+jx_status cuda_nccl_all_gather(const char *fn, const void *send, void *recv, size_t count, jx_dtype dt);
+jx_status cuda_nccl_reduce_scatter(const char *fn, const void *send, void *recv, size_t count, jx_dtype dt);
+
 /* --------------------------------------------------------------- cuda.c */
 
 /* Counters since process start (tests, JAXC_DEBUG). */
