@@ -48,7 +48,7 @@ static Jaxpr *trace_body(const char *fn, ShardMap *S, jx_array *const *in) {
   int nsaved = collective_get_axes(saved);
   for (int a = 0; a < m->ndim; a++)
     frames[a] = (AxisFrame){.name = m->names[a], .size = (int)m->shape[a], .index = -1, .comm = NULL,
-                            .device = m->devices[0]};
+                            .device = m->devices[0], .stage = stage_bind_nullary_top};
   collective_set_axes(m->ndim, frames);
   Jaxpr *j = ok ? stage_trace_closed(fn, S->f, blocks, "input") : NULL;
   collective_set_axes(nsaved, saved);

@@ -140,6 +140,14 @@ void collective_set_axes(int n, const AxisFrame *frames) {
   for (int i = 0; i < n; i++) env[i] = frames[i];
 }
 
+bool collective_stage_nullary(Prim p, const PrimParams *pp, jx_array **out) {
+  if (p != PRIM_axis_index || !pp->text) return false;
+  for (int i = 0; i < nenv; i++)
+    if (strcmp(env[i].name, pp->text) == 0 && !env[i].comm && env[i].stage)
+      return (*out = env[i].stage(p, pp)) != NULL;
+  return false;
+}
+
 int collective_get_axes(AxisFrame *frames) {
   for (int i = 0; i < nenv; i++) frames[i] = env[i];
   return nenv;

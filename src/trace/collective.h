@@ -29,6 +29,10 @@ typedef struct AxisFrame {
   int size, index;
   Comm *comm;
   const Backend *device;
+  /* While a transformed shard_map's body is traced or transformed (comm NULL): axis_index
+   * has no operand to be staged by, so prim_bind records it with stage() in the innermost
+   * jaxpr being staged (transform/stage.c's stage_bind_nullary_top); NULL: none. */
+  jx_array *(*stage)(Prim p, const PrimParams *pp);
 } AxisFrame;
 
 /* The thread's axis environment: n frames (n <= JX_MESH_MAX_AXES), replacing any that
@@ -54,6 +58,10 @@ jx_array *prim_all_to_all(jx_array *x, const char *name, int split_axis, int con
 jx_array *prim_axis_index(const char *name);
 /* Binds collective p with the params of an existing equation (transformation rules). */
 jx_array *prim_collective_like(Prim p, jx_array *x, const PrimParams *pp);
+
+/* axis_index bound where its axis has no communicator but a stage hook (a shard_map's
+ * body being traced or transformed): the staged result in *out, true; false otherwise. */
+bool collective_stage_nullary(Prim p, const PrimParams *pp, jx_array **out);
 
 /* Abstract evaluation and eager evaluation of the collectives. */
 bool collective_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);

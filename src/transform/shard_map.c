@@ -20,6 +20,21 @@ static jx_status oom(void) {
   return JX_ERR_OOM;
 }
 
+/* Binds the mesh's axes on this thread while a rule re-stages the body (names and sizes
+ * for the collectives' params, axis_index staged through the hook; nothing runs there);
+ * returns the frames it replaced, for unbind_axes. */
+static int bind_axes(const ShardSpec *sp, AxisFrame *saved) {
+  int n = collective_get_axes(saved);
+  AxisFrame frames[JX_MESH_MAX_AXES];
+  const jx_mesh *m = sp->mesh;
+  for (int a = 0; a < m->ndim; a++)
+    frames[a] = (AxisFrame){.name = m->names[a], .size = (int)m->shape[a], .index = -1,
+                            .device = m->devices[0], .stage = stage_bind_nullary_top};
+  collective_set_axes(m->ndim, frames);
+  return n;
+}
+static void unbind_axes(int n, const AxisFrame *saved) { collective_set_axes(n, saved); }
+
 /* Names the staged body `prefix(name)`. */
 static void name_body(Jaxpr *J, const char *prefix, const Jaxpr *sub) {
   const char *name = sub->name ? sub->name : "<lambda>";
@@ -40,7 +55,10 @@ jx_status shard_map_jvp(int nin, jx_array *const *x, jx_array *const *t, const P
     return oom();
   }
   jx_status s = prim_shard_map(sp, pp->jaxpr, nin, x, y);
+  AxisFrame saved[JX_MESH_MAX_AXES];
+  int nsaved = bind_axes(sp, saved);
   Jaxpr *J = s == JX_OK ? jvp_jaxpr(pp->jaxpr, t) : NULL;
+  unbind_axes(nsaved, saved);
   if (s == JX_OK && !J) s = jx_last_status();
   int n = 0;
   for (int i = 0; i < nin; i++) args[n] = x[i], in[n++] = sp->in[i];
@@ -120,7 +138,10 @@ bool shard_map_transpose(jx_array *const *cts, int nin, jx_array *const *x, cons
   jx_sharding **ain = calloc((size_t)(nin + nout + 1), sizeof *ain), **aout = calloc((size_t)nin + 1, sizeof *aout);
   bool ok = args && res && ain && aout;
   if (!ok) oom();
+  AxisFrame saved[JX_MESH_MAX_AXES];
+  int nsaved = bind_axes(sp, saved);
   Jaxpr *T = ok ? transpose_body(sp, br, lin) : NULL;
+  unbind_axes(nsaved, saved);
   ok = ok && T;
   for (int o = 0; ok && o < nout; o++) {
     Aval whole;
@@ -174,7 +195,10 @@ int shard_map_batch(Prim p, int nin, jx_array *const *x, const int *bd, const Pr
     avals[i].ndim++;
   }
   for (int o = 0; ok && o < nout; o++) ok = (out[o] = sharding_prepend_none(sp->out[o])) != NULL;
+  AxisFrame saved[JX_MESH_MAX_AXES];
+  int nsaved = bind_axes(sp, saved);
   Jaxpr *J = ok ? vmap_jaxpr(sub, avals, axes, size) : NULL;
+  unbind_axes(nsaved, saved);
   const ShardSpec *bsp = J ? shard_spec_intern(sp->mesh, nin, in, nout, out) : NULL;
   ok = bsp && prim_shard_map(bsp, J, nin, xs, y) == JX_OK;
   for (int i = 0; xs && i < nin; i++) {

@@ -64,9 +64,27 @@ jx_array *stage_bind_nullary(const jx_array *like, Prim p, const PrimParams *pp)
   return stage_process(t, p, 0, NULL, pp, 1, &av, &out) == JX_OK ? out : NULL;
 }
 
+/* This thread's staging traces, innermost last (references held), for
+ * stage_bind_nullary_top; popped ones are dropped lazily. */
+static _Thread_local Trace *stages[64];
+static _Thread_local int nstages;
+
+jx_array *stage_bind_nullary_top(Prim p, const PrimParams *pp) {
+  while (nstages > 0 && !stages[nstages - 1]->active) trace_unref(stages[--nstages]);
+  if (nstages == 0) return NULL;
+  Trace *t = stages[nstages - 1];
+  Aval av;
+  if (!prim_abstract_eval(p, 0, NULL, pp, &av)) return NULL;
+  jx_array *out = NULL;
+  return stage_process(t, p, 0, NULL, pp, 1, &av, &out) == JX_OK ? out : NULL;
+}
+
 Trace *stage_begin(void) {
   Jaxpr *j = jaxpr_new();
-  return j ? trace_push(&stage_type, j) : NULL;
+  Trace *t = j ? trace_push(&stage_type, j) : NULL;
+  while (t && nstages > 0 && !stages[nstages - 1]->active) trace_unref(stages[--nstages]);
+  if (t && nstages < 64) stages[nstages++] = trace_ref(t);
+  return t;
 }
 
 jx_array *stage_new_input(Trace *t, const Aval *aval) {

@@ -31,6 +31,9 @@ Trace *stage_begin(void);
  * jaxc runs operand-less ones eagerly, which would make an iota of a jitted argmax a
  * constant read from memory). NULL otherwise (the caller binds it as usual). */
 jx_array *stage_bind_nullary(const jx_array *like, Prim p, const PrimParams *pp);
+/* A primitive without operands recorded in the innermost jaxpr this thread is staging
+ * (axis_index inside a transformed shard_map's body: trace/collective.h); NULL if none. */
+jx_array *stage_bind_nullary_top(Prim p, const PrimParams *pp);
 /* A new input of the jaxpr being staged. */
 jx_array *stage_new_input(Trace *t, const Aval *aval);
 /* Ends staging: outs become the outputs (non-tracers become constants), pops t and

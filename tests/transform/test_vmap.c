@@ -690,6 +690,29 @@ static void test_collectives(void) {
   comm_free(c);
 }
 
+/* vmap of a shard_map itself (the shard_map primitive's batching rule; a mesh of the one
+ * cpu device here -- tests/trace/test_shard_map_transforms.c has 4 devices and JAX's
+ * goldens): the batch axis anywhere, the body's psum and axis_index batched too. */
+static jx_status shard_body(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_add(jx_multiply(in[0], jx_lax_psum(in[0], "m")), jx_astype(jx_lax_axis_index("m"), JX_FLOAT32));
+  return out[0] ? JX_OK : jx_last_status();
+}
+static void test_shard_map(void) {
+  covered[PRIM_shard_map] = true;
+  jx_mesh *m = jx_mesh_new(1, (int64_t[]){1}, (const char *[]){"m"}, NULL);
+  jx_fn *f = jx_fn_new("shard_body", 1, 1, shard_body, NULL);
+  jx_fn *sm = jx_shard_map(f, m, (const char *[]){"m"}, (const char *[]){"m"});
+  InSpec s = F32(S23);
+  for (int a = 0; a < 3; a++) {
+    int in_axis = a;
+    jx_array *x = make_input(&s, in_axis, 4);
+    check_vmap("shard_map", sm, &x, &in_axis, (int[]){a == 2 ? 1 : 0});
+    jx_free(x);
+  }
+  jx_fn_free(sm), jx_fn_free(f);
+  jx_mesh_free(m);
+}
+
 static void test_rule_table(void) {
   for (int p = 0; p < PRIM_NUM; p++) {
     const char *why = NULL;
@@ -1085,6 +1108,7 @@ static void test_errors(void) {
 int main(void) {
   RUN(test_rule_table);
   RUN(test_collectives);
+  RUN(test_shard_map);
   RUN(test_elementwise);
   RUN(test_select_convert);
   RUN(test_reduce);
