@@ -160,6 +160,12 @@ static void test_render_compile(void) {
                         CUDA_BLOCK_ROW, true, 1};
     cases[n++] = (Case){"c64_full_sum", reduction(1, 1 << 24, JX_COMPLEX64, ALU_ADD, ld(0, JX_COMPLEX64, rfull)),
                         CUDA_BLOCK_ROW, true, 1};
+    /* the NaN flags of svd's entries (backend/cuda/solver.c): max of isnan over each entry */
+    const AluExp *zf = ld(0, JX_COMPLEX64, rfull);
+    Kernel kn = reduction(1, 1 << 24, JX_INT32, ALU_MAX,
+                          alu_cast(alu_binary(ALU_OR, alu_unary(ALU_ISNAN, alu_real(zf)), alu_unary(ALU_ISNAN, alu_imag(zf))), JX_INT32));
+    kn.arg_dtypes[0] = JX_COMPLEX64;
+    cases[n++] = (Case){"nan_flag", kn, CUDA_BLOCK_ROW, true, 1};
   }
   /* render all into one unit, as a jit program */
   size_t plen = *render_cuda.prelude_len, cap = plen + 2, len = 0;

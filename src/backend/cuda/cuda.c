@@ -1,7 +1,8 @@
 /* cuda.c -- the cuda backend's function table: buffers from the caching allocator
  * (alloc.c), generated kernels (kernels.c), copies and library calls queued on the
  * device's one stream (driver.c), GEMM routines through cuBLAS (blas.c), cholesky,
- * eigh, lu, triangular_solve, qr and svd through cuSOLVER/cuBLAS (solver.c), fft through cuFFT
+ * eigh, lu, triangular_solve, qr and svd through cuSOLVER/cuBLAS (solver.c, all four float
+ * and complex dtypes), fft through cuFFT
  * (cufft.c), sort and scatter-add (routines.c). Everything is asynchronous except copy_out and
  * synchronize, which wait for the stream. */
 #include <pthread.h>
@@ -97,7 +98,7 @@ static size_t host_in_nbytes(const Routine *r, int i) {
  * dtypes): their operands are copied to host memory, the host routine runs there (LAPACK
  * or backend/routines.c, as on the cpu), and the results are copied back -- the one
  * documented trip through the host, logged with JAXC_DEBUG=1: tridiagonal_solve, eig,
- * complex cholesky/eigh/lu/triangular_solve, empty qr/svd, complex sort and scatter-add. */
+ * empty qr/svd, complex sort and scatter-add. */
 static jx_status routine_on_host(const Backend *be, const Routine *r, void *const *inputs, void *const *outs) {
   if (config_debug_level() >= 1)
     fprintf(stderr, "jaxc cuda: %s of %s (%lld x %lld x %lld) runs on the host, operands copied "
