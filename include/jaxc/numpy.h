@@ -133,8 +133,13 @@ jx_array *jx_round_decimals(jx_array *x, int decimals);
 jx_array *jx_lax_div(jx_array *x, jx_array *y);
 jx_array *jx_lax_rem(jx_array *x, jx_array *y);
 /* jnp.cumulative_sum / cumulative_prod(x, axis, dtype, include_initial): jx_cumsum /
- * jx_cumprod in dtype (JX_DTYPE_DEFAULT: as jx_cumsum), with include_initial a leading
- * 0 (1) along axis. axis JX_AXIS_NONE only for 1-d x; 0-d x: JX_ERR_VALUE. */
+ * jx_cumprod in dtype, with include_initial a leading 0 (1) along axis. Result dtypes as
+ * JAX's: dtype JX_DTYPE_DEFAULT keeps x's, except that cumulative_sum promotes integers
+ * narrower than the default int to it (int8 -> int32, uint16 -> uint32; int64/uint64
+ * with x64) and bool accumulates as the default int; dtype JX_BOOL converts x to bool,
+ * accumulates in the default int and returns bool. jnp.cumsum(x, axis, dtype) is
+ * jx_cumulative_sum(x, axis, dtype, false) (flatten first for axis=None). axis
+ * JX_AXIS_NONE only for 1-d x; 0-d x: JX_ERR_VALUE. */
 jx_array *jx_cumulative_sum(jx_array *x, int axis, jx_dtype dtype, bool include_initial);
 jx_array *jx_cumulative_prod(jx_array *x, int axis, jx_dtype dtype, bool include_initial);
 /* jnp.digitize(x, bins, right): the index of each x's bin in the 1-d monotonic bins

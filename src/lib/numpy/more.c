@@ -181,9 +181,24 @@ static jx_array *cumulative(const char *fn, jx_array *x, int axis, jx_dtype dtyp
     return NULL;
   }
   if (axis < 0) axis += x->ndim;
+  /* JAX's _cumulative_reduction: cumulative_sum promotes integers narrower than the
+   * default int to it (promote_integers=True; cumulative_prod does not), a bool result
+   * type accumulates in the default int, and dtype=bool converts x to bool first and
+   * the result back to bool. */
+  jx_dtype rt = dtype == JX_DTYPE_DEFAULT ? x->dtype : dtype_canonicalize(dtype);
+  bool to_bool = dtype != JX_DTYPE_DEFAULT && rt == JX_BOOL;
+  if ((dtype == JX_DTYPE_DEFAULT && !prod) || rt == JX_BOOL) {
+    jx_dtype di = dtype_canonicalize(JX_INT64), du = dtype_canonicalize(JX_UINT64);
+    if (rt == JX_BOOL || (dtype_is_signed(rt) && dtype_is_integer(rt) && jx_dtype_itemsize(rt) < jx_dtype_itemsize(di)))
+      rt = di;
+    else if (dtype_is_unsigned(rt) && jx_dtype_itemsize(rt) < jx_dtype_itemsize(du))
+      rt = du;
+  }
   jx_scope_begin();
-  jx_array *v = dtype == JX_DTYPE_DEFAULT ? x : jx_astype(x, dtype);
+  jx_array *v = to_bool && x->dtype != JX_BOOL ? jx_astype(x, JX_BOOL) : x;
+  if (v && v->dtype != rt) v = jx_astype(v, rt);
   jx_array *out = prod ? jx_cumprod(v, axis) : jx_cumsum(v, axis);
+  if (out && to_bool) out = jx_astype(out, JX_BOOL);
   if (out && include_initial) {
     int64_t shape[JX_MAX_NDIM];
     memcpy(shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
