@@ -102,6 +102,7 @@ Jaxpr *stage_end(Trace *t, int nout, jx_array *const *outs) {
   }
   t->data = NULL; /* the jaxpr now belongs to the caller */
   trace_pop(t);
+  while (nstages > 0 && !stages[nstages - 1]->active) trace_unref(stages[--nstages]); /* t's entry */
   if (!ok) {
     jaxpr_free(j);
     return NULL;
