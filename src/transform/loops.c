@@ -155,6 +155,237 @@ jx_status loops_jvp_while(int nin, jx_array *const *x, jx_array *const *t, const
   return s;
 }
 
+/* ------------------------------------------------ partial evaluation of scan */
+
+/* JAX's _scan_partial_eval, for the JVP scan under linearize: the body's JVP jaxpr S is
+ * split into a known body K, run now on the primals, and a tangent body U, staged, so
+ * the primal work runs once. K computes the primal carries and ys and saves, stacked as
+ * extra ys, the residuals: known values U uses that change per trip. U takes them as
+ * xs, together with the primal consts and xs it uses (passed through, not stacked);
+ * known values that depend only on constants (loop invariant) are recomputed in U
+ * rather than stacked. U is linear in the tangents, so its transpose is a reversed scan
+ * over the residuals with no forward recomputation (loops_transpose_scan finds no known
+ * carries). */
+typedef struct ScanSplit {
+  Jaxpr *known;   /* (primal consts | carries | xs) -> (carries | ys, residuals) */
+  Jaxpr *tangent; /* (used primal consts, tangent consts | tangent carries | residuals, used
+                   * primal xs, tangent xs) -> S's tangent outputs */
+  int nres;
+  int nuc, *uc;   /* the primal consts U takes: S input indices */
+  int nux, *ux;   /* the primal xs U takes: S input indices */
+} ScanSplit;
+
+static void scan_split_free(ScanSplit *sp) {
+  jaxpr_free(sp->known), jaxpr_free(sp->tangent);
+  free(sp->uc), free(sp->ux);
+}
+
+/* Evaluates S's equations with pick[e] by binding them (on staged inputs): env maps
+ * variables to values (constants preset). */
+static bool bind_eqns(const Jaxpr *S, const bool *pick, jx_array **env) {
+  int most = 1;
+  for (int e = 0; e < S->neqns; e++)
+    if (S->eqns[e].nin + S->eqns[e].nout > most) most = S->eqns[e].nin + S->eqns[e].nout;
+  jx_array **args = calloc((size_t)most + 1, sizeof *args);
+  if (!args) return oom("partial evaluation of scan");
+  bool ok = true;
+  for (int e = 0; ok && e < S->neqns; e++) {
+    const JaxprEqn *q = &S->eqns[e];
+    if (!pick[e]) continue;
+    jx_array **res = args + q->nin;
+    for (int i = 0; i < q->nin; i++) args[i] = env[q->in[i]];
+    ok = prim_bind_n(q->prim, q->nin, args, &q->params, q->nout, res) == JX_OK;
+    for (int o = 0; ok && o < q->nout; o++) env[q->out[o]] = res[o];
+  }
+  free(args);
+  return ok;
+}
+
+/* Splits S, whose inputs form three groups (consts, carries, xs: bounds gi[]) with the
+ * tangent inputs marked by unk_in, and whose outputs with out_known must come out known
+ * (the primal carries and ys). false without an error: S does not split (a primal
+ * output depends on a tangent), the caller keeps the unsplit scan. */
+static bool scan_split(const Jaxpr *S, const int *gi, const bool *unk_in, const bool *out_known, ScanSplit *sp) {
+  *sp = (ScanSplit){0};
+  int nv = S->nvars, ne = S->neqns, nin = S->nin;
+  bool *unk = calloc((size_t)nv + 1, 1), *inv = calloc((size_t)nv + 1, 1), *need = calloc((size_t)nv + 1, 1);
+  bool *eunk = calloc((size_t)ne + 1, 1), *recomp = calloc((size_t)ne + 1, 1), *pick = calloc((size_t)ne + 1, 1);
+  int *res = malloc(((size_t)nv + 1) * sizeof *res), *in_of = malloc(((size_t)nv + 1) * sizeof *in_of);
+  jx_array **env = calloc((size_t)nv + 1, sizeof *env), **outs = calloc((size_t)(S->nout + nv) + 1, sizeof *outs);
+  sp->uc = malloc(((size_t)nin + 1) * sizeof(int)), sp->ux = malloc(((size_t)nin + 1) * sizeof(int));
+  bool ok = unk && inv && need && eunk && recomp && pick && res && in_of && env && outs && sp->uc && sp->ux, split = ok;
+  if (!ok) oom("partial evaluation of scan");
+  for (int v = 0; ok && v < nv; v++) in_of[v] = -1;
+  for (int c = 0; ok && c < S->nconst; c++) inv[S->constvars[c]] = true;
+  for (int i = 0; ok && i < nin; i++) {
+    int v = S->invars[i];
+    in_of[v] = i, unk[v] = unk_in[i], inv[v] = !unk_in[i] && i < gi[1];
+  }
+  for (int e = 0; ok && e < ne; e++) { /* forward: unknown (reaches a tangent), invariant */
+    const JaxprEqn *q = &S->eqns[e];
+    bool u = false, iv = prim_kind(q->prim) != PRIM_KIND_EFFECT;
+    for (int i = 0; i < q->nin; i++) u |= unk[q->in[i]], iv &= inv[q->in[i]];
+    eunk[e] = u;
+    for (int o = 0; o < q->nout; o++) unk[q->out[o]] = u, inv[q->out[o]] = !u && iv;
+  }
+  for (int o = 0; ok && o < S->nout; o++) {
+    int v = S->outvars[o];
+    if (out_known[o] && unk[v]) split = false;
+    if (!out_known[o] && !unk[v]) need[v] = true;
+  }
+  for (int e = 0; ok && split && e < ne; e++) /* known values the tangent equations use */
+    for (int i = 0; eunk[e] && i < S->eqns[e].nin; i++)
+      if (!unk[S->eqns[e].in[i]]) need[S->eqns[e].in[i]] = true;
+  for (int e = ne - 1; ok && split && e >= 0; e--) { /* invariant ones: recomputed in U */
+    const JaxprEqn *q = &S->eqns[e];
+    bool any = false;
+    for (int o = 0; o < q->nout; o++) any |= need[q->out[o]] && inv[q->out[o]];
+    if (eunk[e] || !any) continue;
+    recomp[e] = true;
+    for (int i = 0; i < q->nin; i++) need[q->in[i]] = true;
+  }
+  /* what U takes: used primal consts and xs as they are, other known values as
+   * residuals (carries and per-trip results) */
+  for (int v = 0; ok && split && v < nv; v++) {
+    if (!need[v] || unk[v]) continue;
+    int i = in_of[v];
+    if (i >= 0 && i < gi[1]) sp->uc[sp->nuc++] = i;
+    else if (i >= gi[2]) sp->ux[sp->nux++] = i;
+    else if (i >= 0 || !inv[v]) res[sp->nres++] = v;
+  }
+  ok = ok && split;
+  for (int c = 0; ok && c < S->nconst; c++) env[S->constvars[c]] = S->consts[c];
+  /* K: the known inputs -> the known outputs, then the residuals */
+  Trace *st = ok ? stage_begin() : NULL;
+  ok = ok && st;
+  for (int i = 0; ok && i < nin; i++)
+    if (!unk_in[i]) ok = (env[S->invars[i]] = stage_new_input(st, &S->vars[S->invars[i]])) != NULL;
+  for (int e = 0; e < ne && ok; e++) pick[e] = !eunk[e];
+  ok = ok && bind_eqns(S, pick, env);
+  int nk = 0;
+  for (int o = 0; ok && o < S->nout; o++)
+    if (out_known[o]) outs[nk++] = env[S->outvars[o]];
+  for (int r = 0; ok && r < sp->nres; r++) outs[nk++] = env[res[r]];
+  sp->known = st ? stage_finish(st, ok, nk, outs, "scan_known") : NULL;
+  ok = ok && sp->known;
+  /* U: (used consts, tangent consts | tangent carries | residuals, used xs, tangent xs) */
+  for (int v = 0; v < nv && env; v++) env[v] = NULL;
+  for (int c = 0; ok && c < S->nconst; c++) env[S->constvars[c]] = S->consts[c];
+  st = ok ? stage_begin() : NULL;
+  ok = ok && st;
+  for (int k = 0; ok && k < sp->nuc; k++) {
+    int v = S->invars[sp->uc[k]];
+    ok = (env[v] = stage_new_input(st, &S->vars[v])) != NULL;
+  }
+  for (int i = 0; ok && i < gi[2]; i++) /* tangent consts, then tangent carries */
+    if (unk_in[i]) ok = (env[S->invars[i]] = stage_new_input(st, &S->vars[S->invars[i]])) != NULL;
+  for (int r = 0; ok && r < sp->nres; r++) ok = (env[res[r]] = stage_new_input(st, &S->vars[res[r]])) != NULL;
+  for (int k = 0; ok && k < sp->nux; k++) {
+    int v = S->invars[sp->ux[k]];
+    ok = (env[v] = stage_new_input(st, &S->vars[v])) != NULL;
+  }
+  for (int i = gi[2]; ok && i < nin; i++)
+    if (unk_in[i]) ok = (env[S->invars[i]] = stage_new_input(st, &S->vars[S->invars[i]])) != NULL;
+  for (int e = 0; e < ne && ok; e++) pick[e] = eunk[e] || recomp[e];
+  ok = ok && bind_eqns(S, pick, env);
+  int nu = 0;
+  for (int o = 0; ok && o < S->nout; o++)
+    if (!out_known[o]) outs[nu++] = env[S->outvars[o]];
+  char name[256];
+  snprintf(name, sizeof name, "%s_tangent", S->name ? S->name : "scan");
+  sp->tangent = st ? stage_finish(st, ok, nu, outs, name) : NULL;
+  ok = ok && sp->tangent;
+  free(unk), free(inv), free(need), free(eunk), free(recomp), free(pick), free(res), free(in_of), free(env), free(outs);
+  if (!ok) scan_split_free(sp), *sp = (ScanSplit){0};
+  return ok;
+}
+
+/* scan's JVP under linearize (tangents staged), partially evaluated: the known scan
+ * runs on the primals and saves residuals, the tangent scan is staged over them.
+ * *done false (and JX_OK): S did not split, the caller runs the unsplit JVP. */
+static jx_status jvp_scan_split(int nin, jx_array *const *x, jx_array *const *t, const PrimParams *pp,
+                                int nout, jx_array **y, jx_array **ty, bool *done) {
+  int nk = pp->nconsts[0], nc = pp->nconsts[1];
+  Jaxpr *bj = pp->branches[0];
+  *done = false;
+  bool *has_t = calloc((size_t)nin + 1, 1), *out_t = calloc((size_t)nout + 1, 1);
+  int *src = malloc((2 * (size_t)nin + 1) * sizeof *src); /* S input -> operand */
+  bool *unk = calloc(2 * (size_t)nin + 1, 1), *known_out = calloc(2 * (size_t)nout + 1, 1);
+  jx_array **args = NULL, **kout = NULL, **tout = NULL;
+  if (!has_t || !out_t || !src || !unk || !known_out) {
+    free(has_t), free(out_t), free(src), free(unk), free(known_out);
+    return oom("jvp of scan") ? JX_OK : JX_ERR_OOM;
+  }
+  int nkt = 0, ncf = 0, gi[4] = {0}, ns = 0;
+  for (int i = 0; i < nin; i++) {
+    bool carry = i >= nk && i < nk + nc;
+    has_t[i] = carry ? dtype_is_floating(x[i]->dtype) : t[i] != NULL;
+    nkt += i < nk && has_t[i];
+    ncf += carry && has_t[i];
+  }
+  for (int g = 0, lo = 0; g < 3; g++) { /* jvp_layout's inputs: per group primals, tangents */
+    int hi = g == 0 ? nk : g == 1 ? nk + nc : nin;
+    gi[g] = ns;
+    for (int i = lo; i < hi; i++) src[ns++] = i;
+    for (int i = lo; i < hi; i++)
+      if (has_t[i]) unk[ns] = true, src[ns++] = i;
+    lo = hi;
+  }
+  gi[3] = ns;
+  int nso = 0;
+  for (int o = 0; o < nout; o++) out_t[o] = dtype_is_floating(out_aval(bj, o).dtype);
+  for (int g = 0; g < 2; g++) { /* outputs: per group primals (known), then tangents */
+    int lo = g ? nc : 0, hi = g ? nout : nc;
+    for (int o = lo; o < hi; o++) known_out[nso++] = true;
+    for (int o = lo; o < hi; o++) nso += out_t[o];
+  }
+  uint64_t mark = error_mark();
+  jx_status s = JX_OK;
+  ScanSplit sp = {0};
+  Jaxpr *S = jvp_layout(bj, 3, (int[]){0, nk, nk + nc, nin}, has_t, 2, (int[]){0, nc, nout},
+                        (bool[]){true, true}, out_t);
+  bool split = S && scan_split(S, gi, unk, known_out, &sp);
+  if (!split) {
+    s = error_since(mark) ? (jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL) : JX_OK;
+    goto done;
+  }
+  kout = calloc((size_t)(nout + sp.nres) + 1, sizeof *kout);
+  tout = calloc((size_t)nout + 1, sizeof *tout);
+  args = calloc((size_t)(sp.nuc + 2 * nin + sp.nres + sp.nux) + 1, sizeof *args);
+  if (!kout || !tout || !args) {
+    s = oom("jvp of scan") ? JX_OK : JX_ERR_OOM;
+    goto done;
+  }
+  /* the known scan: the primal results and the stacked residuals */
+  s = prim_scan(sp.known, nk, nc, pp->length, pp->reverse, pp->unroll, nin, x, kout);
+  int na = 0;
+  for (int k = 0; s == JX_OK && k < sp.nuc; k++) args[na++] = x[src[sp.uc[k]]];
+  for (int i = 0; s == JX_OK && i < gi[1]; i++)
+    if (unk[i]) args[na++] = t[src[i]];
+  int nuconst = na;
+  for (int i = gi[1]; s == JX_OK && i < gi[2]; i++)
+    if (unk[i] && !(args[na++] = t[src[i]] ? t[src[i]] : tx_full_like(x[src[i]], 0.0))) s = jx_last_status();
+  for (int r = 0; s == JX_OK && r < sp.nres; r++) args[na++] = kout[nout + r];
+  for (int k = 0; s == JX_OK && k < sp.nux; k++) args[na++] = x[src[sp.ux[k]]];
+  for (int i = gi[2]; s == JX_OK && i < gi[3]; i++)
+    if (unk[i]) args[na++] = t[src[i]];
+  /* the tangent scan: staged by linearize, linear in the tangents */
+  if (s == JX_OK) s = prim_scan(sp.tangent, nuconst, ncf, pp->length, pp->reverse, pp->unroll, na, args, tout);
+  if (s == JX_OK) {
+    for (int o = 0; o < nout; o++) y[o] = kout[o];
+    int k = 0;
+    for (int o = 0; o < nout; o++)
+      if (out_t[o]) ty[o] = tout[k++];
+    for (int r = 0; r < sp.nres; r++) jx_free(kout[nout + r]);
+    *done = true;
+  }
+done:
+  scan_split_free(&sp);
+  jaxpr_free(S);
+  free(has_t), free(out_t), free(src), free(unk), free(known_out), free(args), free(kout), free(tout);
+  return s;
+}
+
 /* scan's JVP (JAX's _scan_jvp): one scan of the body's JVP, tangents of the consts,
  * carries and xs joining each group; under linearize the primal scan runs separately
  * and the tangent scan drops the primal ys. */
@@ -167,6 +398,11 @@ jx_status loops_jvp_scan(int nin, jx_array *const *x, jx_array *const *t, const 
   for (int i = 0; i < nin; i++) any |= t[i] != NULL;
   if (!any) return prim_scan(bj, nk, nc, pp->length, pp->reverse, pp->unroll, nin, x, y);
   bool separate = staged_tangents(nin, t);
+  if (separate) {
+    bool done = false;
+    jx_status s = jvp_scan_split(nin, x, t, pp, nout, y, ty, &done);
+    if (done || s != JX_OK) return s;
+  }
   jx_status s = separate ? prim_scan(bj, nk, nc, pp->length, pp->reverse, pp->unroll, nin, x, y) : JX_OK;
   bool *has_t = calloc((size_t)nin + 1, 1), *out_t = calloc((size_t)nout + 1, 1);
   jx_array **args = calloc(2 * (size_t)nin + 1, sizeof *args), **res = calloc(2 * (size_t)nout + 1, sizeof *res);

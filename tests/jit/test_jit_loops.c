@@ -281,6 +281,83 @@ static void test_random_bodies(void) {
   if (compiled_here()) CHECK_MSG(compiled >= 40, "only %lld of 48 random loops ran compiled", (long long)compiled);
 }
 
+/* ---- scan partial evaluation: an LSTM's value_and_grad runs the forward once. The
+ * known scan saves residuals (stacked per trip), the transposed tangent scan runs
+ * backward over them; so jit(value_and_grad) runs two loops (not three: no forward
+ * recomputed for the transpose) and its jaxpr holds two scans and five products (the
+ * forward's two, the backward's three), where the unsplit rule needed nine. */
+enum { LB = 3, LH = 4, LT = 6 };
+static jx_status lstm_cell(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array **p = ctx; /* W (H, 4H), U (H, 4H), b (4H); carry h, c (B, H); x (B, H) */
+  jx_array *z = jx_add(jx_add(jx_matmul(in[2], p[0]), jx_matmul(in[0], p[1])), p[2]);
+  jx_array *g[4];
+  for (int k = 0; k < 4; k++) g[k] = jx_slice(z, 2, (int64_t[]){0, k * LH}, (int64_t[]){LB, (k + 1) * LH}, NULL);
+  jx_array *c = jx_add(jx_mul(jx_nn_sigmoid(g[1]), in[1]), jx_mul(jx_nn_sigmoid(g[0]), jx_tanh(g[2])));
+  jx_array *h = jx_mul(jx_nn_sigmoid(g[3]), jx_tanh(c));
+  out[0] = h, out[1] = c, out[2] = h;
+  return JX_OK;
+}
+static jx_status lstm_loss(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx; /* (W, U, b, xs (T, B, H), h0, c0) -> mean(ys^2) + sum(c_T) */
+  jx_fn *cell = jx_fn_new("lstm_cell", 3, 3, lstm_cell, (void *)in);
+  jx_array *carry[2], *ys[1];
+  jx_status s = jx_lax_scan(cell, 2, in + 4, 1, in + 3, -1, false, 1, carry, ys);
+  jx_fn_free(cell);
+  if (s != JX_OK) return s;
+  out[0] = jx_add(jx_mean(jx_mul(ys[0], ys[0]), 0, NULL, false), jx_sum(carry[1], 0, NULL, false));
+  return JX_OK;
+}
+static jx_status lstm_unrolled(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *h = in[4], *c = in[5], *total = jx_scalar(0.0);
+  for (int64_t t = 0; t < LT; t++) {
+    jx_array *x = jx_squeeze(jx_slice(in[3], 1, (int64_t[]){t}, (int64_t[]){t + 1}, NULL), 1, (int[]){0});
+    jx_array *r[3];
+    lstm_cell((void *)in, (jx_array *[]){h, c, x}, r);
+    total = jx_add(total, jx_sum(jx_mul(r[2], r[2]), 0, NULL, false));
+    h = r[0], c = r[1];
+  }
+  out[0] = jx_add(jx_divide(total, jx_scalar((double)(LT * LB * LH))), jx_sum(c, 0, NULL, false));
+  return JX_OK;
+}
+static int count_of(const char *text, const char *word) {
+  int n = 0;
+  for (const char *p = text; p && (p = strstr(p, word)); p += strlen(word)) n++;
+  return n;
+}
+static void test_scan_partial_eval(void) {
+  jx_scope_begin();
+  jx_array *in[6] = {jx_random_normal(jx_random_key(5), 2, (int64_t[]){LH, 4 * LH}, JX_FLOAT32),
+                     jx_random_normal(jx_random_key(6), 2, (int64_t[]){LH, 4 * LH}, JX_FLOAT32),
+                     jx_random_normal(jx_random_key(7), 1, (int64_t[]){4 * LH}, JX_FLOAT32),
+                     jx_random_normal(jx_random_key(8), 3, (int64_t[]){LT, LB, LH}, JX_FLOAT32),
+                     jx_random_normal(jx_random_key(9), 2, (int64_t[]){LB, LH}, JX_FLOAT32),
+                     jx_zeros(2, (int64_t[]){LB, LH}, JX_FLOAT32)};
+  jx_fn *f = jx_fn_new("lstm", 6, 1, lstm_loss, NULL);
+  jx_fn *vg = jx_value_and_grad(f, 4, (int[]){0, 1, 2, 4});
+  int64_t ran = 0;
+  compare(vg, 6, in, 1e-4, &ran);
+  if (compiled_here()) CHECK_EQ_INT(ran, 2);
+  char *text = jx_make_jaxpr(vg, in);
+  CHECK_MSG(text && count_of(text, "= scan[") == 2, "%d scans", count_of(text, "= scan["));
+  CHECK_MSG(text && count_of(text, "dot_general") == 5, "%d products", count_of(text, "dot_general"));
+  free(text);
+  /* against the same loss unrolled in C (no scan) */
+  jx_fn *fu = jx_fn_new("lstm_unrolled", 6, 1, lstm_unrolled, NULL);
+  jx_fn *vgu = jx_value_and_grad(fu, 4, (int[]){0, 1, 2, 4}), *jvg = jx_jit(vg);
+  jx_array *got[5] = {NULL}, *want[5] = {NULL};
+  CHECK(jx_call(jvg, in, got) == JX_OK);
+  CHECK(jx_call(vgu, in, want) == JX_OK);
+  for (int o = 0; o < 5 && got[o] && want[o]; o++) {
+    double d = jx_item(jx_max(jx_abs(jx_subtract(got[o], want[o])), 0, NULL, false));
+    double m = jx_item(jx_max(jx_abs(want[o]), 0, NULL, false));
+    CHECK_MSG(d <= 1e-4 * (1 + m), "output %d: off by %g (max %g)", o, d, m);
+  }
+  jx_fn_free(fu), jx_fn_free(vgu);
+  jx_fn_free(jvg), jx_fn_free(vg), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 int main(void) {
   int64_t fns = jx_live_fns();
   TEST_RUN(test_newton);
@@ -288,6 +365,7 @@ int main(void) {
   TEST_RUN(test_scan);
   TEST_RUN(test_carries);
   TEST_RUN(test_random_bodies);
+  TEST_RUN(test_scan_partial_eval);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();
 }
