@@ -209,11 +209,12 @@ static bool scan_split(const Jaxpr *S, const int *gi, const bool *unk_in, const 
   *sp = (ScanSplit){0};
   int nv = S->nvars, ne = S->neqns, nin = S->nin;
   bool *unk = calloc((size_t)nv + 1, 1), *inv = calloc((size_t)nv + 1, 1), *need = calloc((size_t)nv + 1, 1);
+  bool *redo = calloc((size_t)nv + 1, 1);
   bool *eunk = calloc((size_t)ne + 1, 1), *recomp = calloc((size_t)ne + 1, 1), *pick = calloc((size_t)ne + 1, 1);
   int *res = malloc(((size_t)nv + 1) * sizeof *res), *in_of = malloc(((size_t)nv + 1) * sizeof *in_of);
   jx_array **env = calloc((size_t)nv + 1, sizeof *env), **outs = calloc((size_t)(S->nout + nv) + 1, sizeof *outs);
   sp->uc = malloc(((size_t)nin + 1) * sizeof(int)), sp->ux = malloc(((size_t)nin + 1) * sizeof(int));
-  bool ok = unk && inv && need && eunk && recomp && pick && res && in_of && env && outs && sp->uc && sp->ux, split = ok;
+  bool ok = unk && inv && need && redo && eunk && recomp && pick && res && in_of && env && outs && sp->uc && sp->ux, split = ok;
   if (!ok) oom("partial evaluation of scan");
   for (int v = 0; ok && v < nv; v++) in_of[v] = -1;
   for (int c = 0; ok && c < S->nconst; c++) inv[S->constvars[c]] = true;
@@ -236,12 +237,18 @@ static bool scan_split(const Jaxpr *S, const int *gi, const bool *unk_in, const 
   for (int e = 0; ok && split && e < ne; e++) /* known values the tangent equations use */
     for (int i = 0; eunk[e] && i < S->eqns[e].nin; i++)
       if (!unk[S->eqns[e].in[i]]) need[S->eqns[e].in[i]] = true;
-  for (int e = ne - 1; ok && split && e >= 0; e--) { /* invariant ones: recomputed in U */
+  /* recomputed in U rather than saved: loop-invariant values, and elementwise and
+   * movement results (back to the products, reductions, carries and xs they start from:
+   * those are saved, JAX's dots_saveable), which are cheap to recompute but would each
+   * be a stacked residual */
+  for (int e = ne - 1; ok && split && e >= 0; e--) {
     const JaxprEqn *q = &S->eqns[e];
-    bool any = false;
-    for (int o = 0; o < q->nout; o++) any |= need[q->out[o]] && inv[q->out[o]];
+    PrimKind kind = prim_kind(q->prim);
+    bool cheap = kind <= PRIM_KIND_BITCAST || kind == PRIM_KIND_MOVEMENT, any = false;
+    for (int o = 0; o < q->nout; o++) any |= need[q->out[o]] && (inv[q->out[o]] || cheap);
     if (eunk[e] || !any) continue;
     recomp[e] = true;
+    for (int o = 0; o < q->nout; o++) redo[q->out[o]] = true;
     for (int i = 0; i < q->nin; i++) need[q->in[i]] = true;
   }
   /* what U takes: used primal consts and xs as they are, other known values as
@@ -251,7 +258,7 @@ static bool scan_split(const Jaxpr *S, const int *gi, const bool *unk_in, const 
     int i = in_of[v];
     if (i >= 0 && i < gi[1]) sp->uc[sp->nuc++] = i;
     else if (i >= gi[2]) sp->ux[sp->nux++] = i;
-    else if (i >= 0 || !inv[v]) res[sp->nres++] = v;
+    else if (i >= 0 || (!inv[v] && !redo[v])) res[sp->nres++] = v;
   }
   ok = ok && split;
   for (int c = 0; ok && c < S->nconst; c++) env[S->constvars[c]] = S->consts[c];
@@ -295,7 +302,7 @@ static bool scan_split(const Jaxpr *S, const int *gi, const bool *unk_in, const 
   snprintf(name, sizeof name, "%s_tangent", S->name ? S->name : "scan");
   sp->tangent = st ? stage_finish(st, ok, nu, outs, name) : NULL;
   ok = ok && sp->tangent;
-  free(unk), free(inv), free(need), free(eunk), free(recomp), free(pick), free(res), free(in_of), free(env), free(outs);
+  free(unk), free(inv), free(need), free(redo), free(eunk), free(recomp), free(pick), free(res), free(in_of), free(env), free(outs);
   if (!ok) scan_split_free(sp), *sp = (ScanSplit){0};
   return ok;
 }
