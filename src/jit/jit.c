@@ -13,6 +13,7 @@
 #include "jit/jit.h"
 #include "render/render.h"
 #include "trace/trace.h"
+#include "transform/loops.h"
 #include "transform/transform.h"
 
 /* Signatures cached per jitted function; the oldest is dropped past this. */
@@ -169,6 +170,7 @@ static Jaxpr *trace(Jit *J, int nin, jx_array *const *in, Jaxpr **traced) {
     jaxpr_free(j), jaxpr_free(*traced), *traced = NULL;
     return NULL;
   }
+  j = loops_hoist_scans(j); /* products of xs out of scan bodies: batched before the loop */
   pthread_mutex_lock(&J->lock);
   J->traces++;
   pthread_mutex_unlock(&J->lock);

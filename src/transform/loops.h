@@ -20,5 +20,10 @@ bool loops_transpose_while(jx_array *const *cts, int nin, jx_array *const *x, co
                            const Aval *in, const PrimParams *pp, jx_array **ct_in);
 bool loops_transpose_scan(jx_array *const *cts, int nin, jx_array *const *x, const bool *lin,
                           const Aval *in, const PrimParams *pp, jx_array **ct_in);
+/* jit's pass over the scans of j (loops_hoist.c): each product in a scan body that
+ * reads only xs and consts is computed for every trip before the loop (one batched
+ * product) and read by the body as one more x. Returns j, or a new jaxpr replacing it
+ * (j released); never fails (on any error j is kept as it was). */
+Jaxpr *loops_hoist_scans(Jaxpr *j);
 
 #endif
