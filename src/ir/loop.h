@@ -27,6 +27,9 @@ typedef struct LoopPlan {
   int pred;        /* ... into this slot (a bool scalar); the trip stops when it is false */
   int nsteps;
   LoopStep *steps; /* steps[ncond .. nsteps): the body */
+  int ncopy;       /* after the body, before the exchanges: copy_bytes[i] bytes of slot */
+  int *copy_src, *copy_dst; /* copy_src[i] to slot copy_dst[i] (a carry's new value that is */
+  size_t *copy_bytes;       /* another carry, a constant or an x: into a temporary of its own) */
   int nswap;
   int (*swap)[2];  /* after the body: slots swap[i][0] and swap[i][1] exchanged */
   int nx;          /* scan: before the body, slot x_slot[i] = slot x_base[i] + t * x_bytes[i] */

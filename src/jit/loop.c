@@ -4,10 +4,10 @@
  * steps are laid over one table of buffer slots (ir/loop.h) -- the operands, the
  * programs' constants and temporaries, scan slices and stacked ys -- and the device
  * runs every trip: no arrays, scopes or allocations per trip, the predicate read in
- * generated code, carries exchanged with the slots the body wrote. Anything else (a
- * program output that is a view, a carry passed to another carry, no compiler) is
- * declined and control.c runs the trips from the host as before, which is also the
- * oracle the tests compare against. */
+ * generated code, carries exchanged with the slots the body wrote (or, when a carry's
+ * new value is another carry, a constant or an x, with a copy of it). Anything else (a
+ * program output that is a view, no compiler) is declined and control.c runs the
+ * trips from the host as before, which is also the oracle the tests compare against. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +52,7 @@ void jit_loop_free(JitLoop *l) {
     free((void *)l->plan.steps[k].outs);
   }
   free(l->plan.steps), free(l->plan.swap);
+  free(l->plan.copy_src), free(l->plan.copy_dst), free(l->plan.copy_bytes);
   free(l->plan.x_slot), free(l->plan.x_base), free(l->plan.x_bytes);
   free(l->plan.y_src), free(l->plan.y_base), free(l->plan.y_bytes);
   free(l->carry_slot), free(l->carry_temp), free(l->const_slot), free(l->const_arr);
@@ -140,8 +141,11 @@ static bool build_plan(JitLoop *l, const Jaxpr *cj, const Program *cp, const Jax
   l->carry_temp = malloc(((size_t)ncarry + 1) * sizeof(int));
   l->const_slot = malloc(((size_t)nconst + 1) * sizeof(int));
   l->const_arr = malloc(((size_t)nconst + 1) * sizeof(jx_array *));
-  l->temp_slot = malloc(((size_t)ntemp + 1) * sizeof(int));
-  l->temp_bytes = malloc(((size_t)ntemp + 1) * sizeof(size_t));
+  l->temp_slot = malloc(((size_t)(ntemp + ncarry) + 1) * sizeof(int)); /* + the carries' copies */
+  l->temp_bytes = malloc(((size_t)(ntemp + ncarry) + 1) * sizeof(size_t));
+  l->plan.copy_src = malloc(((size_t)ncarry + 1) * sizeof(int));
+  l->plan.copy_dst = malloc(((size_t)ncarry + 1) * sizeof(int));
+  l->plan.copy_bytes = malloc(((size_t)ncarry + 1) * sizeof(size_t));
   l->plan.steps = calloc((size_t)nsteps + 1, sizeof *l->plan.steps);
   l->plan.swap = malloc(((size_t)ncarry + 1) * sizeof *l->plan.swap);
   l->plan.x_slot = malloc(((size_t)nx + 1) * sizeof(int));
@@ -154,7 +158,7 @@ static bool build_plan(JitLoop *l, const Jaxpr *cj, const Program *cp, const Jax
   cm.slot = cp ? malloc(((size_t)cp->nslots + 1) * sizeof(int)) : NULL;
   bm.slot = malloc(((size_t)bp->nslots + 1) * sizeof(int));
   bool ok = l->carry_slot && l->carry_temp && l->const_slot && l->const_arr && l->temp_slot && l->temp_bytes &&
-            l->plan.steps && l->plan.swap && l->plan.x_slot && l->plan.x_base && l->plan.x_bytes && l->plan.y_src &&
+            l->plan.steps && l->plan.swap && l->plan.copy_src && l->plan.copy_dst && l->plan.copy_bytes && l->plan.x_slot && l->plan.x_base && l->plan.x_bytes && l->plan.y_src &&
             l->plan.y_base && l->plan.y_bytes && (!cp || cm.slot) && bm.slot;
   if (!ok) {
     free(cm.slot), free(bm.slot);
@@ -191,19 +195,25 @@ static bool build_plan(JitLoop *l, const Jaxpr *cj, const Program *cp, const Jax
     ok = cp->nout == 1 && view_plain(po) && po->aval.dtype == JX_BOOL && po->aval.ndim == 0;
     if (ok) l->plan.pred = cm.slot[po->slot];
   }
-  /* carries: each either the temporary the body wrote (exchanged after the trip) or
-   * the carry's own input (unchanged) */
+  /* carries: each either the temporary the body wrote (exchanged after the trip), the
+   * carry's own input (unchanged), or -- another carry, a constant, an x, a temporary
+   * another carry takes -- copied into a temporary of its own, then exchanged */
   for (int i = 0; ok && i < ncarry; i++) {
     const ProgramOutput *po = &bp->outs[i];
     int s = bm.slot[po->slot];
     l->carry_temp[i] = -1;
     ok = view_plain(po);
     if (!ok || s == l->carry_slot[i]) continue;
-    ok = bp->kinds[po->slot] == SLOT_TEMP;
-    for (int j = 0; ok && j < i; j++) ok = l->carry_temp[j] != s;
-    for (int t = 0; ok && t < l->ntemp; t++)
-      if (l->temp_slot[t] == s) ok = l->temp_bytes[t] == aval_bytes(&po->aval);
-    if (!ok) break;
+    bool own = bp->kinds[po->slot] == SLOT_TEMP;
+    for (int j = 0; own && j < i; j++) own = l->carry_temp[j] != s;
+    for (int t = 0; own && t < l->ntemp; t++)
+      if (l->temp_slot[t] == s) own = l->temp_bytes[t] == aval_bytes(&po->aval);
+    if (!own) {
+      int d = nslots++, c = l->plan.ncopy++;
+      l->plan.copy_src[c] = s, l->plan.copy_dst[c] = d, l->plan.copy_bytes[c] = aval_bytes(&po->aval);
+      l->temp_slot[l->ntemp] = d, l->temp_bytes[l->ntemp++] = aval_bytes(&po->aval);
+      s = d;
+    }
     l->carry_temp[i] = s;
     l->plan.swap[l->plan.nswap][0] = l->carry_slot[i], l->plan.swap[l->plan.nswap++][1] = s;
   }
@@ -247,7 +257,7 @@ static JitLoop *get_loop(Prim p, int nin, const PrimParams *pp, const Backend *b
   bool ok = build_plan(l, cj, cp, bj, bp, nin, pp) && be->prepare_loop(be, &l->plan, &l->exe) == JX_OK;
   if (!ok && config_debug_level() >= 1)
     fprintf(stderr, "[jaxc] jit: %s runs its trips from the host (%s)\n", prim_name(p),
-            error_pending() ? jx_last_error() : "a program output is a view or a carry is shared");
+            error_pending() ? jx_last_error() : "a program output is a view");
   jx_clear_error();
   error_unstash(&older);
   l->declined = !ok;

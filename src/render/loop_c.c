@@ -7,7 +7,9 @@
  * through host(ctx, step), which reads its operands from s (nonzero: failed, the loop
  * returns -1). A while evaluates its predicate in the generated code and stops when it
  * is false or after length trips (length < 0: no bound); a scan runs length trips. The
- * carries' slots are exchanged after each trip; returns the trips taken. */
+ * carries' slots are exchanged after each trip (a carry whose new value is another
+ * carry, a constant or an x is first copied into a temporary of its own); returns the
+ * trips taken. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +61,7 @@ char *render_loop_c(const LoopPlan *l, const bool *inline_call, char name[RENDER
   for (const char *c = b.s ? b.s : ""; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
   h = (h ^ (uint64_t)l->nslots) * 1099511628211ull;
   for (int k = 0; k < l->nsteps; k++) h = (h ^ (uint64_t)(k * 31 + inline_call[k])) * 1099511628211ull;
+  for (int i = 0; i < l->ncopy; i++) h = (h ^ (uint64_t)(l->copy_src[i] * 131 + l->copy_dst[i])) * 1099511628211ull;
   snprintf(name, RENDER_NAME_MAX, "loop_%s_%d_%08" PRIx64, l->scan ? "scan" : "while", l->nsteps,
            h & 0xffffffffu);
   buf_printf(&b, "int64_t %s(void **s, int64_t length, int (*host)(void *, int), void *ctx) {\n", name);
@@ -81,6 +84,8 @@ char *render_loop_c(const LoopPlan *l, const bool *inline_call, char name[RENDER
   for (int i = 0; i < l->ny; i++)
     buf_printf(&b, "    __builtin_memcpy((char *)s[%d] + t * %zuLL, s[%d], %zu);\n", l->y_base[i], l->y_bytes[i],
                l->y_src[i], l->y_bytes[i]);
+  for (int i = 0; i < l->ncopy; i++)
+    buf_printf(&b, "    __builtin_memcpy(s[%d], s[%d], %zu);\n", l->copy_dst[i], l->copy_src[i], l->copy_bytes[i]);
   for (int i = 0; i < l->nswap; i++)
     buf_printf(&b, "    { void *x = s[%d]; s[%d] = s[%d]; s[%d] = x; }\n", l->swap[i][0], l->swap[i][0],
                l->swap[i][1], l->swap[i][1]);

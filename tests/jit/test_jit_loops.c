@@ -3,12 +3,14 @@
  * same jitted function on the interpreter (which runs the trips from the host, the
  * oracle), on fixed loops (Newton's method, a matmul fori_loop whose product is a GEMM
  * routine run through the host callback, a reversed scan with several xs and ys, zero
- * trips, a bounded while stopping at its bound, carries exchanged or passed through)
+ * trips, a bounded while stopping at its bound, carries exchanged, passed through or
+ * copied from another carry, a constant or an x)
  * and on randomized elementwise bodies. On cpu with a compiler the tests also check
  * that the loops did run compiled (jit_loop_count). */
 #include <stdlib.h>
 
 #include "jit/jit.h"
+#include "transform/loops.h"
 #include "test.h"
 
 static bool compiled_here(void) {
@@ -174,7 +176,9 @@ static void test_carries(void) {
   a = jx_astype(a, JX_FLOAT32), b = jx_astype(b, JX_FLOAT32);
   for (int bounded = 0; bounded < 2; bounded++) {
     jx_fn *f = jx_fn_new(bounded ? "fib_bounded" : "fib", 3, 3, fib, bounded ? (void *)1 : NULL);
-    compare(f, 3, (jx_array *[]){a, b, z}, 0, NULL);
+    int64_t ran = 0;
+    compare(f, 3, (jx_array *[]){a, b, z}, 0, &ran);
+    if (compiled_here()) CHECK_EQ_INT(ran, 1); /* carry 0 <- carry 1: copied, still compiled */
     jx_fn *jf = jx_jit(f);
     jx_array *o[3];
     CHECK(jx_call(jf, (jx_array *[]){a, b, z}, o) == JX_OK);
@@ -188,6 +192,38 @@ static void test_carries(void) {
   compare(f, 3, (jx_array *[]){big, b, z}, 0, NULL);
   jx_fn_free(f);
   jx_free(big), jx_free(a), jx_free(b), jx_free(z);
+  jx_scope_end(0, NULL);
+}
+
+/* ---- carries whose new value is not a temporary of their own: an x, a constant, a
+ * carry swapped with another, the same value for two carries (copied, still compiled) */
+static jx_status cp_body(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx; /* (a, b, c, d; x) -> (x, 3, a + b, a + b; a) */
+  jx_array *s = jx_add(in[0], in[1]);
+  out[0] = jx_ref(in[4]);
+  out[1] = jx_full(1, (int64_t[]){4}, 3.0, JX_FLOAT32);
+  out[2] = s, out[3] = jx_ref(s);
+  out[4] = jx_ref(in[0]);
+  return JX_OK;
+}
+static jx_status cp_scan(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn *bf = jx_fn_new("cp", 5, 5, cp_body, NULL);
+  jx_status s = jx_lax_scan(bf, 4, in, 1, in + 4, -1, ctx != NULL, 1, out, out + 4);
+  jx_fn_free(bf);
+  return s;
+}
+static void test_carry_copies(void) {
+  jx_scope_begin();
+  for (int reverse = 0; reverse < 2; reverse++) {
+    jx_array *in[5] = {jx_linspace(0, 1, 4, JX_FLOAT32), jx_ones(1, (int64_t[]){4}, JX_FLOAT32),
+                       jx_zeros(1, (int64_t[]){4}, JX_FLOAT32), jx_zeros(1, (int64_t[]){4}, JX_FLOAT32),
+                       jx_random_normal(jx_random_key(11), 2, (int64_t[]){5, 4}, JX_FLOAT32)};
+    jx_fn *f = jx_fn_new(reverse ? "carry_copies_reverse" : "carry_copies", 5, 5, cp_scan, reverse ? (void *)1 : NULL);
+    int64_t ran = 0;
+    compare(f, 5, in, 0, &ran);
+    if (compiled_here()) CHECK_EQ_INT(ran, 1);
+    jx_fn_free(f);
+  }
   jx_scope_end(0, NULL);
 }
 
@@ -297,11 +333,11 @@ static jx_status lstm_cell(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = h, out[1] = c, out[2] = h;
   return JX_OK;
 }
+/* (W, U, b, xs (T, B, H), h0, c0) -> mean(ys^2) + sum(c_T); ctx non-NULL: reversed */
 static jx_status lstm_loss(void *ctx, jx_array *const *in, jx_array **out) {
-  (void)ctx; /* (W, U, b, xs (T, B, H), h0, c0) -> mean(ys^2) + sum(c_T) */
   jx_fn *cell = jx_fn_new("lstm_cell", 3, 3, lstm_cell, (void *)in);
   jx_array *carry[2], *ys[1];
-  jx_status s = jx_lax_scan(cell, 2, in + 4, 1, in + 3, -1, false, 1, carry, ys);
+  jx_status s = jx_lax_scan(cell, 2, in + 4, 1, in + 3, -1, ctx != NULL, 1, carry, ys);
   jx_fn_free(cell);
   if (s != JX_OK) return s;
   out[0] = jx_add(jx_mean(jx_mul(ys[0], ys[0]), 0, NULL, false), jx_sum(carry[1], 0, NULL, false));
@@ -358,14 +394,71 @@ static void test_scan_partial_eval(void) {
   jx_scope_end(0, NULL);
 }
 
+/* ---- jit's hoisting of products out of scans (transform/loops_hoist.c): the LSTM's
+ * input projection x_t @ W runs once for all trips before the forward loop, and the
+ * backward loop's weight gradients acc + x_t^T g_t, h_t^T g_t become one product each
+ * after it; values and gradients equal the eager (unhoisted) ones, forward and reversed. */
+static char *hoisted_text(jx_fn *f, int nin, jx_array *const *in) {
+  Trace *t = stage_begin();
+  jx_array *ins[8], *outs[8];
+  jx_scope_begin();
+  for (int i = 0; i < nin; i++) {
+    Aval a = prim_aval_of(in[i]);
+    ins[i] = stage_new_input(t, &a);
+  }
+  CHECK(jx_call(f, ins, outs) == JX_OK);
+  Jaxpr *j = stage_end(t, jx_fn_nout(f), outs);
+  jx_scope_end(0, NULL);
+  CHECK(j && jaxpr_simplify(j) == JX_OK);
+  j = loops_hoist_scans(j);
+  char *text = jaxpr_print(j);
+  jaxpr_free(j);
+  return text;
+}
+static void test_scan_hoisting(void) {
+  jx_scope_begin();
+  jx_array *in[6] = {jx_random_normal(jx_random_key(15), 2, (int64_t[]){LH, 4 * LH}, JX_FLOAT32),
+                     jx_random_normal(jx_random_key(16), 2, (int64_t[]){LH, 4 * LH}, JX_FLOAT32),
+                     jx_random_normal(jx_random_key(17), 1, (int64_t[]){4 * LH}, JX_FLOAT32),
+                     jx_random_normal(jx_random_key(18), 3, (int64_t[]){LT, LB, LH}, JX_FLOAT32),
+                     jx_random_normal(jx_random_key(19), 2, (int64_t[]){LB, LH}, JX_FLOAT32),
+                     jx_random_normal(jx_random_key(20), 2, (int64_t[]){LB, LH}, JX_FLOAT32)};
+  for (int reverse = 0; reverse < 2; reverse++) {
+    jx_fn *f = jx_fn_new("lstm", 6, 1, lstm_loss, reverse ? (void *)1 : NULL);
+    jx_fn *vg = jx_value_and_grad(f, 4, (int[]){0, 1, 2, 3});
+    char *text = hoisted_text(f, 6, in);
+    CHECK_MSG(text && strstr(text, "f32[6,3,16] = dot_general"), "input projection not hoisted:\n%s", text);
+    free(text);
+    text = hoisted_text(vg, 6, in);
+    CHECK_MSG(text && count_of(text, "dot_general[dimension_numbers=(([0, 1], [0, 1])") == 2,
+              "weight gradients not hoisted:\n%s", text);
+    free(text);
+    jx_fn *jf = jx_jit(f), *jvg = jx_jit(vg);
+    jx_array *got[5] = {NULL}, *want[5] = {NULL};
+    CHECK(jx_call(jf, in, got) == JX_OK && jx_call(f, in, want) == JX_OK);
+    CHECK_MSG(fabs(jx_item(got[0]) - jx_item(want[0])) <= 1e-5 * (1 + fabs(jx_item(want[0]))), "loss");
+    jx_free(got[0]), jx_free(want[0]);
+    CHECK(jx_call(jvg, in, got) == JX_OK && jx_call(vg, in, want) == JX_OK);
+    for (int o = 0; o < 5 && got[o] && want[o]; o++) {
+      double d = jx_item(jx_max(jx_abs(jx_subtract(got[o], want[o])), 0, NULL, false));
+      double m = jx_item(jx_max(jx_abs(want[o]), 0, NULL, false));
+      CHECK_MSG(d <= 1e-4 * (1 + m), "reverse %d output %d: off by %g (max %g)", reverse, o, d, m);
+    }
+    jx_fn_free(jf), jx_fn_free(jvg), jx_fn_free(vg), jx_fn_free(f);
+  }
+  jx_scope_end(0, NULL);
+}
+
 int main(void) {
   int64_t fns = jx_live_fns();
   TEST_RUN(test_newton);
   TEST_RUN(test_fori_matmul);
   TEST_RUN(test_scan);
   TEST_RUN(test_carries);
+  TEST_RUN(test_carry_copies);
   TEST_RUN(test_random_bodies);
   TEST_RUN(test_scan_partial_eval);
+  TEST_RUN(test_scan_hoisting);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();
 }
