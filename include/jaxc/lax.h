@@ -169,10 +169,12 @@ jx_status jx_lax_while_loop(jx_fn *cond_fn, jx_fn *body_fn, int ncarry, jx_array
 /* jaxc's while_loop with at most max_trips (>= 1, JX_ERR_VALUE otherwise) trips, which
  * makes it reverse-differentiable (past JAX): the forward pass keeps the carries of
  * the trips actually taken and the backward pass runs the transposed body once per
- * trip in reverse, so memory grows with the trips taken, not with max_trips. Reverse
- * mode needs the trip count at differentiation time: under jit it is
- * JX_ERR_UNSUPPORTED (differentiate outside jit). Same results as jx_lax_while_loop
- * when the loop ends before max_trips. */
+ * trip in reverse, so memory grows with the trips taken, not with max_trips. Under jit
+ * (where the trips taken are not known when the gradient is traced) the same gradient
+ * comes from two scans over max_trips: the forward one saves every trip's carries and
+ * whether the trip was taken, the reversed one skips the trips not taken (memory then
+ * grows with max_trips). Same results as jx_lax_while_loop when the loop ends before
+ * max_trips. */
 jx_status jx_lax_while_loop_bounded(jx_fn *cond_fn, jx_fn *body_fn, int64_t max_trips, int ncarry,
                                     jx_array *const *init, jx_array **out);
 /* lax.fori_loop(lower, upper, body_fun, init_val): body_fn takes (i, carries...) and

@@ -818,6 +818,106 @@ typedef struct Residuals {
   jx_array **rows; /* n * nkk */
 } Residuals;
 
+/* A bounded while transposed under jit or another transformation, where its known
+ * values are staged and the trips it takes are not known when the transpose is traced:
+ * the loop as two scans over the bound. The forward one carries the known carries and an
+ * `active` flag (cleared from the first trip whose predicate is false) and saves each
+ * trip's known carries and flag; the reversed one runs the transposed body on them and
+ * keeps the cotangents of inactive trips unchanged. Memory is proportional to the bound
+ * here (the host version below keeps only the trips taken). lin: the promoted linear
+ * operands; Ck, Fk, BT: the known predicate and body and the transposed body. */
+static bool transpose_while_masked(jx_array *const *cts, int nin, jx_array *const *x, const bool *lin,
+                                   const Aval *in, const PrimParams *pp, Jaxpr *Ck, Jaxpr *Fk, Jaxpr *BT,
+                                   jx_array **ct_in) {
+  int nc = pp->nconsts[0], nb = pp->nconsts[1], ncarry = nin - nc - nb, nkk = 0, nlk = 0, nkb = 0, nlb = 0;
+  for (int i = 0; i < ncarry; i++) nlk += lin[nc + nb + i], nkk += !lin[nc + nb + i];
+  for (int i = 0; i < nb; i++) nlb += lin[nc + i], nkb += !lin[nc + i];
+  int64_t n = pp->length;
+  Aval flag = {.dtype = JX_BOOL, .ndim = 0};
+  int most = nin + nkk + nlk + nlb + 4;
+  jx_array **a = calloc((size_t)most, sizeof *a), **b = calloc((size_t)most, sizeof *b);
+  jx_array **o = calloc((size_t)most, sizeof *o), **r = calloc((size_t)most, sizeof *r);
+  bool ok = a && b && o && r;
+  if (!ok) oom("transpose of while");
+  /* forward: (cond consts, known body consts | known carries, active) -> (... | rows, active) */
+  Trace *st = ok ? stage_begin() : NULL;
+  ok = ok && st;
+  int k = 0;
+  for (int i = 0; ok && i < nc + nb; i++)
+    if (!lin[i]) ok = (a[k++] = stage_new_input(st, &in[i])) != NULL;
+  for (int i = 0; ok && i < ncarry; i++)
+    if (!lin[nc + nb + i]) ok = (a[k++] = stage_new_input(st, &in[nc + nb + i])) != NULL;
+  jx_array *active = ok ? stage_new_input(st, &flag) : NULL, *pred = NULL;
+  ok = ok && active;
+  for (int i = 0; ok && i < nc; i++) b[i] = a[i]; /* Ck: (cond consts, known carries) */
+  for (int i = 0; ok && i < nkk; i++) b[nc + i] = a[nc + nkb + i];
+  ok = ok && prim_eval_jaxpr(Ck, b, &pred) == JX_OK;
+  jx_array *go = ok ? prim_binary(PRIM_and, active, pred) : NULL;
+  ok = ok && go && prim_eval_jaxpr(Fk, a + nc, o) == JX_OK; /* Fk: (known body consts, known carries) */
+  for (int i = 0; ok && i < nkk; i++) {
+    jx_array *old = a[nc + nkb + i];
+    jx_array *m = old->ndim ? prim_broadcast_in_dim(go, old->ndim, old->shape, NULL) : go;
+    ok = m && (r[i] = prim_select(m, o[i], old)) != NULL;
+    r[nkk + 1 + i] = old;
+  }
+  r[nkk] = go, r[2 * nkk + 1] = go;
+  char name[256];
+  snprintf(name, sizeof name, "masked(%s)", Fk->name ? Fk->name : "while_known_body");
+  Jaxpr *F = st ? stage_finish(st, ok, 2 * nkk + 2, r, name) : NULL;
+  ok = ok && F;
+  /* backward: (known body consts | cotangents | rows, active) -> cotangents */
+  st = ok ? stage_begin() : NULL;
+  ok = ok && st;
+  k = 0;
+  for (int i = 0; ok && i < nb; i++)
+    if (!lin[nc + i]) ok = (b[k++] = stage_new_input(st, &in[nc + i])) != NULL;
+  int rows_at = k; /* BT: (known body consts, rows, cotangents) */
+  k += nkk;
+  for (int i = 0; ok && i < ncarry; i++)
+    if (lin[nc + nb + i]) ok = (b[k++] = stage_new_input(st, &in[nc + nb + i])) != NULL;
+  for (int i = 0; ok && i < nb; i++)
+    if (lin[nc + i]) ok = (b[k++] = stage_new_input(st, &in[nc + i])) != NULL;
+  for (int i = 0, j = rows_at; ok && i < ncarry; i++)
+    if (!lin[nc + nb + i]) ok = (b[j++] = stage_new_input(st, &in[nc + nb + i])) != NULL;
+  jx_array *on = ok ? stage_new_input(st, &flag) : NULL;
+  ok = ok && on && prim_eval_jaxpr(BT, b, o) == JX_OK;
+  for (int i = 0; ok && i < nlk + nlb; i++) {
+    jx_array *old = b[rows_at + nkk + i];
+    jx_array *m = old->ndim ? prim_broadcast_in_dim(on, old->ndim, old->shape, NULL) : on;
+    ok = m && (r[i] = prim_select(m, o[i], old)) != NULL;
+  }
+  snprintf(name, sizeof name, "masked(%s)", BT->name ? BT->name : "transpose(while_body)");
+  Jaxpr *T = st ? stage_finish(st, ok, nlk + nlb, r, name) : NULL;
+  ok = ok && T;
+  /* the two scans */
+  k = 0;
+  for (int i = 0; ok && i < nc + nb; i++)
+    if (!lin[i]) a[k++] = x[i];
+  for (int i = 0; ok && i < ncarry; i++)
+    if (!lin[nc + nb + i]) a[k++] = x[nc + nb + i];
+  jx_array *yes = ok ? tx_full(&flag, 1.0) : NULL;
+  ok = ok && yes;
+  a[k++] = yes;
+  ok = ok && prim_scan(F, nc + nkb, nkk + 1, n, false, 1, k, a, o) == JX_OK; /* o: carries, active, rows, flags */
+  k = 0;
+  for (int i = 0; ok && i < nb; i++)
+    if (!lin[nc + i]) b[k++] = x[nc + i];
+  for (int i = 0; ok && i < ncarry; i++)
+    if (lin[nc + nb + i]) ok = (b[k++] = cts[i] ? cts[i] : tx_zeros(&in[nc + nb + i])) != NULL;
+  for (int i = 0; ok && i < nb; i++)
+    if (lin[nc + i]) ok = (b[k++] = tx_zeros(&in[nc + i])) != NULL;
+  for (int i = 0; ok && i <= nkk; i++) b[k++] = o[nkk + 1 + i];
+  ok = ok && prim_scan(T, nkb, nlk + nlb, n, true, 1, k, b, r) == JX_OK;
+  k = 0;
+  for (int i = 0; ok && i < ncarry; i++)
+    if (lin[nc + nb + i]) ct_in[nc + nb + i] = r[k++];
+  for (int i = 0; ok && i < nb; i++)
+    if (lin[nc + i]) ct_in[nc + i] = r[k++];
+  jaxpr_free(F), jaxpr_free(T);
+  free(a), free(b), free(o), free(r);
+  return ok;
+}
+
 /* A bounded while transposed (past JAX, whose while_loop has no reverse mode): the
  * known part runs forward on the host -- cond read each trip -- keeping the known
  * carries of each trip taken (memory proportional to the trips, not the bound), then
@@ -839,12 +939,8 @@ bool loops_transpose_while(jx_array *const *cts, int nin, jx_array *const *x, co
       error_set(JX_ERR_INTERNAL, "transpose: while with a linear cond const");
       return false;
     }
-  for (int i = 0; i < nin; i++)
-    if (!lin[i] && x[i]->tracer) {
-      error_set(JX_ERR_UNSUPPORTED, "transpose of a bounded while_loop under jit or another "
-                "transformation (its trip count must be known): differentiate outside jit");
-      return false;
-    }
+  bool staged = false; /* under jit (or another transformation): the trip count is not known */
+  for (int i = 0; i < nin; i++) staged |= !lin[i] && x[i]->tracer;
   const bool *lin0 = lin;
   bool *blin2 = NULL, *lin2 = malloc((size_t)nin + 1);
   if (!lin2 || !promote_carries(bj, lin + nc, nb + ncarry, nb, ncarry, &blin2)) {
@@ -871,6 +967,14 @@ bool loops_transpose_while(jx_array *const *cts, int nin, jx_array *const *x, co
   jx_array **acc = calloc((size_t)(nlk + nlb) + 1, sizeof *acc), **nxt = calloc((size_t)(nlk + nlb + nkk) + 1, sizeof *nxt);
   Residuals R = {0};
   ok = ok && cin && bin && kk && tin && acc && nxt;
+  if (ok && staged) {
+    ok = transpose_while_masked(cts, nin, x, lin, in, pp, Ck, Fk, BT, ct_in);
+    for (int i = 0; i < nin; i++)
+      if (!lin0[i] && ct_in[i]) jx_free(ct_in[i]), ct_in[i] = NULL; /* promoted carries */
+    jaxpr_free(Fk), jaxpr_free(Ck), jaxpr_free(BT);
+    free(lin2), free(clin), free(pick), free(cin), free(bin), free(kk), free(tin), free(acc), free(nxt);
+    return ok;
+  }
   int k = 0;
   for (int i = 0; ok && i < ncarry; i++)
     if (!lin[nc + nb + i]) kk[k++] = array_retain(x[nc + nb + i]);
