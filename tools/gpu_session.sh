@@ -6,7 +6,10 @@
 #            test again under cuda-gdb for a backtrace
 #   memcheck compute-sanitizer --tool memcheck over each *_cuda test program
 #   bench    bench/gpu/run.sh (jaxc, then JAX and PyTorch on the same GPU: ratios)
-#   jbench   jaxc's side of the benchmark only
+#   jbench   jaxc's side of the benchmark only (GRAPHS_AB=1: the MLP step again with
+#            JAXC_CUDA_GRAPHS=0)
+#   ncu      ncu of the kernels of the workloads in $NCU_ONLY, SASS of their cubins
+# TARGETS="a b": build only these targets; BENCH_ONLY="mlp,argmax": those workloads.
 #   train    jaxc_fashion_mnist --device cuda (MLP and CNN) on the carried data set
 # The GPU machine reaches no package registry: its Debian packages travel in ../.deps,
 # made once beside the carried tree (in the repository the device tool sends, ignored by
@@ -30,8 +33,9 @@ export JAXC_CACHE_DIR=$PWD/build-gpu/kernel_cache
 # Debian packages carried in ../.deps (the GPU machine reaches no registry): utf8proc,
 # OpenBLAS, LAPACKE and the Fashion-MNIST data set, unpacked under /tmp/deps.
 D=/tmp/deps L=/tmp/deps/usr/lib/x86_64-linux-gnu
-if [ -d ../.deps ]; then
-  for f in ../.deps/*.deb; do dpkg -x "$f" $D; done
+DEPS_DIR=${DEPS_DIR:-../.deps} # (DEPS_DIR: another folder of them, e.g. without the data set)
+if [ -d "$DEPS_DIR" ]; then
+  for f in "$DEPS_DIR"/*.deb; do dpkg -x "$f" $D; done
   export LD_LIBRARY_PATH=$L/openblas-pthread:$L${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   DEPS="-DJAXC_UTF8PROC_INCLUDE=$D/usr/include -DJAXC_UTF8PROC_LIB=$L/libutf8proc.so
     -DJAXC_OPENBLAS_LIB=$L/openblas-pthread/libopenblas.so -DJAXC_CBLAS_INCLUDE=$D/usr/include/x86_64-linux-gnu/openblas-pthread
@@ -41,7 +45,7 @@ fi
 export JAXC_MINILM_SKIP_MISSING=1
 if has build; then
   set -o pipefail
-  { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $DEPS && cmake --build build-gpu --parallel "$(nproc)"; } \
+  { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $DEPS $CMAKE_EXTRA && cmake --build build-gpu --parallel "$(nproc)" ${TARGETS:+--target $TARGETS}; } \
     > "$out/build.log" 2>&1 || { tail -60 "$out/build.log"; exit 1; }
   set +o pipefail
   stamp "built"
@@ -75,6 +79,8 @@ if has suite; then
   grep -E "^FAIL" "$out/ctest.log" | cut -c1-220 | sort | uniq | head -40
   grep -A24 "^\*\*\* signal" "$out/ctest.log" | head -80
   stamp "suite"
+  # EXTRA: one more command (e.g. a test under other settings)
+  [ -n "$EXTRA" ] && { (eval "$EXTRA") > "$out/extra.txt" 2>&1; echo "extra rc=$?"; grep -E "FAIL|passed|failed" "$out/extra.txt" | head -20; }
   if has bt; then
     for t in $(sed -n 's/^[[:space:]]*[0-9]* - \([A-Za-z0-9_]*\)_cuda (.*/\1/p' "$out/failed.txt" | head -6); do
       JAXC_DEVICE=cuda JAXC_DEFAULT_MATMUL_PRECISION=highest timeout 150 cuda-gdb -batch -ex run -ex bt \
@@ -123,13 +129,35 @@ if has explore; then
   JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu mlp | tee "$out/mlp.txt"
   stamp "explore"
 fi
+if has ncu; then
+  mkdir -p /tmp/kn
+  for w in ${NCU_ONLY:-argmax}; do
+    JAXC_CACHE_DIR=/tmp/kn JAXC_DEVICE=cuda timeout 120 ncu --clock-control none --set full -k regex:"${NCU_K:-^k_}" --launch-count ${NCU_N:-2} \
+      build-gpu/bench_gpu $w > "$out/ncu_$w.txt" 2>&1
+    grep -E "^  k_|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Executed Ipc A|Stall|Warp Cycles Per Issued" "$out/ncu_$w.txt" | head -60
+  done
+  for f in /tmp/kn/cuda/*.cubin; do cuobjdump -sass "$f"; done > "$out/ncu_sass.txt" 2>&1; cat /tmp/kn/cuda/*.key > "$out/ncu_src.txt" 2>/dev/null
+  stamp "ncu"
+fi
 # mlpdbg: the host time of each step of the jitted MLP SGD step (JAXC_DEBUG=1), last call
 if has mlpdbg; then
   JAXC_DEBUG=1 JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu mlp 2> "$out/mlp_debug.txt" | tee "$out/mlp.txt"
   grep "jit step" "$out/mlp_debug.txt" | tail -40
 fi
+# cexp: the chain under experiment settings ($CEXP: "VAR=value ..." runs, a fresh
+# kernel cache each)
+if has cexp; then
+  i=0
+  for e in ${CEXP:-JAXC_CUDA_EW_V=2}; do
+    i=$((i + 1))
+    echo "$e $(env "$e" JAXC_CACHE_DIR=/tmp/cexp$i JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu chain | grep chain)"
+  done | tee "$out/cexp.txt"
+  stamp "cexp"
+fi
 if has jbench; then
   JAXC_DEVICE=cuda timeout 200 build-gpu/bench_gpu ${BENCH_ONLY:-} 2>&1 | tee "$out/bench_jaxc_only.txt"
+  [ -n "$GRAPHS_AB" ] && JAXC_CUDA_GRAPHS=0 JAXC_DEVICE=cuda timeout 100 build-gpu/bench_gpu mlp 2>&1 | sed 's/^/JAXC_CUDA_GRAPHS=0 /' \
+    | tee -a "$out/bench_jaxc_only.txt"
   stamp "jbench"
 fi
 if has bench; then

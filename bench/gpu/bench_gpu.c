@@ -125,7 +125,15 @@ static jx_status mlp_step(void *ctx, jx_array *const *in, jx_array **out) {
   return JX_OK;
 }
 
-static bool want(const char *only, const char *name) { return !*only || strstr(name, only); }
+/* only: "" (every workload) or a comma-separated list of names' substrings */
+static bool want(const char *only, const char *name) {
+  if (!*only) return true;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", only);
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    if (strstr(name, t)) return true;
+  return false;
+}
 
 int main(int argc, char **argv) {
   const char *only = argc > 1 ? argv[1] : "";

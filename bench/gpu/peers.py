@@ -13,7 +13,7 @@ only = sys.argv[1] if len(sys.argv) > 1 else ""
 
 
 def want(name):
-    return not only or only in name
+    return not only or any(o in name for o in only.split(","))
 
 
 def med(fn, reps, sync):

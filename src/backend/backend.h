@@ -60,6 +60,21 @@ struct Backend {
   jx_status (*run_loop)(const Backend *be, void *exe, const LoopPlan *l, void **slots, int64_t length,
                         int64_t *trips);
   void (*release_loop)(const Backend *be, void *exe);
+  /* Optional (cuda: CUDA graphs): recording a jitted program's work for replay in one
+   * call (jit/replay.c). Between graph_begin and graph_end the calling thread's
+   * dispatches and routines are recorded, not run; graph_end gives the instantiated
+   * recording (*exec, NULL with the error set on failure); graph_launch queues a replay
+   * like a dispatch (never from two threads at once for one exec); graph_release frees
+   * it (replays already queued finish). Memory freed (Backend.free) by the recording
+   * thread while it records belongs to the recording from then on (jit's temporaries,
+   * a kernel's scratch) and is freed by graph_release. graph_routine_ok: whether
+   * routine r may be recorded (it only queues device work: no host waits or host-side
+   * steps). */
+  jx_status (*graph_begin)(const Backend *be);
+  jx_status (*graph_end)(const Backend *be, void **exec);
+  jx_status (*graph_launch)(const Backend *be, void *exec);
+  void (*graph_release)(const Backend *be, void *exec);
+  bool (*graph_routine_ok)(const Backend *be, const Routine *r);
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(const Backend *be);
 };

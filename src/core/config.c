@@ -132,6 +132,20 @@ static int precision_tf32(const char *s) {
   return -1;
 }
 
+static int cuda_graphs = -1; /* atomic: -1 until read from the environment */
+
+bool config_cuda_graphs(void) {
+  int v = __atomic_load_n(&cuda_graphs, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *s = getenv("JAXC_CUDA_GRAPHS");
+    v = s && strcmp(s, "0") == 0 ? 0 : 1;
+    __atomic_store_n(&cuda_graphs, v, __ATOMIC_RELAXED);
+  }
+  return v == 1;
+}
+
+void config_set_cuda_graphs(bool on) { __atomic_store_n(&cuda_graphs, on ? 1 : 0, __ATOMIC_RELAXED); }
+
 bool config_matmul_tf32(void) {
   int v = atomic_load(&matmul_tf32);
   if (v < 0) {

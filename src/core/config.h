@@ -7,6 +7,8 @@
  *   JAXC_COMPILE_TIMEOUT  seconds a C compiler may run (default 300)
  *   JAXC_DEVICE       the default device ("cpu" unless set; tests run with "interp" too)
  *   JAXC_DEFAULT_MATMUL_PRECISION  jax_default_matmul_precision (TF32 on cuda or not)
+ *   JAXC_CUDA_GRAPHS  0: jitted programs on cuda launch step by step, never as a
+ *                     replayed CUDA graph (default 1; to compare)
  *   JAXC_CPU_DEVICES  number of cpu devices in the process (XLA's
  *                     --xla_force_host_platform_device_count; default 1)
  *   CC, TMPDIR        the C compiler for generated kernels; scratch space */
@@ -48,6 +50,10 @@ const char *config_device(void);
 /* Whether float32 matrix products may use TF32 (jx_config_default_matmul_precision,
  * else JAXC_DEFAULT_MATMUL_PRECISION, else "default": yes). */
 bool config_matmul_tf32(void);
+/* Whether repeated calls of a jitted program may replay a recorded device graph
+ * (JAXC_CUDA_GRAPHS, default yes; config_set_cuda_graphs overrides it, for tests). */
+bool config_cuda_graphs(void);
+void config_set_cuda_graphs(bool on);
 /* JAXC_CPU_DEVICES if an integer in [1, max], else 1. */
 int config_cpu_devices(int max);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */

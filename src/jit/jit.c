@@ -34,6 +34,7 @@ typedef struct Entry {
   Jaxpr *traced;   /* the jaxpr before inlining when it holds custom rules (custom_jvp,
                       custom_vjp, checkpoint): what transformations of the call see */
   Program *program; /* NULL: evaluate the jaxpr (lowering unsupported) */
+  JitReplay *replay; /* the program's recorded device graphs (replay.c); NULL: none */
   int refcount;     /* atomic: the cache's reference + one per call using the entry */
   struct Entry *next; /* guarded by Jit.lock */
 } Entry;
@@ -49,6 +50,7 @@ typedef struct Jit {
 static void entry_free(Entry *e) {
   jaxpr_free(e->jaxpr);
   jaxpr_free(e->traced);
+  jit_replay_free(e->replay);
   jit_program_free(e->program);
   free(e->avals);
   free(e);
@@ -259,6 +261,7 @@ static jx_status build_entry(Jit *J, int nin, jx_array *const *in, const Aval *a
     entry_free(e);
     return jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
   }
+  if (e->program) e->replay = jit_replay_new(be);
   if (e->program && config_debug_level() >= 3) {
     char *text = jit_program_print(e->program);
     fprintf(stderr, "[jaxc] jit(%s) program:\n%s\n", jx_fn_name(J->f), text ? text : "?");
@@ -305,7 +308,7 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
       entry_release(e);
       return jx_last_status();
     }
-    s = e->program ? jit_run(e->program, e->jaxpr, be, args, out) : jaxpr_eval(e->jaxpr, args, out);
+    s = e->program ? jit_run_replay(e->program, e->jaxpr, be, e->replay, args, out) : jaxpr_eval(e->jaxpr, args, out);
     realize_args_free(nin, in, args);
     for (int o = 0; s == JX_OK && committed && o < jx_fn_nout(J->f); o++) out[o]->committed = true;
   }
@@ -423,6 +426,34 @@ const Program *jit_program_for(jx_fn *jf, jx_array *const *in) {
   const Program *p = e ? e->program : NULL; /* valid while the entry stays cached */
   entry_release(e);
   return p;
+}
+
+const Jaxpr *jit_jaxpr_for(jx_fn *jf, jx_array *const *in) {
+  Jit *J = fn_ctx(jf, jit_impl);
+  bool committed;
+  const Backend *be = J ? realize_device("jit_jaxpr_for", jx_fn_nin(J->f), in, &committed) : NULL;
+  int nin = J ? jx_fn_nin(J->f) : 0;
+  Aval *avals = be ? calloc((size_t)nin + 1, sizeof *avals) : NULL;
+  for (int i = 0; avals && i < nin; i++) avals[i] = prim_aval_of(in[i]);
+  Entry *e = avals ? lookup(J, nin, avals, dtype_x64(), be) : NULL;
+  free(avals);
+  const Jaxpr *j = e ? e->jaxpr : NULL; /* valid while the entry stays cached */
+  entry_release(e);
+  return j;
+}
+
+const JitReplay *jit_replay_for(jx_fn *jf, jx_array *const *in) {
+  Jit *J = fn_ctx(jf, jit_impl);
+  bool committed;
+  const Backend *be = J ? realize_device("jit_replay_for", jx_fn_nin(J->f), in, &committed) : NULL;
+  int nin = J ? jx_fn_nin(J->f) : 0;
+  Aval *avals = be ? calloc((size_t)nin + 1, sizeof *avals) : NULL;
+  for (int i = 0; avals && i < nin; i++) avals[i] = prim_aval_of(in[i]);
+  Entry *e = avals ? lookup(J, nin, avals, dtype_x64(), be) : NULL;
+  free(avals);
+  const JitReplay *r = e ? e->replay : NULL; /* valid while the entry stays cached */
+  entry_release(e);
+  return r;
 }
 
 jx_fn *jx_jit(jx_fn *f) {

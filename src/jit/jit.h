@@ -36,6 +36,29 @@ void jit_program_free(Program *p);
  * views; made contiguous first) with j's constants (copied to be if elsewhere). */
 jx_status jit_run(const Program *p, const Jaxpr *j, const Backend *be, jx_array *const *in,
                   jx_array **out);
+/* replay.c: repeated calls of one program replayed as a recorded device graph
+ * (Backend.graph_*), state kept per compiled program (jit.c's cache entry). NULL where
+ * be records no graphs. */
+typedef struct JitReplay JitReplay;
+JitReplay *jit_replay_new(const Backend *be);
+void jit_replay_free(JitReplay *r);
+/* jit_run with r: its steps may be replayed. */
+jx_status jit_run_replay(const Program *p, const Jaxpr *j, const Backend *be, JitReplay *r,
+                         jx_array *const *in, jx_array **out);
+/* For run.c: allocates every step's outputs into bufs (the temporaries past their last
+ * use freed, NULL in bufs) and replays or records the steps; false (nothing done) where
+ * this call runs step by step. *status: the outcome when true. */
+bool jit_replay_steps(JitReplay *r, const Program *p, Buffer **bufs, jx_status *status);
+typedef struct JitReplayStats {
+  int64_t records, replays; /* graphs recorded, calls that replayed one */
+  bool off;                 /* the program stopped recording */
+} JitReplayStats;
+JitReplayStats jit_replay_stats(const JitReplay *r);
+/* The replay state of jf's program for in's signature (NULL: none yet) and the jaxpr
+ * it was lowered from -- tests. */
+const Jaxpr *jit_jaxpr_for(jx_fn *jf, jx_array *const *in);
+const JitReplay *jit_replay_for(jx_fn *jf, jx_array *const *in);
+
 /* Sub-jaxprs (loop bodies and predicates, cond branches) compiled once per device and
  * x64 mode and cached on the jaxpr (jit.c): the program for j on be, or NULL where j
  * does not lower (then its equations are bound one by one). With `loop`, *loop is set

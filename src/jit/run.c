@@ -59,6 +59,11 @@ static void trace_args(const Step *st, Buffer *const *in, Buffer *const *outs, c
 
 jx_status jit_run(const Program *p, const Jaxpr *j, const Backend *be, jx_array *const *in,
                   jx_array **out) {
+  return jit_run_replay(p, j, be, NULL, in, out);
+}
+
+jx_status jit_run_replay(const Program *p, const Jaxpr *j, const Backend *be, JitReplay *r,
+                         jx_array *const *in, jx_array **out) {
   Buffer **bufs = calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *bufs);
   bool *moved = calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *moved);
   jx_array **contig = calloc((size_t)(j->nin ? j->nin : 1), sizeof *contig);
@@ -85,7 +90,8 @@ jx_status jit_run(const Program *p, const Jaxpr *j, const Backend *be, jx_array 
   }
   int debug = config_debug_level();
   bool tracing = config_trace_enabled();
-  for (int k = 0; k < p->nsteps && s == JX_OK; k++) {
+  bool replayed = s == JX_OK && jit_replay_steps(r, p, bufs, &s);
+  for (int k = 0; !replayed && k < p->nsteps && s == JX_OK; k++) {
     const Step *st = &p->steps[k];
     Buffer *args[KERNEL_MAX_ARGS > ROUTINE_MAX_OPERANDS ? KERNEL_MAX_ARGS : ROUTINE_MAX_OPERANDS];
     Buffer *outs[KERNEL_MAX_OUTS > ROUTINE_MAX_OPERANDS ? KERNEL_MAX_OUTS : ROUTINE_MAX_OPERANDS] = {NULL};

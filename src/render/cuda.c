@@ -140,16 +140,17 @@ static bool row_loads_contiguous(const AluExp *e, const Kernel *k, uint64_t *mas
   return ok;
 }
 
-/* 16-byte vectors a thread of a vectorized elementwise kernel: 2 (the 2^28 chain of
- * bench/gpu at 3.87 TB/s in bench/gpu/ceilings.cu against 3.53 with 1 and 3.77 with a
- * grid-stride loop of 16 blocks a multiprocessor; H200). JAXC_CUDA_EW_V=1..4 tries
- * others. */
+/* 16-byte vectors a thread of a vectorized elementwise kernel: 4 (the 2^28 chain of
+ * bench/gpu, jaxc's kernel on an H200: 4.137 TB/s against 4.036 with 3 and 3.927 with 2;
+ * 3.53 with 1 and 3.77 with a grid-stride loop in bench/gpu/ceilings.cu): the chain's
+ * transcendentals keep the issue slots busy, and more loads of a thread in flight hide
+ * the memory latency between them. JAXC_CUDA_EW_V=1..4 tries others. */
 static int vec_per_thread(void) {
   static int v = 0;
   if (!v) {
     const char *e = getenv("JAXC_CUDA_EW_V");
-    int w = e ? atoi(e) : 2;
-    v = w >= 1 && w <= 4 ? w : 2;
+    int w = e ? atoi(e) : 4;
+    v = w >= 1 && w <= 4 ? w : 4;
   }
   return v;
 }
@@ -356,23 +357,35 @@ static void red_loop(Buf *b, const Red *t, const char *indent, const char *acc, 
 
 /* red_loop over 16-byte vectors: ridx = first, first + 4 step, ... < end (first and
  * end multiples of 4), 4 elements a step from uint4 loads of the inputs in `vec` at
- * row + ridx (the body reads them as xv<i>). */
+ * row + ridx (the body reads them as xv<i>). The loads of RED_VEC_AHEAD steps are issued
+ * before any of them is reduced, so that many 16-byte loads of a thread are in flight
+ * (a plain unrolled loop kept one: each unrolled step's bound check stopped the
+ * compiler from hoisting the next load; argmax of 2^28 ran at 78% of DRAM bandwidth);
+ * the elements are still reduced in the same order. */
+#define RED_VEC_AHEAD 4
 static void red_loop_vec(Buf *b, const Red *t, const Kernel *k, uint64_t vec, const char *indent, const char *acc,
                          const char *first, const char *step, const char *end, const char *row) {
   buf_printf(b, "%s%s = %s;\n", indent, acc, t->ident.s);
-  buf_printf(b, "%s#pragma unroll 4\n%sfor (int64_t jx_r4 = %s; jx_r4 < %s; jx_r4 += 4 * (%s)) {\n", indent, indent,
-             first, end, step);
-  for (int i = 0; i < k->nargs && i < 64; i++)
-    if (vec >> i & 1)
-      buf_printf(b, "%s  %s xa%d[4];\n%s  { const uint4 u = __ldg((const uint4 *)(in%d + %s + jx_r4)); "
-                    "memcpy(xa%d, &u, 16); }\n", indent, emit_types[k->arg_dtypes[i]].elem, i, indent, i, row, i);
-  buf_printf(b, "%s  #pragma unroll\n%s  for (int jx_j = 0; jx_j < 4; jx_j++) {\n", indent, indent);
-  buf_printf(b, "%s    const int64_t ridx = jx_r4 + jx_j;\n%s    (void)ridx;\n", indent, indent);
-  for (int i = 0; i < k->nargs && i < 64; i++)
-    if (vec >> i & 1)
-      buf_printf(b, "%s    const %s xv%d = xa%d[jx_j];\n", indent, emit_types[k->arg_dtypes[i]].ctype, i, i);
-  buf_str(b, t->body.s ? t->body.s : "");
-  buf_printf(b, "%s    %s = %s;\n%s  }\n%s}\n", indent, acc, t->step.s, indent, indent);
+  buf_printf(b, "%sfor (int64_t jx_r4 = %s; jx_r4 < %s; jx_r4 += %d * (int64_t)(%s)) {\n", indent, first, end,
+             4 * RED_VEC_AHEAD, step);
+  for (int a = 0; a < RED_VEC_AHEAD; a++)
+    for (int i = 0; i < k->nargs && i < 64; i++)
+      if (vec >> i & 1)
+        buf_printf(b, "%s  %s xa%d_%d[4];\n%s  if (jx_r4 + %d * (int64_t)(%s) < %s) { const uint4 u = "
+                      "__ldg((const uint4 *)(in%d + %s + jx_r4 + %d * (int64_t)(%s))); memcpy(xa%d_%d, &u, 16); }\n",
+                   indent, emit_types[k->arg_dtypes[i]].elem, i, a, indent, 4 * a, step, end, i, row, 4 * a, step, i, a);
+  for (int a = 0; a < RED_VEC_AHEAD; a++) {
+    buf_printf(b, "%s  if (jx_r4 + %d * (int64_t)(%s) < %s) {\n", indent, 4 * a, step, end);
+    buf_printf(b, "%s    #pragma unroll\n%s    for (int jx_j = 0; jx_j < 4; jx_j++) {\n", indent, indent);
+    buf_printf(b, "%s      const int64_t ridx = jx_r4 + %d * (int64_t)(%s) + jx_j;\n%s      (void)ridx;\n", indent,
+               4 * a, step, indent);
+    for (int i = 0; i < k->nargs && i < 64; i++)
+      if (vec >> i & 1)
+        buf_printf(b, "%s      const %s xv%d = xa%d_%d[jx_j];\n", indent, emit_types[k->arg_dtypes[i]].ctype, i, i, a);
+    buf_str(b, t->body.s ? t->body.s : "");
+    buf_printf(b, "%s      %s = %s;\n%s    }\n%s  }\n", indent, acc, t->step.s, indent, indent);
+  }
+  buf_printf(b, "%s}\n", indent);
 }
 
 /* e with each load of a row-vectorized input (at the row's contiguous index) replaced
@@ -564,8 +577,8 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
       buf_printf(b, "  const int64_t jx_chunk = (%s + gridDim.y - 1) / gridDim.y;\n", end);
     buf_printf(b, "  const int64_t jx_r0 = blockIdx.y * jx_chunk;\n");
     buf_printf(b, "  const int64_t jx_r1 = jx_r0 + jx_chunk < %s ? jx_r0 + jx_chunk : %s;\n", end, end);
-    buf_str(b, "  unsigned *jx_tickets = (unsigned *)scratch;\n");
-    buf_printf(b, "  %s *jx_parts = (%s *)(scratch + %d * sizeof(unsigned));\n", ct, ct, RENDER_CUDA_SPLIT_ROWS);
+    buf_str(b, "  unsigned *jx_tickets = jx_split_tickets;\n");
+    buf_printf(b, "  %s *jx_parts = (%s *)scratch;\n", ct, ct);
     buf_str(b, "  __shared__ bool jx_last;\n");
   }
   /* the row loop: gidx is the output this thread, warp or block works on */

@@ -26,12 +26,12 @@ typedef struct RenderCudaPlan {
   uint64_t vec_inputs; /* elementwise vec 4: inputs read as 16-byte vectors (bit i);
                           block rows: inputs read along the row as 16-byte vectors
                           (the row loop then takes 4 elements a thread a step) */
-  bool split;          /* block rows over gridDim.y blocks; needs scratch:
-                          RENDER_CUDA_SPLIT_ROWS unsigned (zeroed), then
-                          size * gridDim.y accumulators (8 bytes each at most) */
+  bool split;          /* block rows over gridDim.y blocks; needs scratch of
+                          size * gridDim.y accumulators (8 bytes each at most);
+                          tickets in the module (prelude_cuda.h) */
 } RenderCudaPlan;
 
-/* Most rows of a split reduction (tickets in scratch). */
+/* Most rows of a split reduction (prelude_cuda.h's jx_split_tickets). */
 #define RENDER_CUDA_SPLIT_ROWS 1024
 
 /* The plan of kernel k (a pure function of k). */

@@ -49,6 +49,12 @@ static __device__ __forceinline__ void jx_memcpy(void *d, const void *s, unsigne
 #define JX_IVDEP
 #define JX_VECTOR_LOOP
 
+/* The tickets of split reductions (render/cuda.c; RENDER_CUDA_SPLIT_ROWS of them): zero
+ * when the module loads, and the block that takes a row's last ticket sets it back to
+ * zero, so each launch finds them zero without a memset before it (kernels run one
+ * after another on the backend's one stream, recorded graphs too). */
+__device__ unsigned jx_split_tickets[1024];
+
 /* Kernel parameters: input and output pointers by value (in[i], out[o] as in C). */
 struct JxIn {
   void *p[64];

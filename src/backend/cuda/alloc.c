@@ -80,7 +80,10 @@ void *cuda_alloc(size_t nbytes) {
   const CudaDevice *d = cuda_device();
   size_t size = cuda_alloc_class(nbytes);
   pthread_mutex_lock(&lock);
-  Block *b = take_cached(size);
+  /* while a graph is recorded (graph.c), its scratch is a new block: one taken off the
+   * free lists would change the addresses the next calls are given, and they would
+   * never match the recording's (jit/replay.c) */
+  Block *b = cuda_graph_recording() ? NULL : take_cached(size);
   if (b) stats.reuses++;
   else if ((b = new_record())) {
     CUresult r = d->cu.cuMemAlloc(&b->ptr, size);
@@ -113,7 +116,7 @@ void *cuda_alloc(size_t nbytes) {
 }
 
 void cuda_free(void *mem) {
-  if (!mem) return;
+  if (!mem || cuda_graph_keep(mem)) return;
   CUdeviceptr p = (CUdeviceptr)(uintptr_t)mem;
   pthread_mutex_lock(&lock);
   for (Block **pp = &live[hash_ptr(p)]; *pp; pp = &(*pp)->next)

@@ -23,6 +23,10 @@ typedef int (*GemmFn)(cublasHandle_t, int, int, int, int, int, const void *, con
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static cublasHandle_t handle;
+/* a second handle for graph recordings (graph.c: one thread records at a time), on the
+ * capture stream, so the shared handle's stream never changes under another thread */
+static cublasHandle_t capture_handle;
+static int (*set_stream_fn)(cublasHandle_t, CUstream);
 static GemmFn gemm;
 static char load_error[512];
 static void *workspace;
@@ -71,6 +75,10 @@ typedef struct LtPlan {
 static LtPlan plans[LT_PLANS];
 static int nplans;
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
+/* One product is queued at a time: a cuBLAS(Lt) call may queue several kernels that
+ * share the one workspace (split-K partials, then their reduction), and two threads'
+ * calls interleaved on the stream would mix their partials. */
+static pthread_mutex_t enqueue_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void load_lt(void) {
   char why[400];
@@ -176,6 +184,9 @@ static void load_once(void) {
     snprintf(load_error, sizeof load_error, "cuda: cublasCreate failed (cublasStatus %d)", st);
     gemm = NULL;
   }
+  if (gemm && ((st = create(&capture_handle)) != 0 || (ws && (st = set_ws(capture_handle, ws, ws_bytes)) != 0)))
+    capture_handle = NULL; /* then products are not recorded (cuda_gemm declines) */
+  set_stream_fn = set_stream;
   load_lt();
 }
 
@@ -189,7 +200,7 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
   }
   if (K == 0) { /* an empty sum: zeros */
     const CudaDevice *d = cuda_device();
-    return cuda_check(d->cu.cuMemsetD8Async((CUdeviceptr)(uintptr_t)out, 0, routine_out_nbytes(r, 0), d->stream),
+    return cuda_check(d->cu.cuMemsetD8Async((CUdeviceptr)(uintptr_t)out, 0, routine_out_nbytes(r, 0), cuda_stream()),
                       "cuMemsetD8Async");
   }
   pthread_once(&once, load_once);
@@ -228,15 +239,27 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
   if (type == CUDA_R_16BF || type == CUDA_R_16F || (type == CUDA_R_32F && small)) {
     const LtPlan *p = lt_plan(type, compute, tb, ta, N, M, K, B);
     if (p) {
+      pthread_mutex_lock(&enqueue_lock);
       int st = lt.matmul(lt.h, p->desc, alpha, inputs[1], p->a, inputs[0], p->b, beta, out, p->c, out, p->c,
-                         &p->algo, workspace, workspace_bytes, cuda_device()->stream);
+                         &p->algo, workspace, workspace_bytes, cuda_stream());
+      pthread_mutex_unlock(&enqueue_lock);
       if (st == 0) return JX_OK;
     }
   }
-  int st = gemm(handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M,
+  cublasHandle_t h = handle;
+  if (cuda_stream() != cuda_device()->stream) { /* recording a graph (graph.c) */
+    if (!capture_handle || set_stream_fn(capture_handle, cuda_stream()) != 0) {
+      error_set(JX_ERR_DEVICE, "cuda: no cuBLAS handle to record a matrix product in a graph");
+      return JX_ERR_DEVICE;
+    }
+    h = capture_handle;
+  }
+  pthread_mutex_lock(&enqueue_lock);
+  int st = gemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M,
                 (int)K, alpha, inputs[1], type, (int)(tb ? K : N), (long long)(K * N), inputs[0], type,
                 (int)(ta ? M : K), (long long)(M * K), beta, out, type, (int)N, (long long)(M * N), (int)B,
                 compute, CUBLAS_GEMM_DEFAULT);
+  pthread_mutex_unlock(&enqueue_lock);
   if (st != 0) {
     error_set(JX_ERR_DEVICE, "cuda: cublasGemmStridedBatchedEx failed (cublasStatus %d) for "
               "%s (%lld, %lld) @ (%lld, %lld), batch %lld", st, jx_dtype_name(r->dtype),

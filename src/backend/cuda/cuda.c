@@ -141,6 +141,12 @@ static jx_status routine(const Backend *be, const Routine *r, void *const *input
   return JX_ERR_UNSUPPORTED;
 }
 
+static jx_status graph_begin(const Backend *be) { return cuda_graph_begin(); }
+static jx_status graph_end(const Backend *be, void **exec) { return cuda_graph_end(exec); }
+static jx_status graph_launch(const Backend *be, void *exec) { return cuda_graph_launch(exec); }
+static void graph_release(const Backend *be, void *exec) { cuda_graph_release(exec); }
+static bool graph_routine_ok(const Backend *be, const Routine *r) { return cuda_graph_routine_ok(r); }
+
 const Backend backend_cuda = {
     .name = "cuda",
     .init = dev_init,
@@ -155,5 +161,10 @@ const Backend backend_cuda = {
     .host_memory = false,
     .cheap_recompute = true,
     .row_outputs = true,
+    .graph_begin = graph_begin,
+    .graph_end = graph_end,
+    .graph_launch = graph_launch,
+    .graph_release = graph_release,
+    .graph_routine_ok = graph_routine_ok,
     .synchronize = synchronize,
 };

@@ -62,6 +62,13 @@ typedef struct CudaDriver {
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
+  /* graphs (graph.c): stream capture, instantiation, replay */
+  CUresult (*cuStreamBeginCapture)(CUstream, int);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
 } CudaDriver;
 
 /* The state of the one device, filled by cuda_init. */
@@ -92,6 +99,42 @@ jx_status cuda_check(CUresult r, const char *what);
 /* Opens the first of `names` that dlopen finds, trying each also under $CUDA_HOME/lib64,
  * $CUDA_PATH/lib64 and /usr/local/cuda/lib64. NULL when none (why: in `why`). */
 void *cuda_dlopen_any(const char *const *names, char *why, size_t nwhy);
+
+/* The stream the calling thread queues work on: the device's one stream, or while the
+ * thread records a graph (graph.c), its capture stream. Every copy, launch and library
+ * call of the backend goes through it. */
+CUstream cuda_stream(void);
+
+/* -------------------------------------------------------------- graph.c */
+
+/* CUDA graphs for jit (backend.h, graph_*): the launches a thread makes between
+ * cuda_graph_begin and cuda_graph_end are recorded (stream capture on a capture stream
+ * of its own, relaxed mode) instead of run, and instantiated into an executable that
+ * cuda_graph_launch replays on the device's stream. Device memory freed while
+ * recording (jit's temporaries, a reduction's scratch, a sort's temporaries) stays with
+ * the executable -- the replays write it -- and goes back to the allocator with it;
+ * memory allocated while recording is a new block, never one off the free lists (the
+ * addresses later calls are given stay those of the calls before).
+ * Captures are serialized by a lock (one capture stream, one cuBLAS handle on it). */
+jx_status cuda_graph_begin(void);
+/* Ends the recording; *exec (a CudaGraph *) on success, NULL with the error set (the
+ * recording is discarded) on failure. */
+jx_status cuda_graph_end(void **exec);
+jx_status cuda_graph_launch(void *exec);
+void cuda_graph_release(void *exec);
+/* Whether routine r may be recorded: it only queues work on the stream (no host waits,
+ * no host-side steps). */
+bool cuda_graph_routine_ok(const Routine *r);
+/* While recording: keeps mem (freed by a recorded step) for the graph instead of
+ * returning it to the allocator; false when the thread is not recording. */
+bool cuda_graph_keep(void *mem);
+/* Whether the calling thread is recording a graph. */
+bool cuda_graph_recording(void);
+/* Graphs instantiated and replayed since process start (tests). */
+typedef struct CudaGraphStats {
+  int64_t captures, launches;
+} CudaGraphStats;
+CudaGraphStats cuda_graph_stats(void);
 
 /* -------------------------------------------------------------- alloc.c */
 

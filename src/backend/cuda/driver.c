@@ -79,6 +79,12 @@ static const struct {
     S(cuEventSynchronize, "cuEventSynchronize"),
     S(cuEventElapsedTime, "cuEventElapsedTime_v2"),
     S(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
+    S(cuStreamBeginCapture, "cuStreamBeginCapture_v2"),
+    S(cuStreamEndCapture, "cuStreamEndCapture"),
+    S(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags"),
+    S(cuGraphLaunch, "cuGraphLaunch"),
+    S(cuGraphExecDestroy, "cuGraphExecDestroy"),
+    S(cuGraphDestroy, "cuGraphDestroy"),
 #undef S
 };
 

@@ -248,6 +248,7 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
   for (int i = 0; i < k->nargs; i++) in.p[i] = inputs[i];
   for (int o = 0; o <= k->nextra + k->has_row_out; o++) out.p[o] = outs[o];
   char *scratch = NULL;
+  CUstream stream = cuda_stream();
   const RenderCudaPlan *p = &exe->plan;
   /* grid-stride loops: 16 blocks a multiprocessor (one wave of resident blocks ran the
    * 2^28 chain at 3.26 TB/s on an H200, against 3.54 with these); vectorized
@@ -269,20 +270,14 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
      * finishes the tail (256 rows x 5 blocks was 1.2 waves of 8 a multiprocessor) */
     int64_t R = k->reduction.size, want = sms * exe->per_sm / k->size, most = R / 8192;
     gy = clamp_blocks(want < most ? want : most, 65535);
-    size_t tickets = RENDER_CUDA_SPLIT_ROWS * sizeof(unsigned);
-    size_t nbytes = tickets + (size_t)k->size * gy * 16; /* partials: up to complex128 */
-    if (!(scratch = cuda_alloc(nbytes))) return jx_last_status();
-    jx_status s = cuda_check(d->cu.cuMemsetD8Async((CUdeviceptr)(uintptr_t)scratch, 0, tickets, d->stream),
-                             "cuMemsetD8Async");
-    if (s != JX_OK) {
-      cuda_free(scratch);
-      return s;
-    }
+    /* partials: up to complex128 */
+    if (!(scratch = cuda_alloc((size_t)k->size * gy * 16))) return jx_last_status();
   }
   void *args[] = {&in, &out, &scratch};
-  jx_status s = cuda_check(d->cu.cuLaunchKernel(exe->fn, gx, gy, 1, THREADS, 1, 1, 0, d->stream, args, NULL),
+  jx_status s = cuda_check(d->cu.cuLaunchKernel(exe->fn, gx, gy, 1, THREADS, 1, 1, 0, stream, args, NULL),
                            exe->name);
-  cuda_free(scratch); /* stream-ordered: the next user runs after this kernel */
+  cuda_free(scratch); /* stream-ordered: the next user runs after this kernel (or, while a
+                       * graph is recorded, the graph keeps it) */
   if (config_debug_level() >= 1)
     fprintf(stderr, "jaxc cuda: launch %s grid (%u, %u) x %d\n", exe->name, gx, gy, THREADS);
   return s;

@@ -79,7 +79,7 @@ jx_status cuda_sort(const Routine *r, void *const *inputs, void *const *outs) {
     return JX_ERR_UNSUPPORTED;
   }
   cuda_make_current();
-  return check(sort_fn(cuda_device()->stream, cuda_alloc, cuda_free, r->nin, kind, bytes[0], mant, bytes,
+  return check(sort_fn(cuda_stream(), cuda_alloc, cuda_free, r->nin, kind, bytes[0], mant, bytes,
                        (const void *const *)inputs, outs, r->outer, r->n, r->inner), r);
 }
 
@@ -98,7 +98,7 @@ jx_status cuda_scatter_add(const Routine *r, void *const *inputs, void *out) {
   default: op = ADD_BOOL; break;
   }
   cuda_make_current();
-  return check(scatter_fn(cuda_device()->stream, op, (int)jx_dtype_itemsize(r->dtype), inputs[0], inputs[1],
+  return check(scatter_fn(cuda_stream(), op, (int)jx_dtype_itemsize(r->dtype), inputs[0], inputs[1],
                           (int)jx_dtype_itemsize(r->index_dtype), !dtype_is_unsigned(r->index_dtype) && r->index_dtype != JX_BOOL,
                           inputs[2], out, r->outer, r->n, r->m, r->inner), r);
 }
