@@ -25,23 +25,6 @@ typedef struct Call {
   jx_dtype dtype;
 } Call;
 
-/* "(2,5)" / "()" -> dims; absent -> -1 (shape=None). */
-static int param_shape(const GoldenCase *c, int64_t *shape) {
-  const char *s = golden_param(c, "shape");
-  if (!s || !strcmp(s, "none")) return -1;
-  int n = 0;
-  for (const char *p = s; *p;) {
-    if (*p >= '0' && *p <= '9') {
-      char *end;
-      shape[n++] = strtoll(p, &end, 10);
-      p = end;
-    } else {
-      p++;
-    }
-  }
-  return n;
-}
-
 /* The sampler of a grad_* case: its sum (dirichlet: weighted by in[2]). */
 static jx_status sampler_sum(void *ctx, jx_array *const *in, jx_array **out) {
   const Call *c = ctx;
@@ -79,7 +62,7 @@ static void run_fn(jx_fn *f, jx_array *const *in, jx_array **out) {
 
 static void call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
   Call call = {c->fn, 0, {0}, JX_FLOAT32};
-  call.ndim = param_shape(c, call.shape);
+  call.ndim = golden_param_shape(c, "shape", call.shape);
   const char *dt = golden_param(c, "dtype");
   if (dt && !strcmp(dt, "float64")) call.dtype = JX_FLOAT64;
   const char *f = c->fn;

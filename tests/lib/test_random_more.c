@@ -16,23 +16,6 @@
 static GoldenCase *cases;
 static int ncases;
 
-/* "(2,5)" / "()" / "(3,)" -> dims; "none" -> -1 (shape=None). */
-static int param_shape(const GoldenCase *c, int64_t *shape) {
-  const char *s = golden_param(c, "shape");
-  if (!s || !strcmp(s, "none")) return -1;
-  int n = 0;
-  for (const char *p = s; *p;) {
-    if (*p >= '0' && *p <= '9') {
-      char *end;
-      shape[n++] = strtoll(p, &end, 10);
-      p = end;
-    } else {
-      p++;
-    }
-  }
-  return n;
-}
-
 static jx_dtype param_dtype(const GoldenCase *c, jx_dtype d) {
   bool weak;
   const char *s = golden_param(c, "dtype");
@@ -92,7 +75,7 @@ static void compare_ulps(const char *ctx, jx_array *got, const GoldenArray *want
 
 static jx_array *call_case(const GoldenCase *c, jx_array *const *in) {
   int64_t shape[JX_MAX_NDIM];
-  int nd = param_shape(c, shape);
+  int nd = golden_param_shape(c, "shape", shape);
   const int64_t *sh = nd < 0 ? NULL : shape;
   jx_dtype dt = param_dtype(c, JX_FLOAT32);
   const char *f = c->fn;

@@ -212,6 +212,22 @@ long long golden_param_int(const GoldenCase *c, const char *key, long long dflt)
   return v ? strtoll(v, NULL, 10) : dflt;
 }
 
+int golden_param_shape(const GoldenCase *c, const char *key, int64_t *shape) {
+  const char *s = golden_param(c, key);
+  if (!s || !strcmp(s, "none")) return -1;
+  int n = 0;
+  for (const char *p = s; *p;) {
+    if (*p >= '0' && *p <= '9') {
+      char *end;
+      shape[n++] = strtoll(p, &end, 10);
+      p = end;
+    } else {
+      p++;
+    }
+  }
+  return n;
+}
+
 /* ------------------------------------------------------------ conversion */
 
 /* Writes element k of g into dst as dtype d (itemsize bytes); for complex dtypes, k

@@ -58,6 +58,9 @@ void golden_free(GoldenCase *cases, int ncases);
 const char *golden_param(const GoldenCase *c, const char *key);
 /* Param `key` as an integer, or `dflt` when absent. */
 long long golden_param_int(const GoldenCase *c, const char *key, long long dflt);
+/* Param `key` as a shape, "(2,5)" or "()": its dims into shape (room for JX_MAX_NDIM)
+ * and their count; -1 when absent or "none" (JAX's shape=None). */
+int golden_param_shape(const GoldenCase *c, const char *key, int64_t *shape);
 
 /* A new array holding a golden array: weak 0-d float32/int32 values come from
  * jx_scalar / jx_scalar_int (as a Python scalar would), everything else from the
