@@ -70,22 +70,27 @@ static void call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) 
   if (!strcmp(f, "key_from")) {
     out[0] = jx_random_key_from(in[0]);
   } else if (!strcmp(f, "key_from_jit")) {
-    run_fn(jx_jit(jx_fn_new("key", 1, 1, key_from_fn, NULL)), in, out);
+    jx_fn *k = jx_fn_new("key", 1, 1, key_from_fn, NULL);
+    run_fn(jx_jit(k), in, out);
+    jx_fn_free(k);
   } else if (!strcmp(f, "key_from_vmap")) {
-    run_fn(jx_vmap(jx_fn_new("key", 1, 1, key_from_fn, NULL), (int[]){0}, NULL), in, out);
+    jx_fn *k = jx_fn_new("key", 1, 1, key_from_fn, NULL);
+    run_fn(jx_vmap(k, (int[]){0}, NULL), in, out);
+    jx_fn_free(k);
   } else if (!strcmp(f, "fold_in_from")) {
     out[0] = jx_random_fold_in_from(in[0], in[1]);
-  } else if (!strcmp(f, "fold_in_from_vmap")) {
-    run_fn(jx_vmap(jx_fn_new("fold", 2, 1, fold_fn, NULL), (int[]){JX_NOT_MAPPED, 0}, NULL), in,
-           out);
-  } else if (!strcmp(f, "fold_in_from_vmap_both")) {
-    run_fn(jx_vmap(jx_fn_new("fold", 2, 1, fold_fn, NULL), (int[]){0, 0}, NULL), in, out);
+  } else if (!strcmp(f, "fold_in_from_vmap") || !strcmp(f, "fold_in_from_vmap_both")) {
+    jx_fn *fold = jx_fn_new("fold", 2, 1, fold_fn, NULL);
+    bool both = !strcmp(f, "fold_in_from_vmap_both");
+    run_fn(jx_vmap(fold, (int[]){both ? 0 : JX_NOT_MAPPED, 0}, NULL), in, out);
+    jx_fn_free(fold);
   } else if (!strcmp(f, "threefry_2x32")) {
     out[0] = jx_random_threefry_2x32(in[0], in[1]);
   } else if (!strcmp(f, "grad_gamma_vmap")) {
     jx_fn *s = jx_fn_new(f, 2, 1, sampler_sum, &call);
     jx_fn *g = jx_grad(s, 1, (int[]){1});
     run_fn(jx_vmap(g, (int[]){0, JX_NOT_MAPPED}, NULL), in, out);
+    jx_fn_free(g);
     jx_fn_free(s);
   } else if (!strncmp(f, "grad_", 5)) {
     bool two = !strcmp(f, "grad_beta");
