@@ -95,7 +95,13 @@ typedef enum jx_dtype {
   JX_FLOAT64,
   JX_COMPLEX64,
   JX_COMPLEX128,
-  JX_NUM_DTYPES
+  JX_NUM_DTYPES, /* the number of numeric dtypes above; tables are indexed by them */
+  /* jax.dtypes.float0: the tangent / cotangent type of bool and integer values
+   * (grad(allow_int=True), vjp, jvp). Its itemsize is 0: a float0 array has a shape and
+   * holds no data. No operation takes one (JX_ERR_DTYPE, as JAX's "float0s do not support
+   * any operations by design"); it prints as NumPy prints it ("(b'',)" per element).
+   * Numbered past JX_NUM_DTYPES so that it is not one of the numeric dtypes. */
+  JX_FLOAT0 = 64
 } jx_dtype;
 
 typedef enum jx_status {
@@ -208,15 +214,22 @@ char *jx_make_jaxpr(jx_fn *f, jx_array *const *example_in);
 jx_fn *jx_jit(jx_fn *f);
 
 /* jax.jvp(f, primals, tangents): f's outputs and their tangents (new references).
- * Tangents must match their primals' shapes and dtypes (JX_ERR_SHAPE). */
+ * Tangents must match their primals' shapes and dtypes (JX_ERR_SHAPE), except that bool
+ * and integer primals take JX_FLOAT0 tangents (jx_zeros(ndim, shape, JX_FLOAT0)) and
+ * only they do (JX_ERR_DTYPE otherwise, JAX's TypeError); the tangents of bool and
+ * integer outputs are float0 arrays of their shapes. */
 jx_status jx_jvp(jx_fn *f, jx_array *const *primals, jx_array *const *tangents,
                  jx_array **primals_out, jx_array **tangents_out);
 /* jax.vjp(f, *primals): fills primals_out with f's outputs and returns the pullback, a
  * jx_fn from output cotangents (one per output, same shapes/dtypes) to input
- * cotangents. */
+ * cotangents. Bool and integer inputs get float0 cotangents of their shapes; the
+ * cotangent of a bool or integer output is a float0 array of its shape (or, as JAX
+ * also accepts, one of the output's own dtype); another dtype is JX_ERR_DTYPE for
+ * float0 mix-ups, JX_ERR_SHAPE otherwise. */
 jx_fn *jx_vjp(jx_fn *f, jx_array *const *primals, jx_array **primals_out);
 /* jax.linearize(f, *primals): fills primals_out and returns f's JVP at primals as a
- * jx_fn from input tangents to output tangents. */
+ * jx_fn from input tangents to output tangents (float0 for bool and integer values, as
+ * in jx_jvp). */
 jx_fn *jx_linearize(jx_fn *f, jx_array *const *primals, jx_array **primals_out);
 /* jax.linear_transpose(f, *primals): f, linear in its inputs, is traced once at the
  * shapes/dtypes of primals (their values are not used) and the returned function maps
@@ -240,8 +253,15 @@ jx_fn *jx_grad(jx_fn *f, int nargnums, const int *argnums);
 /* jax.grad(f, argnums, holomorphic=True): f's first output a complex scalar, the
  * differentiated inputs complex (JX_ERR_DTYPE otherwise); the grads are f'(z). */
 jx_fn *jx_grad_holomorphic(jx_fn *f, int nargnums, const int *argnums);
+/* jax.grad(f, argnums, allow_int=True): jx_grad that also accepts bool and integer
+ * arguments; their gradients are JX_FLOAT0 arrays of the argument's shape (no data:
+ * jax.dtypes.float0), the others are jx_grad's. Any other non-float argument is
+ * JX_ERR_DTYPE. Composes with jit and vmap (a mapped float0 grad gets the batch axis). */
+jx_fn *jx_grad_allow_int(jx_fn *f, int nargnums, const int *argnums);
 /* jax.value_and_grad: returns value, aux..., grads.... */
 jx_fn *jx_value_and_grad(jx_fn *f, int nargnums, const int *argnums);
+/* jax.value_and_grad(f, argnums, allow_int=True): as jx_grad_allow_int. */
+jx_fn *jx_value_and_grad_allow_int(jx_fn *f, int nargnums, const int *argnums);
 /* jax.jacfwd / jax.jacrev(f, argnums): the returned function gives, for every output
  * y_o and differentiated input x_a, J[o][a] of shape y_o.shape + x_a.shape, ordered
  * o-major (out[o * nargnums + a]). jacfwd pushes the input basis through jvp under
@@ -285,9 +305,9 @@ jx_status jx_config_default_matmul_precision(const char *precision);
 
 /* --------------------------------------------------------------- dtypes */
 
-/* NumPy name ("float32", "bfloat16", "bool"); NULL for an invalid value. */
+/* NumPy name ("float32", "bfloat16", "bool", "float0"); NULL for an invalid value. */
 const char *jx_dtype_name(jx_dtype d);
-/* Bytes per element (bool: 1). 0 for an invalid value. */
+/* Bytes per element (bool: 1). 0 for JX_FLOAT0 and for an invalid value. */
 size_t jx_dtype_itemsize(jx_dtype d);
 /* jnp.result_type of two dtypes, each weak (Python scalar) or not: JAX's promotion
  * lattice (jax._src.dtypes), canonicalized for the current x64 mode. */
@@ -366,7 +386,9 @@ char *jx_to_string(jx_array *a);
 /* ---------------------------------------------------------------- creation */
 /* jnp.full / zeros / ones: one value broadcast (a view). dtype is canonicalized (x64
  * mode). Errors: JX_ERR_SHAPE for bad ndim or negative dims, JX_ERR_OOM when the size
- * overflows int64, JX_ERR_DTYPE for an invalid dtype. */
+ * overflows int64, JX_ERR_DTYPE for an invalid dtype. jx_zeros also makes float0 arrays
+ * (JX_FLOAT0: jnp.zeros(shape, float0), the tangents jx_jvp takes for int/bool primals);
+ * jx_zeros_like of a float0 array is float0, jx_ones_like / jx_full_like JX_ERR_DTYPE. */
 jx_array *jx_full(int ndim, const int64_t *shape, double value, jx_dtype dtype);
 jx_array *jx_zeros(int ndim, const int64_t *shape, jx_dtype dtype);
 jx_array *jx_ones(int ndim, const int64_t *shape, jx_dtype dtype);

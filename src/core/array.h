@@ -77,6 +77,9 @@ jx_array *array_new(Buffer *buf, ShapeTracker *st, jx_dtype dtype, bool weak);
 /* A new contiguous array copied from host data of shape/dtype on the default backend. */
 jx_array *array_from_host(const void *data, jx_dtype dtype, bool weak, int ndim,
                           const int64_t *shape);
+/* A new float0 array of the given shape (jax.dtypes.float0: holds no data; its buffer
+ * is empty), registered with the innermost open scope. */
+jx_array *array_float0(int ndim, const int64_t *shape);
 /* Validates a user shape for `fn`: ndim in range, dims >= 0, product fits int64. */
 bool array_check_shape(const char *fn, int ndim, const int64_t *shape);
 /* Normalizes axis for rank ndim (negative counts from the end); false + JX_ERR_SHAPE

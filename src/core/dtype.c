@@ -57,11 +57,15 @@ jx_dtype dtype_to_complex(jx_dtype d) {
   return d == JX_FLOAT64 ? JX_COMPLEX128 : JX_COMPLEX64;
 }
 int dtype_bits(jx_dtype d) { return dtype_is_valid(d) ? infos[d].bits : 0; }
-const char *dtype_short_name(jx_dtype d) { return dtype_is_valid(d) ? infos[d].short_name : NULL; }
+const char *dtype_short_name(jx_dtype d) {
+  return dtype_is_valid(d) ? infos[d].short_name : d == JX_FLOAT0 ? "float0" : NULL; /* JAX: float0[] */
+}
 double dtype_min_value(jx_dtype d) { return dtype_is_valid(d) ? infos[d].min : 0; }
 double dtype_max_value(jx_dtype d) { return dtype_is_valid(d) ? infos[d].max : 0; }
 
-const char *jx_dtype_name(jx_dtype d) { return dtype_is_valid(d) ? infos[d].name : NULL; }
+const char *jx_dtype_name(jx_dtype d) {
+  return dtype_is_valid(d) ? infos[d].name : d == JX_FLOAT0 ? "float0" : NULL;
+}
 size_t jx_dtype_itemsize(jx_dtype d) { return dtype_is_valid(d) ? (size_t)infos[d].bits / 8 : 0; }
 
 /* ------------------------------------------------------------ x64 switch */

@@ -19,10 +19,11 @@ jx_dtype dtype_real_part(jx_dtype d);
 /* The complex dtype with parts of d: float64 -> complex128, any other real dtype ->
  * complex64 (as lax.complex after promotion); complex dtypes map to themselves. */
 jx_dtype dtype_to_complex(jx_dtype d);
+/* One of the numeric dtypes (JX_FLOAT0, which holds no data, is not). */
 bool dtype_is_valid(jx_dtype d);
 /* Bits per element (bool: 8). */
 int dtype_bits(jx_dtype d);
-/* Short name used in jaxprs and kernel IR: "f32", "bf16", "i32", "u8", "bool". */
+/* Short name used in jaxprs and kernel IR: "f32", "bf16", "i32", "u8", "bool"; "float0". */
 const char *dtype_short_name(jx_dtype d);
 
 /* The x64 switch (JAX's jax_enable_x64). Initialized from JAXC_ENABLE_X64. */

@@ -439,6 +439,10 @@ static bool put_literal(Text *t, const Jaxpr *j, int var) {
     if (j->constvars[i] != var) continue;
     jx_array *c = j->consts[i];
     if (c->ndim != 0 || c->tracer || dtype_is_complex(c->dtype)) return false;
+    if (c->dtype == JX_FLOAT0) { /* no value: JAX prints NumPy's repr of a V0 record */
+      put(t, "(b'',):float0[]");
+      return true;
+    }
     double v = jx_item(c);
     if (dtype_is_floating(c->dtype)) {
       char buf[32];

@@ -35,6 +35,10 @@ typedef struct Entry {
                       custom_vjp, checkpoint): what transformations of the call see */
   Program *program; /* NULL: evaluate the jaxpr (lowering unsupported) */
   JitReplay *replay; /* the program's recorded device graphs (replay.c); NULL: none */
+  Aval *out_float0; /* [nout] when some outputs are float0 (their dtype JX_FLOAT0, their
+                       shape): made anew on each call, not in the jaxpr; else NULL */
+  bool transient;   /* the jaxpr closes over an outer tracer: valid for this call only,
+                       evaluated and never cached */
   int refcount;     /* atomic: the cache's reference + one per call using the entry */
   struct Entry *next; /* guarded by Jit.lock */
 } Entry;
@@ -53,6 +57,7 @@ static void entry_free(Entry *e) {
   jit_replay_free(e->replay);
   jit_program_free(e->program);
   free(e->avals);
+  free(e->out_float0);
   free(e);
 }
 
@@ -135,41 +140,70 @@ static Entry *insert(Jit *J, Entry *e, int nin) {
   return old;
 }
 
+/* float0 values (jax.dtypes.float0, the tangents of ints) hold no data, so they stay
+ * out of the jaxpr: a float0 input is traced as a fresh float0 array of its shape (a
+ * constant: its shape is in the cache key) and is not a jaxpr input; a float0 output
+ * is recorded by shape (*out_float0) and made anew on each call. */
+static bool any_float0(int n, jx_array *const *xs) {
+  for (int i = 0; i < n; i++)
+    if (xs[i]->dtype == JX_FLOAT0) return true;
+  return false;
+}
+
 /* The jaxpr to lower (calls inlined) and, when inlining loses custom rules, *traced
- * the jaxpr as traced (else NULL). */
-static Jaxpr *trace(Jit *J, int nin, jx_array *const *in, Jaxpr **traced) {
+ * the jaxpr as traced (else NULL); *out_float0 as in Entry. */
+static Jaxpr *trace(Jit *J, int nin, jx_array *const *in, Jaxpr **traced, Aval **out_float0) {
   *traced = NULL;
+  *out_float0 = NULL;
   int nout = jx_fn_nout(J->f);
   Trace *t = stage_begin();
   if (!t) return NULL;
   jx_scope_begin();
   jx_array **ins = calloc((size_t)nin + 1, sizeof *ins), **outs = calloc((size_t)nout, sizeof *outs);
-  bool ok = ins && outs;
+  jx_array **staged = calloc((size_t)nout + 1, sizeof *staged);
+  bool ok = ins && outs && staged;
   for (int i = 0; ok && i < nin; i++) {
     Aval a = prim_aval_of(in[i]);
-    ok = (ins[i] = stage_new_input(t, &a)) != NULL;
+    ins[i] = a.dtype == JX_FLOAT0 ? array_float0(a.ndim, a.shape) : stage_new_input(t, &a);
+    ok = ins[i] != NULL;
   }
   ok = ok && jx_call(J->f, ins, outs) == JX_OK;
-  Jaxpr *j = stage_end(t, ok ? nout : 0, outs);
+  int nstaged = 0;
+  for (int o = 0; ok && o < nout; o++) {
+    if (outs[o]->dtype != JX_FLOAT0) {
+      staged[nstaged++] = outs[o];
+      continue;
+    }
+    if (!*out_float0 && !(*out_float0 = calloc((size_t)nout, sizeof **out_float0))) {
+      error_set(JX_ERR_OOM, "jx_jit: out of memory");
+      ok = false;
+    }
+    if (ok) (*out_float0)[o] = prim_aval_of(outs[o]);
+  }
+  Jaxpr *j = stage_end(t, ok ? nstaged : 0, staged);
   for (int o = 0; ok && o < nout; o++) jx_free(outs[o]);
   jx_scope_end(0, NULL);
-  free(ins), free(outs);
+  free(ins), free(outs), free(staged);
+  if (!ok) free(*out_float0), *out_float0 = NULL;
   if (ok && j && !(j->name = strdup(jx_fn_name(J->f)))) ok = false;
   /* the checker runs on every traced jaxpr, and after each simplification pass; calls
    * of other jitted functions are inlined first (the program is lowered as a whole) */
   if (!ok || jaxpr_check(j) != JX_OK) {
     jaxpr_free(j);
+    free(*out_float0), *out_float0 = NULL;
     return NULL;
   }
   if (jaxpr_has_custom_rules(j)) {
     *traced = j;
     if (jaxpr_simplify(j) != JX_OK || !(j = jaxpr_inlined_copy(j))) {
       jaxpr_free(*traced), *traced = NULL;
+      free(*out_float0), *out_float0 = NULL;
       return NULL;
     }
   }
   if (!jaxpr_inline_calls(j) || jaxpr_simplify(j) != JX_OK) {
     jaxpr_free(j), jaxpr_free(*traced), *traced = NULL;
+    free(*out_float0), *out_float0 = NULL;
     return NULL;
   }
   j = loops_hoist_scans(j); /* products of xs out of scan bodies: batched before the loop */
@@ -216,32 +250,33 @@ static void name_steps(Program *p) {
 
 /* Traces, lowers and compiles a cache entry for in's signature on be into *entry (one
  * reference, the caller's). When the jaxpr closes over an outer tracer it is valid for
- * this call only: evaluated into out, *entry stays NULL. */
+ * this call only: the entry is transient (evaluated, not compiled nor cached). */
 static jx_status build_entry(Jit *J, int nin, jx_array *const *in, const Aval *avals, bool x64,
-                             const Backend *be, jx_array **out, Entry **entry) {
+                             const Backend *be, Entry **entry) {
   *entry = NULL;
-  Jaxpr *tj = NULL, *j = trace(J, nin, in, &tj);
+  Aval *f0 = NULL;
+  Jaxpr *tj = NULL, *j = trace(J, nin, in, &tj, &f0);
   if (!j) return jx_last_status() ? jx_last_status() : JX_ERR_INTERNAL;
   if (config_debug_level() >= 2) {
     char *text = jaxpr_print(j);
     fprintf(stderr, "[jaxc] jit(%s) jaxpr:\n%s\n", jx_fn_name(J->f), text ? text : "?");
     free(text);
   }
-  if (has_tracer_consts(j)) {
-    jx_status s = jaxpr_eval(tj ? tj : j, in, out);
-    jaxpr_free(j), jaxpr_free(tj);
-    return s;
-  }
   Entry *e = calloc(1, sizeof *e);
   Aval *copy = e ? calloc((size_t)nin + 1, sizeof *copy) : NULL;
   if (!copy) {
-    free(e);
+    free(e), free(f0);
     jaxpr_free(j), jaxpr_free(tj);
     error_set(JX_ERR_OOM, "jx_jit: out of memory");
     return JX_ERR_OOM;
   }
   memcpy(copy, avals, (size_t)nin * sizeof *copy);
-  *e = (Entry){.avals = copy, .x64 = x64, .device = be, .jaxpr = j, .traced = tj, .refcount = 1};
+  *e = (Entry){.avals = copy, .x64 = x64, .device = be, .jaxpr = j, .traced = tj,
+               .out_float0 = f0, .transient = has_tracer_consts(j), .refcount = 1};
+  if (e->transient) {
+    *entry = e;
+    return JX_OK;
+  }
   ErrorSaved older = error_stash(); /* an unread error of the caller's stays first */
   e->program = jit_lower(j, be);
   if (!e->program) {
@@ -271,6 +306,46 @@ static jx_status build_entry(Jit *J, int nin, jx_array *const *in, const Aval *a
   return JX_OK;
 }
 
+/* Runs entry e on in (float0 inputs already left out: nin jaxpr inputs) into out (the
+ * jaxpr's outputs). */
+static jx_status run_entry(Entry *e, const Backend *be, bool traced, bool committed, int nin,
+                           jx_array *const *in, jx_array **out) {
+  if (e->transient) return jaxpr_eval(e->traced ? e->traced : e->jaxpr, in, out);
+  if (traced) {
+    /* Under a transformation the call stays one equation holding the jaxpr (JAX's
+     * pjit): staged as such, or transformed by the call's rules. */
+    return prim_call(e->traced ? e->traced : e->jaxpr, nin, in, out);
+  }
+  jx_array *const *args = in; /* every input on be: uncommitted ones copied there */
+  if (!realize_args(be, nin, in, &args)) return jx_last_status();
+  jx_status s = e->program ? jit_run_replay(e->program, e->jaxpr, be, e->replay, args, out)
+                           : jaxpr_eval(e->jaxpr, args, out);
+  realize_args_free(nin, in, args);
+  for (int o = 0; s == JX_OK && committed && o < e->jaxpr->nout; o++) out[o]->committed = true;
+  return s;
+}
+
+/* run_entry for f's inputs and outputs: float0 ones are left out of the jaxpr's. */
+static jx_status run_entry_float0(Entry *e, const Backend *be, bool traced, bool committed,
+                                  int nin, int nout, jx_array *const *in, jx_array **out) {
+  if (!e->out_float0 && !any_float0(nin, in))
+    return run_entry(e, be, traced, committed, nin, in, out);
+  jx_array **cin = calloc((size_t)nin + 1, sizeof *cin), **cout = calloc((size_t)nout + 1, sizeof *cout);
+  jx_status s = cin && cout ? JX_OK : JX_ERR_OOM;
+  if (s != JX_OK) error_set(s, "jx_jit: out of memory");
+  int cn = 0;
+  for (int i = 0; s == JX_OK && i < nin; i++)
+    if (in[i]->dtype != JX_FLOAT0) cin[cn++] = in[i];
+  if (s == JX_OK) s = run_entry(e, be, traced, committed, cn, cin, cout);
+  for (int o = 0, k = 0; s == JX_OK && o < nout; o++) {
+    const Aval *a = e->out_float0 ? &e->out_float0[o] : NULL;
+    out[o] = a && a->dtype == JX_FLOAT0 ? array_float0(a->ndim, a->shape) : cout[k++];
+    if (!out[o]) s = jx_last_status();
+  }
+  free(cin), free(cout);
+  return s;
+}
+
 static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   Jit *J = ctx;
   int nin = jx_fn_nin(J->f);
@@ -289,29 +364,15 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
   bool x64 = dtype_x64();
   Entry *e = lookup(J, nin, avals, x64, traced ? NULL : be);
   if (!e) {
-    jx_status s = build_entry(J, nin, in, avals, x64, be, out, &e);
+    jx_status s = build_entry(J, nin, in, avals, x64, be, &e);
     if (!e) {
       if (avals != stack_avals) free(avals);
       return s;
     }
-    e = insert(J, e, nin);
+    if (!e->transient) e = insert(J, e, nin);
   }
   if (avals != stack_avals) free(avals);
-  jx_status s;
-  if (traced) {
-    /* Under a transformation the call stays one equation holding the jaxpr (JAX's
-     * pjit): staged as such, or transformed by the call's rules. */
-    s = prim_call(e->traced ? e->traced : e->jaxpr, nin, in, out);
-  } else {
-    jx_array *const *args = in; /* every input on be: uncommitted ones copied there */
-    if (!realize_args(be, nin, in, &args)) {
-      entry_release(e);
-      return jx_last_status();
-    }
-    s = e->program ? jit_run_replay(e->program, e->jaxpr, be, e->replay, args, out) : jaxpr_eval(e->jaxpr, args, out);
-    realize_args_free(nin, in, args);
-    for (int o = 0; s == JX_OK && committed && o < jx_fn_nout(J->f); o++) out[o]->committed = true;
-  }
+  jx_status s = run_entry_float0(e, be, traced, committed, nin, jx_fn_nout(J->f), in, out);
   entry_release(e);
   return s;
 }

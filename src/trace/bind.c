@@ -35,6 +35,15 @@ jx_status prim_bind_n(Prim p, int nin, jx_array *const *in, const PrimParams *pa
   }
   for (int i = 0; i < nin; i++)
     if (!in[i]) return jx_last_status() ? jx_last_status() : JX_ERR_VALUE; /* keeps the first error */
+  for (int i = 0; i < nin; i++)
+    if (in[i]->dtype == JX_FLOAT0) { /* the one check every operation goes through */
+      char b[ARRAY_DESCRIBE_BUF];
+      error_set(JX_ERR_DTYPE, "%s: operand %d is %s; float0 arrays (the tangent type of "
+                "integer and bool values) hold no data and take no operation, as in JAX (make "
+                "regular zeros with jx_zeros of a numeric dtype instead)", prim_name(p), i,
+                array_describe(b, in[i]));
+      return JX_ERR_DTYPE;
+    }
   if (nin == 0 && collective_stage_nullary(p, params, out)) return JX_OK; /* trace/collective.h */
   int want = prim_nout(p, nin, params);
   if (want != nout) {

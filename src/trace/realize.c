@@ -45,6 +45,11 @@ jx_array *array_from_host(const void *data, jx_dtype dtype, bool weak, int ndim,
   return array_new(buf, shape_contiguous(ndim, shape), canon, weak);
 }
 
+jx_array *array_float0(int ndim, const int64_t *shape) {
+  Buffer *buf = buffer_new(backend_default(), 0);
+  return buf ? array_new(buf, shape_contiguous(ndim, shape), JX_FLOAT0, false) : NULL;
+}
+
 jx_array *jx_array_from(const void *data, jx_dtype dtype, int ndim, const int64_t *shape) {
   if (!dtype_is_valid(dtype)) {
     error_set(JX_ERR_DTYPE, "jx_array_from: invalid dtype %d", (int)dtype);
@@ -126,6 +131,7 @@ jx_status jx_read(jx_array *a, void *dst, size_t nbytes) {
               want, nbytes);
     return JX_ERR_VALUE;
   }
+  if (a->dtype == JX_FLOAT0) return JX_OK; /* no data */
   jx_array *c = impl_contiguous(a);
   if (!c) return jx_last_status();
   const Backend *be = c->buf->backend;
@@ -147,6 +153,10 @@ double jx_item(jx_array *a) {
               (long long)jx_size(a));
     return NAN;
   }
+  if (a->dtype == JX_FLOAT0) {
+    error_set(JX_ERR_DTYPE, "jx_item: the array is float0, which holds no value");
+    return NAN;
+  }
   unsigned char bytes[16];
   if (jx_read(a, bytes, jx_dtype_itemsize(a->dtype)) != JX_OK) return NAN;
   AluValue v = alu_load(bytes, a->dtype, 0);
@@ -166,6 +176,10 @@ jx_status jx_item_complex(jx_array *a, double *re, double *im) {
     error_set(JX_ERR_SHAPE, "jx_item_complex: %s has %lld elements, expected 1",
               array_describe(b, a), (long long)jx_size(a));
     return JX_ERR_SHAPE;
+  }
+  if (a->dtype == JX_FLOAT0) {
+    error_set(JX_ERR_DTYPE, "jx_item_complex: the array is float0, which holds no value");
+    return JX_ERR_DTYPE;
   }
   unsigned char bytes[16];
   jx_status s = jx_read(a, bytes, jx_dtype_itemsize(a->dtype));

@@ -27,6 +27,12 @@ static bool check_fn_args(const char *fn, jx_fn *f, jx_array *const *in, int n, 
   return true;
 }
 
+/* The tangent (and cotangent) dtype of values of dtype d: float0 for bool and integer
+ * values, d itself otherwise (jax.core.primal_dtype_to_tangent_dtype). */
+static jx_dtype ad_tangent_dtype(jx_dtype d) {
+  return dtype_is_bool(d) || dtype_is_integer(d) || d == JX_FLOAT0 ? JX_FLOAT0 : d;
+}
+
 /* --------------------------------------------------------------------- jvp */
 
 jx_status jx_jvp(jx_fn *f, jx_array *const *primals, jx_array *const *tangents,
@@ -41,7 +47,16 @@ jx_status jx_jvp(jx_fn *f, jx_array *const *primals, jx_array *const *tangents,
   }
   for (int i = 0; i < nin; i++) {
     Aval a = prim_aval_of(primals[i]), b = prim_aval_of(tangents[i]);
-    if (a.dtype != b.dtype || a.ndim != b.ndim || memcmp(a.shape, b.shape, 8 * (size_t)a.ndim)) {
+    jx_dtype want = ad_tangent_dtype(a.dtype);
+    if ((want == JX_FLOAT0 || b.dtype == JX_FLOAT0) && b.dtype != want) {
+      /* JAX's TypeError: int/bool primals take float0 tangents, and only they do */
+      char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+      error_set(JX_ERR_DTYPE, "jx_jvp: tangent %d is %s but its primal is %s: dtypes must be "
+                "equal, or in case of int/bool primal dtype the tangent dtype must be float0",
+                i, array_describe(b0, tangents[i]), array_describe(b1, primals[i]));
+      return JX_ERR_DTYPE;
+    }
+    if (b.dtype != want || a.ndim != b.ndim || memcmp(a.shape, b.shape, 8 * (size_t)a.ndim)) {
       char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
       error_set(JX_ERR_SHAPE, "jx_jvp: tangent %d is %s but its primal is %s", i,
                 array_describe(b0, tangents[i]), array_describe(b1, primals[i]));
@@ -54,13 +69,17 @@ jx_status jx_jvp(jx_fn *f, jx_array *const *primals, jx_array *const *tangents,
   jx_array **in = calloc((size_t)nin + 1, sizeof *in), **out = calloc((size_t)nout, sizeof *out);
   jx_array **keep = calloc(2 * (size_t)nout, sizeof *keep);
   bool ok = in && out && keep;
-  for (int i = 0; ok && i < nin; i++) ok = (in[i] = jvp_tracer(t, primals[i], tangents[i])) != NULL;
+  for (int i = 0; ok && i < nin; i++) { /* a float0 tangent is a symbolic zero */
+    jx_array *tn = tangents[i]->dtype == JX_FLOAT0 ? NULL : tangents[i];
+    ok = (in[i] = jvp_tracer(t, primals[i], tn)) != NULL;
+  }
   ok = ok && jx_call(f, in, out) == JX_OK;
   for (int o = 0; ok && o < nout; o++) {
     jx_array *p, *tn;
     jvp_unpack(t, out[o], &p, &tn);
     keep[o] = jx_ref(p);
-    keep[nout + o] = tn ? jx_ref(tn) : tx_full_like(p, 0.0);
+    keep[nout + o] = ad_tangent_dtype(p->dtype) == JX_FLOAT0 ? array_float0(p->ndim, p->shape)
+                     : tn ? jx_ref(tn) : tx_full_like(p, 0.0);
     ok = keep[nout + o] != NULL;
   }
   trace_pop(t);
@@ -131,56 +150,99 @@ static jx_status linearize(const char *fn, jx_fn *f, jx_array *const *primals, c
   return ok ? JX_OK : jx_last_status();
 }
 
+/* vjp's pullback / linearize's pushforward: the linear jaxpr from the tangents of the
+ * float and complex inputs (diff[i]) to the tangents of every output. Integer and bool
+ * values have float0 (co)tangents, which are not in the jaxpr (as in JAX). */
 typedef struct Linear {
   Jaxpr *jaxpr;
-  int nout_ct; /* cotangent inputs of the pullback */
+  int nin;      /* f's inputs */
+  bool *diff;   /* [nin]: input i is differentiated (its tangent is a jaxpr input) */
+  Aval *avals;  /* [nin]: the primals' avals (the float0 cotangents' shapes) */
 } Linear;
 
 static void linear_free(void *ctx) {
   Linear *l = ctx;
   jaxpr_free(l->jaxpr);
+  free(l->diff), free(l->avals);
   free(l);
 }
 
-static bool check_avals(const char *fn, const Jaxpr *j, const int *vars, int n,
-                        jx_array *const *xs, const char *what) {
-  for (int i = 0; i < n; i++) {
-    Aval want = j->vars[vars[i]], got = prim_aval_of(xs[i]);
-    if (want.dtype != got.dtype || want.ndim != got.ndim ||
-        memcmp(want.shape, got.shape, 8 * (size_t)want.ndim)) {
-      char b0[ARRAY_DESCRIBE_BUF];
-      error_set(JX_ERR_SHAPE, "%s: %s %d is %s but must be %s[%d dims]", fn, what, i,
-                array_describe(b0, xs[i]), jx_dtype_name(want.dtype), want.ndim);
-      return false;
-    }
-  }
-  return true;
+/* xs[i] against the aval `want` of a (co)tangent: float0 is what an int/bool value takes
+ * (and the pullback also accepts the output's own dtype for it, as JAX does). */
+static bool check_tangent(const char *fn, Aval want, jx_array *x, int i, const char *what,
+                          bool also_own) {
+  Aval got = prim_aval_of(x);
+  jx_dtype td = ad_tangent_dtype(want.dtype);
+  bool dtype_ok = got.dtype == td || (also_own && got.dtype == want.dtype);
+  if (dtype_ok && want.ndim == got.ndim && !memcmp(want.shape, got.shape, 8 * (size_t)want.ndim))
+    return true;
+  char b0[ARRAY_DESCRIBE_BUF];
+  jx_status s = dtype_ok || (got.dtype != JX_FLOAT0 && td != JX_FLOAT0) ? JX_ERR_SHAPE : JX_ERR_DTYPE;
+  error_set(s, "%s: %s %d is %s but must be %s[%d dims]", fn, what, i, array_describe(b0, x),
+            jx_dtype_name(td), want.ndim);
+  return false;
 }
 
 static jx_status pullback_impl(void *ctx, jx_array *const *in, jx_array **out) {
   Linear *l = ctx;
-  if (!check_avals("vjp pullback", l->jaxpr, l->jaxpr->outvars, l->jaxpr->nout, in, "cotangent"))
-    return JX_ERR_SHAPE;
-  return transpose_jaxpr(l->jaxpr, in, out);
+  const Jaxpr *j = l->jaxpr;
+  for (int o = 0; o < j->nout; o++)
+    if (!check_tangent("vjp pullback", j->vars[j->outvars[o]], in[o], o, "cotangent", true))
+      return jx_last_status();
+  jx_array **ct = calloc((size_t)j->nout + 1, sizeof *ct), **res = calloc((size_t)j->nin + 1, sizeof *res);
+  jx_status s = ct && res ? JX_OK : JX_ERR_OOM;
+  if (s != JX_OK) error_set(s, "vjp pullback: out of memory");
+  /* a float0 cotangent stands for zeros of the (int/bool) output's own dtype */
+  for (int o = 0; s == JX_OK && o < j->nout; o++) {
+    Aval a = j->vars[j->outvars[o]];
+    ct[o] = in[o]->dtype == JX_FLOAT0 ? tx_zeros(&a) : jx_ref(in[o]);
+    if (!ct[o]) s = jx_last_status();
+  }
+  if (s == JX_OK) s = transpose_jaxpr(l->jaxpr, ct, res);
+  for (int i = 0, k = 0; s == JX_OK && i < l->nin; i++) {
+    out[i] = l->diff[i] ? res[k++] : array_float0(l->avals[i].ndim, l->avals[i].shape);
+    if (!out[i]) s = jx_last_status();
+  }
+  for (int o = 0; ct && o < j->nout; o++) jx_free(ct[o]);
+  free(ct), free(res);
+  return s;
 }
 
 static jx_status pushforward_impl(void *ctx, jx_array *const *in, jx_array **out) {
   Linear *l = ctx;
-  if (!check_avals("linearize", l->jaxpr, l->jaxpr->invars, l->jaxpr->nin, in, "tangent"))
-    return JX_ERR_SHAPE;
-  return jaxpr_eval(l->jaxpr, in, out);
+  const Jaxpr *j = l->jaxpr;
+  for (int i = 0; i < l->nin; i++)
+    if (!check_tangent("linearize", l->avals[i], in[i], i, "tangent", false)) return jx_last_status();
+  jx_array **tin = calloc((size_t)j->nin + 1, sizeof *tin);
+  if (!tin) {
+    error_set(JX_ERR_OOM, "linearize: out of memory");
+    return JX_ERR_OOM;
+  }
+  for (int i = 0, k = 0; i < l->nin; i++)
+    if (l->diff[i]) tin[k++] = in[i];
+  jx_status s = jaxpr_eval(l->jaxpr, tin, out);
+  free(tin);
+  for (int o = 0; s == JX_OK && o < j->nout; o++) /* int/bool outputs: float0 tangents */
+    if (ad_tangent_dtype(out[o]->dtype) == JX_FLOAT0) {
+      jx_array *z = array_float0(out[o]->ndim, out[o]->shape);
+      jx_free(out[o]);
+      out[o] = z;
+      if (!z) s = jx_last_status();
+    }
+  return s;
 }
 
-static jx_fn *linear_fn(const char *name, Jaxpr *j, bool transpose) {
+static jx_fn *linear_fn(const char *name, Jaxpr *j, int nin, bool *diff, Aval *avals, bool transpose) {
   Linear *l = malloc(sizeof *l);
   if (!l) {
     jaxpr_free(j);
+    free(diff), free(avals);
     error_set(JX_ERR_OOM, "%s: out of memory", name);
     return NULL;
   }
-  *l = (Linear){.jaxpr = j};
-  jx_fn *g = transpose ? jx_fn_new_with_free(name, j->nout, j->nin, pullback_impl, l, linear_free)
-                       : jx_fn_new_with_free(name, j->nin, j->nout, pushforward_impl, l, linear_free);
+  *l = (Linear){.jaxpr = j, .nin = nin, .diff = diff, .avals = avals};
+  jx_fn *g = transpose ? jx_fn_new_with_free(name, j->nout, nin, pullback_impl, l, linear_free)
+                       : jx_fn_new_with_free(name, nin, j->nout, pushforward_impl, l, linear_free);
   if (!g) linear_free(l);
   return g;
 }
@@ -194,16 +256,23 @@ static jx_fn *linearized(const char *fn, jx_fn *f, jx_array *const *primals,
     return NULL;
   }
   bool *diff = malloc((size_t)nin + 1);
-  if (!diff) {
+  Aval *avals = malloc(((size_t)nin + 1) * sizeof *avals);
+  if (!diff || !avals) {
+    free(diff), free(avals);
     error_set(JX_ERR_OOM, "%s: out of memory", fn);
     return NULL;
   }
-  for (int i = 0; i < nin; i++) diff[i] = true;
+  for (int i = 0; i < nin; i++) { /* int/bool inputs: float0 (co)tangents, not traced */
+    avals[i] = prim_aval_of(primals[i]);
+    diff[i] = ad_tangent_dtype(avals[i].dtype) != JX_FLOAT0;
+  }
   Jaxpr *j = NULL;
   jx_status s = linearize(fn, f, primals, diff, jx_fn_nout(f), primals_out, &j);
-  free(diff);
-  if (s != JX_OK) return NULL;
-  jx_fn *g = linear_fn(transpose ? "vjp" : "linearize", j, transpose);
+  if (s != JX_OK) {
+    free(diff), free(avals);
+    return NULL;
+  }
+  jx_fn *g = linear_fn(transpose ? "vjp" : "linearize", j, nin, diff, avals, transpose);
   if (!g)
     for (int o = 0; o < jx_fn_nout(f); o++) jx_free(primals_out[o]), primals_out[o] = NULL;
   return g;
@@ -225,6 +294,7 @@ typedef struct Grad {
   int *argnums;
   bool with_value;
   bool holomorphic; /* holomorphic=True: complex inputs and output, grad = f'(z) */
+  bool allow_int;   /* allow_int=True: int/bool inputs get float0 grads */
 } Grad;
 
 static void grad_free(void *ctx) {
@@ -236,7 +306,10 @@ static void grad_free(void *ctx) {
 
 static jx_status grad_impl(void *ctx, jx_array *const *in, jx_array **out) {
   Grad *g = ctx;
-  const char *fn = g->with_value ? "jx_value_and_grad" : g->holomorphic ? "jx_grad_holomorphic" : "jx_grad";
+  const char *fn = g->with_value ? (g->allow_int ? "jx_value_and_grad_allow_int" : "jx_value_and_grad")
+                   : g->holomorphic ? "jx_grad_holomorphic"
+                   : g->allow_int   ? "jx_grad_allow_int"
+                                    : "jx_grad";
   int nin = jx_fn_nin(g->f), nout = jx_fn_nout(g->f), na = g->nargnums;
   bool *diff = calloc((size_t)nin + 1, 1);
   if (!diff) {
@@ -245,11 +318,16 @@ static jx_status grad_impl(void *ctx, jx_array *const *in, jx_array **out) {
   }
   for (int k = 0; k < na; k++) {
     jx_array *x = in[g->argnums[k]];
+    bool intlike = dtype_is_integer(x->dtype) || dtype_is_bool(x->dtype);
+    if (g->allow_int && intlike) continue; /* a float0 grad, not differentiated */
     if (g->holomorphic ? !dtype_is_complex(x->dtype) : !dtype_is_inexact(x->dtype)) {
       char b[ARRAY_DESCRIBE_BUF];
-      error_set(JX_ERR_DTYPE, "%s: argument %d is %s; differentiation needs %s inputs", fn,
+      error_set(JX_ERR_DTYPE, "%s: argument %d is %s; differentiation needs %s inputs%s", fn,
                 g->argnums[k], array_describe(b, x),
-                g->holomorphic ? "complex (holomorphic)" : "float or complex");
+                g->holomorphic ? "complex (holomorphic)" : "float or complex",
+                intlike && !g->holomorphic ? " (JAX: grad requires real- or complex-valued inputs; "
+                "for Boolean- or integer-valued inputs use vjp or set allow_int to True: "
+                "jx_grad_allow_int, jx_value_and_grad_allow_int)" : "");
       free(diff);
       return JX_ERR_DTYPE;
     }
@@ -284,6 +362,12 @@ static jx_status grad_impl(void *ctx, jx_array *const *in, jx_array **out) {
       for (int o = 1; o < nout; o++) out[k++] = pout[o];
     /* cts are ordered like the jaxpr's invars: the diff inputs in input order */
     for (int a = 0; a < na; a++) {
+      jx_array *x = in[g->argnums[a]];
+      if (!diff[g->argnums[a]]) { /* allow_int: an int/bool input's grad is float0 */
+        out[k] = array_float0(x->ndim, x->shape);
+        if (!out[k++]) s = jx_last_status();
+        continue;
+      }
       int rank = 0;
       for (int i = 0; i < g->argnums[a]; i++) rank += diff[i];
       out[k++] = jx_ref(cts[rank]);
@@ -304,7 +388,7 @@ static jx_status grad_impl(void *ctx, jx_array *const *in, jx_array **out) {
 }
 
 static jx_fn *make_grad(const char *fn, jx_fn *f, int nargnums, const int *argnums, bool value,
-                        bool holomorphic) {
+                        bool holomorphic, bool allow_int) {
   int *an = tx_argnums(fn, f, &nargnums, argnums);
   Grad *g = an ? calloc(1, sizeof *g) : NULL;
   if (!g) {
@@ -314,7 +398,7 @@ static jx_fn *make_grad(const char *fn, jx_fn *f, int nargnums, const int *argnu
   }
   int nin = jx_fn_nin(f);
   *g = (Grad){.f = fn_retain(f), .nargnums = nargnums, .argnums = an, .with_value = value,
-              .holomorphic = holomorphic};
+              .holomorphic = holomorphic, .allow_int = allow_int};
   int nout = nargnums + jx_fn_nout(f) - 1 + (value ? 1 : 0);
   jx_fn *r = jx_fn_new_with_free(value ? "value_and_grad" : "grad", nin, nout, grad_impl, g, grad_free);
   if (!r) grad_free(g);
@@ -322,15 +406,23 @@ static jx_fn *make_grad(const char *fn, jx_fn *f, int nargnums, const int *argnu
 }
 
 jx_fn *jx_grad(jx_fn *f, int nargnums, const int *argnums) {
-  return make_grad("jx_grad", f, nargnums, argnums, false, false);
+  return make_grad("jx_grad", f, nargnums, argnums, false, false, false);
+}
+
+jx_fn *jx_grad_allow_int(jx_fn *f, int nargnums, const int *argnums) {
+  return make_grad("jx_grad_allow_int", f, nargnums, argnums, false, false, true);
 }
 
 jx_fn *jx_grad_holomorphic(jx_fn *f, int nargnums, const int *argnums) {
-  return make_grad("jx_grad_holomorphic", f, nargnums, argnums, false, true);
+  return make_grad("jx_grad_holomorphic", f, nargnums, argnums, false, true, false);
 }
 
 jx_fn *jx_value_and_grad(jx_fn *f, int nargnums, const int *argnums) {
-  return make_grad("jx_value_and_grad", f, nargnums, argnums, true, false);
+  return make_grad("jx_value_and_grad", f, nargnums, argnums, true, false, false);
+}
+
+jx_fn *jx_value_and_grad_allow_int(jx_fn *f, int nargnums, const int *argnums) {
+  return make_grad("jx_value_and_grad_allow_int", f, nargnums, argnums, true, false, true);
 }
 
 /* ---------------------------------------------------------- stop_gradient */

@@ -869,6 +869,17 @@ static jx_array *vmap_output(const VmapCtx *c, int o, jx_array *val, int bdim, i
     return NULL;
   }
   if (a < 0) a += ndim + 1;
+  if (val->dtype == JX_FLOAT0) { /* no data: a float0 array of the batched shape */
+    if (ndim + 1 > JX_MAX_NDIM) {
+      error_set(JX_ERR_SHAPE, "jx_vmap(%s): output %d has rank %d already", name, o, ndim);
+      return NULL;
+    }
+    int64_t shape[JX_MAX_NDIM];
+    memcpy(shape, val->shape, (size_t)a * sizeof *shape);
+    shape[a] = size;
+    memcpy(shape + a + 1, val->shape + a, (size_t)(ndim - a) * sizeof *shape);
+    return array_float0(ndim + 1, shape);
+  }
   return batch_at(val, bdim, size, a);
 }
 
@@ -894,7 +905,9 @@ static jx_status vmap_impl(void *ctx, jx_array *const *in, jx_array **out) {
     Aval a = prim_aval_of(in[i]);
     a.ndim--;
     memmove(a.shape + axes[i], a.shape + axes[i] + 1, (size_t)(a.ndim - axes[i]) * sizeof(int64_t));
-    if (!(ins[i] = batch_tracer(t, in[i], axes[i], &a))) s = jx_last_status();
+    /* float0 holds no data: each example's value is a float0 array of a's shape */
+    ins[i] = in[i]->dtype == JX_FLOAT0 ? array_float0(a.ndim, a.shape) : batch_tracer(t, in[i], axes[i], &a);
+    if (!ins[i]) s = jx_last_status();
   }
   if (s == JX_OK) s = jx_call(c->f, ins, outs);
   trace_pop(t);

@@ -22,6 +22,10 @@ bool golden_parse_dtype(const char *s, jx_dtype *d, bool *weak) {
       *d = (jx_dtype)i;
       return true;
     }
+  if (strcmp(s, "float0") == 0) { /* jax.dtypes.float0: a shape, no values */
+    *d = JX_FLOAT0;
+    return true;
+  }
   return false;
 }
 
@@ -72,7 +76,7 @@ static bool parse_array(char *p, GoldenArray *g, const char **why) {
   tok = next_token(&p);
   if (!tok || strcmp(tok, ":") != 0) return *why = "missing ':'", false;
   /* complex: two values (re im) per element, the parts interleaved as in memory */
-  int64_t nvals = g->size * (dtype_is_complex(g->dtype) ? 2 : 1);
+  int64_t nvals = g->dtype == JX_FLOAT0 ? 0 : g->size * (dtype_is_complex(g->dtype) ? 2 : 1);
   size_t n = (size_t)(nvals ? nvals : 1);
   g->f = malloc(n * sizeof(double));
   g->i = is_int_dtype(g->dtype) ? malloc(n * sizeof(int64_t)) : NULL;
@@ -259,6 +263,7 @@ static void store(void *dst, jx_dtype d, const GoldenArray *g, int64_t k) {
 jx_array *golden_to_array(const GoldenArray *g) {
   if (g->weak && g->ndim == 0 && g->dtype == JX_FLOAT32) return jx_scalar(g->f[0]);
   if (g->weak && g->ndim == 0 && g->dtype == JX_INT32) return jx_scalar_int(g->i[0]);
+  if (g->dtype == JX_FLOAT0) return jx_zeros(g->ndim, g->shape, JX_FLOAT0);
   size_t item = jx_dtype_itemsize(g->dtype);
   void *data = calloc((size_t)(g->size ? g->size : 1), item);
   if (!data) return NULL;
@@ -357,7 +362,7 @@ bool golden_compare(const char *ctx, jx_array *got, const GoldenArray *want, dou
   int64_t bad = 0;
   /* complex: part by part (k counts parts), each a value of the part's dtype */
   jx_dtype ld = dtype_real_part(gd);
-  int64_t nvals = want->size * (dtype_is_complex(gd) ? 2 : 1);
+  int64_t nvals = gd == JX_FLOAT0 ? 0 : want->size * (dtype_is_complex(gd) ? 2 : 1);
   for (int64_t k = 0; k < nvals; k++) {
     int64_t iv = 0;
     double g = load(buf, ld, k, &iv);

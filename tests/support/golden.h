@@ -17,7 +17,8 @@
  * dims (none for empty arrays; ":" may then end the line). Floats are written with
  * Python's repr (17 significant digits: exact for every dtype) and read with strtod:
  * "nan", "inf", "-inf" and "-0.0" round-trip. Integers are decimal (int64/uint64
- * exact); bool is 0 or 1. Goldens are written with jax_enable_x64 off unless a case
+ * exact); bool is 0 or 1. "float0" (jax.dtypes.float0) arrays have a shape and no
+ * values ("out float0 1 3 :"). Goldens are written with jax_enable_x64 off unless a case
  * says otherwise (param x64=1).
  */
 #ifndef JAXC_TEST_GOLDEN_H

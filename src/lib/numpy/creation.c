@@ -42,6 +42,8 @@ jx_array *jx_full(int ndim, const int64_t *shape, double value, jx_dtype dtype) 
 }
 
 jx_array *jx_zeros(int ndim, const int64_t *shape, jx_dtype dtype) {
+  if (dtype == JX_FLOAT0) /* jnp.zeros(shape, float0): holds no data */
+    return array_check_shape("jx_zeros", ndim, shape) ? array_float0(ndim, shape) : NULL;
   return full_impl("jx_zeros", ndim, shape, 0.0, dtype);
 }
 
@@ -52,6 +54,11 @@ jx_array *jx_ones(int ndim, const int64_t *shape, jx_dtype dtype) {
 /* lax.full_like keeps the weak type of `a` (dtype not given). */
 static jx_array *full_like_impl(const char *fn, jx_array *a, double value) {
   if (np_null_arg(fn, a, "a")) return NULL;
+  if (a->dtype == JX_FLOAT0) { /* zeros_like keeps float0; it has no other value */
+    if (value == 0.0) return array_float0(a->ndim, a->shape);
+    error_set(JX_ERR_DTYPE, "%s: a float0 array holds no value %g", fn, value);
+    return NULL;
+  }
   jx_scope_begin();
   return np_scope_return(const_shaped(value, a->dtype, a->weak, a->ndim, a->shape));
 }

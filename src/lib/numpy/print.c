@@ -178,7 +178,7 @@ typedef union Val {
   uint64_t u;
 } Val;
 
-typedef enum Kind { K_BOOL, K_INT, K_UINT, K_FLOAT, K_BF16 } Kind;
+typedef enum Kind { K_BOOL, K_INT, K_UINT, K_FLOAT, K_BF16, K_FLOAT0 } Kind;
 
 typedef struct Printer Printer;
 struct Printer {
@@ -204,6 +204,7 @@ struct Printer {
 
 static Kind kind_of(jx_dtype d) {
   if (d == JX_BOOL) return K_BOOL;
+  if (d == JX_FLOAT0) return K_FLOAT0;
   if (d == JX_BFLOAT16) return K_BF16;
   if (dtype_is_inexact(d)) return K_FLOAT; /* complex: per part */
   return dtype_is_unsigned(d) ? K_UINT : K_INT;
@@ -211,6 +212,11 @@ static Kind kind_of(jx_dtype d) {
 
 /* Reads a's elements (C order) into vals, widened to double / int64 / uint64. */
 static Val *read_values(jx_array *a, int64_t n) {
+  if (a->dtype == JX_FLOAT0) { /* no data: every element prints alike */
+    Val *v = calloc(n ? (size_t)n : 1, sizeof *v);
+    if (!v) error_set(JX_ERR_OOM, "jx_to_string: out of memory");
+    return v;
+  }
   size_t item = jx_dtype_itemsize(a->dtype);
   unsigned char *raw = malloc(n ? (size_t)n * item : 1);
   /* complex: real parts in v[0..n), imaginary parts in v[n..2n) */
@@ -351,6 +357,7 @@ static void put_part(Printer *p, Val x, Str *s) {
   char buf[64], ip[400], fp[400];
   switch (p->kind) {
   case K_BOOL: str_puts(s, x.i ? " True" : "False"); return;
+  case K_FLOAT0: str_puts(s, "(b'',)"); return; /* NumPy's str of a V0 record */
   case K_INT:
     snprintf(buf, sizeof buf, "%*lld", p->width, (long long)x.i);
     str_puts(s, buf);
@@ -529,6 +536,7 @@ static void scalar_str(Printer *p, Str *s) {
   }
   switch (p->kind) {
   case K_BOOL: str_puts(s, x.i ? "True" : "False"); break;
+  case K_FLOAT0: str_puts(s, "(b'',)"); break;
   case K_INT: snprintf(buf, sizeof buf, "%lld", (long long)x.i), str_puts(s, buf); break;
   case K_UINT: snprintf(buf, sizeof buf, "%llu", (unsigned long long)x.u), str_puts(s, buf); break;
   case K_BF16: p->width = 0, put_part(p, x, s); break;
