@@ -269,6 +269,10 @@ jx_fn *jx_value_and_grad_allow_int(jx_fn *f, int nargnums, const int *argnums);
  * means {0}; differentiated inputs must be float (JX_ERR_DTYPE). */
 jx_fn *jx_jacfwd(jx_fn *f, int nargnums, const int *argnums);
 jx_fn *jx_jacrev(jx_fn *f, int nargnums, const int *argnums);
+/* jax.jacrev(f, argnums, allow_int=True): jx_jacrev that also accepts bool and integer
+ * argnums; their entries J[o][a] are zeros of the argument's dtype and shape
+ * y_o.shape + x_a.shape (JAX reshapes the float0 cotangents into that dtype). */
+jx_fn *jx_jacrev_allow_int(jx_fn *f, int nargnums, const int *argnums);
 /* jax.jacfwd / jacrev(f, argnums, holomorphic=True): complex inputs (JX_ERR_DTYPE
  * otherwise) and outputs; entries are the complex derivatives dy/dz. */
 jx_fn *jx_jacfwd_holomorphic(jx_fn *f, int nargnums, const int *argnums);

@@ -15,6 +15,7 @@ typedef struct Jac {
   int *argnums;
   bool reverse;
   bool holomorphic; /* holomorphic=True: complex inputs (and outputs), f'(z) */
+  bool allow_int;   /* jacrev(allow_int=True): int/bool inputs get zero jacobians */
 } Jac;
 
 static void jac_free(void *ctx) {
@@ -80,7 +81,12 @@ static jx_status fwd_impl(void *ctx, jx_array *const *in, jx_array **out) {
     error_set(JX_ERR_OOM, "jx_jacfwd: out of memory");
     return JX_ERR_OOM;
   }
-  for (int i = 0; i < s->n; i++) tan[i] = i == s->which ? in[0] : tx_zeros(&s->avals[i]);
+  for (int i = 0; i < s->n; i++) { /* int/bool inputs (not differentiated): float0 tangents */
+    const Aval *a = &s->avals[i];
+    tan[i] = i == s->which ? in[0]
+             : dtype_is_integer(a->dtype) || dtype_is_bool(a->dtype) ? array_float0(a->ndim, a->shape)
+                                                                    : tx_zeros(a);
+  }
   jx_status st = jx_jvp(s->f, s->in, tan, pout, out);
   for (int i = 0; i < s->n; i++)
     if (i != s->which) jx_free(tan[i]);
@@ -166,7 +172,9 @@ static jx_status jac_reverse(Jac *j, jx_array *const *in, jx_array **out) {
       }
       memcpy(shape, y[o]->shape, (size_t)y[o]->ndim * sizeof(int64_t));
       memcpy(shape + y[o]->ndim, x->shape, (size_t)x->ndim * sizeof(int64_t));
-      out[o * na + k] = prim_reshape(rows[k], nd, shape);
+      /* allow_int: the rows are float0; JAX reshapes them into zeros of x's dtype */
+      out[o * na + k] = rows[k]->dtype == JX_FLOAT0 ? jx_zeros(nd, shape, x->dtype)
+                                                    : prim_reshape(rows[k], nd, shape);
       if (!out[o * na + k]) st = jx_last_status();
     }
     for (int k = 0; rows && k < na; k++) jx_free(rows[k]);
@@ -185,6 +193,7 @@ static jx_status jac_impl(void *ctx, jx_array *const *in, jx_array **out) {
   Jac *j = ctx;
   for (int k = 0; k < j->nargnums; k++) {
     jx_array *x = in[j->argnums[k]];
+    if (j->allow_int && (dtype_is_integer(x->dtype) || dtype_is_bool(x->dtype))) continue;
     /* JAX: real inputs, or complex ones with holomorphic=True (then only complex) */
     if (j->holomorphic ? !dtype_is_complex(x->dtype) : !dtype_is_floating(x->dtype)) {
       char b[ARRAY_DESCRIBE_BUF];
@@ -194,7 +203,9 @@ static jx_status jac_impl(void *ctx, jx_array *const *in, jx_array **out) {
                 j->holomorphic ? "complex inputs (holomorphic)"
                 : dtype_is_complex(x->dtype) ? "float inputs (for complex ones pass holomorphic: "
                                                "jx_jacfwd_holomorphic / jx_jacrev_holomorphic)"
-                                             : "float inputs");
+                : j->reverse && !dtype_is_floating(x->dtype)
+                    ? "float inputs (for Boolean- or integer-valued ones: jx_jacrev_allow_int)"
+                    : "float inputs");
       return JX_ERR_DTYPE;
     }
   }
@@ -202,7 +213,7 @@ static jx_status jac_impl(void *ctx, jx_array *const *in, jx_array **out) {
 }
 
 static jx_fn *make_jac(const char *fn, jx_fn *f, int nargnums, const int *argnums, bool reverse,
-                       bool holomorphic) {
+                       bool holomorphic, bool allow_int) {
   int *an = tx_argnums(fn, f, &nargnums, argnums);
   Jac *j = an ? calloc(1, sizeof *j) : NULL;
   if (!j) {
@@ -212,7 +223,7 @@ static jx_fn *make_jac(const char *fn, jx_fn *f, int nargnums, const int *argnum
   }
   int nin = jx_fn_nin(f);
   *j = (Jac){.f = fn_retain(f), .nargnums = nargnums, .argnums = an, .reverse = reverse,
-             .holomorphic = holomorphic};
+             .holomorphic = holomorphic, .allow_int = allow_int};
   jx_fn *r = jx_fn_new_with_free(reverse ? "jacrev" : "jacfwd", nin, jx_fn_nout(f) * nargnums,
                                  jac_impl, j, jac_free);
   if (!r) jac_free(j);
@@ -220,11 +231,15 @@ static jx_fn *make_jac(const char *fn, jx_fn *f, int nargnums, const int *argnum
 }
 
 jx_fn *jx_jacfwd(jx_fn *f, int nargnums, const int *argnums) {
-  return make_jac("jx_jacfwd", f, nargnums, argnums, false, false);
+  return make_jac("jx_jacfwd", f, nargnums, argnums, false, false, false);
 }
 
 jx_fn *jx_jacrev(jx_fn *f, int nargnums, const int *argnums) {
-  return make_jac("jx_jacrev", f, nargnums, argnums, true, false);
+  return make_jac("jx_jacrev", f, nargnums, argnums, true, false, false);
+}
+
+jx_fn *jx_jacrev_allow_int(jx_fn *f, int nargnums, const int *argnums) {
+  return make_jac("jx_jacrev_allow_int", f, nargnums, argnums, true, false, true);
 }
 
 jx_fn *jx_hessian(jx_fn *f, int nargnums, const int *argnums) {
@@ -235,9 +250,9 @@ jx_fn *jx_hessian(jx_fn *f, int nargnums, const int *argnums) {
 }
 
 jx_fn *jx_jacfwd_holomorphic(jx_fn *f, int nargnums, const int *argnums) {
-  return make_jac("jx_jacfwd_holomorphic", f, nargnums, argnums, false, true);
+  return make_jac("jx_jacfwd_holomorphic", f, nargnums, argnums, false, true, false);
 }
 
 jx_fn *jx_jacrev_holomorphic(jx_fn *f, int nargnums, const int *argnums) {
-  return make_jac("jx_jacrev_holomorphic", f, nargnums, argnums, true, true);
+  return make_jac("jx_jacrev_holomorphic", f, nargnums, argnums, true, true, false);
 }

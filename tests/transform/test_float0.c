@@ -1,7 +1,8 @@
 /* test_float0.c -- jax.dtypes.float0 (JX_FLOAT0): the (co)tangents of integer and bool
  * values. JAX goldens (tests/golden/float0.txt, from tools/golden_float0.py) for
  * jx_grad_allow_int / jx_value_and_grad_allow_int (also under jit, vmap and
- * jit(vmap)), jx_vjp, jx_jvp and jx_linearize with integer primals; then float0
+ * jit(vmap)), jx_vjp, jx_jvp and jx_linearize with integer primals, jx_jacrev_allow_int
+ * and jacfwd / jacrev of functions with integer inputs; then float0
  * arrays themselves (shape, no data, printing, every operation refused), nesting, and
  * the errors. Every case ends with no live arrays and no live functions. */
 #include <stdlib.h>
@@ -69,6 +70,9 @@ static jx_fn *grad_family(const GoldenCase *c, jx_fn *f) {
   int an[4], na = parse_argnums(golden_param(c, "argnums"), an);
   const char *k = c->fn;
   if (!strcmp(k, "grad")) return jx_grad(f, na, an);
+  if (!strcmp(k, "jacfwd")) return jx_jacfwd(f, na, an);
+  if (!strcmp(k, "jacrev")) return jx_jacrev(f, na, an);
+  if (!strcmp(k, "jacrev_allow_int")) return jx_jacrev_allow_int(f, na, an);
   if (!strcmp(k, "value_and_grad_allow_int")) return jx_value_and_grad_allow_int(f, na, an);
   jx_fn *g = jx_grad_allow_int(f, na, an), *r = NULL;
   if (!strcmp(k, "grad_allow_int")) return g;
@@ -86,7 +90,7 @@ static jx_fn *grad_family(const GoldenCase *c, jx_fn *f) {
 static void test_goldens(void) {
   int ncases = 0;
   GoldenCase *cases = golden_load("float0.txt", &ncases);
-  CHECK_MSG(cases && ncases == 30, "float0.txt: %d cases", ncases);
+  CHECK_MSG(cases && ncases == 36, "float0.txt: %d cases", ncases);
   for (int i = 0; i < ncases; i++) {
     const GoldenCase *c = &cases[i];
     jx_scope_begin();
