@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "golden.h"
+#include "jaxc/io.h"
 #include "test.h"
 
 #define OK(x) ((x) ? JX_OK : jx_last_status())
@@ -171,7 +172,16 @@ static void test_arrays(void) {
   CHECK(zl && jx_dtype_of(zl) == JX_FLOAT0 && jx_size(zl) == 6);
   /* JAX: "float0s do not support any operations by design" */
   CHECK(jx_add(z, jx_scalar(1.0)) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_add: argument 1 is float0[2,3]");
+  CHECK(jx_where(jx_scalar_of(1, JX_BOOL), jx_scalar(1.0), z) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_where: argument 3 is float0[2,3]");
+  CHECK(jx_stack(2, (jx_array *[]){z, z}, 0) == NULL);
   CHECK_ERROR(JX_ERR_DTYPE, "float0");
+  CHECK(jx_io_save_npy("/nonexistent-dir/z.npy", z) == JX_ERR_UNSUPPORTED);
+  CHECK_ERROR(JX_ERR_UNSUPPORTED, "float0");
+  jx_array *zi = jx_device_put(z, "interp"); /* no data to move */
+  CHECK(zi && jx_dtype_of(zi) == JX_FLOAT0 && jx_size(zi) == 6);
+  CHECK(jx_block_until_ready(zi) == JX_OK);
   CHECK(jx_astype(z, JX_FLOAT32) == NULL);
   CHECK_ERROR(JX_ERR_DTYPE, "float0");
   CHECK(jx_reshape(z, 1, (int64_t[]){6}) == NULL);

@@ -51,7 +51,7 @@ static bool check_args(const char *fn, int n, jx_array *const *in) {
       error_set(JX_ERR_VALUE, "%s: argument %d is NULL", fn, i + 1);
       return false;
     }
-  return true;
+  return np_no_float0(fn, n, in);
 }
 
 static void dtype_error(const char *fn, jx_dtype d, const char *expected) {

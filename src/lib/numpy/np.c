@@ -26,6 +26,18 @@ jx_array *np_convert(jx_array *x, jx_dtype dtype, bool weak) {
   return prim_convert(x, dtype, weak);
 }
 
+bool np_no_float0(const char *fn, int n, jx_array *const *in) {
+  for (int i = 0; i < n; i++)
+    if (in[i] && in[i]->dtype == JX_FLOAT0) { /* JAX: "Called add with a float0 array" */
+      char b[ARRAY_DESCRIBE_BUF];
+      error_set(JX_ERR_DTYPE, "%s: argument %d is %s; float0 arrays (the tangent type of "
+                "integer and bool values) take no operation, as in JAX", fn, i + 1,
+                array_describe(b, in[i]));
+      return false;
+    }
+  return true;
+}
+
 bool np_promote(const char *fn, int n, jx_array *const *in, jx_array **out) {
   for (int i = 0; i < n; i++) out[i] = NULL;
   for (int i = 0; i < n; i++)
@@ -33,6 +45,7 @@ bool np_promote(const char *fn, int n, jx_array *const *in, jx_array **out) {
       error_set(JX_ERR_VALUE, "%s: argument %d is NULL", fn, i + 1);
       return false;
     }
+  if (!np_no_float0(fn, n, in)) return false;
   bool weak;
   jx_dtype d = np_result_type(n, in, &weak);
   for (int i = 0; i < n; i++) {

@@ -18,6 +18,9 @@ jx_dtype np_result_type(int n, jx_array *const *xs, bool *weak);
 jx_array *np_convert(jx_array *x, jx_dtype dtype, bool weak);
 /* Promotes n arrays to their common dtype: out[i] new references. */
 bool np_promote(const char *fn, int n, jx_array *const *in, jx_array **out);
+/* False + JX_ERR_DTYPE naming fn when one of in[0..n) is float0 (no operation takes one;
+ * prim_bind refuses them too, naming the primitive). */
+bool np_no_float0(const char *fn, int n, jx_array *const *in);
 /* NumPy broadcast of n shapes; JX_ERR_SHAPE naming fn and the shapes otherwise. */
 bool np_broadcast_shapes(const char *fn, int n, jx_array *const *in, int *ndim,
                          int64_t *shape);
