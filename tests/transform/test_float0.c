@@ -240,6 +240,24 @@ static void test_nesting(void) {
   CHECK(jx_call(vp, (jx_array *[]){x, z}, o) == JX_OK);
   CHECK(o[1] && jx_dtype_of(o[1]) == JX_FLOAT0 && jx_ndim(o[1]) == 1 && jx_size(o[1]) == 3);
   jx_free(o[0]), jx_free(o[1]);
+  /* jit under vmap (traced inputs: the call stays one equation without the float0) */
+  jx_fn *vjp_ = jx_vmap(jp, NULL, NULL);
+  CHECK(jx_call(vjp_, (jx_array *[]){x, z}, o) == JX_OK);
+  CHECK(o[1] && jx_dtype_of(o[1]) == JX_FLOAT0 && jx_size(o[1]) == 3);
+  CHECK(o[0] && jx_size(o[0]) == 3 && jx_item(jx_sum(o[0], 0, NULL, false)) == 6.0);
+  jx_free(o[0]), jx_free(o[1]);
+  jx_fn_free(vjp_);
+  /* jvp of jit(grad_allow_int): the float0 grad's tangent is float0 */
+  jx_fn *f = jx_fn_new("square_mul", 2, 1, square_mul, NULL);
+  jx_fn *g = jx_grad_allow_int(f, 2, (int[]){0, 1}), *jg = jx_jit(g);
+  jx_array *xs = jx_scalar_of(2.0, JX_FLOAT32), *ns = jx_scalar_of(3, JX_INT32);
+  jx_array *po[2] = {NULL, NULL}, *to[2] = {NULL, NULL};
+  CHECK(jx_jvp(jg, (jx_array *[]){xs, ns}, (jx_array *[]){jx_scalar_of(1.0, JX_FLOAT32),
+                                                       jx_zeros(0, NULL, JX_FLOAT0)}, po, to) == JX_OK);
+  CHECK(po[0] && jx_item(po[0]) == 12.0 && to[0] && jx_item(to[0]) == 6.0); /* 2xn, 2n */
+  CHECK(po[1] && jx_dtype_of(po[1]) == JX_FLOAT0 && to[1] && jx_dtype_of(to[1]) == JX_FLOAT0);
+  for (int k = 0; k < 2; k++) jx_free(po[k]), jx_free(to[k]);
+  jx_fn_free(jg), jx_fn_free(g), jx_fn_free(f);
   jx_fn_free(jp), jx_fn_free(vp), jx_fn_free(p);
   jx_fn_free(gg), jx_fn_free(inner);
   jx_scope_end(0, NULL);
