@@ -10,11 +10,20 @@
  * row-major, c with leading dimension N; a is stored (K, M) when ta, b (N, K) when tb.
  * Cache-blocked (KC x NC panels of b, MC x KC blocks of a, both packed) with a 6 x 16
  * (float32) / 6 x 8 (float64) register tile of fused multiply-adds (AVX2+FMA where the
- * CPU has them, chosen at run time). false when out of memory for the packed panels
+ * CPU has them; 6 x 32 / 6 x 16 with AVX-512; chosen at run time). false when out of memory for the packed panels
  * (nothing written then). */
 bool gemm_f32(const float *a, const float *b, float *c, int64_t M, int64_t N, int64_t K, bool ta,
               bool tb, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
 bool gemm_f64(const double *a, const double *b, double *c, int64_t M, int64_t N, int64_t K, bool ta,
               bool tb, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
+
+/* Whether the kernels above run with AVX-512 register tiles (6 x 32 floats / 6 x 16
+ * doubles) on this CPU: routine_gemm_block then prefers them over OpenBLAS (measured
+ * faster than OpenBLAS's AVX2 kernels at every shape it takes them for). */
+bool gemm_avx512(void);
+
+/* Caps the kernels at 0 (baseline ISA), 1 (AVX2+FMA) or 2 (AVX-512, the default) on CPUs
+ * that have more, so that tests run every variant; returns the previous cap. */
+int gemm_set_isa_cap(int cap);
 
 #endif

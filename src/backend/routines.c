@@ -172,11 +172,27 @@ static jx_status gemm_block_half(const Routine *r, void *const *inputs, void *ou
   return s;
 }
 
+/* Whether jaxc's own GEMM (backend/gemm.c) beats OpenBLAS on an m x n x k product: with
+ * AVX-512 register tiles, from 64 x 64 and 2^20 multiply-adds. Decided on the whole
+ * product, not a thread's block, so that every block (and the interpreter) takes the
+ * same kernel and rounds alike.
+ * Measured on one thread (process CPU time, AMD EPYC Zen 5, OPENBLAS_CORETYPE=Haswell,
+ * 2026-12-02): float32 1.3-1.9x OpenBLAS at 128^3..1024^3 and at the GELU MLP's
+ * 256 x 4096 x 1024 products and their transposed backward products (145-210 vs
+ * 107-113 GFLOP/s), float64 1.3-1.8x; below 64 columns (N = 10: 0.54x) or at 64^3 in
+ * float64 (0.61x) OpenBLAS is faster. Without AVX-512 (AVX2 tiles) OpenBLAS is faster
+ * everywhere (0.6-0.95x), so it keeps those. */
+static bool gemm_own_faster(jx_dtype dt, int64_t m, int64_t n, int64_t k) {
+  if (dt != JX_FLOAT32 && dt != JX_FLOAT64) return false;
+  return m >= 64 && n >= 64 && (double)m * (double)n * (double)k >= (double)(1 << 20) && gemm_avx512();
+}
+
 /* Rows [i0, i1) and columns [j0, j1) of out[b] = op(a[b]) @ op(bm[b]) for each batch
  * entry; row-major; op transposes the operands stored transposed (trans_a: a is (K, M);
  * trans_b: bm is (N, K)). A block reads its operands in place (leading dimensions of
  * the whole matrices), so blocks can run on separate threads. float32/float64 run on
- * CBLAS (routine_gemm_blas) or else on jaxc's own tiled kernel (backend/gemm.c). */
+ * CBLAS (routine_gemm_blas) or else on jaxc's own tiled kernel (backend/gemm.c), which
+ * is also taken where it measured faster (gemm_own_faster). */
 jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, int64_t i0,
                              int64_t i1, int64_t j0, int64_t j1) {
   if (r->dtype == JX_FLOAT16 || r->dtype == JX_BFLOAT16) return gemm_block_half(r, inputs, out, i0, i1, j0, j1);
@@ -185,7 +201,7 @@ jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, i
   bool ta = r->trans_a, tb = r->trans_b;
   if (bm_rows <= 0 || bn <= 0) return JX_OK;
 #ifdef JAXC_HAVE_CBLAS
-  bool blas = routine_gemm_blas();
+  bool blas = routine_gemm_blas() && !gemm_own_faster(r->dtype, M, N, K);
 #endif
   for (int64_t b = 0; b < r->outer; b++) {
     int64_t ao = b * M * K + (ta ? i0 : i0 * K), bo = b * K * N + (tb ? j0 * K : j0);

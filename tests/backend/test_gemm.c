@@ -1,13 +1,17 @@
 /* test_gemm.c -- the GEMM routine's kernels against a plain loop: jaxc's own cache-blocked,
  * register-tiled kernel (backend/gemm.c, used without OpenBLAS or with JAXC_BLAS=0) and,
  * where jaxc was built with it, OpenBLAS. Random shapes cross every blocking edge (the
- * 6-row / 16- or 8-column register tile, KC = 256, MC = 96, NC = 2048), with transposed
- * operands, batches and sub-blocks (as the cpu backend's threads compute them), in float32
- * and float64; then dot_general through jit and eagerly with the kernel selected. */
+ * 6-row / 16- or 8-column register tile, 32 or 16 columns with AVX-512, KC = 256, MC = 96,
+ * NC = 2048), with transposed operands, batches and sub-blocks (as the cpu backend's
+ * threads compute them), in float32 and float64, for each kernel ISA the CPU has
+ * (gemm_set_isa_cap: baseline, AVX2, AVX-512); then dot_general through jit and eagerly
+ * with the kernel selected, and the products the GELU MLP step takes to jaxc's own kernel
+ * ahead of OpenBLAS. */
 #include <float.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "backend/gemm.h"
 #include "ir/alu.h"
 #include "test.h"
 #include "trace/prim.h"
@@ -38,6 +42,8 @@ static double at(const void *x, bool f32, bool t, int64_t rows, int64_t cols, in
   return f32 ? ((const float *)x)[idx] : ((const double *)x)[idx];
 }
 
+static int64_t sample_step = 1; /* check every sample_step-th row and column (large cases) */
+
 /* Runs one GEMM routine block with the kernel chosen by blas, checks the block against a
  * long double loop within the bound of a K-term dot product (K+2 roundings of the
  * absolute sum) and every element outside the block untouched. */
@@ -58,8 +64,8 @@ static void check_case(bool f32, bool blas, int64_t B, int64_t M, int64_t K, int
   double eps = f32 ? FLT_EPSILON : DBL_EPSILON;
   int bad = 0;
   for (int64_t q = 0; q < B && bad < 3; q++)
-    for (int64_t i = 0; i < M && bad < 3; i++)
-      for (int64_t j = 0; j < N && bad < 3; j++) {
+    for (int64_t i = 0; i < M && bad < 3; i += sample_step)
+      for (int64_t j = 0; j < N && bad < 3; j += sample_step) {
         double got = f32 ? ((float *)c)[(q * M + i) * N + j] : ((double *)c)[(q * M + i) * N + j];
         if (i < i0 || i >= i1 || j < j0 || j >= j1) {
           if (got != 1234.5) bad++, test_fail(__FILE__, __LINE__, "gemm wrote outside its block at [%lld,%lld,%lld]",
@@ -87,9 +93,11 @@ static void check_case(bool f32, bool blas, int64_t B, int64_t M, int64_t K, int
 
 static void test_random_shapes(void) {
   bool prev = routine_gemm_blas();
-  for (int t = 0; t < 160; t++) {
+  int cap = gemm_set_isa_cap(2);
+  for (int t = 0; t < 240; t++) {
     bool f32 = t % 2 == 0, ta = rnd_int(2), tb = rnd_int(2);
-    int64_t M = rnd_size(6), N = rnd_size(f32 ? 16 : 8), K = rnd_size(rnd_int(3) ? 16 : 256);
+    gemm_set_isa_cap(t / 2 % 3); /* AVX-512, AVX2, baseline in turn (as far as the CPU has them) */
+    int64_t M = rnd_size(6), N = rnd_size((f32 ? 16 : 8) << rnd_int(2)), K = rnd_size(rnd_int(3) ? 16 : 256);
     int64_t B = rnd_int(4) ? 1 : 1 + rnd_int(3);
     int64_t i0 = 0, i1 = M, j0 = 0, j1 = N;
     if (rnd_int(3) == 0) { /* a sub-block, as one thread's share */
@@ -99,6 +107,7 @@ static void test_random_shapes(void) {
     check_case(f32, false, B, M, K, N, ta, tb, i0, i1, j0, j1);
     check_case(f32, true, B, M, K, N, ta, tb, i0, i1, j0, j1); /* OpenBLAS where built with it */
   }
+  gemm_set_isa_cap(cap);
   routine_gemm_set_blas(prev);
 }
 
@@ -109,10 +118,15 @@ static void test_blocking_edges(void) {
   static const int64_t shapes[][3] = {{7, 257, 17}, {13, 513, 9}, {97, 31, 35}, {193, 40, 33},
                                       {3, 5, 2100}, {2, 300, 4097}, {5, 0, 7}, {1, 1, 1},
                                       {1, 600, 1}, {200, 1, 200}};
-  for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
-    for (int v = 0; v < 16; v++) /* float32 or 64, a or b transposed, 1 or 2 batch entries */
-      check_case(v & 1, false, 1 + (v >> 3), shapes[s][0], shapes[s][1], shapes[s][2], v & 2, v & 4, 0,
-                 shapes[s][0], 0, shapes[s][2]);
+  int cap = gemm_set_isa_cap(2);
+  for (int isa = 2; isa >= 0; isa--) {
+    gemm_set_isa_cap(isa);
+    for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+      for (int v = 0; v < 16; v++) /* float32 or 64, a or b transposed, 1 or 2 batch entries */
+        check_case(v & 1, false, 1 + (v >> 3), shapes[s][0], shapes[s][1], shapes[s][2], v & 2, v & 4, 0,
+                   shapes[s][0], 0, shapes[s][2]);
+  }
+  gemm_set_isa_cap(cap);
   routine_gemm_set_blas(prev);
 }
 
@@ -166,7 +180,30 @@ static void test_dot_general_own_kernel(void) {
   routine_gemm_set_blas(prev);
 }
 
+/* The GELU MLP step's products (B = 256, 1024 -> 4096 -> 1024: forward, and the
+ * backward's transposed ones), which routine_gemm_block gives to jaxc's own kernel ahead
+ * of OpenBLAS where the CPU has AVX-512 (gemm_own_faster), in blocks as two threads
+ * split them; with BLAS on, so whichever kernel the default picks is checked. Sampled
+ * rows and columns keep the long double loop short. */
+static void test_mlp_shapes(void) {
+  bool prev = routine_gemm_blas();
+  static const int64_t shapes[][5] = {/* M, K, N, ta, tb */
+                                      {256, 1024, 4096, 0, 0}, {256, 4096, 1024, 0, 0}, {256, 1024, 4096, 0, 1},
+                                      {4096, 256, 1024, 1, 0}, {1024, 256, 4096, 1, 0}, {64, 256, 64, 0, 0}};
+  for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++) {
+    const int64_t *p = shapes[s];
+    bool rows = p[0] >= p[2];
+    int64_t half = (rows ? p[0] : p[2]) / 2 / 16 * 16;
+    /* the second thread's block: rows [half, M) or columns [half, N) */
+    sample_step = 37;
+    check_case(true, true, 1, p[0], p[1], p[2], p[3], p[4], rows ? half : 0, p[0], rows ? 0 : half, p[2]);
+  }
+  sample_step = 1;
+  routine_gemm_set_blas(prev);
+}
+
 int main(void) {
+  TEST_RUN(test_mlp_shapes);
   TEST_RUN(test_random_shapes);
   TEST_RUN(test_blocking_edges);
   TEST_RUN(test_dot_general_own_kernel);
