@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -184,21 +186,40 @@ static int run(char *const *argv, const char *log_path) {
   double limit_s = config_compile_timeout();
   struct timespec t0, now, nap = {0, 1000000}; /* polls from 1 ms, backing off to 50 ms */
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* Where the kernel has pidfds (Linux 5.3), sleep in poll() until the child exits: the
+   * backing-off poll below noticed a compile's end up to 50 ms late (a 180 ms unit was
+   * seen at 213 ms), a sixth of a jit program's first call. */
+  int pfd = -1;
+#ifdef SYS_pidfd_open
+  pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
   int status;
   for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
-    if (r < 0 && errno != EINTR) return RUN_FAILED_START;
+    if (r < 0 && errno != EINTR) {
+      if (pfd >= 0) close(pfd);
+      return RUN_FAILED_START;
+    }
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 > limit_s) {
+    double spent = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (spent > limit_s) {
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+      if (pfd >= 0) close(pfd);
       return RUN_TIMED_OUT;
+    }
+    if (pfd >= 0) {
+      struct pollfd pf = {.fd = pfd, .events = POLLIN};
+      double left_ms = (limit_s - spent) * 1e3 + 1;
+      poll(&pf, 1, left_ms > 1000 ? 1000 : (int)left_ms); /* readable once the child exits */
+      continue;
     }
     nanosleep(&nap, NULL);
     if (nap.tv_nsec < 50000000) nap.tv_nsec *= 2;
   }
+  if (pfd >= 0) close(pfd);
   return WIFEXITED(status) ? WEXITSTATUS(status) : RUN_CRASHED;
 }
 
