@@ -15,7 +15,8 @@ for g in $groups; do
     d=$before; [ "$who" = a ] && d=$after
     cache=$(mktemp -d)
     case $g in
-      fm_*) cmd=("$d/jaxc_fashion_mnist" --model "${g#fm_}" --bench 10 --limit 1000) ;;
+      fm_mlp) cmd=("$d/jaxc_fashion_mnist" --model mlp --bench 100 --limit 1000) ;; # as bench/run.py
+      fm_cnn) cmd=("$d/jaxc_fashion_mnist" --model cnn --bench 20 --limit 1000) ;;
       *) cmd=("$d/jaxc_bench" "$g") ;;
     esac
     echo "# $g $(date +%T) load $(cut -d' ' -f1 /proc/loadavg)" >> "$out/$who.txt"

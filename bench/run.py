@@ -305,10 +305,13 @@ def main():
     if not args.only or args.only != "fm":
         runs.append(([exe, args.only], {}, None))
     if not args.only or args.only in ("matmul", "matmul_own"):
-        # issue 11 item 6: jaxc's own GEMM kernel (JAXC_BLAS=0) next to jaxc on OpenBLAS, on
+        # issue 11 item 6: jaxc's own GEMM kernel (JAXC_BLAS=0) next to jaxc on OpenBLAS
+        # (JAXC_BLAS=always: the default takes the own kernel where it measured faster), on
         # the thread pool and on one thread (where process CPU time is the compute time)
         runs.append(([exe, "matmul"], {"JAXC_BLAS": "0"}, ("matmul_", "matmul_own_")))
-        runs.append(([exe, "matmul"], {"JAXC_NUM_THREADS": "1"}, ("matmul_", "matmul_1t_")))
+        runs.append(([exe, "matmul"], {"JAXC_BLAS": "always"}, ("matmul_", "matmul_blas_")))
+        runs.append(([exe, "matmul"], {"JAXC_BLAS": "always", "JAXC_NUM_THREADS": "1"},
+                     ("matmul_", "matmul_blas_1t_")))
         runs.append(([exe, "matmul"], {"JAXC_BLAS": "0", "JAXC_NUM_THREADS": "1"},
                      ("matmul_", "matmul_own_1t_")))
     if not args.only or args.only in ("fm", "fm_mlp", "fm_cnn"):
@@ -345,7 +348,8 @@ def main():
         theirs.setdefault(name, {})[peer] = v
     rows = []
     for name, (v, unit) in ours.items():
-        p = theirs.get(name.replace("matmul_own_", "matmul_"), {}) if "_cpu_" not in name and "_1t_" not in name else {}
+        peer_name = name.replace("matmul_own_", "matmul_").replace("matmul_blas_", "matmul_")
+        p = theirs.get(peer_name, {}) if "_cpu_" not in name and "_1t_" not in name else {}
         def ratio(peer):
             if peer not in p: return "-"
             r = p[peer] / v if unit in LOWER_IS_BETTER else v / p[peer]
@@ -363,12 +367,12 @@ def main():
     own = [(k, v) for k, (v, _) in ours.items() if k.startswith("matmul_own_")]
     if own:  # issue 11 item 6: own kernel / OpenBLAS, both inside jaxc, same run
         env = os.environ.get("OPENBLAS_CORETYPE")
-        table += ("\n\njaxc's own GEMM kernel (JAXC_BLAS=0) vs jaxc on OpenBLAS"
+        table += ("\n\njaxc's own GEMM kernel (JAXC_BLAS=0) vs jaxc on OpenBLAS (JAXC_BLAS=always)"
                   + (f" (OPENBLAS_CORETYPE={env})" if env else "") + ", float32 n x n, GFLOP/s:\n\n"
                   "| row (1t: one thread; cpu: per process CPU second) | own kernel | OpenBLAS | numpy | own / OpenBLAS |\n|---|---|---|---|---|")
         for k, v in own:
             n = k[len("matmul_own_"):]
-            blas = ours.get("matmul_" + n, (None,))[0]
+            blas = ours.get("matmul_blas_" + n, (None,))[0]
             nump = theirs.get("matmul_" + n, {}).get("numpy") if "_" not in n else None
             table += (f"\n| {n} | {v:.2f} | {blas:.2f} | " + (f"{nump:.2f}" if nump else "-")
                       + f" | {v / blas:.2f}x |" if blas else f"\n| {n} | {v:.2f} | - | - | - |")

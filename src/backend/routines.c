@@ -121,22 +121,27 @@ static jx_status run_scatter_add(const Routine *r, void *const *in, void *out) {
 }
 
 /* Whether GEMM routines call CBLAS: built with OpenBLAS and not turned off by JAXC_BLAS=0
- * in the environment (read once) or routine_gemm_set_blas. */
+ * in the environment (read once) or routine_gemm_set_blas. 2: JAXC_BLAS=always, CBLAS
+ * even where jaxc's own kernel measured faster (gemm_own_faster; bench/run.py's OpenBLAS
+ * rows). */
 static int gemm_blas = -1;
 
-bool routine_gemm_blas(void) {
+static int gemm_blas_mode(void) {
 #ifdef JAXC_HAVE_CBLAS
   int b = __atomic_load_n(&gemm_blas, __ATOMIC_RELAXED);
   if (b < 0) {
     const char *e = getenv("JAXC_BLAS");
     b = !(e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "OFF")));
+    if (e && !strcmp(e, "always")) b = 2;
     __atomic_store_n(&gemm_blas, b, __ATOMIC_RELAXED);
   }
   return b;
 #else
-  return false;
+  return 0;
 #endif
 }
+
+bool routine_gemm_blas(void) { return gemm_blas_mode() != 0; }
 
 void routine_gemm_set_blas(bool on) { __atomic_store_n(&gemm_blas, on ? 1 : 0, __ATOMIC_RELAXED); }
 
@@ -201,7 +206,8 @@ jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, i
   bool ta = r->trans_a, tb = r->trans_b;
   if (bm_rows <= 0 || bn <= 0) return JX_OK;
 #ifdef JAXC_HAVE_CBLAS
-  bool blas = routine_gemm_blas() && !gemm_own_faster(r->dtype, M, N, K);
+  int mode = gemm_blas_mode();
+  bool blas = mode == 2 || (mode == 1 && !gemm_own_faster(r->dtype, M, N, K));
 #endif
   for (int64_t b = 0; b < r->outer; b++) {
     int64_t ao = b * M * K + (ta ? i0 : i0 * K), bo = b * K * N + (tb ? j0 * K : j0);

@@ -2,7 +2,7 @@
  * register-tiled kernel (backend/gemm.c, used without OpenBLAS or with JAXC_BLAS=0) and,
  * where jaxc was built with it, OpenBLAS. Random shapes cross every blocking edge (the
  * 6-row / 16- or 8-column register tile, 32 or 16 columns with AVX-512, KC = 256, MC = 96,
- * NC = 2048), with transposed operands, batches and sub-blocks (as the cpu backend's
+ * NC = 1024), with transposed operands, batches and sub-blocks (as the cpu backend's
  * threads compute them), in float32 and float64, for each kernel ISA the CPU has
  * (gemm_set_isa_cap: baseline, AVX2, AVX-512); then dot_general through jit and eagerly
  * with the kernel selected, and the products the GELU MLP step takes to jaxc's own kernel
@@ -112,7 +112,7 @@ static void test_random_shapes(void) {
 }
 
 /* The blocking edges one at a time: K past KC (two and three k panels), M past MC, N past
- * NC (2048), K = 0 (zeros), single rows and columns. */
+ * NC (1024; 2048 before), K = 0 (zeros), single rows and columns. */
 static void test_blocking_edges(void) {
   bool prev = routine_gemm_blas();
   static const int64_t shapes[][3] = {{7, 257, 17}, {13, 513, 9}, {97, 31, 35}, {193, 40, 33},
