@@ -53,14 +53,27 @@ fi
 # a kernel cache carried from an earlier call (../.kcache/cuda, cubins keyed by their
 # full source): tests compile only what changed
 if [ -d ../.kcache/cuda ]; then mkdir -p "$JAXC_CACHE_DIR" && cp -r ../.kcache/cuda "$JAXC_CACHE_DIR/"; fi
-# PAR=1: the suite, memcheck ($MEMCHECK_TESTS) and training run side by side
+# PAR=1: the suite, memcheck ($MEMCHECK_TESTS; MC_J, MC_TOTAL_S, MEMCHECK_S) and training
+# run side by side
 if [ -n "$PAR" ]; then
   if has memcheck; then
-    for exe in ${MEMCHECK_TESTS:-backend_test_cuda}; do
-      ( JAXC_DEVICE=cuda JAXC_DEFAULT_MATMUL_PRECISION=highest timeout "${MEMCHECK_S:-300}" compute-sanitizer \
-          --tool memcheck --leak-check no --report-api-errors no --error-exitcode 99 "build-gpu/tests/$exe" > "$out/mc_$exe.txt" 2>&1
-        echo "memcheck $exe rc=$? $(grep -E 'ERROR SUMMARY' "$out/mc_$exe.txt" | tail -1)" >> "$out/memcheck.txt" ) &
-    done
+    # MC_J programs at a time (default: all at once); none is started after MC_TOTAL_S
+    # seconds from here, and each runs at most MEMCHECK_S seconds nor past that end;
+    # MC_OPTS: more compute-sanitizer options
+    mc_one() {
+      exe=$1 left=$(( MC_END - $(date +%s) ))
+      if [ "$left" -lt 15 ]; then echo "memcheck $exe not run (MC_TOTAL_S spent)" >> "$out/memcheck.txt"; return; fi
+      cap=$MEMCHECK_S; [ "$left" -lt "$cap" ] && cap=$left
+      s0=$(date +%s)
+      JAXC_DEVICE=cuda JAXC_DEFAULT_MATMUL_PRECISION=highest timeout "$cap" compute-sanitizer \
+        --tool memcheck --leak-check no --report-api-errors no --error-exitcode 99 $MC_OPTS "build-gpu/tests/$exe" > "$out/mc_$exe.txt" 2>&1
+      rc=$?
+      echo "memcheck $exe rc=$rc $(( $(date +%s) - s0 ))s $(grep -E 'ERROR SUMMARY' "$out/mc_$exe.txt" | tail -1)" >> "$out/memcheck.txt"
+    }
+    export -f mc_one; export out MC_OPTS MEMCHECK_S=${MEMCHECK_S:-300} MC_END=$(( $(date +%s) + ${MC_TOTAL_S:-100000} ))
+    set -- ${MEMCHECK_TESTS:-backend_test_cuda}
+    ( printf '%s\n' "$@" | xargs -P "${MC_J:-$#}" -I{} bash -c 'mc_one {}' ) &
+    set --
   fi
   if has train; then
     ( for m in mlp cnn; do
@@ -139,18 +152,29 @@ if has ncu; then
   for f in /tmp/kn/cuda/*.cubin; do cuobjdump -sass "$f"; done > "$out/ncu_sass.txt" 2>&1; cat /tmp/kn/cuda/*.key > "$out/ncu_src.txt" 2>/dev/null
   stamp "ncu"
 fi
+# ncumlp: the kernels of the jitted MLP step at batch $MLP_B (default 4096), cuBLAS's too,
+# in steady state (launches NCU_SKIP.. NCU_SKIP+NCU_COUNT), caches left warm as in a loop
+if has ncumlp; then
+  JAXC_BENCH_MLP_BATCH=${MLP_B:-4096} JAXC_DEVICE=cuda timeout "${NCUMLP_S:-150}" ncu --clock-control none \
+    --cache-control none --section SpeedOfLight --section LaunchStats --section Occupancy \
+    --launch-skip "${NCU_SKIP:-400}" --launch-count "${NCU_COUNT:-60}" build-gpu/bench_gpu mlp > "$out/ncu_mlp.txt" 2>&1
+  grep -E "^  [A-Za-z_].*\(|Duration|Memory Throughput|Compute \(SM\) Throughput|Grid Size|Block Size" "$out/ncu_mlp.txt" \
+    | sed 's/  */ /g' | cut -c1-160 > "$out/ncu_mlp_short.txt"
+  head -150 "$out/ncu_mlp_short.txt"
+  stamp "ncumlp"
+fi
 # mlpdbg: the host time of each step of the jitted MLP SGD step (JAXC_DEBUG=1), last call
 if has mlpdbg; then
   JAXC_DEBUG=1 JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu mlp 2> "$out/mlp_debug.txt" | tee "$out/mlp.txt"
   grep "jit step" "$out/mlp_debug.txt" | tail -40
 fi
-# cexp: the chain under experiment settings ($CEXP: "VAR=value ..." runs, a fresh
-# kernel cache each)
+# cexp: the workload $CEXP_W (default chain) under experiment settings ($CEXP:
+# "VAR=value ..." runs, a fresh kernel cache each)
 if has cexp; then
-  i=0
+  i=0 w=${CEXP_W:-chain}
   for e in ${CEXP:-JAXC_CUDA_EW_V=2}; do
     i=$((i + 1))
-    echo "$e $(env "$e" JAXC_CACHE_DIR=/tmp/cexp$i JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu chain | grep chain)"
+    echo "$e $(env "$e" JAXC_CACHE_DIR=/tmp/cexp$i JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu "$w" | grep "$w")"
   done | tee "$out/cexp.txt"
   stamp "cexp"
 fi

@@ -13,7 +13,10 @@
  *   block rows    one block of 256 per output: warps, then shared memory; a full
  *                 reduction (few outputs, long rows) splits each row over gridDim.y
  *                 blocks that leave partials in scratch, the last block to finish
- *                 (an atomic ticket) combining them in order -- two stages, one launch.
+ *                 (an atomic ticket) combining them in order -- two stages, one launch;
+ *   columns      column reductions of fewer outputs: 32 neighbouring outputs a block,
+ *                one a lane (coalesced), its 8 warps over the rows of the block's
+ *                chunk, the chunks over gridDim.y blocks combined as split rows are.
  * Two-phase kernels (has_pre) reduce the first phase the same way and broadcast it.
  * Complex kernels (prelude.h's jx_c64/jx_c128 structs) take the same plans: 8 or 16
  * bytes an element, their loads are never 16-byte vectors; their warp shuffles and the
@@ -181,6 +184,10 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
   /* a thread per output reads coalesced across outputs (column sums), but needs enough
    * outputs to fill the GPU; otherwise warps or blocks over each row, uncoalesced */
   if (R <= 8 || (!row_contig && gs == 1 && N >= 16384)) p.kind = CUDA_THREAD_ROW;
+  /* fewer column outputs: 32 a block, coalesced, the rows over 8 warps and split over
+   * blocks (the MLP's bias gradients, 4096 x 512 and 4096 x 10 column sums, took 14 and
+   * 8.6 us as uncoalesced block rows on an H200) */
+  else if (!row_contig && gs == 1 && R >= 256 && !k->has_pre && !k->has_row_out) p.kind = CUDA_COLUMNS;
   else if (R <= 512 && N >= 64) p.kind = CUDA_WARP_ROW;
   else {
     p.kind = CUDA_BLOCK_ROW;
@@ -362,7 +369,18 @@ static void red_loop(Buf *b, const Red *t, const char *indent, const char *acc, 
  * (a plain unrolled loop kept one: each unrolled step's bound check stopped the
  * compiler from hoisting the next load; argmax of 2^28 ran at 78% of DRAM bandwidth);
  * the elements are still reduced in the same order. */
-#define RED_VEC_AHEAD 4
+#define RED_VEC_AHEAD_DEFAULT 4
+/* JAXC_CUDA_RED_AHEAD=1..8 tries other depths (measuring; part of the kernel's source) */
+static int red_vec_ahead(void) {
+  static int v = 0;
+  if (!v) {
+    const char *e = getenv("JAXC_CUDA_RED_AHEAD");
+    int w = e ? atoi(e) : RED_VEC_AHEAD_DEFAULT;
+    v = w >= 1 && w <= 8 ? w : RED_VEC_AHEAD_DEFAULT;
+  }
+  return v;
+}
+#define RED_VEC_AHEAD red_vec_ahead()
 static void red_loop_vec(Buf *b, const Red *t, const Kernel *k, uint64_t vec, const char *indent, const char *acc,
                          const char *first, const char *step, const char *end, const char *row) {
   buf_printf(b, "%s%s = %s;\n", indent, acc, t->ident.s);
@@ -533,6 +551,44 @@ static bool row_output(const RenderLang *lang, const Kernel *k, const RenderCuda
   return !b->oom;
 }
 
+/* CUDA_COLUMNS: output gidx = blockIdx.x * 32 + lane, this block's chunk of rows over
+ * its 8 warps (warp w: rows r0 + w, r0 + w + 8, ... in order); the warps' sums combined
+ * in warp order through shared memory, the block's partial left in scratch; the block
+ * taking its column group's last ticket combines the partials in chunk order. Two
+ * stages, one launch, deterministic. */
+static bool render_columns(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals, const Red *t) {
+  const char *ct = ctype_of(k->reduction.dtype);
+  long long R = (long long)k->reduction.size, N = (long long)k->size;
+  const int C = RENDER_CUDA_COL_OUTS, L = RENDER_CUDA_COL_LANES;
+  buf_printf(b, "  __shared__ %s jx_csh[%d][%d];\n  __shared__ bool jx_last;\n", ct, L, C + 1);
+  buf_printf(b, "  %s *jx_parts = (%s *)scratch;\n", ct, ct);
+  buf_printf(b, "  const int jx_col = threadIdx.x %% %d, jx_rl = threadIdx.x / %d;\n", C, C);
+  buf_printf(b, "  const int64_t gidx = (int64_t)blockIdx.x * %d + jx_col;\n", C);
+  buf_printf(b, "  const int64_t jx_chunk = (%lldLL + gridDim.y - 1) / gridDim.y;\n", R);
+  buf_str(b, "  const int64_t jx_r0 = blockIdx.y * jx_chunk;\n");
+  buf_printf(b, "  const int64_t jx_r1 = jx_r0 + jx_chunk < %lldLL ? jx_r0 + jx_chunk : %lldLL;\n", R, R);
+  buf_printf(b, "  %s jx_acc = %s;\n", ct, t->ident.s);
+  buf_printf(b, "  if (gidx < %lldLL) {\n", N);
+  char step[16];
+  snprintf(step, sizeof step, "%d", L);
+  red_loop(b, t, "    ", "jx_acc", "jx_r0 + jx_rl", step, "jx_r1");
+  buf_str(b, "  }\n  jx_csh[jx_rl][jx_col] = jx_acc;\n  __syncthreads();\n");
+  buf_printf(b, "  if (jx_rl == 0) {\n    for (int jx_i = 1; jx_i < %d; jx_i++) {\n", L);
+  buf_printf(b, "      const %s jx_other = jx_csh[jx_i][jx_col];\n      jx_acc = %s;\n    }\n", ct, t->comb.s);
+  buf_printf(b, "    if (gidx < %lldLL) jx_parts[gidx * gridDim.y + blockIdx.y] = jx_acc;\n", N);
+  buf_str(b, "    __threadfence();\n  }\n  __syncthreads();\n");
+  buf_str(b, "  if (threadIdx.x == 0) jx_last = atomicAdd(&jx_split_tickets[blockIdx.x], 1u) == gridDim.y - 1;\n");
+  buf_str(b, "  __syncthreads();\n  if (!jx_last) return;\n  __threadfence();\n");
+  buf_str(b, "  if (threadIdx.x == 0) jx_split_tickets[blockIdx.x] = 0u;\n");
+  buf_printf(b, "  if (jx_rl == 0 && gidx < %lldLL) {\n    jx_acc = %s;\n", N, t->ident.s);
+  buf_str(b, "    for (unsigned jx_i = 0; jx_i < gridDim.y; jx_i++) {\n");
+  buf_printf(b, "      const %s jx_other = jx_vload((volatile %s *)jx_parts + gidx * gridDim.y + jx_i);\n", ct, ct);
+  buf_printf(b, "      jx_acc = %s;\n    }\n", t->comb.s);
+  bool ok = red_store(lang, k, b, nlocals, "    ", "jx_acc");
+  buf_str(b, "  }\n");
+  return ok && !b->oom;
+}
+
 static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
   RenderCudaPlan plan = render_cuda_plan(k);
   const Reduction *r = &k->reduction;
@@ -558,6 +614,11 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
   if (!ok) {
     red_free(&main), red_free(&pre);
     return false;
+  }
+  if (plan.kind == CUDA_COLUMNS) {
+    ok = render_columns(lang, k, b, nlocals, &main);
+    red_free(&main), red_free(&pre);
+    return ok;
   }
   char end[32];
   snprintf(end, sizeof end, "%lldLL", (long long)R);

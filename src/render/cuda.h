@@ -14,6 +14,10 @@ typedef enum RenderCudaKind {
   CUDA_THREAD_ROW,  /* a thread per reduced output */
   CUDA_WARP_ROW,    /* a warp per reduced output (blockDim / 32 a block) */
   CUDA_BLOCK_ROW,   /* a block per reduced output */
+  CUDA_COLUMNS,     /* column reductions: 32 neighbouring outputs a block (a warp's
+                       lanes), 8 row lanes, the rows split over gridDim.y blocks that
+                       leave partials in scratch (size * gridDim.y), the last one
+                       (ticket blockIdx.x) combining them */
 } RenderCudaKind;
 
 typedef struct RenderCudaPlan {
@@ -31,8 +35,12 @@ typedef struct RenderCudaPlan {
                           tickets in the module (prelude_cuda.h) */
 } RenderCudaPlan;
 
-/* Most rows of a split reduction (prelude_cuda.h's jx_split_tickets). */
+/* Most rows of a split reduction (prelude_cuda.h's jx_split_tickets); CUDA_COLUMNS
+ * takes one ticket per 32 outputs. */
 #define RENDER_CUDA_SPLIT_ROWS 1024
+/* CUDA_COLUMNS: outputs a block (one a lane) and row lanes (warps) a block */
+#define RENDER_CUDA_COL_OUTS 32
+#define RENDER_CUDA_COL_LANES 8
 
 /* The plan of kernel k (a pure function of k). */
 RenderCudaPlan render_cuda_plan(const Kernel *k);

@@ -1,8 +1,8 @@
 /* test_cuda_render.c -- the CUDA C framing (src/render/cuda.c) on machines with or
  * without a GPU: kernels of every plan (16-byte vector elementwise, scalar elementwise
- * with broadcasts and several outputs, thread/warp/block rows, split full reductions,
- * two-phase rows, float16, integer and complex reductions, threefry) render and compile with
- * NVRTC for sm_90 (skipped, passing, where NVRTC is not found); their plans are the
+ * with broadcasts and several outputs, thread/warp/block rows, column reductions split
+ * over blocks, split full reductions, two-phase rows, float16, integer and complex
+ * reductions, threefry) render and compile with NVRTC for sm_90 (skipped, passing, where NVRTC is not found); their plans are the
  * ones the backend launches with. Results are checked on the GPU by every *_cuda test. */
 #include <stdlib.h>
 
@@ -30,7 +30,7 @@ static Kernel reduction(int64_t n, int64_t r, jx_dtype d, AluOp op, const AluExp
 }
 
 static void test_render_compile(void) {
-  Case cases[48];
+  Case cases[64];
   int n = 0;
   const AluExp *g = alu_special("gidx", 1 << 20);
   /* chain-like elementwise on a contiguous float32 input: 16-byte vectors */
@@ -58,13 +58,27 @@ static void test_render_compile(void) {
     const AluExp *e = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, gr, i64(rows[i])), rr));
     cases[n++] = (Case){"row_sum", reduction(512, rows[i], JX_FLOAT32, ALU_ADD, e), kinds[i], false, 1};
   }
-  /* column sums of (1000, 16384): threads per output, coalesced; of (1000, 512): too few
-   * outputs to fill the GPU, blocks per column */
-  for (int64_t cols = 512; cols <= 16384; cols *= 32) {
-    const AluExp *gr = alu_special("gidx", cols), *rr = alu_special("ridx", 1000);
+  /* column sums of (1000, 16384): threads per output, coalesced; of (1000, 512) and
+   * (4096, 10) (the MLP's bias gradients): too few outputs to fill the GPU, 32 columns a
+   * block with the rows split over blocks; of (100, 512): warps per column */
+  static const int64_t colshape[4][2] = {{1000, 16384}, {1000, 512}, {4096, 10}, {100, 512}};
+  static const RenderCudaKind colkind[4] = {CUDA_THREAD_ROW, CUDA_COLUMNS, CUDA_COLUMNS, CUDA_WARP_ROW};
+  for (int i = 0; i < 4; i++) {
+    int64_t nr = colshape[i][0], cols = colshape[i][1];
+    const AluExp *gr = alu_special("gidx", cols), *rr = alu_special("ridx", nr);
     const AluExp *e = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, rr, i64(cols)), gr));
-    cases[n++] = (Case){"column_sum", reduction(cols, 1000, JX_FLOAT32, ALU_ADD, e),
-                        cols > 512 ? CUDA_THREAD_ROW : CUDA_BLOCK_ROW, false, 1};
+    cases[n++] = (Case){"column_sum", reduction(cols, nr, JX_FLOAT32, ALU_ADD, e), colkind[i], false, 1};
+  }
+  /* a column max of int32 with an epilogue, and a complex64 column product */
+  {
+    const AluExp *gr = alu_special("gidx", 300), *rr = alu_special("ridx", 2000);
+    Kernel km = reduction(300, 2000, JX_INT32, ALU_MAX, ld(0, JX_INT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, rr, i64(300)), gr)));
+    km.reduction.epilogue = alu_binary(ALU_ADD, alu_variable("acc", JX_INT32), alu_const_int(JX_INT32, 1));
+    cases[n++] = (Case){"column_max", km, CUDA_COLUMNS, false, 1};
+    cases[n++] = (Case){"c64_column_prod",
+                        reduction(300, 2000, JX_COMPLEX64, ALU_MUL,
+                                  ld(0, JX_COMPLEX64, alu_binary(ALU_ADD, alu_binary(ALU_MUL, rr, i64(300)), gr))),
+                        CUDA_COLUMNS, false, 1};
   }
   /* full sum of 2^24: split over blocks; max too; integer sum; float16 sum */
   {

@@ -234,6 +234,18 @@ jx_status cuda_prepare_batch(const Kernel *const *ks, int n) {
   return s;
 }
 
+/* Waves of resident blocks a split row reduction takes (1; JAXC_CUDA_SPLIT_WAVES=2..8
+ * tries more, measuring). */
+static int split_waves(void) {
+  static int v = 0;
+  if (!v) {
+    const char *e = getenv("JAXC_CUDA_SPLIT_WAVES");
+    int w = e ? atoi(e) : 1;
+    v = w >= 1 && w <= 8 ? w : 1;
+  }
+  return v;
+}
+
 static unsigned clamp_blocks(int64_t want, int64_t most) {
   return (unsigned)(want < 1 ? 1 : want > most ? most : want);
 }
@@ -263,12 +275,22 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
   case CUDA_THREAD_ROW: gx = clamp_blocks((k->size + THREADS - 1) / THREADS, many); break;
   case CUDA_WARP_ROW: gx = clamp_blocks((k->size + THREADS / 32 - 1) / (THREADS / 32), 65535); break;
   case CUDA_BLOCK_ROW: gx = clamp_blocks(k->size, 65535); break;
+  case CUDA_COLUMNS: {
+    /* 32 outputs a block; the rows over one wave of resident blocks, 64 rows a block at
+     * least (8 a thread) */
+    int64_t R = k->reduction.size, want, most = R / (8 * RENDER_CUDA_COL_LANES);
+    gx = clamp_blocks((k->size + RENDER_CUDA_COL_OUTS - 1) / RENDER_CUDA_COL_OUTS, RENDER_CUDA_SPLIT_ROWS);
+    want = sms * exe->per_sm / gx;
+    gy = clamp_blocks(want < most ? want : most, 65535);
+    if (!(scratch = cuda_alloc((size_t)k->size * gy * 16))) return jx_last_status();
+    break;
+  }
   }
   if (p->split) {
     /* one wave: at most the blocks that are resident at once (the occupancy
      * calculator's, for this kernel's registers), so no second, mostly idle wave
      * finishes the tail (256 rows x 5 blocks was 1.2 waves of 8 a multiprocessor) */
-    int64_t R = k->reduction.size, want = sms * exe->per_sm / k->size, most = R / 8192;
+    int64_t R = k->reduction.size, want = sms * exe->per_sm * split_waves() / k->size, most = R / 8192;
     gy = clamp_blocks(want < most ? want : most, 65535);
     /* partials: up to complex128 */
     if (!(scratch = cuda_alloc((size_t)k->size * gy * 16))) return jx_last_status();
