@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <float.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,12 @@ const char *jx_dtype_name(jx_dtype d) {
   return dtype_is_valid(d) ? infos[d].name : d == JX_FLOAT0 ? "float0" : NULL;
 }
 size_t jx_dtype_itemsize(jx_dtype d) { return dtype_is_valid(d) ? (size_t)infos[d].bits / 8 : 0; }
+
+const char *dtype_invalid_str(jx_dtype d, char *buf) {
+  if (d == JX_FLOAT0) return "float0 (it holds no values; jx_zeros makes float0 arrays)";
+  snprintf(buf, DTYPE_INVALID_BUF, "%d", (int)d);
+  return buf;
+}
 
 /* ------------------------------------------------------------ x64 switch */
 

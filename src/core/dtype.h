@@ -21,6 +21,10 @@ jx_dtype dtype_real_part(jx_dtype d);
 jx_dtype dtype_to_complex(jx_dtype d);
 /* One of the numeric dtypes (JX_FLOAT0, which holds no data, is not). */
 bool dtype_is_valid(jx_dtype d);
+/* For "invalid dtype" messages: "float0 (it holds no values; jx_zeros makes float0
+ * arrays)" for JX_FLOAT0, else d's number. buf holds DTYPE_INVALID_BUF bytes. */
+#define DTYPE_INVALID_BUF 16
+const char *dtype_invalid_str(jx_dtype d, char *buf);
 /* Bits per element (bool: 8). */
 int dtype_bits(jx_dtype d);
 /* Short name used in jaxprs and kernel IR: "f32", "bf16", "i32", "u8", "bool"; "float0". */

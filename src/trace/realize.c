@@ -52,7 +52,8 @@ jx_array *array_float0(int ndim, const int64_t *shape) {
 
 jx_array *jx_array_from(const void *data, jx_dtype dtype, int ndim, const int64_t *shape) {
   if (!dtype_is_valid(dtype)) {
-    error_set(JX_ERR_DTYPE, "jx_array_from: invalid dtype %d", (int)dtype);
+    char b[DTYPE_INVALID_BUF];
+    error_set(JX_ERR_DTYPE, "jx_array_from: invalid dtype %s", dtype_invalid_str(dtype, b));
     return NULL;
   }
   if (!array_check_shape("jx_array_from", ndim, shape)) return NULL;
@@ -79,7 +80,8 @@ jx_array *jx_scalar_int(int64_t value) {
 
 jx_array *jx_scalar_of(double value, jx_dtype dtype) {
   if (!dtype_is_valid(dtype)) {
-    error_set(JX_ERR_DTYPE, "jx_scalar_of: invalid dtype %d", (int)dtype);
+    char b[DTYPE_INVALID_BUF];
+    error_set(JX_ERR_DTYPE, "jx_scalar_of: invalid dtype %s", dtype_invalid_str(dtype, b));
     return NULL;
   }
   jx_dtype canon = dtype_canonicalize(dtype);

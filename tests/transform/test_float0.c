@@ -191,9 +191,13 @@ static void test_arrays(void) {
   CHECK(jx_ones_like(z) == NULL);
   CHECK_ERROR(JX_ERR_DTYPE, "float0");
   CHECK(jx_ones(1, (int64_t[]){2}, JX_FLOAT0) == NULL);
-  CHECK_ERROR(JX_ERR_DTYPE, "");
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_ones: invalid dtype float0 (it holds no values");
   CHECK(jx_array_from(&dummy, JX_FLOAT0, 0, NULL) == NULL);
-  CHECK_ERROR(JX_ERR_DTYPE, "");
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_array_from: invalid dtype float0");
+  CHECK(jx_astype(jx_scalar(1.0), JX_FLOAT0) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_astype: invalid dtype float0");
+  CHECK(jx_scalar_of(0.0, JX_FLOAT0) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_scalar_of: invalid dtype float0");
   jx_item(jx_zeros(0, NULL, JX_FLOAT0));
   CHECK_ERROR(JX_ERR_DTYPE, "float0");
   CHECK(jx_read(z, &dummy, 1) == JX_ERR_VALUE);

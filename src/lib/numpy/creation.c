@@ -21,7 +21,8 @@ static jx_array *const_shaped(double value, jx_dtype dtype, bool weak, int ndim,
 /* Validates a user dtype and returns its canonical form (x64 mode). */
 static bool user_dtype(const char *fn, jx_dtype *dtype) {
   if (!dtype_is_valid(*dtype)) {
-    error_set(JX_ERR_DTYPE, "%s: invalid dtype %d", fn, (int)*dtype);
+    char b[DTYPE_INVALID_BUF];
+    error_set(JX_ERR_DTYPE, "%s: invalid dtype %s", fn, dtype_invalid_str(*dtype, b));
     return false;
   }
   *dtype = dtype_canonicalize(*dtype);

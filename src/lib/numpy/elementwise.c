@@ -808,7 +808,8 @@ jx_array *jx_clip(jx_array *x, jx_array *lo, jx_array *hi) {
 jx_array *jx_astype(jx_array *x, jx_dtype dtype) {
   if (!check_args("jx_astype", 1, &x)) return NULL;
   if (!dtype_is_valid(dtype)) {
-    error_set(JX_ERR_DTYPE, "jx_astype: invalid dtype %d", (int)dtype);
+    char b[DTYPE_INVALID_BUF];
+    error_set(JX_ERR_DTYPE, "jx_astype: invalid dtype %s", dtype_invalid_str(dtype, b));
     return NULL;
   }
   return np_convert(x, dtype_canonicalize(dtype), false);
@@ -819,7 +820,8 @@ jx_array *jx_astype(jx_array *x, jx_dtype dtype) {
 jx_array *jx_bitcast(jx_array *x, jx_dtype dtype) {
   if (!check_args("jx_bitcast", 1, &x)) return NULL;
   if (!dtype_is_valid(dtype)) {
-    error_set(JX_ERR_DTYPE, "jx_bitcast: invalid dtype %d", (int)dtype);
+    char b[DTYPE_INVALID_BUF];
+    error_set(JX_ERR_DTYPE, "jx_bitcast: invalid dtype %s", dtype_invalid_str(dtype, b));
     return NULL;
   }
   jx_dtype d = dtype_canonicalize(dtype);
