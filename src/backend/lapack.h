@@ -14,5 +14,11 @@ int64_t lapack_out_numel(const Routine *r, int o);
  * when jaxc was built without LAPACKE, JX_ERR_DTYPE for dtypes other than float32/64 and complex64/128,
  * JX_ERR_OOM when scratch memory is exhausted. */
 jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_t b0, int64_t b1);
+/* One batch entry of r in independent parts, for a backend to spread a single large
+ * problem over its threads: lapack_parts(r) parts per entry (triangular_solve: b's
+ * columns, left side, or rows, right side; every other routine: 1), and
+ * lapack_run_parts solves parts [p0, p1) of entry b, with lapack_run's errors. */
+int64_t lapack_parts(const Routine *r);
+jx_status lapack_run_parts(const Routine *r, void *const *in, void *const *out, int64_t b, int64_t p0, int64_t p1);
 
 #endif

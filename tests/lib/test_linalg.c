@@ -798,6 +798,43 @@ static void test_factorization_paths(void) {
   jx_scope_end(0, NULL);
 }
 
+/* Single triangular solves with many right-hand sides, which the cpu backend splits
+ * into column (left side) or row (right side) blocks on its threads, against the
+ * unsplit routine on another backend (cpu's against the interpreter's), and inv of a
+ * matrix of that size (A inv(A) = I). */
+static void test_split_solves(void) {
+  jx_scope_begin();
+  jx_dtype dts[4] = {JX_FLOAT32, JX_FLOAT64, JX_COMPLEX64, JX_COMPLEX128};
+  /* left, lower, transpose_a, conjugate_a, unit_diagonal */
+  bool flags[4][5] = {{1, 1, 0, 0, 0}, {1, 0, 1, 1, 0}, {0, 1, 0, 1, 1}, {0, 0, 1, 0, 0}};
+  int64_t k = 128, rhs = 200; /* rhs not a multiple of the blocks' 16 */
+  for (int t = 0; t < 4; t++) {
+    jx_dtype d = dts[t];
+    bool x64 = d == JX_FLOAT64 || d == JX_COMPLEX128, cpx = t >= 2;
+    jx_config_enable_x64(x64);
+    double tol = x64 ? 1e-12 : 1e-5;
+    int64_t ks[2] = {k, k};
+    jx_array *a = cpx ? random_complex(d, 2, ks) : random_array(d, 2, ks);
+    a = jx_add(a, jx_multiply(jx_eye(k, d), jx_scalar((double)k)));
+    const char *here = jx_device_of(a), *other = strcmp(here, "cpu") ? "cpu" : "interp";
+    for (int f = 0; f < 4; f++) {
+      bool *fl = flags[f];
+      int64_t bs[2] = {fl[0] ? k : rhs, fl[0] ? rhs : k};
+      jx_array *b = cpx ? random_complex(d, 2, bs) : random_array(d, 2, bs);
+      jx_array *x = jx_lax_linalg_triangular_solve(a, b, fl[0], fl[1], fl[2], fl[3], fl[4]);
+      jx_array *xo = jx_lax_linalg_triangular_solve(jx_device_put(a, other), jx_device_put(b, other), fl[0], fl[1],
+                                                    fl[2], fl[3], fl[4]);
+      double e = cdiff(x, jx_device_put(xo, here));
+      CHECK_MSG(e < tol, "triangular_solve %s flags %d vs %s: %g", jx_dtype_name(d), f, other, e);
+    }
+    jx_array *inv = jx_linalg_inv(a);
+    double e = cdiff(jx_matmul(a, inv), jx_eye(k, d));
+    CHECK_MSG(e < (x64 ? 1e-12 : 1e-5), "inv %s: a inv(a) - I = %g", jx_dtype_name(d), e);
+  }
+  jx_config_enable_x64(false);
+  jx_scope_end(0, NULL);
+}
+
 /* Complex tridiagonal_solve (LAPACK cgtsv): the residual of A x = b, vmap against a
  * loop, jit against eager and the transpose through vjp (<ct, A^-1 b> = <A^-T ct, b>,
  * bilinear: JAX's linear transpose, no conjugation). */
@@ -896,6 +933,7 @@ int main(void) {
   TEST_RUN(test_identities);
   TEST_RUN(test_complex_identities);
   TEST_RUN(test_factorization_paths);
+  TEST_RUN(test_split_solves);
   TEST_RUN(test_eig_transforms);
   TEST_RUN(test_numeric_grads);
   TEST_RUN(test_eigh_degenerate);

@@ -1,12 +1,15 @@
 /* cpu.c -- the cpu backend's function table: prepare renders a kernel to C and loads it
  * (compile.c) behind two in-memory caches; dispatch runs it on the thread pool (pool.c).
  * Without a C compiler, kernels run on the interpreter. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/fft.h"
@@ -736,8 +739,12 @@ static void gemm_chunk(void *ctx, int64_t start, int64_t end) {
  * synchronizes once per panel, and on a shared machine each sync waits for a descheduled thread
  * (measured, 2 cores at load 16: getrf 256 0.3 ms on one thread vs 50 ms on two,
  * geqrf+orgqr 256 1.3 vs 7.7 ms; getrf 1024 66 ms on one thread, while five runs on
- * two were unfinished after 6 minutes). Larger problems run on OpenBLAS's own
- * threads, for the call's duration. */
+ * two were unfinished after 6 minutes; at nice -20 among nice-10 builds, load 7:
+ * getrf 512 1.2 ms on one thread vs 20 ms on two). Larger problems run
+ * on OpenBLAS's own threads for the call's duration, from n = 512 when no other task
+ * is runnable at the call (others_idle), from n = 2048 always. A single triangular
+ * solve with many right-hand sides is split in blocks of columns (rows) taken in turn
+ * like a batch's chunks, each on one OpenBLAS thread. */
 typedef struct LinalgJob {
   const Routine *r;
   void *const *in;
@@ -750,8 +757,58 @@ static void linalg_chunk(void *ctx, int64_t start, int64_t end) {
   if (lapack_run(g->r, g->in, g->out, start, end) != JX_OK) g->failed = 1;
 }
 
+/* Parts [start, end) of the single problem (lapack_parts). */
+static void linalg_parts_chunk(void *ctx, int64_t start, int64_t end) {
+  LinalgJob *g = ctx;
+  if (lapack_run_parts(g->r, g->in, g->out, 0, start, end) != JX_OK) g->failed = 1;
+}
+
 #define LINALG_THREADED_MIN_N 2048
+#define LINALG_IDLE_THREADED_MIN_N 512
+/* Runnable tasks: machine-wide (/proc/loadavg's R of "0.52 1.32 1.72 R/T last_pid"),
+ * or this process's threads (state R in /proc/self/task/<tid>/stat); -1 where they
+ * cannot be read. */
+static long running_machine(void) {
+  int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[128];
+  ssize_t len = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (len <= 0) return -1;
+  buf[len] = 0;
+  long running = -1;
+  return sscanf(buf, "%*s %*s %*s %ld/", &running) == 1 ? running : -1;
+}
+static long running_self(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return -1;
+  long running = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (e->d_name[0] == '.') continue;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%.20s/stat", e->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ssize_t len = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (len <= 0) continue;
+    buf[len] = 0;
+    const char *paren = strrchr(buf, ')'); /* "tid (comm) S ...": comm may hold spaces */
+    if (paren && paren[1] == ' ' && paren[2] == 'R') running++;
+  }
+  closedir(d);
+  return running;
+}
+/* Whether no other process has a runnable task right now: OpenBLAS's threads then have
+ * idle CPUs to run on (this process's own threads, such as OpenBLAS's workers still
+ * spinning after a call, do not count). */
+static bool others_idle(void) {
+  long all = running_machine(), self = all >= 0 ? running_self() : -1;
+  return all >= 0 && self >= 1 && all - self <= 0;
+}
 #define LINALG_CHUNKS_PER_THREAD 8
+#define LINALG_MIN_PART 32
+#define LINALG_SPLIT_MIN_FLOPS (1 << 21)
 static jx_status cpu_linalg(const Routine *r, void *const *inputs, void *const *outs) {
   int64_t chunks = pool_threads() * LINALG_CHUNKS_PER_THREAD;
   if (pool_threads() < 2) chunks = 1;
@@ -762,7 +819,23 @@ static jx_status cpu_linalg(const Routine *r, void *const *inputs, void *const *
     if (!g.failed) return JX_OK;
     return lapack_run(r, inputs, outs, 0, r->outer); /* again on this thread: its error */
   }
-  bool wide = openblas_set_num_threads && pool_threads() >= 2 && (r->n >= LINALG_THREADED_MIN_N || r->m >= LINALG_THREADED_MIN_N);
+  /* a single triangular solve with many right-hand sides (inv's): column (row) blocks
+   * of at least LINALG_MIN_PART, in turn, each on one OpenBLAS thread */
+  int64_t parts = lapack_parts(r), k = r->flags & LINALG_LEFT_SIDE ? r->n : r->m;
+  int64_t most = parts / LINALG_MIN_PART;
+  chunks = pool_threads() * LINALG_CHUNKS_PER_THREAD / 2;
+  if (chunks > most) chunks = most;
+  if (r->outer == 1 && pool_threads() >= 2 && chunks >= 2 && (double)k * (double)k * (double)parts >= LINALG_SPLIT_MIN_FLOPS) {
+    LinalgJob g = {r, inputs, outs, 0};
+    pool_run(linalg_parts_chunk, &g, parts, (int)chunks, 16);
+    if (!g.failed) return JX_OK;
+    return lapack_run(r, inputs, outs, 0, r->outer);
+  }
+  int64_t big = r->n > r->m ? r->n : r->m;
+  bool wide = openblas_set_num_threads && pool_threads() >= 2 &&
+              (big >= LINALG_THREADED_MIN_N ||
+               (big >= LINALG_IDLE_THREADED_MIN_N && r->op != ROUTINE_TRIANGULAR_SOLVE &&
+                r->op != ROUTINE_TRIDIAGONAL_SOLVE && others_idle()));
   if (wide) openblas_set_num_threads(pool_threads());
   jx_status s = lapack_run(r, inputs, outs, 0, r->outer);
   if (wide) openblas_set_num_threads(1);
