@@ -4,6 +4,7 @@
 #define JAXC_BACKEND_GEMM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Rows [i0, i1) x columns [j0, j1) of c = op(a) @ op(b) for one (M, K) x (K, N) product,
@@ -21,6 +22,11 @@ bool gemm_f64(const double *a, const double *b, double *c, int64_t M, int64_t N,
  * doubles) on this CPU: routine_gemm_block then prefers them over OpenBLAS (measured
  * faster than OpenBLAS's AVX2 kernels at every shape it takes them for). */
 bool gemm_avx512(void);
+
+/* Whether an (M, K) x (K, N) product (b stored transposed: tb) runs with its operands read
+ * in place instead of packed (K <= 256, b not transposed, b at most 256 KiB or M <= 32):
+ * small products, where packing costs as much as the product. Same sums, same order. */
+bool gemm_direct(int64_t M, int64_t N, int64_t K, bool tb, size_t itemsize);
 
 /* Caps the kernels at 0 (baseline ISA), 1 (AVX2+FMA) or 2 (AVX-512, the default) on CPUs
  * that have more, so that tests run every variant; returns the previous cap. */

@@ -187,9 +187,14 @@ static jx_status gemm_block_half(const Routine *r, void *const *inputs, void *ou
  * 107-113 GFLOP/s), float64 1.3-1.8x; below 64 columns (N = 10: 0.54x) or at 64^3 in
  * float64 (0.61x) OpenBLAS is faster. Without AVX-512 (AVX2 tiles) OpenBLAS is faster
  * everywhere (0.6-0.95x), so it keeps those. */
-static bool gemm_own_faster(jx_dtype dt, int64_t m, int64_t n, int64_t k) {
+static bool gemm_own_faster(jx_dtype dt, int64_t m, int64_t n, int64_t k, bool tb) {
   if (dt != JX_FLOAT32 && dt != JX_FLOAT64) return false;
-  return m >= 64 && n >= 64 && (double)m * (double)n * (double)k >= (double)(1 << 20) && gemm_avx512();
+  if (!gemm_avx512()) return false;
+  /* float32 products the kernel reads in place (gemm_direct) from 64 columns: the loops'
+   * products, 64^3 (fori_loop) 4.3-5.6 vs 9.8-13.5 us and 32 x 256 x 1024 (an LSTM step)
+   * 370-406 vs 518-626 us (one thread, load 17) */
+  if (dt == JX_FLOAT32 && n >= 64 && gemm_direct(m, n, k, tb, sizeof(float))) return true;
+  return m >= 64 && n >= 64 && (double)m * (double)n * (double)k >= (double)(1 << 20);
 }
 
 /* Rows [i0, i1) and columns [j0, j1) of out[b] = op(a[b]) @ op(bm[b]) for each batch
@@ -207,7 +212,7 @@ jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, i
   if (bm_rows <= 0 || bn <= 0) return JX_OK;
 #ifdef JAXC_HAVE_CBLAS
   int mode = gemm_blas_mode();
-  bool blas = mode == 2 || (mode == 1 && !gemm_own_faster(r->dtype, M, N, K));
+  bool blas = mode == 2 || (mode == 1 && !gemm_own_faster(r->dtype, M, N, K, tb));
 #endif
   for (int64_t b = 0; b < r->outer; b++) {
     int64_t ao = b * M * K + (ta ? i0 : i0 * K), bo = b * K * N + (tb ? j0 * K : j0);

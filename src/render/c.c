@@ -264,9 +264,9 @@ static int invariant_guards(const AluExp *e, const char *var, const AluExp **g, 
  * the loop is unswitched: where they all hold, a copy with plain loads (which
  * vectorizes); elsewhere the guarded form. */
 static bool render_inner(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
-                         const Nest *nest, const AluExp *e, int d) {
+                         const Nest *nest, const AluExp *e, int d, int64_t lo, int64_t len) {
   const AluExp *guards[8], *fast = e;
-  int ng = invariant_guards(e, "i0", guards, 8);
+  int ng = invariant_guards(e, len ? "j0" : "i0", guards, 8);
   for (int i = 0; i < ng && fast; i++) {
     AluMap memo;
     alu_map_init(&memo);
@@ -297,7 +297,14 @@ static bool render_inner(const RenderLang *lang, const Kernel *k, Buf *b, int *n
   }
   for (; path < 2; path++) {
     if (ng && path == 1) buf_printf(b, "%s} else {\n", pad(d - 1));
-    int di = nest_open_loops(b, nest, 0, 0, d);
+    int di = d;
+    if (len) { /* one range of i0 (render_inner_split) */
+      buf_printf(b, "%sJX_IVDEP\n%sfor (int64_t j0 = 0; j0 < %lldLL; j0++) {\n", pad(di), pad(di), (long long)len);
+      buf_printf(b, "%s  const int64_t i0 = %lldLL + j0;\n", pad(di), (long long)lo);
+      di++;
+    } else {
+      di = nest_open_loops(b, nest, 0, 0, d);
+    }
     nest_gx(b, nest, pad(di));
     EmitPart q = {.lang = lang, .out = b, .indent = pad(di), .nlocals = nlocals};
     char *w = emit_part(&q, path == 0 ? fast : e);
@@ -309,6 +316,25 @@ static bool render_inner(const RenderLang *lang, const Kernel *k, Buf *b, int *n
     nest_close(b, di, d);
   }
   if (ng) buf_printf(b, "%s}\n", pad(d - 1));
+  return true;
+}
+
+/* The innermost loop, split where e compares i0 with constants (a concatenation along
+ * the last axis, as the gradients of its slices are summed: the LSTM's four gates) into
+ * ranges over which each comparison has one value: there the selects fold and the loop
+ * vectorizes, where the whole row's loop ran a select chain and guarded loads per
+ * element. At most 16 ranges; otherwise (or with no such comparison) one loop. */
+static bool render_inner_split(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
+                               const Nest *nest, const AluExp *e, int d) {
+  int64_t bp[66];
+  int ranges = split_points(e, "i0", nest->s[1] / nest->s[0], bp);
+  if (ranges <= 1 || ranges > 16) return render_inner(lang, k, b, nlocals, nest, e, d, 0, 0);
+  for (int c = 0; c < ranges; c++) {
+    int64_t lo = bp[c], len = bp[c + 1] - bp[c];
+    const AluExp *at = alu_binary(ALU_ADD, alu_special("j0", len), alu_const_int(JX_INT64, lo));
+    const AluExp *ec = at ? alu_simplify(alu_substitute(e, "i0", at)) : NULL;
+    if (!ec || !render_inner(lang, k, b, nlocals, nest, ec, d, lo, len)) return false;
+  }
   return true;
 }
 
@@ -344,7 +370,7 @@ static bool render_nest_body(const RenderLang *lang, const Kernel *k, Buf *b, in
       }
       dc = nest_open_loops(b, nest, sp - 1, 1, dc + 1);
     }
-    if (!render_inner(lang, k, b, nlocals, nest, e, dc)) return false;
+    if (!render_inner_split(lang, k, b, nlocals, nest, e, dc)) return false;
     nest_close(b, dc, d);
   }
   nest_close(b, d, 0);

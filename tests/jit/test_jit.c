@@ -265,6 +265,37 @@ static void test_conv_nests_match_interp(void) {
   }
 }
 
+/* A concatenation along the last axis, and the gradient of its four slices (an LSTM's
+ * gates: the transposes of the slices, padded and summed): their kernels compare the
+ * innermost index with the segments' borders, so the cpu renderer splits the row loop
+ * there (render_inner_split). Segments of 37, 64, 5 and 90 columns cross vector widths;
+ * 33 rows and thread chunks cut the rows. jit on cpu against the interpreter. */
+static jx_status gates_loss(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  static const int64_t w[5] = {0, 37, 101, 106, 196};
+  jx_array *z = in[0], *g[4];
+  for (int k = 0; k < 4; k++) g[k] = jx_slice(z, 2, (int64_t[]){0, w[k]}, (int64_t[]){33, w[k + 1]}, NULL);
+  jx_array *c = jx_concatenate(4, (jx_array *[]){jx_tanh(g[0]), jx_nn_sigmoid(g[1]), jx_mul(g[2], g[2]), jx_exp(g[3])}, 1);
+  out[0] = jx_sum(jx_mul(c, in[1]), 0, NULL, false);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_concat_rows_match_interp(void) {
+  uint32_t seed = 13;
+  jx_scope_begin();
+  jx_array *z = randn(&seed, 2, (int64_t[]){33, 196}), *m = randn(&seed, 2, (int64_t[]){33, 196});
+  jx_fn *f = jx_fn_new("gates_loss", 2, 1, gates_loss, NULL);
+  jx_fn *g = jx_value_and_grad(f, 1, (int[]){0}), *jg = jx_jit(g);
+  jx_array *got[2], *want[2];
+  CHECK_EQ_INT(jx_call(jg, (jx_array *[]){z, m}, got), JX_OK);
+  jx_array *in[2] = {jx_device_put(z, "interp"), jx_device_put(m, "interp")};
+  CHECK_EQ_INT(jx_call(g, in, want), JX_OK);
+  check_same(got[0], want[0], "loss");
+  check_same(got[1], want[1], "dz");
+  jx_fn_free(jg), jx_fn_free(g), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 /* An Adam-like update: the two new moments read the gradient, so jit fuses their
  * kernels into one with two outputs (lower.c, fuse_siblings); the new parameters read
  * both moments (outputs, so materialized) in a second kernel. */
@@ -493,6 +524,7 @@ int main(void) {
   TEST_RUN(test_composes_with_grad_and_vmap);
   TEST_RUN(test_row_loops_match_interp);
   TEST_RUN(test_conv_nests_match_interp);
+  TEST_RUN(test_concat_rows_match_interp);
   TEST_RUN(test_multi_output_matches_interp);
   TEST_RUN(test_two_phase_matches_interp);
   TEST_RUN(test_two_phase_first_phase_in_cache_key);
