@@ -22,24 +22,11 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
+import golden_io  # noqa: E402
+
 jax.config.update("jax_enable_x64", False)
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden",
-                   "associative_scan.txt")
+OUT = golden_io.path("associative_scan.txt")
 RNG = np.random.RandomState(5)
-
-
-def fmt_array(tag, a):
-  n = np.asarray(a)
-  dtype = str(n.dtype)
-  if dtype == "bool":
-    vals = " ".join("1" if v else "0" for v in n.reshape(-1).tolist())
-  elif dtype.startswith(("int", "uint")):
-    vals = " ".join(str(int(v)) for v in n.reshape(-1).tolist())
-  else:
-    vals = " ".join(repr(float(v)) for v in n.reshape(-1).tolist())
-  dims = " ".join(str(d) for d in n.shape)
-  head = f"{tag} {dtype} {n.ndim}" + (f" {dims}" if dims else "")
-  return f"{head} : {vals}".rstrip()
 
 
 FNS = {
@@ -54,10 +41,7 @@ CASES = []
 
 
 def case(name, fn, params, args, outs):
-  p = " ".join(f"{k}={v}" for k, v in params.items())
-  lines = [f"case {name} {fn} {p}".rstrip()] + [fmt_array("in", a) for a in args]
-  lines += [fmt_array("out", o) for o in outs] + ["end"]
-  CASES.append("\n".join(lines))
+  CASES.append(golden_io.case_text(name, fn, params, args, outs))
 
 
 def scan(fn, elems, reverse, axis):
@@ -99,7 +83,5 @@ for n in (1, 6, 9):
   ga, gb = jax.grad(affine_loss, argnums=(0, 1))(a, b)
   case(f"grad_affine_{n}", "grad_affine", {}, [a, b], [ga, gb])
 
-with open(OUT, "w") as f:
-  f.write("# Written by tools/golden_associative_scan.py (JAX " + jax.__version__ + "); do not edit.\n")
-  f.write("\n\n".join(CASES) + "\n")
-print(f"wrote {len(CASES)} cases to {OUT}")
+golden_io.write(OUT, "# Written by tools/golden_associative_scan.py (JAX " + jax.__version__ +
+               "); do not edit.\n", CASES)
