@@ -53,9 +53,8 @@
       y[i] = (EXPR);                                                                     \
     }                                                                                    \
   }
-/* logistic as lib/nn.c's sigmoid: e = exp(-|x|), x >= 0 ? 1/(1+e) : e/(1+e). */
-#define LOGISTIC(F, EXPF)                                                                \
-  ((v) >= 0 ? (F)1 / ((F)1 + EXPF(-fabs(v))) : EXPF(-fabs(v)) / ((F)1 + EXPF(-fabs(v))))
+/* logistic as lib/nn.c's sigmoid: e = exp(-|x|), (x >= 0 ? 1 : e) / (1 + e). */
+#define LOGISTIC(F, EXPF) (((v) >= 0 ? (F)1 : EXPF(-fabs(v))) / ((F)1 + EXPF(-fabs(v))))
 
 #define FUNCS(X)                                                                         \
   X(exp, expf(v), exp(v), expl(r), exp(d))                                               \

@@ -433,6 +433,57 @@ static void test_two_phase_first_phase_in_cache_key(void) {
   jx_free(x), jx_free(xi);
 }
 
+/* Elementwise cones (lower.c, elementwise_sinks): a shared transcendental value whose
+ * every consumer ends in one elementwise result is inlined, not materialized -- sigmoid's
+ * exp(-|x|) feeds 1 + z and z / (1 + z), softplus's and silu's likewise -- so each is one
+ * kernel; a value also read by a reduction (softmax's exp(x - max)) still is a buffer.
+ * Values: the interpreter's, within check_same's few ulps; specials (+-inf, NaN, +-0,
+ * far tails) included. */
+static jx_status activations(void *ctx, jx_array *const *in, jx_array **out) {
+  switch (*(const int *)ctx) {
+  case 0: out[0] = jx_nn_sigmoid(in[0]); break;
+  case 1: out[0] = jx_nn_softplus(in[0]); break;
+  default: out[0] = jx_nn_silu(in[0]); break;
+  }
+  return JX_OK;
+}
+
+static jx_status exp_shared_with_sum(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *e = jx_exp(in[0]);
+  out[0] = jx_mul(e, jx_sum(e, 0, NULL, false));
+  return JX_OK;
+}
+
+static void test_elementwise_cones_fuse(void) {
+  uint32_t seed = 29;
+  jx_scope_begin();
+  jx_array *x = randn(&seed, 1, (int64_t[]){1000});
+  float sp[] = {INFINITY, -INFINITY, NAN, 0.0f, -0.0f, 88.0f, -88.0f, -100.0f, -104.0f, 30.0f, -30.0f, 1e-30f};
+  jx_array *s = jx_array_from(sp, JX_FLOAT32, 1, (int64_t[]){12});
+  static const int which[3] = {0, 1, 2};
+  static const char *const names[3] = {"jit sigmoid", "jit softplus", "jit silu"};
+  for (int a = 0; a < 3; a++)
+    for (int in = 0; in < 2; in++) {
+      jx_array *v = in ? s : jx_mul(x, jx_scalar(20.0));
+      jx_fn *f = jx_fn_new(names[a], 1, 1, activations, (void *)&which[a]), *jf = jx_jit(f);
+      jx_array *got = NULL, *want = NULL, *vi = jx_device_put(v, "interp");
+      CHECK_EQ_INT(jx_call(jf, &v, &got), JX_OK);
+      check_steps(jf, &v, 1, 0, names[a]);
+      CHECK_EQ_INT(jx_call(f, &vi, &want), JX_OK);
+      check_same(got, want, names[a]);
+      jx_fn_free(jf), jx_fn_free(f);
+    }
+  jx_fn *f = jx_fn_new("exp_shared_with_sum", 1, 1, exp_shared_with_sum, NULL), *jf = jx_jit(f);
+  jx_array *got = NULL;
+  CHECK_EQ_INT(jx_call(jf, &x, &got), JX_OK);
+  const Program *p = jit_program_for(jf, &x);
+  if (strcmp(jx_device_of(x), "cpu") == 0) /* a GPU recomputes it (Backend.cheap_recompute) */
+    CHECK_MSG(p && jit_program_nkernels(p) == 3, "exp shared with a sum: %d kernels", p ? jit_program_nkernels(p) : -1);
+  jx_fn_free(jf), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 /* A function calling another (ctx: the callee, jitted or not): with the callee jitted,
  * transformations see one jit equation and go through its rules. */
 static jx_status inner2(void *ctx, jx_array *const *in, jx_array **out) {
@@ -529,6 +580,7 @@ int main(void) {
   TEST_RUN(test_two_phase_matches_interp);
   TEST_RUN(test_two_phase_first_phase_in_cache_key);
   TEST_RUN(test_nested_jit_matches_inlined);
+  TEST_RUN(test_elementwise_cones_fuse);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();
