@@ -447,15 +447,15 @@ static bool lanes_contiguous(const AluExp *e, const char *var, int64_t n) {
  * accumulator step and the identity. */
 typedef struct RedText {
   Buf body, step, ident;
+  char *value; /* the loaded value's text */
 } RedText;
 
 static bool red_text(EmitPart *p, const Reduction *r, const AluExp *exp, const char *acc,
                      RedText *t) {
   *t = (RedText){0};
   p->out = &t->body;
-  char *v = emit_part(p, exp);
-  bool ok = v && emit_step(p, &t->step, r, acc, v);
-  free(v);
+  t->value = emit_part(p, exp);
+  bool ok = t->value && emit_step(p, &t->step, r, acc, t->value);
   emit_const(&t->ident, r->dtype, r->identity);
   return ok && !t->body.oom && !t->step.oom && !t->ident.oom;
 }
@@ -464,9 +464,36 @@ static void red_text_free(RedText *t) {
   free(t->body.s);
   free(t->step.s);
   free(t->ident.s);
+  free(t->value);
 }
 
-/* The stores of a block: out0[gidx] = epilogue(acc) (gidx named by `at`). */
+
+/* A row output (ir/alu.h, Kernel.has_row_out), after the row's reduced value is stored:
+ * out[at * R + ridx] = row_exp for ridx = 0 .. R - 1, one vector loop while the row is
+ * still in cache (the lanes and flat forms reduce LANES_ROW_BLOCK or REDUCE_BLOCK rows
+ * of a block first: 8 rows of 1024 floats are 32 KB). `acc` is the reduced value before
+ * the epilogue, `pre` already this output's first phase (render_reduction). Softmax's
+ * exp(x - max) / sum is its sum's row output: one kernel, the input read from memory
+ * once, instead of max, exp, sum and division kernels. */
+static bool render_row_out(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
+                           const char *indent, const char *at) {
+  if (!k->has_row_out) return true;
+  char in2[64];
+  snprintf(in2, sizeof in2, "%s  ", indent);
+  buf_printf(b, "%sJX_IVDEP\n%sfor (int64_t ridx = 0; ridx < %lldLL; ridx++) {\n", indent, indent,
+             (long long)k->reduction.size);
+  EmitPart pe = {.lang = lang, .out = b, .indent = in2, .nlocals = nlocals};
+  char *e = emit_part(&pe, k->row_exp);
+  if (!e) return false;
+  buf_printf(b, "%sout%d[%s * %lldLL + ridx] = ", in2, 1 + k->nextra, at, (long long)k->reduction.size);
+  emit_store(b, k->row_dtype, e);
+  buf_printf(b, ";\n%s}\n", indent);
+  free(e);
+  return true;
+}
+
+/* The stores of a block: out0[gidx] = epilogue(acc) (gidx named by `at`), then a row
+ * output's row. */
 static bool render_red_store(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
                              const AluExp *epilogue, const char *indent, const char *at,
                              const char *acc) {
@@ -488,7 +515,7 @@ static bool render_red_store(const RenderLang *lang, const Kernel *k, Buf *b, in
     buf_str(b, ";\n");
     free(e);
   }
-  return true;
+  return render_row_out(lang, k, b, nlocals, indent, at);
 }
 
 /* Whether a reduction's result does not depend on its order: all but floating sums and
@@ -638,6 +665,32 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
                         col ? "accs[l + h][j]" : "accs[j][l + h]") && !comb.oom &&
             (!row || !order_free(r) || (emit_step(&p, &fold, r, "lane[l]", "lane[l + h]") && !fold.oom));
   const char *ct = emit_types[r->dtype].ctype, *body = t.body.s ? t.body.s : "";
+  /* A row output that recomputes the reduced value (softmax: exp(x - max) in its sum and
+   * in exp(x - max) / sum) reads it back instead: the lanes loop stores each value in
+   * the row output's own row (in cache: render_row_out follows at once), and the row
+   * output's expression loads it -- one exp per element, not two. Only where the stored
+   * value reads back exactly (a float32/float64 row output of the value's dtype). */
+  Kernel kr;
+  RedText tk = {0}; /* t with the value kept: body + `kv = value; row[ridx] = kv`, step on kv */
+  if (ok && row && k->has_row_out && k->row_dtype == k->exp->dtype &&
+      (k->row_dtype == JX_FLOAT32 || k->row_dtype == JX_FLOAT64)) {
+    char at[64];
+    snprintf(at, sizeof at, "out%d[gidx * %lldLL + ridx]", 1 + k->nextra, (long long)R);
+    AluMap memo;
+    alu_map_init(&memo);
+    const AluExp *v = alu_variable(at, k->row_dtype), *e = v ? replace_node(k->row_exp, k->exp, v, &memo) : NULL;
+    alu_map_free(&memo);
+    if (!e) ok = false;
+    else if (e != k->row_exp) {
+      kr = *k, kr.row_exp = e, k = &kr;
+      buf_str(&tk.body, t.body.s ? t.body.s : "");
+      /* only the rows this block stores (keep_row): a shifted last block recomputes rows
+       * that are done, or another thread's */
+      buf_printf(&tk.body, "          const %s kv = %s;\n          if (keep_row) %s = kv;\n", ct, t.value, at);
+      buf_str(&tk.ident, t.ident.s);
+      ok = emit_step(&p, &tk.step, r, "lane[l]", "kv") && !tk.body.oom && !tk.step.oom && !tk.ident.oom;
+    }
+  }
   if (ok) {
     buf_printf(b, "  for (int64_t g0 = %s; g0 < %s; g0 += %lld) {\n", lo, hi, (long long)w);
     buf_printf(b, "    const int64_t gb = g0 + %lld <= %s ? g0 : %s >= %lld ? %s - %lld : 0;\n",
@@ -650,7 +703,8 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
     if (row) {
       buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
       buf_str(b, "      const int64_t gidx = gb + j;\n");
-      render_row_lanes(b, ct, R, &t, fold.s);
+      if (tk.step.s) buf_printf(b, "      const int keep_row = gidx >= g0 && gidx < %s;\n", hi);
+      render_row_lanes(b, ct, R, tk.step.s ? &tk : &t, fold.s);
       buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) accs[j][l] = lane[l];\n    }\n", (long long)L);
     }
     for (int part = 0; part < 2 && !row; part++) { /* whole blocks of L, then the rest */
@@ -678,6 +732,7 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
     buf_str(b, "    }\n  }\n");
   }
   red_text_free(&t);
+  red_text_free(&tk);
   free(comb.s);
   free(fold.s);
   return ok;
@@ -696,6 +751,7 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
     kk.exp = alu_substitute(k->exp, "pre", pv);
     if (r->epilogue) kk.reduction.epilogue = alu_substitute(r->epilogue, "pre", pv);
     for (int o = 0; o < k->nextra; o++) kk.extra[o] = alu_substitute(k->extra[o], "pre", pv);
+    if (k->has_row_out) kk.row_exp = alu_substitute(k->row_exp, "pre", pv);
   }
   /* Lane order where the IR asks for it, and for row reductions by ops whose result
    * does not depend on the order (all others: integer wrap-around arithmetic, min/max,
@@ -704,8 +760,8 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
   if (alu_reduce_in_lanes(r->op, r->dtype, r->size) ||
       (free_order && r->size >= ALU_REDUCE_LANES && lanes_contiguous(kk.exp, "ridx", r->size)))
     return render_red_lanes(lang, &kk, b, nlocals, "start", "end");
-  /* first phases and further outputs have no nest form */
-  if (k->has_pre || k->nextra) return render_red_flat(lang, &kk, b, nlocals, "start", "end");
+  /* first phases, further outputs and row outputs have no nest form */
+  if (k->has_pre || k->nextra || k->has_row_out) return render_red_flat(lang, &kk, b, nlocals, "start", "end");
   Nest nest = find_nest(k->exp, r->epilogue, k->size, REDUCE_BLOCK_WIDE);
   const AluExp *exp = nest.n ? nest_rewrite(k->exp, &nest, k->size) : NULL;
   const AluExp *epi = exp && r->epilogue ? nest_rewrite(r->epilogue, &nest, k->size) : NULL;
@@ -752,6 +808,9 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
  * loops over [start, end). */
 static bool c_frame(const RenderLang *lang, const Kernel *k, Buf *body, int *nlocals) {
   emit_args(body, lang, k);
+  if (k->has_row_out) /* the last output */
+    buf_printf(body, "  %s *%s out%d = (%s *)out[%d];\n", emit_types[k->row_dtype].elem, lang->restrict_kw,
+               1 + k->nextra, emit_types[k->row_dtype].elem, 1 + k->nextra);
   return k->has_reduction ? render_reduction(lang, k, body, nlocals)
                           : render_elementwise(lang, k, body, nlocals);
 }

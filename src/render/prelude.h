@@ -82,14 +82,18 @@ JX_FN float jx_rnd_bf16_f64(double x) { return jx_rnd_bf16(jx_f64_to_f32_odd(x))
 
 /* MIN/MAX: NaN propagates (a quiet NaN, as eval.c); min(-0,+0) = -0, max(-0,+0) = +0.
  * For equal operands the bits are OR-ed (min) or AND-ed (max), which only matters for
- * zeros of different signs. */
+ * zeros of different signs. `a < b ? a : b` first: x86's minps/maxps exactly, then
+ * the two fix-ups (5 vector instructions instead of 11: a row max of 4096 x 1024
+ * floats, 1.2 -> 1.05 ms on one thread). */
 #define JX_FLOAT_OPS(S, F, U, TOBITS, FROMBITS, QNAN)                                   \
   JX_FN F jx_fmin_##S(F a, F b) {                                                      \
-    F m = a == b ? FROMBITS(TOBITS(a) | TOBITS(b)) : a < b ? a : b;                    \
+    F m = a < b ? a : b;                                                               \
+    m = a == b ? FROMBITS(TOBITS(a) | TOBITS(b)) : m;                                  \
     return a != a || b != b ? FROMBITS(QNAN) : m;                                      \
   }                                                                                    \
   JX_FN F jx_fmax_##S(F a, F b) {                                                      \
-    F m = a == b ? FROMBITS(TOBITS(a) & TOBITS(b)) : a > b ? a : b;                    \
+    F m = a > b ? a : b;                                                               \
+    m = a == b ? FROMBITS(TOBITS(a) & TOBITS(b)) : m;                                  \
     return a != a || b != b ? FROMBITS(QNAN) : m;                                      \
   }                                                                                    \
   JX_FN F jx_fsign_##S(F x) { return x > 0 ? (F)1 : x < 0 ? (F)-1 : x; }

@@ -339,7 +339,8 @@ static void test_multi_output_matches_interp(void) {
  * (the sum and the mean's division, which is not in the reduction's epilogue), so
  * maybe_share materializes it, the variance reads that buffer instead of x, and nothing
  * fuses: sum, x - mean, sum of squares, normalization, and the two (rows,) divisions
- * are six kernels (asserted, so that a fusion change shows here). */
+ * are six kernels on the interpreter (asserted, so that a fusion change shows here);
+ * cpu and cuda recompute x - mean (Backend.cheap_recompute) and need fewer. */
 static jx_status layer_norm(void *ctx, jx_array *const *in, jx_array **out) {
   (void)ctx;
   jx_array *x = in[0];
@@ -377,15 +378,16 @@ static void test_two_phase_matches_interp(void) {
     CHECK_EQ_INT(jx_call(jf, &x, got), JX_OK);
     /* max_spread: the two reductions in one two-phase kernel for rows of 16 or more (else
      * two kernels), then 2 (x - max) in one elementwise kernel; squeezes are views */
-    if (s < 3 && strcmp(jx_device_of(x), "cuda") == 0) {
-      /* a GPU recomputes x - mean (Backend.cheap_recompute): fewer kernels */
+    /* cpu and cuda recompute x - mean (Backend.cheap_recompute) and fuse row outputs
+     * (Backend.row_outputs); the interpreter does neither */
+    bool fusing = strcmp(jx_device_of(x), "interp") != 0;
+    if (s < 3 && fusing) {
       const Program *p = jit_program_for(jf, &x);
-      CHECK_MSG(p && jit_program_nkernels(p) <= 6 && jit_program_nroutines(p) == 0, "layer_norm on cuda: %d kernels",
-                p ? jit_program_nkernels(p) : -1);
+      CHECK_MSG(p && jit_program_nkernels(p) <= 6 && jit_program_nroutines(p) == 0, "layer_norm on %s: %d kernels",
+                jx_device_of(x), p ? jit_program_nkernels(p) : -1);
     } else
-      /* on cuda 2 (x - max) is the two-phase kernel's row output (Backend.row_outputs) */
-      check_steps(jf, &x, s < 3 ? 6 : s == 3 ? 3 : strcmp(jx_device_of(x), "cuda") == 0 ? 1 : 2, 0,
-                  s < 3 ? "layer_norm" : "max_spread");
+      /* on cpu and cuda 2 (x - max) is the two-phase kernel's row output */
+      check_steps(jf, &x, s < 3 ? 6 : s == 3 ? 3 : fusing ? 1 : 2, 0, s < 3 ? "layer_norm" : "max_spread");
     jx_array *xi = jx_device_put(x, "interp");
     CHECK_EQ_INT(jx_call(f, &xi, want), JX_OK);
     for (int o = 0; o < 3; o++) {
@@ -436,7 +438,8 @@ static void test_two_phase_first_phase_in_cache_key(void) {
 /* Elementwise cones (lower.c, elementwise_sinks): a shared transcendental value whose
  * every consumer ends in one elementwise result is inlined, not materialized -- sigmoid's
  * exp(-|x|) feeds 1 + z and z / (1 + z), softplus's and silu's likewise -- so each is one
- * kernel; a value also read by a reduction (softmax's exp(x - max)) still is a buffer.
+ * kernel; a value also read by a reduction (softmax's exp(x - max)) is a buffer unless
+ * the backend recomputes it (Backend.cheap_recompute).
  * Values: the interpreter's, within check_same's few ulps; specials (+-inf, NaN, +-0,
  * far tails) included. */
 static jx_status activations(void *ctx, jx_array *const *in, jx_array **out) {
@@ -478,10 +481,55 @@ static void test_elementwise_cones_fuse(void) {
   jx_array *got = NULL;
   CHECK_EQ_INT(jx_call(jf, &x, &got), JX_OK);
   const Program *p = jit_program_for(jf, &x);
-  if (strcmp(jx_device_of(x), "cpu") == 0) /* a GPU recomputes it (Backend.cheap_recompute) */
+  if (strcmp(jx_device_of(x), "interp") == 0) /* exp, sum, product; cpu and cuda recompute exp */
     CHECK_MSG(p && jit_program_nkernels(p) == 3, "exp shared with a sum: %d kernels", p ? jit_program_nkernels(p) : -1);
   jx_fn_free(jf), jx_fn_free(f);
   jx_scope_end(0, NULL);
+}
+
+/* Softmax over rows: on cpu and cuda (Backend.cheap_recompute, row_outputs) one kernel --
+ * the max and the sum of exp(x - max) as a two-phase reduction, exp(x - max) / sum its
+ * row output; the cpu stores each exp(x - max) of the sum in the output row and reads it
+ * back (render/c.c). Shapes: rows of fewer than 16 (flat form), a row length with a tail
+ * after the 16-lane blocks, row counts that leave a shifted last block of 8 rows in each
+ * thread's range (whose recomputed rows must not be stored again), float16 (computed in
+ * float32 and rounded: nothing kept). Values: the interpreter's within check_same's few
+ * ulps; the log_softmax cross-entropy of bench/ too. */
+static jx_status softmax_rows(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_nn_softmax(in[0], 1, (int[]){-1}, NULL);
+  return JX_OK;
+}
+
+static jx_status xent_rows(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *lp = jx_nn_log_softmax(in[0], 1, (int[]){-1}, NULL);
+  out[0] = jx_negative(jx_mean(jx_sum(jx_mul(lp, in[1]), 1, (int[]){-1}, false), 0, NULL, false));
+  return JX_OK;
+}
+
+static void test_softmax_rows_match_interp(void) {
+  uint32_t seed = 31;
+  static const int64_t shapes[5][2] = {{200, 10}, {130, 129}, {131, 1024}, {9, 16}, {257, 48}};
+  for (int s = 0; s < 6; s++) {
+    jx_scope_begin();
+    jx_array *x = jx_mul(randn(&seed, 2, shapes[s % 5]), jx_scalar(4.0));
+    if (s == 5) x = jx_astype(x, JX_FLOAT16);
+    jx_fn *f = jx_fn_new("softmax_rows", 1, 1, softmax_rows, NULL), *jf = jx_jit(f);
+    jx_array *got = NULL, *want = NULL, *xi = jx_device_put(x, "interp");
+    CHECK_EQ_INT(jx_call(jf, &x, &got), JX_OK);
+    if (strcmp(jx_device_of(x), "interp") != 0 && shapes[s % 5][1] >= 16)
+      check_steps(jf, &x, 1, 0, "softmax: one kernel");
+    CHECK_EQ_INT(jx_call(f, &xi, &want), JX_OK);
+    check_same(got, want, "jit softmax");
+    jx_array *y = jx_nn_one_hot(jx_argmax(x, 1, false), shapes[s % 5][1], JX_FLOAT32, -1), *yi = jx_device_put(y, "interp");
+    jx_fn *g = jx_fn_new("xent_rows", 2, 1, xent_rows, NULL), *jg = jx_jit(g);
+    CHECK_EQ_INT(jx_call(jg, (jx_array *[]){x, y}, &got), JX_OK);
+    CHECK_EQ_INT(jx_call(g, (jx_array *[]){xi, yi}, &want), JX_OK);
+    check_same(got, want, "jit log_softmax cross-entropy");
+    jx_fn_free(jf), jx_fn_free(f), jx_fn_free(jg), jx_fn_free(g);
+    jx_scope_end(0, NULL);
+  }
 }
 
 /* A function calling another (ctx: the callee, jitted or not): with the callee jitted,
@@ -581,6 +629,7 @@ int main(void) {
   TEST_RUN(test_two_phase_first_phase_in_cache_key);
   TEST_RUN(test_nested_jit_matches_inlined);
   TEST_RUN(test_elementwise_cones_fuse);
+  TEST_RUN(test_softmax_rows_match_interp);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();

@@ -971,6 +971,12 @@ const Backend backend_cpu = {
     .release_loop = cpu_release_loop,
     .prepare_batch = cpu_prepare_batch,
     .host_memory = true,
+    /* softmax's exp(x - max) recomputed by its sum and its division, which then are one
+     * two-phase kernel (max, sum) with the division as its row output (render/c.c): one
+     * read of the input from memory instead of three, and no 16 MB temporary at 4096 x
+     * 1024 (bench/RESULTS.md, issue 11) */
+    .cheap_recompute = true,
+    .row_outputs = true,
     .name = "cpu",
     .alloc = cpu_alloc,
     .free = cpu_free,
