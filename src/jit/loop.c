@@ -74,11 +74,13 @@ static size_t aval_bytes(const Aval *a) {
   return (size_t)shape_numel(a->ndim, a->shape) * jx_dtype_itemsize(a->dtype);
 }
 
-/* Step outputs' sizes in bytes. */
+/* Step outputs' sizes in bytes (as backend_run_outs allocates them). */
 static size_t step_out_bytes(const Step *st, int o) {
   if (st->is_routine) return routine_out_nbytes(&st->routine, o);
-  jx_dtype d = o ? st->kernel.extra_dtypes[o - 1] : st->kernel.dtype;
-  return (size_t)st->kernel.size * jx_dtype_itemsize(d);
+  const Kernel *k = &st->kernel;
+  bool row = k->has_row_out && o == 1 + k->nextra; /* the row output (size * reduction.size) */
+  jx_dtype d = row ? k->row_dtype : o ? k->extra_dtypes[o - 1] : k->dtype;
+  return (size_t)k->size * (row ? (size_t)k->reduction.size : 1) * jx_dtype_itemsize(d);
 }
 
 /* Assigns loop slots to p's constants and temporaries (inputs already mapped). */
