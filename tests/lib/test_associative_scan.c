@@ -68,22 +68,8 @@ static void test_goldens(void) {
       jx_fn_free(f);
       f = g;
     }
-    jx_fn *jf = jx_jit(f);
-    jx_array *in[4] = {NULL}, *out[4] = {NULL};
-    for (int i = 0; i < c->nin; i++) in[i] = golden_to_array(&c->in[i]);
-    for (int mode = 0; mode < 2; mode++) {
-      char ctx[160];
-      snprintf(ctx, sizeof ctx, "%s (%s)", c->name, mode ? "jit" : "eager");
-      jx_status st = jx_call(mode ? jf : f, in, out);
-      CHECK_MSG(st == JX_OK, "%s: %s", ctx, jx_last_error());
-      jx_clear_error();
-      for (int o = 0; o < c->nout; o++) {
-        if (st == JX_OK) golden_compare(ctx, out[o], &c->out[o], 2e-6, 2e-6);
-        jx_free(out[o]), out[o] = NULL;
-      }
-    }
-    for (int i = 0; i < c->nin; i++) jx_free(in[i]);
-    jx_fn_free(jf), jx_fn_free(f), jx_fn_free(s.combine);
+    golden_check_eager_jit(c, f, 2e-6, 2e-6);
+    jx_fn_free(f), jx_fn_free(s.combine);
   }
   golden_free(cases, n);
 }

@@ -75,22 +75,8 @@ static void test_goldens(void) {
     CHECK_MSG(f != NULL, "%s: no function %s", c->name, c->fn);
     if (!f) continue;
     ran++;
-    jx_fn *jf = jx_jit(f);
-    jx_array *in[8] = {NULL}, *out[4] = {NULL};
-    for (int i = 0; i < c->nin; i++) in[i] = golden_to_array(&c->in[i]);
-    for (int mode = 0; mode < 2; mode++) {
-      char ctx[128];
-      snprintf(ctx, sizeof ctx, "%s (%s)", c->name, mode ? "jit" : "eager");
-      jx_status s = jx_call(mode ? jf : f, in, out);
-      CHECK_MSG(s == JX_OK, "%s: %s", ctx, jx_last_error());
-      jx_clear_error();
-      for (int o = 0; o < c->nout; o++) {
-        if (s == JX_OK) golden_compare(ctx, out[o], &c->out[o], 1e-5, 1e-6);
-        jx_free(out[o]), out[o] = NULL;
-      }
-    }
-    for (int i = 0; i < c->nin; i++) jx_free(in[i]);
-    jx_fn_free(jf), jx_fn_free(f);
+    golden_check_eager_jit(c, f, 1e-5, 1e-6);
+    jx_fn_free(f);
   }
   CHECK_EQ_INT(ran, 6);
   golden_free(cases, n);

@@ -151,8 +151,7 @@ static void run_case(const GoldenCase *c, CaseFn run, double rtol32, double atol
   for (int i = 0; i < c->nin && i < 8; i++) in[i] = golden_to_array(&c->in[i]);
   int nout = run(c, in, out);
   if (c->err) {
-    CHECK_MSG(out[0] == NULL && jx_last_status() == c->err, "%s: expected %s, got %s (%s)", ctx,
-              jx_status_name(c->err), jx_status_name(jx_last_status()), jx_last_error());
+    golden_check_err(ctx, c, out[0]);
   } else {
     CHECK_MSG(nout == c->nout, "%s: %d outputs, want %d", ctx, nout, c->nout);
     for (int o = 0; o < c->nout && o < nout; o++) {

@@ -383,3 +383,42 @@ bool golden_compare(const char *ctx, jx_array *got, const GoldenArray *want, dou
   free(buf);
   return bad == 0;
 }
+
+bool golden_check_err(const char *ctx, const GoldenCase *c, const jx_array *got) {
+  test_checks++;
+  if (got == NULL && jx_last_status() == c->err) return true;
+  test_fail(__FILE__, __LINE__, "%s: expected %s, got %s (%s)", ctx, jx_status_name(c->err),
+            jx_status_name(jx_last_status()), jx_last_error());
+  return false;
+}
+
+bool golden_check(const char *ctx, const GoldenCase *c, jx_array *got, double rtol,
+                  double atol) {
+  if (c->err) return golden_check_err(ctx, c, got);
+  return golden_compare(ctx, got, &c->out[0], rtol, atol);
+}
+
+void golden_check_eager_jit(const GoldenCase *c, jx_fn *f, double rtol, double atol) {
+  test_checks++;
+  if (c->nin > 8 || c->nout > 8) {
+    test_fail(__FILE__, __LINE__, "%s: %d inputs, %d outputs (at most 8)", c->name, c->nin,
+              c->nout);
+    return;
+  }
+  jx_fn *jf = jx_jit(f);
+  jx_array *in[8] = {NULL}, *out[8] = {NULL};
+  for (int i = 0; i < c->nin; i++) in[i] = golden_to_array(&c->in[i]);
+  for (int mode = 0; mode < 2; mode++) {
+    char ctx[160];
+    snprintf(ctx, sizeof ctx, "%s (%s)", c->name, mode ? "jit" : "eager");
+    jx_status s = jx_call(mode ? jf : f, in, out);
+    if (s != JX_OK) test_fail(__FILE__, __LINE__, "%s: %s", ctx, jx_last_error());
+    jx_clear_error();
+    for (int o = 0; o < c->nout; o++) {
+      if (s == JX_OK) golden_compare(ctx, out[o], &c->out[o], rtol, atol);
+      jx_free(out[o]), out[o] = NULL;
+    }
+  }
+  for (int i = 0; i < c->nin; i++) jx_free(in[i]);
+  jx_fn_free(jf);
+}

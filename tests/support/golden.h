@@ -78,6 +78,20 @@ jx_array *golden_to_array(const GoldenArray *g);
 bool golden_compare(const char *ctx, jx_array *got, const GoldenArray *want, double rtol,
                     double atol);
 
+/* Checks that the call of a case with an `err` line failed: got == NULL and the pending
+ * status is c->err; reports through test_fail naming ctx. Returns true when it did. */
+bool golden_check_err(const char *ctx, const GoldenCase *c, const jx_array *got);
+
+/* The check of a one-output case: golden_check_err when the case has an `err` line, else
+ * golden_compare of got against the case's output. */
+bool golden_check(const char *ctx, const GoldenCase *c, jx_array *got, double rtol,
+                  double atol);
+
+/* Runs f (still the caller's) on the case's inputs eagerly and as jx_jit(f), and compares
+ * every output with golden_compare; messages name "<case> (eager)" or "<case> (jit)".
+ * At most 8 inputs and 8 outputs. */
+void golden_check_eager_jit(const GoldenCase *c, jx_fn *f, double rtol, double atol);
+
 /* Parses a dtype name ("float32", "weak_int32" sets *weak). false if unknown. */
 bool golden_parse_dtype(const char *s, jx_dtype *d, bool *weak);
 
