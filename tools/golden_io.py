@@ -10,6 +10,10 @@ import os
 
 import numpy as np
 
+# jax.dtypes.float0 (numpy's void dtype [('float0', 'V')]), written without importing JAX:
+# scripts configure JAX before they import it
+FLOAT0 = np.dtype([("float0", np.void, 0)])
+
 GOLDEN_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                            "tests", "golden"))
 
@@ -48,6 +52,9 @@ def fmt_array(tag, a, signed_nan=False):
     return f"{tag} weak_{dtype} 0 : {fmt_value(a, dtype, signed_nan)}"
   dtype = str(a.dtype)
   weak = "weak_" if getattr(a, "weak_type", False) else ""
+  if a.dtype == FLOAT0:  # jax.dtypes.float0: a shape and no values
+    dims = " ".join(str(d) for d in a.shape)
+    return f"{tag} float0 {a.ndim}" + (f" {dims}" if dims else "") + " :"
   n = np.asarray(a)
   if dtype == "bfloat16":
     n = n.astype(np.float32)
