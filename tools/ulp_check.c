@@ -77,7 +77,7 @@
   X(asinh, asinhf(v), asinh(v), asinhl(r), asinh(d))                                     \
   X(acosh, acoshf(v), acosh(v), acoshl(r), acosh(d))                                     \
   X(atanh, atanhf(v), atanh(v), atanhl(r), atanh(d))                                     \
-  X(erf, erff(v), erf(v), erfl(r), erf(d))                                               \
+  X(erf, jx_erf_f32(v), erf(v), erfl(r), erf(d))                                            \
   X(erfc, jx_erfc_f32(v), erfc(v), erfcl(r), erfc(d))                                          \
   X(cbrt, cbrtf(v), cbrt(v), cbrtl(r), cbrt(d))                                          \
   X(rsqrt, jx_rsqrt_f32(v), jx_rsqrt_f64(v), 1.0L / sqrtl(r), 1.0 / sqrt(d))

@@ -129,7 +129,7 @@ static const OpFmt op_fmt[ALU_NUM_OPS] = {
     [ALU_CEIL] = {.flt = "ceil$f($0)", .flags = EXACT},
     [ALU_ROUND] = {.flt = "rint$f($0)", .flags = EXACT}, /* half to even: the default mode */
     [ALU_TRUNC] = {.flt = "trunc$f($0)", .flags = EXACT},
-    [ALU_ERF] = {.flt = "erf$f($0)"},
+    [ALU_ERF] = {.flt = "jx_erf_$S($0)"},   /* f32: a vectorizable form (prelude_c.h) */
     [ALU_ERFC] = {.flt = "jx_erfc_$S($0)"}, /* f32: a vectorizable form (prelude_c.h) */
     [ALU_ISNAN] = {.flt = "(isnan($0) != 0)"},
     [ALU_ISINF] = {.flt = "(isinf($0) != 0)"},

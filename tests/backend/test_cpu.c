@@ -228,7 +228,7 @@ static const uint8_t ulps_f32[ALU_NUM_OPS] = {
     [ALU_EXP] = 3, [ALU_EXP2] = 2, [ALU_EXPM1] = 2, [ALU_LOG] = 4, [ALU_LOG2] = 2,
     [ALU_LOG1P] = 2, [ALU_TANH] = 2, [ALU_SIN] = 2, [ALU_COS] = 2, [ALU_TAN] = 4,
     [ALU_ASIN] = 3, [ALU_ACOS] = 2, [ALU_ATAN] = 2, [ALU_SINH] = 2, [ALU_COSH] = 2,
-    [ALU_ASINH] = 2, [ALU_ACOSH] = 3, [ALU_ATANH] = 2, [ALU_ERF] = 4, [ALU_ERFC] = 7,
+    [ALU_ASINH] = 2, [ALU_ACOSH] = 3, [ALU_ATANH] = 2, [ALU_ERF] = 6, [ALU_ERFC] = 7,
     [ALU_CBRT] = 3, [ALU_RSQRT] = 1, [ALU_POW] = 2, [ALU_ATAN2] = 3,
 };
 static const uint8_t ulps_f64[ALU_NUM_OPS] = {
