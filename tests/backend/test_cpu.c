@@ -1115,6 +1115,23 @@ static void test_thread_pool(void) {
     compare(what, &kr, in, NULL);
     free(x);
   }
+  /* rows of >= 1024 with enough rows for CHUNKS_PER_THREAD chunks a thread (cpu.c: chunk
+   * boundaries at multiples of 64 rows), and a row count that is no multiple of 64 */
+  for (int64_t n = 2560; n <= 2600; n += 40) {
+    const int64_t R = 1024;
+    float *x = iota(n * R);
+    void *in[1] = {x};
+    const AluExp *g = alu_special("gidx", n), *r = alu_special("ridx", R);
+    Kernel kr = {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = n, .dtype = JX_FLOAT32,
+                 .has_reduction = true};
+    kr.exp = alu_global(0, JX_FLOAT32,
+                        alu_binary(ALU_ADD, alu_binary(ALU_MUL, g, alu_const_int(JX_INT64, R)), r));
+    kr.reduction = (Reduction){.op = ALU_ADD, .dtype = JX_FLOAT32, .size = R, .identity = {.f = 0}};
+    char what[64];
+    snprintf(what, sizeof what, "threads, %lld rows of %lld", (long long)n, (long long)R);
+    compare(what, &kr, in, NULL);
+    free(x);
+  }
   cpu_set_min_work(old);
   with_env("JAXC_NUM_THREADS", NULL);
 }
