@@ -47,6 +47,8 @@ jx_array *jx_nn_identity(jx_array *x);      /* x (a new reference) */
  * is a mask broadcastable to x (any dtype, nonzero = true): masked elements are left
  * out of the max and the sum and give 0 (softmax) or -inf (log_softmax); a fully
  * masked slice gives 0 / -inf everywhere. Integer x computes in the default float.
+ * softmax is exp(x - max) * (1 / sum): the reciprocal multiply XLA makes of JAX's
+ * division (so JAX's CPU bits), within 1 ulp of the correctly rounded quotient.
  * Errors: JX_ERR_SHAPE for bad or repeated axes or a mask that does not broadcast. */
 jx_array *jx_nn_softmax(jx_array *x, int naxes, const int *axes, jx_array *where);
 jx_array *jx_nn_log_softmax(jx_array *x, int naxes, const int *axes, jx_array *where);

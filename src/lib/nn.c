@@ -295,7 +295,13 @@ static bool softmax_args(const char *fn, jx_array **x, int naxes, const int *axe
 
 /* jax.nn.softmax (the custom-JVP _softmax): exp(x - max) / sum(exp(x - max)), zero
  * where masked. The max is a stop_gradient constant: softmax is shift-invariant, so
- * the derivative is JAX's rule y * (t - sum(y * t)). */
+ * the derivative is JAX's rule y * (t - sum(y * t)). The division is a multiplication
+ * by 1 / sum, as XLA computes it (its algebraic simplifier turns A / broadcast(B) into
+ * A * broadcast(1 / B); `jax.jit(jax.nn.softmax).lower(x).compile().as_text()` on the
+ * CPU shows divide(1, reduce_sum) then multiply): the same bits as JAX on the CPU, at
+ * most 1 ulp from the correctly rounded quotient (tests/lib/test_nn.c), and one
+ * division per row instead of per element (the fused cpu kernel's last pass was bound
+ * by the vector division: 4096 x 1024 on one thread 0.60 -> 0.53 ns per element). */
 jx_array *jx_nn_softmax(jx_array *x, int naxes, const int *axes, jx_array *where) {
   jx_scope_begin();
   Red r;
@@ -304,7 +310,7 @@ jx_array *jx_nn_softmax(jx_array *x, int naxes, const int *axes, jx_array *where
   jx_array *x_max = jx_stop_gradient(max_initial(x, &r, w));
   jx_array *x_safe = w ? jx_where(w, x, wf(-INFINITY)) : x;
   jx_array *u = jx_exp(jx_subtract(x_safe, x_max));
-  jx_array *y = jx_divide(u, sum_where(u, &r, w));
+  jx_array *y = jx_multiply(u, jx_divide(wf(1), sum_where(u, &r, w)));
   return np_scope_return(w ? jx_where(w, y, wi(0)) : y);
 }
 

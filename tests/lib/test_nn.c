@@ -23,6 +23,7 @@
  *                      does, but another op order can move a result by an ulp.  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "golden.h"
 #include "test.h"
@@ -743,6 +744,50 @@ static void test_jit_equals_eager(void) {
   CHECK_EQ_INT(jx_live_fns(), fns);
 }
 
+/* softmax multiplies by 1 / sum as XLA does (lib/nn.c): within 1 ulp of the correctly
+ * rounded exp(x - max) / sum, eagerly and jitted (the cpu's fused kernel). The reference
+ * divides the same exp values: rows of 1024 (no scalar loop tails, whose exp may differ
+ * by an ulp from the vector one). */
+static jx_status softmax_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_nn_softmax(in[0], 1, (int[]){-1}, NULL);
+  return JX_OK;
+}
+
+static void test_softmax_reciprocal(void) {
+  int64_t live = jx_live_arrays(), fns = jx_live_fns();
+  jx_scope_begin();
+  enum { B = 200, C = 1024 };
+  float *xv = malloc((size_t)B * C * sizeof *xv);
+  for (int i = 0; i < B * C; i++) xv[i] = (float)(40 * urand() - 20);
+  jx_array *x = jx_array_from(xv, JX_FLOAT32, 2, (int64_t[]){B, C});
+  jx_array *u = jx_exp(jx_subtract(x, jx_max(x, 1, (int[]){-1}, true)));
+  jx_array *want = jx_divide(u, jx_sum(u, 1, (int[]){-1}, true));
+  jx_fn *f = jx_fn_new("softmax", 1, 1, softmax_fn, NULL), *jf = jx_jit(f);
+  jx_array *got[2] = {jx_nn_softmax(x, 1, (int[]){-1}, NULL), NULL};
+  CHECK(jx_call(jf, &x, &got[1]) == JX_OK);
+  float *w = malloc((size_t)B * C * sizeof *w), *g = malloc((size_t)B * C * sizeof *g);
+  CHECK(jx_read(want, w, (size_t)B * C * sizeof *w) == JX_OK);
+  for (int k = 0; k < 2; k++) {
+    CHECK(jx_read(got[k], g, (size_t)B * C * sizeof *g) == JX_OK);
+    int64_t worst = 0, differ = 0;
+    for (int i = 0; i < B * C; i++) {
+      int32_t a, b;
+      memcpy(&a, &g[i], 4), memcpy(&b, &w[i], 4);
+      int64_t d = llabs((int64_t)a - b); /* both >= 0: bit patterns order as the floats */
+      worst = d > worst ? d : worst;
+      differ += d != 0;
+    }
+    CHECK_MSG(worst <= 1, "softmax %s: %lld ulp from exp / sum", k ? "jit" : "eager", (long long)worst);
+    CHECK(differ > 0); /* it does multiply by the reciprocal */
+  }
+  free(w), free(g), free(xv);
+  jx_fn_free(jf), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+  CHECK_EQ_INT(jx_live_arrays(), live);
+  CHECK_EQ_INT(jx_live_fns(), fns);
+}
+
 /* ------------------------------------------------------------ bad inputs */
 
 static void test_null_inputs(void) {
@@ -845,6 +890,7 @@ int main(void) {
   TEST_RUN(test_numeric_reduction_grads);
   TEST_RUN(test_vmap_equals_loop);
   TEST_RUN(test_jit_equals_eager);
+  TEST_RUN(test_softmax_reciprocal);
   TEST_RUN(test_null_inputs);
   TEST_RUN(test_bad_inputs);
   golden_free(cases, ncases);
