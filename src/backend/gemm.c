@@ -80,21 +80,21 @@ typedef double v8d __attribute__((vector_size(64)));
  * spent a third of a 256 x 4096 x 1024 product in packing. */
 #define PACKERS(SUF, T, V)                                                                    \
   static void pack_a_##SUF(T *restrict ap, const T *restrict a, int64_t lda, bool ta, int64_t i, \
-                           int64_t mc, int64_t p, int64_t kc) {                              \
+                           int64_t mc, int64_t p, int64_t kc, T sign) {                      \
     for (int64_t ir = 0; ir < mc; ir += MR, ap += MR * kc) {                                 \
       int64_t rows = mc - ir < MR ? mc - ir : MR;                                            \
       if (ta) {                                                                              \
         for (int64_t k = 0; k < kc; k++) {                                                   \
           const T *src = a + (p + k) * lda + i + ir;                                         \
           int r = 0;                                                                         \
-          for (; r < rows; r++) ap[k * MR + r] = src[r];                                     \
+          for (; r < rows; r++) ap[k * MR + r] = sign * src[r];                                     \
           for (; r < MR; r++) ap[k * MR + r] = 0;                                            \
         }                                                                                    \
       } else {                                                                               \
         for (int r = 0; r < MR; r++) {                                                       \
           const T *src = a + (i + ir + r) * lda + p;                                         \
           if (r < rows)                                                                      \
-            for (int64_t k = 0; k < kc; k++) ap[k * MR + r] = src[k];                        \
+            for (int64_t k = 0; k < kc; k++) ap[k * MR + r] = sign * src[k];                        \
           else                                                                               \
             for (int64_t k = 0; k < kc; k++) ap[k * MR + r] = 0;                             \
         }                                                                                    \
@@ -138,16 +138,19 @@ typedef double v8d __attribute__((vector_size(64)));
     }                                                                                        \
   }
 
+/* Rows [i0, i1) x columns [j0, j1) of c (leading dimension ldc) = op(a) @ op(b), or -=
+ * with sub (a packed negated, every panel accumulated: the same products, so the same
+ * sums as c - op(a) @ op(b) computed apart, in the order of the k panels). */
 #define DRIVER(SUF, T, V, MICRO, PK)                                                           \
-  static bool drive_##SUF(const T *a, const T *b, T *c, int64_t M, int64_t N, int64_t K, bool ta, \
-                          bool tb, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {          \
+  static bool drive_##SUF(const T *a, int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc, \
+                          int64_t K, bool ta, bool tb, int64_t i0, int64_t i1, int64_t j0,    \
+                          int64_t j1, bool sub) {                                             \
     enum { NR = 2 * (sizeof(V) / sizeof(T)) };                                                \
     if (i1 <= i0 || j1 <= j0) return true;                                                    \
     if (K == 0) {                                                                             \
-      for (int64_t i = i0; i < i1; i++) memset(c + i * N + j0, 0, (size_t)(j1 - j0) * sizeof(T)); \
+      for (int64_t i = i0; !sub && i < i1; i++) memset(c + i * ldc + j0, 0, (size_t)(j1 - j0) * sizeof(T)); \
       return true;                                                                            \
     }                                                                                         \
-    int64_t lda = ta ? M : K, ldb = tb ? K : N;                                               \
     int64_t kcap = K < KC ? K : KC, ncap = j1 - j0 < NC ? j1 - j0 : NC;                       \
     int64_t mcap = i1 - i0 < MC ? i1 - i0 : MC;                                               \
     size_t bn = (size_t)(kcap * ((ncap + NR - 1) / NR * NR)) * sizeof(T);                     \
@@ -164,12 +167,12 @@ typedef double v8d __attribute__((vector_size(64)));
         pack_b_##PK(bp, b, ldb, tb, pc, kc, jc, nc);                                         \
         for (int64_t ic = i0; ic < i1; ic += MC) {                                            \
           int64_t mc = i1 - ic < MC ? i1 - ic : MC;                                           \
-          pack_a_##PK(ap, a, lda, ta, ic, mc, pc, kc);                                       \
+          pack_a_##PK(ap, a, lda, ta, ic, mc, pc, kc, sub ? -1 : 1);                         \
           for (int64_t jr = 0; jr < nc; jr += NR)                                             \
             for (int64_t ir = 0; ir < mc; ir += MR)                                           \
-              MICRO(kc, ap + ir * kc, bp + jr * kc, c + (ic + ir) * N + jc + jr, N,           \
+              MICRO(kc, ap + ir * kc, bp + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc,       \
                     (int)(mc - ir < MR ? mc - ir : MR), (int)(nc - jr < NR ? nc - jr : NR),   \
-                    pc > 0);                                                                  \
+                    sub || pc > 0);                                                           \
         }                                                                                     \
       }                                                                                       \
     }                                                                                         \
@@ -309,23 +312,36 @@ bool gemm_direct(int64_t M, int64_t N, int64_t K, bool tb, size_t itemsize) {
   bool gemm_##SUF(const T *a, const T *b, T *c, int64_t M, int64_t N, int64_t K, bool ta,     \
                   bool tb, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {                  \
     bool direct = i1 > i0 && j1 > j0 && gemm_direct(M, N, K, tb, sizeof(T));                  \
+    int64_t lda = ta ? M : K, ldb = tb ? K : N;                                               \
     DISPATCH(SUF);                                                                            \
     if (direct) return direct_##SUF(a, b, c, M, N, K, ta, i0, i1, j0, j1);                    \
-    return drive_##SUF(a, b, c, M, N, K, ta, tb, i0, i1, j0, j1);                             \
+    return drive_##SUF(a, lda, b, ldb, c, N, K, ta, tb, i0, i1, j0, j1, false);               \
+  }                                                                                           \
+  bool gemm_sub_##SUF(const T *a, int64_t lda, bool ta, const T *b, int64_t ldb, bool tb, T *c, \
+                      int64_t ldc, int64_t M, int64_t N, int64_t K) {                         \
+    SUB_DISPATCH(SUF);                                                                        \
+    return drive_##SUF(a, lda, b, ldb, c, ldc, K, ta, tb, 0, M, 0, N, true);                  \
   }
 #ifdef HAVE_DISPATCH
 #define DISPATCH(SUF)                                                                         \
   switch (cpu_level()) {                                                                      \
   case 2:                                                                                     \
     if (direct) return direct_##SUF##_avx512(a, b, c, M, N, K, ta, i0, i1, j0, j1);          \
-    return drive_##SUF##_avx512(a, b, c, M, N, K, ta, tb, i0, i1, j0, j1);                   \
+    return drive_##SUF##_avx512(a, lda, b, ldb, c, N, K, ta, tb, i0, i1, j0, j1, false);     \
   case 1:                                                                                     \
     if (direct) return direct_##SUF##_avx2(a, b, c, M, N, K, ta, i0, i1, j0, j1);            \
-    return drive_##SUF##_avx2(a, b, c, M, N, K, ta, tb, i0, i1, j0, j1);                     \
+    return drive_##SUF##_avx2(a, lda, b, ldb, c, N, K, ta, tb, i0, i1, j0, j1, false);       \
+  default: break;                                                                             \
+  }
+#define SUB_DISPATCH(SUF)                                                                     \
+  switch (cpu_level()) {                                                                      \
+  case 2: return drive_##SUF##_avx512(a, lda, b, ldb, c, ldc, K, ta, tb, 0, M, 0, N, true);   \
+  case 1: return drive_##SUF##_avx2(a, lda, b, ldb, c, ldc, K, ta, tb, 0, M, 0, N, true);     \
   default: break;                                                                             \
   }
 #else
 #define DISPATCH(SUF) (void)0
+#define SUB_DISPATCH(SUF) (void)0
 #endif
 ENTRY(f32, float)
 ENTRY(f64, double)

@@ -18,6 +18,16 @@ bool gemm_f32(const float *a, const float *b, float *c, int64_t M, int64_t N, in
 bool gemm_f64(const double *a, const double *b, double *c, int64_t M, int64_t N, int64_t K, bool ta,
               bool tb, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
 
+/* c (M x N, leading dimension ldc) -= op(a) @ op(b): op(a) is (M, K) read with leading
+ * dimension lda (stored (K, M) when ta), op(b) (K, N) with ldb (stored (N, K) when tb).
+ * Always packed, so any block of c's columns (rows) sums alike; the update step of the
+ * blocked triangular solve (backend/lapack.c). false when out of memory (nothing
+ * written then). */
+bool gemm_sub_f32(const float *a, int64_t lda, bool ta, const float *b, int64_t ldb, bool tb, float *c,
+                  int64_t ldc, int64_t M, int64_t N, int64_t K);
+bool gemm_sub_f64(const double *a, int64_t lda, bool ta, const double *b, int64_t ldb, bool tb, double *c,
+                  int64_t ldc, int64_t M, int64_t N, int64_t K);
+
 /* Whether the kernels above run with AVX-512 register tiles (6 x 32 floats / 6 x 16
  * doubles) on this CPU: routine_gemm_block then prefers them over OpenBLAS (measured
  * faster than OpenBLAS's AVX2 kernels at every shape it takes them for). */

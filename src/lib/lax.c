@@ -11,6 +11,7 @@
 #include "lib/numpy/np.h"
 #include "lib/random.h"
 #include "lib/special.h"
+#include "transform/transform.h"
 
 /* Every public function runs in its own scope: temporaries die at its end, only the
  * result survives (a NULL result is fine). */
@@ -691,6 +692,29 @@ static double fill_value(jx_dtype d) {
   return dtype_is_unsigned(d) ? dtype_max_value(d) : dtype_min_value(d);
 }
 
+/* np_full, but under jit (like a staging tracer) a broadcast of the scalar staged in the
+ * jaxpr, which the kernel reads as one value, not a materialized array (the index
+ * arithmetic below: lu_solve's permutation on an n x n right-hand side read four n x n
+ * int32 constants). */
+static jx_array *full_like_trace(jx_array *like, double value, jx_dtype dtype, int nd, const int64_t *shape) {
+  jx_array *c = np_constant(value, dtype);
+  if (!c || nd == 0) return c;
+  PrimParams pp = {.ndim = nd};
+  memcpy(pp.shape, shape, (size_t)nd * sizeof *shape);
+  jx_array *r = stage_bind_like(like, PRIM_broadcast_in_dim, 1, &c, &pp);
+  if (r) return r;
+  return error_pending() ? NULL : prim_broadcast_in_dim(c, nd, shape, NULL);
+}
+
+/* iota along d, staged under jit like full_like_trace. */
+static jx_array *iota_like_trace(jx_array *like, jx_dtype dtype, int nd, const int64_t *shape, int d) {
+  PrimParams pp = {.dtype = dtype, .ndim = nd, .axis = d};
+  memcpy(pp.shape, shape, (size_t)nd * sizeof *shape);
+  jx_array *r = stage_bind_nullary(like, PRIM_iota, &pp);
+  if (r) return r;
+  return error_pending() ? NULL : prim_iota(dtype, nd, shape, d);
+}
+
 /* indexing.py take_along_axis: indices broadcast against arr except along axis; the
  * result has the broadcast shape. Lowered to one gather over the flattened arr with
  * flat indices sum_d coord_d * stride_d (coord = the index along axis, an iota
@@ -735,21 +759,23 @@ static jx_array *take_along_impl(const char *fn, jx_array *arr, jx_array *idx, i
     return NULL;
   }
   jx_array *i = np_broadcast_to(fn, np_convert(idx, it, false), nd, out);
-  jx_array *nn = np_full((double)n, it, nd, out);
-  jx_array *zero = np_full(0, it, nd, out);
+  if (!i) return NULL;
+  jx_array *nn = full_like_trace(i, (double)n, it, nd, out);
+  jx_array *zero = full_like_trace(i, 0, it, nd, out);
   if (mode != JX_INDEX_PROMISE_IN_BOUNDS) /* negative indices count from the end once */
     i = prim_select(bin(PRIM_lt, i, zero), bin(PRIM_add, i, nn), i);
-  jx_array *valid = bin(PRIM_and, prim_unary(PRIM_not, bin(PRIM_lt, i, zero)),
-                        bin(PRIM_lt, i, nn));
-  i = bin(PRIM_max, bin(PRIM_min, i, np_full((double)(n - 1), it, nd, out)), zero);
+  jx_array *valid = mode != JX_INDEX_FILL ? NULL
+                    : bin(PRIM_and, prim_unary(PRIM_not, bin(PRIM_lt, i, zero)), bin(PRIM_lt, i, nn));
+  /* clamped in every mode: a promise broken must not read outside arr */
+  i = bin(PRIM_max, bin(PRIM_min, i, full_like_trace(i, (double)(n - 1), it, nd, out)), zero);
   jx_array *flat = NULL;
   int64_t stride = 1;
   for (int d = nd - 1; d >= 0; d--) {
     jx_array *coord = d == axis ? jx_ref(i)
-                      : arr->shape[d] == 1 ? NULL : prim_iota(it, nd, out, d);
+                      : arr->shape[d] == 1 ? NULL : iota_like_trace(i, it, nd, out, d);
     if (coord) {
       jx_array *term = coord;
-      if (stride != 1) term = bin(PRIM_mul, coord, np_full((double)stride, it, nd, out));
+      if (stride != 1) term = bin(PRIM_mul, coord, full_like_trace(i, (double)stride, it, nd, out));
       flat = flat ? bin(PRIM_add, flat, term) : term;
     }
     stride *= arr->shape[d];

@@ -64,6 +64,19 @@ jx_array *stage_bind_nullary(const jx_array *like, Prim p, const PrimParams *pp)
   return stage_process(t, p, 0, NULL, pp, 1, &av, &out) == JX_OK ? out : NULL;
 }
 
+jx_array *stage_bind_like(const jx_array *like, Prim p, int nin, jx_array *const *in, const PrimParams *pp) {
+  Trace *t = like ? trace_of(like) : NULL;
+  if (!t || t->type != &stage_type || !t->active || nin > 4) return NULL;
+  Aval avals[4], av;
+  for (int i = 0; i < nin; i++) {
+    if (!in[i]) return NULL;
+    avals[i] = prim_aval_of(in[i]);
+  }
+  if (!prim_abstract_eval(p, nin, avals, pp, &av)) return NULL;
+  jx_array *out = NULL;
+  return stage_process(t, p, nin, in, pp, 1, &av, &out) == JX_OK ? out : NULL;
+}
+
 /* This thread's staging traces, innermost last (references held), for
  * stage_bind_nullary_top; popped ones are dropped lazily. */
 static _Thread_local Trace *stages[64];

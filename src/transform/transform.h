@@ -31,6 +31,11 @@ Trace *stage_begin(void);
  * jaxc runs operand-less ones eagerly, which would make an iota of a jitted argmax a
  * constant read from memory). NULL otherwise (the caller binds it as usual). */
 jx_array *stage_bind_nullary(const jx_array *like, Prim p, const PrimParams *pp);
+/* Primitive p (one output, at most 4 operands) recorded in the jaxpr that `like` is staged
+ * into, whatever its operands are (constants become the jaxpr's): a broadcast of a
+ * scalar constant stays a broadcast there rather than a materialized array. NULL when
+ * `like` is not a staging tracer (the caller binds p as usual). */
+jx_array *stage_bind_like(const jx_array *like, Prim p, int nin, jx_array *const *in, const PrimParams *pp);
 /* A primitive without operands recorded in the innermost jaxpr this thread is staging
  * (axis_index inside a transformed shard_map's body: trace/collective.h); NULL if none. */
 jx_array *stage_bind_nullary_top(Prim p, const PrimParams *pp);

@@ -8,6 +8,7 @@
  * with the kernel selected, and the products the GELU MLP step takes to jaxc's own kernel
  * ahead of OpenBLAS. */
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -202,10 +203,59 @@ static void test_mlp_shapes(void) {
   routine_gemm_set_blas(prev);
 }
 
+/* gemm_sub: c -= op(a) @ op(b) on sub-matrices of larger arrays (leading dimensions past
+ * the block), for each ISA, against a long double loop; elements outside c's block keep
+ * their values. */
+static void test_gemm_sub(void) {
+  for (int cap = 0; cap <= 2; cap++) {
+    int old = gemm_set_isa_cap(cap);
+    for (int t = 0; t < 24; t++) {
+      bool f32 = t % 2 == 0, ta = rnd_int(2), tb = rnd_int(2);
+      int64_t M = rnd_size(6), N = rnd_size(32), K = t < 4 ? 256 + rnd_int(40) : rnd_size(16);
+      int64_t lda = (ta ? M : K) + rnd_int(5), ldb = (tb ? K : N) + rnd_int(5), ldc = N + rnd_int(5);
+      int64_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb, nc = M * ldc;
+      size_t es = f32 ? 4 : 8;
+      void *a = malloc((size_t)na * es), *b = malloc((size_t)nb * es), *c = malloc((size_t)nc * es);
+      double *c0 = malloc((size_t)nc * sizeof *c0);
+      for (int64_t i = 0; i < na; i++) f32 ? (void)(((float *)a)[i] = (float)rnd_val()) : (void)(((double *)a)[i] = rnd_val());
+      for (int64_t i = 0; i < nb; i++) f32 ? (void)(((float *)b)[i] = (float)rnd_val()) : (void)(((double *)b)[i] = rnd_val());
+      for (int64_t i = 0; i < nc; i++) {
+        c0[i] = f32 ? (double)(float)rnd_val() : rnd_val();
+        f32 ? (void)(((float *)c)[i] = (float)c0[i]) : (void)(((double *)c)[i] = c0[i]);
+      }
+      bool ok = f32 ? gemm_sub_f32(a, lda, ta, b, ldb, tb, c, ldc, M, N, K)
+                    : gemm_sub_f64(a, lda, ta, b, ldb, tb, c, ldc, M, N, K);
+      CHECK(ok);
+      double eps = f32 ? FLT_EPSILON : DBL_EPSILON, worst = 0;
+      for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < ldc; j++) {
+          double got = f32 ? ((float *)c)[i * ldc + j] : ((double *)c)[i * ldc + j];
+          if (j >= N) {
+            CHECK_MSG(got == c0[i * ldc + j], "gemm_sub wrote outside c at (%lld, %lld)", (long long)i, (long long)j);
+            continue;
+          }
+          long double want = c0[i * ldc + j], mag = fabsl(want);
+          for (int64_t k = 0; k < K; k++) {
+            double x = f32 ? ((float *)a)[ta ? k * lda + i : i * lda + k] : ((double *)a)[ta ? k * lda + i : i * lda + k];
+            double y = f32 ? ((float *)b)[tb ? j * ldb + k : k * ldb + j] : ((double *)b)[tb ? j * ldb + k : k * ldb + j];
+            want -= (long double)x * y, mag += fabsl((long double)x * y);
+          }
+          double e = (double)(fabsl((long double)got - want) / ((double)(K + 2) * eps * (double)mag + 1e-300));
+          if (e > worst) worst = e;
+        }
+      CHECK_MSG(worst <= 1, "gemm_sub %s cap %d %lldx%lldx%lld ta %d tb %d: error %g of the bound", f32 ? "f32" : "f64",
+                cap, (long long)M, (long long)N, (long long)K, ta, tb, worst);
+      free(a), free(b), free(c), free(c0);
+    }
+    gemm_set_isa_cap(old);
+  }
+}
+
 int main(void) {
   TEST_RUN(test_mlp_shapes);
   TEST_RUN(test_random_shapes);
   TEST_RUN(test_blocking_edges);
+  TEST_RUN(test_gemm_sub);
   TEST_RUN(test_dot_general_own_kernel);
   return test_finish();
 }

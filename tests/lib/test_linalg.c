@@ -838,6 +838,45 @@ static void test_split_solves(void) {
   jx_scope_end(0, NULL);
 }
 
+/* The blocked triangular solve (backend/lapack.c: 128-wide diagonal blocks by trsm, the
+ * rest by jaxc's GEMM, from k = 256 with 16 right-hand sides where the CPU has AVX-512;
+ * elsewhere trsm): sizes on and around the block edges, every side, triangle, transpose
+ * and unit diagonal, float32 and float64, a batch; the residual op(T) x - b (left) or
+ * x op(T) - b (right) with T the triangle the solve reads, and the cpu's column (row)
+ * blocks against the interpreter's single call. */
+static void test_blocked_solves(void) {
+  jx_scope_begin();
+  int64_t ks[4] = {256, 300, 385, 512}, rhs[4] = {16, 40, 300, 17};
+  for (int t = 0; t < 2; t++) {
+    jx_dtype d = t ? JX_FLOAT64 : JX_FLOAT32;
+    jx_config_enable_x64(t == 1);
+    double tol = t ? 1e-11 : 2e-4;
+    for (int c = 0; c < 16; c++) {
+      bool left = c & 1, lower = c & 2, trans = c & 4, unit = c & 8;
+      int64_t k = ks[(c + t) % 4], nr = rhs[(c / 4 + t) % 4], batch = c == 5 ? 2 : 0;
+      int64_t as[3] = {2, k, k}, bs[3] = {2, left ? k : nr, left ? nr : k};
+      jx_array *a = random_array(d, batch ? 3 : 2, batch ? as : as + 1);
+      a = jx_add(jx_multiply(a, jx_scalar(1.0 / (double)k)), jx_eye(k, d));
+      jx_array *b = random_array(d, batch ? 3 : 2, batch ? bs : bs + 1);
+      jx_array *x = jx_lax_linalg_triangular_solve(a, b, left, lower, trans, false, unit);
+      jx_array *tri = lower ? jx_tril(a, 0) : jx_triu(a, 0);
+      if (unit) tri = jx_add(jx_subtract(tri, jx_multiply(tri, jx_eye(k, d))), jx_eye(k, d));
+      if (trans) tri = jx_swapaxes(tri, -1, -2);
+      jx_array *res = left ? jx_matmul(tri, x) : jx_matmul(x, tri);
+      double e = cdiff(res, b);
+      CHECK_MSG(e < tol, "blocked triangular_solve %s k %lld rhs %lld left %d lower %d trans %d unit %d: residual %g",
+                jx_dtype_name(d), (long long)k, (long long)nr, left, lower, trans, unit, e);
+      const char *here = jx_device_of(a), *other = strcmp(here, "cpu") ? "cpu" : "interp";
+      jx_array *xo = jx_lax_linalg_triangular_solve(jx_device_put(a, other), jx_device_put(b, other), left, lower,
+                                                    trans, false, unit);
+      e = cdiff(x, jx_device_put(xo, here));
+      CHECK_MSG(e < tol, "blocked triangular_solve %s k %lld vs %s: %g", jx_dtype_name(d), (long long)k, other, e);
+    }
+  }
+  jx_config_enable_x64(false);
+  jx_scope_end(0, NULL);
+}
+
 /* Complex tridiagonal_solve (LAPACK cgtsv): the residual of A x = b, vmap against a
  * loop, jit against eager and the transpose through vjp (<ct, A^-1 b> = <A^-T ct, b>,
  * bilinear: JAX's linear transpose, no conjugation). */
@@ -937,6 +976,7 @@ int main(void) {
   TEST_RUN(test_complex_identities);
   TEST_RUN(test_factorization_paths);
   TEST_RUN(test_split_solves);
+  TEST_RUN(test_blocked_solves);
   TEST_RUN(test_eig_transforms);
   TEST_RUN(test_numeric_grads);
   TEST_RUN(test_eigh_degenerate);
