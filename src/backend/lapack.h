@@ -4,6 +4,7 @@
 #ifndef JAXC_BACKEND_LAPACK_H
 #define JAXC_BACKEND_LAPACK_H
 
+#include "backend/pocketfft.h" /* FftParallelFor: a way to spread work over threads */
 #include "ir/alu.h"
 
 /* Dtype and element count of output o of linear-algebra routine r (all outer entries). */
@@ -20,5 +21,12 @@ jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_
  * lapack_run_parts solves parts [p0, p1) of entry b, with lapack_run's errors. */
 int64_t lapack_parts(const Routine *r);
 jx_status lapack_run_parts(const Routine *r, void *const *in, void *const *out, int64_t b, int64_t p0, int64_t p1);
+/* Whether r (a single problem) runs faster with lapack_run_threads than on OpenBLAS's
+ * own threads: the blocked LU, whose trailing updates are jaxc's GEMM. */
+bool lapack_threads_help(const Routine *r);
+/* lapack_run over every entry with the work inside one problem (the blocked LU's
+ * trailing columns) spread over up to nthreads threads through par; the same results
+ * as lapack_run. */
+jx_status lapack_run_threads(const Routine *r, void *const *in, void *const *out, FftParallelFor par, int nthreads);
 
 #endif

@@ -877,6 +877,49 @@ static void test_blocked_solves(void) {
   jx_scope_end(0, NULL);
 }
 
+/* The blocked LU (backend/lapack.c: 128-column panels by getrf, the trailing columns'
+ * swaps, trsm and GEMM update spread over the cpu's threads, from min(n, m) = 256 where
+ * the CPU has AVX-512): square, tall and wide shapes around the panel edges, float32 and
+ * float64, a batch; P A = L U, multipliers |l_ij| <= 1 (partial pivoting), the
+ * permutation the pivots give, and the cpu against the interpreter. */
+static jx_array *last2(jx_array *x, int64_t rows, int64_t cols) { /* x[..., :rows, :cols] */
+  int nd = jx_ndim(x);
+  int64_t start[3] = {0, 0, 0}, stop[3] = {JX_SLICE_END, JX_SLICE_END, JX_SLICE_END};
+  stop[nd - 2] = rows, stop[nd - 1] = cols;
+  return jx_slice(x, nd, start, stop, NULL);
+}
+static void test_blocked_lu(void) {
+  jx_scope_begin();
+  int64_t shapes[5][3] = {{1, 256, 256}, {1, 385, 385}, {1, 300, 260}, {1, 260, 390}, {2, 257, 257}};
+  for (int t = 0; t < 2; t++) {
+    jx_dtype d = t ? JX_FLOAT64 : JX_FLOAT32;
+    jx_config_enable_x64(t == 1);
+    double tol = t ? 1e-11 : 1e-4;
+    for (int i = 0; i < 5; i++) {
+      int64_t *sh = shapes[i], n = sh[1], m = sh[2], k = n < m ? n : m;
+      bool batch = sh[0] > 1;
+      jx_array *a = random_array(d, batch ? 3 : 2, batch ? sh : sh + 1), *f[3], *g[3];
+      CHECK(jx_lax_linalg_lu(a, f) == JX_OK);
+      /* l: n x k unit lower, u: k x m upper; p a = l u, p from the permutation */
+      jx_array *lk = jx_tril(last2(f[0], n, k), -1);
+      jx_array *l = jx_add(lk, last2(jx_eye(n, d), n, k)), *u = jx_triu(last2(f[0], k, m), 0);
+      jx_array *pa = jx_take_along_axis(a, jx_broadcast_to(jx_expand_dims(f[2], -1), jx_ndim(a), jx_shape(a)), -2,
+                                        JX_INDEX_PROMISE_IN_BOUNDS);
+      double e = cdiff(jx_matmul(l, u), pa);
+      CHECK_MSG(e < tol * 10, "blocked lu %s %lldx%lld: |P A - L U| = %g", jx_dtype_name(d), (long long)n, (long long)m, e);
+      CHECK_MSG(jx_item(jx_max(jx_abs(lk), 0, NULL, false)) <= 1, "blocked lu %s %lldx%lld: |l| > 1",
+                jx_dtype_name(d), (long long)n, (long long)m);
+      const char *here = jx_device_of(a), *other = strcmp(here, "cpu") ? "cpu" : "interp";
+      CHECK(jx_lax_linalg_lu(jx_device_put(a, other), g) == JX_OK);
+      CHECK_MSG(cdiff(f[0], jx_device_put(g[0], here)) < tol, "blocked lu %s %lldx%lld vs %s: %g", jx_dtype_name(d),
+                (long long)n, (long long)m, other, cdiff(f[0], jx_device_put(g[0], here)));
+      CHECK(jx_item(jx_all(jx_equal(f[1], jx_device_put(g[1], here)), 0, NULL, false)) == 1);
+    }
+  }
+  jx_config_enable_x64(false);
+  jx_scope_end(0, NULL);
+}
+
 /* Complex tridiagonal_solve (LAPACK cgtsv): the residual of A x = b, vmap against a
  * loop, jit against eager and the transpose through vjp (<ct, A^-1 b> = <A^-T ct, b>,
  * bilinear: JAX's linear transpose, no conjugation). */
@@ -977,6 +1020,7 @@ int main(void) {
   TEST_RUN(test_factorization_paths);
   TEST_RUN(test_split_solves);
   TEST_RUN(test_blocked_solves);
+  TEST_RUN(test_blocked_lu);
   TEST_RUN(test_eig_transforms);
   TEST_RUN(test_numeric_grads);
   TEST_RUN(test_eigh_degenerate);
