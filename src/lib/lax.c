@@ -703,7 +703,7 @@ static jx_array *full_like_trace(jx_array *like, double value, jx_dtype dtype, i
   memcpy(pp.shape, shape, (size_t)nd * sizeof *shape);
   jx_array *r = stage_bind_like(like, PRIM_broadcast_in_dim, 1, &c, &pp);
   if (r) return r;
-  return error_pending() ? NULL : prim_broadcast_in_dim(c, nd, shape, NULL);
+  return prim_broadcast_in_dim(c, nd, shape, NULL);
 }
 
 /* iota along d, staged under jit like full_like_trace. */
@@ -712,7 +712,7 @@ static jx_array *iota_like_trace(jx_array *like, jx_dtype dtype, int nd, const i
   memcpy(pp.shape, shape, (size_t)nd * sizeof *shape);
   jx_array *r = stage_bind_nullary(like, PRIM_iota, &pp);
   if (r) return r;
-  return error_pending() ? NULL : prim_iota(dtype, nd, shape, d);
+  return prim_iota(dtype, nd, shape, d);
 }
 
 /* indexing.py take_along_axis: indices broadcast against arr except along axis; the
