@@ -26,7 +26,10 @@
  *   f:   nin inputs -> nout outputs.
  *   jvp: (the nondiff inputs in order, the other ndiff = nin - nnondiff inputs (primals),
  *        their tangents) -> (nout primal outputs, nout tangent outputs); tangents have
- *        their primals' types; a zero tangent is passed as zeros.
+ *        their primals' types, except that bool and integer primals have JX_FLOAT0
+ *        tangents (as JAX passes them); a zero tangent is passed as zeros. The tangent
+ *        output of a bool/integer output is JX_FLOAT0 zeros (JAX's type; jaxc also
+ *        accepts zeros of the output's dtype, which JAX rejects).
  * nondiff_argnums (nnondiff entries, distinct, in [0, nin), nin <= 32) name inputs that
  * get no tangent (JAX passes them first to the rule, as here). grad/vjp through it
  * transposes the rule's tangent computation; vmap batches f and the rule.

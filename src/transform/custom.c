@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "transform/custom.h"
@@ -35,8 +36,17 @@ static Aval *jaxpr_avals(const Jaxpr *j, const int *vars, int n) {
   return a;
 }
 
+/* The instantiated zero tangent of x: float0 zeros of its shape for bool and integer x
+ * (JAX's tangent type), zeros of its dtype otherwise. */
+static jx_array *zero_tangent(jx_array *x) {
+  Aval a = prim_aval_of(x);
+  return dtype_is_inexact(a.dtype) ? tx_full_like(x, 0.0) : array_float0(a.ndim, a.shape);
+}
+
 /* custom_jvp_call: rule(nondiff primals, diff primals, diff tangents) -> (outs, tangent
- * outs); zero tangents are instantiated (JAX's symbolic_zeros=False). */
+ * outs); zero tangents are instantiated (JAX's symbolic_zeros=False): float0 ones for
+ * bool and integer inputs, as JAX passes. The tangent output of a bool/integer output
+ * may be float0 (JAX's type) or zeros of the output's dtype (accepted too; dropped). */
 jx_status custom_jvp_custom_jvp_call(int nin, jx_array *const *x, jx_array *const *t,
                                      const PrimParams *pp, int nout, jx_array **y, jx_array **ty) {
   jx_fn *rule = pp->fns[0];
@@ -54,16 +64,20 @@ jx_status custom_jvp_custom_jvp_call(int nin, jx_array *const *x, jx_array *cons
   for (int i = 0; s == JX_OK && i < nin; i++)
     if (!(nondiff >> i & 1)) args[nargs++] = x[i];
   for (int i = 0; s == JX_OK && i < nin; i++)
-    if (!(nondiff >> i & 1) && !(args[nargs++] = t[i] ? t[i] : tx_full_like(x[i], 0.0))) s = jx_last_status();
+    if (!(nondiff >> i & 1) && !(args[nargs++] = t[i] ? t[i] : zero_tangent(x[i]))) s = jx_last_status();
   if (s == JX_OK) s = jx_call(rule, args, outs);
   const char *name = j->name ? j->name : "<lambda>";
   char what[200];
   snprintf(what, sizeof what, "custom_jvp(%s)", name);
-  if (s == JX_OK && (!custom_check_types(what, jx_fn_name(rule), "primal output", nout, outs, want,
-                                        "the function's output") ||
-                     !custom_check_types(what, jx_fn_name(rule), "tangent output", nout, outs + nout, want,
-                                         "primal output")))
-    s = jx_last_status();
+  bool ok = s == JX_OK && custom_check_types(what, jx_fn_name(rule), "primal output", nout, outs, want,
+                                             "the function's output");
+  for (int o = 0; ok && o < nout; o++) { /* JAX's tangent type of a bool/integer output */
+    if (!dtype_is_inexact(want[o].dtype) && outs[nout + o] && outs[nout + o]->dtype == JX_FLOAT0)
+      want[o].dtype = JX_FLOAT0;
+  }
+  if (ok) ok = custom_check_types(what, jx_fn_name(rule), "tangent output", nout, outs + nout, want,
+                                  "primal output");
+  if (s == JX_OK && !ok) s = jx_last_status();
   for (int o = 0; s == JX_OK && o < nout; o++) {
     y[o] = outs[o];
     ty[o] = dtype_is_floating(want[o].dtype) ? outs[nout + o] : NULL;

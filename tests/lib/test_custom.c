@@ -283,6 +283,62 @@ static jx_status checkpoint_closes_over(void *c, jx_array *const *x, jx_array **
   return s;
 }
 
+/* A custom_jvp rule receives float0 tangents for its integer inputs, as JAX passes them
+ * (JAX: `jax.custom_jvp` of f(x, n) = x * n, `jax.grad(f)(2., 3)`: the rule's tn is a
+ * float0 array of n's shape); its tangent output for an integer output may be float0
+ * (JAX's type) or zeros of the output's dtype. f(x, n) = (x * n, n + 1). */
+static jx_status times_n(void *c, jx_array *const *x, jx_array **o) {
+  (void)c;
+  o[0] = jx_multiply(x[0], x[1]);
+  o[1] = jx_add(x[1], jx_scalar_int(1));
+  return JX_OK;
+}
+static jx_status times_n_jvp(void *c, jx_array *const *x, jx_array **o) {
+  jx_dtype *seen = c; /* x: x, n, tx, tn */
+  seen[0] = jx_dtype_of(x[2]), seen[1] = jx_dtype_of(x[3]);
+  int ndim = jx_ndim(x[1]);
+  const int64_t *shape = jx_shape(x[1]);
+  o[0] = jx_multiply(x[0], x[1]);
+  o[1] = jx_add(x[1], jx_scalar_int(1));
+  o[2] = jx_multiply(x[2], x[1]);
+  o[3] = seen[2] ? jx_zeros(ndim, shape, JX_INT32) : jx_zeros(ndim, shape, JX_FLOAT0);
+  return JX_OK;
+}
+static jx_status first_of(void *c, jx_array *const *x, jx_array **o) {
+  jx_array *r[2] = {NULL};
+  jx_status s = jx_call(c, x, r);
+  o[0] = s == JX_OK ? jx_sum(r[0], 0, NULL, false) : NULL;
+  return s;
+}
+
+static void test_float0_tangents(void) {
+  int64_t live = jx_live_arrays();
+  jx_scope_begin();
+  int32_t nv[3] = {3, -1, 2};
+  jx_array *x = jx_array_from((float[]){2.0f, 0.5f, -1.0f}, JX_FLOAT32, 1, (int64_t[]){3});
+  jx_array *n = jx_array_from(nv, JX_INT32, 1, (int64_t[]){3});
+  for (int int_zeros = 0; int_zeros < 2; int_zeros++) {
+    jx_dtype seen[3] = {JX_BOOL, JX_BOOL, int_zeros ? JX_INT32 : 0};
+    jx_fn *f = jx_fn_new("times_n", 2, 2, times_n, NULL), *r = jx_fn_new("times_n_jvp", 4, 4, times_n_jvp, seen);
+    jx_fn *cf = jx_custom_jvp(f, r, 0, NULL);
+    jx_fn *s = jx_fn_new_with_free("sum", 2, 1, first_of, jx_fn_ref(cf), fn_free);
+    jx_fn *g = jx_grad(s, 1, (int[]){0}), *jg = jx_jit(g);
+    for (int j = 0; j < 2; j++) {
+      jx_array *out = NULL;
+      seen[0] = seen[1] = JX_BOOL;
+      CHECK(jx_call(j ? jg : g, (jx_array *[]){x, n}, &out) == JX_OK);
+      CHECK_EQ_INT(seen[0], JX_FLOAT32);
+      CHECK_EQ_INT(seen[1], JX_FLOAT0);
+      float got[3];
+      CHECK(out && jx_read(out, got, sizeof got) == JX_OK);
+      for (int i = 0; i < 3; i++) CHECK(got[i] == (float)nv[i]);
+    }
+    jx_fn_free(jg), jx_fn_free(g), jx_fn_free(s), jx_fn_free(cf), jx_fn_free(r), jx_fn_free(f);
+  }
+  jx_scope_end(0, NULL);
+  CHECK_EQ_INT(jx_live_arrays(), live);
+}
+
 static void test_errors(void) {
   jx_array *x = jx_linspace(-1.0, 1.0, 5, JX_FLOAT32), *t = jx_ones_like(x), *out[2] = {NULL};
   /* a checkpointed function closing over a value traced by grad: pass it as an argument */
@@ -381,6 +437,7 @@ int main(void) {
   TEST_RUN(test_vmap_vs_loop);
   TEST_RUN(test_jit_inside);
   TEST_RUN(test_rule_laziness);
+  TEST_RUN(test_float0_tangents);
   TEST_RUN(test_errors);
   TEST_RUN(test_make_jaxpr);
   jx_fn *all[] = {LOG1PEXP, F_SIN, SCALED, CLIP, G_SIN, SQUARE_WRONG};
