@@ -26,7 +26,11 @@ phases=${PHASES:-build suite bt bench}
 has() { case " $phases " in *" $1 "*) return 0 ;; esac; return 1; }
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
-pack() { [ -n "$OUT" ] && tar czf "$OUT/logs.tgz" -C "$out" . 2>/dev/null; }
+# KCACHE_OUT=1: the kernel cache also comes back ($OUT/kcache.tgz; unpack it as ../.kcache)
+pack() {
+  [ -n "$OUT" ] && tar czf "$OUT/logs.tgz" -C "$out" . 2>/dev/null
+  [ -n "$OUT" ] && [ -n "$KCACHE_OUT" ] && [ -d "$JAXC_CACHE_DIR/cuda" ] && tar czf "$OUT/kcache.tgz" -C "$JAXC_CACHE_DIR" cuda 2>/dev/null
+}
 trap pack EXIT
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/gpu.txt"
 export JAXC_CACHE_DIR=$PWD/build-gpu/kernel_cache
@@ -60,18 +64,29 @@ if [ -n "$PAR" ]; then
     # MC_J programs at a time (default: all at once); none is started after MC_TOTAL_S
     # seconds from here, and each runs at most MEMCHECK_S seconds nor past that end;
     # MC_OPTS: more compute-sanitizer options
+    # An item "prog:i/n" runs prog with JAXC_TEST_SHARD=i/n (tests/support/test.h): one
+    # slow program split over n processes; "prog:n" stands for prog:0/n .. prog:n-1/n.
     mc_one() {
-      exe=$1 left=$(( MC_END - $(date +%s) ))
-      if [ "$left" -lt 15 ]; then echo "memcheck $exe not run (MC_TOTAL_S spent)" >> "$out/memcheck.txt"; return; fi
+      item=$1 exe=${1%%:*} shard= left=$(( MC_END - $(date +%s) ))
+      case $item in *:*) shard=${item#*:} ;; esac
+      log=$out/mc_$(echo "$item" | tr ':/' '__').txt
+      if [ "$left" -lt 15 ]; then echo "memcheck $item not run (MC_TOTAL_S spent)" >> "$out/memcheck.txt"; return; fi
       cap=$MEMCHECK_S; [ "$left" -lt "$cap" ] && cap=$left
       s0=$(date +%s)
-      JAXC_DEVICE=cuda JAXC_DEFAULT_MATMUL_PRECISION=highest timeout "$cap" compute-sanitizer \
-        --tool memcheck --leak-check no --report-api-errors no --error-exitcode 99 $MC_OPTS "build-gpu/tests/$exe" > "$out/mc_$exe.txt" 2>&1
+      JAXC_TEST_SHARD=$shard JAXC_DEVICE=cuda JAXC_DEFAULT_MATMUL_PRECISION=highest timeout "$cap" compute-sanitizer \
+        --tool memcheck --leak-check no --report-api-errors no --error-exitcode 99 $MC_OPTS "build-gpu/tests/$exe" > "$log" 2>&1
       rc=$?
-      echo "memcheck $exe rc=$rc $(( $(date +%s) - s0 ))s $(grep -E 'ERROR SUMMARY' "$out/mc_$exe.txt" | tail -1)" >> "$out/memcheck.txt"
+      echo "memcheck $item rc=$rc $(( $(date +%s) - s0 ))s $(grep -E 'ERROR SUMMARY' "$log" | tail -1) | $(grep -E '^[0-9]+ passed' "$log" | tail -1)" >> "$out/memcheck.txt"
     }
     export -f mc_one; export out MC_OPTS MEMCHECK_S=${MEMCHECK_S:-300} MC_END=$(( $(date +%s) + ${MC_TOTAL_S:-100000} ))
-    set -- ${MEMCHECK_TESTS:-backend_test_cuda}
+    set --
+    for t in ${MEMCHECK_TESTS:-backend_test}; do
+      case $t in
+      *:*/*) set -- "$@" "$t" ;;
+      *:*) for i in $(seq 0 $(( ${t#*:} - 1 ))); do set -- "$@" "${t%%:*}:$i/${t#*:}"; done ;;
+      *) set -- "$@" "$t" ;;
+      esac
+    done
     ( printf '%s\n' "$@" | xargs -P "${MC_J:-$#}" -I{} bash -c 'mc_one {}' ) &
     set --
   fi

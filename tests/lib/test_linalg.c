@@ -226,6 +226,7 @@ static void test_golden(void) {
   int run = 0;
   CHECK_MSG(cases != NULL, "cannot load linalg.txt (run tools/golden_linalg.py)");
   for (int i = 0; cases && i < ncases; i++) {
+    if (!test_shard_mine()) continue;
     const GoldenCase *c = &cases[i];
     bool x64 = golden_param_int(c, "x64", 0);
     jx_config_enable_x64(x64);
@@ -256,7 +257,7 @@ static void test_golden(void) {
     jx_scope_end(0, NULL);
     jx_config_enable_x64(false);
   }
-  CHECK_MSG(run >= 260, "only %d linalg cases ran", run);
+  CHECK_MSG(run >= 260 || test_sharded(), "only %d linalg cases ran", run);
   printf("%d golden linalg cases\n", run);
 }
 
@@ -1014,7 +1015,7 @@ static void test_errors(void) {
 
 int main(void) {
   cases = golden_load("linalg.txt", &ncases);
-  TEST_RUN(test_golden);
+  TEST_RUN_SPLIT(test_golden);
   TEST_RUN(test_identities);
   TEST_RUN(test_complex_identities);
   TEST_RUN(test_factorization_paths);

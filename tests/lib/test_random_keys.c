@@ -110,6 +110,7 @@ static void test_golden(void) {
   worst_rel = 0;
   int ngrad = 0;
   for (int i = 0; i < ncases; i++) {
+    if (!test_shard_mine()) continue;
     const GoldenCase *c = &cases[i];
     char ctx[256];
     snprintf(ctx, sizeof ctx, "%s (line %d)", c->name, c->line);
@@ -226,7 +227,7 @@ static void test_errors(void) {
 
 int main(void) {
   cases = golden_load("random_keys.txt", &ncases);
-  TEST_RUN(test_golden);
+  TEST_RUN_SPLIT(test_golden);
   TEST_RUN(test_implicit_identity);
   TEST_RUN(test_errors);
   golden_free(cases, ncases);

@@ -105,6 +105,7 @@ static void test_golden(void) {
   CHECK_MSG(cases != NULL, "cannot load random_more.txt (run tools/golden_random_more.py)");
   n_values = n_exact = worst_ulps = 0;
   for (int i = 0; i < ncases; i++) {
+    if (!test_shard_mine()) continue;
     const GoldenCase *c = &cases[i];
     char ctx[256];
     snprintf(ctx, sizeof ctx, "%s (line %d)", c->name, c->line);
@@ -216,7 +217,7 @@ static void test_errors(void) {
 
 int main(void) {
   cases = golden_load("random_more.txt", &ncases);
-  TEST_RUN(test_golden);
+  TEST_RUN_SPLIT(test_golden);
   TEST_RUN(test_transforms);
   TEST_RUN(test_errors);
   golden_free(cases, ncases);

@@ -132,6 +132,7 @@ static void test_goldens(void) {
   CHECK_MSG(cases != NULL, "cannot load special.txt (run tools/golden_special.py)");
   int run = 0;
   for (int k = 0; cases && k < n; k++) {
+    if (!test_shard_mine()) continue;
     GoldenCase *c = &cases[k];
     bool x64 = golden_param_int(c, "x64", 0);
     jx_config_enable_x64(x64);
@@ -257,7 +258,7 @@ static void test_bad_inputs(void) {
 }
 
 int main(void) {
-  TEST_RUN(test_goldens);
+  TEST_RUN_SPLIT(test_goldens);
   TEST_RUN(test_vmap);
   TEST_RUN(test_make_jaxpr);
   TEST_RUN(test_bad_inputs);

@@ -11,7 +11,36 @@
 int test_failures = 0;
 int test_checks = 0;
 const char *test_current = "";
-static int cases_passed = 0, cases_failed = 0;
+static int cases_passed = 0, cases_failed = 0, cases_skipped = 0;
+
+/* JAXC_TEST_SHARD=i/n (0 <= i < n): this process runs only every n-th unit of work,
+ * those with index % n == i, so that one slow program (e.g. under compute-sanitizer on
+ * cuda) splits over n processes that together run everything once. A unit is a case of
+ * TEST_RUN, or one iteration of a loop that calls test_shard_mine() inside a case
+ * registered with TEST_RUN_SPLIT (that case runs in every shard). The units are counted
+ * in program order on the main thread, the same in every shard. */
+static long shard_i = 0, shard_n = 1, shard_unit = 0;
+static int in_split_case = 0;
+
+bool test_sharded(void) { return shard_n > 1; }
+
+bool test_shard_mine(void) {
+  if (shard_n <= 1) return true;
+  return shard_unit++ % shard_n == shard_i;
+}
+
+__attribute__((constructor)) static void test_read_shard(void) {
+  const char *s = getenv("JAXC_TEST_SHARD");
+  if (!s || !*s) return;
+  char *end = NULL;
+  long i = strtol(s, &end, 10), n = 0;
+  if (end && *end == '/') n = strtol(end + 1, &end, 10);
+  if (!end || *end || n < 1 || i < 0 || i >= n) {
+    fprintf(stderr, "JAXC_TEST_SHARD=\"%s\": expected i/n with 0 <= i < n\n", s);
+    exit(2);
+  }
+  shard_i = i, shard_n = n;
+}
 
 /* Tests registered with JAXC_DEVICE=cuda (tests/CMakeLists.txt) exit with 77, which CTest
  * reports as skipped, where that device cannot run (no driver, no GPU): CI stays green
@@ -64,6 +93,10 @@ void test_check_error(const char *file, int line, jx_status status, const char *
 }
 
 void test_run(const char *name, void (*fn)(void)) {
+  if (!in_split_case && !test_shard_mine()) {
+    cases_skipped++;
+    return;
+  }
   int before_fail = test_failures;
   int64_t live = jx_live_arrays();
   test_current = name;
@@ -78,8 +111,20 @@ void test_run(const char *name, void (*fn)(void)) {
   else cases_failed++;
 }
 
+void test_run_split(const char *name, void (*fn)(void)) {
+  in_split_case = 1;
+  test_run(name, fn);
+  in_split_case = 0;
+}
+
 int test_finish(void) {
-  printf("%d passed, %d failed\n", cases_passed, cases_failed);
+  if (shard_n > 1)
+    printf("%d passed, %d failed (JAXC_TEST_SHARD=%ld/%ld: %d cases and %ld of %ld units left to the "
+           "other shards)\n",
+           cases_passed, cases_failed, shard_i, shard_n, cases_skipped,
+           shard_unit - (shard_unit + shard_n - 1 - shard_i) / shard_n, shard_unit);
+  else
+    printf("%d passed, %d failed\n", cases_passed, cases_failed);
   return cases_failed ? 1 : 0;
 }
 

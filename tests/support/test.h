@@ -5,6 +5,7 @@
 #define JAXC_TEST_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,6 +58,17 @@ void test_check_error(const char *file, int line, jx_status status, const char *
  * live-array count grew. */
 #define TEST_RUN(fn) test_run(#fn, fn)
 void test_run(const char *name, void (*fn)(void));
+/* Like TEST_RUN, for a case whose loops split over JAXC_TEST_SHARD's shards themselves
+ * (each iteration first asks test_shard_mine()): it runs in every shard. */
+#define TEST_RUN_SPLIT(fn) test_run_split(#fn, fn)
+void test_run_split(const char *name, void (*fn)(void));
+/* JAXC_TEST_SHARD=i/n: true for the units of work of this shard (every n-th one from i;
+ * always true without it). Call it once per independent unit, on the main thread, in an
+ * order that does not depend on results, e.g. `if (!test_shard_mine()) continue;`. */
+bool test_shard_mine(void);
+/* True under JAXC_TEST_SHARD with n > 1: checks over the whole program's work (counts,
+ * coverage) hold only for the union of the shards and are skipped. */
+bool test_sharded(void);
 /* Prints "N passed, N failed" and returns the exit code. */
 int test_finish(void);
 

@@ -27,6 +27,8 @@ static void case_wrapper(void) {
   CHECK_EQ_INT(trace_depth(), depth);
 }
 #define RUN(fn) (case_body = fn, test_run(#fn, case_wrapper))
+/* a case made of check_prim_case calls: under JAXC_TEST_SHARD each call is a unit */
+#define RUN_SPLIT(fn) (case_body = fn, test_run_split(#fn, case_wrapper))
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static double uniform(void) { /* [0, 1) */
@@ -214,6 +216,7 @@ static int config_axis(int k, int i, int nd) {
 /* Runs c under every configuration (and out axes 0, -1, 1 and the last). */
 static void check_prim_case(const PrimCase *c) {
   covered[c->p] = true;
+  if (!test_shard_mine()) return;
   jx_fn *f = jx_fn_new(c->name, c->nin, case_nout(c), prim_impl, (void *)c);
   /* The unbatched output ranks, for choosing out axes (lu's and eigh's differ). */
   jx_scope_begin();
@@ -725,6 +728,7 @@ static void test_rule_table(void) {
 
 /* Run last: every primitive went through vmap in the tests above. */
 static void test_coverage(void) {
+  if (test_sharded()) return; /* the other shards ran the rest */
   for (int p = 0; p < PRIM_NUM; p++)
     CHECK_MSG(covered[p], "%s was not tested under vmap", prim_name((Prim)p));
 }
@@ -1109,13 +1113,13 @@ int main(void) {
   RUN(test_rule_table);
   RUN(test_collectives);
   RUN(test_shard_map);
-  RUN(test_elementwise);
-  RUN(test_select_convert);
-  RUN(test_reduce);
-  RUN(test_movement);
-  RUN(test_concatenate);
-  RUN(test_gather);
-  RUN(test_dot_general);
+  RUN_SPLIT(test_elementwise);
+  RUN_SPLIT(test_select_convert);
+  RUN_SPLIT(test_reduce);
+  RUN_SPLIT(test_movement);
+  RUN_SPLIT(test_concatenate);
+  RUN_SPLIT(test_gather);
+  RUN_SPLIT(test_dot_general);
   RUN(test_iota);
   RUN(test_call);
   RUN(test_cond);
