@@ -208,10 +208,14 @@ static jx_array *arg_packed(bool is_max, jx_array *v, jx_array *iota, const bool
     jx_array *f = d == JX_FLOAT32 ? v : prim_convert(v, JX_FLOAT32, false);
     jx_array *zero = np_full(0.0, JX_FLOAT32, n, sh);
     f = prim_select(prim_binary(PRIM_eq, f, zero), zero, f); /* -0 -> +0 */
-    u = prim_bitcast(f, JX_UINT32);
-    /* sign set: ~u, else u | 2^31 (IEEE order as unsigned order) */
-    jx_array *neg = prim_binary(PRIM_lt, f, zero);
-    u = prim_select(neg, prim_unary(PRIM_not, u), prim_binary(PRIM_or, u, np_full(2147483648.0, JX_UINT32, n, sh)));
+    /* IEEE order as unsigned order: b ^ ((b >> 31) | INT32_MIN) with b the bits as int32
+     * and >> arithmetic, so ~b where the sign is set and b | 2^31 where not -- a shift
+     * and one three-input logic instruction on the GPU (the select of ~u and u | 2^31 on
+     * f < 0 took four; the loop of argmax over 2^28 float32 issues on half its cycles) */
+    jx_array *b = prim_bitcast(f, JX_INT32);
+    jx_array *sign = prim_binary(PRIM_shift_right, b, np_full(31.0, JX_INT32, n, sh));
+    u = prim_binary(PRIM_xor, b, prim_binary(PRIM_or, sign, np_full(-2147483648.0, JX_INT32, n, sh)));
+    u = prim_bitcast(u, JX_UINT32);
     if (!is_max) u = prim_unary(PRIM_not, u);
     u = prim_select(prim_binary(PRIM_ne, f, f), np_full(4294967295.0, JX_UINT32, n, sh), u);
   } else if (d == JX_UINT32 || d == JX_UINT16 || d == JX_UINT8) {
