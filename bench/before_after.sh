@@ -6,9 +6,9 @@
 # empty kernel cache (the *_compile rows measure cold compiles, as in bench/run.py).
 # Then the best value per row and system, and the change (+ = after better).
 #   bench/before_after.sh BEFORE_BUILD AFTER_BUILD [OUT_DIR]
-# GROUPS (default: every bench/run.py group but loops, fft and linalg) and ORDER override.
+# BENCH_GROUPS (default: every bench/run.py group but loops, fft and linalg) and ORDER override.
 before=${1:?before build dir} after=${2:?after build dir} out=${3:-before_after}
-groups=${GROUPS:-matmul chain softmax reduce mlp transc tchain nnops gelu_mlp eager fm_mlp fm_cnn}
+groups=${BENCH_GROUPS:-matmul chain softmax reduce mlp transc tchain nnops gelu_mlp eager fm_mlp fm_cnn}
 mkdir -p "$out"
 for g in $groups; do
   for who in ${ORDER:-b a a b}; do
