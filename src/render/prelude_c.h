@@ -73,6 +73,16 @@ JX_VEC1(erf) JX_VEC1(erfc) JX_VEC1(cbrt) JX_VEC2(pow) JX_VEC2(atan2)
 #endif
 #endif
 
+/* A read prefetch into all cache levels (render/c.c's two-phase row reductions fetch
+ * the next block's rows while the second phase computes); nothing where unknown. */
+#ifndef JX_PREFETCH
+#if defined(__GNUC__)
+#define JX_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#else
+#define JX_PREFETCH(p) ((void)0)
+#endif
+#endif
+
 /* exp: libmvec's expf/exp where declared above (3 ulp, measured; 3x the polynomial's
  * throughput), else, for float32, a polynomial compilers vectorize (libm's scalar expf
  * is an opaque call): Cody-Waite

@@ -48,6 +48,7 @@ static __device__ __forceinline__ void jx_memcpy(void *d, const void *s, unsigne
 #define JX_FN static __device__ __forceinline__
 #define JX_IVDEP
 #define JX_VECTOR_LOOP
+#define JX_PREFETCH(p) ((void)0)
 
 /* The tickets of split reductions (render/cuda.c; RENDER_CUDA_SPLIT_ROWS of them): zero
  * when the module loads, and the block that takes a row's last ticket sets it back to
