@@ -911,8 +911,12 @@ static void test_blocked_lu(void) {
       CHECK_MSG(jx_item(jx_max(jx_abs(lk), 0, NULL, false)) <= 1, "blocked lu %s %lldx%lld: |l| > 1",
                 jx_dtype_name(d), (long long)n, (long long)m);
       const char *here = jx_device_of(a), *other = strcmp(here, "cpu") ? "cpu" : "interp";
+      /* the interp runs the cpu's host routine (the same rounding); cuda runs cuSOLVER's
+       * getrf, whose other summation order moves float32 factors of these sizes by up to
+       * ~5e-4 (H200, 12:00) */
+      double tol_other = strcmp(here, "cuda") ? tol : t ? 1e-9 : 2e-3;
       CHECK(jx_lax_linalg_lu(jx_device_put(a, other), g) == JX_OK);
-      CHECK_MSG(cdiff(f[0], jx_device_put(g[0], here)) < tol, "blocked lu %s %lldx%lld vs %s: %g", jx_dtype_name(d),
+      CHECK_MSG(cdiff(f[0], jx_device_put(g[0], here)) < tol_other, "blocked lu %s %lldx%lld vs %s: %g", jx_dtype_name(d),
                 (long long)n, (long long)m, other, cdiff(f[0], jx_device_put(g[0], here)));
       CHECK(jx_item(jx_all(jx_equal(f[1], jx_device_put(g[1], here)), 0, NULL, false)) == 1);
     }
