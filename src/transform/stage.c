@@ -55,15 +55,6 @@ static void stage_release(void *data) { jaxpr_free(data); }
 static const TraceType stage_type = {
     .name = "stage", .process = stage_process, .release = stage_release};
 
-jx_array *stage_bind_nullary(const jx_array *like, Prim p, const PrimParams *pp) {
-  Trace *t = like ? trace_of(like) : NULL;
-  if (!t || t->type != &stage_type || !t->active) return NULL;
-  Aval av;
-  if (!prim_abstract_eval(p, 0, NULL, pp, &av)) return NULL;
-  jx_array *out = NULL;
-  return stage_process(t, p, 0, NULL, pp, 1, &av, &out) == JX_OK ? out : NULL;
-}
-
 jx_array *stage_bind_like(const jx_array *like, Prim p, int nin, jx_array *const *in, const PrimParams *pp) {
   Trace *t = like ? trace_of(like) : NULL;
   if (!t || t->type != &stage_type || !t->active || nin > 4) return NULL;
@@ -72,9 +63,13 @@ jx_array *stage_bind_like(const jx_array *like, Prim p, int nin, jx_array *const
     if (!in[i]) return NULL;
     avals[i] = prim_aval_of(in[i]);
   }
-  if (!prim_abstract_eval(p, nin, avals, pp, &av)) return NULL;
+  if (!prim_abstract_eval(p, nin, nin ? avals : NULL, pp, &av)) return NULL;
   jx_array *out = NULL;
   return stage_process(t, p, nin, in, pp, 1, &av, &out) == JX_OK ? out : NULL;
+}
+
+jx_array *stage_bind_nullary(const jx_array *like, Prim p, const PrimParams *pp) {
+  return stage_bind_like(like, p, 0, NULL, pp);
 }
 
 /* This thread's staging traces, innermost last (references held), for
