@@ -12,6 +12,10 @@
  * jax.numpy.linalg and jax.scipy.linalg. Matrices are the last two dims; leading dims
  * are batch dims. float32, float64, complex64 and complex128 (LAPACK's s/d/c/z
  * routines: potrf, trsm, getrf, geqrf/orgqr/ungqr, syevd/heevd, gesdd, geev, gtsv;
+ * float32 eigh and svd of square matrices up to 32 x 32 run instead on jaxc's own
+ * Jacobi kernels, 16 matrices a vector, on CPUs with AVX-512 (src/backend/jacobi.c:
+ * eigenvalues ascending and singular values descending as LAPACK's, vectors' signs
+ * arbitrary as LAPACK's; non-finite or rank-deficient entries go to LAPACK);
  * bool/int inputs of the jnp/scipy functions promote to the default float, as
  * promote_dtypes_inexact; the lax functions take inexact dtypes only: JX_ERR_DTYPE).
  * For complex input, transposes are conjugate transposes where JAX's are (cholesky's

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend/gemm.h"
+#include "backend/jacobi.h"
 #include "backend/lapack.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -821,6 +822,43 @@ jx_status lapack_run_parts(const Routine *r, void *const *in, void *const *out, 
   return s;
 }
 
+/* Whether eigh / svd of r runs on jacobi.c's kernels: float32, square, 1 <= n <=
+ * JACOBI_MAX_N, on an AVX-512 CPU. Decided on the routine, never on a batch range, so
+ * that the cpu's chunks and the interpreter's single call take the same path. Measured
+ * (one thread, 1000 matrices of a a^T + n I, load ~2): n = 16 eigh 2.8 ms against
+ * OpenBLAS 0.3.21's ssyevd 13.3 ms, svd 3.2 against sgesdd 25.4; n = 24 8.3 / 32.2 and
+ * 10.4 / 61.0; n = 32 25.4 / 50.6 and 69.4 / 79.1. */
+static bool jacobi_fits(const Ctx *c) {
+  const Routine *r = c->r;
+  return (r->op == ROUTINE_EIGH || r->op == ROUTINE_SVD) && c->kind == KIND_S && r->n == r->m && r->n >= 1 &&
+         r->n <= JACOBI_MAX_N && jacobi_available();
+}
+
+/* Entries [b0, b1) of eigh / svd by jacobi.c, JACOBI_LANES at a time; an entry the
+ * kernel leaves (a non-finite input, a rank-deficient svd, no convergence) goes to
+ * fn, the LAPACK path. */
+static jx_status jacobi_batch(Ctx *c, RoutineFn *fn, void *const *in, void *const *out, int64_t b0, int64_t b1) {
+  const Routine *r = c->r;
+  int n = (int)r->n;
+  size_t nn = (size_t)n * (size_t)n;
+  bool uv = r->flags & LINALG_COMPUTE_UV;
+  jx_status s = JX_OK;
+  for (int64_t b = b0; b < b1 && s == JX_OK; b += JACOBI_LANES) {
+    int cnt = (int)min64(JACOBI_LANES, b1 - b);
+    const float *a = (const float *)in[0] + (size_t)b * nn;
+    uint32_t left;
+    if (r->op == ROUTINE_EIGH)
+      left = jacobi_eigh_f32(a, cnt, n, r->flags & LINALG_LOWER, (float *)out[0] + (size_t)b * nn,
+                             (float *)out[1] + (size_t)b * (size_t)n);
+    else
+      left = jacobi_svd_f32(a, cnt, n, uv, (float *)out[0] + (size_t)b * (size_t)n,
+                            uv ? (float *)out[1] + (size_t)b * nn : NULL, uv ? (float *)out[2] + (size_t)b * nn : NULL);
+    for (int l = 0; l < cnt && s == JX_OK; l++)
+      if (left >> l & 1) s = fn(c, in, out, b + l);
+  }
+  return s;
+}
+
 static jx_status run_threads(const Routine *r, void *const *in, void *const *out, int64_t b0, int64_t b1,
                              FftParallelFor par, int nthreads) {
   RoutineFn *fn = NULL;
@@ -841,7 +879,9 @@ static jx_status run_threads(const Routine *r, void *const *in, void *const *out
     error_set(JX_ERR_INTERNAL, "lapack: %s is not a linear-algebra routine", routine_name(r->op));
     return JX_ERR_INTERNAL;
   }
-  for (int64_t b = b0; b < b1 && s == JX_OK; b++) s = fn(&c, in, out, b);
+  if (jacobi_fits(&c)) s = jacobi_batch(&c, fn, in, out, b0, b1);
+  else
+    for (int64_t b = b0; b < b1 && s == JX_OK; b++) s = fn(&c, in, out, b);
   free(c.scratch);
   return s;
 }
