@@ -1039,6 +1039,61 @@ static void test_batch_units(void) {
   free(x);
 }
 
+/* Kernels whose bodies are equal -- out = in0 * c + 1 at three sizes: the loop bounds are
+ * the thread pool's range -- share one compiled function: a batch compiles the body once,
+ * at the stronger optimization either kernel asks for (the big one's -O3), and a later
+ * kernel of that body finds it in memory. */
+static void test_shared_bodies(void) {
+  Kernel ks[3] = {fresh_kernel(1 << 16, 3.1875f), fresh_kernel(300, 3.1875f), fresh_kernel(7, 3.1875f)};
+  const Kernel *kp[2] = {&ks[1], &ks[0]};
+  CpuStats s0 = cpu_stats();
+  CHECK(backend_cpu.prepare_batch(&backend_cpu, kp, 2) == JX_OK);
+  CpuStats s1 = cpu_stats();
+  CHECK_EQ_INT(s1.compiles + s1.disk_hits, s0.compiles + s0.disk_hits + 1); /* one unit */
+  void *exe[3] = {NULL};
+  char c_path[3][1024], so_path[1100];
+  for (int i = 0; i < 3; i++) {
+    CHECK(backend_cpu.prepare(&backend_cpu, &ks[i], &exe[i]) == JX_OK);
+    CHECK(cache_files(exe[i], c_path[i], so_path, sizeof c_path[i]));
+  }
+  CpuStats s2 = cpu_stats();
+  CHECK_EQ_INT(s2.compiles + s2.disk_hits, s1.compiles + s1.disk_hits); /* ks[2] too */
+  CHECK_EQ_INT(s2.memory_hits, s1.memory_hits + 3);
+  CHECK(strcmp(c_path[0], c_path[1]) == 0 && strcmp(c_path[0], c_path[2]) == 0);
+  CHECK(source_has_flags(c_path[0], compile_flags(COMPILE_OPT_FULL)));
+  float *x = iota(1 << 16);
+  void *in[1] = {x};
+  for (int i = 0; i < 3; i++) compare("shared body", &ks[i], in, NULL);
+  free(x);
+}
+
+/* A kernel that repeats element 0 of its input (the copy of a broadcast view) runs a
+ * built-in fill, compiling nothing, for elements of every width. */
+static void test_builtin_fill(void) {
+  static const jx_dtype ds[] = {JX_BOOL,    JX_INT16,     JX_FLOAT16,   JX_FLOAT32,
+                                JX_FLOAT64, JX_COMPLEX64, JX_COMPLEX128};
+  unsigned char src[16];
+  for (int b = 0; b < 16; b++) src[b] = (unsigned char)(0x3b + 7 * b);
+  src[0] = 1; /* a valid bool */
+  for (size_t t = 0; t < sizeof ds / sizeof *ds; t++) {
+    jx_dtype d = ds[t];
+    size_t w = jx_dtype_itemsize(d);
+    int64_t n = 1000 + (int64_t)t;
+    Kernel k = {.nargs = 1, .arg_dtypes = {d}, .size = n, .dtype = d};
+    k.exp = alu_global(0, d, alu_const_int(JX_INT64, 0));
+    CHECK(kernel_check(&k) == JX_OK);
+    unsigned char *got = malloc((size_t)n * w);
+    CpuStats s0 = cpu_stats();
+    CHECK(run_on(&backend_cpu, &k, (void *[]){src}, got));
+    CpuStats s1 = cpu_stats();
+    CHECK_EQ_INT(s1.compiles + s1.disk_hits + s1.fallbacks, s0.compiles + s0.disk_hits + s0.fallbacks);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) bad += memcmp(got + (size_t)i * w, src, w) != 0;
+    CHECK_MSG(bad == 0, "fill of %s: %lld elements differ", dtype_short_name(d), (long long)bad);
+    free(got);
+  }
+}
+
 static void with_env(const char *name, const char *value) {
   if (value) setenv(name, value, 1);
   else unsetenv(name);
@@ -1315,6 +1370,8 @@ int main(void) {
   TEST_RUN(test_memory_cache);
   TEST_RUN(test_disk_cache);
   TEST_RUN(test_batch_units);
+  TEST_RUN(test_shared_bodies);
+  TEST_RUN(test_builtin_fill);
   TEST_RUN(test_compile_error);
   TEST_RUN(test_no_compiler);
   TEST_RUN(test_binary_ops);

@@ -21,8 +21,11 @@
 
 /* Caches: `kernels` maps a kernel's full structure (hash-consed expression pointers,
  * sizes, dtypes, reduction) to its executable, so a repeated eager op skips rendering;
- * `sources` maps the full rendered source text to its executable (the translation unit
- * is the fixed prelude + that text). Both are bounded. Executables themselves are never
+ * `sources` maps rendered source text to its executable (the translation unit is the
+ * fixed prelude + that text): for a kernel its body (kernel_body), so kernels that differ
+ * only in name and IR comment -- one elementwise update at several sizes, whose loop
+ * bounds are the thread pool's range -- share one compiled function; for a loop the whole
+ * text. Both are bounded. Executables themselves are never
  * freed and their shared objects never closed: callers may hold them (the backend
  * interface has no release), and they are small. */
 #define KERNELS_MAX 8192           /* structural entries before the table is emptied */
@@ -162,6 +165,17 @@ static uint64_t text_hash(const char *s, size_t n) {
   return h;
 }
 
+/* The part of a kernel's rendered text (render_kernel) that decides its code: what
+ * follows the signature line `void NAME(...) {`. Everything before it is the IR comment
+ * and the name. The whole text where the signature is not found. */
+static const char *kernel_body(const char *text, const char *name) {
+  char sig[RENDER_NAME_MAX + 8];
+  snprintf(sig, sizeof sig, "void %s(", name);
+  const char *p = strstr(text, sig);
+  const char *nl = p ? strchr(p, '\n') : NULL;
+  return nl ? nl + 1 : text;
+}
+
 static CpuExe *sources_get(const char *text, size_t len, uint64_t h) {
   for (SourceEntry *e = sources[h % SOURCE_BUCKETS]; e; e = e->next)
     if (e->hash == h && e->len == len && memcmp(e->text, text, len) == 0) return e->exe;
@@ -212,6 +226,17 @@ static CpuExe *exe_new(const char *name) {
   x->all = all_exes; /* under lock */
   all_exes = x;
   return x;
+}
+
+/* An executable named `name` running x's function (a kernel of the same body). Under
+ * lock; NULL when out of memory. */
+static CpuExe *exe_alias(const CpuExe *x, const char *name) {
+  if (strcmp(x->name, name) == 0) return (CpuExe *)x;
+  CpuExe *a = exe_new(name);
+  if (!a) return NULL;
+  a->fn = x->fn;
+  a->source_path = x->source_path ? strdup(x->source_path) : NULL;
+  return a;
 }
 
 void cpu_reset(void) {
@@ -308,9 +333,10 @@ static CompileOpt kernel_opt(const Kernel *k) {
 }
 
 /* Compiles (or loads from the disk cache) one rendered source after the prelude and
- * publishes it in the source cache. Called with compile_lock held and lock not held. */
-static jx_status compile_source(const char *name, const char *text, size_t len, uint64_t th,
-                                CompileOpt opt, CpuExe **out) {
+ * publishes it in the source cache under key[0..klen) (hash kh: the kernel's body, or the
+ * whole text). Called with compile_lock held and lock not held. */
+static jx_status compile_source(const char *name, const char *text, size_t len, const char *key,
+                                size_t klen, uint64_t kh, CompileOpt opt, CpuExe **out) {
   int debug = config_debug_level();
   if (debug >= 4)
     fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude, src/render/prelude.h):\n%s\n",
@@ -338,7 +364,7 @@ static jx_status compile_source(const char *name, const char *text, size_t len, 
   if (st == JX_OK && (x = exe_new(name)) != NULL) {
     x->fn = fn;
     x->source_path = strdup(path);
-    sources_put(text, len, th, x);
+    sources_put(key, klen, kh, x);
   } else if (st == JX_OK) {
     st = JX_ERR_OOM;
   }
@@ -356,18 +382,23 @@ static jx_status prepare_compiled(const Kernel *k, uint64_t h, void **exe) {
   char *text = render_kernel(&render_c, k, name);
   if (!text) return jx_last_status() != JX_OK ? jx_last_status() : JX_ERR_INTERNAL;
   size_t len = strlen(text);
-  uint64_t th = text_hash(text, len);
+  const char *body = kernel_body(text, name);
+  size_t blen = len - (size_t)(body - text);
+  uint64_t th = text_hash(body, blen);
   pthread_mutex_lock(&compile_lock);
   pthread_mutex_lock(&lock);
-  CpuExe *x = sources_get(text, len, th);
+  CpuExe *x = sources_get(body, blen, th);
+  bool oom = false;
   if (x) {
     stats.memory_hits++;
-    kernels_put(k, h, x);
+    x = exe_alias(x, name); /* the same code under this kernel's name */
+    if (x) kernels_put(k, h, x);
+    else oom = true;
   }
   pthread_mutex_unlock(&lock);
-  jx_status st = JX_OK;
-  if (!x) {
-    st = compile_source(name, text, len, th, kernel_opt(k), &x);
+  jx_status st = oom ? JX_ERR_OOM : JX_OK;
+  if (!x && !oom) {
+    st = compile_source(name, text, len, body, blen, th, kernel_opt(k), &x);
     if (st == JX_OK) {
       pthread_mutex_lock(&lock);
       kernels_put(k, h, x);
@@ -384,12 +415,53 @@ static void empty_kernel(void *const *in, void *const *out, int64_t start, int64
   (void)in, (void)out, (void)start, (void)end;
 }
 
+/* Built-in broadcasts: out[i] = in0[0] for elements of 1, 2, 4, 8 or 16 bytes. */
+#define FILL_KERNEL(BYTES, T)                                                             \
+  static void fill_##BYTES(void *const *in, void *const *out, int64_t start, int64_t end) { \
+    T v;                                                                                  \
+    memcpy(&v, in[0], sizeof v);                                                          \
+    T *o = out[0];                                                                        \
+    for (int64_t i = start; i < end; i++) o[i] = v;                                       \
+  }
+typedef struct Bytes16 { uint64_t lo, hi; } Bytes16;
+FILL_KERNEL(1, uint8_t)
+FILL_KERNEL(2, uint16_t)
+FILL_KERNEL(4, uint32_t)
+FILL_KERNEL(8, uint64_t)
+FILL_KERNEL(16, Bytes16)
+#undef FILL_KERNEL
+
+/* A kernel that only repeats element 0 of its input (`GLOBAL_INDEX #a 0`, same dtype, no
+ * reduction or second output): the copy making a broadcast view contiguous -- the zeros
+ * of an optimizer's state are broadcast scalars, copied on a jit program's first call.
+ * It runs a built-in fill instead of a compiled function, which cost a compiler run of
+ * its own (45-50 ms of the Fashion-MNIST MLP step's first call). NULL for others. */
+static CpuExe *builtin_kernel(const Kernel *k) {
+  static CpuExe fills[5] = {{.fn = fill_1, .name = "k_fill_1"}, {.fn = fill_2, .name = "k_fill_2"},
+                            {.fn = fill_4, .name = "k_fill_4"}, {.fn = fill_8, .name = "k_fill_8"},
+                            {.fn = fill_16, .name = "k_fill_16"}};
+  const AluExp *e = k->exp;
+  if (k->has_reduction || k->has_pre || k->nextra || k->has_row_out || k->nargs != 1 ||
+      e->op != ALU_GLOBAL_INDEX || e->arg != 0 || e->dtype != k->dtype ||
+      k->arg_dtypes[0] != k->dtype || e->src[0]->op != ALU_CONST || e->src[0]->value.i != 0)
+    return NULL;
+  switch ((dtype_bits(k->dtype) + 7) / 8) {
+  case 1: return &fills[0];
+  case 2: return &fills[1];
+  case 4: return &fills[2];
+  case 8: return &fills[3];
+  case 16: return &fills[4];
+  default: return NULL;
+  }
+}
+
 static jx_status cpu_prepare(const Backend *be, const Kernel *k, void **exe) {
   static CpuExe empty = {.fn = empty_kernel, .name = "k_empty"};
   if (k->size == 0) { /* nothing to compute: no compile for empty arrays */
     *exe = &empty;
     return JX_OK;
   }
+  if ((*exe = builtin_kernel(k)) != NULL) return JX_OK;
   ensure_configured();
   uint64_t h = kernel_hash(k);
   pthread_mutex_lock(&lock);
@@ -505,7 +577,7 @@ static int cmp_job_cost_desc(const void *a, const void *b) {
  * `threads`), kernels dealt largest first to the least loaded unit of their class.
  * Reorders pick (and name_ptrs) so that each unit's kernels are contiguous; fills jobs
  * (capacity COMPILE_OPT_COUNT * threads) and returns how many, or 0 when out of memory. */
-static int batch_plan(int m, int *pick, char **texts, const Kernel *const *ks,
+static int batch_plan(int m, int *pick, char **texts, const CompileOpt *opts,
                       const char (*names)[RENDER_NAME_MAX], const char **name_ptrs, int threads,
                       CompileJob *jobs) {
   SizedPick *by = malloc((size_t)m * sizeof *by);
@@ -515,7 +587,7 @@ static int batch_plan(int m, int *pick, char **texts, const Kernel *const *ks,
     int n = 0;
     size_t total = 0, weight = c == COMPILE_OPT_FULL ? COST_FULL_PER_BYTE : 1;
     for (int j = 0; j < m; j++)
-      if (kernel_opt(ks[pick[j]]) == (CompileOpt)c) {
+      if (opts[pick[j]] == (CompileOpt)c) {
         by[n++] = (SizedPick){strlen(texts[pick[j]]) * weight, j};
         total += by[n - 1].len;
       }
@@ -565,10 +637,13 @@ static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, i
   uint64_t *hs = calloc((size_t)n, sizeof *hs), *ths = calloc((size_t)n, sizeof *ths);
   char **texts = calloc((size_t)n, sizeof *texts), (*names)[RENDER_NAME_MAX] = calloc((size_t)n, RENDER_NAME_MAX);
   const char **name_ptrs = calloc((size_t)n, sizeof *name_ptrs);
+  const char **bodies = calloc((size_t)n, sizeof *bodies); /* kernel_body of texts[i] */
+  CompileOpt *opts = calloc((size_t)n, sizeof *opts);
   CpuKernelFn *fns = calloc((size_t)n, sizeof *fns);
   int *pick = calloc((size_t)n, sizeof *pick);
   jx_status st = JX_OK;
-  if (!same || !exes || !hs || !ths || !texts || !names || !name_ptrs || !fns || !pick) {
+  if (!same || !exes || !hs || !ths || !texts || !names || !name_ptrs || !bodies || !opts ||
+      !fns || !pick) {
     st = JX_ERR_OOM;
     error_set(st, "cpu: out of memory preparing %d kernels", n);
     goto done;
@@ -577,7 +652,7 @@ static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, i
   int m = 0;
   for (int i = 0; i < n; i++) {
     same[i] = -1;
-    if (ks[i]->size == 0) continue;
+    if (ks[i]->size == 0 || builtin_kernel(ks[i])) continue;
     hs[i] = kernel_hash(ks[i]);
     pthread_mutex_lock(&lock);
     bool cached = kernels_get(ks[i], hs[i]) != NULL;
@@ -585,20 +660,27 @@ static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, i
     if (cached) continue;
     texts[i] = render_kernel(&render_c, ks[i], names[i]);
     if (!texts[i]) continue; /* cpu_prepare reports it */
-    size_t len = strlen(texts[i]);
-    ths[i] = text_hash(texts[i], len);
+    bodies[i] = kernel_body(texts[i], names[i]);
+    size_t len = strlen(bodies[i]);
+    ths[i] = text_hash(bodies[i], len);
+    opts[i] = kernel_opt(ks[i]);
     pthread_mutex_lock(&lock);
-    CpuExe *x = sources_get(texts[i], len, ths[i]);
-    if (x) kernels_put(ks[i], hs[i], x);
+    CpuExe *x = sources_get(bodies[i], len, ths[i]);
+    if (x && (x = exe_alias(x, names[i])) != NULL) kernels_put(ks[i], hs[i], x);
     pthread_mutex_unlock(&lock);
-    /* The same source twice compiles once (full text equality). Another kernel with
-     * the same name (names end in a 32-bit hash of the body) cannot share the unit:
-     * cpu_prepare compiles it in a unit of its own. */
+    /* The same body twice compiles once (text equality; the MLP step's Adam updates are
+     * one body at six sizes), at the stronger optimization either asks for. Another
+     * kernel with the same name (names end in a 32-bit hash of the body) cannot share
+     * the unit: cpu_prepare compiles it in a unit of its own. */
     bool clash = false;
     for (int j = 0; j < m && same[i] < 0 && !clash; j++) {
       int o = pick[j];
-      if (ths[o] == ths[i] && strcmp(texts[o], texts[i]) == 0) same[i] = o;
-      else clash = strcmp(names[o], names[i]) == 0;
+      if (ths[o] == ths[i] && strcmp(bodies[o], bodies[i]) == 0) {
+        same[i] = o;
+        if (opts[i] == COMPILE_OPT_FULL) opts[o] = COMPILE_OPT_FULL;
+      } else {
+        clash = strcmp(names[o], names[i]) == 0;
+      }
     }
     if (x || clash || same[i] >= 0) continue;
     pick[m] = i;
@@ -611,7 +693,7 @@ static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, i
     int threads = compile_ready() ? pool_threads() : 1;
     if (threads < 1) threads = 1;
     CompileJob *jobs = calloc((size_t)COMPILE_OPT_COUNT * (size_t)threads, sizeof *jobs);
-    int njobs = jobs ? batch_plan(m, pick, texts, ks, (const char (*)[RENDER_NAME_MAX])names,
+    int njobs = jobs ? batch_plan(m, pick, texts, opts, (const char (*)[RENDER_NAME_MAX])names,
                                   name_ptrs, threads, jobs) : 0;
     if (!njobs) {
       free(jobs);
@@ -655,12 +737,16 @@ static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, i
       }
       x->fn = fns[j];
       x->source_path = strdup(jobs[job_of[j]].path);
-      sources_put(texts[i], strlen(texts[i]), ths[i], x);
+      sources_put(bodies[i], strlen(bodies[i]), ths[i], x);
       kernels_put(ks[i], hs[i], x);
       exes[i] = x;
     }
-    for (int i = 0; st == JX_OK && i < n; i++)
-      if (same[i] >= 0 && exes[same[i]]) kernels_put(ks[i], hs[i], exes[same[i]]);
+    for (int i = 0; st == JX_OK && i < n; i++) {
+      if (same[i] < 0 || !exes[same[i]]) continue;
+      CpuExe *x = exe_alias(exes[same[i]], names[i]);
+      if (x) kernels_put(ks[i], hs[i], x);
+      else st = JX_ERR_OOM;
+    }
     pthread_mutex_unlock(&lock);
     if (st != JX_OK && !error_pending()) {
       for (int u = 0; u < njobs; u++)
@@ -682,7 +768,8 @@ static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, i
   pthread_mutex_unlock(&compile_lock);
 done:
   for (int i = 0; texts && i < n; i++) free(texts[i]);
-  free(same), free(exes), free(hs), free(ths), free(texts), free(names), free(name_ptrs), free(fns), free(pick);
+  free(same), free(exes), free(hs), free(ths), free(texts), free(names), free(name_ptrs);
+  free(bodies), free(opts), free(fns), free(pick);
   return st;
 }
 
@@ -962,7 +1049,7 @@ static jx_status cpu_prepare_loop(const Backend *be, const LoopPlan *l, void **e
   CpuExe *x = sources_get(text, len, th);
   if (x) stats.memory_hits++;
   pthread_mutex_unlock(&lock);
-  if (!x) st = compile_source(name, text, len, th, COMPILE_OPT_FULL, &x);
+  if (!x) st = compile_source(name, text, len, text, len, th, COMPILE_OPT_FULL, &x);
   pthread_mutex_unlock(&compile_lock);
   free(text);
   if (st != JX_OK) {
