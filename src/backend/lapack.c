@@ -98,16 +98,20 @@ typedef struct Ctx {
       for (int64_t j0 = 0; j0 < cols; j0 += TRANSPOSE_TILE) {                                      \
         int64_t i1 = min64(i0 + TRANSPOSE_TILE, rows), j1 = min64(j0 + TRANSPOSE_TILE, cols);      \
         for (int64_t j = j0; j < j1; j++)                                                          \
-          for (int64_t i = i0; i < i1; i++) d[j * rows + i] = s[i * cols + j];                     \
+          for (int64_t i = i0; i < i1; i++) d[j * rows + i] = s[i * lds + j];                      \
       }                                                                                            \
   } while (0)
 typedef struct Pair64 {
   uint64_t a, b;
 } Pair64;
-static void transpose_into(void *dst, const void *src, int64_t rows, int64_t cols, size_t esz) {
+/* The same with src's rows lds elements apart. */
+static void transpose_ld(void *dst, const void *src, int64_t rows, int64_t cols, int64_t lds, size_t esz) {
   if (esz == 16) TRANSPOSE_TYPED(Pair64);
   else if (esz == 8) TRANSPOSE_TYPED(uint64_t);
   else TRANSPOSE_TYPED(uint32_t);
+}
+static void transpose_into(void *dst, const void *src, int64_t rows, int64_t cols, size_t esz) {
+  transpose_ld(dst, src, rows, cols, cols, esz);
 }
 
 static void set_real(const Ctx *c, void *p, int64_t i, double v) {
@@ -560,8 +564,121 @@ static jx_status qr_lq(Ctx *c, void *const *in, void *const *out, int64_t b) {
   return JX_OK;
 }
 
+/* r (kq x m, row-major, zeroed beforehand) = the upper triangle of the first kq rows of
+ * the column-major w (n x m): a tiled typed transpose (a memcpy per element cost ~10 ns
+ * an element), then the part below the diagonal cleared. */
+static void qr_copy_r(const Ctx *c, char *ro, const char *w, int64_t n, int64_t m, int64_t kq) {
+  int64_t rows = min64(kq, n);
+  size_t esz = c->esz;
+  transpose_ld(ro, w, m, rows, n, esz);
+  for (int64_t i = 1; i < rows; i++) memset(ro + (size_t)(i * m) * esz, 0, (size_t)min64(i, m) * esz);
+}
+
+/* The blocked QR (real kinds where jaxc's GEMM has AVX-512 tiles, min(n, m) >=
+ * QR_BLOCKED_MIN): LAPACK's geqrf and orgqr with the block reflectors applied by jaxc's
+ * GEMM instead of larfb (OpenBLAS-Haswell's sgemm and reference larfb's scalar loops
+ * were 38% of geqrf + orgqr's perf samples at n = 256). Per block of QR_NB columns:
+ * geqr2 on the panel and larft for its T (LAPACK), then every trailing column,
+ * independently (spread over the backend's threads where lapack_run_threads gives
+ * them): C -= V (T^T (V^T C)). q: the block reflectors applied to the identity, last
+ * block first (each to the columns from its own on, as orgqr). */
+#define QR_NB 32
+#define QR_BLOCKED_MIN 256
+static bool qr_blocked(const Ctx *c) {
+  const Routine *r = c->r;
+  return (c->kind == KIND_S || c->kind == KIND_D) && gemm_avx512() && min64(r->n, r->m) >= QR_BLOCKED_MIN &&
+         r->n <= INT32_MAX && r->m <= INT32_MAX;
+}
+
+/* Column-major C (M x N, ldc) -= op(A) op(B) (op(A) M x K, op(B) K x N): gemm_sub on
+ * the row-major views, C^T -= op(B)^T op(A)^T. */
+static bool cm_sub(const Ctx *c, char *C, int64_t ldc, const char *A, int64_t lda, bool ta, const char *B,
+                   int64_t ldb, bool tb, int64_t M, int64_t N, int64_t K) {
+  return trsm_update(c, B, ldb, tb, A, lda, ta, C, ldc, N, M, K);
+}
+
+typedef struct QrApply {
+  const Ctx *c;
+  const char *v;   /* (rows, jb) column-major, leading dimension rows: unit lower trapezoid */
+  const char *t;   /* (jb, jb) column-major, leading dimension QR_NB: upper triangular */
+  char *cm;        /* C: (rows, cols) column-major, leading dimension ldc */
+  int64_t ldc, rows, jb;
+  bool trans;      /* H^T = I - V T^T V^T (geqrf's update) or H = I - V T V^T (orgqr) */
+  _Atomic int failed;
+} QrApply;
+
+/* Columns [c0, c1) of C := H^T C or H C. */
+static void qr_apply_cols(void *ctx, int64_t c0, int64_t c1) {
+  QrApply *q = ctx;
+  const Ctx *c = q->c;
+  size_t esz = c->esz;
+  int64_t cols = c1 - c0, jb = q->jb;
+  char *y = calloc((size_t)(2 * jb * cols), esz), *z = y ? y + (size_t)(jb * cols) * esz : NULL;
+  char *cc = q->cm + (size_t)(c0 * q->ldc) * esz;
+  /* y = -V^T C, z = -op(T) y = op(T) V^T C, C -= V z */
+  if (!y || !cm_sub(c, y, jb, q->v, q->rows, true, cc, q->ldc, false, jb, cols, q->rows) ||
+      !cm_sub(c, z, jb, q->t, QR_NB, q->trans, y, jb, false, jb, cols, jb) ||
+      !cm_sub(c, cc, q->ldc, q->v, q->rows, false, z, jb, false, q->rows, cols, jb))
+    q->failed = 1;
+  free(y);
+}
+
+/* v (rows x jb, leading dimension rows) = the panel's reflectors (below the diagonal of
+ * the column-major panel, leading dimension ld) with their unit diagonal and zeros above. */
+static void qr_dense_v(const Ctx *c, char *v, const char *panel, int64_t ld, int64_t rows, int64_t jb) {
+  size_t esz = c->esz;
+  for (int64_t i = 0; i < jb; i++) {
+    char *col = v + (size_t)(i * rows) * esz;
+    memset(col, 0, (size_t)i * esz);
+    set_real(c, col, i, 1);
+    memcpy(col + (size_t)(i + 1) * esz, panel + (size_t)(i * ld + i + 1) * esz, (size_t)(rows - i - 1) * esz);
+  }
+}
+
+/* w (n x m column-major) -> the reflectors below its diagonal and r above; qm (n x kq
+ * column-major) = q. false when out of memory. */
+static bool qr_blocked_run(Ctx *c, char *w, char *qm, int64_t n, int64_t m, int64_t kq) {
+  int64_t k = min64(n, m);
+  size_t esz = c->esz;
+  char *buf[4];
+  if (!scratch_get(c, 4, (size_t[]){(size_t)k * esz, (size_t)(QR_NB * k) * esz, (size_t)(n * QR_NB) * esz,
+                                     (size_t)QR_NB * esz}, buf))
+    return false;
+  char *tau = buf[0], *tall = buf[1], *v = buf[2], *work = buf[3];
+  memset(tall, 0, (size_t)(QR_NB * k) * esz); /* larft writes T's upper triangle only: the GEMMs read it whole */
+  for (int64_t j = 0; j < k; j += QR_NB) {
+    int64_t jb = min64(QR_NB, k - j), rows = n - j;
+    char *panel = w + (size_t)(j * n + j) * esz, *t = tall + (size_t)(j * QR_NB) * esz;
+    char *tj = tau + (size_t)j * esz;
+    if (c->kind == KIND_S) {
+      LAPACKE_sgeqr2_work(LAPACK_COL_MAJOR, (int)rows, (int)jb, (float *)panel, (int)n, (float *)tj, (float *)work);
+      LAPACKE_slarft_work(LAPACK_COL_MAJOR, 'F', 'C', (int)rows, (int)jb, (float *)panel, (int)n, (float *)tj,
+                          (float *)t, QR_NB);
+    } else {
+      LAPACKE_dgeqr2_work(LAPACK_COL_MAJOR, (int)rows, (int)jb, (double *)panel, (int)n, (double *)tj, (double *)work);
+      LAPACKE_dlarft_work(LAPACK_COL_MAJOR, 'F', 'C', (int)rows, (int)jb, (double *)panel, (int)n, (double *)tj,
+                          (double *)t, QR_NB);
+    }
+    if (j + jb >= m) continue;
+    qr_dense_v(c, v, panel, n, rows, jb);
+    QrApply qa = {c, v, t, w + (size_t)((j + jb) * n + j) * esz, n, rows, jb, true, 0};
+    lu_for(c, qr_apply_cols, &qa, m - j - jb);
+    if (qa.failed) return false;
+  }
+  memset(qm, 0, (size_t)(n * kq) * esz);
+  for (int64_t i = 0; i < kq; i++) set_real(c, qm, i * n + i, 1);
+  for (int64_t j = (k - 1) / QR_NB * QR_NB; j >= 0; j -= QR_NB) {
+    int64_t jb = min64(QR_NB, k - j), rows = n - j;
+    qr_dense_v(c, v, w + (size_t)(j * n + j) * esz, n, rows, jb);
+    QrApply qa = {c, v, tall + (size_t)(j * QR_NB) * esz, qm + (size_t)(j * n + j) * esz, n, rows, jb, false, 0};
+    lu_for(c, qr_apply_cols, &qa, kq - j);
+    if (qa.failed) return false;
+  }
+  return true;
+}
+
 /* geqrf + orgqr (ungqr for complex dtypes) on a column-major copy (qr_lq for small
- * matrices). */
+ * matrices, qr_blocked_run for large real ones). */
 static jx_status qr(Ctx *c, void *const *in, void *const *out, int64_t b) {
   const Routine *r = c->r;
   int64_t n = r->n, m = r->m, k = min64(n, m), kq = svd_ku(r), wc = m > kq ? m : kq;
@@ -573,6 +690,20 @@ static jx_status qr(Ctx *c, void *const *in, void *const *out, int64_t b) {
     return JX_OK;
   }
   if (n <= QR_LQ_MAX_N && m <= QR_LQ_MAX_N) return qr_lq(c, in, out, b);
+  if (qr_blocked(c)) {
+    char *bw[2];
+    if (!scratch_get(c, 2, (size_t[]){(size_t)(n * m) * esz, (size_t)(n * kq) * esz}, bw)) return oom(r);
+    /* qr_blocked_run's own scratch comes after: carve it from a second context */
+    Ctx c2 = *c;
+    c2.scratch = NULL, c2.cap = 0;
+    transpose_into(bw[0], entry(in[0], b, n * m, esz), n, m, esz);
+    bool ok = qr_blocked_run(&c2, bw[0], bw[1], n, m, kq);
+    free(c2.scratch);
+    if (!ok) return oom(r);
+    qr_copy_r(c, ro, bw[0], n, m, kq);
+    transpose_into(q, bw[1], kq, n, esz);
+    return JX_OK;
+  }
   if (c->lwork < 0) { /* the larger of geqrf's and orgqr's optimal workspaces */
     double w1[2] = {0, 0}, w2[2] = {0, 0};
     LAPACKE4(c, sgeqrf_work, dgeqrf_work, cgeqrf_work, zgeqrf_work, LAPACK_COL_MAJOR, (int)n, (int)m, NULL, (int)n,
@@ -590,8 +721,7 @@ static jx_status qr(Ctx *c, void *const *in, void *const *out, int64_t b) {
   transpose_into(w, entry(in[0], b, n * m, esz), n, m, esz); /* column-major n x m, lda n */
   int info = LAPACKE4(c, sgeqrf_work, dgeqrf_work, cgeqrf_work, zgeqrf_work, LAPACK_COL_MAJOR, (int)n, (int)m,
                       (void *)w, (int)n, (void *)tau, (void *)work, lw);
-  for (int64_t i = 0; i < kq && i < n; i++) /* r: the upper triangle of w */
-    for (int64_t j = i; j < m; j++) memcpy(ro + (size_t)(i * m + j) * esz, w + (size_t)(j * n + i) * esz, esz);
+  qr_copy_r(c, ro, w, n, m, kq);
   if (info == 0)
     info = LAPACKE4(c, sorgqr_work, dorgqr_work, cungqr_work, zungqr_work, LAPACK_COL_MAJOR, (int)n, (int)kq, (int)k,
                     (void *)w, (int)n, (void *)tau, (void *)work, lw);
@@ -891,9 +1021,9 @@ jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_
 }
 
 bool lapack_threads_help(const Routine *r) {
-  if (r->op != ROUTINE_LU || (r->dtype != JX_FLOAT32 && r->dtype != JX_FLOAT64)) return false;
+  if ((r->op != ROUTINE_LU && r->op != ROUTINE_QR) || (r->dtype != JX_FLOAT32 && r->dtype != JX_FLOAT64)) return false;
   Ctx c = {.r = r, .kind = r->dtype == JX_FLOAT32 ? KIND_S : KIND_D};
-  return lu_blocked(&c);
+  return r->op == ROUTINE_LU ? lu_blocked(&c) : qr_blocked(&c);
 }
 
 jx_status lapack_run_threads(const Routine *r, void *const *in, void *const *out, FftParallelFor par, int nthreads) {

@@ -22,10 +22,10 @@ jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_
 int64_t lapack_parts(const Routine *r);
 jx_status lapack_run_parts(const Routine *r, void *const *in, void *const *out, int64_t b, int64_t p0, int64_t p1);
 /* Whether r (a single problem) runs faster with lapack_run_threads than on OpenBLAS's
- * own threads: the blocked LU, whose trailing updates are jaxc's GEMM. */
+ * own threads: the blocked LU and QR, whose trailing updates are jaxc's GEMM. */
 bool lapack_threads_help(const Routine *r);
-/* lapack_run over every entry with the work inside one problem (the blocked LU's
- * trailing columns) spread over up to nthreads threads through par; the same results
+/* lapack_run over every entry with the work inside one problem (the blocked LU's and
+ * QR's trailing columns) spread over up to nthreads threads through par; the same results
  * as lapack_run. */
 jx_status lapack_run_threads(const Routine *r, void *const *in, void *const *out, FftParallelFor par, int nthreads);
 

@@ -925,6 +925,46 @@ static void test_blocked_lu(void) {
   jx_scope_end(0, NULL);
 }
 
+/* The blocked QR (backend/lapack.c: geqr2 + larft panels of 32 columns, the block
+ * reflectors applied by jaxc's GEMM, spread over the cpu's threads, from min(n, m) =
+ * 256 where the CPU has AVX-512): square, tall and wide shapes around the panel edges,
+ * reduced and complete, float32 and float64, a batch; Q R = A, Q^T Q = I, R upper
+ * triangular, q and r equal to the LAPACK path's (cgeqrf + cungqr on the same matrix as
+ * complex: the same Householder signs), and the cpu against the interpreter. */
+static void test_blocked_qr(void) {
+  jx_scope_begin();
+  int64_t shapes[5][3] = {{1, 256, 256}, {1, 385, 385}, {1, 300, 260}, {1, 260, 390}, {2, 257, 257}};
+  for (int t = 0; t < 2; t++) {
+    jx_dtype d = t ? JX_FLOAT64 : JX_FLOAT32;
+    jx_config_enable_x64(t == 1);
+    double tol = t ? 1e-11 : 2e-4;
+    for (int i = 0; i < 10; i++) {
+      int64_t *sh = shapes[i / 2], n = sh[1], m = sh[2];
+      bool batch = sh[0] > 1, full = i % 2;
+      jx_array *a = random_array(d, batch ? 3 : 2, batch ? sh : sh + 1), *f[2], *g[2], *h[2];
+      CHECK(jx_lax_linalg_qr(a, full, f) == JX_OK);
+      int64_t kq = jx_shape(f[0])[jx_ndim(a) - 1];
+      double e = cdiff(jx_matmul(f[0], f[1]), a);
+      double o = cdiff(jx_matmul(jx_swapaxes(f[0], -1, -2), f[0]), jx_eye(kq, d));
+      CHECK_MSG(e < tol * 10 && o < tol * 10 && cdiff(f[1], jx_triu(f[1], 0)) == 0,
+                "blocked qr %s %lldx%lld full %d: |QR - A| %g, |Q'Q - I| %g", jx_dtype_name(d), (long long)n,
+                (long long)m, full, e, o);
+      jx_dtype cd = t ? JX_COMPLEX128 : JX_COMPLEX64;
+      CHECK(jx_lax_linalg_qr(jx_astype(a, cd), full, h) == JX_OK);
+      double eq = cdiff(f[0], jx_real(h[0])), er = cdiff(f[1], jx_real(h[1]));
+      CHECK_MSG(eq < tol * 10 && er < tol * 10, "blocked qr %s %lldx%lld full %d vs LAPACK: q %g, r %g",
+                jx_dtype_name(d), (long long)n, (long long)m, full, eq, er);
+      const char *here = jx_device_of(a), *other = strcmp(here, "cpu") ? "cpu" : "interp";
+      double tol_other = strcmp(here, "cuda") ? tol : t ? 1e-9 : 2e-3;
+      CHECK(jx_lax_linalg_qr(jx_device_put(a, other), full, g) == JX_OK);
+      CHECK_MSG(cdiff(f[0], jx_device_put(g[0], here)) < tol_other && cdiff(f[1], jx_device_put(g[1], here)) < tol_other,
+                "blocked qr %s %lldx%lld vs %s", jx_dtype_name(d), (long long)n, (long long)m, other);
+    }
+  }
+  jx_config_enable_x64(false);
+  jx_scope_end(0, NULL);
+}
+
 /* Complex tridiagonal_solve (LAPACK cgtsv): the residual of A x = b, vmap against a
  * loop, jit against eager and the transpose through vjp (<ct, A^-1 b> = <A^-T ct, b>,
  * bilinear: JAX's linear transpose, no conjugation). */
@@ -1026,6 +1066,7 @@ int main(void) {
   TEST_RUN(test_split_solves);
   TEST_RUN(test_blocked_solves);
   TEST_RUN(test_blocked_lu);
+  TEST_RUN(test_blocked_qr);
   TEST_RUN(test_eig_transforms);
   TEST_RUN(test_numeric_grads);
   TEST_RUN(test_eigh_degenerate);

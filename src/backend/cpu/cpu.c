@@ -932,7 +932,7 @@ static jx_status cpu_linalg(const Routine *r, void *const *inputs, void *const *
     if (!g.failed) return JX_OK;
     return lapack_run(r, inputs, outs, 0, r->outer);
   }
-  /* the blocked LU: its trailing updates on the pool (jaxc's GEMM), never OpenBLAS's threads */
+  /* the blocked LU and QR: their trailing updates on the pool (jaxc's GEMM), never OpenBLAS's threads */
   if (r->outer == 1 && pool_threads() >= 2 && lapack_threads_help(r))
     return lapack_run_threads(r, inputs, outs, pool_run, pool_threads());
   int64_t big = r->n > r->m ? r->n : r->m;
