@@ -600,9 +600,9 @@ static bool cm_sub(const Ctx *c, char *C, int64_t ldc, const char *A, int64_t ld
 typedef struct QrApply {
   const Ctx *c;
   const char *v;   /* (rows, jb) column-major, leading dimension rows: unit lower trapezoid */
-  const char *t;   /* (jb, jb) column-major, leading dimension QR_NB: upper triangular */
+  const char *t;   /* (jb, jb) column-major, leading dimension ldt: upper triangular */
   char *cm;        /* C: (rows, cols) column-major, leading dimension ldc */
-  int64_t ldc, rows, jb;
+  int64_t ldc, rows, jb, ldt;
   bool trans;      /* H^T = I - V T^T V^T (geqrf's update) or H = I - V T V^T (orgqr) */
   _Atomic int failed;
 } QrApply;
@@ -617,7 +617,7 @@ static void qr_apply_cols(void *ctx, int64_t c0, int64_t c1) {
   char *cc = q->cm + (size_t)(c0 * q->ldc) * esz;
   /* y = -V^T C, z = -op(T) y = op(T) V^T C, C -= V z */
   if (!y || !cm_sub(c, y, jb, q->v, q->rows, true, cc, q->ldc, false, jb, cols, q->rows) ||
-      !cm_sub(c, z, jb, q->t, QR_NB, q->trans, y, jb, false, jb, cols, jb) ||
+      !cm_sub(c, z, jb, q->t, q->ldt, q->trans, y, jb, false, jb, cols, jb) ||
       !cm_sub(c, cc, q->ldc, q->v, q->rows, false, z, jb, false, q->rows, cols, jb))
     q->failed = 1;
   free(y);
@@ -661,7 +661,7 @@ static bool qr_blocked_run(Ctx *c, char *w, char *qm, int64_t n, int64_t m, int6
     }
     if (j + jb >= m) continue;
     qr_dense_v(c, v, panel, n, rows, jb);
-    QrApply qa = {c, v, t, w + (size_t)((j + jb) * n + j) * esz, n, rows, jb, true, 0};
+    QrApply qa = {c, v, t, w + (size_t)((j + jb) * n + j) * esz, n, rows, jb, QR_NB, true, 0};
     lu_for(c, qr_apply_cols, &qa, m - j - jb);
     if (qa.failed) return false;
   }
@@ -670,7 +670,7 @@ static bool qr_blocked_run(Ctx *c, char *w, char *qm, int64_t n, int64_t m, int6
   for (int64_t j = (k - 1) / QR_NB * QR_NB; j >= 0; j -= QR_NB) {
     int64_t jb = min64(QR_NB, k - j), rows = n - j;
     qr_dense_v(c, v, w + (size_t)(j * n + j) * esz, n, rows, jb);
-    QrApply qa = {c, v, tall + (size_t)(j * QR_NB) * esz, qm + (size_t)(j * n + j) * esz, n, rows, jb, false, 0};
+    QrApply qa = {c, v, tall + (size_t)(j * QR_NB) * esz, qm + (size_t)(j * n + j) * esz, n, rows, jb, QR_NB, false, 0};
     lu_for(c, qr_apply_cols, &qa, kq - j);
     if (qa.failed) return false;
   }
@@ -730,6 +730,92 @@ static jx_status qr(Ctx *c, void *const *in, void *const *out, int64_t b) {
   return JX_OK;
 }
 
+/* syevd's steps with its back-transformation on jaxc's GEMM (real kinds where the GEMM has
+ * AVX-512 tiles, n >= EIGH_BLOCKED_MIN): sytrd (A = Q T Q^T, LAPACK), stedc (T = Z D Z^T,
+ * LAPACK), then v = Q Z by Q's block reflectors of EIGH_NB columns, last block first,
+ * each applied to every column of Z (spread over the backend's threads where
+ * lapack_run_threads gives them) instead of ormtr (larfb on OpenBLAS-Haswell's sgemm:
+ * ormtr took 45 of syevd's 92 ms at n = 1024, one thread). */
+#define EIGH_NB 64
+#define EIGH_BLOCKED_MIN 256
+#define EIGH_THREADS_MIN_N 512
+static bool eigh_blocked(const Ctx *c) {
+  const Routine *r = c->r;
+  return (c->kind == KIND_S || c->kind == KIND_D) && gemm_avx512() && r->n >= EIGH_BLOCKED_MIN && r->n <= INT32_MAX / 2;
+}
+
+static jx_status eigh_split(Ctx *c, void *const *in, void *const *out, int64_t b) {
+  int64_t n = c->r->n, k = n - 1;
+  size_t esz = c->esz;
+  char *v = entry(out[0], b, n * n, esz), *w = entry(out[1], b, n, c->rsz);
+  int ni = (int)n;
+  bool s32 = c->kind == KIND_S;
+  if (c->lwork < 0) { /* the larger of sytrd's and stedc's workspaces */
+    double q1[2] = {0, 0}, q2[2] = {0, 0};
+    lapack_int iq = 0;
+    if (s32) {
+      LAPACKE_ssytrd_work(LAPACK_COL_MAJOR, 'L', ni, NULL, ni, NULL, NULL, NULL, (float *)q1, -1);
+      LAPACKE_sstedc_work(LAPACK_COL_MAJOR, 'I', ni, NULL, NULL, NULL, ni, (float *)q2, -1, &iq, -1);
+    } else {
+      LAPACKE_dsytrd_work(LAPACK_COL_MAJOR, 'L', ni, NULL, ni, NULL, NULL, NULL, q1, -1);
+      LAPACKE_dstedc_work(LAPACK_COL_MAJOR, 'I', ni, NULL, NULL, NULL, ni, q2, -1, &iq, -1);
+    }
+    int64_t a1 = query_size(c, q1), a2 = query_size(c, q2);
+    c->lwork = a1 > a2 ? a1 : a2;
+    c->liwork = iq + 1;
+  }
+  /* a (n x n column-major), z (n x n), e, tau, T (EIGH_NB^2), V (n x EIGH_NB), work, iwork */
+  char *buf[8];
+  if (!scratch_get(c, 8, (size_t[]){(size_t)(n * n) * esz, (size_t)(n * n) * esz, (size_t)n * esz, (size_t)n * esz,
+                                     (size_t)(EIGH_NB * EIGH_NB) * esz, (size_t)(n * EIGH_NB) * esz,
+                                     (size_t)c->lwork * esz, (size_t)c->liwork * sizeof(lapack_int)}, buf))
+    return oom(c->r);
+  char *a = buf[0], *z = buf[1], *e = buf[2], *tau = buf[3], *t = buf[4], *vd = buf[5], *work = buf[6];
+  lapack_int *iw = (lapack_int *)buf[7];
+  int lw = (int)c->lwork, liw = (int)c->liwork, info;
+  /* the lower triangle the routine reads, as the column-major lower triangle: row-major
+   * a's upper half is already there; its lower half is after a transpose */
+  const char *src = entry(in[0], b, n * n, esz);
+  if (c->r->flags & LINALG_LOWER) transpose_into(a, src, n, n, esz);
+  else memcpy(a, src, (size_t)(n * n) * esz);
+  if (s32) {
+    LAPACKE_ssytrd_work(LAPACK_COL_MAJOR, 'L', ni, (float *)a, ni, (float *)w, (float *)e, (float *)tau, (float *)work, lw);
+    info = LAPACKE_sstedc_work(LAPACK_COL_MAJOR, 'I', ni, (float *)w, (float *)e, (float *)z, ni, (float *)work, lw, iw, liw);
+  } else {
+    LAPACKE_dsytrd_work(LAPACK_COL_MAJOR, 'L', ni, (double *)a, ni, (double *)w, (double *)e, (double *)tau, (double *)work, lw);
+    info = LAPACKE_dstedc_work(LAPACK_COL_MAJOR, 'I', ni, (double *)w, (double *)e, (double *)z, ni, (double *)work, lw, iw, liw);
+  }
+  /* a NaN input: stedc may return info 0 with NaN eigenvalues and partly NaN vectors
+   * (syevd's NaN case gave NaNs throughout, as the failure JAX reports) */
+  for (int64_t i = 0; i < n && info == 0; i++)
+    if (is_nan_at(c, w, i)) info = -1;
+  if (info != 0) {
+    fill_nan(c, v, n * n);
+    for (int64_t i = 0; i < n; i++) set_real(c, w, i, NAN);
+    return JX_OK;
+  }
+  /* Q = H(1) ... H(n-1): the reflectors below a's subdiagonal, a QR-like set on the
+   * (n-1) x (n-1) block from row 1, applied to z's rows 1.. */
+  const char *p = a + esz;
+  for (int64_t j = (k - 1) / EIGH_NB * EIGH_NB; j >= 0; j -= EIGH_NB) {
+    int64_t jb = min64(EIGH_NB, k - j), rows = k - j;
+    const char *pj = p + (size_t)(j * n + j) * esz;
+    memset(t, 0, (size_t)(EIGH_NB * EIGH_NB) * esz);
+    if (s32)
+      LAPACKE_slarft_work(LAPACK_COL_MAJOR, 'F', 'C', (int)rows, (int)jb, (const float *)pj, ni,
+                          (const float *)(tau + (size_t)j * esz), (float *)t, EIGH_NB);
+    else
+      LAPACKE_dlarft_work(LAPACK_COL_MAJOR, 'F', 'C', (int)rows, (int)jb, (const double *)pj, ni,
+                          (const double *)(tau + (size_t)j * esz), (double *)t, EIGH_NB);
+    qr_dense_v(c, vd, pj, n, rows, jb);
+    QrApply qa = {c, vd, t, z + (size_t)(1 + j) * esz, n, rows, jb, EIGH_NB, false, 0};
+    lu_for(c, qr_apply_cols, &qa, n);
+    if (qa.failed) return oom(c->r);
+  }
+  transpose_into(v, z, n, n, esz); /* eigenvectors: columns of the column-major z */
+  return JX_OK;
+}
+
 /* syevd / heevd. The column-major view of row-major a is a^T = conj(a) for Hermitian a,
  * whose eigenvectors are conj(v): transposed back and conjugated. */
 static jx_status eigh(Ctx *c, void *const *in, void *const *out, int64_t b) {
@@ -737,6 +823,7 @@ static jx_status eigh(Ctx *c, void *const *in, void *const *out, int64_t b) {
   size_t esz = c->esz;
   char *v = entry(out[0], b, n * n, esz), *w = entry(out[1], b, n, c->rsz);
   if (n == 0) return JX_OK;
+  if (eigh_blocked(c)) return eigh_split(c, in, out, b);
   /* the row-major lower half is the column-major upper half */
   char uplo = c->r->flags & LINALG_LOWER ? 'U' : 'L';
   if (c->lwork < 0) {
@@ -1021,9 +1108,13 @@ jx_status lapack_run(const Routine *r, void *const *in, void *const *out, int64_
 }
 
 bool lapack_threads_help(const Routine *r) {
-  if ((r->op != ROUTINE_LU && r->op != ROUTINE_QR) || (r->dtype != JX_FLOAT32 && r->dtype != JX_FLOAT64)) return false;
+  if (r->dtype != JX_FLOAT32 && r->dtype != JX_FLOAT64) return false;
   Ctx c = {.r = r, .kind = r->dtype == JX_FLOAT32 ? KIND_S : KIND_D};
-  return r->op == ROUTINE_LU ? lu_blocked(&c) : qr_blocked(&c);
+  /* eigh from n = 512 (EIGH_THREADS_MIN_N): at 256 its back-transformation split over 2
+   * threads ran no faster (2.6-3.1 vs 2.5-2.7 ms, load 2) */
+  return r->op == ROUTINE_LU    ? lu_blocked(&c)
+         : r->op == ROUTINE_QR  ? qr_blocked(&c)
+                                : r->op == ROUTINE_EIGH && r->n >= EIGH_THREADS_MIN_N && eigh_blocked(&c);
 }
 
 jx_status lapack_run_threads(const Routine *r, void *const *in, void *const *out, FftParallelFor par, int nthreads) {

@@ -965,6 +965,55 @@ static void test_blocked_qr(void) {
   jx_scope_end(0, NULL);
 }
 
+/* The blocked eigh (backend/lapack.c: sytrd and stedc by LAPACK, the back-transformation
+ * by Q's block reflectors on jaxc's GEMM, from n = 256 where the CPU has AVX-512):
+ * sizes around the 64-column blocks, float32 and float64, lower and upper (the other
+ * triangle garbage), a batch; A V = V diag(w), V^T V = I, w equal to the LAPACK path's
+ * (cheevd on the same matrix as complex), the cpu against the interpreter, and a NaN
+ * entry in a batch giving NaNs for it alone. */
+static void test_blocked_eigh(void) {
+  jx_scope_begin();
+  int64_t shapes[4][3] = {{1, 256, 256}, {1, 300, 300}, {1, 385, 385}, {2, 257, 257}};
+  for (int t = 0; t < 2; t++) {
+    jx_dtype d = t ? JX_FLOAT64 : JX_FLOAT32;
+    jx_config_enable_x64(t == 1);
+    double tol = t ? 1e-11 : 2e-4;
+    for (int i = 0; i < 8; i++) {
+      int64_t *sh = shapes[i / 2], n = sh[1];
+      bool batch = sh[0] > 1, lower = i % 2;
+      jx_array *g = random_array(d, batch ? 3 : 2, batch ? sh : sh + 1);
+      jx_array *a = jx_add(g, jx_swapaxes(g, -1, -2)); /* symmetric, entries in (-2, 2) */
+      /* garbage in the unread triangle */
+      jx_array *x = lower ? jx_add(jx_tril(a, 0), jx_triu(jx_multiply(g, jx_scalar(100.0)), 1))
+                          : jx_add(jx_triu(a, 0), jx_tril(jx_multiply(g, jx_scalar(100.0)), -1));
+      jx_array *f[2], *h[2], *o[2];
+      CHECK(jx_lax_linalg_eigh(x, lower, false, true, f) == JX_OK); /* (v, w) */
+      double r = cdiff(jx_matmul(a, f[0]), jx_multiply(f[0], jx_expand_dims(f[1], -2)));
+      double orth = cdiff(jx_matmul(jx_swapaxes(f[0], -1, -2), f[0]), jx_eye(n, d));
+      CHECK_MSG(r < tol * 40 && orth < tol * 10, "blocked eigh %s n %lld lower %d: |AV - VW| %g, |V'V - I| %g",
+                jx_dtype_name(d), (long long)n, lower, r, orth);
+      CHECK(jx_lax_linalg_eigh(jx_astype(x, t ? JX_COMPLEX128 : JX_COMPLEX64), lower, false, true, h) == JX_OK);
+      double ew = cdiff(f[1], h[1]);
+      CHECK_MSG(ew < tol * 40, "blocked eigh %s n %lld vs LAPACK: |w - w'| %g", jx_dtype_name(d), (long long)n, ew);
+      const char *here = jx_device_of(a), *other = strcmp(here, "cpu") ? "cpu" : "interp";
+      double tol_other = strcmp(here, "cuda") ? tol : t ? 1e-9 : 2e-3;
+      CHECK(jx_lax_linalg_eigh(jx_device_put(x, other), lower, false, true, o) == JX_OK);
+      CHECK_MSG(cdiff(f[1], jx_device_put(o[1], here)) < tol_other * 40, "blocked eigh %s n %lld vs %s",
+                jx_dtype_name(d), (long long)n, other);
+      if (batch) { /* entry 1 NaN: its results NaN, entry 0's as before */
+        jx_array *bad = jx_concatenate(2, (jx_array *[]){jx_slice(x, 3, (int64_t[]){0, 0, 0}, (int64_t[]){1, n, n}, NULL),
+                                                jx_full(3, (int64_t[]){1, n, n}, NAN, d)}, 0);
+        jx_array *e[2];
+        CHECK(jx_lax_linalg_eigh(bad, lower, false, true, e) == JX_OK);
+        CHECK(jx_item(jx_sum(jx_astype(jx_isnan(e[1]), JX_INT32), 0, NULL, false)) == (double)n);
+        CHECK(jx_item(jx_sum(jx_astype(jx_isnan(e[0]), JX_INT32), 0, NULL, false)) == (double)(n * n));
+      }
+    }
+  }
+  jx_config_enable_x64(false);
+  jx_scope_end(0, NULL);
+}
+
 /* Complex tridiagonal_solve (LAPACK cgtsv): the residual of A x = b, vmap against a
  * loop, jit against eager and the transpose through vjp (<ct, A^-1 b> = <A^-T ct, b>,
  * bilinear: JAX's linear transpose, no conjugation). */
@@ -1067,6 +1116,7 @@ int main(void) {
   TEST_RUN(test_blocked_solves);
   TEST_RUN(test_blocked_lu);
   TEST_RUN(test_blocked_qr);
+  TEST_RUN(test_blocked_eigh);
   TEST_RUN(test_eig_transforms);
   TEST_RUN(test_numeric_grads);
   TEST_RUN(test_eigh_degenerate);

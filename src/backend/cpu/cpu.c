@@ -932,16 +932,18 @@ static jx_status cpu_linalg(const Routine *r, void *const *inputs, void *const *
     if (!g.failed) return JX_OK;
     return lapack_run(r, inputs, outs, 0, r->outer);
   }
-  /* the blocked LU and QR: their trailing updates on the pool (jaxc's GEMM), never OpenBLAS's threads */
-  if (r->outer == 1 && pool_threads() >= 2 && lapack_threads_help(r))
-    return lapack_run_threads(r, inputs, outs, pool_run, pool_threads());
+  /* the blocked LU and QR: their trailing updates on the pool (jaxc's GEMM), never
+   * OpenBLAS's threads; eigh's back-transformation on the pool too, its LAPACK steps
+   * (sytrd, stedc) on OpenBLAS's threads where those are wide */
+  bool help = r->outer == 1 && pool_threads() >= 2 && lapack_threads_help(r);
+  if (help && r->op != ROUTINE_EIGH) return lapack_run_threads(r, inputs, outs, pool_run, pool_threads());
   int64_t big = r->n > r->m ? r->n : r->m;
   bool wide = openblas_set_num_threads && pool_threads() >= 2 &&
               (big >= LINALG_THREADED_MIN_N ||
                (big >= LINALG_IDLE_THREADED_MIN_N && r->op != ROUTINE_TRIANGULAR_SOLVE &&
                 r->op != ROUTINE_TRIDIAGONAL_SOLVE && others_idle()));
   if (wide) openblas_set_num_threads(pool_threads());
-  jx_status s = lapack_run(r, inputs, outs, 0, r->outer);
+  jx_status s = help ? lapack_run_threads(r, inputs, outs, pool_run, pool_threads()) : lapack_run(r, inputs, outs, 0, r->outer);
   if (wide) openblas_set_num_threads(1);
   return s;
 }
