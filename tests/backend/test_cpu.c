@@ -1039,6 +1039,41 @@ static void test_batch_units(void) {
   free(x);
 }
 
+/* Reductions of moderate work (2^15..2^18 element-iterations): a small matmul's, whose
+ * element gathers through index arithmetic (out[g] = sum_r a[(g/10)*128 + r] * b[g%10 +
+ * r*10], 13 operations: the CNN step's), compiles light; a plain row sum keeps -O3. */
+static void test_reduction_classes(void) {
+  const AluExp *g = alu_special("gidx", 1280), *r = alu_special("ridx", 128);
+  const AluExp *ia = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_DIV, g, alu_const_int(JX_INT64, 10)),
+                                                    alu_const_int(JX_INT64, 128)), r);
+  const AluExp *ib = alu_binary(ALU_ADD, alu_binary(ALU_MOD, g, alu_const_int(JX_INT64, 10)),
+                                alu_binary(ALU_MUL, r, alu_const_int(JX_INT64, 10)));
+  Kernel mm = {.nargs = 2, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32}, .size = 1280, .dtype = JX_FLOAT32,
+               .has_reduction = true};
+  mm.exp = alu_binary(ALU_MUL, alu_global(0, JX_FLOAT32, ia), alu_global(1, JX_FLOAT32, ib));
+  mm.reduction = (Reduction){.op = ALU_ADD, .dtype = JX_FLOAT32, .size = 128, .identity = {.f = 0}};
+  const AluExp *g2 = alu_special("gidx", 512), *r2 = alu_special("ridx", 128);
+  Kernel sum = {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = 512, .dtype = JX_FLOAT32,
+                .has_reduction = true};
+  sum.exp = alu_global(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, g2, alu_const_int(JX_INT64, 128)), r2));
+  sum.reduction = (Reduction){.op = ALU_ADD, .dtype = JX_FLOAT32, .size = 128, .identity = {.f = 0}};
+  const Kernel *ks[2] = {&mm, &sum};
+  CHECK(backend_cpu.prepare_batch(&backend_cpu, ks, 2) == JX_OK);
+  CompileOpt want[2] = {COMPILE_OPT_LIGHT, COMPILE_OPT_FULL};
+  float *a = malloc(1280 * 128 * sizeof *a), *b = malloc(1280 * sizeof *b);
+  for (int i = 0; i < 1280 * 128; i++) a[i] = (float)(i * 7 % 17) * 0.125f - 1; /* no rnd(): the random tests after keep their inputs */
+  for (int i = 0; i < 1280; i++) b[i] = (float)(i * 5 % 9) * 0.25f - 1;
+  for (int i = 0; i < 2; i++) {
+    void *exe = NULL;
+    char c_path[1024], so_path[1100];
+    CHECK(backend_cpu.prepare(&backend_cpu, ks[i], &exe) == JX_OK);
+    CHECK(cache_files(exe, c_path, so_path, sizeof c_path));
+    CHECK_MSG(source_has_flags(c_path, compile_flags(want[i])), "reduction %d in %s with the wrong flags", i, c_path);
+    compare(i ? "row sum" : "small matmul", ks[i], (void *[]){a, b}, NULL);
+  }
+  free(a), free(b);
+}
+
 /* Kernels whose bodies are equal -- out = in0 * c + 1 at three sizes: the loop bounds are
  * the thread pool's range -- share one compiled function: a batch compiles the body once,
  * at the stronger optimization either kernel asks for (the big one's -O3), and a later
@@ -1371,6 +1406,7 @@ int main(void) {
   TEST_RUN(test_disk_cache);
   TEST_RUN(test_batch_units);
   TEST_RUN(test_shared_bodies);
+  TEST_RUN(test_reduction_classes);
   TEST_RUN(test_builtin_fill);
   TEST_RUN(test_compile_error);
   TEST_RUN(test_no_compiler);

@@ -321,14 +321,27 @@ static int64_t exp_ops(const AluExp *e) {
  * the vectorizer runs such kernels (a few thousand elements, a handful of operations
  * each) as fast, within 0.1-0.3 us per call. Kernels with much per-element work (random
  * bits, rounding emulation: 2560 elements of 20+ operations ran 1.5-17x slower at -O1
- * or -O2) stay at -O3. bench/RESULTS.md (issue 11 item 5) has the measurements. */
+ * or -O2) stay at -O3. bench/RESULTS.md (issue 11 item 5) has the measurements.
+ * Reductions of moderate work (below KERNEL_LIGHT_RED_WORK element-iterations) whose
+ * element is a gather of some index arithmetic (KERNEL_LIGHT_RED_OPS operations or more,
+ * short of a threefry block's 64) compile light too: -O3 unrolls their accumulator tiles
+ * completely, copying that arithmetic 160-256 times -- the Fashion-MNIST CNN step's three
+ * small matmul reductions (1280x128, 16384x10; 13 operations) took 130-250 ms of compiler
+ * CPU each at -O3, 30-50 ms light -- for 20-70 us per call of run time. Plain sums and
+ * dot products over rows (6 operations: the MLP's bias gradients, 1.7 vs 3.0 us at
+ * 256x128) keep -O3. */
 #define KERNEL_LIGHT_OPS (1 << 15)
+#define KERNEL_LIGHT_RED_WORK (1 << 18)
+#define KERNEL_LIGHT_RED_OPS 12
 static CompileOpt kernel_opt(const Kernel *k) {
   int64_t work = kernel_work(k);
-  if (work >= KERNEL_LIGHT_OPS) return COMPILE_OPT_FULL;
+  bool moderate_red = k->has_reduction && work < KERNEL_LIGHT_RED_WORK;
+  if (work >= KERNEL_LIGHT_OPS && !moderate_red) return COMPILE_OPT_FULL;
   int64_t ops = exp_ops(k->exp) + (k->has_pre ? exp_ops(k->pre_exp) : 0);
   for (int o = 0; o < k->nextra; o++) ops += exp_ops(k->extra[o]);
   if (k->has_reduction) ops += exp_ops(k->reduction.epilogue);
+  if (moderate_red && work >= KERNEL_LIGHT_OPS)
+    return ops >= KERNEL_LIGHT_RED_OPS && ops < 64 ? COMPILE_OPT_LIGHT : COMPILE_OPT_FULL;
   return ops < KERNEL_LIGHT_OPS / (work > 0 ? work : 1) ? COMPILE_OPT_LIGHT : COMPILE_OPT_FULL;
 }
 
