@@ -863,6 +863,108 @@ static jx_status eigh(Ctx *c, void *const *in, void *const *out, int64_t b) {
   return JX_OK;
 }
 
+/* Q's or P's block reflectors (k of them, QR-like from element (off_r, off_c) of the
+ * column-major x, n x n, leading dimension n: stored in columns below the diagonal, or
+ * with rowwise in rows right of it, gebrd's P) applied to the rows from off_r of the
+ * column-major z (n x n), last block first: z := Q z. t (nb x nb) and vd (n x nb) are
+ * scratch. false when out of memory. */
+static bool apply_q_left(Ctx *c, const char *x, int64_t n, int64_t k, int64_t off, bool rowwise, const char *tau,
+                         char *z, char *t, char *vd, int64_t nb) {
+  size_t esz = c->esz;
+  bool s32 = c->kind == KIND_S;
+  const char *p = x + (size_t)(rowwise ? off * n : off) * esz; /* the reflectors' block (0, 0) */
+  for (int64_t j = (k - 1) / nb * nb; j >= 0; j -= nb) {
+    int64_t jb = min64(nb, k - j), rows = n - off - j;
+    const char *pj = p + (size_t)(j * n + j) * esz;
+    memset(t, 0, (size_t)(nb * nb) * esz);
+    char sv = rowwise ? 'R' : 'C';
+    if (s32)
+      LAPACKE_slarft_work(LAPACK_COL_MAJOR, 'F', sv, (int)rows, (int)jb, (const float *)pj, (int)n,
+                          (const float *)(tau + (size_t)j * esz), (float *)t, (int)nb);
+    else
+      LAPACKE_dlarft_work(LAPACK_COL_MAJOR, 'F', sv, (int)rows, (int)jb, (const double *)pj, (int)n,
+                          (const double *)(tau + (size_t)j * esz), (double *)t, (int)nb);
+    if (!rowwise) qr_dense_v(c, vd, pj, n, rows, jb);
+    else /* vd[r, i] = the reflector i's component r: pj[i, r] (unit at r = i, zeros before) */
+      for (int64_t i = 0; i < jb; i++) {
+        char *col = vd + (size_t)(i * rows) * esz;
+        memset(col, 0, (size_t)i * esz);
+        set_real(c, col, i, 1);
+        for (int64_t r = i + 1; r < rows; r++) memcpy(col + (size_t)r * esz, pj + (size_t)(r * n + i) * esz, esz);
+      }
+    QrApply qa = {c, vd, t, z + (size_t)(off + j) * esz, n, rows, jb, nb, false, 0};
+    lu_for(c, qr_apply_cols, &qa, n);
+    if (qa.failed) return false;
+  }
+  return true;
+}
+
+/* gesdd's steps for a square real matrix with its back-transformations on jaxc's GEMM
+ * (compute_uv, n >= SVD_BLOCKED_MIN, AVX-512): gebrd (B = Q Bd P^T, LAPACK) of the
+ * column-major view B = a^T, bdsdc (Bd = Ub S Vb^T, LAPACK), then U' = Q Ub and
+ * V' = P Vb by block reflectors (apply_q_left) instead of ormbr (larfb on OpenBLAS's
+ * sgemm). a = V' S U'^T: u = V' and vt = U'^T, as svd's mapping below. */
+#define SVD_BLOCKED_MIN 256
+static bool svd_blocked(const Ctx *c) {
+  const Routine *r = c->r;
+  return (c->kind == KIND_S || c->kind == KIND_D) && gemm_avx512() && r->n == r->m && r->n >= SVD_BLOCKED_MIN &&
+         r->n <= INT32_MAX / 4 && (r->flags & LINALG_COMPUTE_UV);
+}
+
+static jx_status svd_split(Ctx *c, void *const *in, void *const *out, int64_t b) {
+  int64_t n = c->r->n;
+  size_t esz = c->esz;
+  int ni = (int)n;
+  bool s32 = c->kind == KIND_S;
+  char *s = entry(out[0], b, n, c->rsz), *u = entry(out[1], b, n * n, esz), *vt = entry(out[2], b, n * n, esz);
+  if (c->lwork < 0) { /* the larger of gebrd's and bdsdc's (3 n^2 + 4 n) workspaces */
+    double q1[2] = {0, 0};
+    if (s32) LAPACKE_sgebrd_work(LAPACK_COL_MAJOR, ni, ni, NULL, ni, NULL, NULL, NULL, NULL, (float *)q1, -1);
+    else LAPACKE_dgebrd_work(LAPACK_COL_MAJOR, ni, ni, NULL, ni, NULL, NULL, NULL, NULL, q1, -1);
+    int64_t a1 = query_size(c, q1), a2 = 3 * n * n + 4 * n;
+    c->lwork = a1 > a2 ? a1 : a2;
+  }
+  /* x (n x n), w (n x n), e, tauq, taup, t (EIGH_NB^2), vd (n x EIGH_NB), work, iwork (8 n) */
+  char *buf[9];
+  if (!scratch_get(c, 9, (size_t[]){(size_t)(n * n) * esz, (size_t)(n * n) * esz, (size_t)n * esz, (size_t)n * esz,
+                                     (size_t)n * esz, (size_t)(EIGH_NB * EIGH_NB) * esz,
+                                     (size_t)(n * EIGH_NB) * esz, (size_t)c->lwork * esz,
+                                     (size_t)(8 * n) * sizeof(lapack_int)}, buf))
+    return oom(c->r);
+  char *x = buf[0], *w = buf[1], *e = buf[2], *tq = buf[3], *tp = buf[4], *t = buf[5], *vd = buf[6], *work = buf[7];
+  lapack_int *iw = (lapack_int *)buf[8];
+  int lw = (int)c->lwork, info;
+  memcpy(x, entry(in[0], b, n * n, esz), (size_t)(n * n) * esz);
+  /* bdsdc: Ub into vt's memory (column-major: U' read row-major is U'^T = vt), Vb^T into w */
+  if (s32) {
+    LAPACKE_sgebrd_work(LAPACK_COL_MAJOR, ni, ni, (float *)x, ni, (float *)s, (float *)e, (float *)tq, (float *)tp,
+                        (float *)work, lw);
+    info = LAPACKE_sbdsdc_work(LAPACK_COL_MAJOR, 'U', 'I', ni, (float *)s, (float *)e, (float *)vt, ni, (float *)w, ni,
+                               NULL, NULL, (float *)work, iw);
+  } else {
+    LAPACKE_dgebrd_work(LAPACK_COL_MAJOR, ni, ni, (double *)x, ni, (double *)s, (double *)e, (double *)tq,
+                        (double *)tp, (double *)work, lw);
+    info = LAPACKE_dbdsdc_work(LAPACK_COL_MAJOR, 'U', 'I', ni, (double *)s, (double *)e, (double *)vt, ni, (double *)w,
+                               ni, NULL, NULL, (double *)work, iw);
+  }
+  for (int64_t i = 0; i < n && info == 0; i++)
+    if (is_nan_at(c, s, i)) info = -1;
+  if (info != 0) {
+    for (int64_t i = 0; i < n; i++) set_real(c, s, i, NAN);
+    fill_nan(c, u, n * n), fill_nan(c, vt, n * n);
+    return JX_OK;
+  }
+  /* U' = Q Ub in place; Vb = (Vb^T)^T into u's memory, V' = P Vb there (P's n - 1
+   * reflectors act on rows 1..), and u = V' row-major: a transpose of the column-major V' */
+  transpose_into(u, w, n, n, esz);
+  if (!apply_q_left(c, x, n, n, 0, false, tq, vt, t, vd, EIGH_NB) ||
+      !apply_q_left(c, x, n, n - 1, 1, true, tp, u, t, vd, EIGH_NB))
+    return oom(c->r);
+  memcpy(w, u, (size_t)(n * n) * esz);
+  transpose_into(u, w, n, n, esz);
+  return JX_OK;
+}
+
 /* gesdd of the column-major view of a (that is a^T, m x n): a^T = U' S V'^H, so
  * a = conj(V') S U'^T: u = conj(V') is V'^H read column-major, vh = U'^T is U' read
  * column-major, both written in place without copies. */
@@ -878,6 +980,7 @@ static jx_status svd(Ctx *c, void *const *in, void *const *out, int64_t b) {
     if (uv && kv == m) fill_eye(c, vt, m);
     return JX_OK;
   }
+  if (svd_blocked(c)) return svd_split(c, in, out, b);
   char job = !uv ? 'N' : r->flags & LINALG_FULL_MATRICES ? 'A' : 'S';
   /* column-major m x n: U' is m x kv (ld m) -> vt; V'^H is ku x n (ld ku) -> u */
   int ldu = ld(m), ldvt = ld(ku);
@@ -1111,7 +1214,8 @@ bool lapack_threads_help(const Routine *r) {
   if (r->dtype != JX_FLOAT32 && r->dtype != JX_FLOAT64) return false;
   Ctx c = {.r = r, .kind = r->dtype == JX_FLOAT32 ? KIND_S : KIND_D};
   /* eigh from n = 512 (EIGH_THREADS_MIN_N): at 256 its back-transformation split over 2
-   * threads ran no faster (2.6-3.1 vs 2.5-2.7 ms, load 2) */
+   * threads ran no faster (2.6-3.1 vs 2.5-2.7 ms, load 2); svd's stays on one thread (at
+   * 1024, load 3.9, the pool's split measured 192-259 ms against 180-255) */
   return r->op == ROUTINE_LU    ? lu_blocked(&c)
          : r->op == ROUTINE_QR  ? qr_blocked(&c)
                                 : r->op == ROUTINE_EIGH && r->n >= EIGH_THREADS_MIN_N && eigh_blocked(&c);

@@ -1014,6 +1014,53 @@ static void test_blocked_eigh(void) {
   jx_scope_end(0, NULL);
 }
 
+/* The blocked svd (backend/lapack.c: square real matrices from n = 256 with u and vt:
+ * gebrd and bdsdc by LAPACK, the back-transformations by Q's and P's block reflectors
+ * on jaxc's GEMM): sizes around the 64-column blocks, float32 and float64, a batch;
+ * u diag(s) vt = a, orthonormal u and vt, s equal to the LAPACK path's (cgesdd on the
+ * same matrix as complex, and svdvals' sgesdd without vectors), the cpu against the
+ * interpreter, a NaN entry in a batch giving NaNs for it alone. */
+static void test_blocked_svd(void) {
+  jx_scope_begin();
+  int64_t shapes[4][3] = {{1, 256, 256}, {1, 300, 300}, {1, 385, 385}, {2, 257, 257}};
+  for (int t = 0; t < 2; t++) {
+    jx_dtype d = t ? JX_FLOAT64 : JX_FLOAT32;
+    jx_config_enable_x64(t == 1);
+    double tol = t ? 1e-11 : 2e-4;
+    for (int i = 0; i < 4; i++) {
+      int64_t *sh = shapes[i], n = sh[1];
+      bool batch = sh[0] > 1;
+      jx_array *a = random_array(d, batch ? 3 : 2, batch ? sh : sh + 1), *f[3], *h[3], *o[3];
+      CHECK(jx_lax_linalg_svd(a, false, true, f) == JX_OK); /* (u, s, vt) */
+      double r = cdiff(jx_matmul(jx_multiply(f[0], jx_expand_dims(f[1], -2)), f[2]), a);
+      double ou = cdiff(jx_matmul(jx_swapaxes(f[0], -1, -2), f[0]), jx_eye(n, d));
+      double ov = cdiff(jx_matmul(f[2], jx_swapaxes(f[2], -1, -2)), jx_eye(n, d));
+      CHECK_MSG(r < tol * 40 && ou < tol * 10 && ov < tol * 10, "blocked svd %s n %lld: |USV - A| %g, |U'U - I| %g, |VV' - I| %g",
+                jx_dtype_name(d), (long long)n, r, ou, ov);
+      CHECK(jx_lax_linalg_svd(jx_astype(a, t ? JX_COMPLEX128 : JX_COMPLEX64), false, true, h) == JX_OK);
+      double es = cdiff(f[1], h[1]), ev = cdiff(f[1], jx_linalg_svdvals(a));
+      CHECK_MSG(es < tol * 40 && ev < tol * 40, "blocked svd %s n %lld vs LAPACK: |s - s'| %g, vs svdvals %g",
+                jx_dtype_name(d), (long long)n, es, ev);
+      const char *here = jx_device_of(a), *other = strcmp(here, "cpu") ? "cpu" : "interp";
+      double tol_other = strcmp(here, "cuda") ? tol : t ? 1e-9 : 2e-3;
+      CHECK(jx_lax_linalg_svd(jx_device_put(a, other), false, true, o) == JX_OK);
+      CHECK_MSG(cdiff(f[1], jx_device_put(o[1], here)) < tol_other * 40, "blocked svd %s n %lld vs %s",
+                jx_dtype_name(d), (long long)n, other);
+      if (batch) {
+        jx_array *bad = jx_concatenate(2, (jx_array *[]){jx_slice(a, 3, (int64_t[]){0, 0, 0}, (int64_t[]){1, n, n}, NULL),
+                                                         jx_full(3, (int64_t[]){1, n, n}, NAN, d)}, 0);
+        jx_array *e[3];
+        CHECK(jx_lax_linalg_svd(bad, false, true, e) == JX_OK);
+        CHECK(jx_item(jx_sum(jx_astype(jx_isnan(e[1]), JX_INT32), 0, NULL, false)) == (double)n);
+        CHECK(jx_item(jx_sum(jx_astype(jx_isnan(e[0]), JX_INT32), 0, NULL, false)) == (double)(n * n));
+        CHECK(jx_item(jx_sum(jx_astype(jx_isnan(e[2]), JX_INT32), 0, NULL, false)) == (double)(n * n));
+      }
+    }
+  }
+  jx_config_enable_x64(false);
+  jx_scope_end(0, NULL);
+}
+
 /* Complex tridiagonal_solve (LAPACK cgtsv): the residual of A x = b, vmap against a
  * loop, jit against eager and the transpose through vjp (<ct, A^-1 b> = <A^-T ct, b>,
  * bilinear: JAX's linear transpose, no conjugation). */
@@ -1117,6 +1164,7 @@ int main(void) {
   TEST_RUN(test_blocked_lu);
   TEST_RUN(test_blocked_qr);
   TEST_RUN(test_blocked_eigh);
+  TEST_RUN(test_blocked_svd);
   TEST_RUN(test_eig_transforms);
   TEST_RUN(test_numeric_grads);
   TEST_RUN(test_eigh_degenerate);
