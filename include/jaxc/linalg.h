@@ -15,7 +15,10 @@
  * float32 eigh and svd of square matrices up to 32 x 32 run instead on jaxc's own
  * Jacobi kernels, 16 matrices a vector, on CPUs with AVX-512 (src/backend/jacobi.c:
  * eigenvalues ascending and singular values descending as LAPACK's, vectors' signs
- * arbitrary as LAPACK's; non-finite or rank-deficient entries go to LAPACK);
+ * arbitrary as LAPACK's; non-finite or rank-deficient entries go to LAPACK), and
+ * float32 qr up to 32 x 32 on a Householder kernel of the same kind with LAPACK's sign
+ * conventions (src/backend/smallqr.c); real qr, eigh and svd from n = 256 apply their
+ * block reflectors with jaxc's GEMM (src/backend/lapack.c);
  * bool/int inputs of the jnp/scipy functions promote to the default float, as
  * promote_dtypes_inexact; the lax functions take inexact dtypes only: JX_ERR_DTYPE).
  * For complex input, transposes are conjugate transposes where JAX's are (cholesky's

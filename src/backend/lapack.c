@@ -13,6 +13,7 @@
 #include "backend/gemm.h"
 #include "backend/jacobi.h"
 #include "backend/lapack.h"
+#include "backend/smallqr.h"
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -1179,6 +1180,30 @@ static jx_status jacobi_batch(Ctx *c, RoutineFn *fn, void *const *in, void *cons
   return s;
 }
 
+/* Whether qr of r runs on smallqr.c's kernel: float32, 1 <= n, m <= SMALLQR_MAX, on an
+ * AVX-512 CPU (decided on the routine, as jacobi_fits). */
+static bool smallqr_fits(const Ctx *c) {
+  const Routine *r = c->r;
+  return r->op == ROUTINE_QR && c->kind == KIND_S && r->n >= 1 && r->m >= 1 && r->n <= SMALLQR_MAX &&
+         r->m <= SMALLQR_MAX && jacobi_available();
+}
+
+/* Entries [b0, b1) of qr by smallqr.c, 16 at a time; an entry it leaves (a non-finite
+ * input) goes to fn, the LAPACK path. */
+static jx_status smallqr_batch(Ctx *c, RoutineFn *fn, void *const *in, void *const *out, int64_t b0, int64_t b1) {
+  const Routine *r = c->r;
+  int64_t n = r->n, m = r->m, kq = svd_ku(r);
+  jx_status s = JX_OK;
+  for (int64_t b = b0; b < b1 && s == JX_OK; b += 16) {
+    int cnt = (int)min64(16, b1 - b);
+    uint32_t left = smallqr_f32((const float *)in[0] + b * n * m, cnt, n, m, r->flags & LINALG_FULL_MATRICES,
+                                (float *)out[0] + b * n * kq, (float *)out[1] + b * kq * m);
+    for (int l = 0; l < cnt && s == JX_OK; l++)
+      if (left >> l & 1) s = fn(c, in, out, b + l);
+  }
+  return s;
+}
+
 static jx_status run_threads(const Routine *r, void *const *in, void *const *out, int64_t b0, int64_t b1,
                              FftParallelFor par, int nthreads) {
   RoutineFn *fn = NULL;
@@ -1200,6 +1225,7 @@ static jx_status run_threads(const Routine *r, void *const *in, void *const *out
     return JX_ERR_INTERNAL;
   }
   if (jacobi_fits(&c)) s = jacobi_batch(&c, fn, in, out, b0, b1);
+  else if (smallqr_fits(&c)) s = smallqr_batch(&c, fn, in, out, b0, b1);
   else
     for (int64_t b = b0; b < b1 && s == JX_OK; b++) s = fn(&c, in, out, b);
   free(c.scratch);
