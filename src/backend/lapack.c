@@ -493,6 +493,15 @@ static bool lu_blocked_run(const Ctx *c, char *w, int64_t n, int64_t m, lapack_i
   return true;
 }
 
+/* perm (the identity on entry) permuted by the k 0-based row swaps piv. */
+static void lu_perm(const int32_t *piv, int64_t k, int32_t *perm) {
+  for (int64_t i = 0; i < k; i++) {
+    int32_t t = perm[i];
+    perm[i] = perm[piv[i]];
+    perm[piv[i]] = t;
+  }
+}
+
 static jx_status lu(Ctx *c, void *const *in, void *const *out, int64_t b) {
   int64_t n = c->r->n, m = c->r->m, k = min64(n, m);
   size_t esz = c->esz;
@@ -511,13 +520,35 @@ static jx_status lu(Ctx *c, void *const *in, void *const *out, int64_t b) {
     LAPACKE4(c, sgetrf_work, dgetrf_work, cgetrf_work, zgetrf_work, LAPACK_COL_MAJOR, (int)n, (int)m, (void *)w, ld(n),
              ipiv);
   transpose_into(luo, w, m, n, esz);
-  for (int64_t i = 0; i < k; i++) {
-    piv[i] = (int32_t)(ipiv[i] - 1);
-    int32_t t = perm[i];
-    perm[i] = perm[piv[i]];
-    perm[piv[i]] = t;
-  }
+  for (int64_t i = 0; i < k; i++) piv[i] = (int32_t)(ipiv[i] - 1);
+  lu_perm(piv, k, perm);
   return JX_OK;
+}
+
+/* Entries [b0, b1) of lu by smallqr.c (float32, n, m <= SMALLQR_MAX), 16 at a time; an
+ * entry it leaves (a non-finite input) goes to lu, the LAPACK path. */
+static bool smalllu_fits(const Ctx *c) {
+  const Routine *r = c->r;
+  return r->op == ROUTINE_LU && c->kind == KIND_S && r->n >= 1 && r->m >= 1 && r->n <= SMALLQR_MAX &&
+         r->m <= SMALLQR_MAX && jacobi_available();
+}
+static jx_status smalllu_batch(Ctx *c, void *const *in, void *const *out, int64_t b0, int64_t b1) {
+  int64_t n = c->r->n, m = c->r->m, k = min64(n, m);
+  jx_status s = JX_OK;
+  for (int64_t b = b0; b < b1 && s == JX_OK; b += 16) {
+    int cnt = (int)min64(16, b1 - b);
+    int32_t *piv = (int32_t *)out[1] + b * k;
+    uint32_t left = smallqr_lu_f32((const float *)in[0] + b * n * m, cnt, n, m, (float *)out[0] + b * n * m, piv);
+    for (int l = 0; l < cnt && s == JX_OK; l++) {
+      if (left >> l & 1) s = lu(c, in, out, b + l);
+      else {
+        int32_t *perm = (int32_t *)out[2] + (b + l) * n;
+        for (int64_t i = 0; i < n; i++) perm[i] = (int32_t)i;
+        lu_perm(piv + l * k, k, perm);
+      }
+    }
+  }
+  return s;
 }
 
 /* QR of small matrices as the LQ factorization of the column-major view of a, a^T
@@ -1226,6 +1257,7 @@ static jx_status run_threads(const Routine *r, void *const *in, void *const *out
   }
   if (jacobi_fits(&c)) s = jacobi_batch(&c, fn, in, out, b0, b1);
   else if (smallqr_fits(&c)) s = smallqr_batch(&c, fn, in, out, b0, b1);
+  else if (smalllu_fits(&c)) s = smalllu_batch(&c, in, out, b0, b1);
   else
     for (int64_t b = b0; b < b1 && s == JX_OK; b++) s = fn(&c, in, out, b);
   free(c.scratch);

@@ -1,4 +1,4 @@
-/* smallqr.c -- Householder QR of small float32 matrices, 16 at a time in the lanes of
+/* smallqr.c -- Householder QR (and LU with partial pivoting) of small float32 matrices, 16 at a time in the lanes of
  * AVX-512 vectors (layout (rows, cols, 16)), with LAPACK's conventions (geqrf's larfg:
  * beta = -sign(alpha) |x|, tau = (beta - alpha) / beta, tau = 0 for a column already
  * zero below the diagonal; orgqr: the reflectors applied to the identity, last first),
@@ -18,12 +18,14 @@
 
 #define ATTR __attribute__((target("avx512f,fma")))
 #define W 16
-typedef float v16f __attribute__((vector_size(64)));
-typedef int32_t v16i __attribute__((vector_size(64)));
+/* may_alias: lu_run's gathers and scatters reach the same memory through float * */
+typedef float v16f __attribute__((vector_size(64), may_alias));
+typedef int32_t v16i __attribute__((vector_size(64), may_alias));
 
 ATTR static inline v16f vsplat(float x) { return (v16f)_mm512_set1_ps(x); }
 ATTR static inline v16f vsqrt(v16f x) { return (v16f)_mm512_sqrt_ps((__m512)x); }
 ATTR static inline v16f vsel(__mmask16 m, v16f a, v16f b) { return (v16f)_mm512_mask_blend_ps(m, (__m512)b, (__m512)a); }
+ATTR static inline v16f vabs(v16f x) { return (v16f)((v16i)x & 0x7fffffff); }
 ATTR static inline v16f vcopysign(v16f mag, v16f sgn) {
   return (v16f)(((v16i)mag & 0x7fffffff) | ((v16i)sgn & (int32_t)0x80000000u));
 }
@@ -103,6 +105,77 @@ ATTR static uint32_t qr_run(v16f *A, v16f *Q, const float *a, int cnt, int64_t n
   return bad & ((1u << cnt) - 1);
 }
 
+/* LU with partial pivoting as getf2 (right-looking: pivot = the first largest |a_ij| in
+ * the column, whole rows swapped, multipliers scaled by the pivot's reciprocal, a zero
+ * pivot leaving its zero column), row swaps per lane by gather and scatter. */
+ATTR static uint32_t lu_run(v16f *A, const float *a, int cnt, int64_t n, int64_t m, float *luo, int32_t *piv) {
+  uint32_t bad = 0;
+  float *Af = (float *)A;
+  memset(A, 0, sizeof(v16f) * (size_t)(n * m));
+  for (int l = 0; l < cnt; l++) {
+    const float *al = a + (size_t)l * (size_t)(n * m);
+    for (int64_t i = 0; i < n * m; i++) {
+      if (!isfinite(al[i])) {
+        bad |= 1u << l;
+        break;
+      }
+      Af[i * W + l] = al[i];
+    }
+  }
+  int64_t k = n < m ? n : m;
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  __m512i pv[SMALLQR_MAX];
+  const v16f zero = vsplat(0), one = vsplat(1);
+  for (int64_t j = 0; j < k; j++) {
+    v16f best = vabs(A[j * m + j]);
+    __m512i bi = _mm512_set1_epi32((int)j);
+    for (int64_t i = j + 1; i < n; i++) {
+      v16f x = vabs(A[i * m + j]);
+      __mmask16 gt = _mm512_cmp_ps_mask((__m512)x, (__m512)best, _CMP_GT_OQ);
+      best = vsel(gt, x, best);
+      bi = _mm512_mask_mov_epi32(bi, gt, _mm512_set1_epi32((int)i));
+    }
+    pv[j] = bi;
+    __m512i row = _mm512_add_epi32(_mm512_slli_epi32(_mm512_mullo_epi32(bi, _mm512_set1_epi32((int)m)), 4), lane);
+    for (int64_t c = 0; c < m; c++) { /* rows j and bi (per lane) swapped */
+      __m512i idx = _mm512_add_epi32(row, _mm512_set1_epi32((int)(c * W)));
+      v16f y = (v16f)_mm512_i32gather_ps(idx, Af, 4), x = A[j * m + c];
+      _mm512_i32scatter_ps(Af, idx, (__m512)x, 4);
+      A[j * m + c] = y; /* after the scatter: lanes with bi == j wrote x == y there */
+    }
+    v16f p = A[j * m + j];
+    __mmask16 nz = _mm512_cmp_ps_mask((__m512)p, (__m512)zero, _CMP_NEQ_UQ);
+    v16f rcp = vsel(nz, one / vsel(nz, p, one), zero);
+    for (int64_t i = j + 1; i < n; i++) {
+      v16f l = A[i * m + j] * rcp;
+      A[i * m + j] = l;
+      for (int64_t c = j + 1; c < m; c++) A[i * m + c] -= l * A[j * m + c];
+    }
+  }
+  for (int l = 0; l < cnt; l++) {
+    if (bad >> l & 1) continue;
+    float *ol = luo + (size_t)l * (size_t)(n * m);
+    for (int64_t i = 0; i < n * m; i++) ol[i] = Af[i * W + l];
+    int32_t *pl = piv + (size_t)l * (size_t)k;
+    for (int64_t j = 0; j < k; j++) {
+      int32_t tmp[16];
+      _mm512_storeu_si512(tmp, pv[j]);
+      pl[j] = tmp[l];
+    }
+  }
+  return bad & ((1u << cnt) - 1);
+}
+
+uint32_t smallqr_lu_f32(const float *a, int cnt, int64_t n, int64_t m, float *lu, int32_t *piv) {
+  uint32_t all = (1u << cnt) - 1;
+  if (cnt < 1 || cnt > W || n < 1 || m < 1 || n > SMALLQR_MAX || m > SMALLQR_MAX || !jacobi_available()) return all;
+  v16f *buf = aligned_alloc(64, sizeof(v16f) * (size_t)(n * m));
+  if (!buf) return all;
+  uint32_t bad = lu_run(buf, a, cnt, n, m, lu, piv);
+  free(buf);
+  return bad;
+}
+
 uint32_t smallqr_f32(const float *a, int cnt, int64_t n, int64_t m, bool full, float *q, float *r) {
   uint32_t all = (1u << cnt) - 1;
   int64_t kq = full ? n : n < m ? n : m;
@@ -116,6 +189,10 @@ uint32_t smallqr_f32(const float *a, int cnt, int64_t n, int64_t m, bool full, f
 
 #else
 
+uint32_t smallqr_lu_f32(const float *a, int cnt, int64_t n, int64_t m, float *lu, int32_t *piv) {
+  (void)a, (void)n, (void)m, (void)lu, (void)piv;
+  return cnt >= 32 ? ~0u : (1u << cnt) - 1;
+}
 uint32_t smallqr_f32(const float *a, int cnt, int64_t n, int64_t m, bool full, float *q, float *r) {
   (void)a, (void)n, (void)m, (void)full, (void)q, (void)r;
   return cnt >= 32 ? ~0u : (1u << cnt) - 1;

@@ -1,4 +1,4 @@
-/* test_smallqr.c -- the batched Householder QR of small float32 matrices
+/* test_smallqr.c -- the batched Householder QR (and LU) of small float32 matrices
  * (backend/smallqr.c, which lapack.c runs for float32 n, m <= 32) against the LAPACK path
  * (gelqf + orglq, the same public call with the kernels switched off) on random and edge
  * inputs: every shape from 1 x 1 to 33 x 33 in steps that cross 16, tall and wide,
@@ -128,6 +128,84 @@ static void test_shapes(void) {
       }
 }
 
+/* lu of B matrices of kind k (n x m) with the kernels on and off: P A = L U with |l| <= 1,
+ * and LAPACK's factors and pivots for full-rank input (distinct magnitudes: no ties);
+ * non-finite entries LAPACK's bit for bit; each entry alone as in the batch. */
+static void check_lu(int B, int64_t n, int64_t m, Kind k) {
+  int64_t nm = n * m, kk = n < m ? n : m, shape[3] = {B, n, m};
+  float *a = malloc(sizeof(float) * (size_t)(B * nm));
+  for (int b = 0; b < B; b++) fill(a + b * nm, n, m, b % 3 == 1 && k == K_NONFINITE ? K_RANDOM : k);
+  jx_array *x = jx_array_from(a, JX_FLOAT32, 3, shape), *res[2][3];
+  for (int on = 0; on < 2; on++) {
+    jacobi_set_enabled(on);
+    CHECK(jx_lax_linalg_lu(x, res[on]) == JX_OK);
+  }
+  jacobi_set_enabled(true);
+  float *lu = host(res[1][0], B * nm), *lul = host(res[0][0], B * nm);
+  int32_t *pv = malloc(sizeof(int32_t) * (size_t)(B * (kk + n) + 1)), *pvl = malloc(sizeof(int32_t) * (size_t)(B * (kk + n) + 1));
+  CHECK(jx_read(res[1][1], pv, sizeof(int32_t) * (size_t)(B * kk)) == JX_OK);
+  CHECK(jx_read(res[0][1], pvl, sizeof(int32_t) * (size_t)(B * kk)) == JX_OK);
+  int32_t *perm = pv + B * kk, *perml = pvl + B * kk;
+  CHECK(jx_read(res[1][2], perm, sizeof(int32_t) * (size_t)(B * n)) == JX_OK);
+  CHECK(jx_read(res[0][2], perml, sizeof(int32_t) * (size_t)(B * n)) == JX_OK);
+  for (int b = 0; b < B; b++) {
+    const float *ab = a + b * nm, *f = lu + b * nm;
+    bool finite = true;
+    for (int64_t i = 0; i < nm; i++) finite = finite && isfinite(ab[i]);
+    if (!finite) {
+      CHECK_MSG(same_bits(f, lul + b * nm, nm) && !memcmp(pv + b * kk, pvl + b * kk, sizeof(int32_t) * (size_t)kk),
+                "lu %lldx%lld kind %d entry %d: not LAPACK's", (long long)n, (long long)m, k, b);
+      continue;
+    }
+    double norm = 0, re = 0, lmax = 0;
+    for (int64_t i = 0; i < nm; i++) norm = fmax(norm, fabs(ab[i]));
+    for (int64_t i = 0; i < n; i++) /* (L U)[i, j] = A[perm[i], j] */
+      for (int64_t j = 0; j < m; j++) {
+        double acc = 0;
+        for (int64_t t = 0; t < kk && t <= i && t <= j; t++)
+          acc += (t == i ? 1.0 : (double)f[i * m + t]) * f[t * m + j];
+        re = fmax(re, fabs(acc - ab[perm[b * n + i] * m + j]));
+        if (j < i && j < kk) lmax = fmax(lmax, fabs(f[i * m + j]));
+      }
+    double tol = 4e-6 * (double)(n + m) * (norm > 0 ? norm : 1);
+    CHECK_MSG(re <= tol && lmax <= 1, "lu %lldx%lld kind %d entry %d: |PA - LU| %g (tol %g), max |l| %g", (long long)n,
+              (long long)m, k, b, re, tol, lmax);
+    if (k != K_RANDOM && k != K_HUGE && k != K_TINY) continue;
+    double d = 0; /* l's multipliers are scale-free, u scales with a */
+    for (int64_t i = 0; i < nm; i++)
+      d = fmax(d, fabs(f[i] - lul[b * nm + i]) / (i % m < i / m && i % m < kk ? 1 : norm > 0 ? norm : 1));
+    CHECK_MSG(!memcmp(pv + b * kk, pvl + b * kk, sizeof(int32_t) * (size_t)kk) && d <= 50 * tol / (norm > 0 ? norm : 1),
+              "lu %lldx%lld kind %d entry %d vs LAPACK: pivots %s, |lu - lu'| %g", (long long)n, (long long)m, k, b,
+              memcmp(pv + b * kk, pvl + b * kk, sizeof(int32_t) * (size_t)kk) ? "differ" : "equal", d);
+  }
+  for (int b = 0; b < B; b += 7) {
+    jx_array *xb = jx_array_from(a + b * nm, JX_FLOAT32, 2, shape + 1), *rb[3];
+    CHECK(jx_lax_linalg_lu(xb, rb) == JX_OK);
+    float *f1 = host(rb[0], nm);
+    int32_t p1[SMALLQR_MAX + 1];
+    CHECK(jx_read(rb[1], p1, sizeof(int32_t) * (size_t)kk) == JX_OK);
+    CHECK_MSG(same_bits(f1, lu + b * nm, nm) && !memcmp(p1, pv + b * kk, sizeof(int32_t) * (size_t)kk),
+              "lu %lldx%lld kind %d entry %d alone differs", (long long)n, (long long)m, k, b);
+    free(f1);
+    jx_free(xb);
+    for (int i = 0; i < 3; i++) jx_free(rb[i]);
+  }
+  free(a), free(lu), free(lul), free(pv), free(pvl);
+  jx_free(x);
+  for (int i = 0; i < 6; i++) jx_free(res[i / 3][i % 3]);
+}
+
+static void test_lu_shapes(void) {
+  static const int64_t dims[] = {1, 2, 3, 7, 15, 16, 17, 24, 32, 33};
+  int nd = (int)(sizeof dims / sizeof dims[0]), unit = 0;
+  for (int i = 0; i < nd; i++)
+    for (int j = 0; j < nd; j += 2)
+      for (int k = 0; k < K_COUNT; k++, unit++) {
+        if ((i + j + k) % 3 != 1 || !test_shard_mine()) continue;
+        check_lu(unit % 2 ? 37 : 5, dims[i], dims[(j + i % 2) % nd], (Kind)k);
+      }
+}
+
 /* The kernel itself: the mask of entries left to LAPACK, nothing written past cnt. */
 static void test_kernel_mask(void) {
   if (!jacobi_available()) return;
@@ -147,5 +225,6 @@ int main(void) {
   if (dev && !strcmp(dev, "cuda")) return test_finish(); /* cuSOLVER's qr there */
   pool_configure(3);
   TEST_RUN_SPLIT(test_shapes);
+  TEST_RUN_SPLIT(test_lu_shapes);
   return test_finish();
 }
