@@ -638,7 +638,11 @@ static const AluExp *gen(Gen *g, jx_dtype d, int depth) {
     int kind = rnd_int(10);
     if (kind < 3) {
       const AluExp *x = gen(g, d, depth - 1);
-      e = try_op(unary[rnd_int(sizeof unary / sizeof *unary)], &x);
+      AluOp op = unary[rnd_int(sizeof unary / sizeof *unary)];
+      /* float32 rsqrt is 1/sqrtf, two roundings: within 1 ulp (prelude.h), compared
+       * exactly here (drawn once the RNG moved: multi-output kernel #33 missed by 1 ulp) */
+      if (op == ALU_RSQRT && d == JX_FLOAT32) continue;
+      e = try_op(op, &x);
     } else if (kind < 7) {
       AluOp op = binary[rnd_int(sizeof binary / sizeof *binary)];
       if (op == ALU_POW && is_float(d)) continue; /* libm: compared exactly here */
