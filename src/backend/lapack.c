@@ -764,17 +764,23 @@ static jx_status qr(Ctx *c, void *const *in, void *const *out, int64_t b) {
 
 /* syevd's steps with its back-transformation on jaxc's GEMM (real kinds where the GEMM has
  * AVX-512 tiles, n >= EIGH_BLOCKED_MIN): sytrd (A = Q T Q^T, LAPACK), stedc (T = Z D Z^T,
- * LAPACK), then v = Q Z by Q's block reflectors of EIGH_NB columns, last block first,
+ * LAPACK), then v = Q Z by Q's block reflectors of EIGH_NB(n) columns, last block first,
  * each applied to every column of Z (spread over the backend's threads where
  * lapack_run_threads gives them) instead of ormtr (larfb on OpenBLAS-Haswell's sgemm:
  * ormtr took 45 of syevd's 92 ms at n = 1024, one thread). */
-#define EIGH_NB 64
+/* Block reflectors of 32 columns below n = 512, of 64 from there (eigh's threaded
+ * back-transformation): at 256, 32 ran 1.98-2.03 ms against 64's 2.06-2.07; at 1024 (two
+ * threads) 51.8-52.5 against 47.1-47.6 ms. */
+#define EIGH_NB(n) ((n) >= EIGH_THREADS_MIN_N ? 64 : 32)
 #define EIGH_BLOCKED_MIN 256
 #define EIGH_THREADS_MIN_N 512
 static bool eigh_blocked(const Ctx *c) {
   const Routine *r = c->r;
   return (c->kind == KIND_S || c->kind == KIND_D) && gemm_avx512() && r->n >= EIGH_BLOCKED_MIN && r->n <= INT32_MAX / 2;
 }
+
+static bool apply_q_left(Ctx *c, const char *x, int64_t n, int64_t k, int64_t off, bool rowwise, const char *tau,
+                         char *z, char *t, char *vd, int64_t nb);
 
 static jx_status eigh_split(Ctx *c, void *const *in, void *const *out, int64_t b) {
   int64_t n = c->r->n, k = n - 1;
@@ -796,10 +802,11 @@ static jx_status eigh_split(Ctx *c, void *const *in, void *const *out, int64_t b
     c->lwork = a1 > a2 ? a1 : a2;
     c->liwork = iq + 1;
   }
-  /* a (n x n column-major), z (n x n), e, tau, T (EIGH_NB^2), V (n x EIGH_NB), work, iwork */
+  /* a (n x n column-major), z (n x n), e, tau, T (nb^2), V (n x nb), work, iwork */
+  int64_t nb = EIGH_NB(n);
   char *buf[8];
   if (!scratch_get(c, 8, (size_t[]){(size_t)(n * n) * esz, (size_t)(n * n) * esz, (size_t)n * esz, (size_t)n * esz,
-                                     (size_t)(EIGH_NB * EIGH_NB) * esz, (size_t)(n * EIGH_NB) * esz,
+                                     (size_t)(nb * nb) * esz, (size_t)(n * nb) * esz,
                                      (size_t)c->lwork * esz, (size_t)c->liwork * sizeof(lapack_int)}, buf))
     return oom(c->r);
   char *a = buf[0], *z = buf[1], *e = buf[2], *tau = buf[3], *t = buf[4], *vd = buf[5], *work = buf[6];
@@ -828,22 +835,7 @@ static jx_status eigh_split(Ctx *c, void *const *in, void *const *out, int64_t b
   }
   /* Q = H(1) ... H(n-1): the reflectors below a's subdiagonal, a QR-like set on the
    * (n-1) x (n-1) block from row 1, applied to z's rows 1.. */
-  const char *p = a + esz;
-  for (int64_t j = (k - 1) / EIGH_NB * EIGH_NB; j >= 0; j -= EIGH_NB) {
-    int64_t jb = min64(EIGH_NB, k - j), rows = k - j;
-    const char *pj = p + (size_t)(j * n + j) * esz;
-    memset(t, 0, (size_t)(EIGH_NB * EIGH_NB) * esz);
-    if (s32)
-      LAPACKE_slarft_work(LAPACK_COL_MAJOR, 'F', 'C', (int)rows, (int)jb, (const float *)pj, ni,
-                          (const float *)(tau + (size_t)j * esz), (float *)t, EIGH_NB);
-    else
-      LAPACKE_dlarft_work(LAPACK_COL_MAJOR, 'F', 'C', (int)rows, (int)jb, (const double *)pj, ni,
-                          (const double *)(tau + (size_t)j * esz), (double *)t, EIGH_NB);
-    qr_dense_v(c, vd, pj, n, rows, jb);
-    QrApply qa = {c, vd, t, z + (size_t)(1 + j) * esz, n, rows, jb, EIGH_NB, false, 0};
-    lu_for(c, qr_apply_cols, &qa, n);
-    if (qa.failed) return oom(c->r);
-  }
+  if (!apply_q_left(c, a, n, k, 1, false, tau, z, t, vd, nb)) return oom(c->r);
   transpose_into(v, z, n, n, esz); /* eigenvectors: columns of the column-major z */
   return JX_OK;
 }
@@ -937,6 +929,9 @@ static bool apply_q_left(Ctx *c, const char *x, int64_t n, int64_t k, int64_t of
  * V' = P Vb by block reflectors (apply_q_left) instead of ormbr (larfb on OpenBLAS's
  * sgemm). a = V' S U'^T: u = V' and vt = U'^T, as svd's mapping below. */
 #define SVD_BLOCKED_MIN 256
+/* 32-column block reflectors: svd_256 3.98-4.01 ms against 64's 4.08-4.14, svd_1024
+ * 148-149 against 156-185 ms (alternated, load ~2.5) */
+#define SVD_NB 32
 static bool svd_blocked(const Ctx *c) {
   const Routine *r = c->r;
   return (c->kind == KIND_S || c->kind == KIND_D) && gemm_avx512() && r->n == r->m && r->n >= SVD_BLOCKED_MIN &&
@@ -956,11 +951,11 @@ static jx_status svd_split(Ctx *c, void *const *in, void *const *out, int64_t b)
     int64_t a1 = query_size(c, q1), a2 = 3 * n * n + 4 * n;
     c->lwork = a1 > a2 ? a1 : a2;
   }
-  /* x (n x n), w (n x n), e, tauq, taup, t (EIGH_NB^2), vd (n x EIGH_NB), work, iwork (8 n) */
+  /* x (n x n), w (n x n), e, tauq, taup, t (SVD_NB^2), vd (n x SVD_NB), work, iwork (8 n) */
   char *buf[9];
   if (!scratch_get(c, 9, (size_t[]){(size_t)(n * n) * esz, (size_t)(n * n) * esz, (size_t)n * esz, (size_t)n * esz,
-                                     (size_t)n * esz, (size_t)(EIGH_NB * EIGH_NB) * esz,
-                                     (size_t)(n * EIGH_NB) * esz, (size_t)c->lwork * esz,
+                                     (size_t)n * esz, (size_t)(SVD_NB * SVD_NB) * esz,
+                                     (size_t)(n * SVD_NB) * esz, (size_t)c->lwork * esz,
                                      (size_t)(8 * n) * sizeof(lapack_int)}, buf))
     return oom(c->r);
   char *x = buf[0], *w = buf[1], *e = buf[2], *tq = buf[3], *tp = buf[4], *t = buf[5], *vd = buf[6], *work = buf[7];
@@ -989,8 +984,8 @@ static jx_status svd_split(Ctx *c, void *const *in, void *const *out, int64_t b)
   /* U' = Q Ub in place; Vb = (Vb^T)^T into u's memory, V' = P Vb there (P's n - 1
    * reflectors act on rows 1..), and u = V' row-major: a transpose of the column-major V' */
   transpose_into(u, w, n, n, esz);
-  if (!apply_q_left(c, x, n, n, 0, false, tq, vt, t, vd, EIGH_NB) ||
-      !apply_q_left(c, x, n, n - 1, 1, true, tp, u, t, vd, EIGH_NB))
+  if (!apply_q_left(c, x, n, n, 0, false, tq, vt, t, vd, SVD_NB) ||
+      !apply_q_left(c, x, n, n - 1, 1, true, tp, u, t, vd, SVD_NB))
     return oom(c->r);
   memcpy(w, u, (size_t)(n * n) * esz);
   transpose_into(u, w, n, n, esz);
