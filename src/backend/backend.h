@@ -47,6 +47,13 @@ struct Backend {
    * each consumer instead of writing it to memory and reading it back (jit/lower.c,
    * maybe_share). */
   bool cheap_recompute;
+  /* The most elements a float dot_general may contract to be lowered as one elementwise
+   * expression (trace/kexp.c, kexp_dot_unrolled) rather than a GEMM routine or a
+   * reduction kernel; 0: never. The expression fuses into its consumers: on a GPU the
+   * gradient g @ W^T of a 10-class output layer (K = 10) and the relu backward after it
+   * become one kernel writing the (batch, 512) result once, where a GEMM with K = 10
+   * runs at a fraction of the memory bandwidth (an MLP step's 7.5 us cuBLAS kernel). */
+  int dot_unroll_max_k;
   /* True where kernels may have a row output (ir/alu.h, Kernel.has_row_out): jit then
    * fuses an elementwise consumer of a row reduction into it (softmax in one kernel). */
   bool row_outputs;

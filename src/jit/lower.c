@@ -543,7 +543,9 @@ static bool fuse_siblings(Program *p) {
 
 Program *jit_lower(const Jaxpr *j, const Backend *be) {
   Program *p = calloc(1, sizeof *p);
-  JitLower L = {.base = {.p = p, .cheap_recompute = be && be->cheap_recompute}, .j = j,
+  JitLower L = {.base = {.p = p, .cheap_recompute = be && be->cheap_recompute,
+                         .dot_unroll_max_k = be ? be->dot_unroll_max_k : 0},
+                .j = j,
                 .vals = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof(Lazy))};
   int *last_use = NULL; /* by slot: the last step reading it (-1: never) */
   bool ok = p && L.vals;

@@ -374,6 +374,14 @@ static bool lower_dot(Lower *L, Prim prim, const PrimParams *pp, int nin, Lazy *
       dtype_is_complex(av->dtype)) {
     DotLayout D;
     prim_dot_layout(pp, &x->aval, &y->aval, &D);
+    if (D.K > 0 && D.K <= L->dot_unroll_max_k && !dtype_is_complex(av->dtype)) {
+      /* each operand element is read by many outputs: computed values are stored once */
+      if ((x->slot < 0 && !lower_realize(L, x)) || (y->slot < 0 && !lower_realize(L, y))) return false;
+      const AluExp *idx[JX_MAX_NDIM];
+      shape_unflatten(idx_var(), av->ndim, av->shape, idx);
+      Lazy *ops[2] = {x, y};
+      return set_exp(out, kexp_dot_unrolled(pp, &x->aval, &y->aval, av->dtype, idx, load_operand, ops), av);
+    }
     if ((double)D.M * (double)D.N * (double)D.K >= ROUTINE_GEMM_MIN_WORK) return lower_gemm(L, pp, x, y, out, av);
   }
   Lazy *ops[2] = {x, y};

@@ -160,6 +160,7 @@ const Backend backend_cuda = {
     .routine = routine,
     .host_memory = false,
     .cheap_recompute = true,
+    .dot_unroll_max_k = 16,
     .row_outputs = true,
     .graph_begin = graph_begin,
     .graph_end = graph_end,
