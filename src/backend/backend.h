@@ -82,6 +82,11 @@ struct Backend {
   jx_status (*graph_launch)(const Backend *be, void *exec);
   void (*graph_release)(const Backend *be, void *exec);
   bool (*graph_routine_ok)(const Backend *be, const Routine *r);
+  /* Optional, while recording: step `step` (in issue order) comes next and depends on
+   * the earlier steps deps[0..ndeps) (jit/replay.c: it reads what they wrote, or writes
+   * what they read or wrote); `serial`: a routine. The backend may then run
+   * independent steps concurrently in the recording (cuda: graph branches). */
+  jx_status (*graph_step)(const Backend *be, int step, int ndeps, const int *deps, bool serial);
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(const Backend *be);
 };

@@ -141,15 +141,51 @@ static void free_temps(const JitReplay *r, const Program *p, Buffer **bufs, Buff
   *npool = 0;
 }
 
+/* The earlier steps that step k (its args and outputs at ptrs + at[k]) depends on, into
+ * deps (at most k): the last writer of each address it reads or writes, and the readers
+ * of an address it writes since that address's last writer (temporaries are reused
+ * after their last use: alloc_temps). */
+static int step_deps(const Program *p, void *const *all, const int *at, int k, int *deps) {
+  const Step *st = &p->steps[k];
+  int na = step_nargs(st), n = 0;
+  void *const *mine = all + at[k];
+  for (int j = k - 1; j >= 0; j--) {
+    const Step *sj = &p->steps[j];
+    int ja = step_nargs(sj);
+    void *const *theirs = all + at[j];
+    bool dep = false;
+    /* j writes what k reads or writes; j reads what k writes */
+    for (int o = 0; o < sj->nout && !dep; o++)
+      for (int i = 0; i < na + st->nout && !dep; i++) dep = theirs[ja + o] == mine[i];
+    for (int a = 0; a < ja && !dep; a++)
+      for (int o = 0; o < st->nout && !dep; o++) dep = theirs[a] == mine[na + o];
+    if (dep) deps[n++] = j;
+  }
+  return n;
+}
+
 /* Queues every step on the addresses ptrs (per step: args, then outputs) -- recorded
- * between graph_begin and graph_end, else run. */
-static jx_status issue(const Program *p, const Backend *be, void *const *ptrs) {
+ * between graph_begin and graph_end (with each step's dependencies, where the backend
+ * takes them: Backend.graph_step), else run. */
+static jx_status issue(const Program *p, const Backend *be, void *const *ptrs, bool recording) {
   jx_status s = JX_OK;
+  int *at = NULL, *deps = NULL;
+  if (recording && be->graph_step && p->nsteps > 1) {
+    at = malloc((size_t)p->nsteps * sizeof *at), deps = malloc((size_t)p->nsteps * sizeof *deps);
+    if (!at || !deps) {
+      free(at), free(deps);
+      error_set(JX_ERR_OOM, "jit: out of memory");
+      return JX_ERR_OOM;
+    }
+    for (int k = 0, n = 0; k < p->nsteps; k++) at[k] = n, n += step_nargs(&p->steps[k]) + p->steps[k].nout;
+  }
+  void *const *all = ptrs;
   for (int k = 0; k < p->nsteps && s == JX_OK; k++) {
     const Step *st = &p->steps[k];
     int nargs = step_nargs(st);
     void *const *args = ptrs, *const *outs = ptrs + nargs;
     ptrs += nargs + st->nout;
+    if (at && (s = be->graph_step(be, k, step_deps(p, all, at, k, deps), deps, st->is_routine)) != JX_OK) break;
     if (st->is_routine) {
       s = be->routine(be, &st->routine, args, outs);
       continue;
@@ -158,6 +194,7 @@ static jx_status issue(const Program *p, const Backend *be, void *const *ptrs) {
     s = be->prepare(be, &st->kernel, &exe);
     if (s == JX_OK && st->kernel.size > 0) s = be->dispatch(be, exe, &st->kernel, args, outs);
   }
+  free(at), free(deps);
   return s;
 }
 
@@ -198,7 +235,7 @@ static jx_status launch_locked(JitReplay *r, const Program *p, Buffer **bufs, vo
   jx_status s = be->graph_begin(be);
   if (s == JX_OK) {
     jx_status si = alloc_temps(r, p, bufs, ptrs, pool, &npool);
-    if (si == JX_OK) si = issue(p, be, ptrs);
+    if (si == JX_OK) si = issue(p, be, ptrs, true);
     free_temps(r, p, bufs, pool, &npool);
     s = be->graph_end(be, &exec);
     if (si != JX_OK && exec) be->graph_release(be, exec), exec = NULL;
@@ -210,7 +247,7 @@ static jx_status launch_locked(JitReplay *r, const Program *p, Buffer **bufs, vo
     jx_clear_error();
     error_unstash(&saved);
     s = alloc_temps(r, p, bufs, ptrs, pool, &npool);
-    if (s == JX_OK) s = issue(p, be, ptrs);
+    if (s == JX_OK) s = issue(p, be, ptrs, false);
     free_temps(r, p, bufs, pool, &npool); /* stream-ordered after the steps */
     free(ptrs), free(pool), free(kcopy);
     return s;

@@ -319,19 +319,29 @@ static void test_not_recorded(void) {
  * by the list, as the cuda backend keeps it with the graph); a launch runs the list.
  * Then jit_run_replay on it checks, without a GPU, that recordings are made once per
  * address set, replayed for matching calls, own their temporaries, and give the bits
- * the step-by-step path gives -- from one thread and from eight. */
+ * the step-by-step path gives -- from one thread and from eight. The list also takes
+ * each step's dependencies (Backend.graph_step) and a launch runs the steps in the
+ * order those allow that is furthest from issue order (the latest ready step first),
+ * as a graph's parallel branches may: a missing dependency changes the bits. */
+#define FAKE_MAX_DEPS 64
 typedef struct FakeOp {
   void *exe;
   const Kernel *k;  /* or ... */
   const Routine *r; /* ... a routine */
   void *args[KERNEL_MAX_ARGS], *outs[KERNEL_MAX_OUTS + ROUTINE_MAX_OPERANDS];
+  int step, ndeps, deps[FAKE_MAX_DEPS]; /* the step it belongs to and the steps it follows */
 } FakeOp;
 typedef struct FakeGraph {
   FakeOp *ops;
   int n, cap;
   void **kept;
   int nkept, capk;
+  int step, ndeps, deps[FAKE_MAX_DEPS]; /* the step being issued (graph_step) */
+  bool truncated;                        /* more dependencies than FAKE_MAX_DEPS */
+  int64_t steps_told;                    /* graph_step calls */
 } FakeGraph;
+static int64_t fake_steps_told; /* graph_step calls, all recordings */
+static int64_t fake_reordered;  /* ops a launch ran before an op issued earlier */
 static _Thread_local FakeGraph *fake_rec;
 static int64_t fake_launches;
 
@@ -389,6 +399,8 @@ static FakeOp *fake_append(void) {
   if (g->n == g->cap) g->ops = realloc(g->ops, (size_t)(g->cap = 2 * g->cap + 8) * sizeof *g->ops);
   FakeOp *op = &g->ops[g->n++];
   memset(op, 0, sizeof *op);
+  op->step = g->step, op->ndeps = g->ndeps;
+  memcpy(op->deps, g->deps, (size_t)g->ndeps * sizeof *g->deps);
   return op;
 }
 static jx_status fake_dispatch(const Backend *be, void *exe, const Kernel *k, void *const *in, void *const *out) {
@@ -409,7 +421,27 @@ static jx_status fake_routine(const Backend *be, const Routine *r, void *const *
 }
 static jx_status fake_begin(const Backend *be) {
   fake_rec = calloc(1, sizeof *fake_rec);
+  fake_rec->step = -1;
   return JX_OK;
+}
+static jx_status fake_step(const Backend *be, int step, int ndeps, const int *deps, bool serial) {
+  FakeGraph *g = fake_rec;
+  g->step = step, g->ndeps = ndeps < FAKE_MAX_DEPS ? ndeps : FAKE_MAX_DEPS;
+  g->truncated |= ndeps > FAKE_MAX_DEPS;
+  memcpy(g->deps, deps, (size_t)g->ndeps * sizeof *deps);
+  __atomic_add_fetch(&fake_steps_told, 1, __ATOMIC_RELAXED);
+  return JX_OK;
+}
+/* Whether every op of the steps op depends on has run. */
+static bool fake_ready(const FakeGraph *g, const FakeOp *op, const bool *done) {
+  for (int i = 0; i < g->n; i++)
+    if (!done[i] && g->ops[i].step != op->step)
+      for (int d = 0; d < op->ndeps; d++)
+        if (g->ops[i].step == op->deps[d]) return false;
+  /* ops of one step (none here: a step is one dispatch or routine) keep their order */
+  for (int i = 0; i < g->n && &g->ops[i] != op; i++)
+    if (!done[i] && g->ops[i].step == op->step) return false;
+  return true;
 }
 static jx_status fake_end(const Backend *be, void **exec) {
   *exec = fake_rec;
@@ -420,7 +452,16 @@ static jx_status fake_launch(const Backend *be, void *exec) {
   FakeGraph *g = exec;
   __atomic_add_fetch(&fake_launches, 1, __ATOMIC_RELAXED);
   jx_status s = JX_OK;
-  for (int i = 0; i < g->n && s == JX_OK; i++) {
+  bool *done = calloc((size_t)g->n + 1, sizeof *done);
+  for (int left = g->n; left > 0 && s == JX_OK; left--) {
+    int i = g->n - 1; /* the latest ready op (in issue order when no dependencies were told) */
+    while (i >= 0 && (done[i] || (g->truncated || g->step < 0 ? i != g->n - left : !fake_ready(g, &g->ops[i], done)))) i--;
+    if (i < 0) {
+      s = JX_ERR_INTERNAL;
+      break;
+    }
+    if (i != g->n - left) __atomic_add_fetch(&fake_reordered, 1, __ATOMIC_RELAXED);
+    done[i] = true;
     FakeOp *op = &g->ops[i];
     FakeGraph *saved = fake_rec;
     fake_rec = NULL;
@@ -429,6 +470,7 @@ static jx_status fake_launch(const Backend *be, void *exec) {
                                     : routine_run_host(op->r, op->args, op->outs);
     fake_rec = saved;
   }
+  free(done);
   return s;
 }
 static void fake_release(const Backend *be, void *exec) {
@@ -479,7 +521,7 @@ static void test_replay_logic_cpu(void) {
   fake.prepare = fake_prepare, fake.prepare_batch = NULL, fake.dispatch = fake_dispatch, fake.routine = fake_routine;
   fake.alloc = fake_alloc, fake.free = fake_free, fake.prepare_loop = NULL;
   fake.graph_begin = fake_begin, fake.graph_end = fake_end, fake.graph_launch = fake_launch;
-  fake.graph_release = fake_release, fake.graph_routine_ok = fake_routine_ok;
+  fake.graph_release = fake_release, fake.graph_routine_ok = fake_routine_ok, fake.graph_step = fake_step;
   jx_fn *fn = jx_fn_new("fake_fn", 3, 2, fake_fn, NULL), *jf = jx_jit(fn);
   FakeRun runs[NTHREADS];
   for (int t = 0; t < NTHREADS; t++) {
@@ -589,6 +631,43 @@ static void test_replay_training_cpu(void) {
   jx_fn_free(jf), jx_fn_free(fn);
 }
 
+/* The MLP step (two products, the softmax's reductions, split reductions with scratch,
+ * reused temporaries, four parameter updates) recorded by the fake backend with its
+ * dependencies and replayed out of issue order: the bits of the cpu's step by step. */
+static void test_replay_mlp_reordered_cpu(void) {
+  jx_fn *step = new_step();
+  Inputs in = make_inputs();
+  float *ref = malloc(NOUT_FLOATS * sizeof *ref), *got = malloc(NOUT_FLOATS * sizeof *got);
+  jx_array *out[5];
+  CHECK(jx_call(step, in.a, out) == JX_OK);
+  CHECK(read_outs(out, ref));
+  for (int o = 0; o < 5; o++) jx_free(out[o]);
+  const Program *p = jit_program_for(step, in.a);
+  const Jaxpr *j = jit_jaxpr_for(step, in.a);
+  CHECK(p && j && p->nsteps > 4);
+  if (p && j) {
+    JitReplay *r = jit_replay_new(&fake);
+    int64_t told0 = fake_steps_told, reordered0 = fake_reordered;
+    int same = 0;
+    for (int c = 0; c < 6; c++) {
+      memset(got, 0, NOUT_FLOATS * sizeof *got);
+      if (jit_run_replay(p, j, &fake, r, in.a, out) != JX_OK) continue;
+      same += read_outs(out, got) && memcmp(got, ref, NOUT_FLOATS * sizeof *got) == 0;
+      for (int o = 0; o < 5; o++) jx_free(out[o]);
+    }
+    CHECK_EQ_INT(same, 6);
+    JitReplayStats st = jit_replay_stats(r);
+    CHECK_MSG(st.records >= 1 && st.replays >= 3, "records %lld, replays %lld", (long long)st.records,
+              (long long)st.replays);
+    CHECK_MSG(fake_steps_told - told0 == st.records * p->nsteps, "graph_step told %lld times for %lld x %d steps",
+              (long long)(fake_steps_told - told0), (long long)st.records, p->nsteps);
+    CHECK(fake_reordered > reordered0); /* the replays did run steps out of issue order */
+    jit_replay_free(r);
+    fake_empty_cache();
+  }
+  free(ref), free(got), free_inputs(&in), free_step(step);
+}
+
 int main(void) {
   jx_array *probe = jx_scalar(0.0);
   on_cuda = strcmp(jx_device_of(probe), "cuda") == 0;
@@ -602,5 +681,6 @@ int main(void) {
   TEST_RUN(test_not_recorded);
   if (on_cpu) TEST_RUN(test_replay_logic_cpu);
   if (on_cpu) TEST_RUN(test_replay_training_cpu);
+  if (on_cpu) TEST_RUN(test_replay_mlp_reordered_cpu);
   return test_finish();
 }

@@ -146,6 +146,9 @@ static jx_status graph_end(const Backend *be, void **exec) { return cuda_graph_e
 static jx_status graph_launch(const Backend *be, void *exec) { return cuda_graph_launch(exec); }
 static void graph_release(const Backend *be, void *exec) { cuda_graph_release(exec); }
 static bool graph_routine_ok(const Backend *be, const Routine *r) { return cuda_graph_routine_ok(r); }
+static jx_status graph_step(const Backend *be, int step, int ndeps, const int *deps, bool serial) {
+  return cuda_graph_step(step, ndeps, deps, serial);
+}
 
 const Backend backend_cuda = {
     .name = "cuda",
@@ -167,5 +170,6 @@ const Backend backend_cuda = {
     .graph_launch = graph_launch,
     .graph_release = graph_release,
     .graph_routine_ok = graph_routine_ok,
+    .graph_step = graph_step,
     .synchronize = synchronize,
 };

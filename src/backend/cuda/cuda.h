@@ -59,6 +59,8 @@ typedef struct CudaDriver {
   CUresult (*cuGetErrorString)(CUresult, const char **);
   CUresult (*cuEventCreate)(CUevent *, unsigned);
   CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
@@ -128,6 +130,16 @@ bool cuda_graph_routine_ok(const Routine *r);
 /* While recording: keeps mem (freed by a recorded step) for the graph instead of
  * returning it to the allocator; false when the thread is not recording. */
 bool cuda_graph_keep(void *mem);
+/* While recording: step `step` of the recording (0, 1, ... in issue order) comes next;
+ * it depends on the earlier steps deps[0..ndeps) (it reads what they wrote, or writes
+ * what they read or wrote). The step goes on one of GRAPH_BRANCHES capture streams --
+ * the branch of a dependency it directly follows, else the least recently used one --
+ * after event waits on its dependencies on other branches, so independent steps (an
+ * optimizer's parameter updates, a bias gradient beside a weight gradient's GEMM)
+ * become parallel branches of the graph. Routines (serial) stay on the first branch:
+ * cuBLAS's calls there share one handle and one workspace. JAXC_CUDA_GRAPH_BRANCHES=1
+ * keeps every step on one stream. */
+jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial);
 /* Whether the calling thread is recording a graph. */
 bool cuda_graph_recording(void);
 /* Graphs instantiated and replayed since process start (tests). */

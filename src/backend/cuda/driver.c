@@ -76,6 +76,8 @@ static const struct {
     S(cuGetErrorString, "cuGetErrorString"),
     S(cuEventCreate, "cuEventCreate"),
     S(cuEventRecord, "cuEventRecord"),
+    S(cuEventDestroy, "cuEventDestroy_v2"),
+    S(cuStreamWaitEvent, "cuStreamWaitEvent"),
     S(cuEventSynchronize, "cuEventSynchronize"),
     S(cuEventElapsedTime, "cuEventElapsedTime_v2"),
     S(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),

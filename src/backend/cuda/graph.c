@@ -6,28 +6,51 @@
  * it only for calls whose buffers have the same addresses. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/cuda/cuda.h"
 #include "core/error.h"
 
-enum { CU_STREAM_CAPTURE_MODE_RELAXED = 2, CU_STREAM_NON_BLOCKING_ = 1 };
+enum { CU_STREAM_CAPTURE_MODE_RELAXED = 2, CU_STREAM_NON_BLOCKING_ = 1, CU_EVENT_DISABLE_TIMING_ = 2 };
+#define GRAPH_BRANCHES 4
 
 typedef struct CudaGraph {
   CUgraphExec exec;
   void **kept; /* device memory freed by recorded steps (scratch): the replays use it */
   int nkept, cap;
   bool broken; /* a block could not be kept: the recording is discarded */
+  /* branches (cuda_graph_step): per step its branch and the event recorded after it */
+  CUevent *events;
+  int *branch_of;
+  int nsteps, steps_cap, prev; /* prev: the step issued last (-1: none) */
+  int tail[GRAPH_BRANCHES];    /* the last step on each branch (-1: unused so far) */
+  CUevent start;               /* recorded on the first branch at the beginning */
 } CudaGraph;
 
 /* One recording at a time: the capture stream and blas.c's capture handle are shared. */
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUstream capture_stream;
+static CUstream branch_streams[GRAPH_BRANCHES]; /* [0] is capture_stream */
 static _Thread_local CudaGraph *recording;
+static _Thread_local int current_branch;
 static CudaGraphStats stats; /* atomic fields */
 
 bool cuda_graph_recording(void) { return recording != NULL; }
 
-CUstream cuda_stream(void) { return recording ? capture_stream : cuda_device()->stream; }
+CUstream cuda_stream(void) { return recording ? branch_streams[current_branch] : cuda_device()->stream; }
+
+/* JAXC_CUDA_GRAPH_BRANCHES (1..GRAPH_BRANCHES, default GRAPH_BRANCHES), read once */
+static int branches(void) {
+  static int n;
+  int v = __atomic_load_n(&n, __ATOMIC_RELAXED);
+  if (!v) {
+    const char *e = getenv("JAXC_CUDA_GRAPH_BRANCHES");
+    v = e && *e ? atoi(e) : GRAPH_BRANCHES;
+    v = v < 1 ? 1 : v > GRAPH_BRANCHES ? GRAPH_BRANCHES : v;
+    __atomic_store_n(&n, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
 
 CudaGraphStats cuda_graph_stats(void) {
   CudaGraphStats s;
@@ -56,6 +79,12 @@ jx_status cuda_graph_begin(void) {
   pthread_mutex_lock(&capture_lock);
   if (!capture_stream)
     s = cuda_check(d->cu.cuStreamCreate(&capture_stream, CU_STREAM_NON_BLOCKING_), "cuStreamCreate");
+  branch_streams[0] = capture_stream;
+  for (int b = 1; b < branches() && s == JX_OK; b++)
+    if (!branch_streams[b])
+      s = cuda_check(d->cu.cuStreamCreate(&branch_streams[b], CU_STREAM_NON_BLOCKING_), "cuStreamCreate");
+  g->prev = -1;
+  for (int b = 0; b < GRAPH_BRANCHES; b++) g->tail[b] = -1;
   /* relaxed: a recorded step may still allocate (cuMemAlloc when the cache is empty) */
   if (s == JX_OK)
     s = cuda_check(d->cu.cuStreamBeginCapture(capture_stream, CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
@@ -65,7 +94,96 @@ jx_status cuda_graph_begin(void) {
     return s;
   }
   recording = g;
+  current_branch = 0;
+  if (branches() > 1) { /* the start every other branch joins the capture from */
+    s = cuda_check(d->cu.cuEventCreate(&g->start, CU_EVENT_DISABLE_TIMING_), "cuEventCreate");
+    if (s == JX_OK) s = cuda_check(d->cu.cuEventRecord(g->start, capture_stream), "cuEventRecord");
+    if (s != JX_OK) g->broken = true; /* discarded at cuda_graph_end */
+  }
   return JX_OK;
+}
+
+/* Records the event after step prev on its branch. */
+static jx_status close_prev(CudaGraph *g) {
+  if (g->prev < 0 || g->events[g->prev]) return JX_OK;
+  const CudaDevice *d = cuda_device();
+  jx_status s = cuda_check(d->cu.cuEventCreate(&g->events[g->prev], CU_EVENT_DISABLE_TIMING_), "cuEventCreate");
+  if (s == JX_OK)
+    s = cuda_check(d->cu.cuEventRecord(g->events[g->prev], branch_streams[g->branch_of[g->prev]]), "cuEventRecord");
+  return s;
+}
+
+jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial) {
+  CudaGraph *g = recording;
+  if (!g || branches() < 2 || g->broken) return JX_OK;
+  const CudaDevice *d = cuda_device();
+  if (step < 0 || step < g->nsteps) {
+    error_set(JX_ERR_INTERNAL, "cuda: graph step %d out of order", step);
+    return JX_ERR_INTERNAL;
+  }
+  if (step >= g->steps_cap) {
+    int cap = g->steps_cap ? 2 * g->steps_cap : 64;
+    while (cap <= step) cap *= 2;
+    CUevent *ev = realloc(g->events, (size_t)cap * sizeof *ev);
+    if (ev) g->events = ev;
+    int *br = ev ? realloc(g->branch_of, (size_t)cap * sizeof *br) : NULL;
+    if (!ev || !br) {
+      error_set(JX_ERR_OOM, "cuda: out of host memory recording a graph");
+      return JX_ERR_OOM;
+    }
+    g->branch_of = br;
+    memset(g->events + g->steps_cap, 0, (size_t)(cap - g->steps_cap) * sizeof *ev);
+    g->steps_cap = cap;
+  }
+  for (int k = g->nsteps; k < step; k++) g->branch_of[k] = -1, g->events[k] = NULL; /* skipped */
+  jx_status s = close_prev(g);
+  if (s != JX_OK) return s;
+  /* the branch: the first for routines; else that of a dependency this step directly
+   * follows (the latest such), else the one idle longest */
+  int b = -1;
+  if (serial) b = 0;
+  for (int i = 0; i < ndeps && b < 0; i++) {
+    int dep = deps[i], db = dep >= 0 && dep < step ? g->branch_of[dep] : -1;
+    if (db >= 0 && g->tail[db] == dep) b = db;
+  }
+  if (b < 0) {
+    b = 0;
+    for (int c = 1; c < branches(); c++)
+      if (g->tail[c] < g->tail[b]) b = c;
+  }
+  if (g->tail[b] < 0 && b > 0)
+    s = cuda_check(d->cu.cuStreamWaitEvent(branch_streams[b], g->start, 0), "cuStreamWaitEvent");
+  for (int i = 0; i < ndeps && s == JX_OK; i++) {
+    int dep = deps[i];
+    if (dep < 0 || dep >= step || g->branch_of[dep] < 0 || g->branch_of[dep] == b || !g->events[dep]) continue;
+    s = cuda_check(d->cu.cuStreamWaitEvent(branch_streams[b], g->events[dep], 0), "cuStreamWaitEvent");
+  }
+  if (s != JX_OK) return s;
+  g->branch_of[step] = b, g->tail[b] = step, g->prev = step, g->nsteps = step + 1;
+  current_branch = b;
+  return JX_OK;
+}
+
+/* Joins every other branch into the first before the capture ends. */
+static jx_status join_branches(CudaGraph *g) {
+  const CudaDevice *d = cuda_device();
+  jx_status s = close_prev(g);
+  for (int b = 1; b < GRAPH_BRANCHES && s == JX_OK; b++) {
+    if (g->tail[b] < 0) continue;
+    CUevent e = g->events[g->tail[b]];
+    if (e) s = cuda_check(d->cu.cuStreamWaitEvent(capture_stream, e, 0), "cuStreamWaitEvent");
+  }
+  current_branch = 0;
+  return s;
+}
+
+static void free_events(CudaGraph *g) {
+  const CudaDevice *d = cuda_device();
+  for (int k = 0; k < g->nsteps; k++)
+    if (g->events[k]) d->cu.cuEventDestroy(g->events[k]);
+  if (g->start) d->cu.cuEventDestroy(g->start);
+  free(g->events), free(g->branch_of);
+  g->events = NULL, g->branch_of = NULL, g->start = NULL, g->nsteps = g->steps_cap = 0;
 }
 
 jx_status cuda_graph_end(void **exec) {
@@ -76,10 +194,14 @@ jx_status cuda_graph_end(void **exec) {
     return JX_ERR_INTERNAL;
   }
   const CudaDevice *d = cuda_device();
+  jx_status sj = g->start ? join_branches(g) : JX_OK;
   recording = NULL;
+  current_branch = 0;
   CUgraph graph = NULL;
   jx_status s = cuda_check(d->cu.cuStreamEndCapture(capture_stream, &graph), "cuStreamEndCapture");
   pthread_mutex_unlock(&capture_lock);
+  free_events(g);
+  if (s == JX_OK && sj != JX_OK) s = sj;
   if (s == JX_OK && g->broken) {
     error_set(JX_ERR_OOM, "cuda: out of host memory recording a graph");
     s = JX_ERR_OOM;
