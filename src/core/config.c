@@ -146,6 +146,23 @@ bool config_cuda_graphs(void) {
 
 void config_set_cuda_graphs(bool on) { __atomic_store_n(&cuda_graphs, on ? 1 : 0, __ATOMIC_RELAXED); }
 
+static int dot_unroll = -2; /* atomic: -2 until read from the environment, -1: the backend's */
+
+int config_dot_unroll_max_k(int backend_value) {
+  int v = __atomic_load_n(&dot_unroll, __ATOMIC_RELAXED);
+  if (v == -2) {
+    const char *s = getenv("JAXC_DOT_UNROLL_MAX_K");
+    v = s && *s ? atoi(s) : -1;
+    v = v < -1 ? -1 : v > 64 ? 64 : v;
+    __atomic_store_n(&dot_unroll, v, __ATOMIC_RELAXED);
+  }
+  return v >= 0 ? v : backend_value;
+}
+
+void config_set_dot_unroll_max_k(int k) {
+  __atomic_store_n(&dot_unroll, k < -1 ? -1 : k > 64 ? 64 : k, __ATOMIC_RELAXED);
+}
+
 bool config_matmul_tf32(void) {
   int v = atomic_load(&matmul_tf32);
   if (v < 0) {

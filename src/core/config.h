@@ -54,6 +54,13 @@ bool config_matmul_tf32(void);
  * (JAXC_CUDA_GRAPHS, default yes; config_set_cuda_graphs overrides it, for tests). */
 bool config_cuda_graphs(void);
 void config_set_cuda_graphs(bool on);
+/* The most elements a float dot_general may contract to be lowered as one fused
+ * elementwise expression (Backend.dot_unroll_max_k, trace/lower.c): backend_value, or
+ * JAXC_DOT_UNROLL_MAX_K (0..64) when set, or what config_set_dot_unroll_max_k set (-1:
+ * the backend's again; tests run the expression on the cpu this way). Programs already
+ * lowered keep theirs. */
+int config_dot_unroll_max_k(int backend_value);
+void config_set_dot_unroll_max_k(int k);
 /* JAXC_CPU_DEVICES if an integer in [1, max], else 1. */
 int config_cpu_devices(int max);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */

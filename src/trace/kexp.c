@@ -101,33 +101,6 @@ void kexp_dot(const PrimParams *pp, const Aval *x, const Aval *y, jx_dtype dt, i
                  : alu_const(dt, alu_reduce_identity(add, dt));
 }
 
-const AluExp *kexp_dot_unrolled(const PrimParams *pp, const Aval *x, const Aval *y, jx_dtype dt,
-                                const AluExp *const *oi, KexpLoad load, void *ctx) {
-  bool xu[JX_MAX_NDIM] = {false}, yu[JX_MAX_NDIM] = {false};
-  for (int i = 0; i < pp->ncontract; i++) xu[pp->lhs_contract[i]] = yu[pp->rhs_contract[i]] = true;
-  for (int i = 0; i < pp->nbatch; i++) xu[pp->lhs_batch[i]] = yu[pp->rhs_batch[i]] = true;
-  int xfree[JX_MAX_NDIM], yfree[JX_MAX_NDIM], nxf = 0, nyf = 0;
-  for (int d = 0; d < x->ndim; d++)
-    if (!xu[d]) xfree[nxf++] = d;
-  for (int d = 0; d < y->ndim; d++)
-    if (!yu[d]) yfree[nyf++] = d;
-  int64_t cshape[JX_MAX_NDIM], R = 1;
-  for (int i = 0; i < pp->ncontract; i++) R *= (cshape[i] = x->shape[pp->lhs_contract[i]]);
-  const AluExp *xi[JX_MAX_NDIM], *yi[JX_MAX_NDIM], *ci[JX_MAX_NDIM];
-  for (int i = 0; i < pp->nbatch; i++) xi[pp->lhs_batch[i]] = yi[pp->rhs_batch[i]] = oi[i];
-  for (int i = 0; i < nxf; i++) xi[xfree[i]] = oi[pp->nbatch + i];
-  for (int i = 0; i < nyf; i++) yi[yfree[i]] = oi[pp->nbatch + nxf + i];
-  jx_dtype acc = dt == JX_FLOAT16 || dt == JX_BFLOAT16 ? JX_FLOAT32 : dt;
-  const AluExp *sum = alu_const(acc, alu_reduce_identity(ALU_ADD, acc));
-  for (int64_t r = 0; r < R; r++) {
-    shape_unflatten(i64(r), pp->ncontract, cshape, ci);
-    for (int i = 0; i < pp->ncontract; i++) xi[pp->lhs_contract[i]] = yi[pp->rhs_contract[i]] = ci[i];
-    const AluExp *prod = alu_binary(ALU_MUL, alu_cast(load(ctx, 0, xi), acc), alu_cast(load(ctx, 1, yi), acc));
-    sum = alu_binary(ALU_ADD, sum, prod);
-  }
-  return acc != dt ? alu_cast(sum, dt) : sum;
-}
-
 const AluExp *kexp_elementwise(Prim p, const PrimParams *pp, const AluExp *const *v) {
   switch (p) { /* complex parts: their own IR ops (ir/complex.c) */
   case PRIM_real: return alu_real(v[0]);

@@ -38,14 +38,6 @@ const AluExp *kexp_gather(int xndim, int64_t n, int indndim, int axis, const Alu
  * are an or of ands. k->nargs is left to the caller. */
 void kexp_dot(const PrimParams *pp, const Aval *x, const Aval *y, jx_dtype dtype, int ndim,
               const int64_t *shape, KexpLoad load, void *ctx, Kernel *k);
-/* dot_general(x, y) of a real float dtype at output indices oi (batch, lhs free, rhs
- * free) as one elementwise expression: the contracted products added in ascending
- * order from the reduction's identity (+0), as kexp_dot's reduction adds them, so
- * the two agree bit for bit; float16/bfloat16 accumulate in float32. For products
- * contracting few elements (jit's lowering: DOT_UNROLL_MAX_K), which then fuse into
- * their consumers like any elementwise value instead of running as a GEMM. */
-const AluExp *kexp_dot_unrolled(const PrimParams *pp, const Aval *x, const Aval *y, jx_dtype dt,
-                                const AluExp *const *oi, KexpLoad load, void *ctx);
 /* True when padding with `value` needs kexp_pad_fill: a view's padding reads +0.0. */
 bool kexp_pad_needs_fill(double value);
 /* lax.pad with a padding value other than +0: `padded` (the zero-padded view's value at

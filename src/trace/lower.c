@@ -367,6 +367,45 @@ static bool lower_gemm(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Lazy *o
   return out->st != NULL;
 }
 
+/* A float product contracting few elements (K <= the backend's dot_unroll_max_k) as one
+ * elementwise expression over the canonical views x' (B, M, K) and y' (B, K, N):
+ * out[b, m, n] = x'[b, m, 0] * y'[b, 0, n] + ... in ascending k from +0 (the order of
+ * the reduction kernel kexp_dot makes; float16/bfloat16 accumulate in float32). It
+ * fuses into its consumers like any elementwise value. y' is materialized contiguous
+ * when it is not (a transposed weight: W^T of a (512, 10) W, 20 KB): consecutive
+ * outputs then read consecutive elements of it -- read through the transposed view,
+ * each warp's load of y touched ten cache lines and the fused g @ W2^T + relu backward
+ * of an MLP step took 35 us on an H100 (its cuBLAS product alone 9 us). Computed
+ * operands are stored first: every element of them is read by many outputs. */
+static bool lower_dot_unrolled(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Lazy *out, const Aval *av) {
+  DotLayout D;
+  prim_dot_layout(pp, &x->aval, &y->aval, &D);
+  if ((x->slot < 0 && !lower_realize(L, x)) || (y->slot < 0 && !lower_realize(L, y))) return false;
+  Lazy xv = *x, yv = *y;
+  ShapeTracker *px = shape_permute(x->st, D.xperm), *py = shape_permute(y->st, D.yperm);
+  xv.st = px ? shape_reshape(px, 3, (int64_t[]){D.B, D.M, D.K}) : NULL;
+  yv.st = py ? shape_reshape(py, 3, (int64_t[]){D.B, D.K, D.N}) : NULL;
+  shape_free(px), shape_free(py);
+  xv.aval.ndim = yv.aval.ndim = 3;
+  xv.aval.shape[0] = D.B, xv.aval.shape[1] = D.M, xv.aval.shape[2] = D.K;
+  yv.aval.shape[0] = D.B, yv.aval.shape[1] = D.K, yv.aval.shape[2] = D.N;
+  bool ok = xv.st && yv.st && (shape_is_contiguous(yv.st) || lower_realize(L, &yv));
+  const AluExp *sum = NULL;
+  if (ok) {
+    const AluExp *o[3];
+    shape_unflatten(idx_var(), 3, (int64_t[]){D.B, D.M, D.N}, o);
+    jx_dtype dt = av->dtype, acc = dt == JX_FLOAT16 || dt == JX_BFLOAT16 ? JX_FLOAT32 : dt;
+    sum = alu_const(acc, alu_reduce_identity(ALU_ADD, acc));
+    for (int64_t k = 0; k < D.K; k++) {
+      const AluExp *xi[3] = {o[0], o[1], i64(k)}, *yi[3] = {o[0], i64(k), o[2]};
+      sum = alu_binary(ALU_ADD, sum, alu_binary(ALU_MUL, alu_cast(lower_load(&xv, xi), acc), alu_cast(lower_load(&yv, yi), acc)));
+    }
+    if (acc != dt) sum = alu_cast(sum, dt);
+  }
+  shape_free(xv.st), shape_free(yv.st);
+  return ok && set_exp(out, sum, av);
+}
+
 static bool lower_dot(Lower *L, Prim prim, const PrimParams *pp, int nin, Lazy *const *in,
                       int nout, Lazy *out, const Aval *av) {
   Lazy *x = in[0], *y = in[1];
@@ -374,14 +413,7 @@ static bool lower_dot(Lower *L, Prim prim, const PrimParams *pp, int nin, Lazy *
       dtype_is_complex(av->dtype)) {
     DotLayout D;
     prim_dot_layout(pp, &x->aval, &y->aval, &D);
-    if (D.K > 0 && D.K <= L->dot_unroll_max_k && !dtype_is_complex(av->dtype)) {
-      /* each operand element is read by many outputs: computed values are stored once */
-      if ((x->slot < 0 && !lower_realize(L, x)) || (y->slot < 0 && !lower_realize(L, y))) return false;
-      const AluExp *idx[JX_MAX_NDIM];
-      shape_unflatten(idx_var(), av->ndim, av->shape, idx);
-      Lazy *ops[2] = {x, y};
-      return set_exp(out, kexp_dot_unrolled(pp, &x->aval, &y->aval, av->dtype, idx, load_operand, ops), av);
-    }
+    if (D.K > 0 && D.K <= L->dot_unroll_max_k && !dtype_is_complex(av->dtype)) return lower_dot_unrolled(L, pp, x, y, out, av);
     if ((double)D.M * (double)D.N * (double)D.K >= ROUTINE_GEMM_MIN_WORK) return lower_gemm(L, pp, x, y, out, av);
   }
   Lazy *ops[2] = {x, y};

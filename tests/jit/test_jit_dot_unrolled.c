@@ -1,0 +1,160 @@
+/* test_jit_dot_unrolled.c -- float products contracting few elements lowered as one fused
+ * elementwise expression (trace/lower.c, lower_dot_unrolled; Backend.dot_unroll_max_k,
+ * 16 on cuda, 0 on the cpu): with config_set_dot_unroll_max_k(16) every device runs
+ * them, and each must give what the GEMM / reduction-kernel lowering gives (the oracle:
+ * the same jitted function lowered with the setting at 0) -- K from 1 to 16, operands
+ * transposed (a weight's W^T, materialized contiguous), batched, contracting two axes,
+ * computed operands, float16/bfloat16, zero-size, and the MLP's g @ W2^T with
+ * the relu backward fused into the one kernel. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "jit/jit.h"
+#include "test.h"
+
+static jx_array *randn(uint32_t *seed, int ndim, const int64_t *shape, jx_dtype dt) {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= shape[d];
+  float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  for (int64_t i = 0; i < n; i++) {
+    *seed = *seed * 1664525u + 1013904223u;
+    v[i] = (float)((*seed >> 8) % 2001) / 500.0f - 2.0f;
+  }
+  jx_array *a = jx_array_from(v, JX_FLOAT32, ndim, shape);
+  free(v);
+  if (dt != JX_FLOAT32) {
+    jx_array *b = jx_astype(a, dt);
+    jx_free(a);
+    a = b;
+  }
+  return a;
+}
+
+typedef enum { PLAIN, TRANS_B, TRANS_A, BATCHED, TWO_AXES, COMPUTED, RELU_BWD } Case;
+static const char *const case_names[] = {"plain", "trans_b", "trans_a", "batched", "two_axes", "computed", "relu_bwd"};
+
+/* in[0], in[1] (and in[2]: the relu's input) -> the product for case *ctx */
+static jx_status product(void *ctx, jx_array *const *in, jx_array **out) {
+  Case c = *(const Case *)ctx;
+  jx_array *x = in[0], *y = in[1];
+  switch (c) {
+  case PLAIN: case BATCHED: out[0] = jx_matmul(x, y); break;
+  case TRANS_B: out[0] = jx_matmul(x, jx_swapaxes(y, 0, 1)); break;       /* x (M,K) @ y(N,K)^T */
+  case TRANS_A: out[0] = jx_matmul(jx_swapaxes(x, 0, 1), y); break;       /* x(K,M)^T @ y (K,N) */
+  case TWO_AXES: out[0] = jx_tensordot(x, y, 2); break;                   /* (M,K1,K2) . (K1,K2,N) */
+  case COMPUTED: out[0] = jx_matmul(jx_tanh(x), jx_mul(y, y)); break;
+  case RELU_BWD: /* where(h > 0, g @ W^T, 0) with W (N, K) */
+    out[0] = jx_where(jx_greater(in[2], jx_scalar(0.0)), jx_matmul(x, jx_swapaxes(y, 0, 1)), jx_scalar(0.0));
+    break;
+  }
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+/* The jitted product with the unrolled lowering at `k` (0: off). */
+static jx_array *run(Case c, int k, jx_array *const *in, int nin, int *routines) {
+  config_set_dot_unroll_max_k(k);
+  Case *ctx = malloc(sizeof *ctx);
+  *ctx = c;
+  jx_fn *fn = jx_fn_new(case_names[c], nin, 1, product, ctx), *jf = jx_jit(fn);
+  jx_array *out = NULL;
+  CHECK_MSG(jx_call(jf, in, &out) == JX_OK, "%s (k %d): %s", case_names[c], k, jx_last_error());
+  const Program *p = out ? jit_program_for(jf, in) : NULL;
+  if (routines) *routines = p ? jit_program_nroutines(p) : -1;
+  jx_fn_free(jf), jx_fn_free(fn), free(ctx);
+  config_set_dot_unroll_max_k(-1);
+  return out;
+}
+
+static void check_close(jx_array *a, jx_array *b, double rel, const char *what) {
+  CHECK_MSG(a && b && jx_size(a) == jx_size(b), "%s: sizes", what);
+  if (!a || !b || jx_size(a) != jx_size(b)) return;
+  int64_t n = jx_size(a);
+  jx_array *a64 = jx_astype(a, JX_FLOAT32), *b64 = jx_astype(b, JX_FLOAT32);
+  float *x = malloc((size_t)(n ? n : 1) * sizeof *x), *y = malloc((size_t)(n ? n : 1) * sizeof *y);
+  CHECK(jx_read(a64, x, (size_t)n * sizeof *x) == JX_OK && jx_read(b64, y, (size_t)n * sizeof *y) == JX_OK);
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (!(fabs(x[i] - y[i]) <= rel * (1.0 + fabs(y[i])))) {
+      if (bad++ < 3) CHECK_MSG(false, "%s[%lld]: %.9g vs %.9g", what, (long long)i, x[i], y[i]);
+    }
+  CHECK_MSG(bad == 0, "%s: %d of %lld differ", what, bad, (long long)n);
+  free(x), free(y), jx_free(a64), jx_free(b64);
+}
+
+static double tolerance(jx_dtype dt) {
+  return dt == JX_FLOAT32 ? 2e-5 : dt == JX_FLOAT16 ? 4e-3 : 3e-2;
+}
+
+static void one_case(Case c, int64_t M, int64_t K, int64_t N, jx_dtype dt) {
+  uint32_t seed = (uint32_t)(c * 977 + K * 31 + M);
+  jx_array *in[3] = {NULL, NULL, NULL};
+  int nin = 2;
+  switch (c) {
+  case PLAIN: case COMPUTED:
+    in[0] = randn(&seed, 2, (int64_t[]){M, K}, dt), in[1] = randn(&seed, 2, (int64_t[]){K, N}, dt);
+    break;
+  case TRANS_B: case RELU_BWD:
+    in[0] = randn(&seed, 2, (int64_t[]){M, K}, dt), in[1] = randn(&seed, 2, (int64_t[]){N, K}, dt);
+    if (c == RELU_BWD) in[2] = randn(&seed, 2, (int64_t[]){M, N}, dt), nin = 3;
+    break;
+  case TRANS_A: in[0] = randn(&seed, 2, (int64_t[]){K, M}, dt), in[1] = randn(&seed, 2, (int64_t[]){K, N}, dt); break;
+  case BATCHED:
+    in[0] = randn(&seed, 3, (int64_t[]){3, M, K}, dt), in[1] = randn(&seed, 3, (int64_t[]){3, K, N}, dt);
+    break;
+  case TWO_AXES: /* K = 2 x (K / 2) */
+    in[0] = randn(&seed, 3, (int64_t[]){M, 2, K / 2}, dt), in[1] = randn(&seed, 3, (int64_t[]){2, K / 2, N}, dt);
+    break;
+  }
+  char what[128];
+  snprintf(what, sizeof what, "%s M=%lld K=%lld N=%lld %s", case_names[c], (long long)M, (long long)K, (long long)N,
+           jx_dtype_name(dt));
+  int r_ref = -1, r_new = -1;
+  jx_array *ref = run(c, 0, in, nin, &r_ref), *got = run(c, 16, in, nin, &r_new);
+  check_close(got, ref, tolerance(dt), what);
+  /* unrolled: no GEMM routine left */
+  CHECK_MSG(r_new == 0, "%s: %d routines with the unrolled lowering", what, r_new);
+  jx_free(ref), jx_free(got);
+  for (int i = 0; i < nin; i++) jx_free(in[i]);
+}
+
+static void test_shapes(void) {
+  const int64_t ks[] = {1, 2, 3, 10, 16};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    one_case(PLAIN, 64, ks[i], 96, JX_FLOAT32);
+    one_case(TRANS_B, 64, ks[i], 96, JX_FLOAT32);
+    one_case(TRANS_A, 40, ks[i], 72, JX_FLOAT32);
+    one_case(BATCHED, 17, ks[i], 33, JX_FLOAT32);
+  }
+  one_case(TWO_AXES, 48, 10, 80, JX_FLOAT32);
+  one_case(COMPUTED, 64, 10, 96, JX_FLOAT32);
+  one_case(RELU_BWD, 256, 10, 512, JX_FLOAT32);
+}
+
+static void test_dtypes(void) {
+  one_case(TRANS_B, 64, 10, 96, JX_FLOAT16);
+  one_case(TRANS_B, 64, 10, 96, JX_BFLOAT16);
+}
+
+/* Past dot_unroll_max_k the product stays a GEMM; zero-size outputs give zero-size. */
+static void test_limits(void) {
+  uint32_t seed = 5;
+  jx_array *in[2] = {randn(&seed, 2, (int64_t[]){128, 17}, JX_FLOAT32), randn(&seed, 2, (int64_t[]){17, 256}, JX_FLOAT32)};
+  int routines = -1;
+  jx_array *out = run(PLAIN, 16, in, 2, &routines);
+  CHECK_MSG(routines == 1, "K = 17 past the limit: %d routines", routines);
+  jx_free(out), jx_free(in[0]), jx_free(in[1]);
+  in[0] = randn(&seed, 2, (int64_t[]){0, 4}, JX_FLOAT32), in[1] = randn(&seed, 2, (int64_t[]){4, 8}, JX_FLOAT32);
+  out = run(PLAIN, 16, in, 2, NULL);
+  CHECK(out && jx_size(out) == 0 && jx_ndim(out) == 2);
+  jx_free(out), jx_free(in[0]), jx_free(in[1]);
+}
+
+int main(void) {
+  TEST_RUN(test_shapes);
+  TEST_RUN(test_dtypes);
+  TEST_RUN(test_limits);
+  return test_finish();
+}
