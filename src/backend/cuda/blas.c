@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/cuda.h"
@@ -110,65 +109,9 @@ static LtLayout lt_layout(int type, uint64_t rows, uint64_t cols, int64_t ld, in
   return l;
 }
 
-/* JAXC_CUDA_GEMM_AUTOTUNE=0: the heuristic's first algorithm, untimed (read once) */
-static bool autotune_on(void) {
-  static int on = -1;
-  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
-  if (v < 0) {
-    const char *e = getenv("JAXC_CUDA_GEMM_AUTOTUNE");
-    v = !(e && strcmp(e, "0") == 0);
-    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
-  }
-  return v == 1;
-}
-
-#define LT_CANDIDATES 8
-/* Of the heuristic's candidates r[0..n), the index of the fastest on these operands
- * (each run once to warm up, then LT_TUNE_RUNS times between two events on the device's
- * stream; the host waits): XLA's autotuning of its GEMMs, which cuBLASLt's first guess
- * missed by 1.3-2x on a training step's skinny products (a 784 x 512 weight gradient
- * over a batch of 4096, products with 10 columns). 0 where timing fails. */
-#define LT_TUNE_RUNS 3
-static int lt_tune(const LtPlan *p, const LtResult *r, int n, const void *a, const void *b, void *c) {
-  const CudaDevice *d = cuda_device();
-  CUstream st = d->stream;
-  CUevent e0 = NULL, e1 = NULL;
-  if (d->cu.cuEventCreate(&e0, 0) != 0 || d->cu.cuEventCreate(&e1, 0) != 0) {
-    if (e0) d->cu.cuEventDestroy(e0);
-    return 0;
-  }
-  static const float one32 = 1.0f, zero32 = 0.0f;
-  static const double one64 = 1.0, zero64 = 0.0;
-  const void *alpha = p->compute == CUBLAS_COMPUTE_64F ? (const void *)&one64 : &one32;
-  const void *beta = p->compute == CUBLAS_COMPUTE_64F ? (const void *)&zero64 : &zero32;
-  int best = 0;
-  float best_ms = 0;
-  for (int i = 0; i < n; i++) {
-    bool ok = true;
-    pthread_mutex_lock(&enqueue_lock);
-    for (int run = 0; run <= LT_TUNE_RUNS && ok; run++) {
-      if (run == 1) ok = d->cu.cuEventRecord(e0, st) == 0;
-      ok = ok && lt.matmul(lt.h, p->desc, alpha, a, p->a, b, p->b, beta, c, p->c, c, p->c, &r[i].algo, workspace,
-                           workspace_bytes, st) == 0;
-    }
-    ok = ok && d->cu.cuEventRecord(e1, st) == 0;
-    pthread_mutex_unlock(&enqueue_lock);
-    float ms = 0;
-    ok = ok && d->cu.cuEventSynchronize(e1) == 0 && d->cu.cuEventElapsedTime(&ms, e0, e1) == 0;
-    if (ok && (i == 0 || ms < best_ms)) best = i, best_ms = ms;
-    else if (!ok && i == 0) break; /* the first fails: keep it, its call reports the error */
-  }
-  d->cu.cuEventDestroy(e0), d->cu.cuEventDestroy(e1);
-  return best;
-}
-
 /* The plan for column-major C (m, n) = op(A) (m, k) @ op(B) (k, n); NULL if cuBLASLt
- * has no algorithm for it (the caller uses cublasGemmEx). A new plan's algorithm is the
- * fastest of the heuristic's first LT_CANDIDATES on the call's operands a, b, c (c is
- * overwritten; lt_tune), unless the call is being recorded into a graph (no host waits
- * there: the heuristic's first). */
-static const LtPlan *lt_plan(int type, int compute, int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t batch,
-                             const void *a, const void *b, void *c) {
+ * has no algorithm for it (the caller uses cublasGemmEx). */
+static const LtPlan *lt_plan(int type, int compute, int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (!lt.h) return NULL;
   pthread_mutex_lock(&plan_lock);
   for (int i = 0; i < nplans; i++) {
@@ -196,10 +139,10 @@ static const LtPlan *lt_plan(int type, int compute, int ta, int tb, int64_t m, i
     uint64_t ws = workspace_bytes;
     if (p->a && p->b && p->c && lt.pref_create(&pref) == 0) {
       lt.pref_set(pref, LT_PREF_WORKSPACE, &ws, sizeof ws);
-      LtResult r[LT_CANDIDATES];
-      int nres = 0, want = autotune_on() && !cuda_graph_recording() ? LT_CANDIDATES : 1;
-      if (lt.heuristic(lt.h, p->desc, p->a, p->b, p->c, p->c, pref, want, r, &nres) == 0 && nres > 0) {
-        p->algo = r[nres > 1 ? lt_tune(p, r, nres, a, b, c) : 0].algo;
+      LtResult r;
+      int nres = 0;
+      if (lt.heuristic(lt.h, p->desc, p->a, p->b, p->c, p->c, pref, 1, &r, &nres) == 0 && nres > 0) {
+        p->algo = r.algo;
         p->ok = true;
       }
       lt.pref_destroy(pref);
@@ -294,7 +237,7 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
    * costs less host time than cublasGemmStridedBatchedEx (a training step's GEMMs) */
   bool small = (double)M * (double)N * (double)K * (double)B < (double)(1 << 30);
   if (type == CUDA_R_16BF || type == CUDA_R_16F || (type == CUDA_R_32F && small)) {
-    const LtPlan *p = lt_plan(type, compute, tb, ta, N, M, K, B, inputs[1], inputs[0], out);
+    const LtPlan *p = lt_plan(type, compute, tb, ta, N, M, K, B);
     if (p) {
       pthread_mutex_lock(&enqueue_lock);
       int st = lt.matmul(lt.h, p->desc, alpha, inputs[1], p->a, inputs[0], p->b, beta, out, p->c, out, p->c,
