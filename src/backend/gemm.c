@@ -3,7 +3,11 @@
  * op(b) (packed into NR-wide slivers, zero-padded) and each MC-tall block of op(a)
  * (packed into MR-tall slivers), an MR x NR micro-kernel keeps its tile of c in vector
  * registers (GCC vector extensions: 2 x 8 floats or 2 x 4 doubles per row, 12
- * accumulators) and adds one rank-1 update per k with fused multiply-adds. Transposed
+ * accumulators) and adds one rank-1 update per k with fused multiply-adds, each element
+ * of a broadcast straight from memory (scalar * vector: one load; the earlier
+ * `(V){0} + a[r]` cost a scalar add and a register broadcast on the FP ports per row and
+ * k, ~8% of the GELU MLP step; the sums are the same, bit for bit, as the accumulators
+ * start at +0). Transposed
  * operands only change the packing. The micro-kernel is compiled three times: for
  * AVX-512 (2 x 16 floats / 2 x 8 doubles per row, so NR doubles), for AVX2+FMA and for
  * the baseline ISA; the widest the CPU has is picked at run time (gemm_avx512). */
@@ -35,6 +39,7 @@ typedef double v8d __attribute__((vector_size(64)));
 #define ATTR_AVX2 __attribute__((target("avx2,fma")))
 #define ATTR_AVX512 __attribute__((target("avx512f,fma")))
 #define HAVE_DISPATCH 1
+#include <immintrin.h>
 #endif
 
 /* c[0..mr) x [0..nr) (leading dimension ldc) = (or +=, with acc) the product of the packed
@@ -48,13 +53,13 @@ typedef double v8d __attribute__((vector_size(64)));
     const T *pa = a; /* read by broadcasts: no alignment needed */                           \
     const T *pb = __builtin_assume_aligned(b, sizeof(V));                                    \
     for (int64_t k = 0; k < kc; k++, pa += MR, pb += NR) {                                   \
-      V b0 = *(const V *)pb, b1 = *(const V *)(pb + W), x;                                   \
-      x = (V){0} + pa[0], c00 += x * b0, c01 += x * b1;                                      \
-      x = (V){0} + pa[1], c10 += x * b0, c11 += x * b1;                                      \
-      x = (V){0} + pa[2], c20 += x * b0, c21 += x * b1;                                      \
-      x = (V){0} + pa[3], c30 += x * b0, c31 += x * b1;                                      \
-      x = (V){0} + pa[4], c40 += x * b0, c41 += x * b1;                                      \
-      x = (V){0} + pa[5], c50 += x * b0, c51 += x * b1;                                      \
+      V b0 = *(const V *)pb, b1 = *(const V *)(pb + W);                                      \
+      c00 += pa[0] * b0, c01 += pa[0] * b1;                                                  \
+      c10 += pa[1] * b0, c11 += pa[1] * b1;                                                  \
+      c20 += pa[2] * b0, c21 += pa[2] * b1;                                                  \
+      c30 += pa[3] * b0, c31 += pa[3] * b1;                                                  \
+      c40 += pa[4] * b0, c41 += pa[4] * b1;                                                  \
+      c50 += pa[5] * b0, c51 += pa[5] * b1;                                                  \
     }                                                                                        \
     V tile[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}}; \
     if (mr == MR && nr == NR) {                                                              \
@@ -72,14 +77,23 @@ typedef double v8d __attribute__((vector_size(64)));
       for (int j = 0; j < nr; j++) c[r * ldc + j] = acc ? c[r * ldc + j] + flat[r][j] : flat[r][j]; \
   }
 
+/* One 16-deep block of a transposed b's NR-wide sliver: dst[kk * NR + q] = src[q * ldb + kk]
+ * for kk < 16, q < NR (b stored (N, K): row q of the sliver, 16 consecutive k). */
+#define TBLOCK(NAME, T, V, ATTR)                                                             \
+  ATTR static inline void NAME(T *restrict dst, const T *restrict src, int64_t ldb) {        \
+    enum { NR = 2 * (sizeof(V) / sizeof(T)) };                                               \
+    for (int q = 0; q < NR; q++, src += ldb)                                                 \
+      for (int kk = 0; kk < 16; kk++) dst[kk * NR + q] = src[kk];                            \
+  }
+
 /* Packing: ap gets rows [i, i+mc) x k [p, p+kc) of op(a) as MR-tall slivers (rows past mc
  * are zeros); bp gets k [p, p+kc) x columns [j, j+nc) of op(b) as NR-wide slivers. Each
  * loop reads its source along memory (a row of a stored (M, K) is read whole into one
  * sliver's column; b stored (K, N) is read row by row and scattered over the slivers;
  * b stored (N, K) is transposed in 16-deep blocks): measured, the sliver-by-sliver order
  * spent a third of a 256 x 4096 x 1024 product in packing. */
-#define PACKERS(SUF, T, V)                                                                    \
-  static void pack_a_##SUF(T *restrict ap, const T *restrict a, int64_t lda, bool ta, int64_t i, \
+#define PACKERS(SUF, T, V, ATTR, TBLK)                                                       \
+  ATTR static void pack_a_##SUF(T *restrict ap, const T *restrict a, int64_t lda, bool ta, int64_t i, \
                            int64_t mc, int64_t p, int64_t kc, T sign) {                      \
     for (int64_t ir = 0; ir < mc; ir += MR, ap += MR * kc) {                                 \
       int64_t rows = mc - ir < MR ? mc - ir : MR;                                            \
@@ -101,7 +115,7 @@ typedef double v8d __attribute__((vector_size(64)));
       }                                                                                      \
     }                                                                                        \
   }                                                                                          \
-  static void pack_b_##SUF(T *restrict bp, const T *restrict b, int64_t ldb, bool tb, int64_t p, \
+  ATTR static void pack_b_##SUF(T *restrict bp, const T *restrict b, int64_t ldb, bool tb, int64_t p, \
                            int64_t kc, int64_t j, int64_t nc) {                              \
     enum { NR = 2 * (sizeof(V) / sizeof(T)) };                                               \
     int64_t full = nc / NR * NR;                                                             \
@@ -115,11 +129,7 @@ typedef double v8d __attribute__((vector_size(64)));
       for (int64_t jr = 0; jr < full; jr += NR) {                                            \
         T *dst = bp + jr * kc;                                                               \
         int64_t k0 = 0;                                                                      \
-        for (; k0 + 16 <= kc; k0 += 16)                                                      \
-          for (int q = 0; q < NR; q++) {                                                     \
-            const T *src = b + (j + jr + q) * ldb + p + k0;                                  \
-            for (int kk = 0; kk < 16; kk++) dst[(k0 + kk) * NR + q] = src[kk];               \
-          }                                                                                  \
+        for (; k0 + 16 <= kc; k0 += 16) TBLK(dst + k0 * NR, b + (j + jr) * ldb + p + k0, ldb); \
         for (int q = 0; q < NR; q++) {                                                       \
           const T *src = b + (j + jr + q) * ldb + p;                                         \
           for (int64_t k = k0; k < kc; k++) dst[k * NR + q] = src[k];                        \
@@ -145,12 +155,12 @@ typedef double v8d __attribute__((vector_size(64)));
   static bool drive_##SUF(const T *a, int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc, \
                           int64_t K, bool ta, bool tb, int64_t i0, int64_t i1, int64_t j0,    \
                           int64_t j1, bool sub) {                                             \
-    enum { NR = 2 * (sizeof(V) / sizeof(T)) };                                                \
+    enum { NR = 2 * (sizeof(V) / sizeof(T)) };                                               \
     if (i1 <= i0 || j1 <= j0) return true;                                                    \
     if (K == 0) {                                                                             \
       for (int64_t i = i0; !sub && i < i1; i++) memset(c + i * ldc + j0, 0, (size_t)(j1 - j0) * sizeof(T)); \
       return true;                                                                            \
-    }                                                                                         \
+    }                                                                                        \
     int64_t kcap = K < KC ? K : KC, ncap = j1 - j0 < NC ? j1 - j0 : NC;                       \
     int64_t mcap = i1 - i0 < MC ? i1 - i0 : MC;                                               \
     size_t bn = (size_t)(kcap * ((ncap + NR - 1) / NR * NR)) * sizeof(T);                     \
@@ -159,7 +169,7 @@ typedef double v8d __attribute__((vector_size(64)));
     if (!bp || !ap) {                                                                         \
       free(bp), free(ap);                                                                     \
       return false;                                                                           \
-    }                                                                                         \
+    }                                                                                        \
     for (int64_t jc = j0; jc < j1; jc += NC) {                                                \
       int64_t nc = j1 - jc < NC ? j1 - jc : NC;                                               \
       for (int64_t pc = 0; pc < K; pc += KC) {                                                \
@@ -173,9 +183,9 @@ typedef double v8d __attribute__((vector_size(64)));
               MICRO(kc, ap + ir * kc, bp + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc,       \
                     (int)(mc - ir < MR ? mc - ir : MR), (int)(nc - jr < NR ? nc - jr : NR),   \
                     sub || pc > 0);                                                           \
-        }                                                                                     \
-      }                                                                                       \
-    }                                                                                         \
+        }                                                                                    \
+      }                                                                                      \
+    }                                                                                        \
     free(bp), free(ap);                                                                       \
     return true;                                                                              \
   }
@@ -191,14 +201,14 @@ typedef double v8d __attribute__((vector_size(64)));
     V c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};                      \
     const T *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5];    \
     for (int64_t k = 0, o = 0; k < kc; k++, o += aks, b += ldb) {                            \
-      V b0, b1, x;                                                                           \
+      V b0, b1;                                                                              \
       memcpy(&b0, b, sizeof b0), memcpy(&b1, b + W, sizeof b1);                              \
-      x = (V){0} + a0[o], c00 += x * b0, c01 += x * b1;                                      \
-      x = (V){0} + a1[o], c10 += x * b0, c11 += x * b1;                                      \
-      x = (V){0} + a2[o], c20 += x * b0, c21 += x * b1;                                      \
-      x = (V){0} + a3[o], c30 += x * b0, c31 += x * b1;                                      \
-      x = (V){0} + a4[o], c40 += x * b0, c41 += x * b1;                                      \
-      x = (V){0} + a5[o], c50 += x * b0, c51 += x * b1;                                      \
+      c00 += a0[o] * b0, c01 += a0[o] * b1;                                                  \
+      c10 += a1[o] * b0, c11 += a1[o] * b1;                                                  \
+      c20 += a2[o] * b0, c21 += a2[o] * b1;                                                  \
+      c30 += a3[o] * b0, c31 += a3[o] * b1;                                                  \
+      c40 += a4[o] * b0, c41 += a4[o] * b1;                                                  \
+      c50 += a5[o] * b0, c51 += a5[o] * b1;                                                  \
     }                                                                                        \
     V tile[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}}; \
     if (mr == MR && nr == NR) {                                                              \
@@ -219,7 +229,7 @@ typedef double v8d __attribute__((vector_size(64)));
 #define DRIVER_DIRECT(SUF, T, V, MICRO)                                                        \
   static bool direct_##SUF(const T *a, const T *b, T *c, int64_t M, int64_t N, int64_t K,     \
                            bool ta, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {         \
-    enum { NR = 2 * (sizeof(V) / sizeof(T)) };                                                \
+    enum { NR = 2 * (sizeof(V) / sizeof(T)) };                                               \
     int64_t lda = ta ? M : K, aks = ta ? lda : 1, ars = ta ? 1 : lda;                         \
     T *edge = NULL;                                                                           \
     if ((j1 - j0) % NR) {                                                                     \
@@ -228,8 +238,8 @@ typedef double v8d __attribute__((vector_size(64)));
       for (int64_t k = 0; k < K; k++) {                                                       \
         memcpy(edge + k * NR, b + k * N + j, (size_t)cols * sizeof(T));                       \
         memset(edge + k * NR + cols, 0, (size_t)(NR - cols) * sizeof(T));                     \
-      }                                                                                       \
-    }                                                                                         \
+      }                                                                                      \
+    }                                                                                        \
     for (int64_t ir = i0; ir < i1; ir += MR) {                                                \
       const T *ar[MR];                                                                        \
       for (int r = 0; r < MR; r++) ar[r] = a + (ir + r < i1 ? ir + r : i1 - 1) * ars;         \
@@ -238,8 +248,8 @@ typedef double v8d __attribute__((vector_size(64)));
         int nr = (int)(j1 - jr < NR ? j1 - jr : NR);                                          \
         if (nr == NR) MICRO(K, ar, aks, b + jr, N, c + ir * N + jr, N, mr, nr);               \
         else MICRO(K, ar, aks, edge, NR, c + ir * N + jr, N, mr, nr);                         \
-      }                                                                                       \
-    }                                                                                         \
+      }                                                                                      \
+    }                                                                                        \
     free(edge);                                                                               \
     return true;                                                                              \
   }
@@ -262,6 +272,36 @@ static int cpu_level(void) {
   return l < cap ? l : cap;
 }
 bool gemm_avx512(void) { return cpu_level() == 2; }
+/* The float32 AVX-512 block (NR = 32): two 16 x 16 transposes in registers (pairs of
+ * rows interleaved, then pairs of pairs, then 128-bit lanes), 16-float loads and aligned
+ * stores; the scalar loop spent a third of the product's packing time on dh = d @ w2^T. */
+ATTR_AVX512 static inline void tblock_f32_avx512(float *restrict dst, const float *restrict src, int64_t ldb) {
+  for (int half = 0; half < 2; half++, src += 16 * ldb, dst += 16) {
+    __m512 r[16], t[16];
+#pragma GCC unroll 16
+    for (int q = 0; q < 16; q++) r[q] = _mm512_loadu_ps(src + q * ldb);
+#pragma GCC unroll 8
+    for (int q = 0; q < 16; q += 2)
+      t[q] = _mm512_unpacklo_ps(r[q], r[q + 1]), t[q + 1] = _mm512_unpackhi_ps(r[q], r[q + 1]);
+#pragma GCC unroll 4
+    for (int g = 0; g < 16; g += 4) { /* r[g + i]: rows g..g+3, element 4 * lane + i */
+      __m512d t0 = _mm512_castps_pd(t[g]), t1 = _mm512_castps_pd(t[g + 1]);
+      __m512d t2 = _mm512_castps_pd(t[g + 2]), t3 = _mm512_castps_pd(t[g + 3]);
+      r[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2)), r[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+      r[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3)), r[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+      __m512 u = _mm512_shuffle_f32x4(r[i], r[4 + i], 0x88), v = _mm512_shuffle_f32x4(r[i], r[4 + i], 0xdd);
+      __m512 u2 = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0x88), v2 = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0xdd);
+      _mm512_store_ps(dst + i * 32, _mm512_shuffle_f32x4(u, u2, 0x88));
+      _mm512_store_ps(dst + (4 + i) * 32, _mm512_shuffle_f32x4(v, v2, 0x88));
+      _mm512_store_ps(dst + (8 + i) * 32, _mm512_shuffle_f32x4(u, u2, 0xdd));
+      _mm512_store_ps(dst + (12 + i) * 32, _mm512_shuffle_f32x4(v, v2, 0xdd));
+    }
+  }
+}
+TBLOCK(tblock_f64w, double, v8d, ATTR_AVX512)
 MICRO_KERNEL(micro_f32_avx512, float, v16f, ATTR_AVX512)
 MICRO_KERNEL(micro_f64_avx512, double, v8d, ATTR_AVX512)
 MICRO_KERNEL(micro_f32_avx2, float, v8f, ATTR_AVX2)
@@ -270,16 +310,18 @@ MICRO_DIRECT(microd_f32_avx512, float, v16f, ATTR_AVX512)
 MICRO_DIRECT(microd_f64_avx512, double, v8d, ATTR_AVX512)
 MICRO_DIRECT(microd_f32_avx2, float, v8f, ATTR_AVX2)
 MICRO_DIRECT(microd_f64_avx2, double, v4d, ATTR_AVX2)
-PACKERS(f32w, float, v16f)
-PACKERS(f64w, double, v8d)
+PACKERS(f32w, float, v16f, ATTR_AVX512, tblock_f32_avx512)
+PACKERS(f64w, double, v8d, ATTR_AVX512, tblock_f64w)
 #else
 bool gemm_avx512(void) { return false; }
 #endif
 
+TBLOCK(tblock_f32, float, v8f, ATTR_NONE)
+TBLOCK(tblock_f64, double, v4d, ATTR_NONE)
 MICRO_KERNEL(micro_f32, float, v8f, ATTR_NONE)
 MICRO_KERNEL(micro_f64, double, v4d, ATTR_NONE)
-PACKERS(f32, float, v8f)
-PACKERS(f64, double, v4d)
+PACKERS(f32, float, v8f, ATTR_NONE, tblock_f32)
+PACKERS(f64, double, v4d, ATTR_NONE, tblock_f64)
 MICRO_DIRECT(microd_f32, float, v8f, ATTR_NONE)
 MICRO_DIRECT(microd_f64, double, v4d, ATTR_NONE)
 DRIVER(f32, float, v8f, micro_f32, f32)
@@ -316,7 +358,7 @@ bool gemm_direct(int64_t M, int64_t N, int64_t K, bool tb, size_t itemsize) {
     DISPATCH(SUF);                                                                            \
     if (direct) return direct_##SUF(a, b, c, M, N, K, ta, i0, i1, j0, j1);                    \
     return drive_##SUF(a, lda, b, ldb, c, N, K, ta, tb, i0, i1, j0, j1, false);               \
-  }                                                                                           \
+  }                                                                                          \
   bool gemm_sub_##SUF(const T *a, int64_t lda, bool ta, const T *b, int64_t ldb, bool tb, T *c, \
                       int64_t ldc, int64_t M, int64_t N, int64_t K) {                         \
     SUB_DISPATCH(SUF);                                                                        \
