@@ -86,13 +86,17 @@ typedef double v8d __attribute__((vector_size(64)));
       for (int kk = 0; kk < 16; kk++) dst[kk * NR + q] = src[kk];                            \
   }
 
+/* The vectorized part of packing a full MR-row sliver of a stored (M, K): none (the k
+ * it covered: 0); the float32 AVX-512 one is rows6_f32_avx512. */
+#define ROWS6_NONE(ap, a, lda, kc, sign) 0
+
 /* Packing: ap gets rows [i, i+mc) x k [p, p+kc) of op(a) as MR-tall slivers (rows past mc
  * are zeros); bp gets k [p, p+kc) x columns [j, j+nc) of op(b) as NR-wide slivers. Each
  * loop reads its source along memory (a row of a stored (M, K) is read whole into one
  * sliver's column; b stored (K, N) is read row by row and scattered over the slivers;
  * b stored (N, K) is transposed in 16-deep blocks): measured, the sliver-by-sliver order
  * spent a third of a 256 x 4096 x 1024 product in packing. */
-#define PACKERS(SUF, T, V, ATTR, TBLK)                                                       \
+#define PACKERS(SUF, T, V, ATTR, TBLK, ROWS6)                                                    \
   ATTR static void pack_a_##SUF(T *restrict ap, const T *restrict a, int64_t lda, bool ta, int64_t i, \
                            int64_t mc, int64_t p, int64_t kc, T sign) {                      \
     for (int64_t ir = 0; ir < mc; ir += MR, ap += MR * kc) {                                 \
@@ -105,12 +109,13 @@ typedef double v8d __attribute__((vector_size(64)));
           for (; r < MR; r++) ap[k * MR + r] = 0;                                            \
         }                                                                                    \
       } else {                                                                               \
+        int64_t k0 = rows == MR ? ROWS6(ap, a + (i + ir) * lda + p, lda, kc, sign) : 0;        \
         for (int r = 0; r < MR; r++) {                                                       \
           const T *src = a + (i + ir + r) * lda + p;                                         \
           if (r < rows)                                                                      \
-            for (int64_t k = 0; k < kc; k++) ap[k * MR + r] = sign * src[k];                        \
+            for (int64_t k = k0; k < kc; k++) ap[k * MR + r] = sign * src[k];                \
           else                                                                               \
-            for (int64_t k = 0; k < kc; k++) ap[k * MR + r] = 0;                             \
+            for (int64_t k = k0; k < kc; k++) ap[k * MR + r] = 0;                            \
         }                                                                                    \
       }                                                                                      \
     }                                                                                        \
@@ -301,6 +306,41 @@ ATTR_AVX512 static inline void tblock_f32_avx512(float *restrict dst, const floa
     }
   }
 }
+/* ap[k * 6 + r] = sign * a[r * lda + k] for r < 6 and k in 16-deep blocks (the rest is
+ * left to the scalar loop: returns the k covered): rows paired in k order (r0 r1 r0 r1
+ * ..., as 64-bit pairs), then the three pair streams interleaved per 8 pairs (a
+ * two-source permute and a masked one-source permute per output vector). */
+ATTR_AVX512 static int64_t rows6_f32_avx512(float *restrict ap, const float *restrict a, int64_t lda, int64_t kc,
+                                            float sign) {
+  const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  long long ia[6][8], ic[6][8];
+  __mmask8 m[6] = {0};
+  for (int j = 0; j < 6; j++)
+    for (int q = 0; q < 8; q++) { /* output pair 8j+q: k = (8j+q)/3 (in its half), stream (8j+q)%3 */
+      int g = 8 * j + q, kk = g / 3 - 8 * (j / 3), st = g % 3;
+      ia[j][q] = st == 1 ? 8 + kk : kk, ic[j][q] = kk;
+      if (st == 2) m[j] |= (__mmask8)(1u << q);
+    }
+  __m512 sg = _mm512_set1_ps(sign);
+  int64_t k = 0;
+  for (; k + 16 <= kc; k += 16) {
+    __m512d pr[3][2];
+    for (int st = 0; st < 3; st++) {
+      __m512 e = _mm512_loadu_ps(a + 2 * st * lda + k), o = _mm512_loadu_ps(a + (2 * st + 1) * lda + k);
+      pr[st][0] = _mm512_castps_pd(_mm512_permutex2var_ps(e, lo, o));
+      pr[st][1] = _mm512_castps_pd(_mm512_permutex2var_ps(e, hi, o));
+    }
+#pragma GCC unroll 6
+    for (int j = 0; j < 6; j++) {
+      int h = j / 3;
+      __m512d v = _mm512_permutex2var_pd(pr[0][h], _mm512_loadu_si512(ia[j]), pr[1][h]);
+      v = _mm512_mask_permutexvar_pd(v, m[j], _mm512_loadu_si512(ic[j]), pr[2][h]);
+      _mm512_storeu_ps(ap + k * 6 + 16 * j, _mm512_mul_ps(sg, _mm512_castpd_ps(v)));
+    }
+  }
+  return k;
+}
 TBLOCK(tblock_f64w, double, v8d, ATTR_AVX512)
 MICRO_KERNEL(micro_f32_avx512, float, v16f, ATTR_AVX512)
 MICRO_KERNEL(micro_f64_avx512, double, v8d, ATTR_AVX512)
@@ -310,8 +350,8 @@ MICRO_DIRECT(microd_f32_avx512, float, v16f, ATTR_AVX512)
 MICRO_DIRECT(microd_f64_avx512, double, v8d, ATTR_AVX512)
 MICRO_DIRECT(microd_f32_avx2, float, v8f, ATTR_AVX2)
 MICRO_DIRECT(microd_f64_avx2, double, v4d, ATTR_AVX2)
-PACKERS(f32w, float, v16f, ATTR_AVX512, tblock_f32_avx512)
-PACKERS(f64w, double, v8d, ATTR_AVX512, tblock_f64w)
+PACKERS(f32w, float, v16f, ATTR_AVX512, tblock_f32_avx512, rows6_f32_avx512)
+PACKERS(f64w, double, v8d, ATTR_AVX512, tblock_f64w, ROWS6_NONE)
 #else
 bool gemm_avx512(void) { return false; }
 #endif
@@ -320,8 +360,8 @@ TBLOCK(tblock_f32, float, v8f, ATTR_NONE)
 TBLOCK(tblock_f64, double, v4d, ATTR_NONE)
 MICRO_KERNEL(micro_f32, float, v8f, ATTR_NONE)
 MICRO_KERNEL(micro_f64, double, v4d, ATTR_NONE)
-PACKERS(f32, float, v8f, ATTR_NONE, tblock_f32)
-PACKERS(f64, double, v4d, ATTR_NONE, tblock_f64)
+PACKERS(f32, float, v8f, ATTR_NONE, tblock_f32, ROWS6_NONE)
+PACKERS(f64, double, v4d, ATTR_NONE, tblock_f64, ROWS6_NONE)
 MICRO_DIRECT(microd_f32, float, v8f, ATTR_NONE)
 MICRO_DIRECT(microd_f64, double, v4d, ATTR_NONE)
 DRIVER(f32, float, v8f, micro_f32, f32)
