@@ -61,14 +61,12 @@ ATTR static inline void rotate_cols(v16f *m, int n, int p, int q, v16f c, v16f s
   }
 }
 
-/* Per lane: 2^-e with the lane's largest |entry| * 2^-e in [0.5, 1) (e clamped so the
- * factor stays finite), or 0 for a lane with a non-finite entry. */
-static float lane_scale(const float *a, int n, bool tri, bool lower, int *e_out) {
+float jacobi_lane_scale(const float *a, int rows, int cols, bool tri, bool lower, int *e_out) {
   float mx = 0;
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < cols; j++) {
       if (tri && (lower ? j > i : j < i)) continue;
-      float x = fabsf(a[i * n + j]);
+      float x = fabsf(a[i * cols + j]);
       if (!isfinite(x)) return 0;
       if (x > mx) mx = x;
     }
@@ -99,7 +97,7 @@ ATTR static uint32_t eigh_run(v16f *A, v16f *V, const float *a, int cnt, int n, 
   memset(V, 0, sizeof(v16f) * (size_t)(n * n));
   for (int l = 0; l < cnt; l++) {
     const float *al = a + (size_t)l * n * n;
-    float sc = lane_scale(al, n, true, lower, &ex[l]);
+    float sc = jacobi_lane_scale(al, n, n, true, lower, &ex[l]);
     if (sc == 0) {
       bad |= 1u << l;
       continue;
@@ -165,7 +163,7 @@ ATTR static uint32_t svd_run(v16f *G, v16f *V, const float *a, int cnt, int n, b
   memset(G, 0, sizeof(v16f) * (size_t)(n * n));
   for (int l = 0; l < cnt; l++) {
     const float *al = a + (size_t)l * n * n;
-    float sc = lane_scale(al, n, false, false, &ex[l]);
+    float sc = jacobi_lane_scale(al, n, n, false, false, &ex[l]);
     if (sc == 0) {
       bad |= 1u << l;
       continue;

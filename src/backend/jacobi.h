@@ -35,4 +35,10 @@ uint32_t jacobi_eigh_f32(const float *a, int cnt, int n, bool lower, float *v, f
  * u would need completing to an orthonormal basis. */
 uint32_t jacobi_svd_f32(const float *a, int cnt, int n, bool uv, float *s, float *u, float *vt);
 
+/* The scale a lane's matrix (rows x cols, row-major; with tri, only its lower or upper
+ * triangle) is brought to before the rotations or reflections: 2^-e with the largest
+ * |entry| * 2^-e in [0.5, 1) (e clamped to [-125, 125] so the factor stays finite), e in
+ * *e_out; 0 for a matrix with a non-finite entry. Shared with smallqr.c. */
+float jacobi_lane_scale(const float *a, int rows, int cols, bool tri, bool lower, int *e_out);
+
 #endif

@@ -30,23 +30,6 @@ ATTR static inline v16f vcopysign(v16f mag, v16f sgn) {
   return (v16f)(((v16i)mag & 0x7fffffff) | ((v16i)sgn & (int32_t)0x80000000u));
 }
 
-/* Per lane: 2^-e with the lane's largest |entry| * 2^-e in [0.5, 1), e clamped; 0 for a
- * lane with a non-finite entry. */
-static float lane_scale(const float *a, int64_t count, int *e_out) {
-  float mx = 0;
-  for (int64_t i = 0; i < count; i++) {
-    float x = fabsf(a[i]);
-    if (!isfinite(x)) return 0;
-    if (x > mx) mx = x;
-  }
-  int e = 0;
-  if (mx > 0) frexpf(mx, &e);
-  if (e < -125) e = -125;
-  if (e > 125) e = 125;
-  *e_out = e;
-  return ldexpf(1, -e);
-}
-
 /* x := (I - tau v v^T) x on columns [c0, c1) of the (rows, ld, W) block x, rows [j, rows)
  * (v[j] = 1 implied, v[i] for i > j in column vj of x's rows, stride ld). */
 ATTR static inline void reflect(v16f *x, int64_t ld, const v16f *v, int64_t vld, int64_t vj, int64_t j, int64_t rows,
@@ -68,7 +51,7 @@ ATTR static uint32_t qr_run(v16f *A, v16f *Q, const float *a, int cnt, int64_t n
   memset(A, 0, sizeof(v16f) * (size_t)(n * m));
   for (int l = 0; l < cnt; l++) {
     const float *al = a + (size_t)l * (size_t)(n * m);
-    float sc = lane_scale(al, n * m, &ex[l]);
+    float sc = jacobi_lane_scale(al, (int)n, (int)m, false, false, &ex[l]);
     if (sc == 0) {
       bad |= 1u << l;
       continue;
