@@ -312,6 +312,17 @@ static bool lower_reduce(Lower *L, Prim prim, const PrimParams *pp, int nin, Laz
   return out->st != NULL;
 }
 
+/* v viewed permuted by perm and reshaped to (B, R, C): *t, a copy of v with that view
+ * (owned by the caller; NULL view when it cannot be formed). */
+static void view3(const Lazy *v, const int *perm, int64_t B, int64_t R, int64_t C, Lazy *t) {
+  *t = *v;
+  ShapeTracker *p = shape_permute(v->st, perm);
+  t->st = p ? shape_reshape(p, 3, (int64_t[]){B, R, C}) : NULL;
+  shape_free(p);
+  t->aval.ndim = 3;
+  t->aval.shape[0] = B, t->aval.shape[1] = R, t->aval.shape[2] = C;
+}
+
 /* A GEMM operand: v permuted by perm and reshaped to (B, R, C). If v is a buffer that
  * already holds it transposed -- (B, C, R) contiguous, as gradients' x^T are -- that
  * buffer is used with *trans set; otherwise the canonical layout is materialized. */
@@ -337,12 +348,8 @@ static int gemm_operand(Lower *L, const Lazy *v, const int *perm, int64_t B, int
       }
     }
   }
-  Lazy t = *v;
-  ShapeTracker *p = shape_permute(v->st, perm);
-  t.st = p ? shape_reshape(p, 3, (int64_t[]){B, R, C}) : NULL;
-  shape_free(p);
-  t.aval.ndim = 3;
-  t.aval.shape[0] = B, t.aval.shape[1] = R, t.aval.shape[2] = C;
+  Lazy t;
+  view3(v, perm, B, R, C, &t);
   bool ok = t.st && lower_realize(L, &t);
   shape_free(t.st);
   return ok ? t.slot : -1;
@@ -381,14 +388,9 @@ static bool lower_dot_unrolled(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y,
   DotLayout D;
   prim_dot_layout(pp, &x->aval, &y->aval, &D);
   if ((x->slot < 0 && !lower_realize(L, x)) || (y->slot < 0 && !lower_realize(L, y))) return false;
-  Lazy xv = *x, yv = *y;
-  ShapeTracker *px = shape_permute(x->st, D.xperm), *py = shape_permute(y->st, D.yperm);
-  xv.st = px ? shape_reshape(px, 3, (int64_t[]){D.B, D.M, D.K}) : NULL;
-  yv.st = py ? shape_reshape(py, 3, (int64_t[]){D.B, D.K, D.N}) : NULL;
-  shape_free(px), shape_free(py);
-  xv.aval.ndim = yv.aval.ndim = 3;
-  xv.aval.shape[0] = D.B, xv.aval.shape[1] = D.M, xv.aval.shape[2] = D.K;
-  yv.aval.shape[0] = D.B, yv.aval.shape[1] = D.K, yv.aval.shape[2] = D.N;
+  Lazy xv, yv;
+  view3(x, D.xperm, D.B, D.M, D.K, &xv);
+  view3(y, D.yperm, D.B, D.K, D.N, &yv);
   bool ok = xv.st && yv.st && (shape_is_contiguous(yv.st) || lower_realize(L, &yv));
   const AluExp *sum = NULL;
   if (ok) {
