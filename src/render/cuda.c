@@ -120,6 +120,19 @@ static bool loads_only_at_gidx(const AluExp *e, int64_t arg, const AluExp *gidx,
   return ok;
 }
 
+/* Loads of e (distinct nodes) other than those of the inputs in `vec` at exactly gidx. */
+static int64_t scalar_loads(const AluExp *e, uint64_t vec, const AluExp *gidx) {
+  int64_t n, count = 0;
+  const AluExp **order = alu_toposort(e, &n);
+  if (!order) return INT64_MAX;
+  for (int64_t i = 0; i < n; i++) {
+    const AluExp *x = order[i];
+    if (x->op == ALU_GLOBAL_INDEX && !(x->arg < 64 && (vec >> x->arg & 1) && x->src[0] == gidx)) count++;
+  }
+  free(order);
+  return count;
+}
+
 /* Whether every load of e that depends on ridx reads a 4-byte input at the row's
  * contiguous index (gidx * R + ridx as lowering builds it, or ridx alone for one row);
  * those inputs' bits are added to *mask. */
@@ -173,7 +186,15 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
       for (int o = 0; o < k->nextra; o++) ok &= loads_only_at_gidx(k->extra[o], i, gidx, &any);
       if (ok && any) p.vec_inputs |= 1ull << i;
     }
-    if (p.vec_inputs) p.vec = 4, p.nvec = vec_per_thread();
+    /* A thread's 4 adjacent outputs read each other load 4 times, 16 bytes apart across
+     * the warp: 4 L1 wavefronts where one thread an output takes 1. A few such loads
+     * (a bias) cost less than the 16-byte vectors gain; many do not: the MLP's relu
+     * backward fused with its 10-term g @ W2^T (22 loads an output) took 18.5 us
+     * vectorized on an H100 (ncu). At most 3 such loads a vectorized kernel. */
+    int64_t nscalar = 0;
+    for (int o = 0; o <= k->nextra; o++) nscalar += scalar_loads(o ? k->extra[o - 1] : k->exp, p.vec_inputs, gidx);
+    if (p.vec_inputs && nscalar <= RENDER_CUDA_EW_MAX_SCALAR_LOADS) p.vec = 4, p.nvec = vec_per_thread();
+    else p.vec_inputs = 0;
     return p;
   }
   const Reduction *r = &k->reduction;

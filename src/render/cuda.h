@@ -42,6 +42,10 @@ typedef struct RenderCudaPlan {
 #define RENDER_CUDA_COL_OUTS 32
 #define RENDER_CUDA_COL_LANES 8
 
+/* Elementwise kernels are vectorized (4 outputs a thread) only with at most this many
+ * loads that are not 16-byte vector loads at gidx (render_cuda_plan). */
+#define RENDER_CUDA_EW_MAX_SCALAR_LOADS 3
+
 /* The plan of kernel k (a pure function of k). */
 RenderCudaPlan render_cuda_plan(const Kernel *k);
 

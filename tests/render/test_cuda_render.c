@@ -46,6 +46,26 @@ static void test_render_compile(void) {
                 .exp = alu_binary(ALU_ADD, a, b), .nextra = 1, .extra = {alu_binary(ALU_MUL, a, b)},
                 .extra_dtypes = {JX_FLOAT32}};
   cases[n++] = (Case){"broadcast_two_outputs", two, CUDA_ELEMENTWISE, false, 1};
+  /* a bias add (one load at gidx % 512) stays 16-byte vectors; a relu backward fused
+   * with a 6-term product (g[m, k] * w[k, n], 12 broadcast loads) is scalar: vectorized,
+   * each of its loads would take 4 L1 wavefronts a warp instead of 1 */
+  {
+    const AluExp *gb = alu_special("gidx", 4096 * 512);
+    const AluExp *col = alu_binary(ALU_MOD, gb, i64(512)), *row = alu_binary(ALU_DIV, gb, i64(512));
+    const AluExp *h = alu_binary(ALU_ADD, ld(0, JX_FLOAT32, gb), ld(1, JX_FLOAT32, col));
+    cases[n++] = (Case){"bias_relu", {.nargs = 2, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32}, .size = 4096 * 512,
+                                      .dtype = JX_FLOAT32, .exp = alu_binary(ALU_MAX, h, f32(0))},
+                        CUDA_ELEMENTWISE, false, 4};
+    const AluExp *dot = f32(0);
+    for (int kk = 0; kk < 6; kk++) {
+      const AluExp *gk = ld(2, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, row, i64(6)), i64(kk)));
+      const AluExp *wk = ld(3, JX_FLOAT32, alu_binary(ALU_ADD, col, i64(512 * kk)));
+      dot = alu_binary(ALU_ADD, dot, alu_binary(ALU_MUL, gk, wk));
+    }
+    Kernel kd = {.nargs = 4, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32, JX_FLOAT32, JX_FLOAT32}, .size = 4096 * 512,
+                 .dtype = JX_FLOAT32, .exp = alu_where(alu_binary(ALU_CMPLT, f32(0), h), dot, f32(0))};
+    cases[n++] = (Case){"relu_backward_dot", kd, CUDA_ELEMENTWISE, false, 1};
+  }
   /* float16 elementwise: scalar */
   const AluExp *gh = alu_special("gidx", 4096);
   cases[n++] = (Case){"f16", {.nargs = 1, .arg_dtypes = {JX_FLOAT16}, .size = 4096, .dtype = JX_FLOAT16,
