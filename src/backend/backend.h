@@ -54,6 +54,13 @@ struct Backend {
    * become one kernel writing the (batch, 512) result once, where a GEMM with K = 10
    * runs at a fraction of the memory bandwidth (an MLP step's 7.5 us cuBLAS kernel). */
   int dot_unroll_max_k;
+  /* The most output columns N (past dot_unroll_max_k's K) a float dot_general may have to
+   * be lowered as a reduction kernel over K, one output a row, rather than a GEMM routine
+   * (trace/lower.c, lower_dot_rows); 0: never. The product's left operand must already
+   * be rows of K contiguous elements; the right one is stored transposed (N, K) first.
+   * On a GPU an MLP's logits h @ W2 (4096 x 512 @ 512 x 10) ran as a split-K cuBLAS
+   * GEMM of 12.6 us (two kernels, tiles padded from N = 10 to 64). */
+  int dot_rows_max_n;
   /* True where kernels may have a row output (ir/alu.h, Kernel.has_row_out): jit then
    * fuses an elementwise consumer of a row reduction into it (softmax in one kernel). */
   bool row_outputs;

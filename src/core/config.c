@@ -146,21 +146,35 @@ bool config_cuda_graphs(void) {
 
 void config_set_cuda_graphs(bool on) { __atomic_store_n(&cuda_graphs, on ? 1 : 0, __ATOMIC_RELAXED); }
 
-static int dot_unroll = -2; /* atomic: -2 until read from the environment, -1: the backend's */
-
-int config_dot_unroll_max_k(int backend_value) {
-  int v = __atomic_load_n(&dot_unroll, __ATOMIC_RELAXED);
+/* A lowering limit overridden by the environment or a test: *cell is -2 until `env` was
+ * read, -1 for the backend's value, else the override (clamped to [0, 64]). */
+static int lowering_limit(int *cell, const char *env, int backend_value) {
+  int v = __atomic_load_n(cell, __ATOMIC_RELAXED);
   if (v == -2) {
-    const char *s = getenv("JAXC_DOT_UNROLL_MAX_K");
+    const char *s = getenv(env);
     v = s && *s ? atoi(s) : -1;
     v = v < -1 ? -1 : v > 64 ? 64 : v;
-    __atomic_store_n(&dot_unroll, v, __ATOMIC_RELAXED);
+    __atomic_store_n(cell, v, __ATOMIC_RELAXED);
   }
   return v >= 0 ? v : backend_value;
 }
 
+static int dot_unroll = -2, dot_rows = -2; /* atomic (lowering_limit) */
+
+int config_dot_unroll_max_k(int backend_value) {
+  return lowering_limit(&dot_unroll, "JAXC_DOT_UNROLL_MAX_K", backend_value);
+}
+
 void config_set_dot_unroll_max_k(int k) {
   __atomic_store_n(&dot_unroll, k < -1 ? -1 : k > 64 ? 64 : k, __ATOMIC_RELAXED);
+}
+
+int config_dot_rows_max_n(int backend_value) {
+  return lowering_limit(&dot_rows, "JAXC_DOT_ROWS_MAX_N", backend_value);
+}
+
+void config_set_dot_rows_max_n(int n) {
+  __atomic_store_n(&dot_rows, n < -1 ? -1 : n > 64 ? 64 : n, __ATOMIC_RELAXED);
 }
 
 bool config_matmul_tf32(void) {

@@ -61,6 +61,12 @@ void config_set_cuda_graphs(bool on);
  * lowered keep theirs. */
 int config_dot_unroll_max_k(int backend_value);
 void config_set_dot_unroll_max_k(int k);
+/* The most output columns N a float dot_general may have to be lowered as a row
+ * reduction over K (Backend.dot_rows_max_n, trace/lower.c's lower_dot_rows):
+ * backend_value, or JAXC_DOT_ROWS_MAX_N (0..64) when set, or what
+ * config_set_dot_rows_max_n set (-1: the backend's again). */
+int config_dot_rows_max_n(int backend_value);
+void config_set_dot_rows_max_n(int n);
 /* JAXC_CPU_DEVICES if an integer in [1, max], else 1. */
 int config_cpu_devices(int max);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */

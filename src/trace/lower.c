@@ -408,6 +408,47 @@ static bool lower_dot_unrolled(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y,
   return ok && set_exp(out, sum, av);
 }
 
+/* A float product with few output columns (N <= the backend's dot_rows_max_n) whose left
+ * operand is rows of K contiguous elements, as a reduction kernel of one output a row:
+ * out[b, m, n] = sum_k x'[b, m, k] * y^T[b, n, k], y^T (B, N, K) stored contiguous first
+ * (a weight's 20 KB), so a row reads two contiguous streams; the outputs of one x row are
+ * neighbours, so its rows are read from cache after the first. Float16/bfloat16
+ * accumulate in float32 (kexp_dot's rule). False with *fallback set where x' is not
+ * contiguous rows (the GEMM routine takes transposed operands as flags). */
+static bool lower_dot_rows(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Lazy *out, const Aval *av,
+                           bool *fallback) {
+  DotLayout D;
+  prim_dot_layout(pp, &x->aval, &y->aval, &D);
+  *fallback = false;
+  if (x->slot < 0 && !lower_realize(L, x)) return false;
+  Lazy xv, yv;
+  view3(x, D.xperm, D.B, D.M, D.K, &xv);
+  view3(y, D.yperm, D.B, D.K, D.N, &yv);
+  ShapeTracker *t = yv.st ? shape_permute(yv.st, (int[]){0, 2, 1}) : NULL;
+  shape_free(yv.st);
+  yv.st = t;
+  yv.aval.shape[1] = D.N, yv.aval.shape[2] = D.K;
+  bool ok = false;
+  if (!xv.st || !shape_is_contiguous(xv.st) || !yv.st) *fallback = true;
+  else ok = lower_realize(L, &yv);
+  int s = -1;
+  if (ok) {
+    const AluExp *o[3], *gidx = alu_special("gidx", D.B * D.M * D.N), *r = alu_special("ridx", D.K);
+    shape_unflatten(gidx, 3, (int64_t[]){D.B, D.M, D.N}, o);
+    jx_dtype dt = av->dtype, acc = dt == JX_FLOAT16 || dt == JX_BFLOAT16 ? JX_FLOAT32 : dt;
+    const AluExp *xi[3] = {o[0], o[1], r}, *yi[3] = {o[0], o[2], r};
+    Kernel k = {.size = D.B * D.M * D.N, .dtype = dt, .has_reduction = true};
+    k.reduction = (Reduction){.op = ALU_ADD, .dtype = acc, .size = D.K, .identity = alu_reduce_identity(ALU_ADD, acc)};
+    k.reduction.epilogue = acc != dt ? alu_cast(alu_variable("acc", acc), dt) : NULL;
+    k.exp = alu_binary(ALU_MUL, alu_cast(lower_load(&xv, xi), acc), alu_cast(lower_load(&yv, yi), acc));
+    s = lower_emit(L, &k);
+  }
+  shape_free(xv.st), shape_free(yv.st);
+  if (s < 0) return false;
+  *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
+  return out->st != NULL;
+}
+
 static bool lower_dot(Lower *L, Prim prim, const PrimParams *pp, int nin, Lazy *const *in,
                       int nout, Lazy *out, const Aval *av) {
   Lazy *x = in[0], *y = in[1];
@@ -416,6 +457,11 @@ static bool lower_dot(Lower *L, Prim prim, const PrimParams *pp, int nin, Lazy *
     DotLayout D;
     prim_dot_layout(pp, &x->aval, &y->aval, &D);
     if (D.K > 0 && D.K <= L->dot_unroll_max_k && !dtype_is_complex(av->dtype)) return lower_dot_unrolled(L, pp, x, y, out, av);
+    if (D.K > 0 && D.B * D.M * D.N > 0 && D.N <= L->dot_rows_max_n && !dtype_is_complex(av->dtype)) {
+      bool fallback;
+      if (lower_dot_rows(L, pp, x, y, out, av, &fallback)) return true;
+      if (!fallback) return false;
+    }
     if ((double)D.M * (double)D.N * (double)D.K >= ROUTINE_GEMM_MIN_WORK) return lower_gemm(L, pp, x, y, out, av);
   }
   Lazy *ops[2] = {x, y};

@@ -5,7 +5,9 @@
  * the same jitted function lowered with the setting at 0) -- K from 1 to 16, operands
  * transposed (a weight's W^T, materialized contiguous), batched, contracting two axes,
  * computed operands, float16/bfloat16, zero-size, and the MLP's g @ W2^T with
- * the relu backward fused into the one kernel. */
+ * the relu backward fused into the one kernel. Products with few output columns
+ * lowered as row reductions over K (lower_dot_rows; Backend.dot_rows_max_n, 16 on cuda,
+ * 0 on the cpu) are checked the same way (test_rows). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +55,11 @@ static jx_status product(void *ctx, jx_array *const *in, jx_array **out) {
   return out[0] ? JX_OK : jx_last_status();
 }
 
-/* The jitted product with the unrolled lowering at `k` (0: off). */
-static jx_array *run(Case c, int k, jx_array *const *in, int nin, int *routines) {
+/* The jitted product with the unrolled lowering at `k` and the row lowering at `rows`
+ * (0: off). */
+static jx_array *run_with(Case c, int k, int rows, jx_array *const *in, int nin, int *routines) {
   config_set_dot_unroll_max_k(k);
+  config_set_dot_rows_max_n(rows);
   Case *ctx = malloc(sizeof *ctx);
   *ctx = c;
   jx_fn *fn = jx_fn_new(case_names[c], nin, 1, product, ctx), *jf = jx_jit(fn);
@@ -65,7 +69,12 @@ static jx_array *run(Case c, int k, jx_array *const *in, int nin, int *routines)
   if (routines) *routines = p ? jit_program_nroutines(p) : -1;
   jx_fn_free(jf), jx_fn_free(fn), free(ctx);
   config_set_dot_unroll_max_k(-1);
+  config_set_dot_rows_max_n(-1);
   return out;
+}
+
+static jx_array *run(Case c, int k, jx_array *const *in, int nin, int *routines) {
+  return run_with(c, k, 0, in, nin, routines);
 }
 
 static void check_close(jx_array *a, jx_array *b, double rel, const char *what) {
@@ -152,9 +161,51 @@ static void test_limits(void) {
   jx_free(out), jx_free(in[0]), jx_free(in[1]);
 }
 
+/* Few output columns as a row reduction over K (lower_dot_rows): the same as the GEMM /
+ * reduction-kernel lowering, with no routine left where x's rows are contiguous (y
+ * transposed or not, batched, computed x, float16/bfloat16, N from 1 to 16) and the GEMM
+ * kept where they are not (x^T, as a weight gradient h^T @ g). */
+static void rows_case(Case c, int64_t M, int64_t K, int64_t N, jx_dtype dt, int want_routines) {
+  uint32_t seed = (uint32_t)(c * 131 + K * 7 + N);
+  jx_array *in[2];
+  switch (c) {
+  case TRANS_B: in[0] = randn(&seed, 2, (int64_t[]){M, K}, dt), in[1] = randn(&seed, 2, (int64_t[]){N, K}, dt); break;
+  case TRANS_A: in[0] = randn(&seed, 2, (int64_t[]){K, M}, dt), in[1] = randn(&seed, 2, (int64_t[]){K, N}, dt); break;
+  case BATCHED:
+    in[0] = randn(&seed, 3, (int64_t[]){3, M, K}, dt), in[1] = randn(&seed, 3, (int64_t[]){3, K, N}, dt);
+    break;
+  default: in[0] = randn(&seed, 2, (int64_t[]){M, K}, dt), in[1] = randn(&seed, 2, (int64_t[]){K, N}, dt); break;
+  }
+  char what[128];
+  snprintf(what, sizeof what, "rows %s M=%lld K=%lld N=%lld %s", case_names[c], (long long)M, (long long)K,
+           (long long)N, jx_dtype_name(dt));
+  int r_ref = -1, r_new = -1;
+  jx_array *ref = run_with(c, 0, 0, in, 2, &r_ref), *got = run_with(c, 0, 16, in, 2, &r_new);
+  /* sums of K products of numbers in [-2, 2]: relative to their size sqrt(K) * 4 */
+  check_close(got, ref, tolerance(dt) * 4.0 * sqrt((double)K), what);
+  CHECK_MSG(r_new == want_routines, "%s: %d routines, expected %d", what, r_new, want_routines);
+  jx_free(ref), jx_free(got), jx_free(in[0]), jx_free(in[1]);
+}
+
+static void test_rows(void) {
+  const int64_t ns[] = {1, 3, 10, 16};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+    rows_case(PLAIN, 300, 512, ns[i], JX_FLOAT32, 0);
+    rows_case(TRANS_B, 130, 77, ns[i], JX_FLOAT32, 0);
+  }
+  rows_case(PLAIN, 64, 4100, 10, JX_FLOAT32, 0); /* rows longer than a warp's 512 */
+  rows_case(BATCHED, 50, 96, 10, JX_FLOAT32, 0);
+  rows_case(COMPUTED, 256, 200, 10, JX_FLOAT32, 0);
+  rows_case(PLAIN, 256, 300, 10, JX_FLOAT16, 0);
+  rows_case(PLAIN, 256, 300, 10, JX_BFLOAT16, 0);
+  rows_case(TRANS_A, 512, 1024, 10, JX_FLOAT32, 1); /* x^T: the GEMM, operands as flags */
+  rows_case(PLAIN, 256, 300, 17, JX_FLOAT32, 1);    /* past the limit */
+}
+
 int main(void) {
   TEST_RUN(test_shapes);
   TEST_RUN(test_dtypes);
   TEST_RUN(test_limits);
+  TEST_RUN(test_rows);
   return test_finish();
 }
