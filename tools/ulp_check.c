@@ -37,8 +37,9 @@
 /* ------------------------------------------------------------ the kernels */
 
 /* One loop per function, as a generated kernel writes it: y[i] = f(x[i]). The forms
- * match render.c's op table (libm names, which the prelude declares as vector
- * functions) and the primitives' lowerings (logistic as lib/nn.c builds it). */
+ * match emit.c's op table (libm names, which the prelude declares as vector
+ * functions; exp, erf and erfc as the prelude's jx_*_f32) and the primitives' lowerings
+ * (logistic as lib/nn.c builds it). */
 #define LOOP1(NAME, F, EXPR)                                                             \
   static void NAME(const F *restrict x, F *restrict y, long n) {                         \
     JX_IVDEP JX_VECTOR_LOOP for (long i = 0; i < n; i++) {                                \
@@ -57,14 +58,14 @@
 #define LOGISTIC(F, EXPF) (((v) >= 0 ? (F)1 : EXPF(-fabs(v))) / ((F)1 + EXPF(-fabs(v))))
 
 #define FUNCS(X)                                                                         \
-  X(exp, expf(v), exp(v), expl(r), exp(d))                                               \
+  X(exp, jx_exp_f32(v), exp(v), expl(r), exp(d))                                         \
   X(exp2, exp2f(v), exp2(v), exp2l(r), exp2(d))                                          \
   X(expm1, expm1f(v), expm1(v), expm1l(r), expm1(d))                                     \
   X(log, logf(v), log(v), logl(r), log(d))                                               \
   X(log2, log2f(v), log2(v), log2l(r), log2(d))                                          \
   X(log1p, log1pf(v), log1p(v), log1pl(r), log1p(d))                                     \
   X(tanh, tanhf(v), tanh(v), tanhl(r), tanh(d))                                          \
-  X(logistic, LOGISTIC(float, expf), LOGISTIC(double, exp), 1.0L / (1.0L + expl(-r)),     \
+  X(logistic, LOGISTIC(float, jx_exp_f32), LOGISTIC(double, exp), 1.0L / (1.0L + expl(-r)),     \
     1.0 / (1.0 + exp(-d)))                                                               \
   X(sin, sinf(v), sin(v), sinl(r), sin(d))                                               \
   X(cos, cosf(v), cos(v), cosl(r), cos(d))                                               \

@@ -1,6 +1,7 @@
 /* test_jit.c -- jit against eager: every kind of primitive fused into kernels, random
  * fused graphs, trace caching by signature, views as outputs, composition with grad
  * and vmap, and errors. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "jit/jit.h"
@@ -290,7 +291,20 @@ static void test_concat_rows_match_interp(void) {
   CHECK_EQ_INT(jx_call(jg, (jx_array *[]){z, m}, got), JX_OK);
   jx_array *in[2] = {jx_device_put(z, "interp"), jx_device_put(m, "interp")};
   CHECK_EQ_INT(jx_call(g, in, want), JX_OK);
-  check_same(got[0], want[0], "loss");
+  /* The loss sums 6468 float32 terms (up to ~20 in magnitude, sum of magnitudes 7565)
+   * that cancel to 13.38, so each side's summation rounding alone is ~1e-5 -- relative
+   * to the loss that is beyond check_same's bound (exactly, in float64, 13.3836092; the
+   * interpreter gave 13.3835754 and the kernels, whose exp is within 1 ulp, 13.383606).
+   * The bound is one float32 rounding of the sum of magnitudes instead. */
+  double *zv = test_read_f64(z), *mv = test_read_f64(m), mag = 0;
+  for (int i = 0; i < 33 * 196; i++) {
+    int col = i % 196;
+    double v = zv[i], c = col < 37 ? tanh(v) : col < 101 ? 1 / (1 + exp(-v)) : col < 106 ? v * v : exp(v);
+    mag += fabs(c * mv[i]);
+  }
+  double *gl = test_read_f64(got[0]), *wl = test_read_f64(want[0]);
+  CHECK_MSG(fabs(gl[0] - wl[0]) <= 0x1p-24 * mag, "loss: %.9g vs %.9g (sum of magnitudes %g)", gl[0], wl[0], mag);
+  free(zv), free(mv), free(gl), free(wl);
   check_same(got[1], want[1], "dz");
   jx_fn_free(jg), jx_fn_free(g), jx_fn_free(f);
   jx_scope_end(0, NULL);
