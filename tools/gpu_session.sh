@@ -178,27 +178,12 @@ if has ncumlp; then
   head -150 "$out/ncu_mlp_short.txt"
   stamp "ncumlp"
 fi
-# jaxprof: where JAX's (XLA's) MLP step at batch $MLP_B spends GPU time, and jaxc's in
-# the same run: nsys with CUDA graph nodes traced, per-kernel sums (bench/gpu/mlp_prof.py)
+# jaxprof: where JAX's (XLA's) MLP step at batch $MLP_B spends GPU time (jax.profiler's
+# device planes, bench/gpu/mlp_prof.py), and its optimized HLO
 if has jaxprof; then
-  B=${MLP_B:-4096}
-  if command -v nsys > /dev/null; then
-    env -u LD_LIBRARY_PATH XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 200 nsys profile --cuda-graph-trace=node \
-      -o /tmp/jaxprof -f true python3 bench/gpu/mlp_prof.py $B > "$out/jaxprof_run.txt" 2>&1
-    nsys stats --report cuda_gpu_kern_sum --format csv /tmp/jaxprof.nsys-rep > "$out/jaxprof.csv" 2>&1
-    JAXC_BENCH_MLP_BATCH=$B JAXC_DEVICE=cuda timeout 200 nsys profile --cuda-graph-trace=node \
-      -o /tmp/jaxcprof -f true build-gpu/bench_gpu mlp > "$out/jaxcprof_run.txt" 2>&1
-    nsys stats --report cuda_gpu_kern_sum --format csv /tmp/jaxcprof.nsys-rep > "$out/jaxcprof.csv" 2>&1
-    nsys stats --report cuda_gpu_trace --format csv /tmp/jaxcprof.nsys-rep 2>/dev/null | tail -400 > "$out/jaxcprof_trace.csv"
-    nsys stats --report cuda_gpu_trace --format csv /tmp/jaxprof.nsys-rep 2>/dev/null | tail -400 > "$out/jaxprof_trace.csv"
-    for f in jaxprof jaxcprof; do echo "== $f"; head -40 "$out/$f.csv" | cut -c1-200; done
-  else # ncu: each kernel of steady-state steps, serialized (XLA's graph nodes too)
-    env -u LD_LIBRARY_PATH XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 300 ncu --target-processes all --clock-control none \
-      --cache-control none --section SpeedOfLight --section LaunchStats --launch-skip "${JNCU_SKIP:-6000}" \
-      --launch-count "${JNCU_COUNT:-50}" python3 bench/gpu/mlp_prof.py $B > "$out/jaxprof_ncu.txt" 2>&1
-    grep -E "^  [A-Za-z_].*\(|Duration|Grid Size|Block Size" "$out/jaxprof_ncu.txt" | sed 's/  */ /g' | cut -c1-160 > "$out/jaxprof_short.txt"
-    head -200 "$out/jaxprof_short.txt"
-  fi
+  env -u LD_LIBRARY_PATH XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 200 python3 bench/gpu/mlp_prof.py ${MLP_B:-4096} \
+    > "$out/jaxprof.txt" 2>&1
+  grep -v "^WARNING\|^I0000\|^W0000" "$out/jaxprof.txt" | head -60
   stamp "jaxprof"
 fi
 # mlpdbg: the host time of each step of the jitted MLP SGD step (JAXC_DEBUG=1), last call

@@ -1,11 +1,15 @@
-"""mlp_prof.py -- JAX's jitted MLP SGD step (peers.py's "mlp" workload) run 300 times at
-batch argv[1], for a profiler (tools/gpu_session.sh's jaxprof phase runs it under nsys)."""
-import sys
+"""mlp_prof.py -- where JAX's (XLA's) jitted MLP SGD step (peers.py's "mlp" workload)
+spends GPU time: 20 steady-state steps at batch argv[1] under jax.profiler, the device
+planes' kernel events summed by name (per step, microseconds) and the GPU span per step;
+then the optimized HLO's fusions. tools/gpu_session.sh's jaxprof phase runs it."""
+import glob, sys, tempfile
+from collections import defaultdict
 import jax, jax.numpy as jnp
 import numpy as np
+from jax.profiler import ProfileData
 
 batch = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
-rand = lambda shape, seed: np.random.default_rng(seed).standard_normal(shape).astype(np.float32) * 0.05
+rand = lambda shape, seed: np.random.default_rng(seed).random(shape, dtype=np.float32) - 0.5
 
 
 def loss(p, x, y):
@@ -23,7 +27,31 @@ def step(p, x, y):
 p = [jnp.asarray(rand((784, 512), 6)), jnp.zeros(512), jnp.asarray(rand((512, 10), 7)), jnp.zeros(10)]
 x = jnp.asarray(rand((batch, 784), 8))
 y = jax.nn.one_hot(jnp.arange(batch) % 10, 10)
-for _ in range(300):
+for _ in range(50):
     out = step(p, x, y)
 jax.block_until_ready(out)
-print(jax.jit(step).lower(p, x, y).compile().as_text()[:20000])
+steps, d = 20, tempfile.mkdtemp()
+jax.profiler.start_trace(d)
+for _ in range(steps):
+    out = step(p, x, y)
+jax.block_until_ready(out)
+jax.profiler.stop_trace()
+pd = ProfileData.from_serialized_xspace(open(glob.glob(d + "/**/*.xplane.pb", recursive=True)[0], "rb").read())
+tot, cnt, lo, hi = defaultdict(float), defaultdict(int), None, None
+for plane in pd.planes:
+    if not plane.name.startswith("/device:GPU"):
+        continue
+    for line in plane.lines:
+        for ev in line.events:
+            if ev.duration_ns <= 0:
+                continue
+            tot[ev.name] += ev.duration_ns / 1e3 / steps
+            cnt[ev.name] += 1
+            lo = ev.start_ns if lo is None else min(lo, ev.start_ns)
+            hi = ev.end_ns if hi is None else max(hi, ev.end_ns)
+    print("plane", plane.name, [ln.name for ln in plane.lines])
+for name in sorted(tot, key=lambda n: -tot[n]):
+    print("%8.2f us/step  x%-4d %s" % (tot[name], cnt[name] / steps, name[:150]))
+if lo is not None:
+    print("GPU span per step %.2f us; kernel time per step %.2f us" % ((hi - lo) / 1e3 / steps, sum(tot.values())))
+print(jax.jit(step).lower(p, x, y).compile().as_text()[:30000])

@@ -120,6 +120,42 @@ static bool loads_only_at_gidx(const AluExp *e, int64_t arg, const AluExp *gidx,
   return ok;
 }
 
+/* Whether e is a provable multiple of 4 (an int64 index: constants, products with one,
+ * sums of them). */
+static bool multiple_of_4(const AluExp *e) {
+  switch (e->op) {
+  case ALU_CONST: return e->value.i % 4 == 0;
+  case ALU_MUL: return multiple_of_4(e->src[0]) || multiple_of_4(e->src[1]);
+  case ALU_ADD: return multiple_of_4(e->src[0]) && multiple_of_4(e->src[1]);
+  default: return false;
+  }
+}
+
+/* Whether every load of e that depends on ridx reads a 4-byte input at base + ridx, base
+ * independent of ridx and a multiple of 4 elements (so 16-byte vectors along the row stay
+ * aligned), one base an input across every call: the row gidx * R + ridx of a reduction,
+ * or the (gidx / N) * K + ridx of a product's rows (trace/lower.c, lower_dot_rows). Their
+ * inputs' bits are added to *mask and their bases set in bases[arg]. */
+static bool row_loads_based(const AluExp *e, const Kernel *k, uint64_t *mask, const AluExp **bases) {
+  int64_t n;
+  const AluExp *ridx = alu_special("ridx", k->reduction.size), *zero = alu_const_int(JX_INT64, 0);
+  const AluExp *one = alu_const_int(JX_INT64, 1);
+  const AluExp **order = alu_toposort(e, &n);
+  bool ok = order != NULL;
+  for (int64_t i = 0; ok && i < n; i++) {
+    const AluExp *x = order[i], *idx = x->src[0], *base = NULL;
+    if (x->op != ALU_GLOBAL_INDEX || alu_substitute(idx, "ridx", one) == alu_substitute(idx, "ridx", zero)) continue;
+    if (idx == ridx) base = zero;
+    else if (idx->op == ALU_ADD && (idx->src[0] == ridx || idx->src[1] == ridx))
+      base = idx->src[idx->src[0] == ridx ? 1 : 0];
+    ok = base && alu_substitute(base, "ridx", one) == base && multiple_of_4(base) && x->arg < 64 &&
+         jx_dtype_itemsize(k->arg_dtypes[x->arg]) == 4 && (!(*mask >> x->arg & 1) || bases[x->arg] == base);
+    if (ok) *mask |= 1ull << x->arg, bases[x->arg] = base;
+  }
+  free(order);
+  return ok;
+}
+
 /* Loads of e (distinct nodes) other than those of the inputs in `vec` at exactly gidx. */
 static int64_t scalar_loads(const AluExp *e, uint64_t vec, const AluExp *gidx) {
   int64_t n, count = 0;
@@ -209,17 +245,27 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
    * blocks (the MLP's bias gradients, 4096 x 512 and 4096 x 10 column sums, took 14 and
    * 8.6 us as uncoalesced block rows on an H200) */
   else if (!row_contig && gs == 1 && R >= 256 && !k->has_pre && !k->has_row_out) p.kind = CUDA_COLUMNS;
-  else if (R <= 512 && N >= 64) p.kind = CUDA_WARP_ROW;
-  else {
+  else if (R <= 512 && N >= 64) {
+    p.kind = CUDA_WARP_ROW;
+    /* 16-byte loads along rows of 128+ (a multiple of 4): a warp's row in one or two
+     * rounds of loads in flight, where a lane's element at a time took 16 dependent
+     * rounds (an MLP's h @ W2 as 40960 rows of 512: 14 us on an H100, latency-bound) */
+    const AluExp *bases[64];
+    uint64_t mask = 0;
+    if (R % 4 == 0 && R >= 128 && row_loads_based(k->exp, k, &mask, bases) &&
+        (!k->has_pre || row_loads_based(k->pre_exp, k, &mask, bases)) && mask)
+      p.vec_inputs = mask;
+  } else {
     p.kind = CUDA_BLOCK_ROW;
     /* few long rows: each row over gridDim.y blocks (the jit's first stage of a full
      * reduction has 16-256 rows of 2^15+) */
     p.split = !k->has_pre && !k->has_row_out && N <= RENDER_CUDA_SPLIT_ROWS && R >= 32768;
     /* 16-byte loads along rows whose length is a multiple of 4: four times the bytes in
      * flight a thread (the chain of dependent steps stays per element) */
+    const AluExp *bases[64];
     uint64_t mask = 0;
-    if (R % 4 == 0 && R >= 1024 && row_loads_contiguous(k->exp, k, &mask) &&
-        (!k->has_pre || row_loads_contiguous(k->pre_exp, k, &mask)) && mask)
+    if (R % 4 == 0 && R >= 1024 && row_loads_based(k->exp, k, &mask, bases) &&
+        (!k->has_pre || row_loads_based(k->pre_exp, k, &mask, bases)) && mask)
       p.vec_inputs = mask;
   }
   return p;
@@ -385,7 +431,7 @@ static void red_loop(Buf *b, const Red *t, const char *indent, const char *acc, 
 
 /* red_loop over 16-byte vectors: ridx = first, first + 4 step, ... < end (first and
  * end multiples of 4), 4 elements a step from uint4 loads of the inputs in `vec` at
- * row + ridx (the body reads them as xv<i>). The loads of RED_VEC_AHEAD steps are issued
+ * jx_rb<i> + ridx (their row bases, declared by the caller; the body reads them as xv<i>). The loads of RED_VEC_AHEAD steps are issued
  * before any of them is reduced, so that many 16-byte loads of a thread are in flight
  * (a plain unrolled loop kept one: each unrolled step's bound check stopped the
  * compiler from hoisting the next load; argmax of 2^28 ran at 78% of DRAM bandwidth);
@@ -403,7 +449,7 @@ static int red_vec_ahead(void) {
 }
 #define RED_VEC_AHEAD red_vec_ahead()
 static void red_loop_vec(Buf *b, const Red *t, const Kernel *k, uint64_t vec, const char *indent, const char *acc,
-                         const char *first, const char *step, const char *end, const char *row) {
+                         const char *first, const char *step, const char *end) {
   buf_printf(b, "%s%s = %s;\n", indent, acc, t->ident.s);
   buf_printf(b, "%sfor (int64_t jx_r4 = %s; jx_r4 < %s; jx_r4 += %d * (int64_t)(%s)) {\n", indent, first, end,
              4 * RED_VEC_AHEAD, step);
@@ -411,8 +457,8 @@ static void red_loop_vec(Buf *b, const Red *t, const Kernel *k, uint64_t vec, co
     for (int i = 0; i < k->nargs && i < 64; i++)
       if (vec >> i & 1)
         buf_printf(b, "%s  %s xa%d_%d[4];\n%s  if (jx_r4 + %d * (int64_t)(%s) < %s) { const uint4 u = "
-                      "__ldg((const uint4 *)(in%d + %s + jx_r4 + %d * (int64_t)(%s))); memcpy(xa%d_%d, &u, 16); }\n",
-                   indent, emit_types[k->arg_dtypes[i]].elem, i, a, indent, 4 * a, step, end, i, row, 4 * a, step, i, a);
+                      "__ldg((const uint4 *)(in%d + jx_rb%d + jx_r4 + %d * (int64_t)(%s))); memcpy(xa%d_%d, &u, 16); }\n",
+                   indent, emit_types[k->arg_dtypes[i]].elem, i, a, indent, 4 * a, step, end, i, i, 4 * a, step, i, a);
   for (int a = 0; a < RED_VEC_AHEAD; a++) {
     buf_printf(b, "%s  if (jx_r4 + %d * (int64_t)(%s) < %s) {\n", indent, 4 * a, step, end);
     buf_printf(b, "%s    #pragma unroll\n%s    for (int jx_j = 0; jx_j < 4; jx_j++) {\n", indent, indent);
@@ -443,6 +489,26 @@ static const AluExp *row_vector_loads(const AluExp *e, const Kernel *k, uint64_t
     if (e && row_s && row_s != row) e = replace_node(e, alu_global(i, k->arg_dtypes[i], row_s), v);
     if (e && N == 1) e = replace_node(e, alu_global(i, k->arg_dtypes[i], ridx), v);
   }
+  return e;
+}
+
+/* e with each load of an input in vec that depends on ridx (at its row base + ridx,
+ * row_loads_based) replaced by VARIABLE xv<i>. */
+static const AluExp *based_vector_loads(const AluExp *e, const Kernel *k, uint64_t vec) {
+  int64_t n;
+  const AluExp *zero = alu_const_int(JX_INT64, 0), *one = alu_const_int(JX_INT64, 1);
+  const AluExp **order = e ? alu_toposort(e, &n) : NULL;
+  if (!order) return NULL;
+  for (int64_t i = 0; e && i < n; i++) {
+    const AluExp *x = order[i];
+    if (x->op != ALU_GLOBAL_INDEX || x->arg >= 64 || !(vec >> x->arg & 1) ||
+        alu_substitute(x->src[0], "ridx", one) == alu_substitute(x->src[0], "ridx", zero))
+      continue;
+    char name[16];
+    snprintf(name, sizeof name, "xv%d", x->arg);
+    e = replace_node(e, x, alu_variable(name, k->arg_dtypes[x->arg]));
+  }
+  free(order);
   return e;
 }
 
@@ -620,9 +686,15 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
   bool plan_lanes = k->has_pre && serial && alu_reduce_in_lanes(k->pre.op, k->pre.dtype, R);
   const char *ind = "    ";
   Red main, pre = {0};
-  uint64_t vec = plan.kind == CUDA_BLOCK_ROW ? plan.vec_inputs : 0;
-  const AluExp *exp = vec ? row_vector_loads(k->exp, k, vec) : k->exp;
-  const AluExp *pre_exp = vec && k->has_pre ? row_vector_loads(k->pre_exp, k, vec) : k->pre_exp;
+  uint64_t vec = plan.kind == CUDA_BLOCK_ROW || plan.kind == CUDA_WARP_ROW ? plan.vec_inputs : 0;
+  const AluExp *bases[64] = {0};
+  uint64_t based = 0;
+  if (vec) {
+    row_loads_based(k->exp, k, &based, bases);
+    if (k->has_pre) row_loads_based(k->pre_exp, k, &based, bases);
+  }
+  const AluExp *exp = vec ? based_vector_loads(k->exp, k, vec) : k->exp;
+  const AluExp *pre_exp = vec && k->has_pre ? based_vector_loads(k->pre_exp, k, vec) : k->pre_exp;
   if (!exp || (k->has_pre && !pre_exp)) {
     if (jx_last_status() == JX_OK) error_set(JX_ERR_OOM, "render: out of memory");
     return false;
@@ -648,10 +720,6 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
     if (k->has_pre) buf_printf(b, "  __shared__ %s jx_psh[32];\n", ctype_of(k->pre.dtype));
   }
   if (plan.kind == CUDA_WARP_ROW) buf_str(b, "  const int jx_lane = threadIdx.x & 31;\n");
-  /* the row's first element (vector loads) */
-  const char *row = k->size == 1 ? "0" : "gidx * " ;
-  char rowbuf[48];
-  snprintf(rowbuf, sizeof rowbuf, "%s%s", row, k->size == 1 ? "" : end);
   if (plan.split) {
     if (vec) /* chunks of whole vectors */
       buf_printf(b, "  const int64_t jx_chunk = ((%s + gridDim.y - 1) / gridDim.y + 3) & ~(int64_t)3;\n", end);
@@ -673,14 +741,29 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
   else
     buf_printf(b, "  for (int64_t gidx = blockIdx.x; gidx < %lldLL; gidx += gridDim.x) {\n", (long long)N);
   buf_printf(b, "%s%s jx_acc;\n", ind, ct);
+  /* the row bases of the vector loads' inputs */
+  for (int i = 0; i < k->nargs && i < 64 && ok; i++) {
+    if (!(vec >> i & 1)) continue;
+    EmitPart pb = {.lang = lang, .out = b, .indent = ind, .nlocals = nlocals};
+    char *v = bases[i] ? emit_part(&pb, bases[i]) : NULL;
+    if (v) buf_printf(b, "%sconst int64_t jx_rb%d = %s;\n", ind, i, v);
+    else ok = false;
+    free(v);
+  }
+  if (!ok) {
+    if (jx_last_status() == JX_OK) error_set(JX_ERR_INTERNAL, "render: no row base for a vector load");
+    red_free(&main), red_free(&pre);
+    return false;
+  }
   if (k->has_pre) {
     buf_printf(b, "%s%s jx_pacc;\n", ind, ctype_of(k->pre.dtype));
     if (serial) red_serial(b, &pre, ind, "jx_pacc", R, plan_lanes);
     else if (plan.kind == CUDA_WARP_ROW) {
-      red_loop(b, &pre, ind, "jx_pacc", "jx_lane", "32", end);
+      if (vec) red_loop_vec(b, &pre, k, vec, ind, "jx_pacc", "4 * (int64_t)jx_lane", "32", end);
+      else red_loop(b, &pre, ind, "jx_pacc", "jx_lane", "32", end);
       warp_combine(b, &pre, ind, "jx_pacc");
     } else {
-      if (vec) red_loop_vec(b, &pre, k, vec, ind, "jx_pacc", "4 * (int64_t)threadIdx.x", "blockDim.x", end, rowbuf);
+      if (vec) red_loop_vec(b, &pre, k, vec, ind, "jx_pacc", "4 * (int64_t)threadIdx.x", "blockDim.x", end);
       else red_loop(b, &pre, ind, "jx_pacc", "threadIdx.x", "blockDim.x", end);
       block_combine(b, &pre, ind, "jx_pacc", "jx_psh");
     }
@@ -689,18 +772,19 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
   const char *store_if = "";
   if (serial) red_serial(b, &main, ind, "jx_acc", R, lanes);
   else if (plan.kind == CUDA_WARP_ROW) {
-    red_loop(b, &main, ind, "jx_acc", "jx_lane", "32", end);
+    if (vec) red_loop_vec(b, &main, k, vec, ind, "jx_acc", "4 * (int64_t)jx_lane", "32", end);
+    else red_loop(b, &main, ind, "jx_acc", "jx_lane", "32", end);
     warp_combine(b, &main, ind, "jx_acc");
     store_if = "jx_lane == 0";
   } else if (!plan.split) {
-    if (vec) red_loop_vec(b, &main, k, vec, ind, "jx_acc", "4 * (int64_t)threadIdx.x", "blockDim.x", end, rowbuf);
+    if (vec) red_loop_vec(b, &main, k, vec, ind, "jx_acc", "4 * (int64_t)threadIdx.x", "blockDim.x", end);
     else red_loop(b, &main, ind, "jx_acc", "threadIdx.x", "blockDim.x", end);
     block_combine(b, &main, ind, "jx_acc", "jx_sh");
     store_if = "threadIdx.x == 0";
   } else {
     /* this block's chunk; thread 0 leaves the partial and takes a ticket; the block
      * that takes the last ticket combines the row's partials in chunk order */
-    if (vec) red_loop_vec(b, &main, k, vec, ind, "jx_acc", "jx_r0 + 4 * (int64_t)threadIdx.x", "blockDim.x", "jx_r1", rowbuf);
+    if (vec) red_loop_vec(b, &main, k, vec, ind, "jx_acc", "jx_r0 + 4 * (int64_t)threadIdx.x", "blockDim.x", "jx_r1");
     else red_loop(b, &main, ind, "jx_acc", "jx_r0 + threadIdx.x", "blockDim.x", "jx_r1");
     block_combine(b, &main, ind, "jx_acc", "jx_sh");
     buf_printf(b, "%sif (threadIdx.x == 0) {\n", ind);

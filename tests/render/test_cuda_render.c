@@ -66,6 +66,21 @@ static void test_render_compile(void) {
                  .dtype = JX_FLOAT32, .exp = alu_where(alu_binary(ALU_CMPLT, f32(0), h), dot, f32(0))};
     cases[n++] = (Case){"relu_backward_dot", kd, CUDA_ELEMENTWISE, false, 1};
   }
+  /* a product's rows (trace/lower.c, lower_dot_rows): out[m, n] = sum_k x[m, k] w^T[n, k]
+   * over 4096 x 10 outputs of 512: warp rows with 16-byte loads at each row's base */
+  int rows_case = n;
+  {
+    const AluExp *gp = alu_special("gidx", 40960), *rp = alu_special("ridx", 512);
+    const AluExp *xp = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_DIV, gp, i64(10)), i64(512)), rp));
+    const AluExp *wp = ld(1, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_MOD, gp, i64(10)), i64(512)), rp));
+    Kernel kp = reduction(40960, 512, JX_FLOAT32, ALU_ADD, alu_binary(ALU_MUL, xp, wp));
+    kp.nargs = 2, kp.arg_dtypes[1] = JX_FLOAT32;
+    cases[n++] = (Case){"product_rows", kp, CUDA_WARP_ROW, false, 1};
+    /* rows of 510: no vectors (a base + ridx not a multiple of 4 elements) */
+    const AluExp *rq = alu_special("ridx", 510);
+    const AluExp *xq = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_DIV, gp, i64(10)), i64(510)), rq));
+    cases[n++] = (Case){"product_rows_510", reduction(40960, 510, JX_FLOAT32, ALU_ADD, xq), CUDA_WARP_ROW, false, 1};
+  }
   /* float16 elementwise: scalar */
   const AluExp *gh = alu_special("gidx", 4096);
   cases[n++] = (Case){"f16", {.nargs = 1, .arg_dtypes = {JX_FLOAT16}, .size = 4096, .dtype = JX_FLOAT16,
@@ -201,6 +216,8 @@ static void test_render_compile(void) {
     kn.arg_dtypes[0] = JX_COMPLEX64;
     cases[n++] = (Case){"nan_flag", kn, CUDA_BLOCK_ROW, true, 1};
   }
+  CHECK(render_cuda_plan(&cases[rows_case].k).vec_inputs == 3);
+  CHECK(render_cuda_plan(&cases[rows_case + 1].k).vec_inputs == 0);
   /* render all into one unit, as a jit program */
   size_t plen = *render_cuda.prelude_len, cap = plen + 2, len = 0;
   char *unit = malloc(cap);
