@@ -532,10 +532,18 @@ static bool order_free(const Reduction *r) {
  * the order (render_reduction's order_free), rows of at least ROW_WIDE_LANES accumulate
  * in ROW_WIDE_LANES lanes instead -- four independent vector chains, since a max's
  * select chain is latency-bound in one (a 4096 x 1024 row max: 1.19 -> 0.4 ms) -- then
- * fold to 16. `stores`: t's body stores each value in the row output (render_red_lanes). */
+ * fold to 16. `stores` (the row output's element at ridx, or NULL): t's body stores each
+ * value there (render_red_lanes); then the whole blocks only store, and a second loop
+ * over the stored row (in L1) accumulates -- the same order, so the same bits. With
+ * the accumulation in the store loop, its lanes lived on the stack across the vector
+ * exp call (the vector ABI clobbers every vector register), a store-forwarding chain per
+ * 16 elements, which bounds the loop once the exp is fast (prelude_c.h's jx_expf: 13
+ * instructions per 16 lanes). 4096 x 1024 softmax, bench/before_after.sh x8 interleaved:
+ * 0.70 -> 0.60 ms on 2 threads; one thread 1.43 -> 1.28-1.35 ms (rowk15 measured
+ * 1.04-1.11x with libmvec's slower expf). */
 #define ROW_WIDE_LANES 64
 static void render_row_lanes(Buf *b, const char *ct, int64_t R, const RedText *t,
-                             const char *fold, bool stores, const char *after) {
+                             const char *fold, const char *stores, const char *after) {
   const int64_t L = fold && R >= ROW_WIDE_LANES ? ROW_WIDE_LANES : ALU_REDUCE_LANES, R16 = R - R % L;
   const char *body = t->body.s ? t->body.s : "";
   buf_printf(b, "      %s lane[%lld];\n", ct, (long long)L);
@@ -550,9 +558,19 @@ static void render_row_lanes(Buf *b, const char *ct, int64_t R, const RedText *t
     buf_printf(b, "        for (int64_t l = 0; l < %lld; l++) {\n", (long long)L);
     buf_str(b, "          const int64_t ridx = r0 + l;\n");
     buf_str(b, body);
-    buf_printf(b, "          lane[l] = %s;\n        }\n", t->step.s);
+    if (!stores) buf_printf(b, "          lane[l] = %s;\n", t->step.s);
+    buf_str(b, "        }\n");
     if (after) buf_str(b, after);
     buf_str(b, "      }\n");
+    if (stores) { /* the sum of the stored row, read back (see above) */
+      buf_printf(b, "      if (keep_row)\n        for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n",
+                 (long long)R16, (long long)L);
+      buf_str(b, "          JX_VECTOR_LOOP\n");
+      buf_printf(b, "          for (int64_t l = 0; l < %lld; l++) {\n", (long long)L);
+      buf_str(b, "            const int64_t ridx = r0 + l;\n");
+      buf_printf(b, "            const %s kv = %s;\n", ct, stores);
+      buf_printf(b, "            lane[l] = %s;\n          }\n        }\n", t->step.s);
+    }
   }
   if (R > R16) {
     buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) {\n", (long long)(R - R16));
@@ -591,7 +609,7 @@ static bool render_pre_block(const RenderLang *lang, const Kernel *k, Buf *b, in
       buf_str(b, t.body.s ? t.body.s : "");
       buf_printf(b, "          a = %s;\n      }\n      pres[j] = a;\n", t.step.s);
     } else {
-      render_row_lanes(b, ct, R, &t, order_free(q) ? comb.s : NULL, false, NULL);
+      render_row_lanes(b, ct, R, &t, order_free(q) ? comb.s : NULL, NULL, NULL);
       buf_printf(b, "      for (int64_t h = %lld; h >= 1; h /= 2)\n", (long long)L / 2);
       buf_printf(b, "        for (int64_t l = 0; l < h; l++) lane[l] = %s;\n", comb.s);
       buf_str(b, "      pres[j] = lane[0];\n");
@@ -725,9 +743,9 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
    * value reads back exactly (a float32/float64 row output of the value's dtype). */
   Kernel kr;
   RedText tk = {0}; /* t with the value kept: body + `kv = value; row[ridx] = kv`, step on kv */
+  char at[64];
   if (ok && row && k->has_row_out && k->row_dtype == k->exp->dtype &&
       (k->row_dtype == JX_FLOAT32 || k->row_dtype == JX_FLOAT64)) {
-    char at[64];
     snprintf(at, sizeof at, "out%d[gidx * %lldLL + ridx]", 1 + k->nextra, (long long)R);
     AluMap memo;
     alu_map_init(&memo);
@@ -759,7 +777,7 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
       buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
       buf_str(b, "      const int64_t gidx = gb + j;\n");
       if (tk.step.s) buf_printf(b, "      const int keep_row = gidx >= g0 && gidx < %s;\n", hi);
-      render_row_lanes(b, ct, R, tk.step.s ? &tk : &t, fold.s, tk.step.s != NULL, pf.s);
+      render_row_lanes(b, ct, R, tk.step.s ? &tk : &t, fold.s, tk.step.s ? at : NULL, pf.s);
       buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) accs[j][l] = lane[l];\n    }\n", (long long)L);
     }
     for (int part = 0; part < 2 && !row; part++) { /* whole blocks of L, then the rest */
