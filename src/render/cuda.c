@@ -131,6 +131,59 @@ static bool multiple_of_4(const AluExp *e) {
   }
 }
 
+/* How an index of an elementwise kernel varies over a vector's 4 outputs gidx = 4q + j
+ * (j = 0..3): the same for all four (UNIFORM), base + j with the base a multiple of 4
+ * (CONTIG), or otherwise. Exact for nonnegative operands: with 4 | d, (4q + j) / d =
+ * 4q / d and (4q + j) % d = 4q % d + j. */
+typedef enum { IDX_OTHER, IDX_UNIFORM, IDX_CONTIG } IdxClass;
+static IdxClass idx_class(const AluExp *e, const AluExp *gidx) {
+  if (e == gidx) return IDX_CONTIG;
+  if (e->op == ALU_CONST) return IDX_UNIFORM;
+  if (e->op == ALU_SPECIAL || e->op == ALU_VARIABLE || e->nsrc == 0) return IDX_OTHER;
+  if (e->op == ALU_GLOBAL_INDEX) return idx_class(e->src[0], gidx) == IDX_UNIFORM ? IDX_UNIFORM : IDX_OTHER;
+  IdxClass c[4];
+  bool uniform = true;
+  for (int i = 0; i < e->nsrc; i++) uniform &= (c[i] = idx_class(e->src[i], gidx)) == IDX_UNIFORM;
+  if (uniform) return IDX_UNIFORM;
+  if (e->op == ALU_ADD && c[0] != c[1] && c[0] != IDX_OTHER && c[1] != IDX_OTHER)
+    return multiple_of_4(e->src[c[0] == IDX_UNIFORM ? 0 : 1]) ? IDX_CONTIG : IDX_OTHER;
+  const AluExp *d = e->nsrc == 2 ? e->src[1] : NULL;
+  if ((e->op == ALU_DIV || e->op == ALU_MOD) && c[0] == IDX_CONTIG && e->src[0]->lo >= 0 && d->op == ALU_CONST &&
+      d->value.i > 0 && d->value.i % 4 == 0)
+    return e->op == ALU_DIV ? IDX_UNIFORM : IDX_CONTIG;
+  return IDX_OTHER;
+}
+
+/* The loads of a vectorized elementwise kernel's outputs other than its 16-byte vector
+ * inputs at gidx (`vec`): distinct nodes in nodes[0..*n) (at most cap) and how each is
+ * read a vector: once for its 4 outputs (UNIFORM: a bias, g[m, k] of a product), one
+ * 16-byte load (CONTIG, 4-byte inputs: w[k, n..n+3]), or one load an output (OTHER). */
+static bool group_loads(const Kernel *k, uint64_t vec, const AluExp **nodes, IdxClass *cls, int *n, int cap) {
+  const AluExp *gidx = alu_special("gidx", k->size);
+  *n = 0;
+  for (int o = 0; o <= k->nextra; o++) {
+    int64_t m;
+    const AluExp **order = alu_toposort(o ? k->extra[o - 1] : k->exp, &m);
+    if (!order) return false;
+    for (int64_t i = 0; i < m; i++) {
+      const AluExp *x = order[i];
+      if (x->op != ALU_GLOBAL_INDEX || (x->arg < 64 && (vec >> x->arg & 1) && x->src[0] == gidx)) continue;
+      bool seen = false;
+      for (int j = 0; j < *n && !seen; j++) seen = nodes[j] == x;
+      if (seen) continue;
+      if (*n == cap) {
+        free(order);
+        return false;
+      }
+      IdxClass c = idx_class(x->src[0], gidx);
+      if (c == IDX_CONTIG && jx_dtype_itemsize(k->arg_dtypes[x->arg]) != 4) c = IDX_OTHER;
+      nodes[*n] = x, cls[(*n)++] = c;
+    }
+    free(order);
+  }
+  return true;
+}
+
 /* Whether every load of e that depends on ridx reads a 4-byte input at base + ridx, base
  * independent of ridx and a multiple of 4 elements (so 16-byte vectors along the row stay
  * aligned), one base an input across every call: the row gidx * R + ridx of a reduction,
@@ -154,19 +207,6 @@ static bool row_loads_based(const AluExp *e, const Kernel *k, uint64_t *mask, co
   }
   free(order);
   return ok;
-}
-
-/* Loads of e (distinct nodes) other than those of the inputs in `vec` at exactly gidx. */
-static int64_t scalar_loads(const AluExp *e, uint64_t vec, const AluExp *gidx) {
-  int64_t n, count = 0;
-  const AluExp **order = alu_toposort(e, &n);
-  if (!order) return INT64_MAX;
-  for (int64_t i = 0; i < n; i++) {
-    const AluExp *x = order[i];
-    if (x->op == ALU_GLOBAL_INDEX && !(x->arg < 64 && (vec >> x->arg & 1) && x->src[0] == gidx)) count++;
-  }
-  free(order);
-  return count;
 }
 
 /* Whether every load of e that depends on ridx reads a 4-byte input at the row's
@@ -222,15 +262,22 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
       for (int o = 0; o < k->nextra; o++) ok &= loads_only_at_gidx(k->extra[o], i, gidx, &any);
       if (ok && any) p.vec_inputs |= 1ull << i;
     }
-    /* A thread's 4 adjacent outputs read each other load 4 times, 16 bytes apart across
-     * the warp: 4 L1 wavefronts where one thread an output takes 1. A few such loads
-     * (a bias) cost less than the 16-byte vectors gain; many do not: the MLP's relu
-     * backward fused with its 10-term g @ W2^T (22 loads an output) took 18.5 us
-     * vectorized on an H100 (ncu). At most 3 such loads a vectorized kernel. */
-    int64_t nscalar = 0;
-    for (int o = 0; o <= k->nextra; o++) nscalar += scalar_loads(o ? k->extra[o - 1] : k->exp, p.vec_inputs, gidx);
-    if (p.vec_inputs && nscalar <= RENDER_CUDA_EW_MAX_SCALAR_LOADS) p.vec = 4, p.nvec = vec_per_thread();
+    /* Other loads are read once a vector where they are the same for its 4 outputs or 4
+     * contiguous elements (group_loads); any other is read 4 times, 16 bytes apart across
+     * the warp: 4 L1 wavefronts where one thread an output takes 1. A few such (a strided
+     * read) cost less than the 16-byte vectors gain; many do not: the MLP's relu backward
+     * fused with its 10-term g @ W2^T (22 loads an output) took 18.5 us with each read 4
+     * times, 11.6 us scalar, on an H100 (ncu). At most 3 such loads a vectorized kernel. */
+    const AluExp *nodes[RENDER_CUDA_EW_MAX_GROUP_LOADS];
+    IdxClass cls[RENDER_CUDA_EW_MAX_GROUP_LOADS];
+    int nl = 0, nother = 0;
+    bool grouped = p.vec_inputs && group_loads(k, p.vec_inputs, nodes, cls, &nl, RENDER_CUDA_EW_MAX_GROUP_LOADS);
+    for (int i = 0; i < nl; i++) nother += cls[i] == IDX_OTHER;
+    if (grouped && nother <= RENDER_CUDA_EW_MAX_SCALAR_LOADS) p.vec = 4, p.nvec = vec_per_thread();
     else p.vec_inputs = 0;
+    /* many loads a vector already keep enough in flight; several vectors of them a
+     * thread would hold hundreds of registers (the relu backward's 10 + 10 of g and w) */
+    if (p.vec == 4 && nl > 8) p.nvec = 1;
     return p;
   }
   const Reduction *r = &k->reduction;
@@ -354,10 +401,30 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, 
     return ok;
   }
   /* 4 elements a vector, nvec vectors a thread blockDim apart: every uint4 load of a
-   * thread first (in flight together), then the values, then the uint4 stores */
+   * thread first (in flight together), with the loads read once a vector (xg<l>_<w>:
+   * a value, or 4 from a uint4), then the values, then the uint4 stores */
   const AluExp *gidx = alu_special("gidx", k->size);
   const AluExp *vroots[KERNEL_MAX_OUTS];
-  for (int o = 0; o <= k->nextra; o++) vroots[o] = vector_loads(roots[o], plan.vec_inputs, gidx, k);
+  const AluExp *nodes[RENDER_CUDA_EW_MAX_GROUP_LOADS];
+  IdxClass cls[RENDER_CUDA_EW_MAX_GROUP_LOADS];
+  int nl = 0;
+  if (!group_loads(k, plan.vec_inputs, nodes, cls, &nl, RENDER_CUDA_EW_MAX_GROUP_LOADS)) {
+    if (jx_last_status() == JX_OK) error_set(JX_ERR_OOM, "render: out of memory");
+    return false;
+  }
+  for (int o = 0; o <= k->nextra; o++) {
+    vroots[o] = vector_loads(roots[o], plan.vec_inputs, gidx, k);
+    for (int l = 0; l < nl && vroots[o]; l++) {
+      if (cls[l] == IDX_OTHER) continue;
+      char name[16];
+      snprintf(name, sizeof name, "xg%d", l);
+      vroots[o] = replace_node(vroots[o], nodes[l], alu_variable(name, nodes[l]->dtype));
+    }
+    if (!vroots[o]) {
+      if (jx_last_status() == JX_OK) error_set(JX_ERR_OOM, "render: out of memory");
+      return false;
+    }
+  }
   int nv = plan.nvec;
   long long n4 = (long long)(k->size / 4);
   buf_printf(b, "  for (int64_t jx_t0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; jx_t0 < %lldLL; "
@@ -368,6 +435,23 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, 
       if (plan.vec_inputs >> i & 1)
         buf_printf(b, "    %s xa%d_%d[4];\n    if (jx_t%d_ < %lldLL) { const uint4 u = __ldg((const uint4 *)in%d + jx_t%d_); "
                       "memcpy(xa%d_%d, &u, 16); }\n", emit_types[k->arg_dtypes[i]].elem, i, w, w, n4, i, w, i, w);
+    for (int l = 0; l < nl && ok; l++) {
+      if (cls[l] == IDX_OTHER) continue;
+      const AluExp *x = nodes[l];
+      bool contig = cls[l] == IDX_CONTIG;
+      buf_printf(b, "    %s xg%d_%d%s;\n    if (jx_t%d_ < %lldLL) {\n      const int64_t gidx = jx_t%d_ * 4;\n"
+                    "      (void)gidx;\n", contig ? emit_types[x->dtype].elem : ctype_of(x->dtype), l, w,
+                 contig ? "[4]" : "", w, n4, w);
+      EmitPart pg = {.lang = lang, .out = b, .indent = "      ", .nlocals = nlocals};
+      char *gv = emit_part(&pg, contig ? x->src[0] : x);
+      ok = gv != NULL;
+      if (ok && contig)
+        buf_printf(b, "      const uint4 u = __ldg((const uint4 *)(in%lld + (%s)));\n      memcpy(xg%d_%d, &u, 16);\n",
+                   (long long)x->arg, gv, l, w);
+      else if (ok) buf_printf(b, "      xg%d_%d = %s;\n", l, w, gv);
+      buf_str(b, "    }\n");
+      free(gv);
+    }
   }
   for (int w = 0; w < nv && ok; w++) {
     buf_printf(b, "    if (jx_t%d_ < %lldLL) {\n", w, n4);
@@ -378,6 +462,11 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *k, Buf *b, 
       for (int i = 0; i < k->nargs && i < 64; i++)
         if (plan.vec_inputs >> i & 1)
           buf_printf(b, "        const %s xv%d = xa%d_%d[%d];\n", ctype_of(k->arg_dtypes[i]), i, i, w, j);
+      for (int l = 0; l < nl; l++) {
+        if (cls[l] == IDX_UNIFORM) buf_printf(b, "        const %s xg%d = xg%d_%d;\n", ctype_of(nodes[l]->dtype), l, l, w);
+        else if (cls[l] == IDX_CONTIG)
+          buf_printf(b, "        const %s xg%d = xg%d_%d[%d];\n", ctype_of(nodes[l]->dtype), l, l, w, j);
+      }
       ok = elementwise_values(lang, k, b, nlocals, "        ", vroots, v);
       if (ok)
         for (int o = 0; o <= k->nextra; o++) {
@@ -505,7 +594,7 @@ static const AluExp *based_vector_loads(const AluExp *e, const Kernel *k, uint64
         alu_substitute(x->src[0], "ridx", one) == alu_substitute(x->src[0], "ridx", zero))
       continue;
     char name[16];
-    snprintf(name, sizeof name, "xv%d", x->arg);
+    snprintf(name, sizeof name, "xv%d", (int)x->arg);
     e = replace_node(e, x, alu_variable(name, k->arg_dtypes[x->arg]));
   }
   free(order);

@@ -43,8 +43,11 @@ typedef struct RenderCudaPlan {
 #define RENDER_CUDA_COL_LANES 8
 
 /* Elementwise kernels are vectorized (4 outputs a thread) only with at most this many
- * loads that are not 16-byte vector loads at gidx (render_cuda_plan). */
+ * loads read once an output (neither 16-byte vector loads nor read once a vector of 4),
+ * and at most RENDER_CUDA_EW_MAX_GROUP_LOADS loads besides the vector inputs at gidx
+ * (render_cuda_plan). */
 #define RENDER_CUDA_EW_MAX_SCALAR_LOADS 3
+#define RENDER_CUDA_EW_MAX_GROUP_LOADS 64
 
 /* The plan of kernel k (a pure function of k). */
 RenderCudaPlan render_cuda_plan(const Kernel *k);

@@ -46,9 +46,10 @@ static void test_render_compile(void) {
                 .exp = alu_binary(ALU_ADD, a, b), .nextra = 1, .extra = {alu_binary(ALU_MUL, a, b)},
                 .extra_dtypes = {JX_FLOAT32}};
   cases[n++] = (Case){"broadcast_two_outputs", two, CUDA_ELEMENTWISE, false, 1};
-  /* a bias add (one load at gidx % 512) stays 16-byte vectors; a relu backward fused
-   * with a 6-term product (g[m, k] * w[k, n], 12 broadcast loads) is scalar: vectorized,
-   * each of its loads would take 4 L1 wavefronts a warp instead of 1 */
+  /* a bias add (a load at gidx % 512: 4 contiguous a vector) and a relu backward fused
+   * with a 6-term product (g[m, k]: the same for a vector's 4 outputs, w[k, n]: 4
+   * contiguous) are 16-byte vectors; 4 loads at gidx % 510 + c (neither) are scalar:
+   * vectorized, each would take 4 L1 wavefronts a warp instead of 1 */
   {
     const AluExp *gb = alu_special("gidx", 4096 * 512);
     const AluExp *col = alu_binary(ALU_MOD, gb, i64(512)), *row = alu_binary(ALU_DIV, gb, i64(512));
@@ -64,7 +65,12 @@ static void test_render_compile(void) {
     }
     Kernel kd = {.nargs = 4, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32, JX_FLOAT32, JX_FLOAT32}, .size = 4096 * 512,
                  .dtype = JX_FLOAT32, .exp = alu_where(alu_binary(ALU_CMPLT, f32(0), h), dot, f32(0))};
-    cases[n++] = (Case){"relu_backward_dot", kd, CUDA_ELEMENTWISE, false, 1};
+    cases[n++] = (Case){"relu_backward_dot", kd, CUDA_ELEMENTWISE, false, 4};
+    const AluExp *odd = ld(0, JX_FLOAT32, gb);
+    for (int c = 0; c < 4; c++)
+      odd = alu_binary(ALU_ADD, odd, ld(1, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MOD, gb, i64(510)), i64(c))));
+    cases[n++] = (Case){"strided_loads", {.nargs = 2, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32}, .size = 4096 * 512,
+                                          .dtype = JX_FLOAT32, .exp = odd}, CUDA_ELEMENTWISE, false, 1};
   }
   /* a product's rows (trace/lower.c, lower_dot_rows): out[m, n] = sum_k x[m, k] w^T[n, k]
    * over 4096 x 10 outputs of 512: warp rows with 16-byte loads at each row's base */
