@@ -540,10 +540,13 @@ static bool order_free(const Reduction *r) {
  * 16 elements, which bounds the loop once the exp is fast (prelude_c.h's jx_expf: 13
  * instructions per 16 lanes). 4096 x 1024 softmax, bench/before_after.sh x8 interleaved:
  * 0.70 -> 0.60 ms on 2 threads; one thread 1.43 -> 1.28-1.35 ms (rowk15 measured
- * 1.04-1.11x with libmvec's slower expf). */
+ * 1.04-1.11x with libmvec's slower expf). `stores` may also be a row buffer of the
+ * kernel's own (render_red_lanes' ROW_BUF). The second loop runs where `sum_if` holds
+ * (NULL: always). */
 #define ROW_WIDE_LANES 64
 static void render_row_lanes(Buf *b, const char *ct, int64_t R, const RedText *t,
-                             const char *fold, const char *stores, const char *after) {
+                             const char *fold, const char *stores, const char *sum_if,
+                             const char *after) {
   const int64_t L = fold && R >= ROW_WIDE_LANES ? ROW_WIDE_LANES : ALU_REDUCE_LANES, R16 = R - R % L;
   const char *body = t->body.s ? t->body.s : "";
   buf_printf(b, "      %s lane[%lld];\n", ct, (long long)L);
@@ -563,8 +566,8 @@ static void render_row_lanes(Buf *b, const char *ct, int64_t R, const RedText *t
     if (after) buf_str(b, after);
     buf_str(b, "      }\n");
     if (stores) { /* the sum of the stored row, read back (see above) */
-      buf_printf(b, "      if (keep_row)\n        for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n",
-                 (long long)R16, (long long)L);
+      if (sum_if) buf_printf(b, "      if (%s)\n", sum_if);
+      buf_printf(b, "        for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
       buf_str(b, "          JX_VECTOR_LOOP\n");
       buf_printf(b, "          for (int64_t l = 0; l < %lld; l++) {\n", (long long)L);
       buf_str(b, "            const int64_t ridx = r0 + l;\n");
@@ -609,7 +612,7 @@ static bool render_pre_block(const RenderLang *lang, const Kernel *k, Buf *b, in
       buf_str(b, t.body.s ? t.body.s : "");
       buf_printf(b, "          a = %s;\n      }\n      pres[j] = a;\n", t.step.s);
     } else {
-      render_row_lanes(b, ct, R, &t, order_free(q) ? comb.s : NULL, NULL, NULL);
+      render_row_lanes(b, ct, R, &t, order_free(q) ? comb.s : NULL, NULL, NULL, NULL);
       buf_printf(b, "      for (int64_t h = %lld; h >= 1; h /= 2)\n", (long long)L / 2);
       buf_printf(b, "        for (int64_t l = 0; l < h; l++) lane[l] = %s;\n", comb.s);
       buf_str(b, "      pres[j] = lane[0];\n");
@@ -717,6 +720,27 @@ static bool render_next_rows(EmitPart *p, const Kernel *k, int64_t w, Buf *pf) {
  * chains per lane. Blocks as in render_red_flat. */
 #define LANES_ROW_BLOCK 8
 #define LANES_COL_BLOCK 64
+#define ROW_BUF 16384
+
+/* Whether e calls a vector math function (the prelude's exp or libm by name, emit.c's op
+ * table): a call clobbers every vector register of the loop around it. */
+static bool calls_vector_math(const AluExp *e) {
+  int64_t count;
+  const AluExp **order = alu_toposort(e, &count);
+  bool any = false;
+  for (int64_t i = 0; order && i < count && !any; i++) switch (order[i]->op) {
+    case ALU_EXP: case ALU_EXP2: case ALU_EXPM1: case ALU_LOG: case ALU_LOG2: case ALU_LOG1P:
+    case ALU_SIN: case ALU_COS: case ALU_TAN: case ALU_ASIN: case ALU_ACOS: case ALU_ATAN:
+    case ALU_SINH: case ALU_COSH: case ALU_TANH: case ALU_ASINH: case ALU_ACOSH: case ALU_ATANH:
+    case ALU_ERFC: case ALU_CBRT: case ALU_POW: case ALU_ATAN2:
+      any = true;
+      break;
+    default:
+      break;
+    }
+  free((void *)order);
+  return any;
+}
 static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals,
                              const char *lo, const char *hi) {
   const Reduction *r = &k->reduction;
@@ -762,6 +786,23 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
       ok = emit_step(&p, &tk.step, r, "lane[l]", "kv") && !tk.body.oom && !tk.step.oom && !tk.ident.oom;
     }
   }
+  /* A row sum without a row output whose value calls vector math (xent's sum of
+   * exp(x - max); float32/float64) gets the same split through a row buffer on the
+   * stack (ROW_BUF bytes at most): the vector calls store, a second loop sums from L1 in registers -- the same
+   * order, so the same bits. The buffer is read through a restrict pointer; from the
+   * array itself GCC kept the lanes in memory across that loop. xent's first kernel
+   * (4096 x 1024, the generated kernel in a harness, best of 40, interleaved): one
+   * thread 1.10-1.16 -> 0.94 ms, two 0.62 -> 0.53 ms. */
+  bool kbuf = false;
+  if (ok && row && !tk.step.s && !fold.s && (r->dtype == JX_FLOAT32 || r->dtype == JX_FLOAT64) &&
+      R >= 2 * L && R * (int64_t)jx_dtype_itemsize(r->dtype) <= ROW_BUF && calls_vector_math(k->exp)) {
+    buf_str(&tk.body, t.body.s ? t.body.s : "");
+    buf_printf(&tk.body, "          const %s kv = %s;\n          kb[ridx] = kv;\n", ct, t.value);
+    buf_str(&tk.ident, t.ident.s);
+    ok = emit_step(&p, &tk.step, r, "lane[l]", "kv") && !tk.body.oom && !tk.step.oom && !tk.ident.oom;
+    snprintf(at, sizeof at, "kb[ridx]");
+    kbuf = true;
+  }
   Buf pf = {0};
   if (ok && row && k->has_pre && !render_next_rows(&p, k, w, &pf)) ok = false;
   if (ok) {
@@ -776,8 +817,10 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
     if (row) {
       buf_printf(b, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)w);
       buf_str(b, "      const int64_t gidx = gb + j;\n");
-      if (tk.step.s) buf_printf(b, "      const int keep_row = gidx >= g0 && gidx < %s;\n", hi);
-      render_row_lanes(b, ct, R, tk.step.s ? &tk : &t, fold.s, tk.step.s ? at : NULL, pf.s);
+      if (tk.step.s && !kbuf) buf_printf(b, "      const int keep_row = gidx >= g0 && gidx < %s;\n", hi);
+      if (kbuf) buf_printf(b, "      %s kbuf[%lld];\n      %s *restrict kb = kbuf;\n", ct, (long long)R, ct);
+      render_row_lanes(b, ct, R, tk.step.s ? &tk : &t, fold.s, tk.step.s ? at : NULL,
+                       tk.step.s && !kbuf ? "keep_row" : NULL, pf.s);
       buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) accs[j][l] = lane[l];\n    }\n", (long long)L);
     }
     for (int part = 0; part < 2 && !row; part++) { /* whole blocks of L, then the rest */
