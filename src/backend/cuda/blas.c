@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/cuda.h"
@@ -152,6 +153,18 @@ static const LtPlan *lt_plan(int type, int compute, int ta, int tb, int64_t m, i
   return p->ok ? p : NULL;
 }
 
+/* Float32 products of fewer multiply-adds than this go through cuBLASLt's planned call
+ * (2^30; JAXC_CUDA_LT_MAX_WORK overrides it, for measuring). */
+static double lt_max_work(void) {
+  static double v = 0;
+  if (v == 0) {
+    const char *e = getenv("JAXC_CUDA_LT_MAX_WORK");
+    double w = e ? atof(e) : 0;
+    v = w > 0 ? w : (double)(1 << 30);
+  }
+  return v;
+}
+
 static void load_once(void) {
   char why[400];
   const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so", NULL};
@@ -235,7 +248,7 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
   /* cuBLASLt with a plan cached per shape: half precision always (cublasGemmEx picked
    * pre-Hopper kernels for them), float32 for small products, where the planned call
    * costs less host time than cublasGemmStridedBatchedEx (a training step's GEMMs) */
-  bool small = (double)M * (double)N * (double)K * (double)B < (double)(1 << 30);
+  bool small = (double)M * (double)N * (double)K * (double)B < lt_max_work();
   if (type == CUDA_R_16BF || type == CUDA_R_16F || (type == CUDA_R_32F && small)) {
     const LtPlan *p = lt_plan(type, compute, tb, ta, N, M, K, B);
     if (p) {
