@@ -88,16 +88,17 @@ JX_VEC1(erf) JX_VEC1(erfc) JX_VEC1(cbrt) JX_VEC2(pow) JX_VEC2(atan2)
  *   carries the `simd` attribute, so vectorized loops call the vector-ABI variants defined
  *   below (_ZGVeN16v_jx_expf for 16 lanes, _ZGVdN8v_/_ZGVcN8v_ for 8, _ZGVbN4v_ for 4;
  *   loops left scalar call jx_expf, the 4-lane body on one lane: every width gives the
- *   same bits). Written with GCC's builtins on vector types (<immintrin.h> would add
- *   ~90 ms to every kernel's compile); weak and hidden, so translation units of one
- *   program link and each shared object binds its own copy. x is clamped to [-104, 88.8]
+ *   same bits). In assembly (below: GCC 12's code for the same steps in its builtins;
+ *   <immintrin.h> would add ~90 ms to every kernel's compile, the builtins as C 5-10 ms);
+ *   weak and hidden, so translation units of one program link and each shared object
+ *   binds its own copy. x is clamped to [-104, 88.8]
  *   (min/max operand order lets NaN through), n = round(x log2 e) (vrndscaleps),
  *   r = x - n ln2 in two fused multiply-adds (ln2 = float(ln2) + 1.904654323e-9 below
  *   it), e^r = 1 + r + r^2 Q(r) with Q of degree 4 (tools/fit_exp.py, a relative-error fit;
  *   relative error 3.6e-9 in exact arithmetic with these float coefficients), then
  *   e^r 2^n by vscalefps, one rounding: overflow gives inf, subnormal results are
  *   rounded gradually, results below 2^-150 give 0, without selects. 1 ulp over every
- *   float32 (tools/ulp_check.c, docs/api.md). 13 vector instructions per 16 lanes against
+ *   float32 (tools/ulp_check.c, docs/api.md). 18 instructions per 16 lanes against
  *   libmvec's _ZGVeN16v_expf (3 ulp): a loop over 4M floats in L1 took 0.105 ns per
  *   element against 0.164-0.19 on one thread of this Zen 5 VM.
  * - libmvec's expf where declared above (3 ulp, measured; 3x the polynomial's throughput).
@@ -117,64 +118,66 @@ JX_VEC1(erf) JX_VEC1(erfc) JX_VEC1(cbrt) JX_VEC2(pow) JX_VEC2(atan2)
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__AVX512F__) && \
     defined(__AVX512VL__) && !defined(JX_NO_OWN_EXP)
 #define JX_OWN_EXPF 1
-typedef float jx_v16sf __attribute__((vector_size(64)));
-typedef float jx_v8sf __attribute__((vector_size(32)));
-typedef float jx_v4sf __attribute__((vector_size(16)));
 __attribute__((simd("notinbranch"), const, nothrow)) float jx_expf(float);
-/* The body for vector type V, given its min, max, fused multiply-add, round-to-nearest
- * and scalef; MIN(a, b) and MAX(a, b) return b where either is NaN (vminps/vmaxps). */
-#define JX_EXPF_BODY(V, MIN, MAX, FMA, RND, SCALEF)                                       \
-  const V z = {0};                                                                       \
-  V xc = MAX(z - 104.0f, MIN(z + 88.8f, x));                                             \
-  V n = RND(xc * 1.44269504088896341f);                                                  \
-  V r = FMA(n, z - 0.693147182464599609375f, xc);                                         \
-  r = FMA(n, z + 1.904654323e-09f, r);                                                   \
-  V q = FMA(z + 1.381453942e-03f, r, z + 8.368745446e-03f);                              \
-  q = FMA(q, r, z + 4.166838899e-02f);                                                   \
-  q = FMA(q, r, z + 1.666652113e-01f);                                                   \
-  q = FMA(q, r, z + 4.999999404e-01f);                                                   \
-  return SCALEF(FMA(q, r * r, r) + 1.0f, n);
-#define JX_M1 ((unsigned short)-1)
-#define JX_MIN16(a, b) __builtin_ia32_minps512_mask(a, b, a, JX_M1, 4)
-#define JX_MAX16(a, b) __builtin_ia32_maxps512_mask(a, b, a, JX_M1, 4)
-#define JX_FMA16(a, b, c) __builtin_ia32_vfmaddps512_mask(a, b, c, JX_M1, 4)
-#define JX_RND16(a) __builtin_ia32_rndscaleps_mask(a, 0, a, JX_M1, 4)
-#define JX_SCALEF16(a, b) __builtin_ia32_scalefps512_mask(a, b, a, JX_M1, 4)
-#define JX_RND8(a) __builtin_ia32_roundps256(a, 0)
-#define JX_RND4(a) __builtin_ia32_roundps(a, 0)
-#define JX_SCALEF8(a, b) __builtin_ia32_scalefps256_mask(a, b, a, (unsigned char)-1)
-#define JX_SCALEF4(a, b) __builtin_ia32_scalefps128_mask(a, b, a, (unsigned char)-1)
-__attribute__((weak, visibility("hidden"))) jx_v16sf _ZGVeN16v_jx_expf(jx_v16sf x) {
-  JX_EXPF_BODY(jx_v16sf, JX_MIN16, JX_MAX16, JX_FMA16, JX_RND16, JX_SCALEF16)
-}
-__attribute__((weak, visibility("hidden"))) jx_v8sf _ZGVdN8v_jx_expf(jx_v8sf x) {
-  JX_EXPF_BODY(jx_v8sf, __builtin_ia32_minps256, __builtin_ia32_maxps256,
-               __builtin_ia32_vfmaddps256, JX_RND8, JX_SCALEF8)
-}
-__attribute__((weak, visibility("hidden"))) jx_v8sf _ZGVcN8v_jx_expf(jx_v8sf x) {
-  return _ZGVdN8v_jx_expf(x);
-}
-__attribute__((weak, visibility("hidden"))) jx_v4sf _ZGVbN4v_jx_expf(jx_v4sf x) {
-  JX_EXPF_BODY(jx_v4sf, __builtin_ia32_minps, __builtin_ia32_maxps, __builtin_ia32_vfmaddps,
-               JX_RND4, JX_SCALEF4)
-}
-/* The scalar jx_expf: GCC would make its own clones of a definition carrying the simd
- * attribute, so the scalar body has another name and jx_expf is an assembler alias. */
-__attribute__((weak, visibility("hidden"), used)) float jx_expf_1(float x) {
-  return _ZGVbN4v_jx_expf((jx_v4sf){x, 0, 0, 0})[0];
-}
-__asm__(".weak jx_expf\n.hidden jx_expf\n.set jx_expf, jx_expf_1");
-#undef JX_EXPF_BODY
-#undef JX_M1
-#undef JX_MIN16
-#undef JX_MAX16
-#undef JX_FMA16
-#undef JX_RND16
-#undef JX_SCALEF16
-#undef JX_SCALEF8
-#undef JX_RND8
-#undef JX_RND4
-#undef JX_SCALEF4
+/* The body, for registers R ("zmm", "ymm", "xmm") and broadcasts B ("{1to16}", ...):
+ * GCC 12's -O2 code for these steps written with its builtins, as assembly so that no
+ * kernel compile pays for them (as C they added 5-10 ms to every translation unit,
+ * 40-50 ms for a small one). x in R0, the result in R0:
+ *   xc = max(-104, min(88.8, x))       vminps/vmaxps return the second operand on NaN
+ *   n = round(xc * log2e)              vrndscaleps $0: to nearest even
+ *   r = fma(n, -ln2hi, xc); r = fma(n, ln2lo, r)
+ *   q = fma(fma(fma(fma(q4, r, q3), r, q2), r, q1), r, q0)
+ *   y = fma(q, r * r, r) + 1           = 1 + r + r^2 Q(r)
+ *   return scalef(y, n)                y 2^n, rounded once */
+#define JX_EXPF_ASM(R, B)                                                                \
+  "\tvmovaps %" R "0, %" R "1\n"                                                         \
+  "\tvbroadcastss .Ljx_expf_hi(%rip), %" R "0\n"                                         \
+  "\tvminps %" R "1, %" R "0, %" R "0\n"                                                 \
+  "\tvbroadcastss .Ljx_expf_lo(%rip), %" R "1\n"                                         \
+  "\tvmaxps %" R "0, %" R "1, %" R "1\n"                                                 \
+  "\tvbroadcastss .Ljx_expf_q4(%rip), %" R "0\n"                                         \
+  "\tvmulps .Ljx_expf_log2e(%rip)" B ", %" R "1, %" R "2\n"                              \
+  "\tvrndscaleps $0, %" R "2, %" R "2\n"                                                 \
+  "\tvfmadd231ps .Ljx_expf_ln2hi(%rip)" B ", %" R "2, %" R "1\n"                         \
+  "\tvfmadd231ps .Ljx_expf_ln2lo(%rip)" B ", %" R "2, %" R "1\n"                         \
+  "\tvmulps %" R "1, %" R "1, %" R "3\n"                                                 \
+  "\tvfmadd213ps .Ljx_expf_q3(%rip)" B ", %" R "1, %" R "0\n"                            \
+  "\tvfmadd213ps .Ljx_expf_q2(%rip)" B ", %" R "1, %" R "0\n"                            \
+  "\tvfmadd213ps .Ljx_expf_q1(%rip)" B ", %" R "1, %" R "0\n"                            \
+  "\tvfmadd213ps .Ljx_expf_q0(%rip)" B ", %" R "1, %" R "0\n"                            \
+  "\tvfmadd132ps %" R "3, %" R "1, %" R "0\n"                                            \
+  "\tvaddps .Ljx_expf_one(%rip)" B ", %" R "0, %" R "0\n"                                \
+  "\tvscalefps %" R "2, %" R "0, %" R "0\n"                                              \
+  "\tret\n"
+#define JX_EXPF_FN(name) ".weak " name "\n.hidden " name "\n.type " name ", @function\n" name ":\n"
+/* 16 lanes; 8 (the AVX and AVX2 names, one body); 4, which is also the scalar jx_expf
+ * (a float argument and result live in lane 0 of xmm0; the other lanes compute junk,
+ * harmlessly). The constants: 88.8, -104, log2 e, -float(ln2), ln2 - float(ln2), then
+ * Q's (tools/fit_exp.py), 1. */
+__asm__(".pushsection .text\n.p2align 4\n"
+        JX_EXPF_FN("_ZGVeN16v_jx_expf") JX_EXPF_ASM("zmm", "{1to16}")
+        ".size _ZGVeN16v_jx_expf, .-_ZGVeN16v_jx_expf\n.p2align 4\n"
+        JX_EXPF_FN("_ZGVcN8v_jx_expf") JX_EXPF_FN("_ZGVdN8v_jx_expf") JX_EXPF_ASM("ymm", "{1to8}")
+        ".size _ZGVdN8v_jx_expf, .-_ZGVdN8v_jx_expf\n"
+        ".size _ZGVcN8v_jx_expf, .-_ZGVcN8v_jx_expf\n.p2align 4\n"
+        JX_EXPF_FN("jx_expf") JX_EXPF_FN("_ZGVbN4v_jx_expf") JX_EXPF_ASM("xmm", "{1to4}")
+        ".size _ZGVbN4v_jx_expf, .-_ZGVbN4v_jx_expf\n"
+        ".size jx_expf, .-jx_expf\n"
+        ".pushsection .rodata.cst4,\"aM\",@progbits,4\n.p2align 2\n"
+        ".Ljx_expf_hi: .long 0x42b1999a\n"
+        ".Ljx_expf_lo: .long 0xc2d00000\n"
+        ".Ljx_expf_log2e: .long 0x3fb8aa3b\n"
+        ".Ljx_expf_ln2hi: .long 0xbf317218\n"
+        ".Ljx_expf_ln2lo: .long 0x3102e308\n"
+        ".Ljx_expf_q4: .long 0x3ab511e7\n"
+        ".Ljx_expf_q3: .long 0x3c091d10\n"
+        ".Ljx_expf_q2: .long 0x3d2aac79\n"
+        ".Ljx_expf_q1: .long 0x3e2aaa49\n"
+        ".Ljx_expf_q0: .long 0x3efffffe\n"
+        ".Ljx_expf_one: .long 0x3f800000\n"
+        ".popsection\n.popsection\n");
+#undef JX_EXPF_ASM
+#undef JX_EXPF_FN
 JX_FN float jx_exp_f32(float x) { return jx_expf(x); }
 #elif defined(JX_LIBMVEC)
 JX_FN float jx_exp_f32(float x) { return expf(x); }
