@@ -253,7 +253,8 @@ static void remove_step(Program *p, int j) {
  * size) -- the sum of (x - mean)^2 after the mean, of exp(x - max) after the max --
  * computes a's reduction itself as its first phase, and writes a's output as a second
  * output. a's step goes away when no step between them reads its result. */
-static bool fuse_two_phase(Program *p) {
+/* min_row: the shortest rows fused (ALU_REDUCE_LANES on the host, 1 on a device). */
+static bool fuse_two_phase(Program *p, int64_t min_row) {
   for (int jb = 0; jb < p->nsteps; jb++) {
     Step *b = &p->steps[jb];
     Kernel *kb = &b->kernel;
@@ -264,11 +265,12 @@ static bool fuse_two_phase(Program *p) {
       if (ja < 0) continue;
       Step *a = &p->steps[ja];
       const Kernel *ka = &a->kernel;
-      /* rows of at least ALU_REDUCE_LANES: the renderer's two-phase form is the flat one,
-       * which for short strided windows (2x2 pooling) is slower than the loop nests the
-       * two separate kernels get */
+      /* on the host, rows of at least ALU_REDUCE_LANES: the C renderer's two-phase form is
+       * the flat one, which for short strided windows (2x2 pooling) is slower than the
+       * loop nests the two separate kernels get; a device's warp or thread rows take any
+       * (an MLP's log-softmax over 10 classes: its max and sum of exp in one kernel) */
       if (a->is_routine || !ka->has_reduction || ka->has_pre || ka->nextra || ka->size != kb->size ||
-          ka->reduction.size != kb->reduction.size || kb->reduction.size < ALU_REDUCE_LANES)
+          ka->reduction.size != kb->reduction.size || kb->reduction.size < min_row)
         continue;
       bool between = false; /* a's result read in between: it must stay where it is */
       for (int k = ja + 1; k < jb && !between; k++) {
@@ -599,7 +601,8 @@ Program *jit_lower(const Jaxpr *j, const Backend *be) {
   /* the passes; the IR checker runs after each (a check costs microseconds per program,
    * next to the milliseconds of compiling it) */
   ok = ok && jit_program_check(p, "lower") == JX_OK;
-  ok = ok && fuse_two_phase(p) && jit_program_check(p, "fuse_two_phase") == JX_OK;
+  ok = ok && fuse_two_phase(p, be && !be->host_memory ? 1 : ALU_REDUCE_LANES) &&
+       jit_program_check(p, "fuse_two_phase") == JX_OK;
   ok = ok && (!be || !be->row_outputs || (fuse_row_output(p) && jit_program_check(p, "fuse_row_output") == JX_OK));
   ok = ok && fuse_siblings(p) && jit_program_check(p, "fuse_siblings") == JX_OK;
   /* last uses (after fusion moved steps) */
