@@ -542,15 +542,33 @@ static bool order_free(const Reduction *r) {
  * 0.70 -> 0.60 ms on 2 threads; one thread 1.43 -> 1.28-1.35 ms (rowk15 measured
  * 1.04-1.11x with libmvec's slower expf). `stores` may also be a row buffer of the
  * kernel's own (render_red_lanes' ROW_BUF). The second loop runs where `sum_if` holds
- * (NULL: always). */
+ * (NULL: always). A float32/float64 MAX or MIN with `fold` and no `stores` accumulates
+ * order keys of the values instead (prelude.h, JX_FLOAT_KEYS: one integer max per step,
+ * not jx_fmax's five instructions) in `klane`, folded to 16 and turned back into the
+ * floats `lane`: the same bits as the float fold. `value` names t's loaded value (r is
+ * the reduction). */
 #define ROW_WIDE_LANES 64
 static void render_row_lanes(Buf *b, const char *ct, int64_t R, const RedText *t,
                              const char *fold, const char *stores, const char *sum_if,
-                             const char *after) {
+                             const char *after, const Reduction *r, const char *value) {
   const int64_t L = fold && R >= ROW_WIDE_LANES ? ROW_WIDE_LANES : ALU_REDUCE_LANES, R16 = R - R % L;
   const char *body = t->body.s ? t->body.s : "";
-  buf_printf(b, "      %s lane[%lld];\n", ct, (long long)L);
-  buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) lane[l] = %s;\n", (long long)L, t->ident.s);
+  bool keyed = fold && !stores && value && (r->op == ALU_MAX || r->op == ALU_MIN) &&
+               (r->dtype == JX_FLOAT32 || r->dtype == JX_FLOAT64);
+  const char *sfx = r->dtype == JX_FLOAT64 ? "f64" : "f32", *kt = r->dtype == JX_FLOAT64 ? "int64_t" : "int32_t";
+  const char *mm = r->op == ALU_MAX ? "max" : "min";
+  Buf step = {0};
+  if (keyed) buf_printf(&step, "jx_k%s_%s(klane[l], jx_fkey%s_%s(%s))", mm, sfx, mm, sfx, value);
+  keyed = keyed && step.s && !step.oom;
+  const char *st = keyed ? step.s : t->step.s, *acc = keyed ? "klane" : "lane";
+  if (keyed) {
+    buf_printf(b, "      %s klane[%lld];\n", kt, (long long)L);
+    buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) klane[l] = jx_fkey%s_%s(%s);\n", (long long)L, mm,
+               sfx, t->ident.s);
+  } else {
+    buf_printf(b, "      %s lane[%lld];\n", ct, (long long)L);
+    buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) lane[l] = %s;\n", (long long)L, t->ident.s);
+  }
   if (R16) {
     buf_printf(b, "      for (int64_t r0 = 0; r0 < %lldLL; r0 += %lld) {\n", (long long)R16, (long long)L);
     /* JX_IVDEP where a row output is stored here (softmax's exp): it never aliases the
@@ -561,7 +579,7 @@ static void render_row_lanes(Buf *b, const char *ct, int64_t R, const RedText *t
     buf_printf(b, "        for (int64_t l = 0; l < %lld; l++) {\n", (long long)L);
     buf_str(b, "          const int64_t ridx = r0 + l;\n");
     buf_str(b, body);
-    if (!stores) buf_printf(b, "          lane[l] = %s;\n", t->step.s);
+    if (!stores) buf_printf(b, "          %s[l] = %s;\n", acc, st);
     buf_str(b, "        }\n");
     if (after) buf_str(b, after);
     buf_str(b, "      }\n");
@@ -579,13 +597,24 @@ static void render_row_lanes(Buf *b, const char *ct, int64_t R, const RedText *t
     buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) {\n", (long long)(R - R16));
     buf_printf(b, "        const int64_t ridx = %lldLL + l;\n", (long long)R16);
     buf_str(b, body);
-    buf_printf(b, "        lane[l] = %s;\n      }\n", t->step.s);
+    buf_printf(b, "        %s[l] = %s;\n      }\n", acc, st);
   }
-  if (L > ALU_REDUCE_LANES) {
+  if (keyed) {
+    if (L > ALU_REDUCE_LANES) {
+      buf_printf(b, "      for (int64_t h = %lld; h >= %lld; h /= 2)\n", (long long)L / 2,
+                 (long long)ALU_REDUCE_LANES);
+      buf_printf(b, "        for (int64_t l = 0; l < h; l++) klane[l] = jx_k%s_%s(klane[l], klane[l + h]);\n",
+                 mm, sfx);
+    }
+    buf_printf(b, "      %s lane[%lld];\n", ct, (long long)ALU_REDUCE_LANES);
+    buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) lane[l] = jx_funkey_%s(klane[l]);\n",
+               (long long)ALU_REDUCE_LANES, sfx);
+  } else if (L > ALU_REDUCE_LANES) {
     buf_printf(b, "      for (int64_t h = %lld; h >= %lld; h /= 2)\n", (long long)L / 2,
                (long long)ALU_REDUCE_LANES);
     buf_printf(b, "        for (int64_t l = 0; l < h; l++) lane[l] = %s;\n", fold);
   }
+  free(step.s);
 }
 
 /* A two-phase reduction's first phase for the block of w outputs at gb: pres[j] = the
@@ -612,7 +641,7 @@ static bool render_pre_block(const RenderLang *lang, const Kernel *k, Buf *b, in
       buf_str(b, t.body.s ? t.body.s : "");
       buf_printf(b, "          a = %s;\n      }\n      pres[j] = a;\n", t.step.s);
     } else {
-      render_row_lanes(b, ct, R, &t, order_free(q) ? comb.s : NULL, NULL, NULL, NULL);
+      render_row_lanes(b, ct, R, &t, order_free(q) ? comb.s : NULL, NULL, NULL, NULL, q, t.value);
       buf_printf(b, "      for (int64_t h = %lld; h >= 1; h /= 2)\n", (long long)L / 2);
       buf_printf(b, "        for (int64_t l = 0; l < h; l++) lane[l] = %s;\n", comb.s);
       buf_str(b, "      pres[j] = lane[0];\n");
@@ -824,7 +853,7 @@ static bool render_red_lanes(const RenderLang *lang, const Kernel *k, Buf *b, in
       if (tk.step.s && !kbuf) buf_printf(b, "      const int keep_row = gidx >= g0 && gidx < %s;\n", hi);
       if (kbuf) buf_printf(b, "      %s kbuf[%lld];\n      %s *restrict kb = kbuf;\n", ct, (long long)R, ct);
       render_row_lanes(b, ct, R, tk.step.s ? &tk : &t, fold.s, tk.step.s ? at : NULL,
-                       tk.step.s && !kbuf ? "keep_row" : NULL, pf.s);
+                       tk.step.s && !kbuf ? "keep_row" : NULL, pf.s, r, tk.step.s ? "kv" : t.value);
       buf_printf(b, "      for (int64_t l = 0; l < %lld; l++) accs[j][l] = lane[l];\n    }\n", (long long)L);
     }
     for (int part = 0; part < 2 && !row; part++) { /* whole blocks of L, then the rest */

@@ -109,6 +109,32 @@ JX_FLOAT_OPS(f32, float, uint32_t, jx_f32_bits, jx_bits_f32, 0x7fc00000u)
 JX_FLOAT_OPS(f64, double, uint64_t, jx_f64_bits, jx_bits_f64, 0x7ff8000000000000ull)
 #undef JX_FLOAT_OPS
 
+/* Order keys for row MAX/MIN reductions (render/c.c, render_row_lanes): a float's bits,
+ * negative ones with the magnitude bits flipped, as a signed integer, so integer order
+ * is float order with -0 < +0; a NaN maps to the integer maximum (for max) or minimum
+ * (for min), which no other float reaches, and back to the quiet NaN. The max (min) of
+ * the keys is then the key of the fold of jx_fmax (jx_fmin) over the same values in any
+ * order, bit for bit; one integer compare per step instead of jx_fmax's five
+ * instructions (a 4096 x 1024 row max in L2: 0.37 -> 0.17 ms on one thread). */
+#define JX_FLOAT_KEYS(S, F, U, I, TOBITS, FROMBITS, QNAN, SH, IMAX)                        \
+  JX_FN I jx_fkey_##S(F x) {                                                           \
+    U b = TOBITS(x);                                                                   \
+    return (I)(b ^ (((U)0 - (b >> SH)) & (U)IMAX));                                    \
+  }                                                                                    \
+  JX_FN I jx_fkeymax_##S(F x) { return x != x ? (I)IMAX : jx_fkey_##S(x); }            \
+  JX_FN I jx_fkeymin_##S(F x) { return x != x ? -(I)IMAX - 1 : jx_fkey_##S(x); }       \
+  JX_FN I jx_kmax_##S(I a, I b) { return a > b ? a : b; }                              \
+  JX_FN I jx_kmin_##S(I a, I b) { return a < b ? a : b; }                              \
+  JX_FN F jx_funkey_##S(I k) {                                                         \
+    U u = (U)k;                                                                        \
+    return k == (I)IMAX || k == -(I)IMAX - 1 ? FROMBITS(QNAN)                          \
+                                             : FROMBITS(u ^ (((U)0 - (u >> SH)) & (U)IMAX)); \
+  }
+JX_FLOAT_KEYS(f32, float, uint32_t, int32_t, jx_f32_bits, jx_bits_f32, 0x7fc00000u, 31, 0x7fffffff)
+JX_FLOAT_KEYS(f64, double, uint64_t, int64_t, jx_f64_bits, jx_bits_f64, 0x7ff8000000000000ull, 63,
+              0x7fffffffffffffffll)
+#undef JX_FLOAT_KEYS
+
 /* RSQRT: 1/sqrt. eval.c computes it in double and rounds once; float32 here is two
  * float roundings (sqrt, then the division: within 1 ulp of eval.c, and 8x the
  * throughput of double square roots: 0.25 vs 1.9 ns per element); 16-bit floats keep the

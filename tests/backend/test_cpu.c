@@ -575,6 +575,61 @@ static void test_reductions(void) {
       run_reduction(ALU_ADD, JX_FLOAT32, shapes[s][0], shapes[s][1], tr, s % 2);
 }
 
+/* Float row MAX/MIN as the cpu renders them with order keys (render/c.c render_row_lanes,
+ * prelude.h JX_FLOAT_KEYS): rows of +-0 only, -0 only, negatives with a zero, a NaN of
+ * either sign, +-inf, and ordinary values, at lengths that take the 64-lane loop with
+ * and without a tail and the 16-lane one, as plain reductions and as the first phase of
+ * a two-phase one (softmax's max); bit for bit against the interpreter. */
+static AluValue key_edge_value(int64_t row, int64_t i, int64_t R) {
+  double v = (rnd_unit() * 2 - 1) * 1e3;
+  switch (row % 7) {
+  case 0: return (AluValue){.f = v};
+  case 1: return (AluValue){.f = rnd_int(2) ? 0.0 : -0.0};
+  case 2: return (AluValue){.f = i == R / 2 ? -0.0 : -fabs(v) - 1};
+  case 3: return (AluValue){.f = i == R - 1 ? (rnd_int(2) ? NAN : -NAN) : v};
+  case 4: return (AluValue){.f = rnd_int(2) ? INFINITY : -INFINITY};
+  case 5: return (AluValue){.f = i == 0 ? -NAN : -INFINITY};
+  default: return (AluValue){.f = i % 3 ? -0.0 : -fabs(v)};
+  }
+}
+
+static void test_row_minmax_keys(void) {
+  static const int64_t lens[] = {1024, 1000, 64, 100, 13, 1};
+  static const jx_dtype dts[] = {JX_FLOAT32, JX_FLOAT64};
+  for (int di = 0; di < 2; di++)
+    for (int li = 0; li < 6; li++)
+      for (int two = 0; two < 2; two++)
+        for (int mx = 0; mx < 2; mx++) {
+          jx_dtype d = dts[di];
+          int64_t R = lens[li], size = 21, total = size * R;
+          AluValue *x = malloc((size_t)total * sizeof *x);
+          for (int64_t g = 0; g < size; g++)
+            for (int64_t i = 0; i < R; i++) x[g * R + i] = alu_normalize(d, key_edge_value(g, i, R));
+          void *in[1] = {buffer_of(d, x, total)};
+          const AluExp *gi = alu_special("gidx", size), *ri = alu_special("ridx", R);
+          const AluExp *xv = alu_global(0, d, alu_binary(ALU_ADD, alu_binary(ALU_MUL, gi, alu_const_int(JX_INT64, R)), ri));
+          AluOp op = mx ? ALU_MAX : ALU_MIN;
+          Kernel k = {.nargs = 1, .arg_dtypes = {d}, .size = size, .dtype = d, .has_reduction = true};
+          if (two) { /* max (min) of the row, then the sum of x - it; out = that max (min) */
+            k.has_pre = true;
+            k.pre = (Reduction){.op = op, .dtype = d, .size = R, .identity = identity_of(op, d)};
+            k.pre_exp = xv;
+            k.exp = alu_binary(ALU_SUB, xv, alu_variable("pre", d));
+            k.reduction = (Reduction){.op = ALU_ADD, .dtype = d, .size = R, .identity = identity_of(ALU_ADD, d),
+                                      .epilogue = alu_variable("pre", d)};
+          } else {
+            k.exp = xv;
+            k.reduction = (Reduction){.op = op, .dtype = d, .size = R, .identity = identity_of(op, d)};
+          }
+          char what[96];
+          snprintf(what, sizeof what, "row %s %s 21x%lld%s", alu_op_name(op), dtype_short_name(d),
+                   (long long)R, two ? " (first phase)" : "");
+          CHECK_MSG(compare(what, &k, in, NULL) == 0, "%s", what);
+          free(in[0]);
+          free(x);
+        }
+}
+
 /* ------------------------------------------------------------ random DAGs */
 
 typedef struct Gen {
@@ -1422,6 +1477,7 @@ int main(void) {
   TEST_RUN(test_bitcasts);
   TEST_RUN(test_where_threefry);
   TEST_RUN(test_reductions);
+  TEST_RUN(test_row_minmax_keys);
   TEST_RUN(test_random_dags);
   TEST_RUN(test_random_float_dags);
   TEST_RUN(test_multi_output);
