@@ -9,6 +9,9 @@
 #   jbench   jaxc's side of the benchmark only (GRAPHS_AB=1: the MLP step again with
 #            JAXC_CUDA_GRAPHS=0)
 #   ncu      ncu of the kernels of the workloads in $NCU_ONLY, SASS of their cubins
+#   ncumlp   ncu of the jitted MLP step's kernels (cuBLAS's too); mlpdbg its steps' host time
+#   jaxprof  JAX's MLP step kernels per step (jax.profiler, bench/gpu/mlp_prof.py)
+#   cexp     bench_gpu $CEXP_W once per "VAR=value" in $CEXP (a fresh kernel cache each)
 # TARGETS="a b": build only these targets; BENCH_ONLY="mlp,argmax": those workloads.
 #   train    jaxc_fashion_mnist --device cuda (MLP and CNN) on the carried data set
 # The GPU machine reaches no package registry: its Debian packages travel in ../.deps,
