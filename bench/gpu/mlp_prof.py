@@ -1,32 +1,17 @@
 """mlp_prof.py -- where JAX's (XLA's) jitted MLP SGD step (peers.py's "mlp" workload)
-spends GPU time: 20 steady-state steps at batch argv[1] under jax.profiler, the device
+spends GPU time: 20 steady-state steps of peers.py's jax_mlp at batch argv[1] under jax.profiler, the device
 planes' kernel events summed by name (per step, microseconds) and the GPU span per step;
 then the optimized HLO's fusions. tools/gpu_session.sh's jaxprof phase runs it."""
-import glob, sys, tempfile
+import glob, os, sys, tempfile
 from collections import defaultdict
-import jax, jax.numpy as jnp
-import numpy as np
+import jax
 from jax.profiler import ProfileData
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import jax_mlp  # noqa: E402 (the same workload as peers.py's "mlp")
+
 batch = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
-rand = lambda shape, seed: np.random.default_rng(seed).random(shape, dtype=np.float32) - 0.5
-
-
-def loss(p, x, y):
-    h = jax.nn.relu(x @ p[0] + p[1])
-    logp = jax.nn.log_softmax(h @ p[2] + p[3], axis=-1)
-    return -jnp.mean(jnp.sum(logp * y, axis=1))
-
-
-@jax.jit
-def step(p, x, y):
-    l, g = jax.value_and_grad(loss)(p, x, y)
-    return [a - 0.01 * b for a, b in zip(p, g)], l
-
-
-p = [jnp.asarray(rand((784, 512), 6)), jnp.zeros(512), jnp.asarray(rand((512, 10), 7)), jnp.zeros(10)]
-x = jnp.asarray(rand((batch, 784), 8))
-y = jax.nn.one_hot(jnp.arange(batch) % 10, 10)
+step, (p, x, y) = jax_mlp(batch)
 for _ in range(50):
     out = step(p, x, y)
 jax.block_until_ready(out)

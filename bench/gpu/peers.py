@@ -77,6 +77,28 @@ def run_torch():
         print("torch sort_2^27 %.4f ms" % (t * 1e3), flush=True)
 
 
+def jax_mlp(batch):
+    """The MLP 784-512-10 SGD step (bench_gpu.c's mlp_step) jitted in JAX, and its inputs
+    at `batch`: (step, (params, x, one-hot y))."""
+    import jax
+    import jax.numpy as jnp
+
+    def loss(p, x, y):
+        h = jax.nn.relu(x @ p[0] + p[1])
+        logp = jax.nn.log_softmax(h @ p[2] + p[3], axis=-1)
+        return -jnp.mean(jnp.sum(logp * y, axis=1))
+
+    @jax.jit
+    def step(p, x, y):
+        l, g = jax.value_and_grad(loss)(p, x, y)
+        return [a - 0.01 * b for a, b in zip(p, g)], l
+
+    p = [jnp.asarray(rand((784, 512), 6)), jnp.zeros(512), jnp.asarray(rand((512, 10), 7)), jnp.zeros(10)]
+    x = jnp.asarray(rand((batch, 784), 8))
+    y = jax.nn.one_hot(jnp.arange(batch) % 10, 10)
+    return step, (p, x, y)
+
+
 def run_jax():
     import jax
     import jax.numpy as jnp
@@ -115,20 +137,8 @@ def run_jax():
         f = jax.jit(jnp.sort)
         print("jax sort_2^27 %.4f ms" % (med(lambda: f(x), 5, sync) * 1e3), flush=True)
     if want("mlp"):
-        def loss(p, x, y):
-            h = jax.nn.relu(x @ p[0] + p[1])
-            logp = jax.nn.log_softmax(h @ p[2] + p[3], axis=-1)
-            return -jnp.mean(jnp.sum(logp * y, axis=1))
-
-        @jax.jit
-        def step(p, x, y):
-            l, g = jax.value_and_grad(loss)(p, x, y)
-            return [a - 0.01 * b for a, b in zip(p, g)], l
-
         for batch in (128, 4096):
-            p = [jnp.asarray(rand((784, 512), 6)), jnp.zeros(512), jnp.asarray(rand((512, 10), 7)), jnp.zeros(10)]
-            x = jnp.asarray(rand((batch, 784), 8))
-            y = jax.nn.one_hot(jnp.arange(batch) % 10, 10)
+            step, (p, x, y) = jax_mlp(batch)
             t = med(lambda: step(p, x, y), 100, sync)
             print("jax mlp_step_b%d %.4f ms" % (batch, t * 1e3), flush=True)
     if want("fm"):
