@@ -483,7 +483,7 @@ int main(int argc, char **argv) {
       o.plot = "/dev/null", o.save = "/dev/null";
     }
   }
-  if (o.device && jx_default_device(o.device) != JX_OK) return fail("--device");
+  if (o.device && jx_default_device(o.device) != JX_OK) return fail("--device") + 1; /* a bad value: 2 */
   if (o.trace && setenv("JAXC_TRACE", o.trace, 1) != 0) return fail("--trace");
   bool cnn = !strcmp(o.model, "cnn");
   jx_array *xtr, *ytr, *xte, *yte;

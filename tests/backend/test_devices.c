@@ -35,6 +35,9 @@ static void test_list(void) {
   CHECK(jx_devices() == d); /* one list for the process */
   CHECK(jx_default_device("tpu") == JX_ERR_DEVICE);
   CHECK_ERROR(JX_ERR_DEVICE, "unknown device \"tpu\"");
+  /* a NULL name is a bad argument, not an unknown device */
+  CHECK(jx_default_device(NULL) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_default_device: the device name is NULL");
 }
 
 static void test_put(void) {
@@ -62,8 +65,13 @@ static void test_put(void) {
   check_values(same, want, 12, "put on its own device");
   CHECK(jx_device_put(x, "nope") == NULL);
   CHECK_ERROR(JX_ERR_DEVICE, "jx_device_put: unknown device \"nope\"");
+  CHECK(jx_device_put(x, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_device_put: the device name is NULL");
   CHECK(jx_device_put(NULL, "cpu") == NULL);
   jx_clear_error();
+  /* waiting on NULL with no earlier error: a message, not a bare status */
+  CHECK(jx_block_until_ready(NULL) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_block_until_ready: the array is NULL");
   jx_free(x), jx_free(xi), jx_free(back), jx_free(t), jx_free(ti), jx_free(same);
 }
 

@@ -66,6 +66,7 @@ check limit_text 2 "fashion_mnist: --limit abc: expected a whole number" --limit
 check bench_zero 2 "fashion_mnist: --bench 0: expected a whole number" --bench 0
 check bench_text 2 "fashion_mnist: --bench abc: expected a whole number" --bench abc
 check batch_text 2 "fashion_mnist: --batch-size 12q: expected a whole number" --batch-size 12q
+check device_unknown 2 "fashion_mnist: --device: jx_default_device: unknown device \"gpu\"" --device gpu
 check devices_zero 2 "fashion_mnist: --devices 0: expected a whole number from 1 to 64" --devices 0
 check devices_huge 2 "fashion_mnist: --devices 65: expected a whole number from 1 to 64" --devices 65
 check devices_not_dividing 2 "fashion_mnist: --batch-size 10 is not divisible by --devices 4" \
