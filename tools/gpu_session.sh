@@ -11,6 +11,7 @@
 #   ncu      ncu of the kernels of the workloads in $NCU_ONLY, SASS of their cubins
 #   ncumlp   ncu of the jitted MLP step's kernels (cuBLAS's too); mlpdbg its steps' host time
 #   jaxprof  JAX's MLP step kernels per step (jax.profiler, bench/gpu/mlp_prof.py)
+#   algos    the MLP step's GEMMs under every cuBLASLt algorithm (bench/gpu/gemm_algos.cu)
 #   cexp     bench_gpu $CEXP_W once per "VAR=value" in $CEXP (a fresh kernel cache each)
 # TARGETS="a b": build only these targets; BENCH_ONLY="mlp,argmax": those workloads.
 #   train    jaxc_fashion_mnist --device cuda (MLP and CNN) on the carried data set
@@ -180,6 +181,13 @@ if has ncumlp; then
     | sed 's/  */ /g' | cut -c1-160 > "$out/ncu_mlp_short.txt"
   head -150 "$out/ncu_mlp_short.txt"
   stamp "ncumlp"
+fi
+# algos: the MLP step's large GEMMs timed for every cuBLASLt heuristic algorithm and
+# cublasGemmEx's default (bench/gpu/gemm_algos.cu, nvcc here)
+if has algos; then
+  nvcc -O3 -arch=sm_90 -o /tmp/gemm_algos bench/gpu/gemm_algos.cu -lcublasLt -lcublas > "$out/algos_build.txt" 2>&1 &&
+    timeout 60 /tmp/gemm_algos 2>&1 | tee "$out/algos.txt"
+  stamp "algos"
 fi
 # jaxprof: where JAX's (XLA's) MLP step at batch $MLP_B spends GPU time (jax.profiler's
 # device planes, bench/gpu/mlp_prof.py), and its optimized HLO
