@@ -313,7 +313,13 @@ jx_status impl_apply(Prim p, int nin, jx_array *const *given, const PrimParams *
   const Backend *be = realize_device(prim_name(p), nin, given, &committed);
   jx_array *const *in = given;
   if (!be || !realize_args(be, nin, given, &in)) return jx_last_status();
+  bool clean = !error_pending();
   jx_status s = impl_rules[p](p, nin, in, pp, nout, avals, out);
+  /* memory this operation could not get: the message says which operation needed it */
+  if (clean && s == JX_ERR_OOM && strncmp(jx_last_error(), prim_name(p), strlen(prim_name(p))) != 0) {
+    ErrorSaved e = error_stash();
+    error_set(JX_ERR_OOM, "%s: %s", prim_name(p), e.message);
+  }
   /* abstract evaluation decides the weak type */
   for (int o = 0; s == JX_OK && o < nout; o++) {
     out[o]->weak = avals[o].weak;

@@ -242,6 +242,19 @@ static void ref_after_free(void) {
   jx_fn_ref(f);
 }
 
+/* Memory an operation cannot get (a 4 TiB result of exp over a broadcast view) is
+ * JX_ERR_OOM naming the operation. Not under ASan, whose allocator reports an impossible
+ * request and stops the process instead of returning NULL. */
+static void test_alloc_failure_names_op(void) {
+#ifndef __SANITIZE_ADDRESS__
+  jx_array *z = jx_zeros(1, (int64_t[]){(int64_t)1 << 40}, JX_FLOAT32);
+  CHECK(z != NULL);
+  CHECK(jx_exp(z) == NULL);
+  CHECK_ERROR(JX_ERR_OOM, "exp: ");
+  jx_free(z);
+#endif
+}
+
 static void test_death(void) {
   CHECK(dies_with(over_release, "jx_free: int32[2,3] at 0x"));
   CHECK(dies_with(over_release, "already released"));
@@ -257,6 +270,7 @@ int main(void) {
   TEST_RUN(test_null_introspection);
   TEST_RUN(test_random_null_key);
   TEST_RUN_SPLIT(test_random_failure_injection);
+  TEST_RUN(test_alloc_failure_names_op);
   TEST_RUN(test_death);
   return test_finish();
 }
