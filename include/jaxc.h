@@ -124,6 +124,18 @@ jx_status jx_last_status(void);
 /* Its message ("" if none). Valid until the next jx_clear_error on this thread. */
 const char *jx_last_error(void);
 void jx_clear_error(void);
+/* Records an error on this thread as jaxc's own functions do, for a user function that
+ * rejects its inputs (JAX: raising in a Python function that jit, grad, vmap, ... trace):
+ * return what this returns from the function, and jx_call reports this message instead
+ * of "jx_call(f): the function returned ...". printf-style `fmt` (NULL: no message);
+ * an earlier pending error stays the first one. Returns `status`; JX_OK or a value that
+ * is not a jx_status records JX_ERR_VALUE and returns it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define JX_PRINTF_FORMAT(f, a) __attribute__((format(printf, f, a))) /* format checks */
+#else
+#define JX_PRINTF_FORMAT(f, a)
+#endif
+jx_status jx_set_error(jx_status status, const char *fmt, ...) JX_PRINTF_FORMAT(2, 3);
 /* Short name of a status ("JX_ERR_SHAPE"). */
 const char *jx_status_name(jx_status s);
 

@@ -58,6 +58,22 @@ void jx_clear_error(void) {
   err_message[0] = '\0';
 }
 
+jx_status jx_set_error(jx_status status, const char *fmt, ...) {
+  if (status <= JX_OK || status > JX_ERR_INTERNAL) {
+    error_set(JX_ERR_VALUE, "jx_set_error: %d is not an error status", (int)status);
+    return JX_ERR_VALUE;
+  }
+  char msg[sizeof err_message] = "";
+  if (fmt) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+  }
+  error_set(status, "%s", msg);
+  return status;
+}
+
 const char *jx_status_name(jx_status s) {
   static const char *const names[] = {
       [JX_OK] = "JX_OK",

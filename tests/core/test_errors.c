@@ -86,6 +86,46 @@ static void test_scope_end_negative(void) {
   (void)y;
 }
 
+/* A user function that rejects its input with jx_set_error: its message comes out of
+ * jx_call, jit and grad unchanged; without it, jx_call says the function failed. */
+static jx_status picky(void *ctx, jx_array *const *in, jx_array **out) {
+  if (jx_ndim(in[0]) != 1)
+    return ctx ? jx_set_error(JX_ERR_SHAPE, "picky: expected a vector, got %d dimensions", jx_ndim(in[0]))
+               : JX_ERR_SHAPE;
+  out[0] = jx_sum(jx_mul(in[0], in[0]), 0, NULL, false);
+  return JX_OK;
+}
+
+static void test_user_error_message(void) {
+  int tag = 1;
+  jx_array *m = jx_zeros(2, (int64_t[]){2, 2}, JX_FLOAT32), *v = jx_ones(1, (int64_t[]){3}, JX_FLOAT32);
+  jx_fn *f = jx_fn_new("picky", 1, 1, picky, &tag), *jf = jx_jit(f), *g = jx_grad(f, 0, NULL);
+  jx_fn *bare = jx_fn_new("bare", 1, 1, picky, NULL);
+  jx_array *out = NULL;
+  jx_fn *fns[3] = {f, jf, g};
+  for (int i = 0; i < 3; i++) {
+    CHECK_EQ_INT(jx_call(fns[i], &m, &out), JX_ERR_SHAPE);
+    CHECK(out == NULL);
+    CHECK_ERROR(JX_ERR_SHAPE, "picky: expected a vector, got 2 dimensions");
+  }
+  CHECK_EQ_INT(jx_call(jf, &v, &out), JX_OK); /* the same function accepts a vector */
+  CHECK(out && jx_item(out) == 3.0);
+  jx_free(out), out = NULL;
+  CHECK_EQ_INT(jx_call(bare, &m, &out), JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_call(bare): the function returned JX_ERR_SHAPE");
+  /* the first error stays; a non-error status is a bad argument */
+  CHECK_EQ_INT(jx_set_error(JX_ERR_IO, "first"), JX_ERR_IO);
+  CHECK_EQ_INT(jx_set_error(JX_ERR_DTYPE, "second"), JX_ERR_DTYPE);
+  CHECK_ERROR(JX_ERR_IO, "first");
+  CHECK_EQ_INT(jx_set_error(JX_OK, "no"), JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_set_error: 0 is not an error status");
+  CHECK_EQ_INT(jx_set_error(JX_ERR_VALUE, NULL), JX_ERR_VALUE);
+  CHECK(jx_last_status() == JX_ERR_VALUE && jx_last_error()[0] == 0);
+  jx_clear_error();
+  jx_fn_free(bare), jx_fn_free(g), jx_fn_free(jf), jx_fn_free(f);
+  jx_free(m), jx_free(v);
+}
+
 static void test_null_introspection(void) {
   CHECK(isnan(jx_item(NULL)));
   CHECK_ERROR(JX_ERR_VALUE, "jx_item: the array is NULL");
@@ -268,6 +308,7 @@ int main(void) {
   TEST_RUN(test_pending_error_jit_grad);
   TEST_RUN(test_scope_end_negative);
   TEST_RUN(test_null_introspection);
+  TEST_RUN(test_user_error_message);
   TEST_RUN(test_random_null_key);
   TEST_RUN_SPLIT(test_random_failure_injection);
   TEST_RUN(test_alloc_failure_names_op);
