@@ -10,27 +10,11 @@
 #include <cstring>
 #include <cuda_runtime.h>
 
+#include "best_ms.cuh"
+
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
 
 static int sms;
-
-template <class F> static float best_ms(F launch) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a), cudaEventCreate(&b);
-  launch();
-  cudaDeviceSynchronize();
-  float best = 1e30f;
-  for (int i = 0; i < 20; i++) {
-    cudaEventRecord(a);
-    launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    if (ms < best) best = ms;
-  }
-  return best;
-}
 
 __global__ void k_copy(const uint4 *__restrict__ x, uint4 *__restrict__ y, int64_t n4) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;

@@ -11,24 +11,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-template <class F> static float best_ms(F launch) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a), cudaEventCreate(&b);
-  launch();
-  cudaDeviceSynchronize();
-  float best = 1e30f;
-  for (int i = 0; i < 20; i++) {
-    cudaEventRecord(a);
-    launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    if (ms < best) best = ms;
-  }
-  cudaEventDestroy(a), cudaEventDestroy(b);
-  return best;
-}
+#include "best_ms.cuh"
+
 
 // column-major C (m, n) = op(A) (m, k) @ op(B) (k, n), as blas.c calls it
 static void one(const char *name, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k) {

@@ -42,19 +42,6 @@ static void check_steps(jx_fn *jf, jx_array *const *in, int kernels, int routine
             jit_program_nroutines(p), kernels, routines);
 }
 
-static jx_array *randn(uint32_t *seed, int ndim, const int64_t *shape) {
-  int64_t n = 1;
-  for (int d = 0; d < ndim; d++) n *= shape[d];
-  float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-  for (int64_t i = 0; i < n; i++) {
-    *seed = *seed * 1664525u + 1013904223u;
-    v[i] = (float)((*seed >> 8) % 2001) / 500.0f - 2.0f;
-  }
-  jx_array *a = jx_array_from(v, JX_FLOAT32, ndim, shape);
-  free(v);
-  return a;
-}
-
 /* A model-like function touching every primitive family. */
 static jx_status mixed(void *ctx, jx_array *const *in, jx_array **out) {
   jx_array *x = in[0], *w = in[1]; /* x (4,6), w (6,3) */
@@ -73,7 +60,7 @@ static jx_status mixed(void *ctx, jx_array *const *in, jx_array **out) {
 
 static void test_mixed_matches_eager(void) {
   uint32_t seed = 1;
-  jx_array *x = randn(&seed, 2, (int64_t[]){4, 6}), *w = randn(&seed, 2, (int64_t[]){6, 3});
+  jx_array *x = test_randn(&seed, 2, (int64_t[]){4, 6}), *w = test_randn(&seed, 2, (int64_t[]){6, 3});
   jx_fn *f = jx_fn_new("mixed", 2, 3, mixed, NULL), *jf = jx_jit(f);
   jx_array *e[3], *j[3], *j2[3];
   CHECK_EQ_INT(jx_call(f, (jx_array *[]){x, w}, e), JX_OK);
@@ -124,7 +111,7 @@ static void test_random_fused_graphs(void) {
       seed = seed * 1664525u + 1013904223u;
       r.ops[i] = (int)((seed >> 10) % 11);
     }
-    jx_array *a = randn(&seed, 2, (int64_t[]){5, 4}), *b = randn(&seed, 1, (int64_t[]){4});
+    jx_array *a = test_randn(&seed, 2, (int64_t[]){5, 4}), *b = test_randn(&seed, 1, (int64_t[]){4});
     jx_fn *f = jx_fn_new("random", 2, 1, random_graph, &r), *jf = jx_jit(f);
     jx_array *e, *j;
     CHECK_EQ_INT(jx_call(f, (jx_array *[]){a, b}, &e), JX_OK);
@@ -176,7 +163,7 @@ static jx_status loss(void *ctx, jx_array *const *in, jx_array **out) {
 
 static void test_composes_with_grad_and_vmap(void) {
   uint32_t seed = 3;
-  jx_array *w = randn(&seed, 2, (int64_t[]){3, 3}), *x = randn(&seed, 1, (int64_t[]){3});
+  jx_array *w = test_randn(&seed, 2, (int64_t[]){3, 3}), *x = test_randn(&seed, 1, (int64_t[]){3});
   jx_fn *f = jx_fn_new("loss", 2, 1, loss, NULL);
   jx_fn *jf = jx_jit(f);
   jx_fn *g = jx_grad(f, 1, NULL), *gj = jx_grad(jf, 1, NULL), *jg = jx_jit(g);
@@ -190,7 +177,7 @@ static void test_composes_with_grad_and_vmap(void) {
   free(va), free(vc);
   jx_free(a), jx_free(b), jx_free(c);
   /* vmap(jit(f)) over a batch of x */
-  jx_array *xs = randn(&seed, 2, (int64_t[]){4, 3});
+  jx_array *xs = test_randn(&seed, 2, (int64_t[]){4, 3});
   jx_fn *vf = jx_vmap(jf, (int[]){JX_NOT_MAPPED, 0}, NULL), *vj = jx_vmap(f, (int[]){JX_NOT_MAPPED, 0}, NULL);
   CHECK_EQ_INT(jx_call(vf, (jx_array *[]){w, xs}, &a), JX_OK);
   CHECK_EQ_INT(jx_call(vj, (jx_array *[]){w, xs}, &b), JX_OK);
@@ -213,7 +200,7 @@ static void test_row_loops_match_interp(void) {
   uint32_t seed = 11;
   for (int s = 0; s < 3; s++) {
     jx_scope_begin();
-    jx_array *x = randn(&seed, 2, shapes[s]), *b = randn(&seed, 1, &shapes[s][1]);
+    jx_array *x = test_randn(&seed, 2, shapes[s]), *b = test_randn(&seed, 1, &shapes[s][1]);
     jx_fn *f = jx_fn_new("bias_relu", 2, 1, bias_relu, NULL), *jf = jx_jit(f);
     jx_array *got, *want;
     CHECK_EQ_INT(jx_call(jf, (jx_array *[]){x, b}, &got), JX_OK);
@@ -251,7 +238,7 @@ static void test_conv_nests_match_interp(void) {
   for (int s = 0; s < 2; s++) {
     jx_scope_begin();
     int64_t ws[4] = {3, 3, xs[s][3], 12}, rs[4] = {xs[s][0], xs[s][1] / 2, xs[s][2] / 2, 12};
-    jx_array *x = randn(&seed, 4, xs[s]), *w = randn(&seed, 4, ws), *m = randn(&seed, 4, rs);
+    jx_array *x = test_randn(&seed, 4, xs[s]), *w = test_randn(&seed, 4, ws), *m = test_randn(&seed, 4, rs);
     jx_fn *f = jx_fn_new("conv_loss", 3, 1, conv_loss, NULL);
     jx_fn *g = jx_value_and_grad(f, 2, (int[]){0, 1}), *jg = jx_jit(g);
     jx_array *got[3], *want[3];
@@ -284,7 +271,7 @@ static jx_status gates_loss(void *ctx, jx_array *const *in, jx_array **out) {
 static void test_concat_rows_match_interp(void) {
   uint32_t seed = 13;
   jx_scope_begin();
-  jx_array *z = randn(&seed, 2, (int64_t[]){33, 196}), *m = randn(&seed, 2, (int64_t[]){33, 196});
+  jx_array *z = test_randn(&seed, 2, (int64_t[]){33, 196}), *m = test_randn(&seed, 2, (int64_t[]){33, 196});
   jx_fn *f = jx_fn_new("gates_loss", 2, 1, gates_loss, NULL);
   jx_fn *g = jx_value_and_grad(f, 1, (int[]){0}), *jg = jx_jit(g);
   jx_array *got[2], *want[2];
@@ -328,7 +315,7 @@ static void test_multi_output_matches_interp(void) {
   for (int s = 0; s < 3; s++) {
     jx_scope_begin();
     jx_array *in[4];
-    for (int i = 0; i < 4; i++) in[i] = randn(&seed, 1, &sizes[s]);
+    for (int i = 0; i < 4; i++) in[i] = test_randn(&seed, 1, &sizes[s]);
     in[3] = jx_abs(in[3]);
     jx_fn *f = jx_fn_new("adam_like", 4, 3, adam_like, NULL), *jf = jx_jit(f);
     jx_array *got[3], *want[3], *ii[4];
@@ -384,7 +371,7 @@ static void test_two_phase_matches_interp(void) {
   static const int64_t shapes[3][2] = {{7, 5}, {300, 129}, {33, 1000}};
   for (int s = 0; s < 6; s++) {
     jx_scope_begin();
-    jx_array *x = randn(&seed, 2, shapes[s % 3]);
+    jx_array *x = test_randn(&seed, 2, shapes[s % 3]);
     jx_fn *f = s < 3 ? jx_fn_new("layer_norm", 1, 3, layer_norm, NULL)
                      : jx_fn_new("max_spread", 1, 3, max_spread, NULL);
     jx_fn *jf = jx_jit(f);
@@ -435,7 +422,7 @@ static jx_status spread(void *ctx, jx_array *const *in, jx_array **out) {
 static void test_two_phase_first_phase_in_cache_key(void) {
   uint32_t seed = 17;
   static int use_min;
-  jx_array *x = randn(&seed, 2, (int64_t[]){40, 64}), *xi = jx_device_put(x, "interp");
+  jx_array *x = test_randn(&seed, 2, (int64_t[]){40, 64}), *xi = jx_device_put(x, "interp");
   for (int pass = 0; pass < 2; pass++)
     for (int m = 0; m < 2; m++) {
       jx_fn *f = jx_fn_new(m ? "min_spread" : "max_spread", 1, 1, spread, m ? &use_min : NULL);
@@ -477,7 +464,7 @@ static jx_status exp_shared_with_sum(void *ctx, jx_array *const *in, jx_array **
 static void test_elementwise_cones_fuse(void) {
   uint32_t seed = 29;
   jx_scope_begin();
-  jx_array *x = randn(&seed, 1, (int64_t[]){1000});
+  jx_array *x = test_randn(&seed, 1, (int64_t[]){1000});
   float sp[] = {INFINITY, -INFINITY, NAN, 0.0f, -0.0f, 88.0f, -88.0f, -100.0f, -104.0f, 30.0f, -30.0f, 1e-30f};
   jx_array *s = jx_array_from(sp, JX_FLOAT32, 1, (int64_t[]){12});
   static const int which[3] = {0, 1, 2};
@@ -529,7 +516,7 @@ static void test_softmax_rows_match_interp(void) {
   static const int64_t shapes[5][2] = {{200, 10}, {130, 129}, {131, 1024}, {9, 16}, {257, 48}};
   for (int s = 0; s < 6; s++) {
     jx_scope_begin();
-    jx_array *x = jx_mul(randn(&seed, 2, shapes[s % 5]), jx_scalar(4.0));
+    jx_array *x = jx_mul(test_randn(&seed, 2, shapes[s % 5]), jx_scalar(4.0));
     if (s == 5) x = jx_astype(x, JX_FLOAT16);
     jx_fn *f = jx_fn_new("softmax_rows", 1, 1, softmax_rows, NULL), *jf = jx_jit(f);
     jx_array *got = NULL, *want = NULL, *xi = jx_device_put(x, "interp");
@@ -568,7 +555,7 @@ static jx_status outer2(void *ctx, jx_array *const *in, jx_array **out) {
 
 static void test_nested_jit_matches_inlined(void) {
   uint32_t seed = 21;
-  jx_array *w = randn(&seed, 2, (int64_t[]){3, 3}), *x = randn(&seed, 1, (int64_t[]){3});
+  jx_array *w = test_randn(&seed, 2, (int64_t[]){3, 3}), *x = test_randn(&seed, 1, (int64_t[]){3});
   jx_array *in[2] = {w, x};
   jx_fn *g = jx_fn_new("inner", 2, 2, inner2, NULL), *jg = jx_jit(g);
   jx_fn *fi = jx_fn_new("inlined", 2, 1, outer2, g), *fn = jx_fn_new("nested", 2, 1, outer2, jg);
@@ -598,7 +585,7 @@ static void test_nested_jit_matches_inlined(void) {
   check_same(b, a, "hessian(nested)");
   jx_free(a), jx_free(b);
   /* vmap over x, and vmap of grad */
-  jx_array *xs = randn(&seed, 2, (int64_t[]){4, 3}), *bin[2] = {w, xs};
+  jx_array *xs = test_randn(&seed, 2, (int64_t[]){4, 3}), *bin[2] = {w, xs};
   jx_fn *vi = jx_vmap(fi, (int[]){JX_NOT_MAPPED, 0}, NULL), *vn = jx_vmap(fn, (int[]){JX_NOT_MAPPED, 0}, NULL);
   CHECK_EQ_INT(jx_call(vi, bin, &a), JX_OK);
   CHECK_EQ_INT(jx_call(vn, bin, &b), JX_OK);

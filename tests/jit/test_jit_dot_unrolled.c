@@ -18,15 +18,7 @@
 #include "test.h"
 
 static jx_array *randn(uint32_t *seed, int ndim, const int64_t *shape, jx_dtype dt) {
-  int64_t n = 1;
-  for (int d = 0; d < ndim; d++) n *= shape[d];
-  float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-  for (int64_t i = 0; i < n; i++) {
-    *seed = *seed * 1664525u + 1013904223u;
-    v[i] = (float)((*seed >> 8) % 2001) / 500.0f - 2.0f;
-  }
-  jx_array *a = jx_array_from(v, JX_FLOAT32, ndim, shape);
-  free(v);
+  jx_array *a = test_randn(seed, ndim, shape);
   if (dt != JX_FLOAT32) {
     jx_array *b = jx_astype(a, dt);
     jx_free(a);

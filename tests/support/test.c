@@ -128,6 +128,19 @@ int test_finish(void) {
   return cases_failed ? 1 : 0;
 }
 
+jx_array *test_randn(uint32_t *seed, int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= shape[d];
+  float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  for (int64_t i = 0; v && i < n; i++) {
+    *seed = *seed * 1664525u + 1013904223u;
+    v[i] = (float)((*seed >> 8) % 2001) / 500.0f - 2.0f;
+  }
+  jx_array *a = v ? jx_array_from(v, JX_FLOAT32, ndim, shape) : NULL;
+  free(v);
+  return a;
+}
+
 double *test_read_f64(jx_array *a) {
   if (!a) return NULL;
   jx_array *d = jx_astype(a, JX_FLOAT64);

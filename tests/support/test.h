@@ -74,6 +74,9 @@ int test_finish(void);
 
 /* Reads a whole array as doubles (malloc'd, caller frees); NULL on error. */
 double *test_read_f64(jx_array *a);
+/* A float32 array of `shape` with values in [-2, 2] on a 1/500 grid from the LCG
+ * seed = seed * 1664525 + 1013904223 (Numerical Recipes), advanced in place. */
+jx_array *test_randn(uint32_t *seed, int ndim, const int64_t *shape);
 
 /* Checks jx_grad(f) with respect to f's first nd inputs (float64 arrays; the others,
  * e.g. indices, pass through) at x against central differences of f, element by
