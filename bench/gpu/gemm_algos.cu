@@ -4,7 +4,7 @@
 // backend passes (backend/cuda/blas.c: row-major products as column-major C^T): which
 // algorithm a timed choice would take for dW1 = x^T @ dh, where jaxc's graph spends
 // 25.5 + 7 us (cutlass_80 + split-K) and XLA's autotuned cuBLAS 27 us. Each row: the least
-// time of 20 launches (events). Usage (tools/gpu_session.sh phase `algos`):
+// time a launch of 20 samples of 5 back-to-back launches (events). Usage (tools/gpu_session.sh phase `algos`):
 //   nvcc -O3 -arch=sm_90 -o gemm_algos bench/gpu/gemm_algos.cu -lcublasLt -lcublas && ./gemm_algos
 #include <cstdio>
 #include <cublasLt.h>
@@ -31,7 +31,7 @@ static void one(const char *name, cublasOperation_t ta, cublasOperation_t tb, in
   float t = best_ms([&] {
     cublasGemmEx(h, ta, tb, m, n, k, &alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &beta, C, CUDA_R_32F, m,
                  CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
-  });
+  }, 5);
   printf("%s m=%d n=%d k=%d  cublasGemmEx default: %.2f us (%.0f TFLOP/s)\n", name, m, n, k, t * 1e3, flop / t / 1e9);
   cublasLtHandle_t lt;
   cublasLtCreate(&lt);
@@ -58,7 +58,7 @@ static void one(const char *name, cublasOperation_t ta, cublasOperation_t tb, in
     cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &sz);
     float tl = best_ms([&] {
       cublasLtMatmul(lt, desc, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &res[i].algo, ws, wsb, 0);
-    });
+    }, 5);
     printf("  Lt heuristic #%d (algo %d, tile %d, split-k %d, stages %d, ws %zu): %.2f us\n", i, id, tile, splitk,
            stages, res[i].workspaceSize, tl * 1e3);
   }
@@ -72,6 +72,7 @@ int main() {
   // row-major out (M, N) = a (M, K) @ b (K, N) is column-major out^T = b^T-as-stored @ a
   one("x @ W1 (M 4096, K 784, N 512)", CUBLAS_OP_N, CUBLAS_OP_N, 512, 4096, 784);
   one("dW1 = x^T @ dh (M 784, K 4096, N 512)", CUBLAS_OP_N, CUBLAS_OP_T, 512, 784, 4096);
+  one("logits = h @ W2 (M 4096, K 512, N 10)", CUBLAS_OP_N, CUBLAS_OP_N, 10, 4096, 512);
   one("dW2 = h^T @ g (M 512, K 4096, N 10)", CUBLAS_OP_N, CUBLAS_OP_T, 10, 512, 4096);
   return 0;
 }

@@ -62,15 +62,19 @@ static struct {
 } lt;
 enum { LT_TRANSA = 3, LT_TRANSB = 4, LT_BATCH = 5, LT_STRIDE = 6, LT_PREF_WORKSPACE = 1 };
 
-/* A planned product: descriptors and the heuristic's algorithm, per shape (a training
- * loop repeats a handful of shapes). */
+/* A planned product: descriptors and its algorithm, per shape (a training loop repeats a
+ * handful of shapes). The algorithm is chosen by timing (gemm_tune), as XLA autotunes
+ * its GEMMs: cuBLASLt's heuristic offers several, whose speed differs by up to a third on
+ * the MLP's products, and cublasGemmEx's own choice is timed beside them (ex). */
 typedef struct LtPlan {
   int64_t m, n, k, batch;
   int type, compute, ta, tb;
   LtDesc desc;
   LtLayout a, b, c;
   LtAlgo algo;
-  bool ok;
+  bool ok;    /* algo is usable */
+  bool ex;    /* timing chose cublasGemmEx over every cuBLASLt algorithm */
+  bool tuned; /* chosen by timing (else heuristic's first: made while recording a graph) */
 } LtPlan;
 #define LT_PLANS 64
 static LtPlan plans[LT_PLANS];
@@ -80,6 +84,179 @@ static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
  * share the one workspace (split-K partials, then their reduction), and two threads'
  * calls interleaved on the stream would mix their partials. */
 static pthread_mutex_t enqueue_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* One product's operands, as cuda_gemm received them: column-major C (m, n) = op(A) @
+ * op(B) with A = inputs[1], B = inputs[0] (the row-major product's C^T). */
+typedef struct GemmCall {
+  int type, compute;
+  bool ta, tb; /* the row-major operands' transposes */
+  int64_t M, N, K, B;
+  const void *alpha, *beta, *a, *b;
+  void *out;
+} GemmCall;
+
+static int launch_lt(const GemmCall *c, const LtPlan *p, const LtAlgo *algo) {
+  return lt.matmul(lt.h, p->desc, c->alpha, c->b, p->a, c->a, p->b, c->beta, c->out, p->c, c->out, p->c, algo,
+                   workspace, workspace_bytes, cuda_stream());
+}
+
+static int launch_ex(const GemmCall *c, cublasHandle_t h) {
+  return gemm(h, c->tb ? CUBLAS_OP_T : CUBLAS_OP_N, c->ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)c->N, (int)c->M,
+              (int)c->K, c->alpha, c->b, c->type, (int)(c->tb ? c->K : c->N), (long long)(c->K * c->N), c->a,
+              c->type, (int)(c->ta ? c->M : c->K), (long long)(c->M * c->K), c->beta, c->out, c->type, (int)c->N,
+              (long long)(c->M * c->N), (int)c->B, c->compute, CUBLAS_GEMM_DEFAULT);
+}
+
+/* JAXC_CUDA_GEMM_TUNE=0: the heuristic's first algorithm, untimed (reproducible sums
+ * from run to run, where timing may choose differently); read once */
+static bool gemm_tune_on(void) {
+  static int v = -1;
+  int t = __atomic_load_n(&v, __ATOMIC_RELAXED);
+  if (t < 0) {
+    const char *e = getenv("JAXC_CUDA_GEMM_TUNE");
+    t = !(e && strcmp(e, "0") == 0);
+    __atomic_store_n(&v, t, __ATOMIC_RELAXED);
+  }
+  return t;
+}
+
+#define TUNE_CANDIDATES 8
+#define TUNE_REPS 3
+
+/* Microseconds a launch of one candidate (algo, or cublasGemmEx where NULL) takes on the
+ * device's stream: a warm-up (which loads its kernels), then TUNE_REPS back to back
+ * between two events, so the host's time to queue them is hidden; < 0 if it fails. */
+static float time_candidate(const GemmCall *c, const LtPlan *p, const LtAlgo *algo, CUevent e0, CUevent e1) {
+  const CudaDevice *d = cuda_device();
+  CUstream s = cuda_stream();
+#define LAUNCH() (algo ? launch_lt(c, p, algo) : launch_ex(c, handle))
+  if (LAUNCH() != 0) return -1;
+  if (d->cu.cuEventRecord(e0, s) != 0) return -1;
+  for (int i = 0; i < TUNE_REPS; i++)
+    if (LAUNCH() != 0) return -1;
+#undef LAUNCH
+  float ms = 0;
+  if (d->cu.cuEventRecord(e1, s) != 0 || d->cu.cuEventSynchronize(e1) != 0 || d->cu.cuEventElapsedTime(&ms, e0, e1) != 0)
+    return -1;
+  return ms * 1e3f / TUNE_REPS;
+}
+
+/* Chooses p's algorithm by timing: each of the heuristic's first TUNE_CANDIDATES that
+ * fits the workspace, and cublasGemmEx where with_ex, on the call's own buffers (the
+ * output is written again by the call that follows). Under enqueue_lock. The heuristic's
+ * first stays where timing cannot run. */
+static void gemm_tune(LtPlan *p, const GemmCall *c, const LtResult *res, int nres, bool with_ex) {
+  const CudaDevice *d = cuda_device();
+  CUevent e0 = NULL, e1 = NULL;
+  if (d->cu.cuEventCreate(&e0, 0) != 0 || d->cu.cuEventCreate(&e1, 0) != 0) {
+    if (e0) d->cu.cuEventDestroy(e0);
+    return;
+  }
+  float best = -1;
+  for (int i = 0; i < nres; i++) {
+    if (res[i].workspace > workspace_bytes) continue;
+    float us = time_candidate(c, p, &res[i].algo, e0, e1);
+    if (us >= 0 && (best < 0 || us < best)) best = us, p->algo = res[i].algo, p->ok = true, p->ex = false;
+  }
+  if (with_ex) {
+    float us = time_candidate(c, p, NULL, e0, e1);
+    if (us >= 0 && (best < 0 || us < best)) best = us, p->ex = true;
+  }
+  d->cu.cuEventDestroy(e0), d->cu.cuEventDestroy(e1);
+  p->tuned = best >= 0;
+  if (config_debug_level() > 0)
+    fprintf(stderr, "[jaxc] cuda gemm (%lld, %lld) x (%lld, %lld) batch %lld: %s, %.1f us (timed %d + %d)\n",
+            (long long)c->M, (long long)c->K, (long long)c->K, (long long)c->N, (long long)c->B,
+            p->ex ? "cublasGemmEx" : "cublasLt", best, nres, with_ex);
+  /* the failed candidates' errors are not the caller's */
+  (void)d->cu.cuStreamSynchronize(cuda_stream());
+}
+
+static LtLayout lt_layout(int type, uint64_t rows, uint64_t cols, int64_t ld, int32_t batch, int64_t stride) {
+  LtLayout l = NULL;
+  if (lt.layout_create(&l, type, rows, cols, ld) != 0) return NULL;
+  if (batch > 1) {
+    lt.layout_set(l, LT_BATCH, &batch, sizeof batch);
+    lt.layout_set(l, LT_STRIDE, &stride, sizeof stride);
+  }
+  return l;
+}
+
+/* The plan for column-major C (m, n) = op(A) (m, k) @ op(B) (k, n), tuned on the call c
+ * (NULL: not now -- recording a graph); NULL if cuBLASLt has no algorithm for it and
+ * timing did not choose cublasGemmEx (the caller uses cublasGemmEx). with_ex: time
+ * cublasGemmEx beside cuBLASLt's algorithms. */
+static const LtPlan *lt_plan(const GemmCall *c, bool with_ex) {
+  if (!lt.h) return NULL;
+  int type = c->type, compute = c->compute, ta = c->tb, tb = c->ta;
+  int64_t m = c->N, n = c->M, k = c->K, batch = c->B;
+  bool tune = c->out && gemm_tune_on();
+  pthread_mutex_lock(&plan_lock);
+  LtPlan *p = NULL;
+  for (int i = 0; i < nplans && !p; i++) {
+    LtPlan *q = &plans[i];
+    if (q->m == m && q->n == n && q->k == k && q->batch == batch && q->type == type && q->compute == compute &&
+        q->ta == ta && q->tb == tb)
+      p = q;
+  }
+  if (p && (p->tuned || !tune || !p->desc)) {
+    pthread_mutex_unlock(&plan_lock);
+    return p->ok || p->ex ? p : NULL;
+  }
+  if (!p) {
+    p = &plans[nplans < LT_PLANS ? nplans++ : (nplans = 1, 0)];
+    if (p->desc) lt.desc_destroy(p->desc); /* a replaced plan's descriptors */
+    if (p->a) lt.layout_destroy(p->a);
+    if (p->b) lt.layout_destroy(p->b);
+    if (p->c) lt.layout_destroy(p->c);
+    *p = (LtPlan){.m = m, .n = n, .k = k, .batch = batch, .type = type, .compute = compute, .ta = ta, .tb = tb};
+    int32_t b32 = (int32_t)batch;
+    if (lt.desc_create(&p->desc, compute, CUDA_R_32F) == 0) {
+      lt.desc_set(p->desc, LT_TRANSA, &ta, sizeof ta);
+      lt.desc_set(p->desc, LT_TRANSB, &tb, sizeof tb);
+      p->a = lt_layout(type, ta ? k : m, ta ? m : k, ta ? k : m, b32, m * k);
+      p->b = lt_layout(type, tb ? n : k, tb ? k : n, tb ? n : k, b32, k * n);
+      p->c = lt_layout(type, m, n, m, b32, m * n);
+    } else {
+      p->desc = NULL;
+    }
+  }
+  LtPref pref = NULL;
+  uint64_t ws = workspace_bytes;
+  if (p->desc && p->a && p->b && p->c && lt.pref_create(&pref) == 0) {
+    lt.pref_set(pref, LT_PREF_WORKSPACE, &ws, sizeof ws);
+    LtResult res[TUNE_CANDIDATES];
+    int nres = 0;
+    if (lt.heuristic(lt.h, p->desc, p->a, p->b, p->c, p->c, pref, tune ? TUNE_CANDIDATES : 1, res, &nres) == 0 &&
+        nres > 0) {
+      p->algo = res[0].algo;
+      p->ok = true;
+    }
+    lt.pref_destroy(pref);
+    if (tune && (nres > 1 || with_ex)) {
+      pthread_mutex_lock(&enqueue_lock);
+      gemm_tune(p, c, res, nres, with_ex);
+      pthread_mutex_unlock(&enqueue_lock);
+    } else {
+      p->tuned = tune;
+    }
+  }
+  pthread_mutex_unlock(&plan_lock);
+  return p->ok || p->ex ? p : NULL;
+}
+
+/* Float32 products of fewer multiply-adds than this always go through cuBLASLt's planned
+ * call, which costs less host time than cublasGemmStridedBatchedEx; larger ones time
+ * cublasGemmEx beside it (2^30; JAXC_CUDA_LT_MAX_WORK overrides it, for measuring). */
+static double lt_max_work(void) {
+  static double v = 0;
+  if (v == 0) {
+    const char *e = getenv("JAXC_CUDA_LT_MAX_WORK");
+    double w = e ? atof(e) : 0;
+    v = w > 0 ? w : (double)(1 << 30);
+  }
+  return v;
+}
 
 static void load_lt(void) {
   char why[400];
@@ -98,71 +275,6 @@ static void load_lt(void) {
       !lt.layout_destroy || !lt.pref_create ||
       !lt.pref_set || !lt.pref_destroy || !lt.heuristic || !lt.matmul || lt.create(&lt.h) != 0)
     lt.h = NULL;
-}
-
-static LtLayout lt_layout(int type, uint64_t rows, uint64_t cols, int64_t ld, int32_t batch, int64_t stride) {
-  LtLayout l = NULL;
-  if (lt.layout_create(&l, type, rows, cols, ld) != 0) return NULL;
-  if (batch > 1) {
-    lt.layout_set(l, LT_BATCH, &batch, sizeof batch);
-    lt.layout_set(l, LT_STRIDE, &stride, sizeof stride);
-  }
-  return l;
-}
-
-/* The plan for column-major C (m, n) = op(A) (m, k) @ op(B) (k, n); NULL if cuBLASLt
- * has no algorithm for it (the caller uses cublasGemmEx). */
-static const LtPlan *lt_plan(int type, int compute, int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t batch) {
-  if (!lt.h) return NULL;
-  pthread_mutex_lock(&plan_lock);
-  for (int i = 0; i < nplans; i++) {
-    LtPlan *p = &plans[i];
-    if (p->m == m && p->n == n && p->k == k && p->batch == batch && p->type == type && p->compute == compute &&
-        p->ta == ta && p->tb == tb) {
-      pthread_mutex_unlock(&plan_lock);
-      return p->ok ? p : NULL;
-    }
-  }
-  LtPlan *p = &plans[nplans < LT_PLANS ? nplans++ : (nplans = 1, 0)];
-  if (p->desc) lt.desc_destroy(p->desc); /* a replaced plan's descriptors */
-  if (p->a) lt.layout_destroy(p->a);
-  if (p->b) lt.layout_destroy(p->b);
-  if (p->c) lt.layout_destroy(p->c);
-  *p = (LtPlan){.m = m, .n = n, .k = k, .batch = batch, .type = type, .compute = compute, .ta = ta, .tb = tb};
-  int32_t b32 = (int32_t)batch;
-  if (lt.desc_create(&p->desc, compute, CUDA_R_32F) == 0) {
-    lt.desc_set(p->desc, LT_TRANSA, &ta, sizeof ta);
-    lt.desc_set(p->desc, LT_TRANSB, &tb, sizeof tb);
-    p->a = lt_layout(type, ta ? k : m, ta ? m : k, ta ? k : m, b32, m * k);
-    p->b = lt_layout(type, tb ? n : k, tb ? k : n, tb ? n : k, b32, k * n);
-    p->c = lt_layout(type, m, n, m, b32, m * n);
-    LtPref pref = NULL;
-    uint64_t ws = workspace_bytes;
-    if (p->a && p->b && p->c && lt.pref_create(&pref) == 0) {
-      lt.pref_set(pref, LT_PREF_WORKSPACE, &ws, sizeof ws);
-      LtResult r;
-      int nres = 0;
-      if (lt.heuristic(lt.h, p->desc, p->a, p->b, p->c, p->c, pref, 1, &r, &nres) == 0 && nres > 0) {
-        p->algo = r.algo;
-        p->ok = true;
-      }
-      lt.pref_destroy(pref);
-    }
-  }
-  pthread_mutex_unlock(&plan_lock);
-  return p->ok ? p : NULL;
-}
-
-/* Float32 products of fewer multiply-adds than this go through cuBLASLt's planned call
- * (2^30; JAXC_CUDA_LT_MAX_WORK overrides it, for measuring). */
-static double lt_max_work(void) {
-  static double v = 0;
-  if (v == 0) {
-    const char *e = getenv("JAXC_CUDA_LT_MAX_WORK");
-    double w = e ? atof(e) : 0;
-    v = w > 0 ? w : (double)(1 << 30);
-  }
-  return v;
 }
 
 static void load_once(void) {
@@ -244,17 +356,21 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
   const void *beta = compute == CUBLAS_COMPUTE_64F ? (const void *)beta64 : beta32;
   /* Row-major C (M, N) is column-major C^T (N, M) = op(b)^T-as-stored @ op(a): cuBLAS
    * sees b first, with b's stored layout giving its leading dimension. */
-  bool ta = r->trans_a, tb = r->trans_b;
-  /* cuBLASLt with a plan cached per shape: half precision always (cublasGemmEx picked
-   * pre-Hopper kernels for them), float32 for small products, where the planned call
-   * costs less host time than cublasGemmStridedBatchedEx (a training step's GEMMs) */
+  GemmCall c = {.type = type, .compute = compute, .ta = r->trans_a, .tb = r->trans_b, .M = M, .N = N, .K = K,
+                .B = B, .alpha = alpha, .beta = beta, .a = inputs[0], .b = inputs[1], .out = out};
+  /* cuBLASLt with a plan cached per shape, its algorithm chosen by timing: half
+   * precision and float32 (cublasGemmEx picked pre-Hopper kernels for half precision;
+   * large float32 products time cublasGemmEx beside cuBLASLt). Timing needs the device's
+   * stream: a plan first made while recording a graph takes the heuristic's first. */
   bool small = (double)M * (double)N * (double)K * (double)B < lt_max_work();
-  if (type == CUDA_R_16BF || type == CUDA_R_16F || (type == CUDA_R_32F && small)) {
-    const LtPlan *p = lt_plan(type, compute, tb, ta, N, M, K, B);
-    if (p) {
+  if (type == CUDA_R_16BF || type == CUDA_R_16F || type == CUDA_R_32F) {
+    GemmCall planning = c;
+    if (cuda_graph_recording()) planning.out = NULL;
+    bool with_ex = type == CUDA_R_32F && !small;
+    const LtPlan *p = with_ex && !gemm_tune_on() ? NULL : lt_plan(&planning, with_ex);
+    if (p && !p->ex && (p->tuned || !with_ex)) {
       pthread_mutex_lock(&enqueue_lock);
-      int st = lt.matmul(lt.h, p->desc, alpha, inputs[1], p->a, inputs[0], p->b, beta, out, p->c, out, p->c,
-                         &p->algo, workspace, workspace_bytes, cuda_stream());
+      int st = launch_lt(&c, p, &p->algo);
       pthread_mutex_unlock(&enqueue_lock);
       if (st == 0) return JX_OK;
     }
@@ -268,10 +384,7 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
     h = capture_handle;
   }
   pthread_mutex_lock(&enqueue_lock);
-  int st = gemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M,
-                (int)K, alpha, inputs[1], type, (int)(tb ? K : N), (long long)(K * N), inputs[0], type,
-                (int)(ta ? M : K), (long long)(M * K), beta, out, type, (int)N, (long long)(M * N), (int)B,
-                compute, CUBLAS_GEMM_DEFAULT);
+  int st = launch_ex(&c, h);
   pthread_mutex_unlock(&enqueue_lock);
   if (st != 0) {
     error_set(JX_ERR_DEVICE, "cuda: cublasGemmStridedBatchedEx failed (cublasStatus %d) for "
