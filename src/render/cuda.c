@@ -237,49 +237,6 @@ static bool row_loads_contiguous(const AluExp *e, const Kernel *k, uint64_t *mas
  * 3.53 with 1 and 3.77 with a grid-stride loop in bench/gpu/ceilings.cu): the chain's
  * transcendentals keep the issue slots busy, and more loads of a thread in flight hide
  * the memory latency between them. JAXC_CUDA_EW_V=1..4 tries others. */
-/* e for output gidx = G jx_w + j (jx_w in [0, N / G)), simplified: the product's
- * x[gidx / 10, ridx] becomes x[jx_w, ridx] for every j when G = 10. */
-static const AluExp *grouped_exp(const AluExp *e, int64_t N, int G, int j) {
-  const AluExp *w = alu_special("jx_w", N / G);
-  const AluExp *at = alu_binary(ALU_ADD, alu_binary(ALU_MUL, w, alu_const_int(JX_INT64, G)), alu_const_int(JX_INT64, j));
-  const AluExp *x = at ? alu_substitute(e, "gidx", at) : NULL;
-  return x ? alu_simplify(x) : NULL;
-}
-
-/* Whether e0 and e1 read a same element along the row: a load depending on ridx found
- * in both (nodes are shared, so the same node). */
-static bool shares_row_load(const AluExp *e0, const AluExp *e1) {
-  int64_t n0, n1;
-  const AluExp **a = alu_toposort(e0, &n0), **c = a ? alu_toposort(e1, &n1) : NULL;
-  const AluExp *zero = alu_const_int(JX_INT64, 0), *one = alu_const_int(JX_INT64, 1);
-  bool found = false;
-  for (int64_t i = 0; c && i < n0 && !found; i++) {
-    const AluExp *x = a[i];
-    if (x->op != ALU_GLOBAL_INDEX || alu_substitute(x->src[0], "ridx", one) == alu_substitute(x->src[0], "ridx", zero))
-      continue;
-    for (int64_t q = 0; q < n1 && !found; q++) found = c[q] == x;
-  }
-  free(a), free(c);
-  return found;
-}
-
-/* Grouped warp rows: where G consecutive outputs (gidx = G w + j) read the same elements
- * of an input along their rows -- a product's rows (trace/lower.c, lower_dot_rows) read
- * x[m, :] for each of the product's N columns -- one warp computes the G outputs in one
- * pass, reading the shared row once where G warps read it G times (the MLP's h @ W2, 4096
- * x 10 outputs of 512, took 10.5 us as one warp an output on an H100, bound by L1/L2
- * traffic). The largest such G <= RENDER_CUDA_ROW_GROUP_MAX dividing the outputs; 1 if
- * none. */
-static int warp_row_group(const Kernel *k) {
-  int64_t N = k->size;
-  for (int G = RENDER_CUDA_ROW_GROUP_MAX; G >= 2; G--) {
-    if (N % G) continue;
-    const AluExp *e0 = grouped_exp(k->exp, N, G, 0), *e1 = e0 ? grouped_exp(k->exp, N, G, G - 1) : NULL;
-    if (e1 && shares_row_load(e0, e1)) return G;
-  }
-  return 1;
-}
-
 static int vec_per_thread(void) {
   static int v = 0;
   if (!v) {
@@ -291,7 +248,7 @@ static int vec_per_thread(void) {
 }
 
 RenderCudaPlan render_cuda_plan(const Kernel *k) {
-  RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0, .group = 1};
+  RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0};
   if (!k->has_reduction) {
     /* 16-byte vectors: every output 4 bytes wide, size a multiple of 4, and at least one
      * 4-byte input read exactly at gidx (those become uint4 loads). */
@@ -337,7 +294,6 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
   else if (!row_contig && gs == 1 && R >= 256 && !k->has_pre && !k->has_row_out) p.kind = CUDA_COLUMNS;
   else if (R <= 512 && N >= 64) {
     p.kind = CUDA_WARP_ROW;
-    if (!k->has_pre && !k->has_row_out && (p.group = warp_row_group(k)) > 1) return p;
     /* 16-byte loads along rows of 128+ (a multiple of 4): a warp's row in one or two
      * rounds of loads in flight, where a lane's element at a time took 16 dependent
      * rounds (an MLP's h @ W2 as 40960 rows of 512: 14 us on an H100, latency-bound) */
@@ -809,63 +765,8 @@ static bool render_columns(const RenderLang *lang, const Kernel *k, Buf *b, int 
   return ok && !b->oom;
 }
 
-/* CUDA_WARP_ROW grouped (plan group G > 1): warp jx_w computes outputs gidx = G jx_w + j,
- * j < G, in one pass over the row, the G values emitted together so that the loads they
- * share are read once a step; each lane accumulates ridx = lane, lane + 32, ... as an
- * ungrouped warp row does, and the lanes combine by the same butterfly. */
-static bool render_warp_group(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals, int G) {
-  const Reduction *r = &k->reduction;
-  int64_t R = r->size, N = k->size;
-  const char *ct = ctype_of(r->dtype);
-  const AluExp *roots[RENDER_CUDA_ROW_GROUP_MAX];
-  char *v[RENDER_CUDA_ROW_GROUP_MAX] = {0};
-  Buf body = {0}, ident = {0}, steps = {0}, combs = {0};
-  bool ok = true;
-  for (int j = 0; j < G && ok; j++) ok = (roots[j] = grouped_exp(k->exp, N, G, j)) != NULL;
-  EmitPart p = {.lang = lang, .out = &body, .indent = "      ", .nlocals = nlocals};
-  ok = ok && emit_parts(&p, roots, G, v);
-  for (int j = 0; j < G && ok; j++) {
-    char acc[24];
-    snprintf(acc, sizeof acc, "jx_acc%d", j);
-    Buf st = {0}, cb = {0};
-    ok = emit_step(&p, &st, r, acc, v[j]) && emit_step(&p, &cb, r, acc, "jx_other");
-    buf_printf(&steps, "      %s = %s;\n", acc, st.s ? st.s : "");
-    buf_printf(&combs, "      { const %s jx_other = __shfl_xor_sync(0xffffffffu, %s, o); %s = %s; }\n", ct, acc, acc,
-               cb.s ? cb.s : "");
-    free(st.s), free(cb.s);
-  }
-  emit_const(&ident, r->dtype, r->identity);
-  if (ok && !body.oom && !steps.oom && !combs.oom && !ident.oom) {
-    buf_str(b, "  const int jx_lane = threadIdx.x & 31;\n");
-    buf_printf(b, "  for (int64_t jx_w = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); jx_w < %lldLL; "
-                  "jx_w += (int64_t)gridDim.x * (blockDim.x >> 5)) {\n", (long long)(N / G));
-    for (int j = 0; j < G; j++) buf_printf(b, "    %s jx_acc%d = %s;\n", ct, j, ident.s);
-    buf_printf(b, "    #pragma unroll 4\n    for (int64_t ridx = jx_lane; ridx < %lldLL; ridx += 32) {\n", (long long)R);
-    buf_str(b, body.s ? body.s : "");
-    buf_str(b, steps.s);
-    buf_str(b, "    }\n    for (int o = 16; o > 0; o /= 2) {\n");
-    buf_str(b, combs.s);
-    buf_str(b, "    }\n    if (jx_lane == 0) {\n");
-    for (int j = 0; j < G && ok; j++) {
-      char acc[24];
-      snprintf(acc, sizeof acc, "jx_acc%d", j);
-      buf_printf(b, "      {\n        const int64_t gidx = jx_w * %dLL + %d;\n", G, j);
-      ok = red_store(lang, k, b, nlocals, "        ", acc);
-      buf_str(b, "      }\n");
-    }
-    buf_str(b, "    }\n  }\n");
-  } else if (ok || jx_last_status() == JX_OK) {
-    ok = false;
-    if (jx_last_status() == JX_OK) error_set(JX_ERR_OOM, "render: out of memory");
-  }
-  for (int j = 0; j < G; j++) free(v[j]);
-  free(body.s), free(ident.s), free(steps.s), free(combs.s);
-  return ok && !b->oom;
-}
-
 static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
   RenderCudaPlan plan = render_cuda_plan(k);
-  if (plan.kind == CUDA_WARP_ROW && plan.group > 1) return render_warp_group(lang, k, b, nlocals, plan.group);
   const Reduction *r = &k->reduction;
   int64_t R = r->size, N = k->size;
   const char *ct = ctype_of(r->dtype);
