@@ -91,9 +91,10 @@ struct Backend {
   bool (*graph_routine_ok)(const Backend *be, const Routine *r);
   /* Optional, while recording: step `step` (in issue order) comes next and depends on
    * the earlier steps deps[0..ndeps) (jit/replay.c: it reads what they wrote, or writes
-   * what they read or wrote); `serial`: a routine. The backend may then run
-   * independent steps concurrently in the recording (cuda: graph branches). */
-  jx_status (*graph_step)(const Backend *be, int step, int ndeps, const int *deps, bool serial);
+   * what they read or wrote); `routine`: the step's routine (NULL: a kernel). The
+   * backend may then run independent steps concurrently in the recording (cuda: graph
+   * branches). */
+  jx_status (*graph_step)(const Backend *be, int step, int ndeps, const int *deps, const Routine *routine);
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(const Backend *be);
 };

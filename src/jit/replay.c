@@ -185,7 +185,7 @@ static jx_status issue(const Program *p, const Backend *be, void *const *ptrs, b
     int nargs = step_nargs(st);
     void *const *args = ptrs, *const *outs = ptrs + nargs;
     ptrs += nargs + st->nout;
-    if (at && (s = be->graph_step(be, k, step_deps(p, all, at, k, deps), deps, st->is_routine)) != JX_OK) break;
+    if (at && (s = be->graph_step(be, k, step_deps(p, all, at, k, deps), deps, st->is_routine ? &st->routine : NULL)) != JX_OK) break;
     if (st->is_routine) {
       s = be->routine(be, &st->routine, args, outs);
       continue;

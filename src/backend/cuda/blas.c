@@ -32,6 +32,12 @@ static GemmFn gemm;
 static char load_error[512];
 static void *workspace;
 static size_t workspace_bytes;
+static int (*set_ws_fn)(cublasHandle_t, void *, size_t);
+/* Workspaces of graph branches 1.. (graph.c: GEMMs of parallel branches run at once, and
+ * a split-K product's partials in a shared workspace would mix), each workspace_bytes,
+ * made on a branch's first product; [0] is unused (branch 0 takes `workspace`). Only the
+ * recording thread touches them (graph.c records one graph at a time). */
+static void *branch_workspace[CUDA_GRAPH_BRANCHES];
 
 /* cuBLASLt, for float16/bfloat16: cublasGemmEx's heuristics picked pre-Hopper kernels
  * for them (345 TFLOP/s on an H200 at 8192^3 bf16, half of PyTorch's cublasLt). */
@@ -95,9 +101,18 @@ typedef struct GemmCall {
   void *out;
 } GemmCall;
 
-static int launch_lt(const GemmCall *c, const LtPlan *p, const LtAlgo *algo) {
+static int launch_lt(const GemmCall *c, const LtPlan *p, const LtAlgo *algo, void *ws) {
   return lt.matmul(lt.h, p->desc, c->alpha, c->b, p->a, c->a, p->b, c->beta, c->out, p->c, c->out, p->c, algo,
-                   workspace, workspace_bytes, cuda_stream());
+                   ws, ws ? workspace_bytes : 0, cuda_stream());
+}
+
+/* The workspace of the branch the calling thread issues on (graph.c); NULL where none
+ * could be made (products then run without one). */
+static void *gemm_workspace(void) {
+  int b = cuda_graph_branch();
+  if (b <= 0 || b >= CUDA_GRAPH_BRANCHES || !workspace) return workspace;
+  if (!branch_workspace[b] && !(branch_workspace[b] = cuda_alloc(workspace_bytes))) jx_clear_error();
+  return branch_workspace[b];
 }
 
 static int launch_ex(const GemmCall *c, cublasHandle_t h) {
@@ -129,7 +144,7 @@ static bool gemm_tune_on(void) {
 static float time_candidate(const GemmCall *c, const LtPlan *p, const LtAlgo *algo, CUevent e0, CUevent e1) {
   const CudaDevice *d = cuda_device();
   CUstream s = cuda_stream();
-#define LAUNCH() (algo ? launch_lt(c, p, algo) : launch_ex(c, handle))
+#define LAUNCH() (algo ? launch_lt(c, p, algo, workspace) : launch_ex(c, handle))
   if (LAUNCH() != 0) return -1;
   if (d->cu.cuEventRecord(e0, s) != 0) return -1;
   for (int i = 0; i < TUNE_REPS; i++)
@@ -300,6 +315,7 @@ static void load_once(void) {
   /* a workspace, as PyTorch gives cuBLAS (32 MiB on Hopper): without one, cuBLAS leaves
    * out the kernels that need it and bfloat16 products ran at half speed */
   int (*set_ws)(cublasHandle_t, void *, size_t) = (int (*)(cublasHandle_t, void *, size_t))dlsym(h, "cublasSetWorkspace_v2");
+  set_ws_fn = set_ws;
   size_t ws_bytes = (size_t)32 << 20;
   void *ws = cuda_alloc(ws_bytes);
   if (!ws) jx_clear_error(); /* run without one */
@@ -370,14 +386,16 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
     const LtPlan *p = with_ex && !gemm_tune_on() ? NULL : lt_plan(&planning, with_ex);
     if (p && !p->ex && (p->tuned || !with_ex)) {
       pthread_mutex_lock(&enqueue_lock);
-      int st = launch_lt(&c, p, &p->algo);
+      int st = launch_lt(&c, p, &p->algo, gemm_workspace());
       pthread_mutex_unlock(&enqueue_lock);
       if (st == 0) return JX_OK;
     }
   }
   cublasHandle_t h = handle;
-  if (cuda_stream() != cuda_device()->stream) { /* recording a graph (graph.c) */
-    if (!capture_handle || set_stream_fn(capture_handle, cuda_stream()) != 0) {
+  if (cuda_stream() != cuda_device()->stream) { /* recording a graph (graph.c), on its branch's workspace */
+    void *ws = gemm_workspace();
+    if (!capture_handle || set_stream_fn(capture_handle, cuda_stream()) != 0 ||
+        (set_ws_fn && set_ws_fn(capture_handle, ws, ws ? workspace_bytes : 0) != 0)) {
       error_set(JX_ERR_DEVICE, "cuda: no cuBLAS handle to record a matrix product in a graph");
       return JX_ERR_DEVICE;
     }

@@ -136,12 +136,18 @@ bool cuda_graph_keep(void *mem);
  * the branch of a dependency it directly follows, else the least recently used one --
  * after event waits on its dependencies on other branches, so independent steps (an
  * optimizer's parameter updates, a bias gradient beside a weight gradient's GEMM)
- * become parallel branches of the graph. Routines (serial) stay on the first branch:
- * cuBLAS's calls there share one handle and one workspace. JAXC_CUDA_GRAPH_BRANCHES=1
- * keeps every step on one stream. */
+ * become parallel branches of the graph. `serial` steps (routines other than GEMM: CUB's
+ * sort and scatter-add) stay on the first branch; GEMMs take a branch as kernels do,
+ * each branch with its own cuBLAS workspace (blas.c). JAXC_CUDA_GRAPH_BRANCHES=1 keeps
+ * every step on one stream. */
 jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial);
 /* Whether the calling thread is recording a graph. */
 bool cuda_graph_recording(void);
+/* Capture streams a recording may spread over (JAXC_CUDA_GRAPH_BRANCHES: at most this) */
+#define CUDA_GRAPH_BRANCHES 4
+/* The branch (0 .. CUDA_GRAPH_BRANCHES-1) the calling thread's recording issues on now;
+ * 0 when it is not recording. */
+int cuda_graph_branch(void);
 /* Graphs instantiated and replayed since process start (tests). */
 typedef struct CudaGraphStats {
   int64_t captures, launches;

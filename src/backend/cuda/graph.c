@@ -12,7 +12,7 @@
 #include "core/error.h"
 
 enum { CU_STREAM_CAPTURE_MODE_RELAXED = 2, CU_STREAM_NON_BLOCKING_ = 1, CU_EVENT_DISABLE_TIMING_ = 2 };
-#define GRAPH_BRANCHES 4
+#define GRAPH_BRANCHES CUDA_GRAPH_BRANCHES
 
 typedef struct CudaGraph {
   CUgraphExec exec;
@@ -36,6 +36,8 @@ static _Thread_local int current_branch;
 static CudaGraphStats stats; /* atomic fields */
 
 bool cuda_graph_recording(void) { return recording != NULL; }
+
+int cuda_graph_branch(void) { return recording ? current_branch : 0; }
 
 CUstream cuda_stream(void) { return recording ? branch_streams[current_branch] : cuda_device()->stream; }
 
@@ -138,7 +140,7 @@ jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial) {
   for (int k = g->nsteps; k < step; k++) g->branch_of[k] = -1, g->events[k] = NULL; /* skipped */
   jx_status s = close_prev(g);
   if (s != JX_OK) return s;
-  /* the branch: the first for routines; else that of a dependency this step directly
+  /* the branch: the first for serial routines; else that of a dependency this step directly
    * follows (the latest such), else the one idle longest */
   int b = -1;
   if (serial) b = 0;
