@@ -424,7 +424,7 @@ static jx_status fake_begin(const Backend *be) {
   fake_rec->step = -1;
   return JX_OK;
 }
-static jx_status fake_step(const Backend *be, int step, int ndeps, const int *deps, bool serial) {
+static jx_status fake_step(const Backend *be, int step, int ndeps, const int *deps, const Routine *routine) {
   FakeGraph *g = fake_rec;
   g->step = step, g->ndeps = ndeps < FAKE_MAX_DEPS ? ndeps : FAKE_MAX_DEPS;
   g->truncated |= ndeps > FAKE_MAX_DEPS;
