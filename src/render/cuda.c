@@ -730,8 +730,8 @@ static bool row_output(const RenderLang *lang, const Kernel *k, const RenderCuda
 /* CUDA_COLUMNS: output gidx = blockIdx.x * 32 + lane, this block's chunk of rows over
  * its 8 warps (warp w: rows r0 + w, r0 + w + 8, ... in order); the warps' sums combined
  * in warp order through shared memory, the block's partial left in scratch; the block
- * taking its column group's last ticket combines the partials in chunk order. Two
- * stages, one launch, deterministic. */
+ * taking its column group's last ticket combines the partials in chunk order, 8 loads
+ * in flight (jx_cgload). Two stages, one launch, deterministic. */
 static bool render_columns(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals, const Red *t) {
   const char *ct = ctype_of(k->reduction.dtype);
   long long R = (long long)k->reduction.size, N = (long long)k->size;
@@ -757,8 +757,8 @@ static bool render_columns(const RenderLang *lang, const Kernel *k, Buf *b, int 
   buf_str(b, "  __syncthreads();\n  if (!jx_last) return;\n  __threadfence();\n");
   buf_str(b, "  if (threadIdx.x == 0) jx_split_tickets[blockIdx.x] = 0u;\n");
   buf_printf(b, "  if (jx_rl == 0 && gidx < %lldLL) {\n    jx_acc = %s;\n", N, t->ident.s);
-  buf_str(b, "    for (unsigned jx_i = 0; jx_i < gridDim.y; jx_i++) {\n");
-  buf_printf(b, "      const %s jx_other = jx_vload((volatile %s *)jx_parts + gidx * gridDim.y + jx_i);\n", ct, ct);
+  buf_str(b, "    #pragma unroll 8\n    for (unsigned jx_i = 0; jx_i < gridDim.y; jx_i++) {\n");
+  buf_printf(b, "      const %s jx_other = jx_cgload(jx_parts + gidx * gridDim.y + jx_i);\n", ct);
   buf_printf(b, "      jx_acc = %s;\n    }\n", t->comb.s);
   bool ok = red_store(lang, k, b, nlocals, "    ", "jx_acc");
   buf_str(b, "  }\n");

@@ -99,6 +99,24 @@ JX_FN float jx_div_c_f32(float x, float c, float r) {
 #define JX_SUB_RN(a, b) jx_sub_rn(a, b)
 #define JX_MUL_RN(a, b) jx_mul_rn(a, b)
 template <typename T> JX_FN T jx_vload(const volatile T *p) { return *p; }
+/* A load through L2 only (ld.global.cg: L1 is not coherent with other blocks' stores,
+ * which a __threadfence made visible in L2), of any accumulator type by its bytes. Not
+ * volatile, so an unrolled loop issues several before the first is used: the last block
+ * of a column reduction reads its column's 64 partials in flight together, where
+ * volatile loads went one L2 round trip at a time (the MLP's bias gradients). */
+template <int S> struct JxCgBits;
+template <> struct JxCgBits<1> { typedef unsigned char U; };
+template <> struct JxCgBits<2> { typedef unsigned short U; };
+template <> struct JxCgBits<4> { typedef unsigned U; };
+template <> struct JxCgBits<8> { typedef unsigned long long U; };
+template <> struct JxCgBits<16> { typedef uint4 U; };
+template <typename T> JX_FN T jx_cgload(const T *p) {
+  typedef typename JxCgBits<sizeof(T)>::U U;
+  const U u = __ldcg((const U *)p);
+  T v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
 #define JX_COMPLEX_TARGET(S, T)                                                             \
   JX_FN jx_##S __shfl_xor_sync(unsigned m, jx_##S v, int o) {                               \
     return jx_mk_##S(__shfl_xor_sync(m, v.re, o), __shfl_xor_sync(m, v.im, o));             \
