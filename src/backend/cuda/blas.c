@@ -1,6 +1,8 @@
-/* blas.c -- matrix products on the GPU through cuBLAS (dlopen'ed on the first product):
- * one cublasGemmStridedBatchedEx call per GEMM routine, operands row-major (outer, n, m)
- * @ (outer, m, inner), transposed operands passed as flags, never copied. */
+/* blas.c -- matrix products on the GPU through cuBLAS and cuBLASLt (dlopen'ed on the
+ * first product): one cuBLASLt matmul (a plan per shape, its algorithm chosen by timing)
+ * or cublasGemmStridedBatchedEx call per GEMM routine, operands row-major (outer, n, m)
+ * @ (outer, m, inner), transposed operands passed as flags, never copied. While a graph
+ * is recorded, each of its branches has a workspace of its own (graph.c). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
