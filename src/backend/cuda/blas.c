@@ -82,7 +82,8 @@ typedef struct LtPlan {
   LtAlgo algo;
   bool ok;    /* algo is usable */
   bool ex;    /* timing chose cublasGemmEx over every cuBLASLt algorithm */
-  bool tuned; /* chosen by timing (else heuristic's first: made while recording a graph) */
+  bool tuned; /* timing was tried (not again); until then the heuristic's first, as for a
+                 plan made while recording a graph */
 } LtPlan;
 #define LT_PLANS 64
 static LtPlan plans[LT_PLANS];
@@ -165,6 +166,7 @@ static float time_candidate(const GemmCall *c, const LtPlan *p, const LtAlgo *al
 static void gemm_tune(LtPlan *p, const GemmCall *c, const LtResult *res, int nres, bool with_ex) {
   const CudaDevice *d = cuda_device();
   CUevent e0 = NULL, e1 = NULL;
+  p->tuned = true;
   if (d->cu.cuEventCreate(&e0, 0) != 0 || d->cu.cuEventCreate(&e1, 0) != 0) {
     if (e0) d->cu.cuEventDestroy(e0);
     return;
@@ -180,7 +182,6 @@ static void gemm_tune(LtPlan *p, const GemmCall *c, const LtResult *res, int nre
     if (us >= 0 && (best < 0 || us < best)) best = us, p->ex = true;
   }
   d->cu.cuEventDestroy(e0), d->cu.cuEventDestroy(e1);
-  p->tuned = best >= 0;
   if (config_debug_level() > 0)
     fprintf(stderr, "[jaxc] cuda gemm (%lld, %lld) x (%lld, %lld) batch %lld: %s, %.1f us (timed %d + %d)\n",
             (long long)c->M, (long long)c->K, (long long)c->K, (long long)c->N, (long long)c->B,
