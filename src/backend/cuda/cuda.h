@@ -132,7 +132,7 @@ bool cuda_graph_routine_ok(const Routine *r);
 bool cuda_graph_keep(void *mem);
 /* While recording: step `step` of the recording (0, 1, ... in issue order) comes next;
  * it depends on the earlier steps deps[0..ndeps) (it reads what they wrote, or writes
- * what they read or wrote). The step goes on one of GRAPH_BRANCHES capture streams --
+ * what they read or wrote). The step goes on one of CUDA_GRAPH_BRANCHES capture streams --
  * the branch of a dependency it directly follows, else the least recently used one --
  * after event waits on its dependencies on other branches, so independent steps (an
  * optimizer's parameter updates, a bias gradient beside a weight gradient's GEMM)

@@ -12,7 +12,6 @@
 #include "core/error.h"
 
 enum { CU_STREAM_CAPTURE_MODE_RELAXED = 2, CU_STREAM_NON_BLOCKING_ = 1, CU_EVENT_DISABLE_TIMING_ = 2 };
-#define GRAPH_BRANCHES CUDA_GRAPH_BRANCHES
 
 typedef struct CudaGraph {
   CUgraphExec exec;
@@ -23,14 +22,14 @@ typedef struct CudaGraph {
   CUevent *events;
   int *branch_of;
   int nsteps, steps_cap, prev; /* prev: the step issued last (-1: none) */
-  int tail[GRAPH_BRANCHES];    /* the last step on each branch (-1: unused so far) */
+  int tail[CUDA_GRAPH_BRANCHES];    /* the last step on each branch (-1: unused so far) */
   CUevent start;               /* recorded on the first branch at the beginning */
 } CudaGraph;
 
 /* One recording at a time: the capture stream and blas.c's capture handle are shared. */
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUstream capture_stream;
-static CUstream branch_streams[GRAPH_BRANCHES]; /* [0] is capture_stream */
+static CUstream branch_streams[CUDA_GRAPH_BRANCHES]; /* [0] is capture_stream */
 static _Thread_local CudaGraph *recording;
 static _Thread_local int current_branch;
 static CudaGraphStats stats; /* atomic fields */
@@ -41,14 +40,14 @@ int cuda_graph_branch(void) { return recording ? current_branch : 0; }
 
 CUstream cuda_stream(void) { return recording ? branch_streams[current_branch] : cuda_device()->stream; }
 
-/* JAXC_CUDA_GRAPH_BRANCHES (1..GRAPH_BRANCHES, default GRAPH_BRANCHES), read once */
+/* JAXC_CUDA_GRAPH_BRANCHES (1..CUDA_GRAPH_BRANCHES, default CUDA_GRAPH_BRANCHES), read once */
 static int branches(void) {
   static int n;
   int v = __atomic_load_n(&n, __ATOMIC_RELAXED);
   if (!v) {
     const char *e = getenv("JAXC_CUDA_GRAPH_BRANCHES");
-    v = e && *e ? atoi(e) : GRAPH_BRANCHES;
-    v = v < 1 ? 1 : v > GRAPH_BRANCHES ? GRAPH_BRANCHES : v;
+    v = e && *e ? atoi(e) : CUDA_GRAPH_BRANCHES;
+    v = v < 1 ? 1 : v > CUDA_GRAPH_BRANCHES ? CUDA_GRAPH_BRANCHES : v;
     __atomic_store_n(&n, v, __ATOMIC_RELAXED);
   }
   return v;
@@ -86,7 +85,7 @@ jx_status cuda_graph_begin(void) {
     if (!branch_streams[b])
       s = cuda_check(d->cu.cuStreamCreate(&branch_streams[b], CU_STREAM_NON_BLOCKING_), "cuStreamCreate");
   g->prev = -1;
-  for (int b = 0; b < GRAPH_BRANCHES; b++) g->tail[b] = -1;
+  for (int b = 0; b < CUDA_GRAPH_BRANCHES; b++) g->tail[b] = -1;
   /* relaxed: a recorded step may still allocate (cuMemAlloc when the cache is empty) */
   if (s == JX_OK)
     s = cuda_check(d->cu.cuStreamBeginCapture(capture_stream, CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
@@ -170,7 +169,7 @@ jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial) {
 static jx_status join_branches(CudaGraph *g) {
   const CudaDevice *d = cuda_device();
   jx_status s = close_prev(g);
-  for (int b = 1; b < GRAPH_BRANCHES && s == JX_OK; b++) {
+  for (int b = 1; b < CUDA_GRAPH_BRANCHES && s == JX_OK; b++) {
     if (g->tail[b] < 0) continue;
     CUevent e = g->events[g->tail[b]];
     if (e) s = cuda_check(d->cu.cuStreamWaitEvent(capture_stream, e, 0), "cuStreamWaitEvent");
