@@ -85,9 +85,11 @@ typedef struct LtPlan {
   bool tuned; /* timing was tried (not again); until then the heuristic's first, as for a
                  plan made while recording a graph */
 } LtPlan;
-#define LT_PLANS 64
-static LtPlan plans[LT_PLANS];
-static int nplans;
+/* Plans live as long as the process (a pointer handed out stays valid while its product
+ * is queued by another thread); past LT_PLANS_MAX shapes products take cublasGemmEx. */
+#define LT_PLANS_MAX 4096
+static LtPlan **plans;
+static int nplans, plans_cap;
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
 /* One product is queued at a time: a cuBLAS(Lt) call may queue several kernels that
  * share the one workspace (split-K partials, then their reduction), and two threads'
@@ -200,10 +202,17 @@ static LtLayout lt_layout(int type, uint64_t rows, uint64_t cols, int64_t ld, in
   return l;
 }
 
+/* p, where the product goes through cuBLASLt with p's algorithm; NULL where it takes
+ * cublasGemmEx: no algorithm, timing chose cublasGemmEx, or (with_ex) not timed yet.
+ * Under plan_lock (the flags are written under it). */
+static const LtPlan *plan_use(const LtPlan *p, bool with_ex) {
+  return p->ok && !p->ex && (p->tuned || !with_ex) ? p : NULL;
+}
+
 /* The plan for column-major C (m, n) = op(A) (m, k) @ op(B) (k, n), tuned on the call c
- * (NULL: not now -- recording a graph); NULL if cuBLASLt has no algorithm for it and
- * timing did not choose cublasGemmEx (the caller uses cublasGemmEx). with_ex: time
- * cublasGemmEx beside cuBLASLt's algorithms. */
+ * (out NULL: not now -- recording a graph), where the product goes through cuBLASLt;
+ * NULL where it takes cublasGemmEx (plan_use). with_ex: time cublasGemmEx beside
+ * cuBLASLt's algorithms. */
 static const LtPlan *lt_plan(const GemmCall *c, bool with_ex) {
   if (!lt.h) return NULL;
   int type = c->type, compute = c->compute, ta = c->tb, tb = c->ta;
@@ -212,21 +221,28 @@ static const LtPlan *lt_plan(const GemmCall *c, bool with_ex) {
   pthread_mutex_lock(&plan_lock);
   LtPlan *p = NULL;
   for (int i = 0; i < nplans && !p; i++) {
-    LtPlan *q = &plans[i];
+    LtPlan *q = plans[i];
     if (q->m == m && q->n == n && q->k == k && q->batch == batch && q->type == type && q->compute == compute &&
         q->ta == ta && q->tb == tb)
       p = q;
   }
   if (p && (p->tuned || !tune || !p->desc)) {
+    const LtPlan *use = plan_use(p, with_ex);
     pthread_mutex_unlock(&plan_lock);
-    return p->ok || p->ex ? p : NULL;
+    return use;
   }
-  if (!p) {
-    p = &plans[nplans < LT_PLANS ? nplans++ : (nplans = 1, 0)];
-    if (p->desc) lt.desc_destroy(p->desc); /* a replaced plan's descriptors */
-    if (p->a) lt.layout_destroy(p->a);
-    if (p->b) lt.layout_destroy(p->b);
-    if (p->c) lt.layout_destroy(p->c);
+  bool fresh = !p;
+  if (fresh) {
+    if (nplans == plans_cap && nplans < LT_PLANS_MAX) {
+      int cap = plans_cap ? 2 * plans_cap : 64;
+      LtPlan **more = realloc(plans, (size_t)cap * sizeof *more);
+      if (more) plans = more, plans_cap = cap;
+    }
+    if (nplans == plans_cap || !(p = calloc(1, sizeof *p))) {
+      pthread_mutex_unlock(&plan_lock);
+      return NULL;
+    }
+    plans[nplans++] = p;
     *p = (LtPlan){.m = m, .n = n, .k = k, .batch = batch, .type = type, .compute = compute, .ta = ta, .tb = tb};
     int32_t b32 = (int32_t)batch;
     if (lt.desc_create(&p->desc, compute, CUDA_R_32F) == 0) {
@@ -246,7 +262,7 @@ static const LtPlan *lt_plan(const GemmCall *c, bool with_ex) {
     LtResult res[TUNE_CANDIDATES];
     int nres = 0;
     if (lt.heuristic(lt.h, p->desc, p->a, p->b, p->c, p->c, pref, tune ? TUNE_CANDIDATES : 1, res, &nres) == 0 &&
-        nres > 0) {
+        nres > 0 && fresh) { /* a plan in use keeps its algorithm until gemm_tune's choice */
       p->algo = res[0].algo;
       p->ok = true;
     }
@@ -259,8 +275,9 @@ static const LtPlan *lt_plan(const GemmCall *c, bool with_ex) {
       p->tuned = tune;
     }
   }
+  const LtPlan *use = plan_use(p, with_ex);
   pthread_mutex_unlock(&plan_lock);
-  return p->ok || p->ex ? p : NULL;
+  return use;
 }
 
 /* Float32 products of fewer multiply-adds than this always go through cuBLASLt's planned
@@ -387,7 +404,7 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
     if (cuda_graph_recording()) planning.out = NULL;
     bool with_ex = type == CUDA_R_32F && !small;
     const LtPlan *p = with_ex && !gemm_tune_on() ? NULL : lt_plan(&planning, with_ex);
-    if (p && !p->ex && (p->tuned || !with_ex)) {
+    if (p) {
       pthread_mutex_lock(&enqueue_lock);
       int st = launch_lt(&c, p, &p->algo, gemm_workspace());
       pthread_mutex_unlock(&enqueue_lock);
