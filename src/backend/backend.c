@@ -197,7 +197,17 @@ const Backend *backend_find(const char *fn, const char *name) {
 }
 
 static void choose_default(void) {
-  const Backend *be = backend_get(config_device());
+  const char *name = config_device();
+  const Backend *be = backend_get(name);
+  if (name && !be) {
+    /* a name that is no device (a typo) is said, as JAX refuses an unknown platform;
+     * the cpu runs */
+    ErrorSaved older = error_stash();
+    (void)backend_find("JAXC_DEVICE", name);
+    fprintf(stderr, "jaxc: %s; using cpu\n", jx_last_error());
+    jx_clear_error();
+    error_unstash(&older);
+  }
   if (be && be->init) {
     ErrorSaved older = error_stash(); /* the caller's unread error stays first */
     if (be->init(be) != JX_OK) {

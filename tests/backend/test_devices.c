@@ -3,8 +3,10 @@
  * jit (committed arrays on different devices: JX_ERR_DEVICE naming both; uncommitted
  * arrays follow), one jit cache entry per device, closed-over arrays from another
  * device, and no leaks (test_run checks jx_live_arrays). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -169,7 +171,33 @@ static void test_jit(void) {
   jx_scope_end(0, NULL);
 }
 
+/* JAXC_DEVICE naming no device: the process says so on stderr and runs on the cpu
+ * (a child process of this program, which the parent runs with the name set) */
+static void test_env_typo(void) {
+  char self[4096], cmd[4300], out[1024] = {0};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return; /* no /proc: not checked */
+  self[n] = 0;
+  snprintf(cmd, sizeof cmd, "JAXC_DEVICE=cdua JAXC_TEST_ENV_CHILD=1 '%s' 2>&1", self);
+  FILE *p = popen(cmd, "r");
+  CHECK(p != NULL);
+  if (!p) return;
+  size_t got = fread(out, 1, sizeof out - 1, p);
+  out[got] = 0;
+  int rc = pclose(p);
+  CHECK_MSG(rc == 0, "child exited %d: %s", rc, out);
+  CHECK_MSG(strstr(out, "jaxc: JAXC_DEVICE: unknown device \"cdua\"; using cpu") != NULL, "child said: %s", out);
+  CHECK_MSG(strstr(out, "child device cpu") != NULL, "child said: %s", out);
+}
+
 int main(void) {
+  if (getenv("JAXC_TEST_ENV_CHILD")) { /* test_env_typo's child: the default device's name */
+    jx_array *x = jx_array_from((float[]){1}, JX_FLOAT32, 0, NULL);
+    printf("child device %s\n", x ? jx_device_of(x) : "?");
+    jx_free(x);
+    return x ? 0 : 1;
+  }
+  TEST_RUN(test_env_typo);
   /* the cases name devices themselves (the _interp run of this test repeats them) */
   if (jx_default_device("cpu") != JX_OK) return 1;
   TEST_RUN(test_list);
