@@ -345,15 +345,18 @@ static CompileOpt kernel_opt(const Kernel *k) {
   return ops < KERNEL_LIGHT_OPS / (work > 0 ? work : 1) ? COMPILE_OPT_LIGHT : COMPILE_OPT_FULL;
 }
 
+/* JAXC_DEBUG=4: a kernel's C source, eager (compile_source) or batched (cpu_prepare_batch) */
+static void print_source(const char *name, const char *text) {
+  fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude, src/render/prelude.h):\n%s\n", name, text);
+}
+
 /* Compiles (or loads from the disk cache) one rendered source after the prelude and
  * publishes it in the source cache under key[0..klen) (hash kh: the kernel's body, or the
  * whole text). Called with compile_lock held and lock not held. */
 static jx_status compile_source(const char *name, const char *text, size_t len, const char *key,
                                 size_t klen, uint64_t kh, CompileOpt opt, CpuExe **out) {
   int debug = config_debug_level();
-  if (debug >= 4)
-    fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude, src/render/prelude.h):\n%s\n",
-            name, text);
+  if (debug >= 4) print_source(name, text);
   size_t plen = render_prelude_len();
   char *tu = malloc(plen + len + 2);
   if (!tu) {
@@ -699,10 +702,8 @@ static jx_status cpu_prepare_batch(const Backend *be, const Kernel *const *ks, i
     pick[m] = i;
     name_ptrs[m++] = names[i];
   }
-  if (config_debug_level() >= 4) /* as compile_source prints an eager kernel's */
-    for (int j = 0; j < m; j++)
-      fprintf(stderr, "[jaxc] cpu: source of %s (after the prelude, src/render/prelude.h):\n%s\n", names[pick[j]],
-              texts[pick[j]]);
+  if (config_debug_level() >= 4)
+    for (int j = 0; j < m; j++) print_source(names[pick[j]], texts[pick[j]]);
   if (m > 0) {
     /* Translation units by optimization class, compiled on up to `threads` threads at
      * once (the calling thread and helpers taking units largest first): compile time is

@@ -56,10 +56,8 @@ static struct {
   int (*create)(LtHandle *);
   int (*desc_create)(LtDesc *, int, int);
   int (*desc_set)(LtDesc, int, const void *, size_t);
-  int (*desc_destroy)(LtDesc);
   int (*layout_create)(LtLayout *, int, uint64_t, uint64_t, int64_t);
   int (*layout_set)(LtLayout, int, const void *, size_t);
-  int (*layout_destroy)(LtLayout);
   int (*pref_create)(LtPref *);
   int (*pref_set)(LtPref, int, const void *, size_t);
   int (*pref_destroy)(LtPref);
@@ -210,14 +208,14 @@ static const LtPlan *plan_use(const LtPlan *p, bool with_ex) {
 }
 
 /* The plan for column-major C (m, n) = op(A) (m, k) @ op(B) (k, n), tuned on the call c
- * (out NULL: not now -- recording a graph), where the product goes through cuBLASLt;
+ * where may_time (not while recording a graph), where the product goes through cuBLASLt;
  * NULL where it takes cublasGemmEx (plan_use). with_ex: time cublasGemmEx beside
  * cuBLASLt's algorithms. */
-static const LtPlan *lt_plan(const GemmCall *c, bool with_ex) {
+static const LtPlan *lt_plan(const GemmCall *c, bool with_ex, bool may_time) {
   if (!lt.h) return NULL;
   int type = c->type, compute = c->compute, ta = c->tb, tb = c->ta;
   int64_t m = c->N, n = c->M, k = c->K, batch = c->B;
-  bool tune = c->out && gemm_tune_on();
+  bool tune = may_time && gemm_tune_on();
   pthread_mutex_lock(&plan_lock);
   LtPlan *p = NULL;
   for (int i = 0; i < nplans && !p; i++) {
@@ -300,14 +298,13 @@ static void load_lt(void) {
   if (!h) return;
 #define L(field, sym) lt.field = (__typeof__(lt.field))dlsym(h, sym)
   L(create, "cublasLtCreate"), L(desc_create, "cublasLtMatmulDescCreate");
-  L(desc_set, "cublasLtMatmulDescSetAttribute"), L(desc_destroy, "cublasLtMatmulDescDestroy");
+  L(desc_set, "cublasLtMatmulDescSetAttribute");
   L(layout_create, "cublasLtMatrixLayoutCreate"), L(layout_set, "cublasLtMatrixLayoutSetAttribute");
-  L(layout_destroy, "cublasLtMatrixLayoutDestroy"), L(pref_create, "cublasLtMatmulPreferenceCreate");
+  L(pref_create, "cublasLtMatmulPreferenceCreate");
   L(pref_set, "cublasLtMatmulPreferenceSetAttribute"), L(pref_destroy, "cublasLtMatmulPreferenceDestroy");
   L(heuristic, "cublasLtMatmulAlgoGetHeuristic"), L(matmul, "cublasLtMatmul");
 #undef L
-  if (!lt.create || !lt.desc_create || !lt.desc_set || !lt.desc_destroy || !lt.layout_create || !lt.layout_set ||
-      !lt.layout_destroy || !lt.pref_create ||
+  if (!lt.create || !lt.desc_create || !lt.desc_set || !lt.layout_create || !lt.layout_set || !lt.pref_create ||
       !lt.pref_set || !lt.pref_destroy || !lt.heuristic || !lt.matmul || lt.create(&lt.h) != 0)
     lt.h = NULL;
 }
@@ -400,10 +397,8 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
    * stream: a plan first made while recording a graph takes the heuristic's first. */
   bool small = (double)M * (double)N * (double)K * (double)B < lt_max_work();
   if (type == CUDA_R_16BF || type == CUDA_R_16F || type == CUDA_R_32F) {
-    GemmCall planning = c;
-    if (cuda_graph_recording()) planning.out = NULL;
     bool with_ex = type == CUDA_R_32F && !small;
-    const LtPlan *p = with_ex && !gemm_tune_on() ? NULL : lt_plan(&planning, with_ex);
+    const LtPlan *p = with_ex && !gemm_tune_on() ? NULL : lt_plan(&c, with_ex, !cuda_graph_recording());
     if (p) {
       pthread_mutex_lock(&enqueue_lock);
       int st = launch_lt(&c, p, &p->algo, gemm_workspace());
