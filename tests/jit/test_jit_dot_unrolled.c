@@ -194,10 +194,67 @@ static void test_rows(void) {
   rows_case(PLAIN, 256, 300, 17, JX_FLOAT32, 1);    /* past the limit */
 }
 
+/* An update of a GEMM's result folded into the GEMM (jit/lower.c, fuse_gemm_update;
+ * Backend.gemm_update, on on cuda; config_set_gemm_update turns it on here): W - 0.1 (x^T @
+ * g) (an SGD step's weight update, x^T as a flag), W + 2 (x @ y) written either way
+ * round, and not where the product has a second reader. The oracle: the same jitted
+ * function with the fold off. */
+typedef enum { UPD_SGD, UPD_ADD, UPD_ADD_FLIPPED, UPD_SHARED } UpdCase;
+static jx_status update_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  UpdCase c = *(const UpdCase *)ctx;
+  jx_array *w = in[0], *x = in[1], *y = in[2];
+  switch (c) {
+  case UPD_SGD: out[0] = jx_subtract(w, jx_multiply(jx_scalar(0.1), jx_matmul(jx_swapaxes(x, 0, 1), y))); break;
+  case UPD_ADD: out[0] = jx_add(w, jx_multiply(jx_matmul(jx_swapaxes(x, 0, 1), y), jx_scalar(2.0))); break;
+  case UPD_ADD_FLIPPED: out[0] = jx_add(jx_matmul(jx_swapaxes(x, 0, 1), y), w); break;
+  case UPD_SHARED: { /* the product read twice: stays a kernel of its own */
+    jx_array *g = jx_matmul(jx_swapaxes(x, 0, 1), y);
+    out[0] = jx_add(jx_subtract(w, g), jx_multiply(g, g));
+    break;
+  }
+  }
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static jx_array *run_update(UpdCase c, int on, jx_array *const *in, int *kernels, int *routines) {
+  config_set_gemm_update(on);
+  UpdCase *ctx = malloc(sizeof *ctx);
+  *ctx = c;
+  jx_fn *fn = jx_fn_new("update", 3, 1, update_fn, ctx), *jf = jx_jit(fn);
+  jx_array *out = NULL;
+  CHECK_MSG(jx_call(jf, in, &out) == JX_OK, "update %d (fold %d): %s", (int)c, on, jx_last_error());
+  const Program *p = out ? jit_program_for(jf, in) : NULL;
+  *kernels = p ? jit_program_nkernels(p) : -1;
+  *routines = p ? jit_program_nroutines(p) : -1;
+  jx_fn_free(jf), jx_fn_free(fn), free(ctx);
+  config_set_gemm_update(-1);
+  return out;
+}
+
+static void test_gemm_update(void) {
+  const int64_t M = 96, K = 300, N = 80; /* W (M, N) = x (K, M)^T @ y (K, N): a GEMM */
+  for (int c = UPD_SGD; c <= UPD_SHARED; c++) {
+    uint32_t seed = (uint32_t)(11 + c);
+    jx_array *in[3] = {randn(&seed, 2, (int64_t[]){M, N}, JX_FLOAT32), randn(&seed, 2, (int64_t[]){K, M}, JX_FLOAT32),
+                       randn(&seed, 2, (int64_t[]){K, N}, JX_FLOAT32)};
+    int k0, r0, k1, r1;
+    jx_array *ref = run_update((UpdCase)c, 0, in, &k0, &r0), *got = run_update((UpdCase)c, 1, in, &k1, &r1);
+    char what[64];
+    snprintf(what, sizeof what, "gemm update case %d", c);
+    check_close(got, ref, tolerance(JX_FLOAT32) * 4.0 * sqrt((double)K), what);
+    CHECK_MSG(r0 == 1 && r1 == 1, "%s: %d / %d routines", what, r0, r1);
+    int want = c == UPD_SHARED ? k0 : k0 - 1;
+    CHECK_MSG(k1 == want, "%s: %d kernels folded, %d unfolded (expected %d)", what, k1, k0, want);
+    jx_free(ref), jx_free(got);
+    for (int i = 0; i < 3; i++) jx_free(in[i]);
+  }
+}
+
 int main(void) {
   TEST_RUN(test_shapes);
   TEST_RUN(test_dtypes);
   TEST_RUN(test_limits);
   TEST_RUN(test_rows);
+  TEST_RUN(test_gemm_update);
   return test_finish();
 }
