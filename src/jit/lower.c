@@ -151,7 +151,13 @@ static bool lower_eqn(JitLower *L, const JaxprEqn *q) {
     /* A matrix product reads a buffer: an operand with other consumers is materialized
      * once here rather than recomputed, so that a later product of its transpose (a
      * weight gradient, x^T @ ct) reads the same buffer transposed. */
-    if (prim_kind(q->prim) == PRIM_KIND_DOT && in[i]->slot < 0 && in[i]->uses >= 2) ok = lower_realize(&L->base, in[i]);
+    bool dot = prim_kind(q->prim) == PRIM_KIND_DOT;
+    /* ...except a left operand that a product's rows kernel recomputes (trace/lower.c):
+     * it stays lazy, and the consumer that needs it stored stores it */
+    if (dot && i == 0 && q->nin == 2 && in[0]->slot < 0 &&
+        lower_dot_rows_inlines(&L->base, &q->params, in[0], &L->vals[q->in[1]], &L->j->vars[q->out[0]]))
+      continue;
+    if (dot && in[i]->slot < 0 && in[i]->uses >= 2) ok = lower_realize(&L->base, in[i]);
     else ok = maybe_share(L, in[i]);
   }
   if (!ok) {

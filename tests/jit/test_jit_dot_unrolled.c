@@ -27,8 +27,9 @@ static jx_array *randn(uint32_t *seed, int ndim, const int64_t *shape, jx_dtype 
   return a;
 }
 
-typedef enum { PLAIN, TRANS_B, TRANS_A, BATCHED, TWO_AXES, COMPUTED, RELU_BWD } Case;
-static const char *const case_names[] = {"plain", "trans_b", "trans_a", "batched", "two_axes", "computed", "relu_bwd"};
+typedef enum { PLAIN, TRANS_B, TRANS_A, BATCHED, TWO_AXES, COMPUTED, RELU_BWD, SHARED_RELU } Case;
+static const char *const case_names[] = {"plain",    "trans_b",  "trans_a",  "batched",
+                                         "two_axes", "computed", "relu_bwd", "shared_relu"};
 
 /* in[0], in[1] (and in[2]: the relu's input) -> the product for case *ctx */
 static jx_status product(void *ctx, jx_array *const *in, jx_array **out) {
@@ -40,6 +41,12 @@ static jx_status product(void *ctx, jx_array *const *in, jx_array **out) {
   case TRANS_A: out[0] = jx_matmul(jx_swapaxes(x, 0, 1), y); break;       /* x(K,M)^T @ y (K,N) */
   case TWO_AXES: out[0] = jx_tensordot(x, y, 2); break;                   /* (M,K1,K2) . (K1,K2,N) */
   case COMPUTED: out[0] = jx_matmul(jx_tanh(x), jx_mul(y, y)); break;
+  case SHARED_RELU: { /* h = relu(x + 0.5); h^T @ (h @ y): an MLP's relu read by its product's rows
+                       (recomputed there) and stored for the weight gradient's GEMM */
+    jx_array *h = jx_maximum(jx_add(x, jx_scalar(0.5)), jx_scalar(0.0));
+    out[0] = jx_matmul(jx_swapaxes(h, 0, 1), jx_matmul(h, y));
+    break;
+  }
   case RELU_BWD: /* where(h > 0, g @ W^T, 0) with W (N, K) */
     out[0] = jx_where(jx_greater(in[2], jx_scalar(0.0)), jx_matmul(x, jx_swapaxes(y, 0, 1)), jx_scalar(0.0));
     break;
@@ -94,7 +101,7 @@ static void one_case(Case c, int64_t M, int64_t K, int64_t N, jx_dtype dt) {
   jx_array *in[3] = {NULL, NULL, NULL};
   int nin = 2;
   switch (c) {
-  case PLAIN: case COMPUTED:
+  case PLAIN: case COMPUTED: case SHARED_RELU:
     in[0] = randn(&seed, 2, (int64_t[]){M, K}, dt), in[1] = randn(&seed, 2, (int64_t[]){K, N}, dt);
     break;
   case TRANS_B: case RELU_BWD:
@@ -188,6 +195,7 @@ static void test_rows(void) {
   rows_case(PLAIN, 64, 4100, 10, JX_FLOAT32, 0); /* rows longer than a warp's 512 */
   rows_case(BATCHED, 50, 96, 10, JX_FLOAT32, 0);
   rows_case(COMPUTED, 256, 200, 10, JX_FLOAT32, 0);
+  rows_case(SHARED_RELU, 300, 512, 10, JX_FLOAT32, 1);
   rows_case(PLAIN, 256, 300, 10, JX_FLOAT16, 0);
   rows_case(PLAIN, 256, 300, 10, JX_BFLOAT16, 0);
   rows_case(TRANS_A, 512, 1024, 10, JX_FLOAT32, 1); /* x^T: the GEMM, operands as flags */
