@@ -273,11 +273,13 @@ static uint64_t grouped_shared(const Kernel *k, int G, uint64_t vec) {
  * all of the vector inputs shared; 1 if none. JAXC_CUDA_ROW_GROUP=n caps G (0: off;
  * measuring, part of the kernels' source). */
 static int warp_row_group(const Kernel *k, uint64_t vec) {
-  static int most = -1;
+  static int cap = -1; /* read once; threads may render at once */
+  int most = __atomic_load_n(&cap, __ATOMIC_RELAXED);
   if (most < 0) {
     const char *e = getenv("JAXC_CUDA_ROW_GROUP");
     int m = e ? atoi(e) : RENDER_CUDA_ROW_GROUP_MAX;
     most = m >= 0 && m <= RENDER_CUDA_ROW_GROUP_MAX ? m : RENDER_CUDA_ROW_GROUP_MAX;
+    __atomic_store_n(&cap, most, __ATOMIC_RELAXED);
   }
   for (int G = most; G >= 2; G--) {
     if (k->size % G) continue;
