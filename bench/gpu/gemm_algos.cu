@@ -46,9 +46,22 @@ static void one(const char *name, cublasOperation_t ta, cublasOperation_t tb, in
   cublasLtMatmulPreference_t pref;
   cublasLtMatmulPreferenceCreate(&pref);
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb);
-  cublasLtMatmulHeuristicResult_t res[16];
+  cublasLtMatmulHeuristicResult_t res[128];
   int nres = 0;
-  cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 16, res, &nres);
+  cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 64, res, &nres);
+  // each split-K candidate again with split-K off (the same tile, one pass over K)
+  for (int i = 0, n0 = nres; i < n0 && nres < 128; i++) {
+    int splitk = 1;
+    size_t sz;
+    cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &sz);
+    if (splitk <= 1) continue;
+    cublasLtMatmulHeuristicResult_t r = res[i];
+    int one = 1;
+    uint32_t none = CUBLASLT_REDUCTION_SCHEME_NONE;
+    cublasLtMatmulAlgoConfigSetAttribute(&r.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one, sizeof one);
+    cublasLtMatmulAlgoConfigSetAttribute(&r.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &none, sizeof none);
+    if (cublasLtMatmulAlgoCheck(lt, desc, la, lb, lc, lc, &r.algo, &r) == CUBLAS_STATUS_SUCCESS) res[nres++] = r;
+  }
   for (int i = 0; i < nres; i++) {
     int id = -1, tile = -1, splitk = -1, stages = -1;
     size_t sz;
@@ -72,6 +85,15 @@ int main() {
   // row-major out (M, N) = a (M, K) @ b (K, N) is column-major out^T = b^T-as-stored @ a
   one("x @ W1 (M 4096, K 784, N 512)", CUBLAS_OP_N, CUBLAS_OP_N, 512, 4096, 784);
   one("dW1 = x^T @ dh (M 784, K 4096, N 512)", CUBLAS_OP_N, CUBLAS_OP_T, 512, 784, 4096);
+  // dW1 with its operands (and output) in the other layouts: XLA's dW1 ran as a 27.2 us
+  // sm90 128x128 kernel, where every candidate of the layout above is split-K
+  one("dW1, dh stored transposed (tn)", CUBLAS_OP_T, CUBLAS_OP_T, 512, 784, 4096);
+  one("dW1, x and dh stored transposed (tn)", CUBLAS_OP_T, CUBLAS_OP_N, 512, 784, 4096);
+  one("dW1, x stored transposed (nn)", CUBLAS_OP_N, CUBLAS_OP_N, 512, 784, 4096);
+  one("dW1^T (out transposed, nt)", CUBLAS_OP_N, CUBLAS_OP_T, 784, 512, 4096);
+  one("dW1^T, dh stored transposed (nn)", CUBLAS_OP_N, CUBLAS_OP_N, 784, 512, 4096);
+  one("dW1^T, x stored transposed (tt)", CUBLAS_OP_T, CUBLAS_OP_T, 784, 512, 4096);
+  one("dW1^T, x and dh stored transposed (tn)", CUBLAS_OP_T, CUBLAS_OP_N, 784, 512, 4096);
   one("logits = h @ W2 (M 4096, K 512, N 10)", CUBLAS_OP_N, CUBLAS_OP_N, 10, 4096, 512);
   one("dW2 = h^T @ g (M 512, K 4096, N 10)", CUBLAS_OP_N, CUBLAS_OP_T, 10, 512, 4096);
   return 0;

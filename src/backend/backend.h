@@ -61,6 +61,10 @@ struct Backend {
    * On a GPU an MLP's logits h @ W2 (4096 x 512 @ 512 x 10) ran as a split-K cuBLAS
    * GEMM of 12.6 us (two kernels, tiles padded from N = 10 to 64). */
   int dot_rows_max_n;
+  /* 1 where jit folds an elementwise update W + c * G of a GEMM's result G (an SGD step's
+   * W - lr * dW) into the GEMM (routine axpby: out = c (a @ b) + W), so the update costs
+   * no kernel of its own (jit/lower.c, fuse_gemm_update); 0: never. */
+  int gemm_update;
   /* True where kernels may have a row output (ir/alu.h, Kernel.has_row_out): jit then
    * fuses an elementwise consumer of a row reduction into it (softmax in one kernel). */
   bool row_outputs;

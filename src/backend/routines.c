@@ -31,6 +31,14 @@ jx_status routine_check(const Routine *r) {
               routine_name(r->op), r->nin, r->nout, ROUTINE_MAX_OPERANDS);
     return JX_ERR_UNSUPPORTED;
   }
+  if (r->op == ROUTINE_GEMM && r->nin != (r->axpby ? 3 : 2)) {
+    error_set(JX_ERR_UNSUPPORTED, "gemm: %d inputs (%d%s)", r->nin, r->axpby ? 3 : 2, r->axpby ? " with axpby" : "");
+    return JX_ERR_UNSUPPORTED;
+  }
+  if (r->op == ROUTINE_GEMM && r->axpby && (dtype_is_complex(r->dtype) || !dtype_is_floating(r->dtype))) {
+    error_set(JX_ERR_UNSUPPORTED, "gemm: axpby of %s (real floats only)", jx_dtype_name(r->dtype));
+    return JX_ERR_UNSUPPORTED;
+  }
   return JX_OK;
 }
 
@@ -203,8 +211,28 @@ static bool gemm_own_faster(jx_dtype dt, int64_t m, int64_t n, int64_t k, bool t
  * the whole matrices), so blocks can run on separate threads. float32/float64 run on
  * CBLAS (routine_gemm_blas) or else on jaxc's own tiled kernel (backend/gemm.c), which
  * is also taken where it measured faster (gemm_own_faster). */
+static jx_status gemm_block_product(const Routine *r, void *const *inputs, void *out, int64_t i0, int64_t i1,
+                                    int64_t j0, int64_t j1);
+
 jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, int64_t i0,
                              int64_t i1, int64_t j0, int64_t j1) {
+  jx_status s = gemm_block_product(r, inputs, out, i0, i1, j0, j1);
+  if (s != JX_OK || !r->axpby) return s;
+  /* out = alpha (a @ b) + beta c over the block, each element rounded once from float64
+   * (float32/float64/half: alu_load widens, alu_store rounds) */
+  int64_t M = r->n, N = r->inner;
+  for (int64_t b = 0; b < r->outer; b++)
+    for (int64_t i = i0; i < i1; i++)
+      for (int64_t j = j0; j < j1; j++) {
+        int64_t at = b * M * N + i * N + j;
+        AluValue p = alu_load(out, r->dtype, at), c = alu_load(inputs[2], r->dtype, at);
+        alu_store(out, r->dtype, at, (AluValue){.f = r->alpha * p.f + r->beta * c.f});
+      }
+  return JX_OK;
+}
+
+static jx_status gemm_block_product(const Routine *r, void *const *inputs, void *out, int64_t i0, int64_t i1,
+                                    int64_t j0, int64_t j1) {
   if (r->dtype == JX_FLOAT16 || r->dtype == JX_BFLOAT16) return gemm_block_half(r, inputs, out, i0, i1, j0, j1);
   const void *a = inputs[0], *bm = inputs[1];
   int64_t M = r->n, K = r->m, N = r->inner, bm_rows = i1 - i0, bn = j1 - j0;

@@ -159,7 +159,7 @@ static int lowering_limit(int *cell, const char *env, int backend_value) {
   return v >= 0 ? v : backend_value;
 }
 
-static int dot_unroll = -2, dot_rows = -2; /* atomic (lowering_limit) */
+static int dot_unroll = -2, dot_rows = -2, gemm_update = -2; /* atomic (lowering_limit) */
 
 int config_dot_unroll_max_k(int backend_value) {
   return lowering_limit(&dot_unroll, "JAXC_DOT_UNROLL_MAX_K", backend_value);
@@ -175,6 +175,14 @@ int config_dot_rows_max_n(int backend_value) {
 
 void config_set_dot_rows_max_n(int n) {
   __atomic_store_n(&dot_rows, n < -1 ? -1 : n > 64 ? 64 : n, __ATOMIC_RELAXED);
+}
+
+int config_gemm_update(int backend_value) {
+  return lowering_limit(&gemm_update, "JAXC_GEMM_UPDATE", backend_value);
+}
+
+void config_set_gemm_update(int on) {
+  __atomic_store_n(&gemm_update, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED);
 }
 
 bool config_matmul_tf32(void) {

@@ -67,6 +67,11 @@ void config_set_dot_unroll_max_k(int k);
  * config_set_dot_rows_max_n set (-1: the backend's again). */
 int config_dot_rows_max_n(int backend_value);
 void config_set_dot_rows_max_n(int n);
+/* Whether jit folds an update W + c * (a @ b) into its GEMM (Backend.gemm_update,
+ * jit/lower.c's fuse_gemm_update): backend_value, or JAXC_GEMM_UPDATE (0/1) when set, or
+ * what config_set_gemm_update set (-1: the backend's again). */
+int config_gemm_update(int backend_value);
+void config_set_gemm_update(int on);
 /* JAXC_CPU_DEVICES if an integer in [1, max], else 1. */
 int config_cpu_devices(int max);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */

@@ -223,7 +223,8 @@ typedef enum RoutineOp {
                           or float64 through CBLAS when jaxc was built with OpenBLAS
                           (routine_gemm_blas), else jaxc's own tiled kernel;
                           float16/bfloat16 accumulated in float32 and rounded once (on
-                          the host through float32 copies; cuBLASLt on cuda) */
+                          the host through float32 copies; cuBLASLt on cuda); with
+                          axpby a third input c: alpha (a @ b) + beta c */
   /* Dense linear algebra on LAPACK (backend/lapack.c), float32/float64/complex64/
    * complex128 (LAPACK's s/d/c/z routines), row-major matrices, `outer` independent batch entries, options in `flags` (LINALG_*): */
   ROUTINE_CHOLESKY,         /* a (outer,n,n) -> L (outer,n,n): lower, zeros above; all NaN
@@ -291,6 +292,9 @@ typedef struct Routine {
   int64_t outer, n, inner;
   int64_t m;            /* scatter: number of indices; gemm: the contracted size */
   bool trans_a, trans_b; /* gemm: a stored as (outer, m, n) / b as (outer, inner, m) */
+  bool axpby;           /* gemm: out = alpha (a @ b) + beta c, c a third input laid out as
+                           out (jit/lower.c's fuse_gemm_update; real floats) */
+  double alpha, beta;
   unsigned flags;       /* linear algebra: LINALG_* options; fft: FFT_TYPE_* */
   int fft_rank;         /* fft: number of transformed (trailing) axes, 1..FFT_MAX_RANK */
   int64_t fft_lens[FFT_MAX_RANK]; /* fft: fft_lengths (the real side's for RFFT/IRFFT) */

@@ -151,7 +151,13 @@ static bool lower_eqn(JitLower *L, const JaxprEqn *q) {
     /* A matrix product reads a buffer: an operand with other consumers is materialized
      * once here rather than recomputed, so that a later product of its transpose (a
      * weight gradient, x^T @ ct) reads the same buffer transposed. */
-    if (prim_kind(q->prim) == PRIM_KIND_DOT && in[i]->slot < 0 && in[i]->uses >= 2) ok = lower_realize(&L->base, in[i]);
+    bool dot = prim_kind(q->prim) == PRIM_KIND_DOT;
+    /* ...except a left operand that a product's rows kernel recomputes (trace/lower.c):
+     * it stays lazy, and the consumer that needs it stored stores it */
+    if (dot && i == 0 && q->nin == 2 && in[0]->slot < 0 &&
+        lower_dot_rows_inlines(&L->base, &q->params, in[0], &L->vals[q->in[1]], &L->j->vars[q->out[0]]))
+      continue;
+    if (dot && in[i]->slot < 0 && in[i]->uses >= 2) ok = lower_realize(&L->base, in[i]);
     else ok = maybe_share(L, in[i]);
   }
   if (!ok) {
@@ -477,6 +483,97 @@ static bool fuse_row_output(Program *p) {
   return true;
 }
 
+/* Argument of x when x loads it at exactly gidx (a contiguous value read in order); -1
+ * otherwise. */
+static int load_at(const AluExp *x, const AluExp *gidx) {
+  return x->op == ALU_GLOBAL_INDEX && alu_simplify(x->src[0]) == gidx ? (int)x->arg : -1;
+}
+
+/* e = G or c * G (c a float literal, either side) with G a load at gidx: G's argument,
+ * *c set (1 for G alone); -1 otherwise. */
+static int scaled_load(const AluExp *e, const AluExp *gidx, double *c) {
+  int a = load_at(e, gidx);
+  if (a >= 0) {
+    *c = 1;
+    return a;
+  }
+  for (int s = 0; e->op == ALU_MUL && s < 2; s++) {
+    const AluExp *k = e->src[s];
+    if (k->op == ALU_CONST && dtype_is_floating(k->dtype) && !dtype_is_complex(k->dtype) &&
+        (a = load_at(e->src[1 - s], gidx)) >= 0) {
+      *c = k->value.f;
+      return a;
+    }
+  }
+  return -1;
+}
+
+/* A GEMM's result G whose one reader is an elementwise update W + c G or W - c G (an SGD
+ * step's W - lr * dW) becomes the GEMM's own epilogue: the routine computes
+ * out = (+-c) (a @ b) + W (axpby, cuBLASLt's D = alpha A B + beta C) into the update's
+ * output, and the update kernel goes away -- a launch and a read and write of W and G
+ * less, on the step's critical path after the weight gradient. W must be ready at the
+ * GEMM (computed before it). Only where the backend asks (Backend.gemm_update). */
+static bool fuse_gemm_update(Program *p) {
+  int *producer = malloc((size_t)(p->nslots ? p->nslots : 1) * sizeof *producer);
+  int *readers = calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *readers);
+  if (!producer || !readers) {
+    free(producer), free(readers);
+    return false;
+  }
+  for (int s = 0; s < p->nslots; s++) producer[s] = -1;
+  for (int i = 0; i < p->nsteps; i++) {
+    for (int o = 0; o < p->steps[i].nout; o++) producer[p->steps[i].outs[o]] = i;
+    for (int a = 0; a < step_nargs(&p->steps[i]); a++) readers[p->steps[i].args[a]]++;
+  }
+  for (int o = 0; o < p->nout; o++) readers[p->outs[o].slot]++;
+  bool ok = true;
+  for (int j = 0; j < p->nsteps && ok; j++) {
+    Step *k = &p->steps[j];
+    const Kernel *kk = &k->kernel;
+    if (k->is_routine || kk->has_reduction || kk->nextra || kk->has_row_out || kk->nargs != 2 ||
+        !(kk->exp->op == ALU_ADD || kk->exp->op == ALU_SUB))
+      continue;
+    const AluExp *gidx = alu_special("gidx", kk->size);
+    double c = 0, alpha = 0;
+    int aw = -1, ag = -1;
+    for (int side = 0; side < 2 && ag < 0; side++) { /* W first, or (ADD) second */
+      if (side == 1 && kk->exp->op == ALU_SUB) break;
+      const AluExp *w = kk->exp->src[side], *g = kk->exp->src[1 - side];
+      aw = load_at(w, gidx), ag = aw >= 0 ? scaled_load(g, gidx, &c) : -1;
+      int gp = ag >= 0 ? producer[k->args[ag]] : -1;
+      if (ag == aw || gp < 0 || !p->steps[gp].is_routine) ag = -1; /* G: a routine's result */
+    }
+    if (aw < 0 || ag < 0) continue;
+    alpha = kk->exp->op == ALU_SUB ? -c : c;
+    int gs = k->args[ag], ws = k->args[aw], si = producer[gs];
+    if (si < 0 || si >= j || readers[gs] != 1) continue;
+    Step *s = &p->steps[si];
+    Routine *r = &s->routine;
+    if (!s->is_routine || r->op != ROUTINE_GEMM || r->axpby || r->dtype != kk->dtype || kk->arg_dtypes[aw] != kk->dtype ||
+        kk->arg_dtypes[ag] != kk->dtype || dtype_is_complex(r->dtype) || r->outer * r->n * r->inner != kk->size ||
+        producer[ws] >= si)
+      continue;
+    int *na = realloc(s->args, 3 * sizeof *na);
+    if (!na) {
+      ok = false;
+      break;
+    }
+    s->args = na;
+    s->args[2] = ws;
+    r->nin = 3, r->axpby = true, r->alpha = alpha, r->beta = 1;
+    s->outs[0] = k->outs[0];
+    producer[k->outs[0]] = si, producer[gs] = -1;
+    remove_step(p, j);
+    for (int x = 0; x < p->nslots; x++)
+      if (producer[x] > j) producer[x]--;
+    j--;
+  }
+  free(producer), free(readers);
+  if (!ok) error_set(JX_ERR_OOM, "jit: out of memory");
+  return ok;
+}
+
 /* Horizontal fusion: an elementwise kernel step b joins an earlier one a of the same
  * size that reads one of the same buffers, when b reads nothing computed at or after a
  * (so it can run in a's place). The fused kernel reads the shared buffers once and
@@ -604,6 +701,8 @@ Program *jit_lower(const Jaxpr *j, const Backend *be) {
   ok = ok && fuse_two_phase(p, be && !be->host_memory ? 1 : ALU_REDUCE_LANES) &&
        jit_program_check(p, "fuse_two_phase") == JX_OK;
   ok = ok && (!be || !be->row_outputs || (fuse_row_output(p) && jit_program_check(p, "fuse_row_output") == JX_OK));
+  ok = ok && (!config_gemm_update(be ? be->gemm_update : 0) ||
+              (fuse_gemm_update(p) && jit_program_check(p, "fuse_gemm_update") == JX_OK));
   ok = ok && fuse_siblings(p) && jit_program_check(p, "fuse_siblings") == JX_OK;
   /* last uses (after fusion moved steps) */
   if (ok && !(last_use = malloc((size_t)(p->nslots ? p->nslots : 1) * sizeof *last_use))) ok = false;

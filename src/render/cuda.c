@@ -237,6 +237,58 @@ static bool row_loads_contiguous(const AluExp *e, const Kernel *k, uint64_t *mas
  * 3.53 with 1 and 3.77 with a grid-stride loop in bench/gpu/ceilings.cu): the chain's
  * transcendentals keep the issue slots busy, and more loads of a thread in flight hide
  * the memory latency between them. JAXC_CUDA_EW_V=1..4 tries others. */
+/* e for output gidx = G jx_w + j (jx_w in [0, N / G)), simplified: the product's
+ * x[gidx / 10, ridx] becomes x[jx_w, ridx] for every j when G = 10. */
+static const AluExp *grouped_exp(const AluExp *e, int64_t N, int G, int j) {
+  const AluExp *w = alu_special("jx_w", N / G);
+  const AluExp *at = alu_binary(ALU_ADD, alu_binary(ALU_MUL, w, alu_const_int(JX_INT64, G)), alu_const_int(JX_INT64, j));
+  const AluExp *x = at ? alu_substitute(e, "gidx", at) : NULL;
+  return x ? alu_simplify(x) : NULL;
+}
+
+/* Inputs (bits) whose row base (row_loads_based) is the same for the G outputs G w + j
+ * of a group: read once a step for the group. 0 where a grouped output's loads are not
+ * all based, on the same inputs as `vec`. */
+static uint64_t grouped_shared(const Kernel *k, int G, uint64_t vec) {
+  const AluExp *b0[64] = {0}, *bj[64] = {0};
+  uint64_t shared = vec;
+  for (int j = 0; j < G && shared; j++) {
+    uint64_t m = 0;
+    const AluExp *e = grouped_exp(k->exp, k->size, G, j);
+    if (!e || !row_loads_based(e, k, &m, j ? bj : b0) || m != vec) return 0;
+    for (int i = 0; j && i < 64; i++)
+      if (shared >> i & 1 && b0[i] != bj[i]) shared &= ~(1ull << i);
+  }
+  return shared;
+}
+
+/* Grouped warp rows: where G consecutive outputs (gidx = G w + j) read the same row of
+ * an input -- a product's rows (jit/lower.c, lower_dot_rows) read x[m, :] for each of the
+ * product's N columns -- one warp computes the G outputs in one pass, reading the shared
+ * row once (and computing what depends on it alone once: the MLP's relu(x @ W1 + b1) left
+ * operand) where G warps read it G times. The MLP's h @ W2, 4096 x 10 outputs of 512,
+ * took 10.5 us as one warp an output on an H100, bound by L1 traffic (each row read 10
+ * times); a scalar grouped version, 12.8 us, by its latency (one element a lane a step).
+ * The largest such G <= RENDER_CUDA_ROW_GROUP_MAX dividing the outputs, with some but not
+ * all of the vector inputs shared; 1 if none. JAXC_CUDA_ROW_GROUP=n caps G (0: off;
+ * measuring, part of the kernels' source). */
+static int warp_row_group(const Kernel *k, uint64_t vec) {
+  static int cap = -1; /* read once; threads may render at once */
+  int most = __atomic_load_n(&cap, __ATOMIC_RELAXED);
+  if (most < 0) {
+    const char *e = getenv("JAXC_CUDA_ROW_GROUP");
+    int m = e ? atoi(e) : RENDER_CUDA_ROW_GROUP_MAX;
+    most = m >= 0 && m <= RENDER_CUDA_ROW_GROUP_MAX ? m : RENDER_CUDA_ROW_GROUP_MAX;
+    __atomic_store_n(&cap, most, __ATOMIC_RELAXED);
+  }
+  for (int G = most; G >= 2; G--) {
+    if (k->size % G) continue;
+    uint64_t sh = grouped_shared(k, G, vec);
+    if (sh && sh != vec) return G;
+  }
+  return 1;
+}
+
 static int vec_per_thread(void) {
   static int v = 0;
   if (!v) {
@@ -248,7 +300,7 @@ static int vec_per_thread(void) {
 }
 
 RenderCudaPlan render_cuda_plan(const Kernel *k) {
-  RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0};
+  RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0, .group = 1};
   if (!k->has_reduction) {
     /* 16-byte vectors: every output 4 bytes wide, size a multiple of 4, and at least one
      * 4-byte input read exactly at gidx (those become uint4 loads). */
@@ -302,6 +354,7 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
     if (R % 4 == 0 && R >= 128 && row_loads_based(k->exp, k, &mask, bases) &&
         (!k->has_pre || row_loads_based(k->pre_exp, k, &mask, bases)) && mask)
       p.vec_inputs = mask;
+    if (p.vec_inputs && !k->has_pre && !k->has_row_out) p.group = warp_row_group(k, p.vec_inputs);
   } else {
     p.kind = CUDA_BLOCK_ROW;
     /* few long rows: each row over gridDim.y blocks (the jit's first stage of a full
@@ -765,8 +818,206 @@ static bool render_columns(const RenderLang *lang, const Kernel *k, Buf *b, int 
   return ok && !b->oom;
 }
 
+/* e (gidx = G jx_w + j) with each load of an input in vec along the row replaced by
+ * VARIABLE xv<i> where the input is shared by the group, xv<i>_<j> where not. */
+static const AluExp *grouped_vector_loads(const AluExp *e, const Kernel *k, uint64_t vec, uint64_t shared, int j) {
+  int64_t n;
+  const AluExp *zero = alu_const_int(JX_INT64, 0), *one = alu_const_int(JX_INT64, 1);
+  const AluExp **order = e ? alu_toposort(e, &n) : NULL;
+  if (!order) return NULL;
+  for (int64_t i = 0; e && i < n; i++) {
+    const AluExp *x = order[i];
+    if (x->op != ALU_GLOBAL_INDEX || x->arg >= 64 || !(vec >> x->arg & 1) ||
+        alu_substitute(x->src[0], "ridx", one) == alu_substitute(x->src[0], "ridx", zero))
+      continue;
+    char name[24];
+    if (shared >> x->arg & 1) snprintf(name, sizeof name, "xv%d", (int)x->arg);
+    else snprintf(name, sizeof name, "xv%d_%d", (int)x->arg, j);
+    e = replace_node(e, x, alu_variable(name, k->arg_dtypes[x->arg]));
+  }
+  free(order);
+  return e;
+}
+
+/* Whether x depends on an input an output of the group reads alone (VARIABLE xv<i>_<j>,
+ * grouped_vector_loads), memoized in m. */
+static bool per_output(const AluExp *x, AluMap *m) {
+  const void *v;
+  if (alu_map_get(m, x, &v)) return v == (const void *)2;
+  bool d = x->op == ALU_VARIABLE && strncmp(x->name, "xv", 2) == 0 && strchr(x->name, '_');
+  for (int s = 0; s < x->nsrc && !d; s++) d = per_output(x->src[s], m);
+  alu_map_put(m, x, d ? (const void *)2 : (const void *)1);
+  return d;
+}
+
+#define WARP_GROUP_MAX_SHARED 16
+#define WARP_GROUP_LOADS 5
+/* CUDA_WARP_ROW grouped (plan group G > 1, 16-byte loads): warp jx_w computes outputs
+ * gidx = G jx_w + j, j < G, in one pass over the row. Each step a lane reads 4 elements
+ * of each input at its row base + ridx as a warp row does (the same elements in the same
+ * order, so the same sums): the inputs the group shares (x, a bias) once for the G
+ * outputs, all of a row of up to 512 ahead; the values computed from them alone (the
+ * MLP's relu(x @ W1 + b1)) once a step for the group, into jx_s<n>_v[4]; then each output
+ * in turn reads its own inputs' 4 elements (w^T[j, :], L1 hits) and adds its terms,
+ * WARP_GROUP_LOADS outputs' 16-byte vectors live at a time: all G of every step at once
+ * took 214 registers for the MLP's 10 (one block of 8 warps a multiprocessor: 11 us on
+ * an H100, latency-bound). The lanes combine each output by the same butterfly. */
+static bool render_warp_group(const RenderLang *lang, const Kernel *k, const RenderCudaPlan *plan, Buf *b,
+                              int *nlocals) {
+  const Reduction *r = &k->reduction;
+  int G = plan->group, nf = 0;
+  int64_t R = r->size, N = k->size;
+  uint64_t vec = plan->vec_inputs, shared = grouped_shared(k, G, vec);
+  int ahead = R / 128 < 4 ? (int)(R / 128) : 4;
+  const char *ct = ctype_of(r->dtype);
+  const AluExp *roots[RENDER_CUDA_ROW_GROUP_MAX], *bases[RENDER_CUDA_ROW_GROUP_MAX][64];
+  const AluExp *front[WARP_GROUP_MAX_SHARED];
+  char *fv[WARP_GROUP_MAX_SHARED] = {0};
+  Buf ident = {0}, combs = {0}, rb = {0}, fbody = {0};
+  bool ok = shared != 0 && ahead >= 1;
+  for (int j = 0; j < G && ok; j++) {
+    uint64_t m = 0;
+    const AluExp *e = grouped_exp(k->exp, N, G, j);
+    ok = e && row_loads_based(e, k, &m, bases[j]) && m == vec &&
+         (roots[j] = grouped_vector_loads(e, k, vec, shared, j)) != NULL;
+  }
+  /* the shared values the outputs' own terms read (the frontier), and each output's
+   * expression over them as VARIABLEs jx_s<n> */
+  AluMap dep;
+  alu_map_init(&dep);
+  for (int j = 0; j < G && ok; j++) {
+    int64_t n;
+    const AluExp **order = alu_toposort(roots[j], &n);
+    ok = order != NULL;
+    for (int64_t i = 0; ok && i < n; i++) {
+      const AluExp *x = order[i];
+      bool top = i == n - 1 && !per_output(x, &dep);
+      for (int s = 0; ok && s < (top ? 1 : x->nsrc); s++) {
+        const AluExp *y = top ? x : x->src[s];
+        if ((!top && !per_output(x, &dep)) || per_output(y, &dep) || y->op == ALU_CONST) continue;
+        int f = 0;
+        while (f < nf && front[f] != y) f++;
+        if (f == nf) ok = nf < WARP_GROUP_MAX_SHARED, front[nf < WARP_GROUP_MAX_SHARED ? nf++ : 0] = y;
+      }
+    }
+    free(order);
+  }
+  alu_map_free(&dep);
+  for (int j = 0; j < G && ok; j++)
+    for (int f = 0; f < nf && ok; f++) {
+      char name[24];
+      snprintf(name, sizeof name, "jx_s%d", f);
+      ok = (roots[j] = replace_node(roots[j], front[f], alu_variable(name, front[f]->dtype))) != NULL;
+    }
+  EmitPart pf = {.lang = lang, .out = &fbody, .indent = "          ", .nlocals = nlocals};
+  ok = ok && emit_parts(&pf, front, nf, fv);
+  for (int j = 0; j < G && ok; j++) {
+    char acc[24];
+    snprintf(acc, sizeof acc, "jx_acc%d", j);
+    Buf cb = {0};
+    ok = emit_step(&pf, &cb, r, acc, "jx_other");
+    buf_printf(&combs, "      { const %s jx_other = __shfl_xor_sync(0xffffffffu, %s, o); %s = %s; }\n", ct, acc, acc,
+               cb.s ? cb.s : "");
+    free(cb.s);
+  }
+  /* the row bases: one for a shared input, one an output for the others */
+  EmitPart pb = {.lang = lang, .out = &rb, .indent = "    ", .nlocals = nlocals};
+  for (int i = 0; i < k->nargs && i < 64 && ok; i++) {
+    if (!(vec >> i & 1)) continue;
+    for (int j = 0; j < ((shared >> i & 1) ? 1 : G) && ok; j++) {
+      char *bv = emit_part(&pb, bases[j][i]);
+      if (!bv) ok = false;
+      else if (shared >> i & 1) buf_printf(&rb, "    const int64_t jx_rb%d = %s;\n", i, bv);
+      else buf_printf(&rb, "    const int64_t jx_rb%d_%d = %s;\n", i, j, bv);
+      free(bv);
+    }
+  }
+  emit_const(&ident, r->dtype, r->identity);
+  ok = ok && !combs.oom && !ident.oom && !rb.oom && !fbody.oom;
+  if (ok) {
+    buf_str(b, "  const int jx_lane = threadIdx.x & 31;\n");
+    buf_printf(b, "  for (int64_t jx_w = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); jx_w < %lldLL; "
+                  "jx_w += (int64_t)gridDim.x * (blockDim.x >> 5)) {\n", (long long)(N / G));
+    for (int j = 0; j < G; j++) buf_printf(b, "    %s jx_acc%d = %s;\n", ct, j, ident.s);
+    buf_str(b, rb.s);
+    buf_printf(b, "    for (int64_t jx_r4 = 4 * (int64_t)jx_lane; jx_r4 < %lldLL; jx_r4 += %d) {\n", (long long)R, 128 * ahead);
+    for (int a = 0; a < ahead; a++)
+      for (int i = 0; i < k->nargs && i < 64; i++)
+        if (shared >> i & 1)
+          buf_printf(b, "      %s xa%d_%d[4];\n      if (jx_r4 + %d < %lldLL) { const uint4 u = __ldg((const uint4 *)(in%d + "
+                        "jx_rb%d + jx_r4 + %d)); memcpy(xa%d_%d, &u, 16); }\n",
+                     emit_types[k->arg_dtypes[i]].elem, i, a, 128 * a, (long long)R, i, i, 128 * a, i, a);
+    for (int a = 0; a < ahead && ok; a++) {
+      buf_printf(b, "      if (jx_r4 + %d < %lldLL) {\n", 128 * a, (long long)R);
+      /* the shared values of the step's 4 elements */
+      for (int f = 0; f < nf; f++) buf_printf(b, "        %s jx_s%d_v[4];\n", ctype_of(front[f]->dtype), f);
+      buf_str(b, "        #pragma unroll\n        for (int jx_j = 0; jx_j < 4; jx_j++) {\n");
+      buf_printf(b, "          const int64_t ridx = jx_r4 + %d + jx_j;\n          (void)ridx;\n", 128 * a);
+      for (int i = 0; i < k->nargs && i < 64; i++)
+        if (shared >> i & 1)
+          buf_printf(b, "          const %s xv%d = xa%d_%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, i, a);
+      buf_str(b, fbody.s ? fbody.s : "");
+      for (int f = 0; f < nf; f++) buf_printf(b, "          jx_s%d_v[jx_j] = %s;\n", f, fv[f]);
+      buf_str(b, "        }\n");
+      /* each output's own elements and terms, WARP_GROUP_LOADS outputs at a time: their
+       * loads (plain loads, in order behind a compiler barrier), then their terms. One
+       * output's load then its terms left one L1 round trip in flight a warp (10.6 us,
+       * 70% of the warps' cycles waiting on L1, H100 ncu); with no barrier NVVM hoisted
+       * all G x steps of loads to the top (214 registers) */
+      for (int j0 = 0; j0 < G && ok; j0 += WARP_GROUP_LOADS) {
+        int j1 = j0 + WARP_GROUP_LOADS < G ? j0 + WARP_GROUP_LOADS : G;
+        buf_str(b, "        {\n          asm volatile(\"\" ::: \"memory\");\n");
+        for (int j = j0; j < j1; j++)
+          for (int i = 0; i < k->nargs && i < 64; i++)
+            if ((vec & ~shared) >> i & 1)
+              buf_printf(b, "          %s xb%d_%d[4];\n          { const uint4 u = *((const uint4 *)(in%d + jx_rb%d_%d + "
+                            "jx_r4 + %d)); memcpy(xb%d_%d, &u, 16); }\n",
+                         emit_types[k->arg_dtypes[i]].elem, i, j, i, i, j, 128 * a, i, j);
+        for (int j = j0; j < j1 && ok; j++) {
+          buf_str(b, "          #pragma unroll\n          for (int jx_j = 0; jx_j < 4; jx_j++) {\n");
+          buf_printf(b, "            const int64_t ridx = jx_r4 + %d + jx_j;\n            (void)ridx;\n", 128 * a);
+          for (int f = 0; f < nf; f++)
+            buf_printf(b, "            const %s jx_s%d = jx_s%d_v[jx_j];\n", ctype_of(front[f]->dtype), f, f);
+          for (int i = 0; i < k->nargs && i < 64; i++)
+            if ((vec & ~shared) >> i & 1)
+              buf_printf(b, "            const %s xv%d_%d = xb%d_%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, j, i, j);
+          char acc[24];
+          snprintf(acc, sizeof acc, "jx_acc%d", j);
+          EmitPart pj = {.lang = lang, .out = b, .indent = "            ", .nlocals = nlocals};
+          char *v = emit_part(&pj, roots[j]);
+          Buf st = {0};
+          ok = v && emit_step(&pj, &st, r, acc, v) && !st.oom;
+          if (ok) buf_printf(b, "            %s = %s;\n", acc, st.s);
+          free(v), free(st.s);
+          buf_str(b, "          }\n");
+        }
+        buf_str(b, "        }\n");
+      }
+      buf_str(b, "      }\n");
+    }
+    buf_str(b, "    }\n    for (int o = 16; o > 0; o /= 2) {\n");
+    buf_str(b, combs.s);
+    buf_str(b, "    }\n    if (jx_lane == 0) {\n");
+    for (int j = 0; j < G && ok; j++) {
+      char acc[24];
+      snprintf(acc, sizeof acc, "jx_acc%d", j);
+      buf_printf(b, "      {\n        const int64_t gidx = jx_w * %dLL + %d;\n", G, j);
+      ok = red_store(lang, k, b, nlocals, "        ", acc);
+      buf_str(b, "      }\n");
+    }
+    buf_str(b, "    }\n  }\n");
+  }
+  if (!ok && jx_last_status() == JX_OK)
+    error_set(combs.oom || ident.oom || rb.oom || fbody.oom ? JX_ERR_OOM : JX_ERR_INTERNAL,
+              "render: grouped warp rows: %s", combs.oom || ident.oom || rb.oom || fbody.oom ? "out of memory" : "no group");
+  for (int f = 0; f < nf; f++) free(fv[f]);
+  free(ident.s), free(combs.s), free(rb.s), free(fbody.s);
+  return ok && !b->oom;
+}
+
 static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
   RenderCudaPlan plan = render_cuda_plan(k);
+  if (plan.kind == CUDA_WARP_ROW && plan.group > 1) return render_warp_group(lang, k, &plan, b, nlocals);
   const Reduction *r = &k->reduction;
   int64_t R = r->size, N = k->size;
   const char *ct = ctype_of(r->dtype);

@@ -30,6 +30,10 @@ typedef struct RenderCudaPlan {
   uint64_t vec_inputs; /* elementwise vec 4: inputs read as 16-byte vectors (bit i);
                           block rows: inputs read along the row as 16-byte vectors
                           (the row loop then takes 4 elements a thread a step) */
+  int group;           /* warp rows with 16-byte loads: outputs a warp computes
+                          together (1, or G: outputs G w .. G w + G-1 that read a shared
+                          row, render/cuda.c's warp_row_group); the grid covers size /
+                          group warps */
   bool split;          /* block rows over gridDim.y blocks; needs scratch of
                           size * gridDim.y accumulators (8 bytes each at most);
                           tickets in the module (prelude_cuda.h) */
@@ -48,6 +52,9 @@ typedef struct RenderCudaPlan {
  * (render_cuda_plan). */
 #define RENDER_CUDA_EW_MAX_SCALAR_LOADS 3
 #define RENDER_CUDA_EW_MAX_GROUP_LOADS 64
+
+/* Most outputs a grouped warp row computes (RenderCudaPlan.group) */
+#define RENDER_CUDA_ROW_GROUP_MAX 16
 
 /* The plan of kernel k (a pure function of k). */
 RenderCudaPlan render_cuda_plan(const Kernel *k);

@@ -326,9 +326,14 @@ static void view3(const Lazy *v, const int *perm, int64_t B, int64_t R, int64_t 
 /* A GEMM operand: v permuted by perm and reshaped to (B, R, C). If v is a buffer that
  * already holds it transposed -- (B, C, R) contiguous, as gradients' x^T are -- that
  * buffer is used with *trans set; otherwise the canonical layout is materialized. */
-static int gemm_operand(Lower *L, const Lazy *v, const int *perm, int64_t B, int64_t R, int64_t C,
+static int gemm_operand(Lower *L, Lazy *v, const int *perm, int64_t B, int64_t R, int64_t C,
                         int nlead, bool *trans) {
   *trans = false;
+  /* a computed operand is stored in its own layout (its kernel writes and reads in
+   * order), the product then reading it transposed where it needs (a product's rows
+   * kernel left the MLP's relu(h) lazy: stored for dW2 = h^T @ g as h^T, its kernel
+   * wrote across rows) */
+  if (v->slot < 0 && !lower_realize(L, v)) return -1;
   if (v->slot >= 0) {
     /* the transposed order: batch dims, then the last C-dims, then the R-dims */
     int tperm[JX_MAX_NDIM], k = 0, nd = v->aval.ndim, nr = 0;
@@ -415,12 +420,61 @@ static bool lower_dot_unrolled(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y,
  * neighbours, so its rows are read from cache after the first. Float16/bfloat16
  * accumulate in float32 (kexp_dot's rule). False with *fallback set where x' is not
  * contiguous rows (the GEMM routine takes transposed operands as flags). */
+/* JAXC_DOT_ROWS_INLINE=0: a product's rows kernel reads its left operand stored (measuring) */
+static bool rows_inline_on(void) {
+  static int v = -1;
+  int t = __atomic_load_n(&v, __ATOMIC_RELAXED);
+  if (t < 0) {
+    const char *e = getenv("JAXC_DOT_ROWS_INLINE");
+    t = !(e && strcmp(e, "0") == 0);
+    __atomic_store_n(&v, t, __ATOMIC_RELAXED);
+  }
+  return t;
+}
+
+/* Whether x is a lazy value cheap enough to recompute in a product's rows kernel (a
+ * biased relu: a few adds, compares, selects and max of loads; no division or
+ * transcendental function), so the kernel reads x's sources instead of x stored: it then
+ * waits only for them (the MLP's h @ W2 for x @ W1, not for the relu kernel, which still
+ * stores h for dW2 on another graph branch). */
+static bool rows_operand_inline(const Lazy *x) {
+  if (x->slot >= 0 || !x->src) return false;
+  int64_t n, ops = 0;
+  const AluExp **order = alu_toposort(x->src, &n);
+  bool ok = order != NULL;
+  for (int64_t i = 0; ok && i < n; i++) {
+    const AluExp *e = order[i];
+    if (e->op == ALU_CONST || e->op == ALU_SPECIAL || e->op == ALU_VARIABLE || e->op == ALU_GLOBAL_INDEX ||
+        e->dtype == JX_INT64)
+      continue;
+    switch (e->op) {
+    case ALU_ADD: case ALU_SUB: case ALU_MUL: case ALU_MIN: case ALU_MAX: case ALU_CMPLT: case ALU_CMPNE:
+    case ALU_CMPEQ: case ALU_NEG: case ALU_WHERE: case ALU_CAST: case ALU_NOT: case ALU_AND: case ALU_OR:
+      ops++;
+      break;
+    default:
+      ok = false;
+    }
+  }
+  free((void *)order);
+  return ok && ops <= 8;
+}
+
+bool lower_dot_rows_inlines(const Lower *L, const PrimParams *pp, const Lazy *x, const Lazy *y, const Aval *av) {
+  if (!(av->dtype == JX_FLOAT32 || av->dtype == JX_FLOAT64 || av->dtype == JX_FLOAT16 || av->dtype == JX_BFLOAT16))
+    return false;
+  DotLayout D;
+  prim_dot_layout(pp, &x->aval, &y->aval, &D);
+  return D.K > L->dot_unroll_max_k && D.B * D.M * D.N > 0 && D.N <= L->dot_rows_max_n && rows_inline_on() &&
+         rows_operand_inline(x);
+}
+
 static bool lower_dot_rows(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Lazy *out, const Aval *av,
                            bool *fallback) {
   DotLayout D;
   prim_dot_layout(pp, &x->aval, &y->aval, &D);
   *fallback = false;
-  if (x->slot < 0 && !lower_realize(L, x)) return false;
+  if (x->slot < 0 && !(rows_inline_on() && rows_operand_inline(x)) && !lower_realize(L, x)) return false;
   Lazy xv, yv;
   view3(x, D.xperm, D.B, D.M, D.K, &xv);
   view3(y, D.yperm, D.B, D.K, D.N, &yv);

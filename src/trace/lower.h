@@ -75,6 +75,10 @@ int lower_new_slot(Lower *L, SlotKind kind, int index);
 /* The value of lazy v at per-dim indices idx (of v's shape), with slot loads as
  * GLOBAL_INDEX(slot). Reads in padding give 0. */
 const AluExp *lower_load(const Lazy *v, const AluExp *const *idx);
+/* Whether dot_general (pp) of x, y lowers as a product's rows kernel that recomputes x
+ * from its sources (lower_dot_rows): x must then stay lazy (jit/lower.c does not store a
+ * shared product operand for it). */
+bool lower_dot_rows_inlines(const Lower *L, const PrimParams *pp, const Lazy *x, const Lazy *y, const Aval *av);
 /* Appends a step reading `args` and writing nout new slots; returns the first (the
  * others follow it), -1 on failure. */
 int lower_push_step(Lower *L, const Step *st, const int *args, int nargs, int nout);

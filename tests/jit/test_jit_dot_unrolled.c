@@ -27,8 +27,9 @@ static jx_array *randn(uint32_t *seed, int ndim, const int64_t *shape, jx_dtype 
   return a;
 }
 
-typedef enum { PLAIN, TRANS_B, TRANS_A, BATCHED, TWO_AXES, COMPUTED, RELU_BWD } Case;
-static const char *const case_names[] = {"plain", "trans_b", "trans_a", "batched", "two_axes", "computed", "relu_bwd"};
+typedef enum { PLAIN, TRANS_B, TRANS_A, BATCHED, TWO_AXES, COMPUTED, RELU_BWD, SHARED_RELU } Case;
+static const char *const case_names[] = {"plain",    "trans_b",  "trans_a",  "batched",
+                                         "two_axes", "computed", "relu_bwd", "shared_relu"};
 
 /* in[0], in[1] (and in[2]: the relu's input) -> the product for case *ctx */
 static jx_status product(void *ctx, jx_array *const *in, jx_array **out) {
@@ -40,6 +41,12 @@ static jx_status product(void *ctx, jx_array *const *in, jx_array **out) {
   case TRANS_A: out[0] = jx_matmul(jx_swapaxes(x, 0, 1), y); break;       /* x(K,M)^T @ y (K,N) */
   case TWO_AXES: out[0] = jx_tensordot(x, y, 2); break;                   /* (M,K1,K2) . (K1,K2,N) */
   case COMPUTED: out[0] = jx_matmul(jx_tanh(x), jx_mul(y, y)); break;
+  case SHARED_RELU: { /* h = relu(x + 0.5); h^T @ (h @ y): an MLP's relu read by its product's rows
+                       (recomputed there) and stored for the weight gradient's GEMM */
+    jx_array *h = jx_maximum(jx_add(x, jx_scalar(0.5)), jx_scalar(0.0));
+    out[0] = jx_matmul(jx_swapaxes(h, 0, 1), jx_matmul(h, y));
+    break;
+  }
   case RELU_BWD: /* where(h > 0, g @ W^T, 0) with W (N, K) */
     out[0] = jx_where(jx_greater(in[2], jx_scalar(0.0)), jx_matmul(x, jx_swapaxes(y, 0, 1)), jx_scalar(0.0));
     break;
@@ -94,7 +101,7 @@ static void one_case(Case c, int64_t M, int64_t K, int64_t N, jx_dtype dt) {
   jx_array *in[3] = {NULL, NULL, NULL};
   int nin = 2;
   switch (c) {
-  case PLAIN: case COMPUTED:
+  case PLAIN: case COMPUTED: case SHARED_RELU:
     in[0] = randn(&seed, 2, (int64_t[]){M, K}, dt), in[1] = randn(&seed, 2, (int64_t[]){K, N}, dt);
     break;
   case TRANS_B: case RELU_BWD:
@@ -188,10 +195,67 @@ static void test_rows(void) {
   rows_case(PLAIN, 64, 4100, 10, JX_FLOAT32, 0); /* rows longer than a warp's 512 */
   rows_case(BATCHED, 50, 96, 10, JX_FLOAT32, 0);
   rows_case(COMPUTED, 256, 200, 10, JX_FLOAT32, 0);
+  rows_case(SHARED_RELU, 300, 512, 10, JX_FLOAT32, 1);
   rows_case(PLAIN, 256, 300, 10, JX_FLOAT16, 0);
   rows_case(PLAIN, 256, 300, 10, JX_BFLOAT16, 0);
   rows_case(TRANS_A, 512, 1024, 10, JX_FLOAT32, 1); /* x^T: the GEMM, operands as flags */
   rows_case(PLAIN, 256, 300, 17, JX_FLOAT32, 1);    /* past the limit */
+}
+
+/* An update of a GEMM's result folded into the GEMM (jit/lower.c, fuse_gemm_update;
+ * Backend.gemm_update, on on cuda; config_set_gemm_update turns it on here): W - 0.1 (x^T @
+ * g) (an SGD step's weight update, x^T as a flag), W + 2 (x @ y) written either way
+ * round, and not where the product has a second reader. The oracle: the same jitted
+ * function with the fold off. */
+typedef enum { UPD_SGD, UPD_ADD, UPD_ADD_FLIPPED, UPD_SHARED } UpdCase;
+static jx_status update_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  UpdCase c = *(const UpdCase *)ctx;
+  jx_array *w = in[0], *x = in[1], *y = in[2];
+  switch (c) {
+  case UPD_SGD: out[0] = jx_subtract(w, jx_multiply(jx_scalar(0.1), jx_matmul(jx_swapaxes(x, 0, 1), y))); break;
+  case UPD_ADD: out[0] = jx_add(w, jx_multiply(jx_matmul(jx_swapaxes(x, 0, 1), y), jx_scalar(2.0))); break;
+  case UPD_ADD_FLIPPED: out[0] = jx_add(jx_matmul(jx_swapaxes(x, 0, 1), y), w); break;
+  case UPD_SHARED: { /* the product read twice: stays a kernel of its own */
+    jx_array *g = jx_matmul(jx_swapaxes(x, 0, 1), y);
+    out[0] = jx_add(jx_subtract(w, g), jx_multiply(g, g));
+    break;
+  }
+  }
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static jx_array *run_update(UpdCase c, int on, jx_array *const *in, int *kernels, int *routines) {
+  config_set_gemm_update(on);
+  UpdCase *ctx = malloc(sizeof *ctx);
+  *ctx = c;
+  jx_fn *fn = jx_fn_new("update", 3, 1, update_fn, ctx), *jf = jx_jit(fn);
+  jx_array *out = NULL;
+  CHECK_MSG(jx_call(jf, in, &out) == JX_OK, "update %d (fold %d): %s", (int)c, on, jx_last_error());
+  const Program *p = out ? jit_program_for(jf, in) : NULL;
+  *kernels = p ? jit_program_nkernels(p) : -1;
+  *routines = p ? jit_program_nroutines(p) : -1;
+  jx_fn_free(jf), jx_fn_free(fn), free(ctx);
+  config_set_gemm_update(-1);
+  return out;
+}
+
+static void test_gemm_update(void) {
+  const int64_t M = 96, K = 300, N = 80; /* W (M, N) = x (K, M)^T @ y (K, N): a GEMM */
+  for (int c = UPD_SGD; c <= UPD_SHARED; c++) {
+    uint32_t seed = (uint32_t)(11 + c);
+    jx_array *in[3] = {randn(&seed, 2, (int64_t[]){M, N}, JX_FLOAT32), randn(&seed, 2, (int64_t[]){K, M}, JX_FLOAT32),
+                       randn(&seed, 2, (int64_t[]){K, N}, JX_FLOAT32)};
+    int k0, r0, k1, r1;
+    jx_array *ref = run_update((UpdCase)c, 0, in, &k0, &r0), *got = run_update((UpdCase)c, 1, in, &k1, &r1);
+    char what[64];
+    snprintf(what, sizeof what, "gemm update case %d", c);
+    check_close(got, ref, tolerance(JX_FLOAT32) * 4.0 * sqrt((double)K), what);
+    CHECK_MSG(r0 == 1 && r1 == 1, "%s: %d / %d routines", what, r0, r1);
+    int want = c == UPD_SHARED ? k0 : k0 - 1;
+    CHECK_MSG(k1 == want, "%s: %d kernels folded, %d unfolded (expected %d)", what, k1, k0, want);
+    jx_free(ref), jx_free(got);
+    for (int i = 0; i < 3; i++) jx_free(in[i]);
+  }
 }
 
 int main(void) {
@@ -199,5 +263,6 @@ int main(void) {
   TEST_RUN(test_dtypes);
   TEST_RUN(test_limits);
   TEST_RUN(test_rows);
+  TEST_RUN(test_gemm_update);
   return test_finish();
 }

@@ -86,6 +86,13 @@ static void test_render_compile(void) {
     const AluExp *rq = alu_special("ridx", 510);
     const AluExp *xq = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_DIV, gp, i64(10)), i64(510)), rq));
     cases[n++] = (Case){"product_rows_510", reduction(40960, 510, JX_FLOAT32, ALU_ADD, xq), CUDA_WARP_ROW, false, 1};
+    /* the MLP's relu(x @ W1 + b1) @ W2 with its left operand recomputed (jit/lower.c,
+     * lower_dot_rows_inlines): x[m, :] and b1 shared by the 10 outputs of a row */
+    const AluExp *hp = alu_binary(ALU_ADD, xp, ld(2, JX_FLOAT32, rp));
+    hp = alu_binary(ALU_MAX, hp, f32(0));
+    Kernel kr = reduction(40960, 512, JX_FLOAT32, ALU_ADD, alu_binary(ALU_MUL, hp, wp));
+    kr.nargs = 3, kr.arg_dtypes[1] = kr.arg_dtypes[2] = JX_FLOAT32;
+    cases[n++] = (Case){"product_rows_relu", kr, CUDA_WARP_ROW, false, 1};
   }
   /* float16 elementwise: scalar */
   const AluExp *gh = alu_special("gidx", 4096);
@@ -224,6 +231,30 @@ static void test_render_compile(void) {
   }
   CHECK(render_cuda_plan(&cases[rows_case].k).vec_inputs == 3);
   CHECK(render_cuda_plan(&cases[rows_case + 1].k).vec_inputs == 0);
+  /* grouped warp rows: the product's 10 columns a warp, x (and b1) read once a step for
+   * the 10, w^T once a column; the relu computed once an element */
+  for (int c = rows_case; c <= rows_case + 2; c += 2) {
+    RenderCudaPlan pp = render_cuda_plan(&cases[c].k);
+    CHECK_MSG(pp.group == 10, "%s: group %d", cases[c].name, pp.group);
+    char name[RENDER_NAME_MAX];
+    char *t = render_kernel(&render_cuda, &cases[c].k, name);
+    CHECK(t != NULL);
+    int x_loads = 0, w_loads = 0, b_loads = 0, relus = 0;
+    for (const char *q = t; q && (q = strstr(q, "(in0 + ")); q++) x_loads++;
+    for (const char *q = t; q && (q = strstr(q, "(in1 + ")); q++) w_loads++;
+    for (const char *q = t; q && (q = strstr(q, "(in2 + ")); q++) b_loads++;
+    for (const char *q = t; q && (q = strstr(q, "jx_fmax")); q++) relus++;
+    /* 4 steps of 128 elements ahead (rows of 512), the relu once a step for the 10 */
+    CHECK_MSG(x_loads == 4 && w_loads == 40 && b_loads == (c == rows_case ? 0 : 4) && relus == (c == rows_case ? 0 : 4),
+              "%s: %d loads of x, %d of w, %d of b, %d relus", cases[c].name, x_loads, w_loads, b_loads, relus);
+    if (getenv("JAXC_TEST_DUMP")) puts(t);
+    free(t);
+  }
+  CHECK(render_cuda_plan(&cases[rows_case + 1].k).group == 1);
+  /* rows that share nothing across outputs (row sums, softmax): one warp an output */
+  for (int i = 0; i < n; i++)
+    if (i != rows_case && i != rows_case + 2 && cases[i].kind == CUDA_WARP_ROW)
+      CHECK_MSG(render_cuda_plan(&cases[i].k).group == 1, "%s grouped", cases[i].name);
   /* render all into one unit, as a jit program */
   size_t plen = *render_cuda.prelude_len, cap = plen + 2, len = 0;
   char *unit = malloc(cap);
@@ -247,6 +278,10 @@ static void test_render_compile(void) {
     free(t);
   }
   unit[len] = 0;
+  /* JAXC_TEST_UNIT=path: the unit written there (nvcc --resource-usage reads registers) */
+  const char *up = getenv("JAXC_TEST_UNIT");
+  FILE *uf = up ? fopen(up, "w") : NULL;
+  if (uf) fputs(unit, uf), fclose(uf);
   size_t cubin = 0;
   jx_status s = cuda_nvrtc_check(unit, 90, &cubin);
   if (s == JX_ERR_DEVICE) printf("NVRTC not found, not compiled: %s\n", jx_last_error());

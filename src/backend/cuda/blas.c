@@ -101,11 +101,12 @@ typedef struct GemmCall {
   bool ta, tb; /* the row-major operands' transposes */
   int64_t M, N, K, B;
   const void *alpha, *beta, *a, *b;
+  const void *c; /* beta's operand: out itself, or the routine's third input (axpby) */
   void *out;
 } GemmCall;
 
 static int launch_lt(const GemmCall *c, const LtPlan *p, const LtAlgo *algo, void *ws) {
-  return lt.matmul(lt.h, p->desc, c->alpha, c->b, p->a, c->a, p->b, c->beta, c->out, p->c, c->out, p->c, algo,
+  return lt.matmul(lt.h, p->desc, c->alpha, c->b, p->a, c->a, p->b, c->beta, c->c, p->c, c->out, p->c, algo,
                    ws, ws ? workspace_bytes : 0, cuda_stream());
 }
 
@@ -356,7 +357,7 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
               "exceeds cuBLAS's 32-bit sizes", (long long)M, (long long)K, (long long)N, (long long)B);
     return JX_ERR_UNSUPPORTED;
   }
-  if (K == 0) { /* an empty sum: zeros */
+  if (K == 0 && !r->axpby) { /* an empty sum: zeros (with axpby cuBLAS gives beta c) */
     const CudaDevice *d = cuda_device();
     return cuda_check(d->cu.cuMemsetD8Async((CUdeviceptr)(uintptr_t)out, 0, routine_out_nbytes(r, 0), cuda_stream()),
                       "cuMemsetD8Async");
@@ -382,15 +383,18 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
     error_set(JX_ERR_UNSUPPORTED, "cuda: no matrix product for dtype %s", jx_dtype_name(r->dtype));
     return JX_ERR_UNSUPPORTED;
   }
-  /* scalars of the compute type; complex ones (re, im) */
-  float alpha32[2] = {1.0f, 0.0f}, beta32[2] = {0.0f, 0.0f};
-  double alpha64[2] = {1.0, 0.0}, beta64[2] = {0.0, 0.0};
+  /* scalars of the compute type; complex ones (re, im); axpby's (jit/lower.c's
+   * fuse_gemm_update: out = alpha a @ b + beta c) */
+  double al = r->axpby ? r->alpha : 1.0, be = r->axpby ? r->beta : 0.0;
+  float alpha32[2] = {(float)al, 0.0f}, beta32[2] = {(float)be, 0.0f};
+  double alpha64[2] = {al, 0.0}, beta64[2] = {be, 0.0};
   const void *alpha = compute == CUBLAS_COMPUTE_64F ? (const void *)alpha64 : alpha32;
   const void *beta = compute == CUBLAS_COMPUTE_64F ? (const void *)beta64 : beta32;
   /* Row-major C (M, N) is column-major C^T (N, M) = op(b)^T-as-stored @ op(a): cuBLAS
    * sees b first, with b's stored layout giving its leading dimension. */
   GemmCall c = {.type = type, .compute = compute, .ta = r->trans_a, .tb = r->trans_b, .M = M, .N = N, .K = K,
-                .B = B, .alpha = alpha, .beta = beta, .a = inputs[0], .b = inputs[1], .out = out};
+                .B = B, .alpha = alpha, .beta = beta, .a = inputs[0], .b = inputs[1],
+                .c = r->axpby ? inputs[2] : out, .out = out};
   /* cuBLASLt with a plan cached per shape, its algorithm chosen by timing: half
    * precision and float32 (cublasGemmEx picked pre-Hopper kernels for half precision;
    * large float32 products time cublasGemmEx beside cuBLASLt). Timing needs the device's
@@ -415,6 +419,13 @@ jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out) {
       return JX_ERR_DEVICE;
     }
     h = capture_handle;
+  }
+  if (r->axpby) { /* cublasGemmEx's C is its output: c copied there first */
+    const CudaDevice *d = cuda_device();
+    jx_status s = cuda_check(d->cu.cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)out, (CUdeviceptr)(uintptr_t)inputs[2],
+                                                     routine_out_nbytes(r, 0), cuda_stream()),
+                             "cuMemcpyDtoDAsync");
+    if (s != JX_OK) return s;
   }
   pthread_mutex_lock(&enqueue_lock);
   int st = launch_ex(&c, h);

@@ -167,6 +167,7 @@ const Backend backend_cuda = {
     .cheap_recompute = true,
     .dot_unroll_max_k = 16,
     .dot_rows_max_n = 16,
+    .gemm_update = 1,
     .row_outputs = true,
     .graph_begin = graph_begin,
     .graph_end = graph_end,
