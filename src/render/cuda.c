@@ -237,6 +237,20 @@ static bool row_loads_contiguous(const AluExp *e, const Kernel *k, uint64_t *mas
  * 3.53 with 1 and 3.77 with a grid-stride loop in bench/gpu/ceilings.cu): the chain's
  * transcendentals keep the issue slots busy, and more loads of a thread in flight hide
  * the memory latency between them. JAXC_CUDA_EW_V=1..4 tries others. */
+/* The measuring variable `name` as an int in [lo, hi] (def where unset or out of range),
+ * read once into *cache (-1 until then; relaxed atomics: threads may render at once).
+ * These settings change kernels' sources, so kernels cache per value. */
+static int env_setting(int *cache, const char *name, int def, int lo, int hi) {
+  int v = __atomic_load_n(cache, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *e = getenv(name);
+    int w = e ? atoi(e) : def;
+    v = w >= lo && w <= hi ? w : def;
+    __atomic_store_n(cache, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
 /* e for output gidx = G jx_w + j (jx_w in [0, N / G)), simplified: the product's
  * x[gidx / 10, ridx] becomes x[jx_w, ridx] for every j when G = 10. */
 static const AluExp *grouped_exp(const AluExp *e, int64_t N, int G, int j) {
@@ -273,14 +287,8 @@ static uint64_t grouped_shared(const Kernel *k, int G, uint64_t vec) {
  * all of the vector inputs shared; 1 if none. JAXC_CUDA_ROW_GROUP=n caps G (0: off;
  * measuring, part of the kernels' source). */
 static int warp_row_group(const Kernel *k, uint64_t vec) {
-  static int cap = -1; /* read once; threads may render at once */
-  int most = __atomic_load_n(&cap, __ATOMIC_RELAXED);
-  if (most < 0) {
-    const char *e = getenv("JAXC_CUDA_ROW_GROUP");
-    int m = e ? atoi(e) : RENDER_CUDA_ROW_GROUP_MAX;
-    most = m >= 0 && m <= RENDER_CUDA_ROW_GROUP_MAX ? m : RENDER_CUDA_ROW_GROUP_MAX;
-    __atomic_store_n(&cap, most, __ATOMIC_RELAXED);
-  }
+  static int cap = -1;
+  int most = env_setting(&cap, "JAXC_CUDA_ROW_GROUP", RENDER_CUDA_ROW_GROUP_MAX, 0, RENDER_CUDA_ROW_GROUP_MAX);
   for (int G = most; G >= 2; G--) {
     if (k->size % G) continue;
     uint64_t sh = grouped_shared(k, G, vec);
@@ -290,13 +298,17 @@ static int warp_row_group(const Kernel *k, uint64_t vec) {
 }
 
 static int vec_per_thread(void) {
-  static int v = 0;
-  if (!v) {
-    const char *e = getenv("JAXC_CUDA_EW_V");
-    int w = e ? atoi(e) : 4;
-    v = w >= 1 && w <= 4 ? w : 4;
-  }
-  return v;
+  static int v = -1;
+  return env_setting(&v, "JAXC_CUDA_EW_V", 4, 1, 4);
+}
+
+/* Rows of at most this many elements take a thread each (CUDA_THREAD_ROW; longer ones a
+ * warp or a block). JAXC_CUDA_THREAD_ROW_MAX=1..64 tries others (measuring): the MLP
+ * step's loss rows of 10 run a warp a row, 22 of its 32 lanes idle. */
+#define THREAD_ROW_MAX_DEFAULT 8
+static int thread_row_max(void) {
+  static int v = -1;
+  return env_setting(&v, "JAXC_CUDA_THREAD_ROW_MAX", THREAD_ROW_MAX_DEFAULT, 1, 64);
 }
 
 RenderCudaPlan render_cuda_plan(const Kernel *k) {
@@ -339,7 +351,7 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
   bool row_contig = rs == 1 || (rs == 0 && gs != 1);
   /* a thread per output reads coalesced across outputs (column sums), but needs enough
    * outputs to fill the GPU; otherwise warps or blocks over each row, uncoalesced */
-  if (R <= 8 || (!row_contig && gs == 1 && N >= 16384)) p.kind = CUDA_THREAD_ROW;
+  if (R <= thread_row_max() || (!row_contig && gs == 1 && N >= 16384)) p.kind = CUDA_THREAD_ROW;
   /* fewer column outputs: 32 a block, coalesced, the rows over 8 warps and split over
    * blocks (the MLP's bias gradients, 4096 x 512 and 4096 x 10 column sums, took 14 and
    * 8.6 us as uncoalesced block rows on an H200) */
@@ -581,13 +593,8 @@ static void red_loop(Buf *b, const Red *t, const char *indent, const char *acc, 
 #define RED_VEC_AHEAD_DEFAULT 4
 /* JAXC_CUDA_RED_AHEAD=1..8 tries other depths (measuring; part of the kernel's source) */
 static int red_vec_ahead(void) {
-  static int v = 0;
-  if (!v) {
-    const char *e = getenv("JAXC_CUDA_RED_AHEAD");
-    int w = e ? atoi(e) : RED_VEC_AHEAD_DEFAULT;
-    v = w >= 1 && w <= 8 ? w : RED_VEC_AHEAD_DEFAULT;
-  }
-  return v;
+  static int v = -1;
+  return env_setting(&v, "JAXC_CUDA_RED_AHEAD", RED_VEC_AHEAD_DEFAULT, 1, 8);
 }
 #define RED_VEC_AHEAD red_vec_ahead()
 static void red_loop_vec(Buf *b, const Red *t, const Kernel *k, uint64_t vec, const char *indent, const char *acc,
@@ -851,7 +858,13 @@ static bool per_output(const AluExp *x, AluMap *m) {
 }
 
 #define WARP_GROUP_MAX_SHARED 16
-#define WARP_GROUP_LOADS 5
+/* outputs whose own loads a grouped warp row issues together (JAXC_CUDA_ROW_GROUP_LOADS
+ * = 1..16 tries others, measuring) */
+#define WARP_GROUP_LOADS_DEFAULT 5
+static int warp_group_loads(void) {
+  static int v = -1;
+  return env_setting(&v, "JAXC_CUDA_ROW_GROUP_LOADS", WARP_GROUP_LOADS_DEFAULT, 1, RENDER_CUDA_ROW_GROUP_MAX);
+}
 /* CUDA_WARP_ROW grouped (plan group G > 1, 16-byte loads): warp jx_w computes outputs
  * gidx = G jx_w + j, j < G, in one pass over the row. Each step a lane reads 4 elements
  * of each input at its row base + ridx as a warp row does (the same elements in the same
@@ -859,7 +872,7 @@ static bool per_output(const AluExp *x, AluMap *m) {
  * outputs, all of a row of up to 512 ahead; the values computed from them alone (the
  * MLP's relu(x @ W1 + b1)) once a step for the group, into jx_s<n>_v[4]; then each output
  * in turn reads its own inputs' 4 elements (w^T[j, :], L1 hits) and adds its terms,
- * WARP_GROUP_LOADS outputs' 16-byte vectors live at a time: all G of every step at once
+ * warp_group_loads() outputs' 16-byte vectors live at a time: all G of every step at once
  * took 214 registers for the MLP's 10 (one block of 8 warps a multiprocessor: 11 us on
  * an H100, latency-bound). The lanes combine each output by the same butterfly. */
 static bool render_warp_group(const RenderLang *lang, const Kernel *k, const RenderCudaPlan *plan, Buf *b,
@@ -959,13 +972,13 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
       buf_str(b, fbody.s ? fbody.s : "");
       for (int f = 0; f < nf; f++) buf_printf(b, "          jx_s%d_v[jx_j] = %s;\n", f, fv[f]);
       buf_str(b, "        }\n");
-      /* each output's own elements and terms, WARP_GROUP_LOADS outputs at a time: their
+      /* each output's own elements and terms, warp_group_loads() outputs at a time: their
        * loads (plain loads, in order behind a compiler barrier), then their terms. One
        * output's load then its terms left one L1 round trip in flight a warp (10.6 us,
        * 70% of the warps' cycles waiting on L1, H100 ncu); with no barrier NVVM hoisted
        * all G x steps of loads to the top (214 registers) */
-      for (int j0 = 0; j0 < G && ok; j0 += WARP_GROUP_LOADS) {
-        int j1 = j0 + WARP_GROUP_LOADS < G ? j0 + WARP_GROUP_LOADS : G;
+      for (int j0 = 0, nl = warp_group_loads(); j0 < G && ok; j0 += nl) {
+        int j1 = j0 + nl < G ? j0 + nl : G;
         buf_str(b, "        {\n          asm volatile(\"\" ::: \"memory\");\n");
         for (int j = j0; j < j1; j++)
           for (int i = 0; i < k->nargs && i < 64; i++)
