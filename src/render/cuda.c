@@ -642,8 +642,10 @@ static const AluExp *row_vector_loads(const AluExp *e, const Kernel *k, uint64_t
 }
 
 /* e with each load of an input in vec that depends on ridx (at its row base + ridx,
- * row_loads_based) replaced by VARIABLE xv<i>. */
-static const AluExp *based_vector_loads(const AluExp *e, const Kernel *k, uint64_t vec) {
+ * row_loads_based) replaced by VARIABLE xv<i> -- in a grouped warp row's output j (e with
+ * gidx = G jx_w + j), by xv<i> for the inputs the group shares and xv<i>_<j> for the
+ * others. */
+static const AluExp *grouped_vector_loads(const AluExp *e, const Kernel *k, uint64_t vec, uint64_t shared, int j) {
   int64_t n;
   const AluExp *zero = alu_const_int(JX_INT64, 0), *one = alu_const_int(JX_INT64, 1);
   const AluExp **order = e ? alu_toposort(e, &n) : NULL;
@@ -653,12 +655,17 @@ static const AluExp *based_vector_loads(const AluExp *e, const Kernel *k, uint64
     if (x->op != ALU_GLOBAL_INDEX || x->arg >= 64 || !(vec >> x->arg & 1) ||
         alu_substitute(x->src[0], "ridx", one) == alu_substitute(x->src[0], "ridx", zero))
       continue;
-    char name[16];
-    snprintf(name, sizeof name, "xv%d", (int)x->arg);
+    char name[24];
+    if (shared >> x->arg & 1) snprintf(name, sizeof name, "xv%d", (int)x->arg);
+    else snprintf(name, sizeof name, "xv%d_%d", (int)x->arg, j);
     e = replace_node(e, x, alu_variable(name, k->arg_dtypes[x->arg]));
   }
   free(order);
   return e;
+}
+
+static const AluExp *based_vector_loads(const AluExp *e, const Kernel *k, uint64_t vec) {
+  return grouped_vector_loads(e, k, vec, vec, 0);
 }
 
 /* acc = the whole row reduced by this thread in the interpreter's order: 16 lanes
@@ -823,27 +830,6 @@ static bool render_columns(const RenderLang *lang, const Kernel *k, Buf *b, int 
   bool ok = red_store(lang, k, b, nlocals, "    ", "jx_acc");
   buf_str(b, "  }\n");
   return ok && !b->oom;
-}
-
-/* e (gidx = G jx_w + j) with each load of an input in vec along the row replaced by
- * VARIABLE xv<i> where the input is shared by the group, xv<i>_<j> where not. */
-static const AluExp *grouped_vector_loads(const AluExp *e, const Kernel *k, uint64_t vec, uint64_t shared, int j) {
-  int64_t n;
-  const AluExp *zero = alu_const_int(JX_INT64, 0), *one = alu_const_int(JX_INT64, 1);
-  const AluExp **order = e ? alu_toposort(e, &n) : NULL;
-  if (!order) return NULL;
-  for (int64_t i = 0; e && i < n; i++) {
-    const AluExp *x = order[i];
-    if (x->op != ALU_GLOBAL_INDEX || x->arg >= 64 || !(vec >> x->arg & 1) ||
-        alu_substitute(x->src[0], "ridx", one) == alu_substitute(x->src[0], "ridx", zero))
-      continue;
-    char name[24];
-    if (shared >> x->arg & 1) snprintf(name, sizeof name, "xv%d", (int)x->arg);
-    else snprintf(name, sizeof name, "xv%d_%d", (int)x->arg, j);
-    e = replace_node(e, x, alu_variable(name, k->arg_dtypes[x->arg]));
-  }
-  free(order);
-  return e;
 }
 
 /* Whether x depends on an input an output of the group reads alone (VARIABLE xv<i>_<j>,
