@@ -254,6 +254,45 @@ static void remove_step(Program *p, int j) {
   p->nsteps--;
 }
 
+/* Common kernels: a single-output elementwise kernel step identical to an earlier one --
+ * the same expression (AluExps are hash-consed: the same node) over the same slots --
+ * computes the same values, so its readers read the earlier step's output instead and
+ * the step goes away. The MLP step transposed W2 twice, for the logits' rows kernel and
+ * for the backward's unrolled g @ W2^T (trace/lower.c stores a product's transposed
+ * operand contiguous for each product): two kernels of one. Slots written by one step
+ * only, and not the program's outputs (each output keeps its own buffer). */
+static void dedup_kernels(Program *p) {
+  int *writes = calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *writes);
+  if (!writes) return; /* an optimization: nothing lost without it */
+  for (int i = 0; i < p->nsteps; i++)
+    for (int o = 0; o < p->steps[i].nout; o++) writes[p->steps[i].outs[o]]++;
+  for (int j = 1; j < p->nsteps; j++) {
+    const Step *b = &p->steps[j];
+    const Kernel *kb = &b->kernel;
+    if (b->is_routine || kb->has_reduction || kb->nextra || b->nout != 1 || writes[b->outs[0]] != 1) continue;
+    bool is_out = false;
+    for (int o = 0; o < p->nout; o++) is_out |= p->outs[o].slot == b->outs[0];
+    if (is_out) continue;
+    int same = -1;
+    for (int i = 0; i < j && same < 0; i++) {
+      const Step *a = &p->steps[i];
+      const Kernel *ka = &a->kernel;
+      if (!a->is_routine && !ka->has_reduction && !ka->nextra && a->nout == 1 && writes[a->outs[0]] == 1 &&
+          ka->exp == kb->exp && ka->size == kb->size && ka->dtype == kb->dtype && ka->nargs == kb->nargs &&
+          !memcmp(a->args, b->args, (size_t)ka->nargs * sizeof *a->args) &&
+          !memcmp(ka->arg_dtypes, kb->arg_dtypes, (size_t)ka->nargs * sizeof *ka->arg_dtypes))
+        same = i;
+    }
+    if (same < 0) continue;
+    int from = b->outs[0], to = p->steps[same].outs[0];
+    for (int k = j + 1; k < p->nsteps; k++)
+      for (int a = 0; a < step_nargs(&p->steps[k]); a++)
+        if (p->steps[k].args[a] == from) p->steps[k].args[a] = to;
+    remove_step(p, j--);
+  }
+  free(writes);
+}
+
 /* Two-phase reductions (ir/alu.h): a reduction step b that reads, at its own output
  * index, the result of an earlier reduction step a over the same (outputs, reduction
  * size) -- the sum of (x - mean)^2 after the mean, of exp(x - max) after the max --
@@ -698,6 +737,8 @@ Program *jit_lower(const Jaxpr *j, const Backend *be) {
   /* the passes; the IR checker runs after each (a check costs microseconds per program,
    * next to the milliseconds of compiling it) */
   ok = ok && jit_program_check(p, "lower") == JX_OK;
+  if (ok) dedup_kernels(p);
+  ok = ok && jit_program_check(p, "dedup_kernels") == JX_OK;
   ok = ok && fuse_two_phase(p, be && !be->host_memory ? 1 : ALU_REDUCE_LANES) &&
        jit_program_check(p, "fuse_two_phase") == JX_OK;
   ok = ok && (!be || !be->row_outputs || (fuse_row_output(p) && jit_program_check(p, "fuse_row_output") == JX_OK));

@@ -27,9 +27,9 @@ static jx_array *randn(uint32_t *seed, int ndim, const int64_t *shape, jx_dtype 
   return a;
 }
 
-typedef enum { PLAIN, TRANS_B, TRANS_A, BATCHED, TWO_AXES, COMPUTED, RELU_BWD, SHARED_RELU } Case;
-static const char *const case_names[] = {"plain",    "trans_b",  "trans_a",  "batched",
-                                         "two_axes", "computed", "relu_bwd", "shared_relu"};
+typedef enum { PLAIN, TRANS_B, TRANS_A, BATCHED, TWO_AXES, COMPUTED, RELU_BWD, SHARED_RELU, SHARED_W } Case;
+static const char *const case_names[] = {"plain",    "trans_b",  "trans_a",     "batched", "two_axes",
+                                         "computed", "relu_bwd", "shared_relu", "shared_w"};
 
 /* in[0], in[1] (and in[2]: the relu's input) -> the product for case *ctx */
 static jx_status product(void *ctx, jx_array *const *in, jx_array **out) {
@@ -47,6 +47,9 @@ static jx_status product(void *ctx, jx_array *const *in, jx_array **out) {
     out[0] = jx_matmul(jx_swapaxes(h, 0, 1), jx_matmul(h, y));
     break;
   }
+  case SHARED_W: /* (x @ W) @ W^T: W^T stored for the rows kernel and for the unrolled product */
+    out[0] = jx_matmul(jx_matmul(x, y), jx_swapaxes(y, 0, 1));
+    break;
   case RELU_BWD: /* where(h > 0, g @ W^T, 0) with W (N, K) */
     out[0] = jx_where(jx_greater(in[2], jx_scalar(0.0)), jx_matmul(x, jx_swapaxes(y, 0, 1)), jx_scalar(0.0));
     break;
@@ -56,6 +59,7 @@ static jx_status product(void *ctx, jx_array *const *in, jx_array **out) {
 
 /* The jitted product with the unrolled lowering at `k` and the row lowering at `rows`
  * (0: off). */
+static int last_kernels; /* kernel steps of run_with's last program */
 static jx_array *run_with(Case c, int k, int rows, jx_array *const *in, int nin, int *routines) {
   config_set_dot_unroll_max_k(k);
   config_set_dot_rows_max_n(rows);
@@ -66,6 +70,7 @@ static jx_array *run_with(Case c, int k, int rows, jx_array *const *in, int nin,
   CHECK_MSG(jx_call(jf, in, &out) == JX_OK, "%s (k %d): %s", case_names[c], k, jx_last_error());
   const Program *p = out ? jit_program_for(jf, in) : NULL;
   if (routines) *routines = p ? jit_program_nroutines(p) : -1;
+  last_kernels = p ? jit_program_nkernels(p) : -1;
   jx_fn_free(jf), jx_fn_free(fn), free(ctx);
   config_set_dot_unroll_max_k(-1);
   config_set_dot_rows_max_n(-1);
@@ -101,7 +106,7 @@ static void one_case(Case c, int64_t M, int64_t K, int64_t N, jx_dtype dt) {
   jx_array *in[3] = {NULL, NULL, NULL};
   int nin = 2;
   switch (c) {
-  case PLAIN: case COMPUTED: case SHARED_RELU:
+  case PLAIN: case COMPUTED: case SHARED_RELU: case SHARED_W:
     in[0] = randn(&seed, 2, (int64_t[]){M, K}, dt), in[1] = randn(&seed, 2, (int64_t[]){K, N}, dt);
     break;
   case TRANS_B: case RELU_BWD:
@@ -202,6 +207,20 @@ static void test_rows(void) {
   rows_case(PLAIN, 256, 300, 17, JX_FLOAT32, 1);    /* past the limit */
 }
 
+/* A kernel computed twice over the same inputs runs once (jit/lower.c, dedup_kernels):
+ * (x @ W) @ W^T with the rows lowering (W^T stored for the rows kernel) and the unrolled
+ * one (W^T stored for the elementwise product) transposes W in one kernel, not two: the
+ * transpose, the rows kernel and the product's kernel. The oracle: both lowerings off. */
+static void test_dedup(void) {
+  uint32_t seed = 5;
+  jx_array *in[2] = {randn(&seed, 2, (int64_t[]){200, 64}, JX_FLOAT32), randn(&seed, 2, (int64_t[]){64, 10}, JX_FLOAT32)};
+  int r_new = -1;
+  jx_array *ref = run_with(SHARED_W, 0, 0, in, 2, NULL), *got = run_with(SHARED_W, 16, 16, in, 2, &r_new);
+  check_close(got, ref, tolerance(JX_FLOAT32) * 8.0, "shared_w");
+  CHECK_MSG(r_new == 0 && last_kernels == 3, "shared_w: %d routines, %d kernels", r_new, last_kernels);
+  jx_free(ref), jx_free(got), jx_free(in[0]), jx_free(in[1]);
+}
+
 /* An update of a GEMM's result folded into the GEMM (jit/lower.c, fuse_gemm_update;
  * Backend.gemm_update, on on cuda; config_set_gemm_update turns it on here): W - 0.1 (x^T @
  * g) (an SGD step's weight update, x^T as a flag), W + 2 (x @ y) written either way
@@ -264,5 +283,6 @@ int main(void) {
   TEST_RUN(test_limits);
   TEST_RUN(test_rows);
   TEST_RUN(test_gemm_update);
+  TEST_RUN(test_dedup);
   return test_finish();
 }
