@@ -65,6 +65,12 @@ struct Backend {
    * W - lr * dW) into the GEMM (routine axpby: out = c (a @ b) + W), so the update costs
    * no kernel of its own (jit/lower.c, fuse_gemm_update); 0: never. */
   int gemm_update;
+  /* 1 where a product with at most dot_rows_max_n output columns whose left operand x'
+   * (M, K) is stored transposed -- x (K, M) rows, as in a weight gradient h^T @ g -- is
+   * one reduction kernel over K whose outputs' G = N columns share x[k, m] (the cuda
+   * framing's grouped columns) instead of a GEMM routine; a cheap lazy x is recomputed
+   * there (trace/lower.c, lower_dot_cols); 0: never. */
+  int dot_cols;
   /* True where kernels may have a row output (ir/alu.h, Kernel.has_row_out): jit then
    * fuses an elementwise consumer of a row reduction into it (softmax in one kernel). */
   bool row_outputs;

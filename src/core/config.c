@@ -159,7 +159,7 @@ static int lowering_limit(int *cell, const char *env, int backend_value) {
   return v >= 0 ? v : backend_value;
 }
 
-static int dot_unroll = -2, dot_rows = -2, gemm_update = -2; /* atomic (lowering_limit) */
+static int dot_unroll = -2, dot_rows = -2, gemm_update = -2, dot_cols = -2; /* atomic (lowering_limit) */
 
 int config_dot_unroll_max_k(int backend_value) {
   return lowering_limit(&dot_unroll, "JAXC_DOT_UNROLL_MAX_K", backend_value);
@@ -184,6 +184,10 @@ int config_gemm_update(int backend_value) {
 void config_set_gemm_update(int on) {
   __atomic_store_n(&gemm_update, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED);
 }
+
+int config_dot_cols(int backend_value) { return lowering_limit(&dot_cols, "JAXC_DOT_COLS", backend_value); }
+
+void config_set_dot_cols(int on) { __atomic_store_n(&dot_cols, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED); }
 
 bool config_matmul_tf32(void) {
   int v = atomic_load(&matmul_tf32);

@@ -72,6 +72,12 @@ void config_set_dot_rows_max_n(int n);
  * what config_set_gemm_update set (-1: the backend's again). */
 int config_gemm_update(int backend_value);
 void config_set_gemm_update(int on);
+/* Whether a product with few output columns whose left operand is stored transposed
+ * (x^T of x rows: a weight gradient h^T @ g) is one column-reduction kernel over K
+ * (Backend.dot_cols, trace/lower.c's lower_dot_cols): backend_value, or JAXC_DOT_COLS
+ * (0/1) when set, or what config_set_dot_cols set (-1: the backend's again). */
+int config_dot_cols(int backend_value);
+void config_set_dot_cols(int on);
 /* JAXC_CPU_DEVICES if an integer in [1, max], else 1. */
 int config_cpu_devices(int max);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */

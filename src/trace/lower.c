@@ -503,6 +503,49 @@ static bool lower_dot_rows(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Laz
   return out->st != NULL;
 }
 
+/* A float product with few output columns (N <= the backend's dot_rows_max_n, with
+ * Backend.dot_cols) whose left operand x' (B, M, K) is x stored transposed -- x (B, K, M)
+ * rows of M, as a weight gradient's h^T -- as one reduction kernel over K:
+ * out[b, m, n] = sum_k x[b, k, m] * y'[b, k, n], y' (B, K, N) stored contiguous first
+ * where it is not. The N outputs of one m read x[b, k, m] in common, and neighbouring m
+ * neighbouring elements: the cuda framing computes them together (grouped columns: a
+ * lane an m, its N sums in registers, the rows over warps and blocks). A cheap lazy x
+ * (the MLP's relu(x @ W1 + b1), rows_operand_inline) is recomputed in the kernel, so h is
+ * not stored for dW2 = h^T @ g: on an H100 that product was a split-K cuBLAS GEMM of 12.7
+ * us (two kernels) after a 6.6 us kernel storing h. Float16/bfloat16 accumulate in
+ * float32. False with *fallback set where x' is not so. */
+static bool lower_dot_cols(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Lazy *out, const Aval *av,
+                           bool *fallback) {
+  DotLayout D;
+  prim_dot_layout(pp, &x->aval, &y->aval, &D);
+  *fallback = false;
+  if (x->slot < 0 && !(rows_inline_on() && rows_operand_inline(x)) && !lower_realize(L, x)) return false;
+  Lazy xv, yv;
+  view3(x, D.xperm, D.B, D.M, D.K, &xv);
+  view3(y, D.yperm, D.B, D.K, D.N, &yv);
+  ShapeTracker *xt = xv.st ? shape_permute(xv.st, (int[]){0, 2, 1}) : NULL;
+  bool ok = false;
+  if (!xt || !shape_is_contiguous(xt) || !yv.st || D.M < 32) *fallback = true;
+  else ok = shape_is_contiguous(yv.st) || lower_realize(L, &yv);
+  shape_free(xt);
+  int s = -1;
+  if (ok) {
+    const AluExp *o[3], *gidx = alu_special("gidx", D.B * D.M * D.N), *r = alu_special("ridx", D.K);
+    shape_unflatten(gidx, 3, (int64_t[]){D.B, D.M, D.N}, o);
+    jx_dtype dt = av->dtype, acc = dt == JX_FLOAT16 || dt == JX_BFLOAT16 ? JX_FLOAT32 : dt;
+    const AluExp *xi[3] = {o[0], o[1], r}, *yi[3] = {o[0], r, o[2]};
+    Kernel k = {.size = D.B * D.M * D.N, .dtype = dt, .has_reduction = true};
+    k.reduction = (Reduction){.op = ALU_ADD, .dtype = acc, .size = D.K, .identity = alu_reduce_identity(ALU_ADD, acc)};
+    k.reduction.epilogue = acc != dt ? alu_cast(alu_variable("acc", acc), dt) : NULL;
+    k.exp = alu_binary(ALU_MUL, alu_cast(lower_load(&xv, xi), acc), alu_cast(lower_load(&yv, yi), acc));
+    s = lower_emit(L, &k);
+  }
+  shape_free(xv.st), shape_free(yv.st);
+  if (s < 0) return false;
+  *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
+  return out->st != NULL;
+}
+
 static bool lower_dot(Lower *L, Prim prim, const PrimParams *pp, int nin, Lazy *const *in,
                       int nout, Lazy *out, const Aval *av) {
   Lazy *x = in[0], *y = in[1];
@@ -514,6 +557,8 @@ static bool lower_dot(Lower *L, Prim prim, const PrimParams *pp, int nin, Lazy *
     if (D.K > 0 && D.B * D.M * D.N > 0 && D.N <= L->dot_rows_max_n && !dtype_is_complex(av->dtype)) {
       bool fallback;
       if (lower_dot_rows(L, pp, x, y, out, av, &fallback)) return true;
+      if (!fallback) return false;
+      if (L->dot_cols && lower_dot_cols(L, pp, x, y, out, av, &fallback)) return true;
       if (!fallback) return false;
     }
     if ((double)D.M * (double)D.N * (double)D.K >= ROUTINE_GEMM_MIN_WORK) return lower_gemm(L, pp, x, y, out, av);

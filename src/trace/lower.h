@@ -68,6 +68,7 @@ typedef struct Lower {
   bool cheap_recompute;  /* the device's (backend.h) */
   int dot_unroll_max_k;  /* the device's (backend.h) */
   int dot_rows_max_n;    /* the device's (backend.h) */
+  bool dot_cols;         /* the device's (backend.h) */
 } Lower;
 
 /* A new slot of p; -1 with JX_ERR_OOM. */

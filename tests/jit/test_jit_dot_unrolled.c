@@ -207,6 +207,28 @@ static void test_rows(void) {
   rows_case(PLAIN, 256, 300, 17, JX_FLOAT32, 1);    /* past the limit */
 }
 
+/* Products whose left operand is stored transposed -- x^T of x (K, M) rows, a weight
+ * gradient -- as one column-reduction kernel over K (trace/lower.c, lower_dot_cols;
+ * Backend.dot_cols, off but for config_set_dot_cols / JAXC_DOT_COLS): the GEMM lowering is
+ * the oracle. N from 1 to 16, float16/bfloat16, and the MLP's h^T @ g with h = relu(x +
+ * 0.5) recomputed in the kernel (no routine, and h not stored: one step fewer). */
+static void test_cols(void) {
+  config_set_dot_cols(1);
+  const int64_t ns[] = {1, 3, 10, 16};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) rows_case(TRANS_A, 512, 1024, ns[i], JX_FLOAT32, 0);
+  rows_case(TRANS_A, 40, 300, 10, JX_FLOAT32, 0);
+  rows_case(TRANS_A, 256, 300, 10, JX_FLOAT16, 0);
+  rows_case(TRANS_A, 256, 300, 10, JX_BFLOAT16, 0);
+  rows_case(SHARED_RELU, 300, 512, 10, JX_FLOAT32, 0);
+  int k_cols = last_kernels;
+  config_set_dot_cols(0);
+  rows_case(SHARED_RELU, 300, 512, 10, JX_FLOAT32, 1);
+  /* the column kernel in place of the GEMM routine and of the kernel storing h */
+  CHECK_MSG(k_cols == last_kernels, "shared_relu: %d kernels with the column kernel, %d without", k_cols,
+            last_kernels);
+  config_set_dot_cols(-1);
+}
+
 /* A kernel computed twice over the same inputs runs once (jit/lower.c, dedup_kernels):
  * (x @ W) @ W^T with the rows lowering (W^T stored for the rows kernel) and the unrolled
  * one (W^T stored for the elementwise product) transposes W in one kernel, not two: the
@@ -284,5 +306,6 @@ int main(void) {
   TEST_RUN(test_rows);
   TEST_RUN(test_gemm_update);
   TEST_RUN(test_dedup);
+  TEST_RUN(test_cols);
   return test_finish();
 }
