@@ -203,12 +203,12 @@ if has mlpdbg; then
   grep "jit step" "$out/mlp_debug.txt" | tail -40
 fi
 # cexp: the workload $CEXP_W (default chain) under experiment settings ($CEXP:
-# "VAR=value ..." runs, a fresh kernel cache each)
+# "VAR=value ..." runs, a fresh kernel cache each; "A=1,B=2" sets both in one run)
 if has cexp; then
   i=0 w=${CEXP_W:-chain}
   for e in ${CEXP:-JAXC_CUDA_EW_V=2}; do
     i=$((i + 1))
-    echo "$e $(env "$e" JAXC_CACHE_DIR=/tmp/cexp$i JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu "$w" | grep "$w")"
+    echo "$e $(env $(echo "$e" | tr ',' ' ') JAXC_CACHE_DIR=/tmp/cexp$i JAXC_DEVICE=cuda timeout 60 build-gpu/bench_gpu "$w" | grep "$w")"
   done | tee "$out/cexp.txt"
   stamp "cexp"
 fi

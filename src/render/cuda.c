@@ -286,13 +286,55 @@ static uint64_t grouped_shared(const Kernel *k, int G, uint64_t vec) {
  * The largest such G <= RENDER_CUDA_ROW_GROUP_MAX dividing the outputs, with some but not
  * all of the vector inputs shared; 1 if none. JAXC_CUDA_ROW_GROUP=n caps G (0: off;
  * measuring, part of the kernels' source). */
-static int warp_row_group(const Kernel *k, uint64_t vec) {
+static int row_group_cap(void) {
   static int cap = -1;
-  int most = env_setting(&cap, "JAXC_CUDA_ROW_GROUP", RENDER_CUDA_ROW_GROUP_MAX, 0, RENDER_CUDA_ROW_GROUP_MAX);
+  return env_setting(&cap, "JAXC_CUDA_ROW_GROUP", RENDER_CUDA_ROW_GROUP_MAX, 0, RENDER_CUDA_ROW_GROUP_MAX);
+}
+
+static int warp_row_group(const Kernel *k, uint64_t vec) {
+  int most = row_group_cap();
   for (int G = most; G >= 2; G--) {
     if (k->size % G) continue;
     uint64_t sh = grouped_shared(k, G, vec);
     if (sh && sh != vec) return G;
+  }
+  return 1;
+}
+
+/* Whether e0 and e1 read a same element along the row: a load depending on ridx found
+ * in both (nodes are hash-consed, so the same node). */
+static bool shares_row_load(const AluExp *e0, const AluExp *e1) {
+  int64_t n0, n1;
+  const AluExp **a = alu_toposort(e0, &n0), **c = a ? alu_toposort(e1, &n1) : NULL;
+  const AluExp *zero = alu_const_int(JX_INT64, 0), *one = alu_const_int(JX_INT64, 1);
+  bool found = false;
+  for (int64_t i = 0; c && i < n0 && !found; i++) {
+    const AluExp *x = a[i];
+    if (x->op != ALU_GLOBAL_INDEX || alu_substitute(x->src[0], "ridx", one) == alu_substitute(x->src[0], "ridx", zero))
+      continue;
+    for (int64_t q = 0; q < n1 && !found; q++) found = c[q] == x;
+  }
+  free((void *)a), free((void *)c);
+  return found;
+}
+
+/* Grouped columns: where G consecutive outputs (gidx = G w + j) read a row element in
+ * common and consecutive w consecutive elements -- a product x^T @ y with x (K, M) rows
+ * (trace/lower.c, lower_dot_cols: out[m, n] = sum_k x[k, m] y[k, n]) -- a lane computes
+ * the G outputs of its w, x[k, w] read once for them and coalesced across the warp's
+ * lanes, y[k, j] the same for every lane. The largest such G <= RENDER_CUDA_ROW_GROUP_MAX
+ * dividing the outputs with fewer than 16384 groups (a block for every 32); 1 if none.
+ * Accumulators of at most 8 bytes (the shared memory of 8 x 32 G of them). Off until
+ * measured on a GPU: JAXC_CUDA_COL_GROUP=1 turns it on (with JAXC_DOT_COLS=1, the MLP's
+ * dW2 = relu(x W1 + b1)^T @ g as one such kernel). */
+static int column_group(const Kernel *k) {
+  static int on = -1;
+  int most = env_setting(&on, "JAXC_CUDA_COL_GROUP", 0, 0, 1) ? row_group_cap() : 1;
+  if (jx_dtype_itemsize(k->reduction.dtype) > 8) return 1;
+  for (int G = most; G >= 2; G--) {
+    if (k->size % G || k->size / G >= 16384) continue;
+    const AluExp *e0 = grouped_exp(k->exp, k->size, G, 0), *e1 = e0 ? grouped_exp(k->exp, k->size, G, G - 1) : NULL;
+    if (e1 && shares_row_load(e0, e1) && load_stride(e0, "jx_w", "ridx", 1) == 1) return G;
   }
   return 1;
 }
@@ -355,7 +397,10 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
   /* fewer column outputs: 32 a block, coalesced, the rows over 8 warps and split over
    * blocks (the MLP's bias gradients, 4096 x 512 and 4096 x 10 column sums, took 14 and
    * 8.6 us as uncoalesced block rows on an H200) */
-  else if (!row_contig && gs == 1 && R >= 256 && !k->has_pre && !k->has_row_out) p.kind = CUDA_COLUMNS;
+  else if (!row_contig && gs == 1 && R >= 256 && !k->has_pre && !k->has_row_out) {
+    p.kind = CUDA_COLUMNS;
+    p.group = column_group(k);
+  }
   else if (R <= 512 && N >= 64) {
     p.kind = CUDA_WARP_ROW;
     /* 16-byte loads along rows of 128+ (a multiple of 4): a warp's row in one or two
@@ -799,6 +844,79 @@ static bool row_output(const RenderLang *lang, const Kernel *k, const RenderCuda
  * in warp order through shared memory, the block's partial left in scratch; the block
  * taking its column group's last ticket combines the partials in chunk order, 8 loads
  * in flight (jx_cgload). Two stages, one launch, deterministic. */
+/* CUDA_COLUMNS grouped (plan group G > 1, column_group): lane jx_col of block x holds
+ * the G outputs gidx = G jx_w + j of group jx_w = 32 x + jx_col, emitted together so the
+ * element they share (x[k, w]) is read once a row; the 8 row lanes and the chunks over
+ * gridDim.y blocks as in render_columns, the partials of each output at gidx *
+ * gridDim.y + chunk; the block taking the last ticket combines each of its 32 G outputs'
+ * partials in chunk order, its threads over the outputs. */
+static bool render_columns_group(const RenderLang *lang, const Kernel *k, const RenderCudaPlan *plan, Buf *b,
+                                 int *nlocals) {
+  const Reduction *r = &k->reduction;
+  const char *ct = ctype_of(r->dtype);
+  int G = plan->group;
+  long long R = (long long)r->size, N = (long long)k->size, W = N / G;
+  const int C = RENDER_CUDA_COL_OUTS, L = RENDER_CUDA_COL_LANES;
+  const AluExp *roots[RENDER_CUDA_ROW_GROUP_MAX];
+  char *v[RENDER_CUDA_ROW_GROUP_MAX] = {0};
+  Buf body = {0}, steps = {0}, combs = {0}, ident = {0}, comb1 = {0};
+  bool ok = true;
+  for (int j = 0; j < G && ok; j++) ok = (roots[j] = grouped_exp(k->exp, N, G, j)) != NULL;
+  EmitPart p = {.lang = lang, .out = &body, .indent = "      ", .nlocals = nlocals};
+  ok = ok && emit_parts(&p, roots, G, v);
+  for (int j = 0; j < G && ok; j++) {
+    char acc[24];
+    snprintf(acc, sizeof acc, "jx_acc%d", j);
+    Buf st = {0}, cb = {0};
+    ok = emit_step(&p, &st, r, acc, v[j]) && emit_step(&p, &cb, r, acc, "jx_other");
+    buf_printf(&steps, "      %s = %s;\n", acc, st.s ? st.s : "");
+    buf_printf(&combs, "      { const %s jx_other = jx_csh[jx_i][jx_col * %d + %d]; %s = %s; }\n", ct, G, j, acc,
+               cb.s ? cb.s : "");
+    free(st.s), free(cb.s);
+  }
+  ok = ok && emit_step(&p, &comb1, r, "jx_acc", "jx_other");
+  emit_const(&ident, r->dtype, r->identity);
+  ok = ok && !body.oom && !steps.oom && !combs.oom && !ident.oom && !comb1.oom;
+  if (ok) {
+    buf_printf(b, "  __shared__ %s jx_csh[%d][%d];\n  __shared__ bool jx_last;\n", ct, L, C * G + 1);
+    buf_printf(b, "  %s *jx_parts = (%s *)scratch;\n", ct, ct);
+    buf_printf(b, "  const int jx_col = threadIdx.x %% %d, jx_rl = threadIdx.x / %d;\n", C, C);
+    buf_printf(b, "  const int64_t jx_w = (int64_t)blockIdx.x * %d + jx_col;\n", C);
+    buf_printf(b, "  const int64_t jx_chunk = (%lldLL + gridDim.y - 1) / gridDim.y;\n", R);
+    buf_str(b, "  const int64_t jx_r0 = blockIdx.y * jx_chunk;\n");
+    buf_printf(b, "  const int64_t jx_r1 = jx_r0 + jx_chunk < %lldLL ? jx_r0 + jx_chunk : %lldLL;\n", R, R);
+    for (int j = 0; j < G; j++) buf_printf(b, "  %s jx_acc%d = %s;\n", ct, j, ident.s);
+    buf_printf(b, "  if (jx_w < %lldLL) {\n", W);
+    buf_printf(b, "    #pragma unroll 4\n    for (int64_t ridx = jx_r0 + jx_rl; ridx < jx_r1; ridx += %d) {\n", L);
+    buf_str(b, body.s ? body.s : "");
+    buf_str(b, steps.s);
+    buf_str(b, "    }\n  }\n");
+    for (int j = 0; j < G; j++) buf_printf(b, "  jx_csh[jx_rl][jx_col * %d + %d] = jx_acc%d;\n", G, j, j);
+    buf_str(b, "  __syncthreads();\n  if (jx_rl == 0) {\n");
+    buf_printf(b, "    for (int jx_i = 1; jx_i < %d; jx_i++) {\n", L);
+    buf_str(b, combs.s);
+    buf_printf(b, "    }\n    if (jx_w < %lldLL) {\n", W);
+    for (int j = 0; j < G; j++)
+      buf_printf(b, "      jx_parts[(jx_w * %d + %d) * gridDim.y + blockIdx.y] = jx_acc%d;\n", G, j, j);
+    buf_str(b, "    }\n    __threadfence();\n  }\n  __syncthreads();\n");
+    buf_str(b, "  if (threadIdx.x == 0) jx_last = atomicAdd(&jx_split_tickets[blockIdx.x], 1u) == gridDim.y - 1;\n");
+    buf_str(b, "  __syncthreads();\n  if (!jx_last) return;\n  __threadfence();\n");
+    buf_str(b, "  if (threadIdx.x == 0) jx_split_tickets[blockIdx.x] = 0u;\n");
+    buf_printf(b, "  for (int jx_o = threadIdx.x; jx_o < %d; jx_o += blockDim.x) {\n", C * G);
+    buf_printf(b, "    const int64_t gidx = (int64_t)blockIdx.x * %d + jx_o;\n", C * G);
+    buf_printf(b, "    if (gidx >= %lldLL) break;\n    %s jx_acc = %s;\n", N, ct, ident.s);
+    buf_str(b, "    #pragma unroll 8\n    for (unsigned jx_i = 0; jx_i < gridDim.y; jx_i++) {\n");
+    buf_printf(b, "      const %s jx_other = jx_cgload(jx_parts + gidx * gridDim.y + jx_i);\n", ct);
+    buf_printf(b, "      jx_acc = %s;\n    }\n", comb1.s);
+    ok = red_store(lang, k, b, nlocals, "    ", "jx_acc");
+    buf_str(b, "  }\n");
+  } else if (jx_last_status() == JX_OK)
+    error_set(JX_ERR_OOM, "render: out of memory");
+  for (int j = 0; j < G; j++) free(v[j]);
+  free(body.s), free(steps.s), free(combs.s), free(ident.s), free(comb1.s);
+  return ok && !b->oom;
+}
+
 static bool render_columns(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals, const Red *t) {
   const char *ct = ctype_of(k->reduction.dtype);
   long long R = (long long)k->reduction.size, N = (long long)k->size;
@@ -1048,7 +1166,7 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
     return false;
   }
   if (plan.kind == CUDA_COLUMNS) {
-    ok = render_columns(lang, k, b, nlocals, &main);
+    ok = plan.group > 1 ? render_columns_group(lang, k, &plan, b, nlocals) : render_columns(lang, k, b, nlocals, &main);
     red_free(&main), red_free(&pre);
     return ok;
   }

@@ -30,6 +30,7 @@ static Kernel reduction(int64_t n, int64_t r, jx_dtype d, AluOp op, const AluExp
 }
 
 static void test_render_compile(void) {
+  setenv("JAXC_CUDA_COL_GROUP", "1", 1); /* grouped columns (off by default): rendered and compiled here */
   Case cases[64];
   int n = 0;
   const AluExp *g = alu_special("gidx", 1 << 20);
@@ -127,6 +128,23 @@ static void test_render_compile(void) {
                         reduction(300, 2000, JX_COMPLEX64, ALU_MUL,
                                   ld(0, JX_COMPLEX64, alu_binary(ALU_ADD, alu_binary(ALU_MUL, rr, i64(300)), gr))),
                         CUDA_COLUMNS, false, 1};
+  }
+  /* a weight gradient h^T @ g as one column reduction (trace/lower.c, lower_dot_cols):
+   * out[m, n] = sum_k relu(x[k, m] + b[m]) g[k, n] over 512 x 10 outputs of 4096 rows,
+   * and the same with h stored: grouped columns, 10 outputs a lane */
+  int cols_case = n;
+  {
+    const AluExp *gc = alu_special("gidx", 5120), *rc = alu_special("ridx", 4096);
+    const AluExp *m = alu_binary(ALU_DIV, gc, i64(10)), *nn = alu_binary(ALU_MOD, gc, i64(10));
+    const AluExp *xc = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, rc, i64(512)), m));
+    const AluExp *gg = ld(1, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, rc, i64(10)), nn));
+    const AluExp *hc = alu_binary(ALU_MAX, alu_binary(ALU_ADD, xc, ld(2, JX_FLOAT32, m)), f32(0));
+    Kernel kc = reduction(5120, 4096, JX_FLOAT32, ALU_ADD, alu_binary(ALU_MUL, hc, gg));
+    kc.nargs = 3, kc.arg_dtypes[1] = kc.arg_dtypes[2] = JX_FLOAT32;
+    cases[n++] = (Case){"dw2_relu", kc, CUDA_COLUMNS, false, 1};
+    Kernel kd = reduction(5120, 4096, JX_FLOAT32, ALU_ADD, alu_binary(ALU_MUL, xc, gg));
+    kd.nargs = 2, kd.arg_dtypes[1] = JX_FLOAT32;
+    cases[n++] = (Case){"dw2", kd, CUDA_COLUMNS, false, 1};
   }
   /* full sum of 2^24: split over blocks; max too; integer sum; float16 sum */
   {
@@ -251,6 +269,27 @@ static void test_render_compile(void) {
     free(t);
   }
   CHECK(render_cuda_plan(&cases[rows_case + 1].k).group == 1);
+  /* grouped columns: x[k, m] read once a row for the 10 outputs of m (the relu computed
+   * once), g[k, n] once an output */
+  for (int c = cols_case; c <= cols_case + 1; c++) {
+    RenderCudaPlan pc = render_cuda_plan(&cases[c].k);
+    CHECK_MSG(pc.group == 10, "%s: group %d", cases[c].name, pc.group);
+    char name[RENDER_NAME_MAX];
+    char *t = render_kernel(&render_cuda, &cases[c].k, name);
+    CHECK(t != NULL);
+    int x_loads = 0, g_loads = 0, relus = 0;
+    for (const char *q = t; q && (q = strstr(q, "in0[")); q++) x_loads++;
+    for (const char *q = t; q && (q = strstr(q, "in1[")); q++) g_loads++;
+    for (const char *q = t; q && (q = strstr(q, "jx_fmax")); q++) relus++;
+    CHECK_MSG(x_loads == 1 && g_loads == 10 && relus == (c == cols_case ? 1 : 0), "%s: %d loads of x, %d of g, %d relus",
+              cases[c].name, x_loads, g_loads, relus);
+    if (getenv("JAXC_TEST_DUMP")) puts(t);
+    free(t);
+  }
+  /* the bias gradients' column sums share nothing across outputs: ungrouped */
+  for (int i = 0; i < n; i++)
+    if (cases[i].kind == CUDA_COLUMNS && i != cols_case && i != cols_case + 1)
+      CHECK_MSG(render_cuda_plan(&cases[i].k).group == 1, "%s grouped", cases[i].name);
   /* rows that share nothing across outputs (row sums, softmax): one warp an output */
   for (int i = 0; i < n; i++)
     if (i != rows_case && i != rows_case + 2 && cases[i].kind == CUDA_WARP_ROW)

@@ -240,14 +240,31 @@ jx_status cuda_prepare_batch(const Kernel *const *ks, int n) {
  * 0.2619 -> 0.2552 ms on an H200 (3 runs each, waves 2: 0.2589; 3: 0.2633, rows not
  * split in powers of two), sum of 2^28 unchanged (0.2437 -> 0.2430). */
 #define SPLIT_WAVES_DEFAULT 4
-static int split_waves(void) {
-  static int v = 0;
-  if (!v) {
-    const char *e = getenv("JAXC_CUDA_SPLIT_WAVES");
-    int w = e ? atoi(e) : SPLIT_WAVES_DEFAULT;
-    v = w >= 1 && w <= 8 ? w : SPLIT_WAVES_DEFAULT;
+/* A measuring setting: `name` as an int in [lo, hi] (def where unset or out of range),
+ * read once (relaxed atomics: threads may launch at once). */
+static int env_setting(int *cache, const char *name, int def, int lo, int hi) {
+  int v = __atomic_load_n(cache, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *e = getenv(name);
+    int w = e ? atoi(e) : def;
+    v = w >= lo && w <= hi ? w : def;
+    __atomic_store_n(cache, v, __ATOMIC_RELAXED);
   }
   return v;
+}
+
+static int split_waves(void) {
+  static int v = -1;
+  return env_setting(&v, "JAXC_CUDA_SPLIT_WAVES", SPLIT_WAVES_DEFAULT, 1, 8);
+}
+
+/* Rows a row lane of a grouped column reduction takes at least: 16 (JAXC_CUDA_COL_ROWS =
+ * 1..256 tries others, measuring; not yet measured on a GPU). More rows a block, fewer
+ * partials for the last block to combine: each lane holds G sums, and a block's 32 G
+ * outputs' partials are read by its 256 threads. */
+static int col_rows(void) {
+  static int v = -1;
+  return env_setting(&v, "JAXC_CUDA_COL_ROWS", 16, 1, 256);
 }
 
 static unsigned clamp_blocks(int64_t want, int64_t most) {
@@ -280,10 +297,11 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
   case CUDA_WARP_ROW: gx = clamp_blocks((k->size / p->group + THREADS / 32 - 1) / (THREADS / 32), 65535); break;
   case CUDA_BLOCK_ROW: gx = clamp_blocks(k->size, 65535); break;
   case CUDA_COLUMNS: {
-    /* 32 outputs a block; the rows over one wave of resident blocks, 64 rows a block at
-     * least (8 a thread) */
-    int64_t R = k->reduction.size, want, most = R / (8 * RENDER_CUDA_COL_LANES);
-    gx = clamp_blocks((k->size + RENDER_CUDA_COL_OUTS - 1) / RENDER_CUDA_COL_OUTS, RENDER_CUDA_SPLIT_ROWS);
+    /* 32 outputs (groups of p->group) a block; the rows over one wave of resident blocks,
+     * 64 rows a block at least (8 a thread; grouped, col_rows() a thread) */
+    int64_t R = k->reduction.size, want, most = R / ((p->group > 1 ? col_rows() : 8) * RENDER_CUDA_COL_LANES);
+    int64_t groups = k->size / p->group;
+    gx = clamp_blocks((groups + RENDER_CUDA_COL_OUTS - 1) / RENDER_CUDA_COL_OUTS, RENDER_CUDA_SPLIT_ROWS);
     want = sms * exe->per_sm / gx;
     gy = clamp_blocks(want < most ? want : most, 65535);
     if (!(scratch = cuda_alloc((size_t)k->size * gy * 16))) return jx_last_status();
