@@ -221,7 +221,8 @@ static bool flat_indexing(const AluExp *e) {
 static const AluExp *replace_row_loads(const AluExp *e, int64_t arg, const AluExp *gidx,
                                        const AluExp *with, AluMap *memo, bool *other) {
   if (e->op == ALU_GLOBAL_INDEX && e->arg == arg) {
-    if (e->src[0] == gidx) return with;
+    /* (gidx of one output folds to 0) */
+    if (e->src[0] == gidx || (gidx->arg == 1 && e->src[0]->op == ALU_CONST && e->src[0]->value.i == 0)) return with;
     *other = true;
     return e;
   }
@@ -405,15 +406,22 @@ static bool fuse_two_phase(Program *p, int64_t min_row) {
   return true;
 }
 
-/* Row outputs (backends with row_outputs; ir/alu.h, Kernel.has_row_out): an
+/* Row outputs (row true; backends with row_outputs; ir/alu.h, Kernel.has_row_out): an
  * elementwise step b over size x R elements that reads a row reduction a's outputs only
  * at its own row (gidx / R) -- softmax's exp(x - max) / sum after the sums -- is
  * computed by a's kernel once each row is reduced, while the row is still in cache: one
- * kernel instead of two, the input read from memory once. a's outputs are still
- * written. Rows of at most 2^16 elements, and at least 128 of them unless the whole is
- * small (a row is reduced by one block at most). The fused step takes b's place, so no
- * step between them may read a's outputs. */
-static bool fuse_row_output(Program *p) {
+ * kernel instead of two, the input read from memory once. Rows of at most 2^16
+ * elements, and at least 128 of them unless the whole is small (a row is reduced by one
+ * block at most).
+ * Epilogues (row false; every backend): an elementwise step b over a reduction a's size
+ * elements that reads a's outputs only at its own index -- an SGD update b - lr * db
+ * after a bias gradient's column sum, a loss's -sum / n -- becomes a further output of
+ * a's kernel (Kernel.extra), computed from the reduced values where they are stored: one
+ * kernel instead of two. Reductions without a row output, at most KERNEL_MAX_OUTS
+ * outputs in all.
+ * a's outputs are still written. The fused step takes b's place, so no step between
+ * them may read a's outputs. */
+static bool fuse_consumer(Program *p, bool row) {
   for (int jb = 1; jb < p->nsteps; jb++) {
     Step *b = &p->steps[jb];
     const Kernel *kb = &b->kernel;
@@ -432,7 +440,7 @@ static bool fuse_row_output(Program *p) {
       }
       int64_t N = ka->size, R = ka->reduction.size;
       if (between || a->is_routine || !ka->has_reduction || ka->has_row_out || ka->nextra > KERNEL_MAX_OUTS - 2 ||
-          R < 2 || R > 65536 || N * R != kb->size || (N < 128 && N * R > 65536))
+          (row && (R < 2 || R > 65536 || N * R != kb->size || (N < 128 && N * R > 65536))) || (!row && N != kb->size))
         break; /* b reads the latest producer it depends on; an earlier one cannot fuse */
       /* args: b's, then a's not already there */
       int uni[2 * KERNEL_MAX_ARGS], map_a[KERNEL_MAX_ARGS], nu = kb->nargs;
@@ -444,10 +452,12 @@ static bool fuse_row_output(Program *p) {
         if (z == nu) uni[nu] = a->args[y], udt[nu++] = ka->arg_dtypes[y];
         map_a[y] = z;
       }
-      /* b's expression in a's loop: its flat index is gidx * R + ridx; loads of a's
-       * outputs at the row become their values (acc: the reduced value) */
+      /* b's expression in a's loop: its flat index is gidx * R + ridx (a row output) or
+       * gidx; loads of a's outputs at the row become their values (acc: the reduced
+       * value) */
       const AluExp *gidx = alu_special("gidx", N), *ridx = alu_special("ridx", R);
-      const AluExp *e = alu_simplify(alu_substitute(kb->exp, "gidx", alu_binary(ALU_ADD, alu_binary(ALU_MUL, gidx, i64(R)), ridx)));
+      const AluExp *e = row ? alu_simplify(alu_substitute(kb->exp, "gidx", alu_binary(ALU_ADD, alu_binary(ALU_MUL, gidx, i64(R)), ridx)))
+                            : kb->exp;
       bool other = false;
       for (int x = 0; e && x < kb->nargs && !other; x++)
         for (int o = 0; o < a->nout; o++) {
@@ -496,12 +506,12 @@ static bool fuse_row_output(Program *p) {
       if (k.has_pre) k.pre_exp = renumber(k.pre_exp, compact, &m3);
       if (k.reduction.epilogue) k.reduction.epilogue = renumber(k.reduction.epilogue, compact, &m3);
       for (int o = 0; o < k.nextra; o++) k.extra[o] = renumber(k.extra[o], compact, &m3);
-      k.row_exp = renumber(e, compact, &m3);
+      const AluExp *bexp = renumber(e, compact, &m3);
       alu_map_free(&m3);
       k.nargs = nargs;
-      k.has_row_out = true;
-      k.row_dtype = kb->dtype;
-      ok = k.exp && k.row_exp && (!k.has_pre || k.pre_exp) && (!ka->reduction.epilogue || k.reduction.epilogue);
+      if (row) k.has_row_out = true, k.row_exp = bexp, k.row_dtype = kb->dtype;
+      else k.extra[k.nextra] = bexp, k.extra_dtypes[k.nextra++] = kb->dtype;
+      ok = k.exp && bexp && (!k.has_pre || k.pre_exp) && (!ka->reduction.epilogue || k.reduction.epilogue);
       for (int o = 0; o < k.nextra; o++) ok = ok && k.extra[o];
       if (!ok) {
         free(na), free(no);
@@ -742,9 +752,10 @@ Program *jit_lower(const Jaxpr *j, const Backend *be) {
   ok = ok && jit_program_check(p, "dedup_kernels") == JX_OK;
   ok = ok && fuse_two_phase(p, be && !be->host_memory ? 1 : ALU_REDUCE_LANES) &&
        jit_program_check(p, "fuse_two_phase") == JX_OK;
-  ok = ok && (!be || !be->row_outputs || (fuse_row_output(p) && jit_program_check(p, "fuse_row_output") == JX_OK));
+  ok = ok && (!be || !be->row_outputs || (fuse_consumer(p, true) && jit_program_check(p, "fuse_row_output") == JX_OK));
   ok = ok && (!config_gemm_update(be ? be->gemm_update : 0) ||
               (fuse_gemm_update(p) && jit_program_check(p, "fuse_gemm_update") == JX_OK));
+  ok = ok && fuse_consumer(p, false) && jit_program_check(p, "fuse_epilogue") == JX_OK;
   ok = ok && fuse_siblings(p) && jit_program_check(p, "fuse_siblings") == JX_OK;
   /* last uses (after fusion moved steps) */
   if (ok && !(last_use = malloc((size_t)(p->nslots ? p->nslots : 1) * sizeof *last_use))) ok = false;

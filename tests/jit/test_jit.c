@@ -490,6 +490,37 @@ static void test_elementwise_cones_fuse(void) {
   jx_scope_end(0, NULL);
 }
 
+/* Epilogues (jit/lower.c, fuse_consumer): an elementwise step reading a reduction's
+ * results at its own index is a further output of the reduction's kernel -- an SGD step
+ * on a bias b - 0.1 * sum(g, 0) (the column sum's result also an output), and a loss
+ * -sum(x) / n of one element. One kernel each, on every backend; the interpreter's
+ * values, eagerly. */
+static jx_status bias_sgd(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *db = jx_sum(in[1], 1, (int[]){0}, false);
+  out[0] = jx_subtract(in[0], jx_multiply(jx_scalar(0.1), db));
+  out[1] = db;
+  out[2] = jx_negative(jx_divide(jx_sum(in[1], 0, NULL, false), jx_scalar(300.0)));
+  return JX_OK;
+}
+
+static void test_epilogues_fuse(void) {
+  uint32_t seed = 31;
+  jx_scope_begin();
+  jx_array *in[2] = {test_randn(&seed, 1, (int64_t[]){48}), test_randn(&seed, 2, (int64_t[]){300, 48})};
+  jx_fn *f = jx_fn_new("bias_sgd", 2, 3, bias_sgd, NULL), *jf = jx_jit(f);
+  jx_array *got[3] = {NULL}, *want[3] = {NULL};
+  jx_array *ii[2] = {jx_device_put(in[0], "interp"), jx_device_put(in[1], "interp")};
+  CHECK_EQ_INT(jx_call(jf, in, got), JX_OK);
+  CHECK_EQ_INT(jx_call(f, ii, want), JX_OK);
+  /* the column sum with the update, the full sum with the loss */
+  check_steps(jf, in, 2, 0, "bias sgd and loss");
+  const char *names[3] = {"b - 0.1 db", "db", "-sum / n"};
+  for (int o = 0; o < 3; o++) check_same(got[o], want[o], names[o]);
+  jx_fn_free(jf), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 /* Softmax over rows: on cpu and cuda (Backend.cheap_recompute, row_outputs) one kernel --
  * the max and the sum of exp(x - max) as a two-phase reduction, exp(x - max) / sum its
  * row output; the cpu stores each exp(x - max) of the sum in the output row and reads it
@@ -632,6 +663,7 @@ int main(void) {
   TEST_RUN(test_two_phase_first_phase_in_cache_key);
   TEST_RUN(test_nested_jit_matches_inlined);
   TEST_RUN(test_elementwise_cones_fuse);
+  TEST_RUN(test_epilogues_fuse);
   TEST_RUN(test_softmax_rows_match_interp);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
