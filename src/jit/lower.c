@@ -406,6 +406,50 @@ static bool fuse_two_phase(Program *p, int64_t min_row) {
   return true;
 }
 
+/* The step writing slot s; -1 for the program's inputs and constants. */
+static int producer_of(const Program *p, int s) {
+  for (int i = 0; i < p->nsteps; i++)
+    for (int o = 0; o < p->steps[i].nout; o++)
+      if (p->steps[i].outs[o] == s) return i;
+  return -1;
+}
+
+/* Reductions as early as their inputs allow: each moves up to just after the last step
+ * writing what it reads, past steps that neither write what it reads or writes nor read
+ * what it writes. A reduction that waits on nothing of its neighbours' -- the MLP loss
+ * gradient's sum of -y / n over each row, which reads only the labels -- then precedes
+ * them, so that an elementwise step reading it and an earlier reduction (dlogits: the
+ * sum of exp(x - max) too) can be that earlier reduction's row output (fuse_consumer),
+ * one kernel fewer between the logits and the backward's products. */
+static void hoist_reductions(Program *p) {
+  for (int i = 1; i < p->nsteps; i++) {
+    const Step *s = &p->steps[i];
+    if (s->is_routine || !s->kernel.has_reduction) continue;
+    int q = -1;
+    for (int a = 0; a < step_nargs(s); a++) {
+      int w = producer_of(p, s->args[a]);
+      if (w > q) q = w;
+    }
+    int to = i;
+    while (to > q + 1) { /* past step to - 1? */
+      const Step *t = &p->steps[to - 1];
+      bool clash = false;
+      for (int o = 0; o < t->nout && !clash; o++) {
+        for (int a = 0; a < step_nargs(s); a++) clash |= t->outs[o] == s->args[a];
+        for (int w = 0; w < s->nout; w++) clash |= t->outs[o] == s->outs[w];
+      }
+      for (int a = 0; a < step_nargs(t) && !clash; a++)
+        for (int w = 0; w < s->nout; w++) clash |= t->args[a] == s->outs[w];
+      if (clash) break;
+      to--;
+    }
+    if (to == i) continue;
+    Step moved = p->steps[i];
+    memmove(&p->steps[to + 1], &p->steps[to], (size_t)(i - to) * sizeof *p->steps);
+    p->steps[to] = moved;
+  }
+}
+
 /* Row outputs (row true; backends with row_outputs; ir/alu.h, Kernel.has_row_out): an
  * elementwise step b over size x R elements that reads a row reduction a's outputs only
  * at its own row (gidx / R) -- softmax's exp(x - max) / sum after the sums -- is
@@ -419,8 +463,10 @@ static bool fuse_two_phase(Program *p, int64_t min_row) {
  * a's kernel (Kernel.extra), computed from the reduced values where they are stored: one
  * kernel instead of two. Reductions without a row output, at most KERNEL_MAX_OUTS
  * outputs in all.
- * a's outputs are still written. The fused step takes b's place, so no step between
- * them may read a's outputs. */
+ * a's outputs are still written. The fused step takes b's place where no step between
+ * them reads a's outputs, else a's place where every other input of b is there by then
+ * (the MLP's dlogits, a row output of the sum of exp(x - max) whose loss the loss total
+ * reads in between). */
 static bool fuse_consumer(Program *p, bool row) {
   for (int jb = 1; jb < p->nsteps; jb++) {
     Step *b = &p->steps[jb];
@@ -438,8 +484,14 @@ static bool fuse_consumer(Program *p, bool row) {
         for (int y = 0; y < step_nargs(st); y++)
           for (int o = 0; o < a->nout; o++) between |= st->args[y] == a->outs[o];
       }
+      bool at_a = between;
+      for (int x = 0; x < kb->nargs && at_a; x++) {
+        bool own = false;
+        for (int o = 0; o < a->nout; o++) own |= b->args[x] == a->outs[o];
+        at_a = own || producer_of(p, b->args[x]) < ja;
+      }
       int64_t N = ka->size, R = ka->reduction.size;
-      if (between || a->is_routine || !ka->has_reduction || ka->has_row_out || ka->nextra > KERNEL_MAX_OUTS - 2 ||
+      if ((between && !at_a) || a->is_routine || !ka->has_reduction || ka->has_row_out || ka->nextra > KERNEL_MAX_OUTS - 2 ||
           (row && (R < 2 || R > 65536 || N * R != kb->size || (N < 128 && N * R > 65536))) || (!row && N != kb->size))
         break; /* b reads the latest producer it depends on; an earlier one cannot fuse */
       /* args: b's, then a's not already there */
@@ -519,13 +571,15 @@ static bool fuse_consumer(Program *p, bool row) {
       }
       memcpy(no, a->outs, (size_t)a->nout * sizeof *no);
       no[a->nout] = b->outs[0];
-      free(b->args), free(b->outs);
-      b->kernel = k;
-      b->args = na;
-      b->outs = no;
-      b->nout = a->nout + 1;
-      remove_step(p, ja);
-      jb--; /* b moved down one */
+      Step *at = at_a ? a : b;
+      int nout = a->nout + 1;
+      free(at->args), free(at->outs);
+      at->kernel = k;
+      at->args = na;
+      at->outs = no;
+      at->nout = nout;
+      remove_step(p, at_a ? jb : ja);
+      jb--; /* b gone, or moved down one */
       break;
     }
   }
@@ -752,6 +806,7 @@ Program *jit_lower(const Jaxpr *j, const Backend *be) {
   ok = ok && jit_program_check(p, "dedup_kernels") == JX_OK;
   ok = ok && fuse_two_phase(p, be && !be->host_memory ? 1 : ALU_REDUCE_LANES) &&
        jit_program_check(p, "fuse_two_phase") == JX_OK;
+  if (ok && be && be->row_outputs) hoist_reductions(p);
   ok = ok && (!be || !be->row_outputs || (fuse_consumer(p, true) && jit_program_check(p, "fuse_row_output") == JX_OK));
   ok = ok && (!config_gemm_update(be ? be->gemm_update : 0) ||
               (fuse_gemm_update(p) && jit_program_check(p, "fuse_gemm_update") == JX_OK));

@@ -6,6 +6,7 @@
 
 #include "jit/jit.h"
 #include "test.h"
+#include "trace/lower.h"
 
 /* Compares two arrays: same dtype and shape; values equal up to a few float32 ulps
  * (jit runs compiled kernels whose vector libm calls differ from the interpreter's
@@ -379,9 +380,13 @@ static void test_two_phase_matches_interp(void) {
     CHECK_EQ_INT(jx_call(jf, &x, got), JX_OK);
     /* max_spread: the two reductions in one two-phase kernel for rows of 16 or more (else
      * two kernels; on cuda, whose warp and thread rows take any length, one), then
-     * 2 (x - max) in one elementwise kernel; squeezes are views */
+     * 2 (x - max) in one elementwise kernel -- or, where the rows are too short for one
+     * two-phase kernel, the max kernel's row output (jit/lower.c's fuse_consumer, in the
+     * max's place: the sum reads the max in between); squeezes are views */
     /* cpu and cuda recompute x - mean (Backend.cheap_recompute) and fuse row outputs
-     * (Backend.row_outputs); the interpreter does neither */
+     * (Backend.row_outputs); the interpreter does neither: its layer norm is 4 kernels
+     * (the mean, x - mean, the variance with sqrt(var + eps) as an epilogue output, the
+     * division) */
     bool fusing = strcmp(jx_device_of(x), "interp") != 0;
     if (s < 3 && fusing) {
       const Program *p = jit_program_for(jf, &x);
@@ -389,7 +394,7 @@ static void test_two_phase_matches_interp(void) {
                 jx_device_of(x), p ? jit_program_nkernels(p) : -1);
     } else
       /* on cpu and cuda 2 (x - max) is the two-phase kernel's row output */
-      check_steps(jf, &x, s < 3 ? 6 : s == 3 ? (strcmp(jx_device_of(x), "cuda") == 0 ? 1 : 3) : fusing ? 1 : 2, 0,
+      check_steps(jf, &x, s < 3 ? 4 : s == 3 ? (strcmp(jx_device_of(x), "cuda") == 0 ? 1 : fusing ? 2 : 3) : fusing ? 1 : 2, 0,
                   s < 3 ? "layer_norm" : "max_spread");
     jx_array *xi = jx_device_put(x, "interp");
     CHECK_EQ_INT(jx_call(f, &xi, want), JX_OK);
@@ -518,6 +523,57 @@ static void test_epilogues_fuse(void) {
   const char *names[3] = {"b - 0.1 db", "db", "-sum / n"};
   for (int o = 0; o < 3; o++) check_same(got[o], want[o], names[o]);
   jx_fn_free(jf), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
+/* The longest chain of steps from p's inputs to the step writing `slot` (0 if none). */
+static int chain_to(const Program *p, int slot) {
+  int *depth = calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof *depth), found = 0;
+  for (int i = 0; depth && i < p->nsteps; i++) {
+    const Step *s = &p->steps[i];
+    for (int a = 0; a < step_nargs(s); a++)
+      for (int j = 0; j < i; j++)
+        for (int o = 0; o < p->steps[j].nout; o++)
+          if (p->steps[j].outs[o] == s->args[a] && depth[j] > depth[i]) depth[i] = depth[j];
+    depth[i]++;
+    for (int o = 0; o < s->nout; o++)
+      if (s->outs[o] == slot) found = depth[i];
+  }
+  free(depth);
+  return found;
+}
+
+/* The log-softmax cross-entropy's gradient over rows of 10 (the MLP's logits): dlogits
+ * = -y / n + sum(y / n) softmax reads the sum of exp(x - max) and the sum of the labels'
+ * row, which reads only the labels. With row outputs (cpu, cuda) that sum runs first
+ * (jit/lower.c, hoist_reductions) and dlogits is the exp sum's row output: two kernels
+ * from the logits to it (the max with exp(x - max), then the sum), not three. */
+static jx_status xent_loss(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *lp = jx_nn_log_softmax(in[0], 1, (int[]){-1}, NULL);
+  out[0] = jx_negative(jx_mean(jx_sum(jx_mul(lp, in[1]), 1, (int[]){-1}, false), 0, NULL, false));
+  return JX_OK;
+}
+
+static void test_xent_grad_chain(void) {
+  uint32_t seed = 37;
+  jx_scope_begin();
+  jx_array *l = test_randn(&seed, 2, (int64_t[]){512, 10});
+  float *yv = calloc(5120, sizeof *yv);
+  for (int i = 0; yv && i < 512; i++) yv[i * 10 + (i * 7) % 10] = 1.0f;
+  jx_array *y = jx_array_from(yv, JX_FLOAT32, 2, (int64_t[]){512, 10}), *in[2] = {l, y};
+  free(yv);
+  jx_fn *loss = jx_fn_new("xent", 2, 1, xent_loss, NULL), *f = jx_value_and_grad(loss, 1, (int[]){0}), *jf = jx_jit(f);
+  jx_array *got[2] = {NULL, NULL}, *want[2] = {NULL, NULL};
+  jx_array *ii[2] = {jx_device_put(l, "interp"), jx_device_put(y, "interp")};
+  CHECK_EQ_INT(jx_call(jf, in, got), JX_OK);
+  CHECK_EQ_INT(jx_call(f, ii, want), JX_OK);
+  check_same(got[0], want[0], "xent loss");
+  check_same(got[1], want[1], "xent dlogits");
+  const Program *p = jit_program_for(jf, in);
+  if (p && strcmp(jx_device_of(l), "interp") != 0)
+    CHECK_MSG(chain_to(p, p->outs[1].slot) == 2, "dlogits %d kernels from the logits", chain_to(p, p->outs[1].slot));
+  jx_fn_free(jf), jx_fn_free(f), jx_fn_free(loss);
   jx_scope_end(0, NULL);
 }
 
@@ -664,6 +720,7 @@ int main(void) {
   TEST_RUN(test_nested_jit_matches_inlined);
   TEST_RUN(test_elementwise_cones_fuse);
   TEST_RUN(test_epilogues_fuse);
+  TEST_RUN(test_xent_grad_chain);
   TEST_RUN(test_softmax_rows_match_interp);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
