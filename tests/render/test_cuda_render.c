@@ -189,6 +189,24 @@ static void test_render_compile(void) {
     ksw.row_exp = alu_binary(ALU_DIV, alu_unary(ALU_EXP, alu_binary(ALU_SUB, xw, alu_variable("pre", JX_FLOAT32))),
                              alu_variable("acc", JX_FLOAT32));
     cases[n++] = (Case){"softmax_rows_warp", ksw, CUDA_WARP_ROW, false, 1};
+    /* the cross-entropy step's rows of 10 (jit/lower.c: hoist_reductions, fuse_consumer):
+     * the sum of exp(x - max) (e, stored) as the first phase, the loss row as the
+     * second, the sum as a further output, and dlogits = -y / n + s / sum * e as the row
+     * output, s (the labels' row sum) read at the row */
+    {
+      const AluExp *gx = alu_special("gidx", 4096), *rx = alu_special("ridx", 10);
+      const AluExp *at = alu_binary(ALU_ADD, alu_binary(ALU_MUL, gx, i64(10)), rx);
+      const AluExp *e = ld(0, JX_FLOAT32, at), *yl = ld(1, JX_FLOAT32, at), *pre = alu_variable("pre", JX_FLOAT32);
+      Kernel kx = reduction(4096, 10, JX_FLOAT32, ALU_ADD, alu_binary(ALU_MUL, alu_unary(ALU_LOG, pre), yl));
+      kx.nargs = 3, kx.arg_dtypes[1] = kx.arg_dtypes[2] = JX_FLOAT32;
+      kx.has_pre = true, kx.pre_exp = e, kx.pre = k.pre;
+      kx.pre.op = ALU_ADD, kx.pre.identity = alu_reduce_identity(ALU_ADD, JX_FLOAT32), kx.pre.size = 10;
+      kx.nextra = 1, kx.extra[0] = pre, kx.extra_dtypes[0] = JX_FLOAT32;
+      kx.has_row_out = true, kx.row_dtype = JX_FLOAT32;
+      kx.row_exp = alu_binary(ALU_ADD, alu_binary(ALU_MUL, yl, f32(-1.0 / 4096)),
+                              alu_binary(ALU_MUL, alu_binary(ALU_DIV, ld(2, JX_FLOAT32, gx), pre), e));
+      cases[n++] = (Case){"xent_grad_rows", kx, CUDA_WARP_ROW, false, 1};
+    }
     /* rows of 3: a thread per row, the row output in float16 */
     const AluExp *gt = alu_special("gidx", 1000), *rt = alu_special("ridx", 3);
     const AluExp *xt = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, gt, i64(3)), rt));
