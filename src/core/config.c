@@ -185,6 +185,17 @@ void config_set_gemm_update(int on) {
   __atomic_store_n(&gemm_update, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED);
 }
 
+int config_env_setting(int *cache, const char *name, int def, int lo, int hi) {
+  int v = __atomic_load_n(cache, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *e = getenv(name);
+    int w = e ? atoi(e) : def;
+    v = w >= lo && w <= hi ? w : def;
+    __atomic_store_n(cache, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
 int config_dot_cols(int backend_value) { return lowering_limit(&dot_cols, "JAXC_DOT_COLS", backend_value); }
 
 void config_set_dot_cols(int on) { __atomic_store_n(&dot_cols, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED); }

@@ -78,6 +78,10 @@ void config_set_gemm_update(int on);
  * (0/1) when set, or what config_set_dot_cols set (-1: the backend's again). */
 int config_dot_cols(int backend_value);
 void config_set_dot_cols(int on);
+/* A measuring setting (JAXC_CUDA_EW_V and the like): the environment variable `name` as
+ * an int in [lo, hi], def where unset or out of range, read once into *cache (-1 until
+ * then; relaxed atomics, so threads may ask at once). */
+int config_env_setting(int *cache, const char *name, int def, int lo, int hi);
 /* JAXC_CPU_DEVICES if an integer in [1, max], else 1. */
 int config_cpu_devices(int max);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */

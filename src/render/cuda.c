@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "render/cuda.h"
@@ -237,20 +238,6 @@ static bool row_loads_contiguous(const AluExp *e, const Kernel *k, uint64_t *mas
  * 3.53 with 1 and 3.77 with a grid-stride loop in bench/gpu/ceilings.cu): the chain's
  * transcendentals keep the issue slots busy, and more loads of a thread in flight hide
  * the memory latency between them. JAXC_CUDA_EW_V=1..4 tries others. */
-/* The measuring variable `name` as an int in [lo, hi] (def where unset or out of range),
- * read once into *cache (-1 until then; relaxed atomics: threads may render at once).
- * These settings change kernels' sources, so kernels cache per value. */
-static int env_setting(int *cache, const char *name, int def, int lo, int hi) {
-  int v = __atomic_load_n(cache, __ATOMIC_RELAXED);
-  if (v < 0) {
-    const char *e = getenv(name);
-    int w = e ? atoi(e) : def;
-    v = w >= lo && w <= hi ? w : def;
-    __atomic_store_n(cache, v, __ATOMIC_RELAXED);
-  }
-  return v;
-}
-
 /* e for output gidx = G jx_w + j (jx_w in [0, N / G)), simplified: the product's
  * x[gidx / 10, ridx] becomes x[jx_w, ridx] for every j when G = 10. */
 static const AluExp *grouped_exp(const AluExp *e, int64_t N, int G, int j) {
@@ -288,7 +275,7 @@ static uint64_t grouped_shared(const Kernel *k, int G, uint64_t vec) {
  * measuring, part of the kernels' source). */
 static int row_group_cap(void) {
   static int cap = -1;
-  return env_setting(&cap, "JAXC_CUDA_ROW_GROUP", RENDER_CUDA_ROW_GROUP_MAX, 0, RENDER_CUDA_ROW_GROUP_MAX);
+  return config_env_setting(&cap, "JAXC_CUDA_ROW_GROUP", RENDER_CUDA_ROW_GROUP_MAX, 0, RENDER_CUDA_ROW_GROUP_MAX);
 }
 
 static int warp_row_group(const Kernel *k, uint64_t vec) {
@@ -329,7 +316,7 @@ static bool shares_row_load(const AluExp *e0, const AluExp *e1) {
  * dW2 = relu(x W1 + b1)^T @ g as one such kernel). */
 static int column_group(const Kernel *k) {
   static int on = -1;
-  int most = env_setting(&on, "JAXC_CUDA_COL_GROUP", 0, 0, 1) ? row_group_cap() : 1;
+  int most = config_env_setting(&on, "JAXC_CUDA_COL_GROUP", 0, 0, 1) ? row_group_cap() : 1;
   if (jx_dtype_itemsize(k->reduction.dtype) > 8) return 1;
   for (int G = most; G >= 2; G--) {
     if (k->size % G || k->size / G >= 16384) continue;
@@ -341,7 +328,7 @@ static int column_group(const Kernel *k) {
 
 static int vec_per_thread(void) {
   static int v = -1;
-  return env_setting(&v, "JAXC_CUDA_EW_V", 4, 1, 4);
+  return config_env_setting(&v, "JAXC_CUDA_EW_V", 4, 1, 4);
 }
 
 /* Rows of at most this many elements take a thread each (CUDA_THREAD_ROW; longer ones a
@@ -350,7 +337,7 @@ static int vec_per_thread(void) {
 #define THREAD_ROW_MAX_DEFAULT 8
 static int thread_row_max(void) {
   static int v = -1;
-  return env_setting(&v, "JAXC_CUDA_THREAD_ROW_MAX", THREAD_ROW_MAX_DEFAULT, 1, 64);
+  return config_env_setting(&v, "JAXC_CUDA_THREAD_ROW_MAX", THREAD_ROW_MAX_DEFAULT, 1, 64);
 }
 
 RenderCudaPlan render_cuda_plan(const Kernel *k) {
@@ -639,7 +626,7 @@ static void red_loop(Buf *b, const Red *t, const char *indent, const char *acc, 
 /* JAXC_CUDA_RED_AHEAD=1..8 tries other depths (measuring; part of the kernel's source) */
 static int red_vec_ahead(void) {
   static int v = -1;
-  return env_setting(&v, "JAXC_CUDA_RED_AHEAD", RED_VEC_AHEAD_DEFAULT, 1, 8);
+  return config_env_setting(&v, "JAXC_CUDA_RED_AHEAD", RED_VEC_AHEAD_DEFAULT, 1, 8);
 }
 #define RED_VEC_AHEAD red_vec_ahead()
 static void red_loop_vec(Buf *b, const Red *t, const Kernel *k, uint64_t vec, const char *indent, const char *acc,
@@ -844,6 +831,20 @@ static bool row_output(const RenderLang *lang, const Kernel *k, const RenderCuda
  * in warp order through shared memory, the block's partial left in scratch; the block
  * taking its column group's last ticket combines the partials in chunk order, 8 loads
  * in flight (jx_cgload). Two stages, one launch, deterministic. */
+/* The opening of a column reduction's kernel: shared jx_csh[8][width + 1] and jx_last,
+ * the partials in scratch, this thread's column lane and row lane, `first` (its output,
+ * or its group) = 32 blockIdx.x + lane, and its block's chunk of the R rows [jx_r0, jx_r1). */
+static void columns_prologue(Buf *b, const char *ct, int width, const char *first, long long R) {
+  const int C = RENDER_CUDA_COL_OUTS, L = RENDER_CUDA_COL_LANES;
+  buf_printf(b, "  __shared__ %s jx_csh[%d][%d];\n  __shared__ bool jx_last;\n", ct, L, width + 1);
+  buf_printf(b, "  %s *jx_parts = (%s *)scratch;\n", ct, ct);
+  buf_printf(b, "  const int jx_col = threadIdx.x %% %d, jx_rl = threadIdx.x / %d;\n", C, C);
+  buf_printf(b, "  const int64_t %s = (int64_t)blockIdx.x * %d + jx_col;\n", first, C);
+  buf_printf(b, "  const int64_t jx_chunk = (%lldLL + gridDim.y - 1) / gridDim.y;\n", R);
+  buf_str(b, "  const int64_t jx_r0 = blockIdx.y * jx_chunk;\n");
+  buf_printf(b, "  const int64_t jx_r1 = jx_r0 + jx_chunk < %lldLL ? jx_r0 + jx_chunk : %lldLL;\n", R, R);
+}
+
 /* CUDA_COLUMNS grouped (plan group G > 1, column_group): lane jx_col of block x holds
  * the G outputs gidx = G jx_w + j of group jx_w = 32 x + jx_col, emitted together so the
  * element they share (x[k, w]) is read once a row; the 8 row lanes and the chunks over
@@ -878,13 +879,7 @@ static bool render_columns_group(const RenderLang *lang, const Kernel *k, const 
   emit_const(&ident, r->dtype, r->identity);
   ok = ok && !body.oom && !steps.oom && !combs.oom && !ident.oom && !comb1.oom;
   if (ok) {
-    buf_printf(b, "  __shared__ %s jx_csh[%d][%d];\n  __shared__ bool jx_last;\n", ct, L, C * G + 1);
-    buf_printf(b, "  %s *jx_parts = (%s *)scratch;\n", ct, ct);
-    buf_printf(b, "  const int jx_col = threadIdx.x %% %d, jx_rl = threadIdx.x / %d;\n", C, C);
-    buf_printf(b, "  const int64_t jx_w = (int64_t)blockIdx.x * %d + jx_col;\n", C);
-    buf_printf(b, "  const int64_t jx_chunk = (%lldLL + gridDim.y - 1) / gridDim.y;\n", R);
-    buf_str(b, "  const int64_t jx_r0 = blockIdx.y * jx_chunk;\n");
-    buf_printf(b, "  const int64_t jx_r1 = jx_r0 + jx_chunk < %lldLL ? jx_r0 + jx_chunk : %lldLL;\n", R, R);
+    columns_prologue(b, ct, C * G, "jx_w", R);
     for (int j = 0; j < G; j++) buf_printf(b, "  %s jx_acc%d = %s;\n", ct, j, ident.s);
     buf_printf(b, "  if (jx_w < %lldLL) {\n", W);
     buf_printf(b, "    #pragma unroll 4\n    for (int64_t ridx = jx_r0 + jx_rl; ridx < jx_r1; ridx += %d) {\n", L);
@@ -921,13 +916,7 @@ static bool render_columns(const RenderLang *lang, const Kernel *k, Buf *b, int 
   const char *ct = ctype_of(k->reduction.dtype);
   long long R = (long long)k->reduction.size, N = (long long)k->size;
   const int C = RENDER_CUDA_COL_OUTS, L = RENDER_CUDA_COL_LANES;
-  buf_printf(b, "  __shared__ %s jx_csh[%d][%d];\n  __shared__ bool jx_last;\n", ct, L, C + 1);
-  buf_printf(b, "  %s *jx_parts = (%s *)scratch;\n", ct, ct);
-  buf_printf(b, "  const int jx_col = threadIdx.x %% %d, jx_rl = threadIdx.x / %d;\n", C, C);
-  buf_printf(b, "  const int64_t gidx = (int64_t)blockIdx.x * %d + jx_col;\n", C);
-  buf_printf(b, "  const int64_t jx_chunk = (%lldLL + gridDim.y - 1) / gridDim.y;\n", R);
-  buf_str(b, "  const int64_t jx_r0 = blockIdx.y * jx_chunk;\n");
-  buf_printf(b, "  const int64_t jx_r1 = jx_r0 + jx_chunk < %lldLL ? jx_r0 + jx_chunk : %lldLL;\n", R, R);
+  columns_prologue(b, ct, C, "gidx", R);
   buf_printf(b, "  %s jx_acc = %s;\n", ct, t->ident.s);
   buf_printf(b, "  if (gidx < %lldLL) {\n", N);
   char step[16];
@@ -967,7 +956,7 @@ static bool per_output(const AluExp *x, AluMap *m) {
 #define WARP_GROUP_LOADS_DEFAULT 5
 static int warp_group_loads(void) {
   static int v = -1;
-  return env_setting(&v, "JAXC_CUDA_ROW_GROUP_LOADS", WARP_GROUP_LOADS_DEFAULT, 1, RENDER_CUDA_ROW_GROUP_MAX);
+  return config_env_setting(&v, "JAXC_CUDA_ROW_GROUP_LOADS", WARP_GROUP_LOADS_DEFAULT, 1, RENDER_CUDA_ROW_GROUP_MAX);
 }
 /* CUDA_WARP_ROW grouped (plan group G > 1, 16-byte loads): warp jx_w computes outputs
  * gidx = G jx_w + j, j < G, in one pass over the row. Each step a lane reads 4 elements

@@ -469,15 +469,48 @@ bool lower_dot_rows_inlines(const Lower *L, const PrimParams *pp, const Lazy *x,
          rows_operand_inline(x);
 }
 
+/* A rows or columns product's layout and canonical views x' (B, M, K) and y' (B, K, N)
+ * (owned by the caller), a lazy x left lazy where the kernel recomputes it
+ * (rows_operand_inline), else stored; *fallback cleared. False on error. */
+static bool dot_views(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, DotLayout *D, Lazy *xv, Lazy *yv,
+                      bool *fallback) {
+  prim_dot_layout(pp, &x->aval, &y->aval, D);
+  *fallback = false;
+  if (x->slot < 0 && !(rows_inline_on() && rows_operand_inline(x)) && !lower_realize(L, x)) return false;
+  view3(x, D->xperm, D->B, D->M, D->K, xv);
+  view3(y, D->yperm, D->B, D->K, D->N, yv);
+  return true;
+}
+
+/* The reduction kernel over K of a product's views xv (B, M, K) and yv -- (B, N, K) where
+ * y_nk, else (B, K, N): out[b, m, n] = sum_k xv[b, m, k] * yv[b, n, k] (or yv[b, k, n]),
+ * float16/bfloat16 accumulated in float32 (kexp_dot's rule) -- emitted where ok, into
+ * *out. The views are freed. */
+static bool dot_reduction(Lower *L, const DotLayout *D, bool ok, Lazy *xv, Lazy *yv, bool y_nk, Lazy *out,
+                          const Aval *av) {
+  int s = -1;
+  if (ok) {
+    const AluExp *o[3], *gidx = alu_special("gidx", D->B * D->M * D->N), *r = alu_special("ridx", D->K);
+    shape_unflatten(gidx, 3, (int64_t[]){D->B, D->M, D->N}, o);
+    jx_dtype dt = av->dtype, acc = dt == JX_FLOAT16 || dt == JX_BFLOAT16 ? JX_FLOAT32 : dt;
+    const AluExp *xi[3] = {o[0], o[1], r}, *yi[3] = {o[0], y_nk ? o[2] : r, y_nk ? r : o[2]};
+    Kernel k = {.size = D->B * D->M * D->N, .dtype = dt, .has_reduction = true};
+    k.reduction = (Reduction){.op = ALU_ADD, .dtype = acc, .size = D->K, .identity = alu_reduce_identity(ALU_ADD, acc)};
+    k.reduction.epilogue = acc != dt ? alu_cast(alu_variable("acc", acc), dt) : NULL;
+    k.exp = alu_binary(ALU_MUL, alu_cast(lower_load(xv, xi), acc), alu_cast(lower_load(yv, yi), acc));
+    s = lower_emit(L, &k);
+  }
+  shape_free(xv->st), shape_free(yv->st);
+  if (s < 0) return false;
+  *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
+  return out->st != NULL;
+}
+
 static bool lower_dot_rows(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Lazy *out, const Aval *av,
                            bool *fallback) {
   DotLayout D;
-  prim_dot_layout(pp, &x->aval, &y->aval, &D);
-  *fallback = false;
-  if (x->slot < 0 && !(rows_inline_on() && rows_operand_inline(x)) && !lower_realize(L, x)) return false;
   Lazy xv, yv;
-  view3(x, D.xperm, D.B, D.M, D.K, &xv);
-  view3(y, D.yperm, D.B, D.K, D.N, &yv);
+  if (!dot_views(L, pp, x, y, &D, &xv, &yv, fallback)) return false;
   ShapeTracker *t = yv.st ? shape_permute(yv.st, (int[]){0, 2, 1}) : NULL;
   shape_free(yv.st);
   yv.st = t;
@@ -485,22 +518,7 @@ static bool lower_dot_rows(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Laz
   bool ok = false;
   if (!xv.st || !shape_is_contiguous(xv.st) || !yv.st) *fallback = true;
   else ok = lower_realize(L, &yv);
-  int s = -1;
-  if (ok) {
-    const AluExp *o[3], *gidx = alu_special("gidx", D.B * D.M * D.N), *r = alu_special("ridx", D.K);
-    shape_unflatten(gidx, 3, (int64_t[]){D.B, D.M, D.N}, o);
-    jx_dtype dt = av->dtype, acc = dt == JX_FLOAT16 || dt == JX_BFLOAT16 ? JX_FLOAT32 : dt;
-    const AluExp *xi[3] = {o[0], o[1], r}, *yi[3] = {o[0], o[2], r};
-    Kernel k = {.size = D.B * D.M * D.N, .dtype = dt, .has_reduction = true};
-    k.reduction = (Reduction){.op = ALU_ADD, .dtype = acc, .size = D.K, .identity = alu_reduce_identity(ALU_ADD, acc)};
-    k.reduction.epilogue = acc != dt ? alu_cast(alu_variable("acc", acc), dt) : NULL;
-    k.exp = alu_binary(ALU_MUL, alu_cast(lower_load(&xv, xi), acc), alu_cast(lower_load(&yv, yi), acc));
-    s = lower_emit(L, &k);
-  }
-  shape_free(xv.st), shape_free(yv.st);
-  if (s < 0) return false;
-  *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
-  return out->st != NULL;
+  return dot_reduction(L, &D, ok, &xv, &yv, true, out, av);
 }
 
 /* A float product with few output columns (N <= the backend's dot_rows_max_n, with
@@ -517,33 +535,14 @@ static bool lower_dot_rows(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Laz
 static bool lower_dot_cols(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Lazy *out, const Aval *av,
                            bool *fallback) {
   DotLayout D;
-  prim_dot_layout(pp, &x->aval, &y->aval, &D);
-  *fallback = false;
-  if (x->slot < 0 && !(rows_inline_on() && rows_operand_inline(x)) && !lower_realize(L, x)) return false;
   Lazy xv, yv;
-  view3(x, D.xperm, D.B, D.M, D.K, &xv);
-  view3(y, D.yperm, D.B, D.K, D.N, &yv);
+  if (!dot_views(L, pp, x, y, &D, &xv, &yv, fallback)) return false;
   ShapeTracker *xt = xv.st ? shape_permute(xv.st, (int[]){0, 2, 1}) : NULL;
   bool ok = false;
   if (!xt || !shape_is_contiguous(xt) || !yv.st || D.M < 32) *fallback = true;
   else ok = shape_is_contiguous(yv.st) || lower_realize(L, &yv);
   shape_free(xt);
-  int s = -1;
-  if (ok) {
-    const AluExp *o[3], *gidx = alu_special("gidx", D.B * D.M * D.N), *r = alu_special("ridx", D.K);
-    shape_unflatten(gidx, 3, (int64_t[]){D.B, D.M, D.N}, o);
-    jx_dtype dt = av->dtype, acc = dt == JX_FLOAT16 || dt == JX_BFLOAT16 ? JX_FLOAT32 : dt;
-    const AluExp *xi[3] = {o[0], o[1], r}, *yi[3] = {o[0], r, o[2]};
-    Kernel k = {.size = D.B * D.M * D.N, .dtype = dt, .has_reduction = true};
-    k.reduction = (Reduction){.op = ALU_ADD, .dtype = acc, .size = D.K, .identity = alu_reduce_identity(ALU_ADD, acc)};
-    k.reduction.epilogue = acc != dt ? alu_cast(alu_variable("acc", acc), dt) : NULL;
-    k.exp = alu_binary(ALU_MUL, alu_cast(lower_load(&xv, xi), acc), alu_cast(lower_load(&yv, yi), acc));
-    s = lower_emit(L, &k);
-  }
-  shape_free(xv.st), shape_free(yv.st);
-  if (s < 0) return false;
-  *out = (Lazy){.slot = s, .aval = *av, .st = shape_contiguous(av->ndim, av->shape)};
-  return out->st != NULL;
+  return dot_reduction(L, &D, ok, &xv, &yv, false, out, av);
 }
 
 static bool lower_dot(Lower *L, Prim prim, const PrimParams *pp, int nin, Lazy *const *in,

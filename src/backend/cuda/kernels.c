@@ -240,22 +240,9 @@ jx_status cuda_prepare_batch(const Kernel *const *ks, int n) {
  * 0.2619 -> 0.2552 ms on an H200 (3 runs each, waves 2: 0.2589; 3: 0.2633, rows not
  * split in powers of two), sum of 2^28 unchanged (0.2437 -> 0.2430). */
 #define SPLIT_WAVES_DEFAULT 4
-/* A measuring setting: `name` as an int in [lo, hi] (def where unset or out of range),
- * read once (relaxed atomics: threads may launch at once). */
-static int env_setting(int *cache, const char *name, int def, int lo, int hi) {
-  int v = __atomic_load_n(cache, __ATOMIC_RELAXED);
-  if (v < 0) {
-    const char *e = getenv(name);
-    int w = e ? atoi(e) : def;
-    v = w >= lo && w <= hi ? w : def;
-    __atomic_store_n(cache, v, __ATOMIC_RELAXED);
-  }
-  return v;
-}
-
 static int split_waves(void) {
   static int v = -1;
-  return env_setting(&v, "JAXC_CUDA_SPLIT_WAVES", SPLIT_WAVES_DEFAULT, 1, 8);
+  return config_env_setting(&v, "JAXC_CUDA_SPLIT_WAVES", SPLIT_WAVES_DEFAULT, 1, 8);
 }
 
 /* Rows a row lane of a grouped column reduction takes at least: 16 (JAXC_CUDA_COL_ROWS =
@@ -264,7 +251,7 @@ static int split_waves(void) {
  * outputs' partials are read by its 256 threads. */
 static int col_rows(void) {
   static int v = -1;
-  return env_setting(&v, "JAXC_CUDA_COL_ROWS", 16, 1, 256);
+  return config_env_setting(&v, "JAXC_CUDA_COL_ROWS", 16, 1, 256);
 }
 
 static unsigned clamp_blocks(int64_t want, int64_t most) {
