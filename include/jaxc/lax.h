@@ -161,7 +161,7 @@ jx_status jx_lax_cond(jx_array *pred, jx_fn *true_fn, jx_fn *false_fn, int nops,
  * the carries. jvp differentiates it (one loop over carries and tangents); vmap with
  * a batched predicate runs until every lane is done, keeping finished lanes' carries
  * (select per lane); reverse mode is JX_ERR_UNSUPPORTED, as in JAX -- use
- * jx_lax_while_loop_bounded. Example (README "Loops"):
+ * jx_lax_while_loop_bounded. Example (README "Control flow"):
  *   jx_array *out[2];
  *   jx_lax_while_loop(f_lt_10, f_step, 2, (jx_array *[]){i0, x0}, out); */
 jx_status jx_lax_while_loop(jx_fn *cond_fn, jx_fn *body_fn, int ncarry, jx_array *const *init,
