@@ -145,6 +145,24 @@ static void test_render_compile(void) {
     Kernel kd = reduction(5120, 4096, JX_FLOAT32, ALU_ADD, alu_binary(ALU_MUL, xc, gg));
     kd.nargs = 2, kd.arg_dtypes[1] = JX_FLOAT32;
     cases[n++] = (Case){"dw2", kd, CUDA_COLUMNS, false, 1};
+    /* epilogue outputs (jit/lower.c, fuse_consumer): W2 - 0.01 dW2 beside dW2 (grouped),
+     * b1 - 0.01 db1 beside a bias gradient's column sum, -sum / n beside a split full sum */
+    Kernel ke = kc;
+    ke.nargs = 4, ke.arg_dtypes[3] = JX_FLOAT32;
+    ke.nextra = 1, ke.extra_dtypes[0] = JX_FLOAT32;
+    ke.extra[0] = alu_binary(ALU_SUB, ld(3, JX_FLOAT32, gc), alu_binary(ALU_MUL, alu_variable("acc", JX_FLOAT32), f32(0.01)));
+    cases[n++] = (Case){"dw2_update", ke, CUDA_COLUMNS, false, 1};
+    const AluExp *gb = alu_special("gidx", 512);
+    Kernel kb = reduction(512, 4096, JX_FLOAT32, ALU_ADD, ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, rc, i64(512)), gb)));
+    kb.nargs = 2, kb.arg_dtypes[1] = JX_FLOAT32;
+    kb.nextra = 1, kb.extra_dtypes[0] = JX_FLOAT32;
+    kb.extra[0] = alu_binary(ALU_SUB, ld(1, JX_FLOAT32, gb), alu_binary(ALU_MUL, alu_variable("acc", JX_FLOAT32), f32(0.01)));
+    cases[n++] = (Case){"db1_update", kb, CUDA_COLUMNS, false, 1};
+    const AluExp *rs = alu_special("ridx", 1 << 20);
+    Kernel kl = reduction(1, 1 << 20, JX_FLOAT32, ALU_ADD, ld(0, JX_FLOAT32, rs));
+    kl.nextra = 1, kl.extra_dtypes[0] = JX_FLOAT32;
+    kl.extra[0] = alu_unary(ALU_NEG, alu_binary(ALU_MUL, alu_variable("acc", JX_FLOAT32), f32(1.0 / (1 << 20))));
+    cases[n++] = (Case){"loss_split", kl, CUDA_BLOCK_ROW, true, 1};
   }
   /* full sum of 2^24: split over blocks; max too; integer sum; float16 sum */
   {
@@ -306,7 +324,7 @@ static void test_render_compile(void) {
   }
   /* the bias gradients' column sums share nothing across outputs: ungrouped */
   for (int i = 0; i < n; i++)
-    if (cases[i].kind == CUDA_COLUMNS && i != cols_case && i != cols_case + 1)
+    if (cases[i].kind == CUDA_COLUMNS && (i < cols_case || i > cols_case + 2))
       CHECK_MSG(render_cuda_plan(&cases[i].k).group == 1, "%s grouped", cases[i].name);
   /* rows that share nothing across outputs (row sums, softmax): one warp an output */
   for (int i = 0; i < n; i++)
