@@ -47,6 +47,11 @@ struct Backend {
    * each consumer instead of writing it to memory and reading it back (jit/lower.c,
    * maybe_share). */
   bool cheap_recompute;
+  /* With cheap_recompute: the most operations (a transcendental function counting one) a
+   * shared value may take to be recomputed by each consumer; 0 means 2 (softmax's
+   * exp(x - max)). 3 recomputes a biased softmax's exp(l + b - max), which lets its max
+   * and sum be one two-phase kernel (not yet measured on a GPU: JAXC_RECOMPUTE_OPS). */
+  int recompute_ops;
   /* The most elements a float dot_general may contract to be lowered as one elementwise
    * expression (trace/kexp.c, kexp_dot_unrolled) rather than a GEMM routine or a
    * reduction kernel; 0: never. The expression fuses into its consumers: on a GPU the

@@ -159,7 +159,7 @@ static int lowering_limit(int *cell, const char *env, int backend_value) {
   return v >= 0 ? v : backend_value;
 }
 
-static int dot_unroll = -2, dot_rows = -2, gemm_update = -2, dot_cols = -2; /* atomic (lowering_limit) */
+static int dot_unroll = -2, dot_rows = -2, gemm_update = -2, dot_cols = -2, recompute = -2; /* atomic (lowering_limit) */
 
 int config_dot_unroll_max_k(int backend_value) {
   return lowering_limit(&dot_unroll, "JAXC_DOT_UNROLL_MAX_K", backend_value);
@@ -197,6 +197,13 @@ int config_env_setting(int *cache, const char *name, int def, int lo, int hi) {
 }
 
 int config_dot_cols(int backend_value) { return lowering_limit(&dot_cols, "JAXC_DOT_COLS", backend_value); }
+
+int config_recompute_ops(int backend_value) {
+  int v = lowering_limit(&recompute, "JAXC_RECOMPUTE_OPS", backend_value);
+  return v > 0 ? v : 2;
+}
+
+void config_set_recompute_ops(int n) { __atomic_store_n(&recompute, n < -1 ? -1 : n > 64 ? 64 : n, __ATOMIC_RELAXED); }
 
 void config_set_dot_cols(int on) { __atomic_store_n(&dot_cols, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED); }
 

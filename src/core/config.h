@@ -78,6 +78,12 @@ void config_set_gemm_update(int on);
  * (0/1) when set, or what config_set_dot_cols set (-1: the backend's again). */
 int config_dot_cols(int backend_value);
 void config_set_dot_cols(int on);
+/* The most operations of a shared value jit recomputes in each consumer on backends with
+ * cheap_recompute (Backend.recompute_ops, jit/lower.c's maybe_share): backend_value, or
+ * JAXC_RECOMPUTE_OPS when set, or what config_set_recompute_ops set (-1: the backend's
+ * again); 2 where that is 0. */
+int config_recompute_ops(int backend_value);
+void config_set_recompute_ops(int n);
 /* A measuring setting (JAXC_CUDA_EW_V and the like): the environment variable `name` as
  * an int in [lo, hi], def where unset or out of range, read once into *cache (-1 until
  * then; relaxed atomics, so threads may ask at once). */

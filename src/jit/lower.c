@@ -60,7 +60,7 @@ static bool maybe_share(JitLower *L, Lazy *v) {
   /* on a GPU two operations, a transcendental one included, cost less than a round
    * trip through memory: softmax's exp(x - max) is recomputed by its sum and its
    * division, which makes the max and the sum one two-phase kernel */
-  if (L->base.cheap_recompute && value_ops(v->src, 1) <= 2 && alu_count(v->src) <= 12) return true;
+  if (L->base.cheap_recompute && value_ops(v->src, 1) <= L->base.recompute_ops && alu_count(v->src) <= 12) return true;
   return lower_realize(&L->base, v);
 }
 
@@ -747,6 +747,7 @@ static bool fuse_siblings(Program *p) {
 Program *jit_lower(const Jaxpr *j, const Backend *be) {
   Program *p = calloc(1, sizeof *p);
   JitLower L = {.base = {.p = p, .cheap_recompute = be && be->cheap_recompute,
+                         .recompute_ops = config_recompute_ops(be ? be->recompute_ops : 0),
                          .dot_unroll_max_k = config_dot_unroll_max_k(be ? be->dot_unroll_max_k : 0),
                          .dot_rows_max_n = config_dot_rows_max_n(be ? be->dot_rows_max_n : 0),
                          .dot_cols = config_dot_cols(be ? be->dot_cols : 0) > 0},

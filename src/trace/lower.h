@@ -66,6 +66,7 @@ typedef struct Lazy {
 typedef struct Lower {
   Program *p;
   bool cheap_recompute;  /* the device's (backend.h) */
+  int recompute_ops;     /* the device's (backend.h), 0 replaced by 2 */
   int dot_unroll_max_k;  /* the device's (backend.h) */
   int dot_rows_max_n;    /* the device's (backend.h) */
   bool dot_cols;         /* the device's (backend.h) */

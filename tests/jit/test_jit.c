@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/config.h"
 #include "jit/jit.h"
 #include "test.h"
 #include "trace/lower.h"
@@ -526,16 +527,20 @@ static void test_epilogues_fuse(void) {
   jx_scope_end(0, NULL);
 }
 
-/* The longest chain of steps from p's inputs to the step writing `slot` (0 if none). */
-static int chain_to(const Program *p, int slot) {
+/* The longest chain of steps from p's input `in` to the step writing `slot` (0 if that
+ * step does not depend on the input). */
+static int chain_to(const Program *p, int in, int slot) {
   int *depth = calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof *depth), found = 0;
   for (int i = 0; depth && i < p->nsteps; i++) {
     const Step *s = &p->steps[i];
-    for (int a = 0; a < step_nargs(s); a++)
+    bool reads = false;
+    for (int a = 0; a < step_nargs(s); a++) {
+      reads |= p->kinds[s->args[a]] == SLOT_INPUT && p->index[s->args[a]] == in;
       for (int j = 0; j < i; j++)
         for (int o = 0; o < p->steps[j].nout; o++)
           if (p->steps[j].outs[o] == s->args[a] && depth[j] > depth[i]) depth[i] = depth[j];
-    depth[i]++;
+    }
+    if (reads || depth[i]) depth[i]++;
     for (int o = 0; o < s->nout; o++)
       if (s->outs[o] == slot) found = depth[i];
   }
@@ -572,8 +577,50 @@ static void test_xent_grad_chain(void) {
   check_same(got[1], want[1], "xent dlogits");
   const Program *p = jit_program_for(jf, in);
   if (p && strcmp(jx_device_of(l), "interp") != 0)
-    CHECK_MSG(chain_to(p, p->outs[1].slot) == 2, "dlogits %d kernels from the logits", chain_to(p, p->outs[1].slot));
+    CHECK_MSG(chain_to(p, 0, p->outs[1].slot) == 2, "dlogits %d kernels from the logits", chain_to(p, 0, p->outs[1].slot));
   jx_fn_free(jf), jx_fn_free(f), jx_fn_free(loss);
+  jx_scope_end(0, NULL);
+}
+
+/* A biased softmax's exp(l + b - max) -- three operations -- recomputed where
+ * Backend.recompute_ops (config_set_recompute_ops, JAXC_RECOMPUTE_OPS) allows 3: the
+ * max, the sum of exp and dlogits are then one two-phase kernel with a row output, one
+ * kernel from the logits to dlogits, where stored (2 operations, the default) it takes
+ * two. Rows of 32 (the cpu fuses two phases over rows of 16 or more). */
+static jx_status biased_xent_loss(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *lp = jx_nn_log_softmax(jx_add(in[0], in[2]), 1, (int[]){-1}, NULL);
+  out[0] = jx_negative(jx_mean(jx_sum(jx_mul(lp, in[1]), 1, (int[]){-1}, false), 0, NULL, false));
+  return JX_OK;
+}
+
+static void test_recompute_ops(void) {
+  uint32_t seed = 41;
+  jx_scope_begin();
+  jx_array *l = test_randn(&seed, 2, (int64_t[]){256, 32}), *b = test_randn(&seed, 1, (int64_t[]){32});
+  float *yv = calloc(256 * 32, sizeof *yv);
+  for (int i = 0; yv && i < 256; i++) yv[i * 32 + (i * 5) % 32] = 1.0f;
+  jx_array *y = jx_array_from(yv, JX_FLOAT32, 2, (int64_t[]){256, 32}), *in[3] = {l, y, b};
+  free(yv);
+  jx_array *ii[3] = {jx_device_put(l, "interp"), jx_device_put(y, "interp"), jx_device_put(b, "interp")};
+  jx_fn *loss = jx_fn_new("biased_xent", 3, 1, biased_xent_loss, NULL), *f = jx_value_and_grad(loss, 1, (int[]){0});
+  jx_array *want[2] = {NULL, NULL};
+  CHECK_EQ_INT(jx_call(f, ii, want), JX_OK);
+  for (int ops = 2; ops <= 3; ops++) {
+    config_set_recompute_ops(ops);
+    jx_fn *jf = jx_jit(f);
+    jx_array *got[2] = {NULL, NULL};
+    CHECK_EQ_INT(jx_call(jf, in, got), JX_OK);
+    check_same(got[0], want[0], "biased xent loss");
+    check_same(got[1], want[1], "biased xent dlogits");
+    const Program *p = jit_program_for(jf, in);
+    int chain = p ? chain_to(p, 0, p->outs[1].slot) : -1, expect = ops == 3 ? 1 : 2;
+    if (strcmp(jx_device_of(l), "interp") != 0)
+      CHECK_MSG(chain == expect, "recompute %d ops: dlogits %d kernels from the logits, expected %d", ops, chain, expect);
+    jx_fn_free(jf);
+  }
+  config_set_recompute_ops(-1);
+  jx_fn_free(f), jx_fn_free(loss);
   jx_scope_end(0, NULL);
 }
 
@@ -721,6 +768,7 @@ int main(void) {
   TEST_RUN(test_elementwise_cones_fuse);
   TEST_RUN(test_epilogues_fuse);
   TEST_RUN(test_xent_grad_chain);
+  TEST_RUN(test_recompute_ops);
   TEST_RUN(test_softmax_rows_match_interp);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
