@@ -159,7 +159,7 @@ static int lowering_limit(int *cell, const char *env, int backend_value) {
   return v >= 0 ? v : backend_value;
 }
 
-static int dot_unroll = -2, dot_rows = -2, gemm_update = -2, dot_cols = -2, recompute = -2; /* atomic (lowering_limit) */
+static int dot_unroll = -2, dot_rows = -2, gemm_update = -2, dot_cols = -2, recompute = -2, k_major = -2; /* atomic (lowering_limit) */
 
 int config_dot_unroll_max_k(int backend_value) {
   return lowering_limit(&dot_unroll, "JAXC_DOT_UNROLL_MAX_K", backend_value);
@@ -204,6 +204,10 @@ int config_recompute_ops(int backend_value) {
 }
 
 void config_set_recompute_ops(int n) { __atomic_store_n(&recompute, n < -1 ? -1 : n > 64 ? 64 : n, __ATOMIC_RELAXED); }
+
+int config_gemm_k_major(int backend_value) { return lowering_limit(&k_major, "JAXC_GEMM_K_MAJOR", backend_value); }
+
+void config_set_gemm_k_major(int on) { __atomic_store_n(&k_major, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED); }
 
 void config_set_dot_cols(int on) { __atomic_store_n(&dot_cols, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED); }
 

@@ -84,6 +84,12 @@ void config_set_dot_cols(int on);
  * again); 2 where that is 0. */
 int config_recompute_ops(int backend_value);
 void config_set_recompute_ops(int n);
+/* Whether a large float GEMM stores a program input it reads transposed as its left
+ * operand K-major first (Backend.gemm_k_major, trace/lower.c's lower_gemm):
+ * backend_value, or JAXC_GEMM_K_MAJOR (0/1) when set, or what config_set_gemm_k_major
+ * set (-1: the backend's again). */
+int config_gemm_k_major(int backend_value);
+void config_set_gemm_k_major(int on);
 /* A measuring setting (JAXC_CUDA_EW_V and the like): the environment variable `name` as
  * an int in [lo, hi], def where unset or out of range, read once into *cache (-1 until
  * then; relaxed atomics, so threads may ask at once). */

@@ -258,7 +258,8 @@ static EagerEntry *build(uint64_t h, Prim p, int nin, jx_array *const *in, const
   Lower L = {.p = prog, .cheap_recompute = be->cheap_recompute,
              .dot_unroll_max_k = config_dot_unroll_max_k(be->dot_unroll_max_k),
              .dot_rows_max_n = config_dot_rows_max_n(be->dot_rows_max_n),
-             .dot_cols = config_dot_cols(be->dot_cols) > 0};
+             .dot_cols = config_dot_cols(be->dot_cols) > 0,
+             .gemm_k_major = config_gemm_k_major(be->gemm_k_major) > 0};
   int nlazy = 0;
   for (int i = 0; ok && i < nin; i++, nlazy++) {
     ins[i] = (Lazy){.slot = lower_new_slot(&L, SLOT_INPUT, i), .st = shape_copy(in[i]->st),

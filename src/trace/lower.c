@@ -325,16 +325,18 @@ static void view3(const Lazy *v, const int *perm, int64_t B, int64_t R, int64_t 
 
 /* A GEMM operand: v permuted by perm and reshaped to (B, R, C). If v is a buffer that
  * already holds it transposed -- (B, C, R) contiguous, as gradients' x^T are -- that
- * buffer is used with *trans set; otherwise the canonical layout is materialized. */
+ * buffer is used with *trans set, unless it is a program input and `canonical` asks for
+ * (B, R, C) stored (Lower.gemm_k_major); otherwise the canonical layout is
+ * materialized. */
 static int gemm_operand(Lower *L, Lazy *v, const int *perm, int64_t B, int64_t R, int64_t C,
-                        int nlead, bool *trans) {
+                        int nlead, bool canonical, bool *trans) {
   *trans = false;
   /* a computed operand is stored in its own layout (its kernel writes and reads in
    * order), the product then reading it transposed where it needs (a product's rows
    * kernel left the MLP's relu(h) lazy: stored for dW2 = h^T @ g as h^T, its kernel
    * wrote across rows) */
   if (v->slot < 0 && !lower_realize(L, v)) return -1;
-  if (v->slot >= 0) {
+  if (v->slot >= 0 && !(canonical && L->p->kinds[v->slot] == SLOT_INPUT)) {
     /* the transposed order: batch dims, then the last C-dims, then the R-dims */
     int tperm[JX_MAX_NDIM], k = 0, nd = v->aval.ndim, nr = 0;
     int64_t rprod = 1;
@@ -366,8 +368,11 @@ static bool lower_gemm(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Lazy *o
   prim_dot_layout(pp, &x->aval, &y->aval, &D);
   bool ta, tb;
   int nb = pp->nbatch;
-  int a0 = gemm_operand(L, x, D.xperm, D.B, D.M, D.K, nb, &ta);
-  int a1 = a0 >= 0 ? gemm_operand(L, y, D.yperm, D.B, D.K, D.N, nb, &tb) : -1;
+  /* the left operand K-major (Lower.gemm_k_major): float32 products of 2^28+
+   * multiply-adds, where cuBLAS's TF32 kernels run */
+  bool k_major = L->gemm_k_major && av->dtype == JX_FLOAT32 && (double)D.B * D.M * D.N * D.K >= (double)(1 << 28);
+  int a0 = gemm_operand(L, x, D.xperm, D.B, D.M, D.K, nb, k_major, &ta);
+  int a1 = a0 >= 0 ? gemm_operand(L, y, D.yperm, D.B, D.K, D.N, nb, false, &tb) : -1;
   int args[2] = {a0, a1};
   if (args[0] < 0 || args[1] < 0) return false;
   Step st = {.is_routine = true};

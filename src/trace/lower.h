@@ -70,6 +70,7 @@ typedef struct Lower {
   int dot_unroll_max_k;  /* the device's (backend.h) */
   int dot_rows_max_n;    /* the device's (backend.h) */
   bool dot_cols;         /* the device's (backend.h) */
+  bool gemm_k_major;     /* the device's (backend.h) */
 } Lower;
 
 /* A new slot of p; -1 with JX_ERR_OOM. */

@@ -229,6 +229,35 @@ static void test_cols(void) {
   config_set_dot_cols(-1);
 }
 
+/* A large float32 GEMM reading a program input transposed as its left operand (x^T @ dh,
+ * a first layer's weight gradient) stores it K-major first where Backend.gemm_k_major
+ * (config_set_gemm_k_major) asks: one transpose kernel more, the same product. */
+static jx_status xt_dh(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_matmul(jx_swapaxes(in[0], 0, 1), in[1]);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_k_major(void) {
+  uint32_t seed = 9;
+  jx_array *in[2] = {randn(&seed, 2, (int64_t[]){1024, 512}, JX_FLOAT32), randn(&seed, 2, (int64_t[]){1024, 512}, JX_FLOAT32)};
+  jx_array *res[2] = {NULL, NULL};
+  int kernels[2] = {-1, -1}, routines[2] = {-1, -1};
+  for (int on = 0; on < 2; on++) {
+    config_set_gemm_k_major(on);
+    jx_fn *fn = jx_fn_new("xt_dh", 2, 1, xt_dh, NULL), *jf = jx_jit(fn);
+    CHECK_MSG(jx_call(jf, in, &res[on]) == JX_OK, "x^T @ dh (k-major %d): %s", on, jx_last_error());
+    const Program *p = res[on] ? jit_program_for(jf, in) : NULL;
+    kernels[on] = p ? jit_program_nkernels(p) : -1, routines[on] = p ? jit_program_nroutines(p) : -1;
+    jx_fn_free(jf), jx_fn_free(fn);
+  }
+  config_set_gemm_k_major(-1);
+  check_close(res[1], res[0], tolerance(JX_FLOAT32) * 4.0 * sqrt(1024.0), "x^T @ dh k-major");
+  CHECK_MSG(routines[0] == 1 && routines[1] == 1 && kernels[1] == kernels[0] + 1,
+            "x^T @ dh: %d / %d routines, %d / %d kernels", routines[0], routines[1], kernels[0], kernels[1]);
+  jx_free(res[0]), jx_free(res[1]), jx_free(in[0]), jx_free(in[1]);
+}
+
 /* A kernel computed twice over the same inputs runs once (jit/lower.c, dedup_kernels):
  * (x @ W) @ W^T with the rows lowering (W^T stored for the rows kernel) and the unrolled
  * one (W^T stored for the elementwise product) transposes W in one kernel, not two: the
@@ -307,5 +336,6 @@ int main(void) {
   TEST_RUN(test_gemm_update);
   TEST_RUN(test_dedup);
   TEST_RUN(test_cols);
+  TEST_RUN(test_k_major);
   return test_finish();
 }
