@@ -77,11 +77,10 @@ struct Backend {
    * there (trace/lower.c, lower_dot_cols); 0: never. */
   int dot_cols;
   /* 1 where a large float GEMM whose left operand is a program input read transposed
-   * (x^T @ dh: a first layer's weight gradient) stores that operand transposed first, the left
-   * operand then K-major: on an H100 the MLP's dW1 took 26.3
-   * us so against 29.6-29.9 (every candidate split-K) with x^T read as a flag, the
-   * transpose running beside the forward pass (not yet measured in the step:
-   * JAXC_GEMM_K_MAJOR); 0: never. */
+   * (x^T @ dh: a first layer's weight gradient) stores that operand transposed first,
+   * K-major: on an H100 the MLP's dW1 took 26.3 us so against 29.6-29.9 (every
+   * candidate split-K) with x^T read as a flag, the transpose running beside the
+   * forward pass (not yet measured in the step: JAXC_GEMM_K_MAJOR); 0: never. */
   int gemm_k_major;
   /* True where kernels may have a row output (ir/alu.h, Kernel.has_row_out): jit then
    * fuses an elementwise consumer of a row reduction into it (softmax in one kernel). */
