@@ -196,6 +196,16 @@ int config_env_setting(int *cache, const char *name, int def, int lo, int hi) {
   return v;
 }
 
+bool config_env_on(int *cache, const char *name) {
+  int v = __atomic_load_n(cache, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *e = getenv(name);
+    v = !(e && strcmp(e, "0") == 0);
+    __atomic_store_n(cache, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
 int config_dot_cols(int backend_value) { return lowering_limit(&dot_cols, "JAXC_DOT_COLS", backend_value); }
 
 int config_recompute_ops(int backend_value) {

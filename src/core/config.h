@@ -94,6 +94,9 @@ void config_set_gemm_k_major(int on);
  * an int in [lo, hi], def where unset or out of range, read once into *cache (-1 until
  * then; relaxed atomics, so threads may ask at once). */
 int config_env_setting(int *cache, const char *name, int def, int lo, int hi);
+/* A measuring switch that is on unless the environment variable `name` is "0" (as
+ * JAXC_CUDA_GEMM_TUNE), read once into *cache (-1 until then; relaxed atomics). */
+bool config_env_on(int *cache, const char *name);
 /* JAXC_CPU_DEVICES if an integer in [1, max], else 1. */
 int config_cpu_devices(int max);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */

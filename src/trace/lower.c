@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "trace/kexp.h"
@@ -418,23 +419,10 @@ static bool lower_dot_unrolled(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y,
   return ok && set_exp(out, sum, av);
 }
 
-/* A float product with few output columns (N <= the backend's dot_rows_max_n) whose left
- * operand is rows of K contiguous elements, as a reduction kernel of one output a row:
- * out[b, m, n] = sum_k x'[b, m, k] * y^T[b, n, k], y^T (B, N, K) stored contiguous first
- * (a weight's 20 KB), so a row reads two contiguous streams; the outputs of one x row are
- * neighbours, so its rows are read from cache after the first. Float16/bfloat16
- * accumulate in float32 (kexp_dot's rule). False with *fallback set where x' is not
- * contiguous rows (the GEMM routine takes transposed operands as flags). */
 /* JAXC_DOT_ROWS_INLINE=0: a product's rows kernel reads its left operand stored (measuring) */
 static bool rows_inline_on(void) {
   static int v = -1;
-  int t = __atomic_load_n(&v, __ATOMIC_RELAXED);
-  if (t < 0) {
-    const char *e = getenv("JAXC_DOT_ROWS_INLINE");
-    t = !(e && strcmp(e, "0") == 0);
-    __atomic_store_n(&v, t, __ATOMIC_RELAXED);
-  }
-  return t;
+  return config_env_on(&v, "JAXC_DOT_ROWS_INLINE");
 }
 
 /* Whether x is a lazy value cheap enough to recompute in a product's rows kernel (a
@@ -511,6 +499,13 @@ static bool dot_reduction(Lower *L, const DotLayout *D, bool ok, Lazy *xv, Lazy 
   return out->st != NULL;
 }
 
+/* A float product with few output columns (N <= the backend's dot_rows_max_n) whose left
+ * operand is rows of K contiguous elements, as a reduction kernel of one output a row:
+ * out[b, m, n] = sum_k x'[b, m, k] * y^T[b, n, k], y^T (B, N, K) stored contiguous first
+ * (a weight's 20 KB), so a row reads two contiguous streams; the outputs of one x row are
+ * neighbours, so its rows are read from cache after the first. Float16/bfloat16
+ * accumulate in float32 (kexp_dot's rule). False with *fallback set where x' is not
+ * contiguous rows (the GEMM routine takes transposed operands as flags). */
 static bool lower_dot_rows(Lower *L, const PrimParams *pp, Lazy *x, Lazy *y, Lazy *out, const Aval *av,
                            bool *fallback) {
   DotLayout D;

@@ -130,13 +130,7 @@ static int launch_ex(const GemmCall *c, cublasHandle_t h) {
  * from run to run, where timing may choose differently); read once */
 static bool gemm_tune_on(void) {
   static int v = -1;
-  int t = __atomic_load_n(&v, __ATOMIC_RELAXED);
-  if (t < 0) {
-    const char *e = getenv("JAXC_CUDA_GEMM_TUNE");
-    t = !(e && strcmp(e, "0") == 0);
-    __atomic_store_n(&v, t, __ATOMIC_RELAXED);
-  }
-  return t;
+  return config_env_on(&v, "JAXC_CUDA_GEMM_TUNE");
 }
 
 #define TUNE_CANDIDATES 8
