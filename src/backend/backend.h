@@ -112,10 +112,13 @@ struct Backend {
   bool (*graph_routine_ok)(const Backend *be, const Routine *r);
   /* Optional, while recording: step `step` (in issue order) comes next and depends on
    * the earlier steps deps[0..ndeps) (jit/replay.c: it reads what they wrote, or writes
-   * what they read or wrote); `routine`: the step's routine (NULL: a kernel). The
-   * backend may then run independent steps concurrently in the recording (cuda: graph
-   * branches). */
-  jx_status (*graph_step)(const Backend *be, int step, int ndeps, const int *deps, const Routine *routine);
+   * what they read or wrote); `critical`: it lies on the recording's critical path (the
+   * longest chain of dependent steps by an estimated cost: jit_critical_path);
+   * `routine`: the step's routine (NULL: a kernel). The backend may then run independent
+   * steps concurrently in the recording (cuda: graph branches, the critical path's at a
+   * higher priority). */
+  jx_status (*graph_step)(const Backend *be, int step, int ndeps, const int *deps, bool critical,
+                          const Routine *routine);
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(const Backend *be);
 };

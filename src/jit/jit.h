@@ -54,6 +54,13 @@ typedef struct JitReplayStats {
   bool off;                 /* the program stopped recording */
 } JitReplayStats;
 JitReplayStats jit_replay_stats(const JitReplay *r);
+/* A critical path of a recording (Backend.graph_step's `critical`): n steps in issue
+ * order, step k costing cost[k] and following the earlier steps deps[at[k] .. at[k +
+ * 1]); critical[k] is set for the steps of one chain of dependent steps of the greatest
+ * total cost (where several tie, the one ending first in issue order, through the latest
+ * of equal dependencies; none where every cost is 0). The critical path method (Kelley
+ * and Walker, 1959): the longest path ending at each step, then back from the end. */
+void jit_critical_path(int n, const double *cost, const int *at, const int *deps, bool *critical);
 /* The replay state of jf's program for in's signature (NULL: none yet) and the jaxpr
  * it was lowered from -- tests. */
 const Jaxpr *jit_jaxpr_for(jx_fn *jf, jx_array *const *in);

@@ -424,8 +424,17 @@ static jx_status fake_begin(const Backend *be) {
   fake_rec->step = -1;
   return JX_OK;
 }
-static jx_status fake_step(const Backend *be, int step, int ndeps, const int *deps, const Routine *routine) {
+/* The last recording's critical flags and dependencies per step (the first 256 steps) */
+#define FAKE_CRIT_STEPS 256
+static bool fake_crit[FAKE_CRIT_STEPS];
+static int fake_crit_ndeps[FAKE_CRIT_STEPS], fake_crit_deps[FAKE_CRIT_STEPS][FAKE_MAX_DEPS];
+static jx_status fake_step(const Backend *be, int step, int ndeps, const int *deps, bool critical,
+                           const Routine *routine) {
   FakeGraph *g = fake_rec;
+  if (step >= 0 && step < FAKE_CRIT_STEPS) {
+    fake_crit[step] = critical, fake_crit_ndeps[step] = ndeps < FAKE_MAX_DEPS ? ndeps : FAKE_MAX_DEPS;
+    memcpy(fake_crit_deps[step], deps, (size_t)fake_crit_ndeps[step] * sizeof *deps);
+  }
   g->step = step, g->ndeps = ndeps < FAKE_MAX_DEPS ? ndeps : FAKE_MAX_DEPS;
   g->truncated |= ndeps > FAKE_MAX_DEPS;
   memcpy(g->deps, deps, (size_t)g->ndeps * sizeof *deps);
@@ -662,10 +671,46 @@ static void test_replay_mlp_reordered_cpu(void) {
     CHECK_MSG(fake_steps_told - told0 == st.records * p->nsteps, "graph_step told %lld times for %lld x %d steps",
               (long long)(fake_steps_told - told0), (long long)st.records, p->nsteps);
     CHECK(fake_reordered > reordered0); /* the replays did run steps out of issue order */
+    /* the steps told critical form one chain, each following the one before it */
+    int ncrit = 0, prev = -1;
+    for (int k = 0; k < p->nsteps && k < FAKE_CRIT_STEPS; k++) {
+      if (!fake_crit[k]) continue;
+      bool follows = prev < 0;
+      for (int d = 0; d < fake_crit_ndeps[k] && !follows; d++) follows = fake_crit_deps[k][d] == prev;
+      CHECK_MSG(follows, "critical step %d does not follow critical step %d", k, prev);
+      prev = k, ncrit++;
+    }
+    CHECK_MSG(ncrit >= 3 && ncrit < p->nsteps, "%d of %d steps critical", ncrit, p->nsteps);
     jit_replay_free(r);
     fake_empty_cache();
   }
   free(ref), free(got), free_inputs(&in), free_step(step);
+}
+
+/* jit_critical_path on hand-made dependencies: the longest chain by cost, one chain
+ * where two tie, none where nothing costs anything. */
+static void test_critical_path(void) {
+  /* 0 (10) -> 2 (1) -> 4 (1); 1 (1) -> 3 (5) -> 4; 5 (3) alone: 0, 2, 4 (12) */
+  int at[] = {0, 0, 0, 1, 2, 4, 4}, deps[] = {0, 1, 3, 2};
+  double cost[] = {10, 1, 1, 5, 1, 3};
+  bool crit[6];
+  jit_critical_path(6, cost, at, deps, crit);
+  bool want[] = {true, false, true, false, true, false};
+  for (int k = 0; k < 6; k++) CHECK_MSG(crit[k] == want[k], "step %d: critical %d", k, crit[k]);
+  /* two equal chains 0 -> 2, 1 -> 3: the one ending first (3 is not marked) */
+  int at2[] = {0, 0, 0, 1, 2}, deps2[] = {0, 1};
+  double cost2[] = {2, 2, 2, 2};
+  jit_critical_path(4, cost2, at2, deps2, crit);
+  CHECK(crit[0] && !crit[1] && crit[2] && !crit[3]);
+  /* a join of two equal chains: through the latest of the equal dependencies */
+  int at3[] = {0, 0, 0, 2}, deps3[] = {1, 0};
+  double cost3[] = {4, 4, 1};
+  jit_critical_path(3, cost3, at3, deps3, crit);
+  CHECK(!crit[0] && crit[1] && crit[2]);
+  double zero[] = {0, 0, 0, 0};
+  jit_critical_path(4, zero, at2, deps2, crit);
+  CHECK(!crit[0] && !crit[1] && !crit[2] && !crit[3]);
+  jit_critical_path(0, zero, at2, deps2, crit);
 }
 
 int main(void) {
@@ -674,6 +719,7 @@ int main(void) {
   bool on_cpu = strcmp(jx_device_of(probe), "cpu") == 0;
   jx_free(probe);
   on_cuda = on_cuda && config_cuda_graphs(); /* JAXC_CUDA_GRAPHS=0: nothing recorded */
+  TEST_RUN(test_critical_path);
   TEST_RUN(test_repeated_calls);
   TEST_RUN(test_training_loop);
   TEST_RUN(test_new_inputs);

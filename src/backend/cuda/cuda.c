@@ -146,10 +146,11 @@ static jx_status graph_end(const Backend *be, void **exec) { return cuda_graph_e
 static jx_status graph_launch(const Backend *be, void *exec) { return cuda_graph_launch(exec); }
 static void graph_release(const Backend *be, void *exec) { cuda_graph_release(exec); }
 static bool graph_routine_ok(const Backend *be, const Routine *r) { return cuda_graph_routine_ok(r); }
-static jx_status graph_step(const Backend *be, int step, int ndeps, const int *deps, const Routine *routine) {
+static jx_status graph_step(const Backend *be, int step, int ndeps, const int *deps, bool critical,
+                            const Routine *routine) {
   /* GEMMs on any branch (blas.c: a workspace and handle state per branch); the other
    * routines on the first */
-  return cuda_graph_step(step, ndeps, deps, routine && routine->op != ROUTINE_GEMM);
+  return cuda_graph_step(step, ndeps, deps, routine && routine->op != ROUTINE_GEMM, critical);
 }
 
 const Backend backend_cuda = {

@@ -41,6 +41,8 @@ typedef struct CudaDriver {
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, int);
   CUresult (*cuCtxSetCurrent)(CUcontext);
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamCreateWithPriority)(CUstream *, unsigned, int);
+  CUresult (*cuCtxGetStreamPriorityRange)(int *, int *);
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
@@ -139,8 +141,16 @@ bool cuda_graph_keep(void *mem);
  * become parallel branches of the graph. `serial` steps (routines other than GEMM: CUB's
  * sort and scatter-add) stay on the first branch; GEMMs take a branch as kernels do,
  * each branch with its own cuBLAS workspace (blas.c). JAXC_CUDA_GRAPH_BRANCHES=1 keeps
- * every step on one stream. */
-jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial);
+ * every step on one stream.
+ * `critical` steps (on the recording's critical path: jit_critical_path) go on the first
+ * branch, whose stream has the device's greatest priority, the others on the rest, at
+ * the least: the graph is instantiated with CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+ * (kernel nodes keep their capture stream's priority), so where both have blocks waiting
+ * the critical path's are scheduled first (the MLP step at batch 4096: x @ W1, the
+ * logits, the loss rows, dh and dW1 ahead of the h store, dW2 and the bias gradients).
+ * JAXC_CUDA_GRAPH_PRIORITY=0 places steps as before (by dependency alone) at one
+ * priority. */
+jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial, bool critical);
 /* Whether the calling thread is recording a graph. */
 bool cuda_graph_recording(void);
 /* Capture streams a recording may spread over (JAXC_CUDA_GRAPH_BRANCHES: at most this) */

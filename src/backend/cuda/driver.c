@@ -59,6 +59,8 @@ static const struct {
     S(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
     S(cuCtxSetCurrent, "cuCtxSetCurrent"),
     S(cuStreamCreate, "cuStreamCreate"),
+    S(cuStreamCreateWithPriority, "cuStreamCreateWithPriority"),
+    S(cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange"),
     S(cuStreamSynchronize, "cuStreamSynchronize"),
     S(cuMemAlloc, "cuMemAlloc_v2"),
     S(cuMemFree, "cuMemFree_v2"),

@@ -9,9 +9,15 @@
 #include <string.h>
 
 #include "backend/cuda/cuda.h"
+#include "core/config.h"
 #include "core/error.h"
 
-enum { CU_STREAM_CAPTURE_MODE_RELAXED = 2, CU_STREAM_NON_BLOCKING_ = 1, CU_EVENT_DISABLE_TIMING_ = 2 };
+enum {
+  CU_STREAM_CAPTURE_MODE_RELAXED = 2,
+  CU_STREAM_NON_BLOCKING_ = 1,
+  CU_EVENT_DISABLE_TIMING_ = 2,
+  CU_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY_ = 8
+};
 
 typedef struct CudaGraph {
   CUgraphExec exec;
@@ -39,6 +45,24 @@ bool cuda_graph_recording(void) { return recording != NULL; }
 int cuda_graph_branch(void) { return recording ? current_branch : 0; }
 
 CUstream cuda_stream(void) { return recording ? branch_streams[current_branch] : cuda_device()->stream; }
+
+/* JAXC_CUDA_GRAPH_PRIORITY (on unless 0): the critical path first (cuda_graph_step) */
+static bool priority_on(void) {
+  static int v = -1;
+  return config_env_on(&v, "JAXC_CUDA_GRAPH_PRIORITY");
+}
+
+/* A capture stream: with priority_on, the first at the device's greatest priority, the
+ * others at its least. */
+static jx_status branch_stream_create(const CudaDevice *d, int b, CUstream *out) {
+  if (!priority_on()) return cuda_check(d->cu.cuStreamCreate(out, CU_STREAM_NON_BLOCKING_), "cuStreamCreate");
+  int least = 0, greatest = 0;
+  jx_status s = cuda_check(d->cu.cuCtxGetStreamPriorityRange(&least, &greatest), "cuCtxGetStreamPriorityRange");
+  if (s == JX_OK)
+    s = cuda_check(d->cu.cuStreamCreateWithPriority(out, CU_STREAM_NON_BLOCKING_, b == 0 ? greatest : least),
+                   "cuStreamCreateWithPriority");
+  return s;
+}
 
 /* JAXC_CUDA_GRAPH_BRANCHES (1..CUDA_GRAPH_BRANCHES, default CUDA_GRAPH_BRANCHES), read once */
 static int branches(void) {
@@ -78,12 +102,10 @@ jx_status cuda_graph_begin(void) {
     return JX_ERR_OOM;
   }
   pthread_mutex_lock(&capture_lock);
-  if (!capture_stream)
-    s = cuda_check(d->cu.cuStreamCreate(&capture_stream, CU_STREAM_NON_BLOCKING_), "cuStreamCreate");
+  if (!capture_stream) s = branch_stream_create(d, 0, &capture_stream);
   branch_streams[0] = capture_stream;
   for (int b = 1; b < branches() && s == JX_OK; b++)
-    if (!branch_streams[b])
-      s = cuda_check(d->cu.cuStreamCreate(&branch_streams[b], CU_STREAM_NON_BLOCKING_), "cuStreamCreate");
+    if (!branch_streams[b]) s = branch_stream_create(d, b, &branch_streams[b]);
   g->prev = -1;
   for (int b = 0; b < CUDA_GRAPH_BRANCHES; b++) g->tail[b] = -1;
   /* relaxed: a recorded step may still allocate (cuMemAlloc when the cache is empty) */
@@ -114,7 +136,7 @@ static jx_status close_prev(CudaGraph *g) {
   return s;
 }
 
-jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial) {
+jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial, bool critical) {
   CudaGraph *g = recording;
   if (!g || branches() < 2 || g->broken) return JX_OK;
   const CudaDevice *d = cuda_device();
@@ -139,17 +161,19 @@ jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial) {
   for (int k = g->nsteps; k < step; k++) g->branch_of[k] = -1, g->events[k] = NULL; /* skipped */
   jx_status s = close_prev(g);
   if (s != JX_OK) return s;
-  /* the branch: the first for serial routines; else that of a dependency this step directly
-   * follows (the latest such), else the one idle longest */
-  int b = -1;
-  if (serial) b = 0;
+  /* the branch: the first for serial routines (and, with priorities, for the critical
+   * path, which the others then leave to it); else that of a dependency this step
+   * directly follows (the latest such), else the one idle longest */
+  bool prio = priority_on();
+  int b = -1, first = prio ? 1 : 0;
+  if (serial || (prio && critical)) b = 0;
   for (int i = 0; i < ndeps && b < 0; i++) {
     int dep = deps[i], db = dep >= 0 && dep < step ? g->branch_of[dep] : -1;
-    if (db >= 0 && g->tail[db] == dep) b = db;
+    if (db >= first && g->tail[db] == dep) b = db;
   }
   if (b < 0) {
-    b = 0;
-    for (int c = 1; c < branches(); c++)
+    b = first;
+    for (int c = first + 1; c < branches(); c++)
       if (g->tail[c] < g->tail[b]) b = c;
   }
   if (g->tail[b] < 0 && b > 0)
@@ -207,7 +231,9 @@ jx_status cuda_graph_end(void **exec) {
     error_set(JX_ERR_OOM, "cuda: out of host memory recording a graph");
     s = JX_ERR_OOM;
   }
-  if (s == JX_OK) s = cuda_check(d->cu.cuGraphInstantiateWithFlags(&g->exec, graph, 0), "cuGraphInstantiate");
+  /* with priorities, kernel nodes run at their capture streams' (cuda_graph_step) */
+  unsigned long long flags = priority_on() && branches() > 1 ? CU_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY_ : 0;
+  if (s == JX_OK) s = cuda_check(d->cu.cuGraphInstantiateWithFlags(&g->exec, graph, flags), "cuGraphInstantiate");
   if (graph) d->cu.cuGraphDestroy(graph); /* the executable is independent of it */
   if (s != JX_OK) {
     cuda_graph_release(g);
