@@ -50,7 +50,8 @@ struct Backend {
   /* With cheap_recompute: the most operations (a transcendental function counting one) a
    * shared value may take to be recomputed by each consumer; 0 means 2 (softmax's
    * exp(x - max)). 3 recomputes a biased softmax's exp(l + b - max), which lets its max
-   * and sum be one two-phase kernel (not yet measured on a GPU: JAXC_RECOMPUTE_OPS). */
+   * and sum be one two-phase kernel (cuda: measured in the MLP step; JAXC_RECOMPUTE_OPS
+   * overrides it). */
   int recompute_ops;
   /* The most elements a float dot_general may contract to be lowered as one elementwise
    * expression (trace/kexp.c, kexp_dot_unrolled) rather than a GEMM routine or a
