@@ -46,10 +46,11 @@ int cuda_graph_branch(void) { return recording ? current_branch : 0; }
 
 CUstream cuda_stream(void) { return recording ? branch_streams[current_branch] : cuda_device()->stream; }
 
-/* JAXC_CUDA_GRAPH_PRIORITY (on unless 0): the critical path first (cuda_graph_step) */
+/* JAXC_CUDA_GRAPH_PRIORITY=1: the critical path first (cuda_graph_step; off: it made
+ * the MLP step slower on an H100, bench/RESULTS.md 2026-12-06 14:00) */
 static bool priority_on(void) {
   static int v = -1;
-  return config_env_on(&v, "JAXC_CUDA_GRAPH_PRIORITY");
+  return config_env_setting(&v, "JAXC_CUDA_GRAPH_PRIORITY", 0, 0, 1) == 1;
 }
 
 /* A capture stream: with priority_on, the first at the device's greatest priority, the
