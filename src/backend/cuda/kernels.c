@@ -246,7 +246,7 @@ static int split_waves(void) {
 }
 
 /* Rows a row lane of a grouped column reduction takes at least: 16 (JAXC_CUDA_COL_ROWS =
- * 1..256 tries others, measuring; not yet measured on a GPU). More rows a block, fewer
+ * 1..256 tries others, measuring). More rows a block, fewer
  * partials for the last block to combine: each lane holds G sums, and a block's 32 G
  * outputs' partials are read by its 256 threads. */
 static int col_rows(void) {
