@@ -21,6 +21,11 @@
 #   apt-get download libutf8proc2 libutf8proc-dev libopenblas0-pthread libopenblas-pthread-dev \
 #     libopenblas-dev liblapacke liblapacke-dev libtmglib3 libgfortran5 libquadmath0 dataset-fashion-mnist
 # and tools/gpu_sync.sh copies this worktree to ../.gpu; the call carries [".gpu", ".deps"].
+# Where the data set's deb does not fit the call (64 MiB with the tree and the other
+# debs), a 2000-image cut in ../fm (python3 tools/fm_cut.py /usr/share/datasets/fashion-mnist
+# ../fm) serves the trainer's bench steps (FM below).
+# A later call that carries nothing finds the earlier call's ignored build outputs
+# (build-gpu) but not the carried sources: carry the tree again.
 # Usage (carried tree): PHASES="build suite bench" bash tools/gpu_session.sh
 # Logs go to gpu-out/ and are packed into $OUT/logs.tgz (the tool returns 8 files at most).
 cd "$(dirname "$0")/.." || exit 1
@@ -49,6 +54,9 @@ if [ -d "$DEPS_DIR" ]; then
     -DJAXC_OPENBLAS_LIB=$L/openblas-pthread/libopenblas.so -DJAXC_CBLAS_INCLUDE=$D/usr/include/x86_64-linux-gnu/openblas-pthread
     -DJAXC_LAPACKE_LIB=$L/liblapacke.so -DJAXC_LAPACKE_INCLUDE=$D/usr/include"
 fi
+# the Fashion-MNIST files: the data set's deb where carried, else the cut in ../fm
+FM=$D/usr/share/datasets/fashion-mnist
+[ -d "$FM" ] || { [ -d ../fm ] && FM=$(cd ../fm && pwd); }
 # the 88 MB all-MiniLM-L6-v2 model cannot travel (64 MiB a call): its tests skip here
 export JAXC_MINILM_SKIP_MISSING=1
 if has build; then
@@ -96,7 +104,7 @@ if [ -n "$PAR" ]; then
   fi
   if has train; then
     ( for m in mlp cnn; do
-        timeout "${TRAIN_S:-240}" build-gpu/jaxc_fashion_mnist --model $m --data $D/usr/share/datasets/fashion-mnist \
+        timeout "${TRAIN_S:-240}" build-gpu/jaxc_fashion_mnist --model $m --data "$FM" \
           --device cuda --epochs "${EPOCHS:-10}" > "$out/train_$m.txt" 2>&1
         echo "train $m rc=$?" >> "$out/train.txt"
       done ) &
@@ -219,13 +227,13 @@ if has jbench; then
   stamp "jbench"
 fi
 if has bench; then
-  FM_DATA=$D/usr/share/datasets/fashion-mnist OUT=$out timeout "${BENCH_S:-300}" bash bench/gpu/run.sh build-gpu ${BENCH_ONLY:-} > "$out/bench.txt" 2>&1
+  FM_DATA=$FM OUT=$out timeout "${BENCH_S:-300}" bash bench/gpu/run.sh build-gpu ${BENCH_ONLY:-} > "$out/bench.txt" 2>&1
   sed -n '/^workload/,$p' "$out/bench.txt"
   stamp "bench"
 fi
 if has train && [ -z "$PAR" ]; then
   for m in mlp cnn; do
-    JAXC_DEVICE=cuda timeout 150 build-gpu/jaxc_fashion_mnist --model $m --data $D/usr/share/datasets/fashion-mnist --device cuda \
+    JAXC_DEVICE=cuda timeout 150 build-gpu/jaxc_fashion_mnist --model $m --data "$FM" --device cuda \
       --epochs 2 > "$out/train_$m.txt" 2>&1
     echo "train $m rc=$?"; tail -4 "$out/train_$m.txt"
   done
