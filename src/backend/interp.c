@@ -118,6 +118,56 @@ static int node_slot(const AluExp *const *nodes, int lo, int hi, const AluExp *e
   return -1;
 }
 
+/* The commonest element operations in loops of their own, giving what alu_eval_op gives
+ * (ir/eval.c): int64 index arithmetic (+, -, * wrapping; / and % by a positive divisor,
+ * truncating) and float32/float64 +, -, * (float32 rounded from the exact double
+ * result). A cached eager op on a few elements spends most of its time evaluating
+ * these one element at a time: a 4x4 matmul's index arithmetic is most of its nodes.
+ * False: not one of them (alu_eval_op then takes each element). */
+static bool eval_fast(const AluExp *e, const AluValue *const *src, AluValue *out, int64_t n) {
+  if (e->nsrc != 2 || e->src[0]->dtype != e->dtype || e->src[1]->dtype != e->dtype) return false;
+  const AluValue *a = src[0], *b = src[1];
+  if (e->dtype == JX_INT64) {
+    switch (e->op) {
+    case ALU_ADD: for (int64_t j = 0; j < n; j++) out[j].u = a[j].u + b[j].u; return true;
+    case ALU_SUB: for (int64_t j = 0; j < n; j++) out[j].u = a[j].u - b[j].u; return true;
+    case ALU_MUL: for (int64_t j = 0; j < n; j++) out[j].u = a[j].u * b[j].u; return true;
+    case ALU_DIV:
+    case ALU_MOD:
+      for (int64_t j = 0; j < n; j++)
+        if (b[j].i > 0) out[j].i = e->op == ALU_DIV ? a[j].i / b[j].i : a[j].i % b[j].i;
+        else out[j] = alu_eval_op(e->op, e->dtype, e->dtype, (AluValue[]){a[j], b[j]});
+      return true;
+    default: return false;
+    }
+  }
+  if (e->dtype == JX_FLOAT32) {
+    switch (e->op) {
+    case ALU_ADD: for (int64_t j = 0; j < n; j++) out[j].f = (float)(a[j].f + b[j].f); return true;
+    case ALU_SUB: for (int64_t j = 0; j < n; j++) out[j].f = (float)(a[j].f - b[j].f); return true;
+    case ALU_MUL: for (int64_t j = 0; j < n; j++) out[j].f = (float)(a[j].f * b[j].f); return true;
+    default: return false;
+    }
+  }
+  if (e->dtype == JX_FLOAT64) {
+    switch (e->op) {
+    case ALU_ADD: for (int64_t j = 0; j < n; j++) out[j].f = a[j].f + b[j].f; return true;
+    case ALU_SUB: for (int64_t j = 0; j < n; j++) out[j].f = a[j].f - b[j].f; return true;
+    case ALU_MUL: for (int64_t j = 0; j < n; j++) out[j].f = a[j].f * b[j].f; return true;
+    default: return false;
+    }
+  }
+  return false;
+}
+
+/* One step of a reduction, acc op v: float32/float64 sums inline (as eval_fast),
+ * alu_eval_op otherwise. */
+static inline AluValue reduce_step(AluOp op, jx_dtype dtype, AluValue acc, AluValue v) {
+  if (op == ALU_ADD && dtype == JX_FLOAT32) return (AluValue){.f = (float)(acc.f + v.f)};
+  if (op == ALU_ADD && dtype == JX_FLOAT64) return (AluValue){.f = acc.f + v.f};
+  return alu_eval_op(op, dtype, dtype, (AluValue[]){acc, v});
+}
+
 /* Evaluates nodes[lo..hi) over the chunk. Sources of a node precede it in the list. */
 static void eval_nodes(const AluExp *const *nodes, int lo, int hi, Chunk *c) {
   for (int i = lo; i < hi; i++) {
@@ -146,6 +196,7 @@ static void eval_nodes(const AluExp *const *nodes, int lo, int hi, Chunk *c) {
         out[j] = alu_load(c->inputs[e->arg], e->dtype, src[0][j].i);
       break;
     default: {
+      if (eval_fast(e, src, out, c->n)) break;
       jx_dtype sd = e->nsrc ? e->src[e->op == ALU_WHERE ? 1 : 0]->dtype : e->dtype;
       if (e->op == ALU_CAST || e->op == ALU_BITCAST) sd = e->src[0]->dtype;
       for (int64_t j = 0; j < c->n; j++) {
@@ -268,12 +319,11 @@ static jx_status interp_run(Program *p, const Kernel *k, void *const *inputs, vo
             cur = gidx[j];
             for (int l = 0; l < ALU_REDUCE_LANES; l++) lane[l] = r->identity;
           }
-          AluValue *a = &lane[ridx[j] % ALU_REDUCE_LANES], args[2] = {*a, result[j]};
-          *a = alu_eval_op(r->op, r->dtype, r->dtype, args);
+          AluValue *a = &lane[ridx[j] % ALU_REDUCE_LANES];
+          *a = reduce_step(r->op, r->dtype, *a, result[j]);
           continue;
         }
-        AluValue args[2] = {acc[gidx[j]], result[j]};
-        acc[gidx[j]] = alu_eval_op(r->op, r->dtype, r->dtype, args);
+        acc[gidx[j]] = reduce_step(r->op, r->dtype, acc[gidx[j]], result[j]);
       }
     }
     if (cur >= 0) acc[cur] = alu_reduce_combine_lanes(r->op, r->dtype, lane);
