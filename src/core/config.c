@@ -161,29 +161,28 @@ static int lowering_limit(int *cell, const char *env, int backend_value) {
 
 static int dot_unroll = -2, dot_rows = -2, gemm_update = -2, dot_cols = -2, recompute = -2, k_major = -2; /* atomic (lowering_limit) */
 
+/* What a config_set_* call set: v clamped to [-1, hi] (-1: the backend's again). */
+static void set_lowering(int *cell, int v, int hi) {
+  __atomic_store_n(cell, v < -1 ? -1 : v > hi ? hi : v, __ATOMIC_RELAXED);
+}
+
 int config_dot_unroll_max_k(int backend_value) {
   return lowering_limit(&dot_unroll, "JAXC_DOT_UNROLL_MAX_K", backend_value);
 }
 
-void config_set_dot_unroll_max_k(int k) {
-  __atomic_store_n(&dot_unroll, k < -1 ? -1 : k > 64 ? 64 : k, __ATOMIC_RELAXED);
-}
+void config_set_dot_unroll_max_k(int k) { set_lowering(&dot_unroll, k, 64); }
 
 int config_dot_rows_max_n(int backend_value) {
   return lowering_limit(&dot_rows, "JAXC_DOT_ROWS_MAX_N", backend_value);
 }
 
-void config_set_dot_rows_max_n(int n) {
-  __atomic_store_n(&dot_rows, n < -1 ? -1 : n > 64 ? 64 : n, __ATOMIC_RELAXED);
-}
+void config_set_dot_rows_max_n(int n) { set_lowering(&dot_rows, n, 64); }
 
 int config_gemm_update(int backend_value) {
   return lowering_limit(&gemm_update, "JAXC_GEMM_UPDATE", backend_value);
 }
 
-void config_set_gemm_update(int on) {
-  __atomic_store_n(&gemm_update, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED);
-}
+void config_set_gemm_update(int on) { set_lowering(&gemm_update, on, 1); }
 
 int config_env_setting(int *cache, const char *name, int def, int lo, int hi) {
   int v = __atomic_load_n(cache, __ATOMIC_RELAXED);
@@ -213,13 +212,13 @@ int config_recompute_ops(int backend_value) {
   return v > 0 ? v : 2;
 }
 
-void config_set_recompute_ops(int n) { __atomic_store_n(&recompute, n < -1 ? -1 : n > 64 ? 64 : n, __ATOMIC_RELAXED); }
+void config_set_recompute_ops(int n) { set_lowering(&recompute, n, 64); }
 
 int config_gemm_k_major(int backend_value) { return lowering_limit(&k_major, "JAXC_GEMM_K_MAJOR", backend_value); }
 
-void config_set_gemm_k_major(int on) { __atomic_store_n(&k_major, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED); }
+void config_set_gemm_k_major(int on) { set_lowering(&k_major, on, 1); }
 
-void config_set_dot_cols(int on) { __atomic_store_n(&dot_cols, on < -1 ? -1 : on > 1 ? 1 : on, __ATOMIC_RELAXED); }
+void config_set_dot_cols(int on) { set_lowering(&dot_cols, on, 1); }
 
 bool config_matmul_tf32(void) {
   int v = atomic_load(&matmul_tf32);

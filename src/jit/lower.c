@@ -746,12 +746,7 @@ static bool fuse_siblings(Program *p) {
 
 Program *jit_lower(const Jaxpr *j, const Backend *be) {
   Program *p = calloc(1, sizeof *p);
-  JitLower L = {.base = {.p = p, .cheap_recompute = be && be->cheap_recompute,
-                         .recompute_ops = config_recompute_ops(be ? be->recompute_ops : 0),
-                         .dot_unroll_max_k = config_dot_unroll_max_k(be ? be->dot_unroll_max_k : 0),
-                         .dot_rows_max_n = config_dot_rows_max_n(be ? be->dot_rows_max_n : 0),
-                         .dot_cols = config_dot_cols(be ? be->dot_cols : 0) > 0,
-                         .gemm_k_major = config_gemm_k_major(be ? be->gemm_k_major : 0) > 0},
+  JitLower L = {.base = lower_settings(p, be),
                 .j = j,
                 .vals = calloc((size_t)(j->nvars ? j->nvars : 1), sizeof(Lazy))};
   int *last_use = NULL; /* by slot: the last step reading it (-1: never) */

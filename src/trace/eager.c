@@ -255,11 +255,7 @@ static EagerEntry *build(uint64_t h, Prim p, int nin, jx_array *const *in, const
     error_set(JX_ERR_UNSUPPORTED, "%s: %d results (at most %d)", prim_name(p), nout, ROUTINE_MAX_OPERANDS);
   else if (!ok)
     error_set(JX_ERR_OOM, "%s: out of memory", prim_name(p));
-  Lower L = {.p = prog, .cheap_recompute = be->cheap_recompute,
-             .dot_unroll_max_k = config_dot_unroll_max_k(be->dot_unroll_max_k),
-             .dot_rows_max_n = config_dot_rows_max_n(be->dot_rows_max_n),
-             .dot_cols = config_dot_cols(be->dot_cols) > 0,
-             .gemm_k_major = config_gemm_k_major(be->gemm_k_major) > 0};
+  Lower L = lower_settings(prog, be);
   int nlazy = 0;
   for (int i = 0; ok && i < nin; i++, nlazy++) {
     ins[i] = (Lazy){.slot = lower_new_slot(&L, SLOT_INPUT, i), .st = shape_copy(in[i]->st),

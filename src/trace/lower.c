@@ -324,6 +324,15 @@ static void view3(const Lazy *v, const int *perm, int64_t B, int64_t R, int64_t 
   t->aval.shape[0] = B, t->aval.shape[1] = R, t->aval.shape[2] = C;
 }
 
+Lower lower_settings(Program *p, const Backend *be) {
+  return (Lower){.p = p, .cheap_recompute = be && be->cheap_recompute,
+                 .recompute_ops = config_recompute_ops(be ? be->recompute_ops : 0),
+                 .dot_unroll_max_k = config_dot_unroll_max_k(be ? be->dot_unroll_max_k : 0),
+                 .dot_rows_max_n = config_dot_rows_max_n(be ? be->dot_rows_max_n : 0),
+                 .dot_cols = config_dot_cols(be ? be->dot_cols : 0) > 0,
+                 .gemm_k_major = config_gemm_k_major(be ? be->gemm_k_major : 0) > 0};
+}
+
 /* A GEMM operand: v permuted by perm and reshaped to (B, R, C). If v is a buffer that
  * already holds it transposed -- (B, C, R) contiguous, as gradients' x^T are -- that
  * buffer is used with *trans set, unless it is a program input and `canonical` asks for

@@ -73,6 +73,10 @@ typedef struct Lower {
   bool gemm_k_major;     /* the device's (backend.h) */
 } Lower;
 
+/* A lowering into p with device be's settings (NULL: none), each as the configuration
+ * overrides it (core/config.h: JAXC_DOT_UNROLL_MAX_K and the like); eager (trace/eager.c)
+ * and jit (jit/lower.c) lower with the same. */
+Lower lower_settings(Program *p, const Backend *be);
 /* A new slot of p; -1 with JX_ERR_OOM. */
 int lower_new_slot(Lower *L, SlotKind kind, int index);
 /* The value of lazy v at per-dim indices idx (of v's shape), with slot loads as
