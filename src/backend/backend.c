@@ -234,12 +234,10 @@ void backend_set_default(const Backend *be) { __atomic_store_n(&default_backend,
 
 jx_status backend_run_outs(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager,
                            Buffer **outs) {
-  int nout = 1 + k->nextra + k->has_row_out;
+  int nout = kernel_nouts(k);
   void *omem[KERNEL_MAX_OUTS];
   for (int o = 0; o < nout; o++) {
-    bool row = o == 1 + k->nextra; /* the row output (size * reduction.size) */
-    jx_dtype d = row ? k->row_dtype : o ? k->extra_dtypes[o - 1] : k->dtype;
-    outs[o] = buffer_new(be, (size_t)k->size * (row ? (size_t)k->reduction.size : 1) * jx_dtype_itemsize(d));
+    outs[o] = buffer_new(be, (size_t)kernel_out_elems(k, o) * jx_dtype_itemsize(kernel_out_dtype(k, o)));
     if (!outs[o]) {
       while (o-- > 0) buffer_free(outs[o]), outs[o] = NULL;
       return jx_last_status();
@@ -261,7 +259,7 @@ jx_status backend_run_outs(const Backend *be, const Kernel *k, Buffer *const *in
 Buffer *backend_run(const Backend *be, const Kernel *k, Buffer *const *inputs, bool eager) {
   Buffer *outs[KERNEL_MAX_OUTS];
   if (backend_run_outs(be, k, inputs, eager, outs) != JX_OK) return NULL;
-  for (int o = 1; o <= k->nextra; o++) buffer_free(outs[o]); /* only the first is wanted */
+  for (int o = 1; o < kernel_nouts(k); o++) buffer_free(outs[o]); /* only the first is wanted */
   return outs[0];
 }
 

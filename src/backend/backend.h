@@ -87,6 +87,12 @@ struct Backend {
   /* True where kernels may have a row output (ir/alu.h, Kernel.has_row_out): jit then
    * fuses an elementwise consumer of a row reduction into it (softmax in one kernel). */
   bool row_outputs;
+  /* Optional: the outputs of reduction kernel k that one unit of its launch computes
+   * together (cuda: a grouped warp row's G, render/cuda.c), 1 for none. Where G > 1, jit
+   * moves a reduction over each group of G of k's outputs (a log-softmax over a row of
+   * 10 logits) into k's kernel as its group epilogue (ir/alu.h, Kernel.post), which the
+   * backend's kernels then support. */
+  int (*row_group)(const Kernel *k);
   /* Optional: compiles a whole loop (ir/loop.h) whose kernels were prepared into one
    * executable owned by the caller (release_loop). JX_ERR_UNSUPPORTED where it cannot:
    * jit then runs the trips from the host. */

@@ -207,6 +207,17 @@ typedef struct Kernel {
   bool has_row_out;
   const AluExp *row_exp;
   jx_dtype row_dtype;
+  /* A group epilogue (only for backends with Backend.row_group; jit/lower.c's
+   * fuse_group_post -- a 10-class log-softmax and its dlogits in the kernel of the
+   * logits' rows): a reduction whose outputs form groups of G = post->reduction.size
+   * (G gidx' .. G gidx' + G-1, as the backend computes them together), followed in the
+   * same kernel by the reduction `post` over each group. post is a kernel of size
+   * k->size / G whose args are k's, then one more of k->dtype: out0 of this kernel,
+   * which it loads only at gidx * G + ridx. Its outputs follow this kernel's own (after
+   * the extra ones and a row output, which a kernel with a post does not have); at most
+   * KERNEL_MAX_OUTS outputs in all. Owned by the kernel's program step (freed with it;
+   * NULL: none). */
+  struct Kernel *post;
 } Kernel;
 
 /* ---------------------------------------------------------------- routines */
@@ -333,6 +344,16 @@ uint64_t kernel_hash(const Kernel *k);
  * sum alike. */
 int64_t kernel_reduce_lanes(int64_t size, int64_t R);
 bool kernel_equal(const Kernel *a, const Kernel *b);
+/* Outputs of k, its post's included (ir/alu.h, Kernel.post): 1 + nextra + has_row_out,
+ * plus the post's. */
+int kernel_nouts(const Kernel *k);
+/* A group epilogue's index of its group's values, gidx * G + ridx (simplified; G =
+ * post->reduction.size); NULL when out of memory. */
+const AluExp *kernel_group_index(const Kernel *post);
+/* Elements and dtype of output o of k (o < kernel_nouts(k)): size, a row output's size
+ * x reduction.size, or the post's outputs after k's own. */
+int64_t kernel_out_elems(const Kernel *k, int o);
+jx_dtype kernel_out_dtype(const Kernel *k, int o);
 
 /* Checks a kernel (alu_check on its expressions, gidx/ridx ranges). */
 jx_status kernel_check(const Kernel *k);

@@ -31,6 +31,7 @@ uint64_t kernel_hash(const Kernel *k) {
   for (int i = 0; i < k->nextra && i < KERNEL_MAX_OUTS - 1; i++)
     h = mix(h, exp_hash(k->extra[i]) ^ (uint64_t)k->extra_dtypes[i] << 56);
   if (k->has_row_out) h = mix(h, exp_hash(k->row_exp) ^ (uint64_t)k->row_dtype << 56);
+  if (k->post) h = mix(h, kernel_hash(k->post));
   return h;
 }
 
@@ -54,7 +55,30 @@ bool kernel_equal(const Kernel *a, const Kernel *b) {
   if (a->has_row_out != b->has_row_out ||
       (a->has_row_out && (a->row_exp != b->row_exp || a->row_dtype != b->row_dtype)))
     return false;
+  if (!a->post != !b->post || (a->post && !kernel_equal(a->post, b->post))) return false;
   return true;
+}
+
+const AluExp *kernel_group_index(const Kernel *post) {
+  int64_t G = post->reduction.size;
+  const AluExp *g = alu_special("gidx", post->size), *r = alu_special("ridx", G);
+  const AluExp *m = g ? alu_binary(ALU_MUL, g, alu_const_int(JX_INT64, G)) : NULL;
+  return m && r ? alu_simplify(alu_binary(ALU_ADD, m, r)) : NULL;
+}
+
+int kernel_nouts(const Kernel *k) { return 1 + k->nextra + k->has_row_out + (k->post ? kernel_nouts(k->post) : 0); }
+
+int64_t kernel_out_elems(const Kernel *k, int o) {
+  int own = 1 + k->nextra + k->has_row_out;
+  if (o >= own && k->post) return kernel_out_elems(k->post, o - own);
+  return k->has_row_out && o == own - 1 ? k->size * k->reduction.size : k->size;
+}
+
+jx_dtype kernel_out_dtype(const Kernel *k, int o) {
+  int own = 1 + k->nextra + k->has_row_out;
+  if (o >= own && k->post) return kernel_out_dtype(k->post, o - own);
+  if (k->has_row_out && o == own - 1) return k->row_dtype;
+  return o ? k->extra_dtypes[o - 1] : k->dtype;
 }
 
 int64_t kernel_reduce_lanes(int64_t size, int64_t R) {

@@ -183,5 +183,15 @@ char *kernel_print(const Kernel *k) {
       print_exp(&s, k->row_exp, "  ");
     }
   }
+  if (k->post) {
+    char *q = kernel_print(k->post);
+    if (!q) {
+      free(s.buf);
+      return NULL;
+    }
+    str_printf(&s, "group epilogue over groups of %lld (its last arg: output 0), outputs from %d:\n%s",
+               (long long)k->post->reduction.size, 1 + k->nextra + k->has_row_out, q);
+    free(q);
+  }
   return str_finish(&s, "kernel_print");
 }

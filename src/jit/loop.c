@@ -77,10 +77,7 @@ static size_t aval_bytes(const Aval *a) {
 /* Step outputs' sizes in bytes (as backend_run_outs allocates them). */
 static size_t step_out_bytes(const Step *st, int o) {
   if (st->is_routine) return routine_out_nbytes(&st->routine, o);
-  const Kernel *k = &st->kernel;
-  bool row = k->has_row_out && o == 1 + k->nextra; /* the row output (size * reduction.size) */
-  jx_dtype d = row ? k->row_dtype : o ? k->extra_dtypes[o - 1] : k->dtype;
-  return (size_t)k->size * (row ? (size_t)k->reduction.size : 1) * jx_dtype_itemsize(d);
+  return (size_t)kernel_out_elems(&st->kernel, o) * jx_dtype_itemsize(kernel_out_dtype(&st->kernel, o));
 }
 
 /* Assigns loop slots to p's constants and temporaries (inputs already mapped). */

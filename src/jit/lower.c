@@ -744,6 +744,107 @@ static bool fuse_siblings(Program *p) {
   return true;
 }
 
+/* Whether every load of arg `arg` in e (NULL: none) is at index `at`. */
+static bool loads_only_at(const AluExp *e, int64_t arg, const AluExp *at) {
+  if (!e) return true;
+  int64_t n;
+  const AluExp **order = alu_toposort(e, &n);
+  bool ok = order != NULL;
+  for (int64_t i = 0; ok && i < n; i++)
+    ok = order[i]->op != ALU_GLOBAL_INDEX || order[i]->arg != arg || order[i]->src[0] == at;
+  free((void *)order);
+  return ok;
+}
+
+/* Group epilogues (backends with row_group; ir/alu.h, Kernel.post): a reduction b over
+ * rows of G that reads a reduction a's output only at its own row (gidx * G + ridx),
+ * where the backend computes a's outputs G at a time -- the MLP's log-softmax and
+ * dlogits over each row of 10 logits after the logits' grouped warp rows of h @ W2 --
+ * runs in a's kernel once a group is reduced: one kernel and one dependency fewer on
+ * the step's critical path, the logits never read back. a's output is still written
+ * (the loss reads it). The fused step takes a's place, so every other input of b must
+ * be there by then. */
+static bool fuse_group_post(Program *p, const Backend *be) {
+  if (!be || !be->row_group) return true;
+  for (int jb = 1; jb < p->nsteps; jb++) {
+    Step *b = &p->steps[jb];
+    const Kernel *kb = &b->kernel;
+    if (b->is_routine || !kb->has_reduction || kb->post || kb->reduction.size < 2) continue;
+    int64_t G = kb->reduction.size;
+    for (int ja = jb - 1; ja >= 0; ja--) {
+      Step *a = &p->steps[ja];
+      const Kernel *ka = &a->kernel;
+      int xa = -1, nread = 0;
+      for (int x = 0; x < kb->nargs; x++)
+        for (int o = 0; o < a->nout; o++)
+          if (b->args[x] == a->outs[o]) nread++, xa = o == 0 ? x : -1;
+      if (!nread) continue;
+      /* b reads the latest producer it depends on; an earlier one cannot fuse */
+      if (nread != 1 || xa < 0 || a->is_routine || !ka->has_reduction || ka->has_row_out || ka->post ||
+          ka->size != kb->size * G || kernel_nouts(ka) + kernel_nouts(kb) > KERNEL_MAX_OUTS || be->row_group(ka) != G)
+        break;
+      bool ready = true;
+      for (int x = 0; x < kb->nargs && ready; x++) ready = x == xa || producer_of(p, b->args[x]) < ja;
+      const AluExp *at = kernel_group_index(kb);
+      if (!at) return false;
+      bool at_group = loads_only_at(kb->exp, xa, at) && loads_only_at(kb->reduction.epilogue, xa, at) &&
+                      (!kb->has_pre || loads_only_at(kb->pre_exp, xa, at)) &&
+                      (!kb->has_row_out || loads_only_at(kb->row_exp, xa, at));
+      for (int o = 0; o < kb->nextra; o++) at_group = at_group && loads_only_at(kb->extra[o], xa, at);
+      if (!ready || !at_group) break;
+      /* args: a's, then b's others not already there; the post's one more: a's output */
+      int uni[2 * KERNEL_MAX_ARGS], map_b[KERNEL_MAX_ARGS], nu = ka->nargs;
+      jx_dtype udt[2 * KERNEL_MAX_ARGS];
+      for (int y = 0; y < ka->nargs; y++) uni[y] = a->args[y], udt[y] = ka->arg_dtypes[y];
+      for (int y = 0; y < kb->nargs; y++) {
+        if (y == xa) continue;
+        int z = 0;
+        while (z < nu && uni[z] != b->args[y]) z++;
+        if (z == nu) uni[nu] = b->args[y], udt[nu++] = kb->arg_dtypes[y];
+        map_b[y] = z;
+      }
+      if (nu + 1 > KERNEL_MAX_ARGS) break;
+      map_b[xa] = nu;
+      Kernel *q = malloc(sizeof *q);
+      int *na = malloc((size_t)nu * sizeof *na), *no = malloc((size_t)(a->nout + b->nout) * sizeof *no);
+      bool ok = q && na && no;
+      if (ok) {
+        *q = *kb;
+        AluMap m;
+        alu_map_init(&m);
+        q->exp = renumber(kb->exp, map_b, &m);
+        if (kb->has_pre) q->pre_exp = renumber(kb->pre_exp, map_b, &m);
+        if (kb->reduction.epilogue) q->reduction.epilogue = renumber(kb->reduction.epilogue, map_b, &m);
+        for (int o = 0; o < kb->nextra; o++) q->extra[o] = renumber(kb->extra[o], map_b, &m);
+        if (kb->has_row_out) q->row_exp = renumber(kb->row_exp, map_b, &m);
+        alu_map_free(&m);
+        ok = q->exp && (!kb->has_pre || q->pre_exp) && (!kb->reduction.epilogue || q->reduction.epilogue) &&
+             (!kb->has_row_out || q->row_exp);
+        for (int o = 0; o < kb->nextra; o++) ok = ok && q->extra[o];
+      }
+      if (!ok) {
+        free(q), free(na), free(no);
+        return false;
+      }
+      q->nargs = nu + 1;
+      memcpy(q->arg_dtypes, udt, (size_t)nu * sizeof *udt);
+      q->arg_dtypes[nu] = ka->dtype;
+      memcpy(na, uni, (size_t)nu * sizeof *na);
+      memcpy(no, a->outs, (size_t)a->nout * sizeof *no);
+      memcpy(no + a->nout, b->outs, (size_t)b->nout * sizeof *no);
+      a->kernel.nargs = nu;
+      memcpy(a->kernel.arg_dtypes, udt, (size_t)nu * sizeof *udt);
+      a->kernel.post = q;
+      free(a->args), free(a->outs);
+      a->args = na, a->outs = no, a->nout += b->nout;
+      remove_step(p, jb);
+      jb--;
+      break;
+    }
+  }
+  return true;
+}
+
 Program *jit_lower(const Jaxpr *j, const Backend *be) {
   Program *p = calloc(1, sizeof *p);
   JitLower L = {.base = lower_settings(p, be),
@@ -809,6 +910,7 @@ Program *jit_lower(const Jaxpr *j, const Backend *be) {
               (fuse_gemm_update(p) && jit_program_check(p, "fuse_gemm_update") == JX_OK));
   ok = ok && fuse_consumer(p, false) && jit_program_check(p, "fuse_epilogue") == JX_OK;
   ok = ok && fuse_siblings(p) && jit_program_check(p, "fuse_siblings") == JX_OK;
+  ok = ok && fuse_group_post(p, be) && jit_program_check(p, "fuse_group_post") == JX_OK;
   /* last uses (after fusion moved steps) */
   if (ok && !(last_use = malloc((size_t)(p->nslots ? p->nslots : 1) * sizeof *last_use))) ok = false;
   for (int s = 0; ok && s < p->nslots; s++) last_use[s] = -1;

@@ -98,10 +98,7 @@ static bool check_program(JitReplay *r, const Program *p) {
 /* Bytes of step st's output o (as backend_run_outs and backend_run_routine allocate). */
 static size_t out_nbytes(const Step *st, int o) {
   if (st->is_routine) return routine_out_nbytes(&st->routine, o);
-  const Kernel *k = &st->kernel;
-  bool row = o == 1 + k->nextra; /* the row output (size * reduction.size) */
-  jx_dtype d = row ? k->row_dtype : o ? k->extra_dtypes[o - 1] : k->dtype;
-  return (size_t)k->size * (row ? (size_t)k->reduction.size : 1) * jx_dtype_itemsize(d);
+  return (size_t)kernel_out_elems(&st->kernel, o) * jx_dtype_itemsize(kernel_out_dtype(&st->kernel, o));
 }
 
 /* The steps' temporaries (outputs that do not escape) into bufs, a temporary past its

@@ -49,9 +49,7 @@ static void trace_args(const Step *st, Buffer *const *in, Buffer *const *outs, c
     if (w > 0) n = (size_t)w;
     for (int a = 0; a < k->nargs; a++) append_buf(buf, cap, &n, a ? "," : "", k->arg_dtypes[a], in[a]);
     if (n < cap) n += (size_t)snprintf(buf + n, cap - n, "],\"outputs\":[");
-    for (int o = 0; o < 1 + k->nextra; o++)
-      append_buf(buf, cap, &n, o ? "," : "", o ? k->extra_dtypes[o - 1] : k->dtype, outs[o]);
-    if (k->has_row_out) append_buf(buf, cap, &n, ",", k->row_dtype, outs[1 + k->nextra]);
+    for (int o = 0; o < kernel_nouts(k); o++) append_buf(buf, cap, &n, o ? "," : "", kernel_out_dtype(k, o), outs[o]);
   }
   if (n < cap) snprintf(buf + n, cap - n, "]");
   if (n >= cap - 1) snprintf(buf, cap, "\"args\":\"too long\""); /* never cut JSON */

@@ -630,8 +630,10 @@ void emit_args(Buf *b, const RenderLang *lang, const Kernel *k) {
     buf_printf(b, "  const %s *%s in%d = (const %s *)in[%d];\n", emit_types[k->arg_dtypes[i]].elem,
                lang->restrict_kw, i, emit_types[k->arg_dtypes[i]].elem, i);
   if (!k->nargs) buf_str(b, "  (void)in;\n");
-  for (int o = 0; o <= k->nextra; o++) {
-    jx_dtype d = o ? k->extra_dtypes[o - 1] : k->dtype;
+  /* a row output is the framing's to declare; a group epilogue's outputs follow */
+  for (int o = 0; o < kernel_nouts(k); o++) {
+    if (k->has_row_out && o == 1 + k->nextra) continue;
+    jx_dtype d = kernel_out_dtype(k, o);
     buf_printf(b, "  %s *%s out%d = (%s *)out[%d];\n", emit_types[d].elem, lang->restrict_kw, o,
                emit_types[d].elem, o);
   }

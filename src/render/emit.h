@@ -133,7 +133,8 @@ bool emit_guarded_load(const AluExp *e);
 /* ------------------------------------------------------------ kernels */
 
 /* Appends `const T *restrict inI = (const T *)in[I];` for every input and
- * `T *restrict outO = (T *)out[O];` for every output (lang's restrict keyword). */
+ * `T *restrict outO = (T *)out[O];` for every output but a row output, which the framing
+ * declares (lang's restrict keyword). */
 void emit_args(Buf *b, const RenderLang *lang, const Kernel *k);
 
 /* The deterministic name k_<ops>_<size>_<hash of body> of kernel k into `name`. */

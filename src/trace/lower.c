@@ -756,8 +756,10 @@ bool lower_has_rule(Prim p, const char **why) {
 
 void lower_program_free(Program *p) {
   if (!p) return;
-  for (int s = 0; s < p->nsteps; s++)
+  for (int s = 0; s < p->nsteps; s++) {
     free(p->steps[s].args), free(p->steps[s].outs), free(p->steps[s].frees), free(p->steps[s].name);
+    if (!p->steps[s].is_routine) free(p->steps[s].kernel.post);
+  }
   for (int o = 0; p->outs && o < p->nout; o++) shape_free(p->outs[o].st);
   free(p->steps), free(p->kinds), free(p->index), free(p->outs);
   free(p);

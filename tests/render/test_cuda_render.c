@@ -75,7 +75,7 @@ static void test_render_compile(void) {
   }
   /* a product's rows (trace/lower.c, lower_dot_rows): out[m, n] = sum_k x[m, k] w^T[n, k]
    * over 4096 x 10 outputs of 512: warp rows with 16-byte loads at each row's base */
-  int rows_case = n;
+  int rows_case = n, post_case = -1;
   {
     const AluExp *gp = alu_special("gidx", 40960), *rp = alu_special("ridx", 512);
     const AluExp *xp = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_DIV, gp, i64(10)), i64(512)), rp));
@@ -224,6 +224,31 @@ static void test_render_compile(void) {
       kx.row_exp = alu_binary(ALU_ADD, alu_binary(ALU_MUL, yl, f32(-1.0 / 4096)),
                               alu_binary(ALU_MUL, alu_binary(ALU_DIV, ld(2, JX_FLOAT32, gx), pre), e));
       cases[n++] = (Case){"xent_grad_rows", kx, CUDA_WARP_ROW, false, 1};
+      /* the same rows as the group epilogue (ir/alu.h, Kernel.post) of the logits'
+       * grouped warp rows relu(x + b1) @ w (args x, w, b1, then the post's y and s, and
+       * its last: the logits) */
+      const AluExp *gq = alu_special("gidx", 40960), *rq = alu_special("ridx", 512);
+      const AluExp *xq = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_DIV, gq, i64(10)), i64(512)), rq));
+      const AluExp *wq = ld(1, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_MOD, gq, i64(10)), i64(512)), rq));
+      const AluExp *hq = alu_binary(ALU_MAX, alu_binary(ALU_ADD, xq, ld(2, JX_FLOAT32, rq)), f32(0));
+      Kernel kg = reduction(40960, 512, JX_FLOAT32, ALU_ADD, alu_binary(ALU_MUL, hq, wq));
+      kg.nargs = 5;
+      for (int q = 1; q < 5; q++) kg.arg_dtypes[q] = JX_FLOAT32;
+      static Kernel post; /* (the case keeps a pointer) */
+      post = kx;
+      const AluExp *eq = ld(5, JX_FLOAT32, alu_simplify(at)), *yq = ld(3, JX_FLOAT32, at);
+      post.nargs = 6;
+      for (int q = 0; q < 6; q++) post.arg_dtypes[q] = JX_FLOAT32;
+      post.exp = alu_binary(ALU_MUL, alu_unary(ALU_LOG, pre), yq);
+      post.pre_exp = alu_unary(ALU_EXP, eq);
+      post.row_exp = alu_binary(ALU_ADD, alu_binary(ALU_MUL, yq, f32(-1.0 / 4096)),
+                                alu_binary(ALU_MUL, alu_binary(ALU_DIV, ld(4, JX_FLOAT32, gx), pre), eq));
+      kg.post = &post;
+      CHECK_EQ_INT(kernel_check(&kg), JX_OK);
+      CHECK_EQ_INT(kernel_nouts(&kg), 4);
+      post_case = n;
+      cases[n++] = (Case){"group_post", kg, CUDA_WARP_ROW, false, 1};
+      CHECK_EQ_INT(render_cuda_plan(&cases[post_case].k).group, 10);
     }
     /* rows of 3: a thread per row, the row output in float16 */
     const AluExp *gt = alu_special("gidx", 1000), *rt = alu_special("ridx", 3);
@@ -328,7 +353,7 @@ static void test_render_compile(void) {
       CHECK_MSG(render_cuda_plan(&cases[i].k).group == 1, "%s grouped", cases[i].name);
   /* rows that share nothing across outputs (row sums, softmax): one warp an output */
   for (int i = 0; i < n; i++)
-    if (i != rows_case && i != rows_case + 2 && cases[i].kind == CUDA_WARP_ROW)
+    if (i != rows_case && i != rows_case + 2 && i != post_case && cases[i].kind == CUDA_WARP_ROW)
       CHECK_MSG(render_cuda_plan(&cases[i].k).group == 1, "%s grouped", cases[i].name);
   /* render all into one unit, as a jit program */
   size_t plen = *render_cuda.prelude_len, cap = plen + 2, len = 0;

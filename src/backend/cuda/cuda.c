@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "render/cuda.h"
 
 static CudaStats stats;
 
@@ -153,6 +154,17 @@ static jx_status graph_step(const Backend *be, int step, int ndeps, const int *d
   return cuda_graph_step(step, ndeps, deps, routine && routine->op != ROUTINE_GEMM, critical);
 }
 
+/* Backend.row_group: the outputs a grouped warp row computes together (render/cuda.c),
+ * for float32/float64 outputs (the values a group epilogue reads are the ones stored).
+ * JAXC_CUDA_GROUP_POST=0 turns group epilogues off (measuring). */
+static int row_group(const Kernel *k) {
+  static int on = -1;
+  if (!config_env_setting(&on, "JAXC_CUDA_GROUP_POST", 1, 0, 1) || (k->dtype != JX_FLOAT32 && k->dtype != JX_FLOAT64))
+    return 1;
+  RenderCudaPlan p = render_cuda_plan(k);
+  return p.kind == CUDA_WARP_ROW ? p.group : 1;
+}
+
 const Backend backend_cuda = {
     .name = "cuda",
     .init = dev_init,
@@ -174,6 +186,7 @@ const Backend backend_cuda = {
     .dot_rows_max_n = 16,
     .gemm_update = 1,
     .row_outputs = true,
+    .row_group = row_group,
     .graph_begin = graph_begin,
     .graph_end = graph_end,
     .graph_launch = graph_launch,

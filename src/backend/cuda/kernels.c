@@ -27,7 +27,7 @@ typedef struct CudaExe {
 
 /* The full structure of a kernel (expressions are hash-consed: pointer equality is
  * structural equality). */
-typedef struct KernelKey {
+typedef struct KeyPart {
   const AluExp *exp, *epilogue, *pre_exp;
   int nextra;
   const AluExp *extra[KERNEL_MAX_OUTS - 1];
@@ -41,6 +41,13 @@ typedef struct KernelKey {
   const AluExp *row_exp;
   jx_dtype row_dtype;
   jx_dtype arg_dtypes[KERNEL_MAX_ARGS];
+} KeyPart;
+
+/* A kernel's identity: its own fields and its group epilogue's (Kernel.post; zeros
+ * without one). */
+typedef struct KernelKey {
+  KeyPart main, post;
+  bool has_post;
 } KernelKey;
 
 typedef struct Entry {
@@ -53,8 +60,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static Entry *table; /* open addressing, cap a power of two */
 static size_t cap, count;
 
-static void key_of(const Kernel *k, KernelKey *key) {
-  memset(key, 0, sizeof *key); /* padding too: keys are compared with memcmp */
+static void part_of(const Kernel *k, KeyPart *key) {
   key->exp = k->exp;
   key->nextra = k->nextra;
   for (int o = 0; o < k->nextra; o++) key->extra[o] = k->extra[o], key->extra_dtypes[o] = k->extra_dtypes[o];
@@ -78,18 +84,24 @@ static void key_of(const Kernel *k, KernelKey *key) {
   }
 }
 
+static void key_of(const Kernel *k, KernelKey *key) {
+  memset(key, 0, sizeof *key); /* padding too: keys are compared with memcmp */
+  part_of(k, &key->main);
+  if ((key->has_post = k->post != NULL)) part_of(k->post, &key->post);
+}
+
 /* 8 bytes a step (the key is hashed at every dispatch: a byte-wise FNV over its ~400
  * bytes cost most of a microsecond of a launch's host time). */
 static uint64_t key_hash(const KernelKey *key) {
   const unsigned char *p = (const unsigned char *)key;
-  uint64_t h = 0xcbf29ce484222325ull, w;
-  size_t i = 0;
-  for (; i + 8 <= sizeof *key; i += 8) {
+  uint64_t h = 0xcbf29ce484222325ull ^ key->has_post, w;
+  size_t i = 0, n = key->has_post ? sizeof *key : sizeof key->main; /* the post's zeros: no part */
+  for (; i + 8 <= n; i += 8) {
     memcpy(&w, p + i, 8);
     h = (h ^ w) * 0x100000001b3ull;
     h ^= h >> 29;
   }
-  for (; i < sizeof *key; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
   return h;
 }
 
@@ -266,7 +278,7 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
   struct { void *p[4]; } out;
   memset(&in, 0, sizeof in), memset(&out, 0, sizeof out);
   for (int i = 0; i < k->nargs; i++) in.p[i] = inputs[i];
-  for (int o = 0; o <= k->nextra + k->has_row_out; o++) out.p[o] = outs[o];
+  for (int o = 0; o < kernel_nouts(k); o++) out.p[o] = outs[o];
   char *scratch = NULL;
   CUstream stream = cuda_stream();
   const RenderCudaPlan *p = &exe->plan;
