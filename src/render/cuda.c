@@ -725,10 +725,9 @@ static void red_serial(Buf *b, const Red *t, const char *indent, const char *acc
   buf_printf(b, "%s    }\n%s  }\n%s  %s = lane[0];\n%s}\n", indent, indent, indent, acc, indent);
 }
 
-/* Stores out<obase> = epilogue(acc) and the further epilogues at gidx into out<obase + 1>
- * ..; keep (NULL: none) also gets the first output's value. */
+/* Stores out<obase> = epilogue(acc) and the further epilogues at gidx into out<obase + 1> .. */
 static bool red_store_at(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals, const char *indent,
-                         const char *accv, int obase, const char *keep) {
+                         const char *accv, int obase) {
   buf_printf(b, "%sconst %s acc = %s;\n", indent, ctype_of(k->reduction.dtype), accv);
   for (int o = 0; o <= k->nextra; o++) {
     const AluExp *x = o ? k->extra[o - 1] : k->reduction.epilogue;
@@ -744,7 +743,6 @@ static bool red_store_at(const RenderLang *lang, const Kernel *k, Buf *b, int *n
     buf_printf(b, "%sout%d[gidx] = ", indent, obase + o);
     emit_store(b, o ? k->extra_dtypes[o - 1] : k->dtype, e);
     buf_str(b, ";\n");
-    if (!o && keep) buf_printf(b, "%s%s = %s;\n", indent, keep, e);
     free(e);
   }
   return true;
@@ -753,7 +751,7 @@ static bool red_store_at(const RenderLang *lang, const Kernel *k, Buf *b, int *n
 /* Stores out0 = epilogue(acc) and the further epilogues at gidx. */
 static bool red_store(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals, const char *indent,
                       const char *accv) {
-  return red_store_at(lang, k, b, nlocals, indent, accv, 0, NULL);
+  return red_store_at(lang, k, b, nlocals, indent, accv, 0);
 }
 
 /* A butterfly over the warp's lanes: every lane ends with the warp's total in acc. */
@@ -979,58 +977,65 @@ static bool group_pass(const RenderLang *lang, Buf *b, int *nlocals, const Reduc
                        const char *acc, int64_t G, jx_dtype gdt) {
   Buf id = {0};
   emit_const(&id, r->dtype, r->identity);
-  buf_printf(b, "        %s %s = %s;\n", ctype_of(r->dtype), acc, id.s ? id.s : "0");
+  buf_printf(b, "      %s %s = %s;\n", ctype_of(r->dtype), acc, id.s ? id.s : "0");
   bool ok = !id.oom;
   free(id.s);
   for (int64_t j = 0; j < G && ok; j++) {
-    buf_printf(b, "        {\n          const int64_t ridx = %lld;\n          (void)ridx;\n", (long long)j);
-    buf_printf(b, "          const %s jx_gv = jx_g%lld;\n", ctype_of(gdt), (long long)j);
-    EmitPart pe = {.lang = lang, .out = b, .indent = "          ", .nlocals = nlocals};
+    buf_printf(b, "      {\n        const int64_t ridx = %lld;\n        (void)ridx;\n", (long long)j);
+    buf_printf(b, "        const %s jx_gv = jx_g%lld;\n", ctype_of(gdt), (long long)j);
+    EmitPart pe = {.lang = lang, .out = b, .indent = "        ", .nlocals = nlocals};
     char *v = emit_part(&pe, e);
     Buf st = {0};
     ok = v && emit_step(&pe, &st, r, acc, v) && !st.oom;
-    if (ok) buf_printf(b, "          %s = %s;\n        }\n", acc, st.s);
+    if (ok) buf_printf(b, "        %s = %s;\n      }\n", acc, st.s);
     free(v), free(st.s);
   }
   return ok;
 }
 
-/* The group epilogue (ir/alu.h, Kernel.post) of grouped warp row jx_w, in lane 0 once
- * the row's G outputs are stored and their values kept in jx_g0 .. jx_g<G-1>: the
- * post's row gidx = jx_w, its ridx unrolled over the group, its loads of the group's
- * values (its last arg) those values (jx_gv), its outputs out<1 + k's extra ones> .. */
+/* The group epilogue (ir/alu.h, Kernel.post) of grouped warp row jx_w, once its G
+ * outputs are reduced (every lane holding their values jx_g0 .. jx_g<G-1>): the post's
+ * row gidx = jx_w, its loads of the group's values (its last arg) those values (jx_gv).
+ * Every lane runs its reductions over the group in order (ridx unrolled); lane 0 stores
+ * its outputs (out<1 + k's extra ones> ..), lane j < G its row output's element j. */
 static bool render_group_post(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
   const Kernel *q = k->post;
   int64_t G = q->reduction.size;
   const AluExp *gv = alu_variable("jx_gv", k->dtype);
   Kernel qq = *q;
-  bool ok = gv != NULL;
+  bool ok = gv != NULL && G <= 32;
   if (ok) ok = (qq.exp = replace_arg_loads(q->exp, k->nargs, gv)) != NULL;
   if (ok && q->has_pre) ok = (qq.pre_exp = replace_arg_loads(q->pre_exp, k->nargs, gv)) != NULL;
   if (ok && q->has_row_out) ok = (qq.row_exp = replace_arg_loads(q->row_exp, k->nargs, gv)) != NULL;
   if (!ok) return false;
   int obase = 1 + k->nextra;
-  buf_str(b, "      {\n        const int64_t gidx = jx_w;\n        (void)gidx;\n");
+  buf_str(b, "    {\n      const int64_t gidx = jx_w;\n      (void)gidx;\n");
   if (q->has_pre) {
     ok = group_pass(lang, b, nlocals, &q->pre, qq.pre_exp, "jx_pp", G, k->dtype);
-    buf_printf(b, "        const %s pre = jx_pp;\n        (void)pre;\n", ctype_of(q->pre.dtype));
+    buf_printf(b, "      const %s pre = jx_pp;\n      (void)pre;\n", ctype_of(q->pre.dtype));
   }
   ok = ok && group_pass(lang, b, nlocals, &q->reduction, qq.exp, "jx_pa", G, k->dtype);
-  ok = ok && red_store_at(lang, &qq, b, nlocals, "        ", "jx_pa", obase, NULL);
-  for (int64_t j = 0; j < G && ok && q->has_row_out; j++) {
-    buf_printf(b, "        {\n          const int64_t ridx = %lld;\n          (void)ridx;\n", (long long)j);
-    buf_printf(b, "          const %s jx_gv = jx_g%lld;\n", ctype_of(k->dtype), (long long)j);
-    EmitPart pe = {.lang = lang, .out = b, .indent = "          ", .nlocals = nlocals};
+  buf_str(b, "      if (jx_lane == 0) {\n");
+  ok = ok && red_store_at(lang, &qq, b, nlocals, "        ", "jx_pa", obase);
+  buf_str(b, "      }\n");
+  if (ok && q->has_row_out) {
+    buf_printf(b, "      if (jx_lane < %lld) {\n        const %s acc = jx_pa;\n        (void)acc;\n", (long long)G,
+               ctype_of(q->reduction.dtype));
+    buf_str(b, "        const int64_t ridx = jx_lane;\n");
+    buf_printf(b, "        const %s jx_gv = ", ctype_of(k->dtype));
+    for (int64_t j = 0; j + 1 < G; j++) buf_printf(b, "jx_lane == %lld ? jx_g%lld : ", (long long)j, (long long)j);
+    buf_printf(b, "jx_g%lld;\n", (long long)(G - 1));
+    EmitPart pe = {.lang = lang, .out = b, .indent = "        ", .nlocals = nlocals};
     char *v = emit_part(&pe, qq.row_exp);
     ok = v != NULL;
     if (ok) {
-      buf_printf(b, "          out%d[gidx * %lldLL + ridx] = ", obase + 1 + q->nextra, (long long)G);
+      buf_printf(b, "        out%d[gidx * %lldLL + ridx] = ", obase + 1 + q->nextra, (long long)G);
       emit_store(b, q->row_dtype, v);
-      buf_str(b, ";\n        }\n");
+      buf_str(b, ";\n      }\n");
     }
     free(v);
   }
-  buf_str(b, "      }\n");
+  buf_str(b, "    }\n");
   return ok && !b->oom;
 }
 
@@ -1186,18 +1191,20 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
     }
     buf_str(b, "    }\n    for (int o = 16; o > 0; o /= 2) {\n");
     buf_str(b, combs.s);
-    buf_str(b, "    }\n    if (jx_lane == 0) {\n");
-    for (int j = 0; j < G && k->post; j++) buf_printf(b, "      %s jx_g%d;\n", ctype_of(k->dtype), j);
+    buf_str(b, "    }\n");
+    /* a group epilogue's values: the sums (no epilogue, the output's dtype: Backend.row_group) */
+    for (int j = 0; j < G && k->post; j++) buf_printf(b, "    const %s jx_g%d = jx_acc%d;\n", ctype_of(k->dtype), j, j);
+    buf_str(b, "    if (jx_lane == 0) {\n");
     for (int j = 0; j < G && ok; j++) {
-      char acc[24], keep[24];
+      char acc[24];
       snprintf(acc, sizeof acc, "jx_acc%d", j);
-      snprintf(keep, sizeof keep, "jx_g%d", j);
       buf_printf(b, "      {\n        const int64_t gidx = jx_w * %dLL + %d;\n", G, j);
-      ok = red_store_at(lang, k, b, nlocals, "        ", acc, 0, k->post ? keep : NULL);
+      ok = red_store(lang, k, b, nlocals, "        ", acc);
       buf_str(b, "      }\n");
     }
+    buf_str(b, "    }\n");
     if (ok && k->post) ok = render_group_post(lang, k, b, nlocals);
-    buf_str(b, "    }\n  }\n");
+    buf_str(b, "  }\n");
   }
   if (!ok && jx_last_status() == JX_OK)
     error_set(combs.oom || ident.oom || rb.oom || fbody.oom ? JX_ERR_OOM : JX_ERR_INTERNAL,
@@ -1209,7 +1216,8 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
 
 static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
   RenderCudaPlan plan = render_cuda_plan(k);
-  if (k->post && !(plan.kind == CUDA_WARP_ROW && plan.group == k->post->reduction.size)) {
+  if (k->post && !(plan.kind == CUDA_WARP_ROW && plan.group == k->post->reduction.size && !k->reduction.epilogue &&
+                   !k->nextra && k->reduction.dtype == k->dtype)) {
     error_set(JX_ERR_UNSUPPORTED, "render: a group epilogue over %lld outputs where the kernel computes %d together",
               (long long)k->post->reduction.size, plan.kind == CUDA_WARP_ROW ? plan.group : 1);
     return false;

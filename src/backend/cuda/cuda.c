@@ -155,11 +155,13 @@ static jx_status graph_step(const Backend *be, int step, int ndeps, const int *d
 }
 
 /* Backend.row_group: the outputs a grouped warp row computes together (render/cuda.c),
- * for float32/float64 outputs (the values a group epilogue reads are the ones stored).
- * JAXC_CUDA_GROUP_POST=0 turns group epilogues off (measuring). */
+ * where they are the sums themselves in float32/float64 (no epilogue: a group epilogue
+ * reads the stored values from the sums' registers). JAXC_CUDA_GROUP_POST=0 turns group
+ * epilogues off (measuring). */
 static int row_group(const Kernel *k) {
   static int on = -1;
-  if (!config_env_setting(&on, "JAXC_CUDA_GROUP_POST", 1, 0, 1) || (k->dtype != JX_FLOAT32 && k->dtype != JX_FLOAT64))
+  if (!config_env_setting(&on, "JAXC_CUDA_GROUP_POST", 1, 0, 1) || (k->dtype != JX_FLOAT32 && k->dtype != JX_FLOAT64) ||
+      !k->has_reduction || k->reduction.epilogue || k->reduction.dtype != k->dtype || k->nextra)
     return 1;
   RenderCudaPlan p = render_cuda_plan(k);
   return p.kind == CUDA_WARP_ROW ? p.group : 1;
