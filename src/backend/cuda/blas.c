@@ -160,9 +160,7 @@ static bool gemm_splits_on(void) {
  * can take a third of the time. Returns the new count. */
 static int split_variants(const LtPlan *p, LtResult *res, int n, int cap) {
   int nres = n;
-  /* (a product of more than 256 output tiles of 128 x 128 fills the GPU unsplit) */
-  if (!lt.algo_check || !lt.config_get || !lt.config_set || !gemm_splits_on() || p->m * p->n * p->batch > (1 << 22))
-    return nres;
+  if (!lt.algo_check || !lt.config_get || !lt.config_set || !gemm_splits_on()) return nres;
   for (int i = 0; i < n; i++) {
     int own = 1;
     uint32_t scheme = 0;
