@@ -288,40 +288,6 @@ static int warp_row_group(const Kernel *k, uint64_t vec) {
   return 1;
 }
 
-static const AluExp *grouped_vector_loads(const AluExp *e, const Kernel *k, uint64_t vec, uint64_t shared, int j);
-
-/* Whether e mentions the VARIABLE/SPECIAL `name`. */
-static bool mentions(const AluExp *e, const char *name) {
-  int64_t n;
-  const AluExp **order = alu_toposort(e, &n);
-  bool found = order == NULL;
-  for (int64_t i = 0; order && i < n && !found; i++)
-    found = (order[i]->op == ALU_VARIABLE || order[i]->op == ALU_SPECIAL) && strcmp(order[i]->name, name) == 0;
-  free((void *)order);
-  return found;
-}
-
-/* Groups a warp of grouped rows computes together (RenderCudaPlan.rows): JAXC_CUDA_ROW_GROUP_ROWS
- * (1..4, default 1), where they divide the groups and what each output reads alone (the
- * MLP's w^T[j, :]) is the same for every group, so one load of it serves them all: 1
- * otherwise. */
-static int group_rows(const Kernel *k, int G, uint64_t vec) {
-  static int v = -1;
-  int P = config_env_setting(&v, "JAXC_CUDA_ROW_GROUP_ROWS", 1, 1, 4);
-  uint64_t shared = grouped_shared(k, G, vec);
-  if (P <= 1 || (k->size / G) % P || !shared) return 1;
-  for (int j = 0; j < G; j++) {
-    const AluExp *bases[64], *e = grouped_exp(k->exp, k->size, G, j), *root;
-    uint64_t m = 0;
-    if (!e || !row_loads_based(e, k, &m, bases) || m != vec || !(root = grouped_vector_loads(e, k, vec, shared, j)) ||
-        mentions(root, "jx_w"))
-      return 1;
-    for (int i = 0; i < k->nargs && i < 64; i++)
-      if ((vec & ~shared) >> i & 1 && mentions(bases[i], "jx_w")) return 1;
-  }
-  return P;
-}
-
 /* Whether e0 and e1 read a same element along the row: a load depending on ridx found
  * in both (nodes are hash-consed, so the same node). */
 static bool shares_row_load(const AluExp *e0, const AluExp *e1) {
@@ -376,7 +342,7 @@ static int thread_row_max(void) {
 }
 
 RenderCudaPlan render_cuda_plan(const Kernel *k) {
-  RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0, .group = 1, .rows = 1};
+  RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0, .group = 1};
   if (!k->has_reduction) {
     /* 16-byte vectors: every output 4 bytes wide, size a multiple of 4, and at least one
      * 4-byte input read exactly at gidx (those become uint4 loads). */
@@ -434,7 +400,6 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
         (!k->has_pre || row_loads_based(k->pre_exp, k, &mask, bases)) && mask)
       p.vec_inputs = mask;
     if (p.vec_inputs && !k->has_pre && !k->has_row_out) p.group = warp_row_group(k, p.vec_inputs);
-    if (p.group > 1) p.rows = group_rows(k, p.group, p.vec_inputs);
   } else {
     p.kind = CUDA_BLOCK_ROW;
     /* few long rows: each row over gridDim.y blocks (the jit's first stage of a full
@@ -1094,7 +1059,7 @@ static int warp_group_loads(void) {
 static bool render_warp_group(const RenderLang *lang, const Kernel *k, const RenderCudaPlan *plan, Buf *b,
                               int *nlocals) {
   const Reduction *r = &k->reduction;
-  int G = plan->group, P = plan->rows, nf = 0;
+  int G = plan->group, nf = 0;
   int64_t R = r->size, N = k->size;
   uint64_t vec = plan->vec_inputs, shared = grouped_shared(k, G, vec);
   int ahead = R / 128 < 4 ? (int)(R / 128) : 4;
@@ -1103,7 +1068,7 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
   const AluExp *front[WARP_GROUP_MAX_SHARED];
   char *fv[WARP_GROUP_MAX_SHARED] = {0};
   Buf ident = {0}, combs = {0}, rb = {0}, fbody = {0};
-  bool ok = shared != 0 && ahead >= 1 && P >= 1 && (N / G) % P == 0;
+  bool ok = shared != 0 && ahead >= 1;
   for (int j = 0; j < G && ok; j++) {
     uint64_t m = 0;
     const AluExp *e = grouped_exp(k->exp, N, G, j);
@@ -1140,72 +1105,59 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
     }
   EmitPart pf = {.lang = lang, .out = &fbody, .indent = "          ", .nlocals = nlocals};
   ok = ok && emit_parts(&pf, front, nf, fv);
-  for (int p = 0; p < P && ok; p++)
-    for (int j = 0; j < G && ok; j++) {
-      char acc[40];
-      snprintf(acc, sizeof acc, "jx_acc%d_%d", j, p);
-      Buf cb = {0};
-      ok = emit_step(&pf, &cb, r, acc, "jx_other");
-      buf_printf(&combs, "      { const %s jx_other = __shfl_xor_sync(0xffffffffu, %s, o); %s = %s; }\n", ct, acc, acc,
-                 cb.s ? cb.s : "");
-      free(cb.s);
-    }
-  /* the row bases: one a row for a shared input (its group jx_w<p>), one an output for
-   * the others (the same for the P rows: group_rows) */
+  for (int j = 0; j < G && ok; j++) {
+    char acc[24];
+    snprintf(acc, sizeof acc, "jx_acc%d", j);
+    Buf cb = {0};
+    ok = emit_step(&pf, &cb, r, acc, "jx_other");
+    buf_printf(&combs, "      { const %s jx_other = __shfl_xor_sync(0xffffffffu, %s, o); %s = %s; }\n", ct, acc, acc,
+               cb.s ? cb.s : "");
+    free(cb.s);
+  }
+  /* the row bases: one for a shared input, one an output for the others */
   EmitPart pb = {.lang = lang, .out = &rb, .indent = "    ", .nlocals = nlocals};
   for (int i = 0; i < k->nargs && i < 64 && ok; i++) {
     if (!(vec >> i & 1)) continue;
     for (int j = 0; j < ((shared >> i & 1) ? 1 : G) && ok; j++) {
-      for (int p = 0; p < ((shared >> i & 1) ? P : 1) && ok; p++) {
-        char wn[24];
-        snprintf(wn, sizeof wn, "jx_w%d", p);
-        const AluExp *wv = alu_variable(wn, JX_INT64), *be = wv ? alu_substitute(bases[j][i], "jx_w", wv) : NULL;
-        char *bv = be ? emit_part(&pb, be) : NULL;
-        if (!bv) ok = false;
-        else if (shared >> i & 1) buf_printf(&rb, "    const int64_t jx_rb%d_p%d = %s;\n", i, p, bv);
-        else buf_printf(&rb, "    const int64_t jx_rb%d_%d = %s;\n", i, j, bv);
-        free(bv);
-      }
+      char *bv = emit_part(&pb, bases[j][i]);
+      if (!bv) ok = false;
+      else if (shared >> i & 1) buf_printf(&rb, "    const int64_t jx_rb%d = %s;\n", i, bv);
+      else buf_printf(&rb, "    const int64_t jx_rb%d_%d = %s;\n", i, j, bv);
+      free(bv);
     }
   }
   emit_const(&ident, r->dtype, r->identity);
   ok = ok && !combs.oom && !ident.oom && !rb.oom && !fbody.oom;
   if (ok) {
     buf_str(b, "  const int jx_lane = threadIdx.x & 31;\n");
-    buf_printf(b, "  for (int64_t jx_wp = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); jx_wp < %lldLL; "
-                  "jx_wp += (int64_t)gridDim.x * (blockDim.x >> 5)) {\n", (long long)(N / G / P));
-    for (int p = 0; p < P; p++) {
-      buf_printf(b, "    const int64_t jx_w%d = jx_wp * %dLL + %d;\n", p, P, p);
-      for (int j = 0; j < G; j++) buf_printf(b, "    %s jx_acc%d_%d = %s;\n", ct, j, p, ident.s);
-    }
+    buf_printf(b, "  for (int64_t jx_w = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); jx_w < %lldLL; "
+                  "jx_w += (int64_t)gridDim.x * (blockDim.x >> 5)) {\n", (long long)(N / G));
+    for (int j = 0; j < G; j++) buf_printf(b, "    %s jx_acc%d = %s;\n", ct, j, ident.s);
     buf_str(b, rb.s);
     buf_printf(b, "    for (int64_t jx_r4 = 4 * (int64_t)jx_lane; jx_r4 < %lldLL; jx_r4 += %d) {\n", (long long)R, 128 * ahead);
     for (int a = 0; a < ahead; a++)
-      for (int p = 0; p < P; p++)
-        for (int i = 0; i < k->nargs && i < 64; i++)
-          if (shared >> i & 1)
-            buf_printf(b, "      %s xa%d_%d_%d[4];\n      if (jx_r4 + %d < %lldLL) { const uint4 u = __ldg((const uint4 *)(in%d + "
-                          "jx_rb%d_p%d + jx_r4 + %d)); memcpy(xa%d_%d_%d, &u, 16); }\n",
-                       emit_types[k->arg_dtypes[i]].elem, i, a, p, 128 * a, (long long)R, i, i, p, 128 * a, i, a, p);
+      for (int i = 0; i < k->nargs && i < 64; i++)
+        if (shared >> i & 1)
+          buf_printf(b, "      %s xa%d_%d[4];\n      if (jx_r4 + %d < %lldLL) { const uint4 u = __ldg((const uint4 *)(in%d + "
+                        "jx_rb%d + jx_r4 + %d)); memcpy(xa%d_%d, &u, 16); }\n",
+                     emit_types[k->arg_dtypes[i]].elem, i, a, 128 * a, (long long)R, i, i, 128 * a, i, a);
     for (int a = 0; a < ahead && ok; a++) {
       buf_printf(b, "      if (jx_r4 + %d < %lldLL) {\n", 128 * a, (long long)R);
-      /* the shared values of the step's 4 elements, each row's */
-      for (int p = 0; p < P; p++) {
-        for (int f = 0; f < nf; f++) buf_printf(b, "        %s jx_s%d_v%d[4];\n", ctype_of(front[f]->dtype), f, p);
-        buf_str(b, "        #pragma unroll\n        for (int jx_j = 0; jx_j < 4; jx_j++) {\n");
-        buf_printf(b, "          const int64_t ridx = jx_r4 + %d + jx_j;\n          (void)ridx;\n", 128 * a);
-        for (int i = 0; i < k->nargs && i < 64; i++)
-          if (shared >> i & 1)
-            buf_printf(b, "          const %s xv%d = xa%d_%d_%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, i, a, p);
-        buf_str(b, fbody.s ? fbody.s : "");
-        for (int f = 0; f < nf; f++) buf_printf(b, "          jx_s%d_v%d[jx_j] = %s;\n", f, p, fv[f]);
-        buf_str(b, "        }\n");
-      }
+      /* the shared values of the step's 4 elements */
+      for (int f = 0; f < nf; f++) buf_printf(b, "        %s jx_s%d_v[4];\n", ctype_of(front[f]->dtype), f);
+      buf_str(b, "        #pragma unroll\n        for (int jx_j = 0; jx_j < 4; jx_j++) {\n");
+      buf_printf(b, "          const int64_t ridx = jx_r4 + %d + jx_j;\n          (void)ridx;\n", 128 * a);
+      for (int i = 0; i < k->nargs && i < 64; i++)
+        if (shared >> i & 1)
+          buf_printf(b, "          const %s xv%d = xa%d_%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, i, a);
+      buf_str(b, fbody.s ? fbody.s : "");
+      for (int f = 0; f < nf; f++) buf_printf(b, "          jx_s%d_v[jx_j] = %s;\n", f, fv[f]);
+      buf_str(b, "        }\n");
       /* each output's own elements and terms, warp_group_loads() outputs at a time: their
-       * loads (plain loads, in order behind a compiler barrier), then their terms, for
-       * each of the P rows. One output's load then its terms left one L1 round trip in
-       * flight a warp (10.6 us, 70% of the warps' cycles waiting on L1, H100 ncu); with
-       * no barrier NVVM hoisted all G x steps of loads to the top (214 registers) */
+       * loads (plain loads, in order behind a compiler barrier), then their terms. One
+       * output's load then its terms left one L1 round trip in flight a warp (10.6 us,
+       * 70% of the warps' cycles waiting on L1, H100 ncu); with no barrier NVVM hoisted
+       * all G x steps of loads to the top (214 registers) */
       for (int j0 = 0, nl = warp_group_loads(); j0 < G && ok; j0 += nl) {
         int j1 = j0 + nl < G ? j0 + nl : G;
         buf_str(b, "        {\n          asm volatile(\"\" ::: \"memory\");\n");
@@ -1215,25 +1167,24 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
               buf_printf(b, "          %s xb%d_%d[4];\n          { const uint4 u = *((const uint4 *)(in%d + jx_rb%d_%d + "
                             "jx_r4 + %d)); memcpy(xb%d_%d, &u, 16); }\n",
                          emit_types[k->arg_dtypes[i]].elem, i, j, i, i, j, 128 * a, i, j);
-        for (int j = j0; j < j1 && ok; j++)
-          for (int p = 0; p < P && ok; p++) {
-            buf_str(b, "          #pragma unroll\n          for (int jx_j = 0; jx_j < 4; jx_j++) {\n");
-            buf_printf(b, "            const int64_t ridx = jx_r4 + %d + jx_j;\n            (void)ridx;\n", 128 * a);
-            for (int f = 0; f < nf; f++)
-              buf_printf(b, "            const %s jx_s%d = jx_s%d_v%d[jx_j];\n", ctype_of(front[f]->dtype), f, f, p);
-            for (int i = 0; i < k->nargs && i < 64; i++)
-              if ((vec & ~shared) >> i & 1)
-                buf_printf(b, "            const %s xv%d_%d = xb%d_%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, j, i, j);
-            char acc[40];
-            snprintf(acc, sizeof acc, "jx_acc%d_%d", j, p);
-            EmitPart pj = {.lang = lang, .out = b, .indent = "            ", .nlocals = nlocals};
-            char *v = emit_part(&pj, roots[j]);
-            Buf st = {0};
-            ok = v && emit_step(&pj, &st, r, acc, v) && !st.oom;
-            if (ok) buf_printf(b, "            %s = %s;\n", acc, st.s);
-            free(v), free(st.s);
-            buf_str(b, "          }\n");
-          }
+        for (int j = j0; j < j1 && ok; j++) {
+          buf_str(b, "          #pragma unroll\n          for (int jx_j = 0; jx_j < 4; jx_j++) {\n");
+          buf_printf(b, "            const int64_t ridx = jx_r4 + %d + jx_j;\n            (void)ridx;\n", 128 * a);
+          for (int f = 0; f < nf; f++)
+            buf_printf(b, "            const %s jx_s%d = jx_s%d_v[jx_j];\n", ctype_of(front[f]->dtype), f, f);
+          for (int i = 0; i < k->nargs && i < 64; i++)
+            if ((vec & ~shared) >> i & 1)
+              buf_printf(b, "            const %s xv%d_%d = xb%d_%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, j, i, j);
+          char acc[24];
+          snprintf(acc, sizeof acc, "jx_acc%d", j);
+          EmitPart pj = {.lang = lang, .out = b, .indent = "            ", .nlocals = nlocals};
+          char *v = emit_part(&pj, roots[j]);
+          Buf st = {0};
+          ok = v && emit_step(&pj, &st, r, acc, v) && !st.oom;
+          if (ok) buf_printf(b, "            %s = %s;\n", acc, st.s);
+          free(v), free(st.s);
+          buf_str(b, "          }\n");
+        }
         buf_str(b, "        }\n");
       }
       buf_str(b, "      }\n");
@@ -1241,22 +1192,18 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
     buf_str(b, "    }\n    for (int o = 16; o > 0; o /= 2) {\n");
     buf_str(b, combs.s);
     buf_str(b, "    }\n");
-    for (int p = 0; p < P && ok; p++) {
-      buf_printf(b, "    {\n    const int64_t jx_w = jx_w%d;\n", p);
-      /* a group epilogue's values: the sums (no epilogue, the output's dtype: Backend.row_group) */
-      for (int j = 0; j < G && k->post; j++) buf_printf(b, "    const %s jx_g%d = jx_acc%d_%d;\n", ctype_of(k->dtype), j, j, p);
-      buf_str(b, "    if (jx_lane == 0) {\n");
-      for (int j = 0; j < G && ok; j++) {
-        char acc[40];
-        snprintf(acc, sizeof acc, "jx_acc%d_%d", j, p);
-        buf_printf(b, "      {\n        const int64_t gidx = jx_w * %dLL + %d;\n", G, j);
-        ok = red_store(lang, k, b, nlocals, "        ", acc);
-        buf_str(b, "      }\n");
-      }
-      buf_str(b, "    }\n");
-      if (ok && k->post) ok = render_group_post(lang, k, b, nlocals);
-      buf_str(b, "    }\n");
+    /* a group epilogue's values: the sums (no epilogue, the output's dtype: Backend.row_group) */
+    for (int j = 0; j < G && k->post; j++) buf_printf(b, "    const %s jx_g%d = jx_acc%d;\n", ctype_of(k->dtype), j, j);
+    buf_str(b, "    if (jx_lane == 0) {\n");
+    for (int j = 0; j < G && ok; j++) {
+      char acc[24];
+      snprintf(acc, sizeof acc, "jx_acc%d", j);
+      buf_printf(b, "      {\n        const int64_t gidx = jx_w * %dLL + %d;\n", G, j);
+      ok = red_store(lang, k, b, nlocals, "        ", acc);
+      buf_str(b, "      }\n");
     }
+    buf_str(b, "    }\n");
+    if (ok && k->post) ok = render_group_post(lang, k, b, nlocals);
     buf_str(b, "  }\n");
   }
   if (!ok && jx_last_status() == JX_OK)

@@ -33,10 +33,8 @@ typedef struct RenderCudaPlan {
   int group;           /* warp rows with 16-byte loads: outputs a warp computes
                           together (1, or G: outputs G w .. G w + G-1 that read a shared
                           row, render/cuda.c's warp_row_group); the grid covers size /
-                          group / rows warps. Columns: outputs a lane computes together
+                          group warps. Columns: outputs a lane computes together
                           (column_group); a block for every 32 groups */
-  int rows;            /* grouped warp rows: groups a warp computes together (render/cuda.c's
-                          group_rows), each output's own loads serving them all; 1 otherwise */
   bool split;          /* block rows over gridDim.y blocks; needs scratch of
                           size * gridDim.y accumulators (8 bytes each at most);
                           tickets in the module (prelude_cuda.h) */
