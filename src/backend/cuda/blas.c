@@ -64,14 +64,8 @@ static struct {
   int (*heuristic)(LtHandle, LtDesc, LtLayout, LtLayout, LtLayout, LtLayout, LtPref, int, LtResult *, int *);
   int (*matmul)(LtHandle, LtDesc, const void *, const void *, LtLayout, const void *, LtLayout, const void *,
                 const void *, LtLayout, void *, LtLayout, const LtAlgo *, void *, size_t, CUstream);
-  /* optional (split-K variants, split_variants): */
-  int (*algo_check)(LtHandle, LtDesc, LtLayout, LtLayout, LtLayout, LtLayout, const LtAlgo *, LtResult *);
-  int (*config_get)(const LtAlgo *, int, void *, size_t, size_t *);
-  int (*config_set)(LtAlgo *, int, const void *, size_t);
   LtHandle h;
 } lt;
-/* cublasLtMatmulAlgoConfigAttributes_t / cublasLtReductionScheme_t values (cublasLt.h) */
-enum { LT_CONFIG_SPLITK = 2, LT_CONFIG_REDUCTION = 3, LT_REDUCTION_COMPUTE_TYPE = 2 };
 enum { LT_TRANSA = 3, LT_TRANSB = 4, LT_BATCH = 5, LT_STRIDE = 6, LT_PREF_WORKSPACE = 1 };
 
 /* A planned product: descriptors and its algorithm, per shape (a training loop repeats a
@@ -141,47 +135,6 @@ static bool gemm_tune_on(void) {
 
 #define TUNE_CANDIDATES 8
 #define TUNE_REPS 3
-/* split-K counts tried for each heuristic candidate (split_variants) */
-static const int tune_splits[] = {2, 4, 8, 16};
-#define TUNE_SPLITS ((int)(sizeof tune_splits / sizeof tune_splits[0]))
-#define TUNE_MAX (TUNE_CANDIDATES * (1 + TUNE_SPLITS))
-
-/* JAXC_CUDA_GEMM_SPLITS=0: time the heuristic's candidates only (measuring); read once */
-static bool gemm_splits_on(void) {
-  static int v = -1;
-  return config_env_on(&v, "JAXC_CUDA_GEMM_SPLITS");
-}
-
-/* Appends to res (nres of cap) each of its first n candidates again at the split-K
- * counts tune_splits it does not have (its reduction scheme kept, or partials in the
- * compute type where it had none), where cuBLASLt accepts the combination and it fits
- * the workspace: the heuristic offers a product few output tiles -- the MLP's dW1 =
- * x^T @ dh, 784 x 512 over 4096 -- at one split count, whose reduction of the partials
- * can take a third of the time. Returns the new count. */
-static int split_variants(const LtPlan *p, LtResult *res, int n, int cap) {
-  int nres = n;
-  if (!lt.algo_check || !lt.config_get || !lt.config_set || !gemm_splits_on()) return nres;
-  for (int i = 0; i < n; i++) {
-    int own = 1;
-    uint32_t scheme = 0;
-    size_t sz;
-    if (lt.config_get(&res[i].algo, LT_CONFIG_SPLITK, &own, sizeof own, &sz) != 0 ||
-        lt.config_get(&res[i].algo, LT_CONFIG_REDUCTION, &scheme, sizeof scheme, &sz) != 0)
-      continue;
-    if (own <= 1) scheme = LT_REDUCTION_COMPUTE_TYPE;
-    for (int j = 0; j < TUNE_SPLITS && nres < cap; j++) {
-      if (tune_splits[j] == own) continue;
-      LtResult r = res[i];
-      int split = tune_splits[j];
-      if (lt.config_set(&r.algo, LT_CONFIG_SPLITK, &split, sizeof split) != 0 ||
-          lt.config_set(&r.algo, LT_CONFIG_REDUCTION, &scheme, sizeof scheme) != 0 ||
-          lt.algo_check(lt.h, p->desc, p->a, p->b, p->c, p->c, &r.algo, &r) != 0 || r.workspace > workspace_bytes)
-        continue;
-      res[nres++] = r;
-    }
-  }
-  return nres;
-}
 
 /* Microseconds a launch of one candidate (algo, or cublasGemmEx where NULL) takes on the
  * device's stream: a warm-up (which loads its kernels), then TUNE_REPS back to back
@@ -201,9 +154,8 @@ static float time_candidate(const GemmCall *c, const LtPlan *p, const LtAlgo *al
   return ms * 1e3f / TUNE_REPS;
 }
 
-/* Chooses p's algorithm by timing: each of the heuristic's first TUNE_CANDIDATES and
- * their split-K variants (split_variants) that fits the workspace, and cublasGemmEx
- * where with_ex, on the call's own buffers (the
+/* Chooses p's algorithm by timing: each of the heuristic's first TUNE_CANDIDATES that
+ * fits the workspace, and cublasGemmEx where with_ex, on the call's own buffers (the
  * output is written again by the call that follows). Under enqueue_lock. The heuristic's
  * first stays where timing cannot run. */
 static void gemm_tune(LtPlan *p, const GemmCall *c, const LtResult *res, int nres, bool with_ex) {
@@ -300,7 +252,7 @@ static const LtPlan *lt_plan(const GemmCall *c, bool with_ex, bool may_time) {
   uint64_t ws = workspace_bytes;
   if (p->desc && p->a && p->b && p->c && lt.pref_create(&pref) == 0) {
     lt.pref_set(pref, LT_PREF_WORKSPACE, &ws, sizeof ws);
-    LtResult res[TUNE_MAX];
+    LtResult res[TUNE_CANDIDATES];
     int nres = 0;
     if (lt.heuristic(lt.h, p->desc, p->a, p->b, p->c, p->c, pref, tune ? TUNE_CANDIDATES : 1, res, &nres) == 0 &&
         nres > 0 && fresh) { /* a plan in use keeps its algorithm until gemm_tune's choice */
@@ -308,7 +260,6 @@ static const LtPlan *lt_plan(const GemmCall *c, bool with_ex, bool may_time) {
       p->ok = true;
     }
     lt.pref_destroy(pref);
-    if (tune && nres > 0) nres = split_variants(p, res, nres, TUNE_MAX);
     if (tune && (nres > 1 || with_ex)) {
       pthread_mutex_lock(&enqueue_lock);
       gemm_tune(p, c, res, nres, with_ex);
@@ -347,8 +298,6 @@ static void load_lt(void) {
   L(pref_create, "cublasLtMatmulPreferenceCreate");
   L(pref_set, "cublasLtMatmulPreferenceSetAttribute"), L(pref_destroy, "cublasLtMatmulPreferenceDestroy");
   L(heuristic, "cublasLtMatmulAlgoGetHeuristic"), L(matmul, "cublasLtMatmul");
-  L(algo_check, "cublasLtMatmulAlgoCheck"), L(config_get, "cublasLtMatmulAlgoConfigGetAttribute");
-  L(config_set, "cublasLtMatmulAlgoConfigSetAttribute");
 #undef L
   if (!lt.create || !lt.desc_create || !lt.desc_set || !lt.layout_create || !lt.layout_set || !lt.pref_create ||
       !lt.pref_set || !lt.pref_destroy || !lt.heuristic || !lt.matmul || lt.create(&lt.h) != 0)
