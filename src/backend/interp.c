@@ -54,6 +54,10 @@ static bool topo_visit(const AluExp *e, const AluExp ***list, int *n, int *cap) 
 }
 
 static jx_status interp_prepare(const Backend *be, const Kernel *k, void **exe) {
+  if (k->post) { /* (only for backends with Backend.row_group) */
+    error_set(JX_ERR_UNSUPPORTED, "interp: a kernel with a group epilogue (Kernel.post): the interpreter computes no groups");
+    return JX_ERR_UNSUPPORTED;
+  }
   const AluExp *epi = k->has_reduction ? k->reduction.epilogue : NULL;
   uint64_t h = kernel_hash(k);
   Program **bucket = &cache[h % BUCKETS];

@@ -957,6 +957,10 @@ static bool render_reduction(const RenderLang *lang, const Kernel *k, Buf *b, in
 /* The body of render_c's function: the inputs and outputs as typed pointers, then the
  * loops over [start, end). */
 static bool c_frame(const RenderLang *lang, const Kernel *k, Buf *body, int *nlocals) {
+  if (k->post) { /* (only for backends with Backend.row_group) */
+    error_set(JX_ERR_UNSUPPORTED, "render: a C kernel has no group epilogue (Kernel.post)");
+    return false;
+  }
   emit_args(body, lang, k);
   if (k->has_row_out) /* the last output */
     buf_printf(body, "  %s *%s out%d = (%s *)out[%d];\n", emit_types[k->row_dtype].elem, lang->restrict_kw,

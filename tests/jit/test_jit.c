@@ -841,6 +841,15 @@ static void test_group_post(void) {
     const Jaxpr *j = jit_jaxpr_for(jf, in);
     Program *gp = j ? jit_lower(j, &group_be) : NULL;
     CHECK_MSG(gp && has_post(gp), "no group epilogue (%s)", jx_last_error());
+    /* backends without row_group refuse such a kernel, clearly */
+    for (int s = 0; gp && s < gp->nsteps; s++)
+      if (!gp->steps[s].is_routine && gp->steps[s].kernel.post) {
+        void *exe = NULL;
+        CHECK_EQ_INT(backend_interp.prepare(&backend_interp, &gp->steps[s].kernel, &exe), JX_ERR_UNSUPPORTED);
+        CHECK_ERROR(JX_ERR_UNSUPPORTED, "group epilogue");
+        CHECK(backend_cpu.prepare(&backend_cpu, &gp->steps[s].kernel, &exe) != JX_OK);
+        CHECK_ERROR(JX_ERR_UNSUPPORTED, "group epilogue");
+      }
     /* and without row_group, the same lowering runs the two steps apart: the same bits */
     group_be.row_group = NULL;
     Program *sp = j ? jit_lower(j, &group_be) : NULL;
