@@ -350,6 +350,9 @@ int kernel_nouts(const Kernel *k);
 /* A group epilogue's index of its group's values, gidx * G + ridx (simplified; G =
  * post->reduction.size); NULL when out of memory. */
 const AluExp *kernel_group_index(const Kernel *post);
+/* Whether every load of arg `arg` in every part of k (expression, first phase,
+ * epilogues, row output) is at index `at` (false when out of memory). */
+bool kernel_reads_only_at(const Kernel *k, int64_t arg, const AluExp *at);
 /* Elements and dtype of output o of k (o < kernel_nouts(k)): size, a row output's size
  * x reduction.size, or the post's outputs after k's own. */
 int64_t kernel_out_elems(const Kernel *k, int o);

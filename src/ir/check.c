@@ -261,23 +261,6 @@ static jx_status check_part(const Kernel *k, const char *part, const AluExp *e, 
 
 static jx_status check_kernel(const Kernel *k);
 
-/* A group epilogue's loads of the group's values (its last arg) in one part: only at
- * gidx * G + ridx. */
-static jx_status check_group_loads(const Kernel *post, const char *part, const AluExp *e, const AluExp *at) {
-  if (!e) return JX_OK;
-  int64_t n;
-  const AluExp **order = alu_toposort(e, &n);
-  if (!order) return JX_ERR_OOM;
-  bool bad = false;
-  for (int64_t i = 0; i < n && !bad; i++)
-    bad = order[i]->op == ALU_GLOBAL_INDEX && order[i]->arg == post->nargs - 1 && order[i]->src[0] != at;
-  free((void *)order);
-  if (!bad) return JX_OK;
-  error_set(JX_ERR_INTERNAL, "kernel_check: the group epilogue's %s reads the group's values other than at gidx * %lld + ridx",
-            part, (long long)post->reduction.size);
-  return JX_ERR_INTERNAL;
-}
-
 jx_status kernel_check(const Kernel *k) {
   jx_status st = check_kernel(k);
   if (st != JX_OK || !k->post) return st;
@@ -293,13 +276,10 @@ jx_status kernel_check(const Kernel *k) {
   }
   if ((st = check_kernel(q)) != JX_OK) return st;
   const AluExp *at = kernel_group_index(q);
-  if (!at) return JX_ERR_OOM;
-  st = check_group_loads(q, "exp", q->exp, at);
-  if (st == JX_OK && q->has_pre) st = check_group_loads(q, "pre", q->pre_exp, at);
-  if (st == JX_OK) st = check_group_loads(q, "epilogue", q->reduction.epilogue, at);
-  for (int i = 0; i < q->nextra && st == JX_OK; i++) st = check_group_loads(q, "epilogue", q->extra[i], at);
-  if (st == JX_OK && q->has_row_out) st = check_group_loads(q, "row output", q->row_exp, at);
-  return st;
+  if (at && kernel_reads_only_at(q, q->nargs - 1, at)) return JX_OK;
+  error_set(JX_ERR_INTERNAL, "kernel_check: the group epilogue reads the group's values other than at gidx * %lld + ridx",
+            (long long)q->reduction.size);
+  return JX_ERR_INTERNAL;
 }
 
 static jx_status check_kernel(const Kernel *k) {

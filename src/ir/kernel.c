@@ -4,6 +4,8 @@
  * Expressions are hash-consed, so pointer equality of AluExps is structural equality;
  * fields a kernel does not use (a reduction's when has_reduction is false, unused
  * array slots) take no part, so neither do padding bytes. */
+#include <stdlib.h>
+
 #include "ir/alu.h"
 
 static uint64_t mix(uint64_t h, uint64_t v) {
@@ -64,6 +66,24 @@ const AluExp *kernel_group_index(const Kernel *post) {
   const AluExp *g = alu_special("gidx", post->size), *r = alu_special("ridx", G);
   const AluExp *m = g ? alu_binary(ALU_MUL, g, alu_const_int(JX_INT64, G)) : NULL;
   return m && r ? alu_simplify(alu_binary(ALU_ADD, m, r)) : NULL;
+}
+
+static bool reads_only_at(const AluExp *e, int64_t arg, const AluExp *at) {
+  if (!e) return true;
+  int64_t n;
+  const AluExp **order = alu_toposort(e, &n);
+  bool ok = order != NULL;
+  for (int64_t i = 0; ok && i < n; i++)
+    ok = order[i]->op != ALU_GLOBAL_INDEX || order[i]->arg != arg || order[i]->src[0] == at;
+  free((void *)order);
+  return ok;
+}
+
+bool kernel_reads_only_at(const Kernel *k, int64_t arg, const AluExp *at) {
+  bool ok = reads_only_at(k->exp, arg, at) && (!k->has_reduction || reads_only_at(k->reduction.epilogue, arg, at)) &&
+            (!k->has_pre || reads_only_at(k->pre_exp, arg, at)) && (!k->has_row_out || reads_only_at(k->row_exp, arg, at));
+  for (int o = 0; o < k->nextra && ok; o++) ok = reads_only_at(k->extra[o], arg, at);
+  return ok;
 }
 
 int kernel_nouts(const Kernel *k) { return 1 + k->nextra + k->has_row_out + (k->post ? kernel_nouts(k->post) : 0); }

@@ -744,18 +744,6 @@ static bool fuse_siblings(Program *p) {
   return true;
 }
 
-/* Whether every load of arg `arg` in e (NULL: none) is at index `at`. */
-static bool loads_only_at(const AluExp *e, int64_t arg, const AluExp *at) {
-  if (!e) return true;
-  int64_t n;
-  const AluExp **order = alu_toposort(e, &n);
-  bool ok = order != NULL;
-  for (int64_t i = 0; ok && i < n; i++)
-    ok = order[i]->op != ALU_GLOBAL_INDEX || order[i]->arg != arg || order[i]->src[0] == at;
-  free((void *)order);
-  return ok;
-}
-
 /* Group epilogues (backends with row_group; ir/alu.h, Kernel.post): a reduction b over
  * rows of G that reads a reduction a's output only at its own row (gidx * G + ridx),
  * where the backend computes a's outputs G at a time -- the MLP's log-softmax and
@@ -787,11 +775,7 @@ static bool fuse_group_post(Program *p, const Backend *be) {
       for (int x = 0; x < kb->nargs && ready; x++) ready = x == xa || producer_of(p, b->args[x]) < ja;
       const AluExp *at = kernel_group_index(kb);
       if (!at) return false;
-      bool at_group = loads_only_at(kb->exp, xa, at) && loads_only_at(kb->reduction.epilogue, xa, at) &&
-                      (!kb->has_pre || loads_only_at(kb->pre_exp, xa, at)) &&
-                      (!kb->has_row_out || loads_only_at(kb->row_exp, xa, at));
-      for (int o = 0; o < kb->nextra; o++) at_group = at_group && loads_only_at(kb->extra[o], xa, at);
-      if (!ready || !at_group) break;
+      if (!ready || !kernel_reads_only_at(kb, xa, at)) break;
       /* args: a's, then b's others not already there; the post's one more: a's output */
       int uni[2 * KERNEL_MAX_ARGS], map_b[KERNEL_MAX_ARGS], nu = ka->nargs;
       jx_dtype udt[2 * KERNEL_MAX_ARGS];
