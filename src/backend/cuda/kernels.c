@@ -5,7 +5,6 @@
  * one translation unit (one NVRTC run); dispatch launches on the stream with the
  * kernel's plan. */
 #include <pthread.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,14 +43,12 @@ typedef struct KeyPart {
   jx_dtype arg_dtypes[KERNEL_MAX_ARGS];
 } KeyPart;
 
-/* A kernel's identity: its own fields and its group epilogue's (Kernel.post). Without
- * one, only the bytes before `post` take part (key_len). */
+/* A kernel's identity: its own fields and its group epilogue's (Kernel.post; zeros
+ * without one). */
 typedef struct KernelKey {
-  bool has_post;
   KeyPart main, post;
+  bool has_post;
 } KernelKey;
-
-static size_t key_len(const KernelKey *key) { return key->has_post ? sizeof *key : offsetof(KernelKey, post); }
 
 typedef struct Entry {
   KernelKey key;
@@ -88,18 +85,17 @@ static void part_of(const Kernel *k, KeyPart *key) {
 }
 
 static void key_of(const Kernel *k, KernelKey *key) {
-  key->has_post = k->post != NULL;
-  memset((char *)key + 1, 0, key_len(key) - 1); /* padding too: keys are compared with memcmp */
+  memset(key, 0, sizeof *key); /* padding too: keys are compared with memcmp */
   part_of(k, &key->main);
-  if (k->post) part_of(k->post, &key->post);
+  if ((key->has_post = k->post != NULL)) part_of(k->post, &key->post);
 }
 
 /* 8 bytes a step (the key is hashed at every dispatch: a byte-wise FNV over its ~400
  * bytes cost most of a microsecond of a launch's host time). */
 static uint64_t key_hash(const KernelKey *key) {
   const unsigned char *p = (const unsigned char *)key;
-  uint64_t h = 0xcbf29ce484222325ull, w;
-  size_t i = 0, n = key_len(key);
+  uint64_t h = 0xcbf29ce484222325ull ^ key->has_post, w;
+  size_t i = 0, n = key->has_post ? sizeof *key : sizeof key->main; /* the post's zeros: no part */
   for (; i + 8 <= n; i += 8) {
     memcpy(&w, p + i, 8);
     h = (h ^ w) * 0x100000001b3ull;
@@ -113,7 +109,7 @@ static CudaExe *lookup_locked(const KernelKey *key, uint64_t h) {
   if (!cap) return NULL;
   for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
     if (!table[i].exe) return NULL;
-    if (table[i].hash == h && memcmp(&table[i].key, key, key_len(key)) == 0) return table[i].exe;
+    if (table[i].hash == h && memcmp(&table[i].key, key, sizeof *key) == 0) return table[i].exe;
   }
 }
 
