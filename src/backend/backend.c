@@ -102,7 +102,7 @@ static pthread_once_t default_once = PTHREAD_ONCE_INIT;
  * where they live. They share the thread pool and the kernel caches. The count is
  * JAXC_CPU_DEVICES or jx_config_cpu_devices, fixed once devices are first listed. */
 static Backend cpu_devices[BACKEND_MAX_CPU_DEVICES];
-static char cpu_names[BACKEND_MAX_CPU_DEVICES][8];
+static char cpu_names[BACKEND_MAX_CPU_DEVICES][16]; /* "cpu:N" (16: no truncation warning for an int) */
 static pthread_mutex_t cpu_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cpu_count;     /* 0: not fixed yet */
 static int cpu_requested; /* jx_config_cpu_devices, 0: JAXC_CPU_DEVICES */
