@@ -958,19 +958,6 @@ static bool per_output(const AluExp *x, AluMap *m) {
 }
 
 #define WARP_GROUP_MAX_SHARED 16
-/* e with every load of arg `arg` replaced by `with` (sources before users). */
-static const AluExp *replace_arg_loads(const AluExp *e, int64_t arg, const AluExp *with) {
-  int64_t n;
-  const AluExp **order = alu_toposort(e, &n);
-  if (!order) return NULL;
-  const AluExp *result = e;
-  for (int64_t i = 0; i < n; i++)
-    if (order[i]->op == ALU_GLOBAL_INDEX && order[i]->arg == arg && !(result = replace_node(result, order[i], with)))
-      break;
-  free(order);
-  return result;
-}
-
 /* One pass of a group epilogue's reduction r over the group: acc `acc` (declared
  * here) combined with e at ridx = 0 .. G-1, the group's values jx_g<ridx> read as jx_gv. */
 static bool group_pass(const RenderLang *lang, Buf *b, int *nlocals, const Reduction *r, const AluExp *e,
@@ -1001,12 +988,15 @@ static bool group_pass(const RenderLang *lang, Buf *b, int *nlocals, const Reduc
 static bool render_group_post(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
   const Kernel *q = k->post;
   int64_t G = q->reduction.size;
+  /* its one load of the group's values (kernel_check: only at gidx * G + ridx; nodes are
+   * hash-consed) */
+  const AluExp *at = kernel_group_index(q), *load = at ? alu_global(k->nargs, k->dtype, at) : NULL;
   const AluExp *gv = alu_variable("jx_gv", k->dtype);
   Kernel qq = *q;
-  bool ok = gv != NULL && G <= 32;
-  if (ok) ok = (qq.exp = replace_arg_loads(q->exp, k->nargs, gv)) != NULL;
-  if (ok && q->has_pre) ok = (qq.pre_exp = replace_arg_loads(q->pre_exp, k->nargs, gv)) != NULL;
-  if (ok && q->has_row_out) ok = (qq.row_exp = replace_arg_loads(q->row_exp, k->nargs, gv)) != NULL;
+  bool ok = load && gv && G <= 32;
+  if (ok) ok = (qq.exp = replace_node(q->exp, load, gv)) != NULL;
+  if (ok && q->has_pre) ok = (qq.pre_exp = replace_node(q->pre_exp, load, gv)) != NULL;
+  if (ok && q->has_row_out) ok = (qq.row_exp = replace_node(q->row_exp, load, gv)) != NULL;
   if (!ok) return false;
   int obase = 1 + k->nextra;
   buf_str(b, "    {\n      const int64_t gidx = jx_w;\n      (void)gidx;\n");
