@@ -10,7 +10,8 @@
 #            JAXC_CUDA_GRAPHS=0)
 #   ncu      ncu of the kernels of the workloads in $NCU_ONLY, SASS of their cubins
 #   ncumlp   ncu of the jitted MLP step's kernels (cuBLAS's too); mlpdbg its steps' host time
-#   jaxprof  JAX's MLP step kernels per step (jax.profiler, bench/gpu/mlp_prof.py)
+#   ncufm    ncu of the trainer's step's kernels ($FM_MODEL, default cnn)
+#   jaxprof  JAX's MLP (MLP_B=fm_cnn: the trainer's CNN) step kernels per step (jax.profiler, bench/gpu/mlp_prof.py)
 #   algos    the MLP step's GEMMs under every cuBLASLt algorithm (bench/gpu/gemm_algos.cu)
 #   cexp     bench_gpu $CEXP_W once per "VAR=value" in $CEXP (a fresh kernel cache each)
 # TARGETS="a b": build only these targets; BENCH_ONLY="mlp,argmax": those workloads.
@@ -190,6 +191,18 @@ if has ncumlp; then
   head -150 "$out/ncu_mlp_short.txt"
   stamp "ncumlp"
 fi
+# ncufm: the kernels of the trainer's step ($FM_MODEL, default cnn; jaxc_fashion_mnist
+# --bench on the carried data set), past its start-up's eager launches (NCU_SKIP)
+if has ncufm; then
+  JAXC_DEVICE=cuda timeout "${NCUMLP_S:-150}" ncu --clock-control none --cache-control none \
+    --section SpeedOfLight --section LaunchStats --launch-skip "${NCU_SKIP:-3500}" --launch-count "${NCU_COUNT:-200}" \
+    build-gpu/jaxc_fashion_mnist --model "${FM_MODEL:-cnn}" --bench 30 --limit 1000 --data "$FM" --device cuda \
+    > "$out/ncu_fm.txt" 2>&1
+  grep -E "^  [A-Za-z_].*\(|Duration|Memory Throughput|Compute \(SM\) Throughput|Grid Size|Block Size" "$out/ncu_fm.txt" \
+    | sed 's/  */ /g' | cut -c1-160 > "$out/ncu_fm_short.txt"
+  head -30 "$out/ncu_fm_short.txt"
+  stamp "ncufm"
+fi
 # algos: the MLP step's large GEMMs timed for every cuBLASLt heuristic algorithm and
 # cublasGemmEx's default (bench/gpu/gemm_algos.cu, nvcc here)
 if has algos; then
@@ -197,7 +210,7 @@ if has algos; then
     timeout 60 /tmp/gemm_algos 2>&1 | tee "$out/algos.txt"
   stamp "algos"
 fi
-# jaxprof: where JAX's (XLA's) MLP step at batch $MLP_B spends GPU time (jax.profiler's
+# jaxprof: where JAX's (XLA's) MLP step at batch $MLP_B (or fm_mlp / fm_cnn) spends GPU time (jax.profiler's
 # device planes, bench/gpu/mlp_prof.py), and its optimized HLO
 if has jaxprof; then
   env -u LD_LIBRARY_PATH XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 200 python3 bench/gpu/mlp_prof.py ${MLP_B:-4096} \

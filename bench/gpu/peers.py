@@ -99,6 +99,46 @@ def jax_mlp(batch):
     return step, (p, x, y)
 
 
+def jax_fm(name):
+    """The trainer's step (examples/fashion_mnist.c, as bench/run.py) for model `name`
+    ("mlp" or "cnn") jitted in JAX: Adam on a cosine-decayed learning rate, batch 128.
+    Returns (step, (params, opt_state, x, y)); step returns (params, opt_state, loss)."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+    B = 128
+    x = jnp.asarray(rand((B, 784), 11)); y = jnp.arange(B) % 10
+    def dense_init(k, i, o):
+        return [jax.random.normal(k, (i, o)) * np.sqrt(2.0 / i), jnp.zeros(o)]
+    keys = jax.random.split(jax.random.key(0), 8)
+    def mlp_fwd(p, x):
+        h = jax.nn.relu(x @ p[0] + p[1]); h = jax.nn.relu(h @ p[2] + p[3]); return h @ p[4] + p[5]
+    def conv_block(x, w, b):
+        c = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        r = jax.nn.relu(c + b)
+        return jax.lax.reduce_window(r, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    def cnn_fwd(p, x):
+        h = conv_block(conv_block(x.reshape(-1, 28, 28, 1), p[0], p[1]), p[2], p[3]).reshape(x.shape[0], -1)
+        h = jax.nn.relu(h @ p[4] + p[5]); return h @ p[6] + p[7]
+    if name == "mlp":
+        fwd = mlp_fwd
+        params = dense_init(keys[0], 784, 512) + dense_init(keys[1], 512, 256) + dense_init(keys[2], 256, 10)
+    else:
+        fwd = cnn_fwd
+        params = [jax.random.normal(keys[3], (3, 3, 1, 32)) * np.sqrt(2 / 9), jnp.zeros(32),
+                  jax.random.normal(keys[4], (3, 3, 32, 64)) * np.sqrt(2 / 288), jnp.zeros(64)] + \
+                 dense_init(keys[5], 3136, 128) + dense_init(keys[6], 128, 10)
+    opt = optax.adam(optax.cosine_decay_schedule(1e-3, 10000))
+    def loss(p, x, y):
+        return optax.softmax_cross_entropy_with_integer_labels(fwd(p, x), y).mean()
+    @jax.jit
+    def step(p, s, x, y):
+        l, g = jax.value_and_grad(loss)(p, x, y)
+        u, s = opt.update(g, s, p)
+        return optax.apply_updates(p, u), s, l
+    return step, (params, opt.init(params), x, y)
+
+
 def run_jax():
     import jax
     import jax.numpy as jnp
@@ -142,37 +182,10 @@ def run_jax():
             t = med(lambda: step(p, x, y), 100, sync)
             print("jax mlp_step_b%d %.4f ms" % (batch, t * 1e3), flush=True)
     if want("fm"):
-        # the trainer's steps (examples/fashion_mnist.c, as bench/run.py): Adam on a
-        # cosine-decayed learning rate, batch 128; the least time of 50 steps, each waited
-        # for, as jaxc_fashion_mnist --bench times them
-        import optax
-        B = 128
-        x = jnp.asarray(rand((B, 784), 11)); y = jnp.arange(B) % 10
-        def dense_init(k, i, o):
-            return [jax.random.normal(k, (i, o)) * np.sqrt(2.0 / i), jnp.zeros(o)]
-        keys = jax.random.split(jax.random.key(0), 8)
-        mlp = dense_init(keys[0], 784, 512) + dense_init(keys[1], 512, 256) + dense_init(keys[2], 256, 10)
-        def mlp_fwd(p, x):
-            h = jax.nn.relu(x @ p[0] + p[1]); h = jax.nn.relu(h @ p[2] + p[3]); return h @ p[4] + p[5]
-        cnn = [jax.random.normal(keys[3], (3, 3, 1, 32)) * np.sqrt(2 / 9), jnp.zeros(32),
-               jax.random.normal(keys[4], (3, 3, 32, 64)) * np.sqrt(2 / 288), jnp.zeros(64)] + \
-              dense_init(keys[5], 3136, 128) + dense_init(keys[6], 128, 10)
-        def conv_block(x, w, b):
-            c = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
-            r = jax.nn.relu(c + b)
-            return jax.lax.reduce_window(r, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-        def cnn_fwd(p, x):
-            h = conv_block(conv_block(x.reshape(-1, 28, 28, 1), p[0], p[1]), p[2], p[3]).reshape(x.shape[0], -1)
-            h = jax.nn.relu(h @ p[4] + p[5]); return h @ p[6] + p[7]
-        for name, fwd, params in (("mlp", mlp_fwd, mlp), ("cnn", cnn_fwd, cnn)):
-            opt = optax.adam(optax.cosine_decay_schedule(1e-3, 10000)); st = opt.init(params)
-            def loss(p, x, y, fwd=fwd):
-                return optax.softmax_cross_entropy_with_integer_labels(fwd(p, x), y).mean()
-            @jax.jit
-            def step(p, s, x, y, opt=opt, loss=loss):
-                l, g = jax.value_and_grad(loss)(p, x, y)
-                u, s = opt.update(g, s, p)
-                return optax.apply_updates(p, u), s, l
+        # the trainer's steps (jax_fm); the least time of 50 steps, each waited for, as
+        # jaxc_fashion_mnist --bench times them
+        for name in ("mlp", "cnn"):
+            step, (params, st, x, y) = jax_fm(name)
             jax.block_until_ready(step(params, st, x, y))
             ts = []
             for _ in range(50):
