@@ -84,6 +84,11 @@ struct Backend {
    * forward pass (JAXC_GEMM_K_MAJOR); 0: never (everywhere: in the step on an H100,
    * 2026-12-06, the strided transpose made it 0.1261 ms against 0.0974-0.0984). */
   int gemm_k_major;
+  /* True where jit makes a select between loads of one input one load at the selected
+   * index (jit/lower.c, select_loads: im2col's 9 taps read one element an output, not 9;
+   * JAXC_SELECT_LOADS=0 turns it off). cuda only: on the cpu, where the C compiler may
+   * vectorize the separate loads, it is not measured. */
+  bool select_loads;
   /* True where kernels may have a row output (ir/alu.h, Kernel.has_row_out): jit then
    * fuses an elementwise consumer of a row reduction into it (softmax in one kernel). */
   bool row_outputs;

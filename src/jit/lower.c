@@ -829,6 +829,97 @@ static bool fuse_group_post(Program *p, const Backend *be) {
   return true;
 }
 
+/* Selected loads (backends with select_loads): a select between two loads of one input
+ * -- where(c, x[i], x[j]), or masked, where(c, where(u, x[i], z), where(v, x[j], z)) with
+ * z a constant (the zero of a padded view) -- is one load at the selected index,
+ * where(c ? u : v, x[c ? i : j], z). A concatenation of shifted views (im2col's 9 taps
+ * of a 3x3 convolution) then reads one element an output, not every piece's. The
+ * indices were in bounds wherever the loads were (the backends load every branch), so
+ * the selected one is too. Only where each side's load is read by that select alone
+ * (uses: parents by node), so no load is left that still runs beside the new one. */
+typedef struct SelLoad {
+  const AluExp *load, *valid, *zero; /* valid, zero: NULL for a plain load */
+} SelLoad;
+
+static int64_t node_uses(AluMap *uses, const AluExp *e) {
+  const void *v = NULL;
+  return alu_map_get(uses, e, &v) ? (int64_t)(intptr_t)v : 0;
+}
+
+static bool sel_load(const AluExp *e, AluMap *uses, SelLoad *s) {
+  if (e->op == ALU_GLOBAL_INDEX) {
+    *s = (SelLoad){.load = e};
+    return node_uses(uses, e) <= 1;
+  }
+  if (e->op != ALU_WHERE || e->src[1]->op != ALU_GLOBAL_INDEX || e->src[2]->op != ALU_CONST) return false;
+  *s = (SelLoad){.load = e->src[1], .valid = e->src[0], .zero = e->src[2]};
+  return node_uses(uses, e) <= 1 && node_uses(uses, e->src[1]) <= 1;
+}
+
+static const AluExp *select_loads_in(const AluExp *e, AluMap *uses, AluMap *memo) {
+  if (!e->nsrc) return e;
+  const void *hit;
+  if (alu_map_get(memo, e, &hit)) return hit;
+  const AluExp *src[4];
+  for (int i = 0; i < e->nsrc; i++)
+    if (!(src[i] = select_loads_in(e->src[i], uses, memo))) return NULL;
+  const AluExp *r = alu_make(e->op, e->dtype, e->nsrc, src, e->value, e->arg, e->name);
+  SelLoad a, b;
+  if (r && r->op == ALU_WHERE && sel_load(r->src[1], uses, &a) && sel_load(r->src[2], uses, &b) &&
+      a.load->arg == b.load->arg && a.load->dtype == b.load->dtype && (!a.zero || !b.zero || a.zero == b.zero)) {
+    const AluExp *c = r->src[0], *yes = alu_const_int(JX_BOOL, 1);
+    const AluExp *at = alu_where(c, a.load->src[0], b.load->src[0]);
+    const AluExp *load = at ? alu_global(a.load->arg, a.load->dtype, at) : NULL;
+    if (a.zero || b.zero) {
+      const AluExp *valid = alu_where(c, a.valid ? a.valid : yes, b.valid ? b.valid : yes);
+      r = valid && load ? alu_where(valid, load, a.zero ? a.zero : b.zero) : NULL;
+    } else r = load;
+  }
+  if (r && !alu_map_put(memo, e, r)) return NULL;
+  return r;
+}
+
+static bool count_uses(const AluExp *e, AluMap *uses) {
+  int64_t n;
+  const AluExp **order = alu_toposort(e, &n);
+  bool ok = order != NULL;
+  for (int64_t i = 0; ok && i < n; i++)
+    for (int k = 0; k < order[i]->nsrc && ok; k++)
+      ok = alu_map_put(uses, order[i]->src[k], (const void *)(intptr_t)(node_uses(uses, order[i]->src[k]) + 1));
+  free((void *)order);
+  return ok;
+}
+
+/* The kernel's expressions (and its post's) rewritten by select_loads_in. */
+static bool select_loads_kernel(Kernel *k) {
+  const AluExp **roots[4 + KERNEL_MAX_OUTS] = {&k->exp};
+  int n = 1;
+  if (k->has_pre) roots[n++] = &k->pre_exp;
+  if (k->has_reduction && k->reduction.epilogue) roots[n++] = &k->reduction.epilogue;
+  for (int o = 0; o < k->nextra; o++) roots[n++] = &k->extra[o];
+  if (k->has_row_out) roots[n++] = &k->row_exp;
+  AluMap uses, memo;
+  alu_map_init(&uses), alu_map_init(&memo);
+  bool ok = true;
+  /* a node several roots read (a value an extra output shares) counts once a root */
+  for (int i = 0; i < n && ok; i++) ok = count_uses(*roots[i], &uses);
+  for (int i = 0; i < n && ok; i++) {
+    const AluExp *r = select_loads_in(*roots[i], &uses, &memo);
+    if (r) *roots[i] = r;
+    ok = r != NULL;
+  }
+  alu_map_free(&uses), alu_map_free(&memo);
+  return ok && (!k->post || select_loads_kernel(k->post));
+}
+
+static bool select_loads(Program *p, const Backend *be) {
+  static int on = -1;
+  if (!be || !be->select_loads || !config_env_setting(&on, "JAXC_SELECT_LOADS", 1, 0, 1)) return true;
+  for (int s = 0; s < p->nsteps; s++)
+    if (!p->steps[s].is_routine && !select_loads_kernel(&p->steps[s].kernel)) return false;
+  return true;
+}
+
 Program *jit_lower(const Jaxpr *j, const Backend *be) {
   Program *p = calloc(1, sizeof *p);
   JitLower L = {.base = lower_settings(p, be),
@@ -895,6 +986,7 @@ Program *jit_lower(const Jaxpr *j, const Backend *be) {
   ok = ok && fuse_consumer(p, false) && jit_program_check(p, "fuse_epilogue") == JX_OK;
   ok = ok && fuse_siblings(p) && jit_program_check(p, "fuse_siblings") == JX_OK;
   ok = ok && fuse_group_post(p, be) && jit_program_check(p, "fuse_group_post") == JX_OK;
+  ok = ok && select_loads(p, be) && jit_program_check(p, "select_loads") == JX_OK;
   /* last uses (after fusion moved steps) */
   if (ok && !(last_use = malloc((size_t)(p->nslots ? p->nslots : 1) * sizeof *last_use))) ok = false;
   for (int s = 0; ok && s < p->nslots; s++) last_use[s] = -1;

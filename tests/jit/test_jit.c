@@ -889,6 +889,62 @@ static void test_group_post(void) {
   jx_scope_end(0, NULL);
 }
 
+/* Selected loads (jit/lower.c, select_loads; Backend.select_loads): a 3x3 SAME
+ * convolution's im2col concatenates 9 shifted, padded views of x, a select between 9
+ * masked loads an element, which becomes one load at a selected index. The value and
+ * gradient of a small conv block (conv_loss) under jit match interp on every device; on the cpu, the
+ * cpu's entries with select_loads lower the same jaxpr to fewer loads and the same bits. */
+static int64_t program_loads(const Program *p) {
+  int64_t loads = 0;
+  for (int s = 0; p && s < p->nsteps; s++) {
+    if (p->steps[s].is_routine) continue;
+    int64_t n;
+    const AluExp **order = alu_toposort(p->steps[s].kernel.exp, &n);
+    for (int64_t i = 0; order && i < n; i++) loads += order[i]->op == ALU_GLOBAL_INDEX;
+    free((void *)order);
+  }
+  return loads;
+}
+
+static void test_select_loads(void) {
+  uint32_t seed = 61;
+  jx_scope_begin();
+  jx_array *x = test_randn(&seed, 4, (int64_t[]){4, 10, 8, 3}), *w = test_randn(&seed, 4, (int64_t[]){3, 3, 3, 8});
+  jx_array *m = test_randn(&seed, 4, (int64_t[]){4, 5, 4, 8});
+  jx_array *in[3] = {x, w, m};
+  jx_array *ii[3] = {jx_device_put(x, "interp"), jx_device_put(w, "interp"), jx_device_put(m, "interp")};
+  jx_fn *loss = jx_fn_new("conv_loss", 3, 1, conv_loss, NULL), *f = jx_value_and_grad(loss, 2, (int[]){0, 1});
+  jx_fn *jf = jx_jit(f);
+  jx_array *got[3] = {NULL}, *want[3] = {NULL};
+  const char *what[3] = {"conv loss", "conv dx", "conv dw"};
+  CHECK_EQ_INT(jx_call(jf, in, got), JX_OK);
+  CHECK_EQ_INT(jx_call(f, ii, want), JX_OK);
+  for (int o = 0; o < 3; o++) check_close(got[o], want[o], what[o], 2e-5);
+  if (strcmp(jx_device_of(x), "cpu") == 0) {
+    const Jaxpr *j = jit_jaxpr_for(jf, in);
+    Backend sel = backend_cpu;
+    sel.select_loads = true;
+    Program *sp = j ? jit_lower(j, &sel) : NULL, *pp = j ? jit_lower(j, &backend_cpu) : NULL;
+    int64_t ls = program_loads(sp), lp = program_loads(pp);
+    /* the im2col's 9 loads an element become 1 */
+    CHECK_MSG(sp && pp && ls <= lp - 8, "select_loads: %lld loads against %lld", (long long)ls, (long long)lp);
+    jx_array *a[3] = {NULL}, *b[3] = {NULL};
+    if (sp && pp) {
+      CHECK_EQ_INT(jit_run(sp, j, &sel, in, a), JX_OK);
+      CHECK_EQ_INT(jit_run(pp, j, &backend_cpu, in, b), JX_OK);
+      for (int o = 0; o < 3; o++) {
+        double *u = a[o] ? test_read_f64(a[o]) : NULL, *v = b[o] ? test_read_f64(b[o]) : NULL;
+        CHECK_MSG(u && v && memcmp(u, v, (size_t)jx_size(a[o]) * sizeof *u) == 0, "%s: selected loads differ", what[o]);
+        free(u), free(v);
+      }
+    }
+    for (int o = 0; o < 3; o++) jx_free(a[o]), jx_free(b[o]);
+    jit_program_free(sp), jit_program_free(pp);
+  }
+  jx_fn_free(jf), jx_fn_free(f), jx_fn_free(loss);
+  jx_scope_end(0, NULL);
+}
+
 static jx_status bad(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_add(in[0], jx_ones(1, (int64_t[]){5}, JX_FLOAT32));
   return out[0] ? JX_OK : jx_last_status();
@@ -924,6 +980,7 @@ int main(void) {
   TEST_RUN(test_recompute_ops);
   TEST_RUN(test_softmax_rows_match_interp);
   TEST_RUN(test_group_post);
+  TEST_RUN(test_select_loads);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();

@@ -73,6 +73,18 @@ static void test_render_compile(void) {
     cases[n++] = (Case){"strided_loads", {.nargs = 2, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32}, .size = 4096 * 512,
                                           .dtype = JX_FLOAT32, .exp = odd}, CUDA_ELEMENTWISE, false, 1};
   }
+  /* an Adam update's step: p - lr(t) m, lr(t) = 0.001 (cos(pi t / 1e4) + 1) / 2 from the
+   * step count t (an int32 scalar): 16-byte vectors, lr computed once a thread
+   * (hoist_uniform) */
+  int adam_case = n;
+  {
+    const AluExp *ga = alu_special("gidx", 1 << 16);
+    const AluExp *t = alu_cast(ld(2, JX_INT32, i64(0)), JX_FLOAT32);
+    const AluExp *lr = alu_binary(ALU_MUL, alu_binary(ALU_ADD, alu_unary(ALU_COS, alu_binary(ALU_MUL, t, f32(3.14159265e-4))), f32(1)), f32(5e-4));
+    const AluExp *upd = alu_binary(ALU_SUB, ld(0, JX_FLOAT32, ga), alu_binary(ALU_MUL, lr, ld(1, JX_FLOAT32, ga)));
+    cases[n++] = (Case){"adam_uniform", {.nargs = 3, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32, JX_INT32}, .size = 1 << 16,
+                                         .dtype = JX_FLOAT32, .exp = upd}, CUDA_ELEMENTWISE, false, 4};
+  }
   /* a product's rows (trace/lower.c, lower_dot_rows): out[m, n] = sum_k x[m, k] w^T[n, k]
    * over 4096 x 10 outputs of 512: warp rows with 16-byte loads at each row's base */
   int rows_case = n, post_case = -1;
@@ -109,10 +121,12 @@ static void test_render_compile(void) {
   }
   /* column sums of (1000, 16384): threads per output, coalesced; of (1000, 512) and
    * (4096, 10) (the MLP's bias gradients): too few outputs to fill the GPU, 32 columns a
-   * block with the rows split over blocks; of (100, 512): warps per column */
-  static const int64_t colshape[4][2] = {{1000, 16384}, {1000, 512}, {4096, 10}, {100, 512}};
-  static const RenderCudaKind colkind[4] = {CUDA_THREAD_ROW, CUDA_COLUMNS, CUDA_COLUMNS, CUDA_WARP_ROW};
-  for (int i = 0; i < 4; i++) {
+   * block with the rows split over blocks, as of (100352, 32) (the Fashion-MNIST CNN's
+   * first bias gradient: 1056 chunks an output on an H100); of (100, 512): warps per
+   * column */
+  static const int64_t colshape[5][2] = {{1000, 16384}, {1000, 512}, {4096, 10}, {100352, 32}, {100, 512}};
+  static const RenderCudaKind colkind[5] = {CUDA_THREAD_ROW, CUDA_COLUMNS, CUDA_COLUMNS, CUDA_COLUMNS, CUDA_WARP_ROW};
+  for (int i = 0; i < 5; i++) {
     int64_t nr = colshape[i][0], cols = colshape[i][1];
     const AluExp *gr = alu_special("gidx", cols), *rr = alu_special("ridx", nr);
     const AluExp *e = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, rr, i64(cols)), gr));
@@ -330,6 +344,16 @@ static void test_render_compile(void) {
     free(t);
   }
   CHECK(render_cuda_plan(&cases[rows_case + 1].k).group == 1);
+  /* the uniform learning rate: one cosine a thread, before its loop */
+  {
+    char name[RENDER_NAME_MAX];
+    char *t = render_kernel(&render_cuda, &cases[adam_case].k, name);
+    int coss = 0;
+    for (const char *q = t; q && (q = strstr(q, "cos((double)")); q++) coss++;
+    const char *loop = t ? strstr(t, "for (") : NULL, *c0 = t ? strstr(t, "cos((double)") : NULL;
+    CHECK_MSG(coss == 1 && loop && c0 && c0 < loop, "adam_uniform: %d cosines (before the loop: %d)", coss, c0 && loop && c0 < loop);
+    free(t);
+  }
   /* grouped columns: x[k, m] read once a row for the 10 outputs of m (the relu computed
    * once), g[k, n] once an output */
   for (int c = cols_case; c <= cols_case + 1; c++) {

@@ -189,6 +189,7 @@ const Backend backend_cuda = {
     .gemm_update = 1,
     .row_outputs = true,
     .row_group = row_group,
+    .select_loads = true,
     .graph_begin = graph_begin,
     .graph_end = graph_end,
     .graph_launch = graph_launch,

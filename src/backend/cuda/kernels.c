@@ -303,6 +303,7 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
     gx = clamp_blocks((groups + RENDER_CUDA_COL_OUTS - 1) / RENDER_CUDA_COL_OUTS, RENDER_CUDA_SPLIT_ROWS);
     want = sms * exe->per_sm / gx;
     gy = clamp_blocks(want < most ? want : most, 65535);
+    if (gy >= 8) gy &= ~3u; /* the last block's 16-byte loads of 4 partials (columns_combine) */
     if (!(scratch = cuda_alloc((size_t)k->size * gy * 16))) return jx_last_status();
     break;
   }
