@@ -332,6 +332,13 @@ static int vec_per_thread(void) {
   return config_env_setting(&v, "JAXC_CUDA_EW_V", 4, 1, 4);
 }
 
+/* JAXC_CUDA_EW_FILL=n: the blocks a vectorized elementwise kernel's grid keeps at least
+ * by taking fewer vectors a thread (RENDER_CUDA_EW_FILL_BLOCKS; 0: none, measuring) */
+static int ew_fill_blocks(void) {
+  static int v = -1;
+  return config_env_setting(&v, "JAXC_CUDA_EW_FILL", RENDER_CUDA_EW_FILL_BLOCKS, 0, 1 << 20);
+}
+
 /* Rows of at most this many elements take a thread each (CUDA_THREAD_ROW; longer ones a
  * warp or a block). JAXC_CUDA_THREAD_ROW_MAX=1..64 tries others (measuring): the MLP
  * step's loss rows of 10 run a warp a row, 22 of its 32 lanes idle. */
@@ -372,6 +379,11 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
     /* many loads a vector already keep enough in flight; several vectors of them a
      * thread would hold hundreds of registers (the relu backward's 10 + 10 of g and w) */
     if (p.vec == 4 && nl > 8) p.nvec = 1;
+    /* a wave of resident blocks at least (132 multiprocessors x 8 blocks of 256 on an
+     * H100/H200): 1.6M outputs as 392 blocks of 4 vectors a thread, 3 blocks a
+     * multiprocessor, left the Fashion-MNIST CNN's pooling gradient latency-bound (16 us,
+     * 30% of the memory bandwidth) */
+    while (p.vec == 4 && p.nvec > 1 && k->size / 4 / (p.threads * p.nvec) < ew_fill_blocks()) p.nvec /= 2;
     return p;
   }
   const Reduction *r = &k->reduction;

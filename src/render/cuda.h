@@ -26,7 +26,8 @@ typedef struct RenderCudaPlan {
   int vec;             /* elementwise: outputs a thread computes at once (1 or 4) */
   int nvec;            /* elementwise vec 4: 16-byte vectors a thread a step, blockDim
                           apart (their loads in flight together); the grid covers the
-                          work in one step */
+                          work in one step. Halved while that grid would have fewer
+                          than RENDER_CUDA_EW_FILL_BLOCKS blocks */
   uint64_t vec_inputs; /* elementwise vec 4: inputs read as 16-byte vectors (bit i);
                           block rows: inputs read along the row as 16-byte vectors
                           (the row loop then takes 4 elements a thread a step) */
@@ -52,6 +53,7 @@ typedef struct RenderCudaPlan {
  * and at most RENDER_CUDA_EW_MAX_GROUP_LOADS loads besides the vector inputs at gidx
  * (render_cuda_plan). */
 #define RENDER_CUDA_EW_MAX_SCALAR_LOADS 3
+#define RENDER_CUDA_EW_FILL_BLOCKS 1056
 #define RENDER_CUDA_EW_MAX_GROUP_LOADS 64
 
 /* Most outputs a grouped warp row computes (RenderCudaPlan.group) */

@@ -32,7 +32,7 @@ static Kernel reduction(int64_t n, int64_t r, jx_dtype d, AluOp op, const AluExp
 static void test_render_compile(void) {
   setenv("JAXC_CUDA_COL_GROUP", "1", 1); /* grouped columns (off by default): rendered and compiled here */
   Case cases[64];
-  int n = 0;
+  int n = 0, bias_case = 0;
   const AluExp *g = alu_special("gidx", 1 << 20);
   /* chain-like elementwise on a contiguous float32 input: 16-byte vectors */
   const AluExp *x = ld(0, JX_FLOAT32, g);
@@ -55,6 +55,7 @@ static void test_render_compile(void) {
     const AluExp *gb = alu_special("gidx", 4096 * 512);
     const AluExp *col = alu_binary(ALU_MOD, gb, i64(512)), *row = alu_binary(ALU_DIV, gb, i64(512));
     const AluExp *h = alu_binary(ALU_ADD, ld(0, JX_FLOAT32, gb), ld(1, JX_FLOAT32, col));
+    bias_case = n;
     cases[n++] = (Case){"bias_relu", {.nargs = 2, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32}, .size = 4096 * 512,
                                       .dtype = JX_FLOAT32, .exp = alu_binary(ALU_MAX, h, f32(0))},
                         CUDA_ELEMENTWISE, false, 4};
@@ -344,6 +345,16 @@ static void test_render_compile(void) {
     free(t);
   }
   CHECK(render_cuda_plan(&cases[rows_case + 1].k).group == 1);
+  /* 16-byte vectors: 4 a thread where the grid still fills the GPU (2^26 elements), 1 a
+   * thread where 4 would leave a few blocks a multiprocessor (the MLP's 4096 x 512) */
+  {
+    const AluExp *gl = alu_special("gidx", 1 << 26);
+    Kernel big = {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = 1 << 26, .dtype = JX_FLOAT32,
+                  .exp = alu_binary(ALU_MUL, ld(0, JX_FLOAT32, gl), f32(2))};
+    RenderCudaPlan pb = render_cuda_plan(&big), pr = render_cuda_plan(&cases[bias_case].k);
+    CHECK_MSG(pb.vec == 4 && pb.nvec == 4 && pr.vec == 4 && pr.nvec == 1, "vectors a thread: %d (2^26), %d (4096 x 512)",
+              pb.nvec, pr.nvec);
+  }
   /* the uniform learning rate: one cosine a thread, before its loop */
   {
     char name[RENDER_NAME_MAX];
