@@ -19,13 +19,14 @@ static inline jx_array *bcast(jx_array *x, int ndim, const int64_t *shape) {
   return np_broadcast_to("jx_random", x, ndim, shape);
 }
 
-/* Binary primitive p; a 0-d operand is broadcast to the other's shape. */
+/* Binary primitive p; a 0-d operand is broadcast to the other's shape (staged with it
+ * under jit: np_broadcast_to_like). */
 static inline jx_array *op2(Prim p, jx_array *x, jx_array *y) {
   if (!x || !y) return NULL;
   if (x->ndim == 0 && y->ndim > 0)
-    x = bcast(x, y->ndim, y->shape);
+    x = np_broadcast_to_like("jx_random", x, y->ndim, y->shape, y->tracer ? y : NULL);
   else if (y->ndim == 0 && x->ndim > 0)
-    y = bcast(y, x->ndim, x->shape);
+    y = np_broadcast_to_like("jx_random", y, x->ndim, x->shape, x->tracer ? x : NULL);
   return prim_binary(p, x, y);
 }
 
@@ -38,8 +39,9 @@ static inline jx_array *opc(Prim p, jx_array *x, double c) {
 /* lax.select_n(cond, y, x), i.e. cond ? x : y, broadcasting 0-d x and y. */
 static inline jx_array *sel(jx_array *cond, jx_array *x, jx_array *y) {
   if (!cond || !x || !y) return NULL;
-  if (x->ndim == 0 && cond->ndim > 0) x = bcast(x, cond->ndim, cond->shape);
-  if (y->ndim == 0 && cond->ndim > 0) y = bcast(y, cond->ndim, cond->shape);
+  const jx_array *like = np_top_tracer(3, (jx_array *[]){cond, x, y});
+  if (x->ndim == 0 && cond->ndim > 0) x = np_broadcast_to_like("jx_random", x, cond->ndim, cond->shape, like);
+  if (y->ndim == 0 && cond->ndim > 0) y = np_broadcast_to_like("jx_random", y, cond->ndim, cond->shape, like);
   return prim_select(cond, x, y);
 }
 

@@ -245,8 +245,14 @@ static void test_differs_from_jax(void) {
   CHECK_JAXPR(f_swap, 2, 2, ss, "{ lambda ; a:f32[] b:f32[]. let in (b, a) }");
   /* 6. JAX: "{ lambda ; . let a:f32[] = sin 1.0:f32[] in (a,) }" */
   CHECK_JAXPR(f_sin_of_const, 0, 1, NULL, "{ lambda ; . let in (0.84147096:f32[],) }");
-  /* 6. JAX: "{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[] in (b,) }" */
-  CHECK_JAXPR(f_times2, 1, 1, &a, "{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = mul b a in (c,) }");
+  /* 6. JAX: "{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[] in (b,) }" (its binary
+   *    primitives take a 0-d literal; jaxc's broadcast it, staged with the tracer:
+   *    np_broadcast_to_like) */
+  CHECK_JAXPR(f_times2, 1, 1, &a,
+              "{ lambda ; a:f32[3]. let\n"
+              "    b:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] 2.0:f32[]\n"
+              "    c:f32[3] = mul a b\n"
+              "  in (c,) }");
   /* 7. JAX: "...c:bool[3] = lt a b\n    d:f32[3] = jit[\n      name=_where\n      jaxpr={
    *    lambda ; c:bool[3] a:f32[3] b:f32[3]. let\n          d:f32[3] = select_n c b a\n
    *    in (d,) }\n    ] c a b..." */

@@ -141,8 +141,9 @@ static bool prep(Tmp *t, const char *fn, int n, jx_array *const *in, Promo k,
   bool weak;
   jx_dtype d = promo_dtype(np_result_type(n, in, &weak), k);
   bool ok = true;
+  const jx_array *like = np_top_tracer(n, in);
   for (int i = 0; i < n; i++) {
-    out[i] = tmp(t, np_broadcast_to(fn, cvt(t, in[i], d, weak), ndim, shape));
+    out[i] = tmp(t, np_broadcast_to_like(fn, cvt(t, in[i], d, weak), ndim, shape, like));
     ok = ok && out[i];
   }
   return ok;
@@ -793,9 +794,10 @@ jx_array *jx_where(jx_array *cond, jx_array *x, jx_array *y) {
   Tmp t = {0};
   bool weak;
   jx_dtype d = np_result_type(2, in + 1, &weak);
-  jx_array *c = tmp(&t, np_broadcast_to(fn, to_bool(&t, cond), ndim, shape));
-  jx_array *a = tmp(&t, np_broadcast_to(fn, cvt(&t, x, d, weak), ndim, shape));
-  jx_array *b = tmp(&t, np_broadcast_to(fn, cvt(&t, y, d, weak), ndim, shape));
+  const jx_array *like = np_top_tracer(3, in);
+  jx_array *c = tmp(&t, np_broadcast_to_like(fn, to_bool(&t, cond), ndim, shape, like));
+  jx_array *a = tmp(&t, np_broadcast_to_like(fn, cvt(&t, x, d, weak), ndim, shape, like));
+  jx_array *b = tmp(&t, np_broadcast_to_like(fn, cvt(&t, y, d, weak), ndim, shape, like));
   return done(&t, c && a && b ? sel(&t, c, a, b) : NULL);
 }
 

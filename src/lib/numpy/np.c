@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "transform/transform.h"
+
 /* -------------------------------------------------------------- promotion */
 
 jx_dtype np_result_type(int n, jx_array *const *xs, bool *weak) {
@@ -110,6 +112,19 @@ bool np_broadcast_shapes(const char *fn, int n, jx_array *const *in, int *ndim,
 }
 
 jx_array *np_broadcast_to(const char *fn, jx_array *x, int ndim, const int64_t *shape) {
+  return np_broadcast_to_like(fn, x, ndim, shape, NULL);
+}
+
+const jx_array *np_top_tracer(int n, jx_array *const *in) {
+  const jx_array *top = NULL;
+  for (int i = 0; i < n; i++) {
+    Trace *t = trace_of(in[i]);
+    if (t && (!top || t->level > trace_of(top)->level)) top = in[i];
+  }
+  return top;
+}
+
+jx_array *np_broadcast_to_like(const char *fn, jx_array *x, int ndim, const int64_t *shape, const jx_array *like) {
   if (!x) return NULL;
   if (x->ndim == ndim && (ndim == 0 || memcmp(x->shape, shape, (size_t)ndim * sizeof(int64_t)) == 0))
     return jx_ref(x);
@@ -126,6 +141,14 @@ jx_array *np_broadcast_to(const char *fn, jx_array *x, int ndim, const int64_t *
               error_shape_str(b, ndim, shape));
     return NULL;
   }
+  if (like && !x->tracer) {
+    PrimParams pp = {.ndim = ndim, .naxes = x->ndim};
+    memcpy(pp.shape, shape, (size_t)ndim * sizeof *shape);
+    if (x->ndim) memcpy(pp.axes, bdims, (size_t)x->ndim * sizeof *bdims);
+    jx_array *r = stage_bind_like(like, PRIM_broadcast_in_dim, 1, &x, &pp);
+    if (r) return r;
+    if (jx_last_status() != JX_OK) return NULL;
+  }
   return prim_broadcast_in_dim(x, ndim, shape, bdims);
 }
 
@@ -138,8 +161,9 @@ bool np_prepare(const char *fn, int n, jx_array *const *in, jx_array **out) {
   jx_array *promoted[8];
   if (!JX_CHECK(n <= 8) || !np_promote(fn, n, in, promoted)) return false;
   bool ok = true;
+  const jx_array *like = np_top_tracer(n, in);
   for (int i = 0; i < n; i++) {
-    out[i] = ok ? np_broadcast_to(fn, promoted[i], ndim, shape) : NULL;
+    out[i] = ok ? np_broadcast_to_like(fn, promoted[i], ndim, shape, like) : NULL;
     ok = ok && out[i];
     jx_free(promoted[i]);
   }

@@ -26,6 +26,15 @@ bool np_broadcast_shapes(const char *fn, int n, jx_array *const *in, int *ndim,
                          int64_t *shape);
 /* Broadcasts x (NumPy rules, trailing alignment) to shape; a new ref if unchanged. */
 jx_array *np_broadcast_to(const char *fn, jx_array *x, int ndim, const int64_t *shape);
+/* np_broadcast_to of an operand of an operation whose operands include `like`: where x
+ * is concrete and like a staging tracer (under jit), the broadcast is staged with like,
+ * as JAX stages every operation under jit -- a scalar against a traced array stays a
+ * broadcast_in_dim of a 0-d constant in the jaxpr (one value in the kernel), not a
+ * full-size constant evaluated while tracing (jx_random_normal of n x n float32 held 25
+ * bytes a sample at its peak from 326 of them). */
+jx_array *np_broadcast_to_like(const char *fn, jx_array *x, int ndim, const int64_t *shape, const jx_array *like);
+/* The one of in[0..n) whose tracer's trace is the highest (NULL: none is a tracer). */
+const jx_array *np_top_tracer(int n, jx_array *const *in);
 /* Promote then broadcast n operands together (what every NumPy ufunc does first). */
 bool np_prepare(const char *fn, int n, jx_array *const *in, jx_array **out);
 /* Inexact operand: bool/int inputs become the default float dtype (weakness kept). */
