@@ -355,6 +355,21 @@ static void test_render_compile(void) {
     CHECK_MSG(pb.vec == 4 && pb.nvec == 4 && pr.vec == 4 && pr.nvec == 1, "vectors a thread: %d (2^26), %d (4096 x 512)",
               pb.nvec, pr.nvec);
   }
+  /* int32 index arithmetic (narrow_indices) where every value fits: the digits of an
+   * im2col's flat index; int64 kept where they may not (2^33 outputs) */
+  for (int big = 0; big < 2; big++) {
+    int64_t size = big ? (int64_t)1 << 33 : 7225344;
+    const AluExp *gi = alu_special("gidx", size);
+    const AluExp *tap = alu_binary(ALU_MOD, alu_binary(ALU_DIV, gi, i64(32)), i64(9));
+    const AluExp *at = alu_binary(ALU_ADD, alu_binary(ALU_MUL, tap, i64(448)), alu_binary(ALU_MOD, gi, i64(32)));
+    Kernel kn = {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = size, .dtype = JX_FLOAT32,
+                 .exp = alu_binary(ALU_MUL, ld(0, JX_FLOAT32, at), f32(2))};
+    char name[RENDER_NAME_MAX];
+    char *t = render_kernel(&render_cuda, &kn, name);
+    bool narrow = t && strstr(t, "((int32_t)gidx)") != NULL;
+    CHECK_MSG(t && narrow == !big, "%s indices: %s", big ? "2^33" : "im2col", narrow ? "int32" : "int64");
+    free(t);
+  }
   /* the uniform learning rate: one cosine a thread, before its loop */
   {
     char name[RENDER_NAME_MAX];
