@@ -1421,12 +1421,11 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
 
 static bool render_reduction(const RenderLang *lang, const Kernel *kin, Buf *b, int *nlocals) {
   RenderCudaPlan plan = render_cuda_plan(kin);
-  /* int32 indices (narrow_indices) where the plan reads no structure of them: a thread's
-   * rows (the CNN's 2 x 2 max pools), ungrouped columns */
+  /* int32 indices (narrow_indices) where the plan reads no structure of them and the
+   * digits of the flat index are many: a thread's rows (the CNN's 2 x 2 max pools) */
   Kernel nk = *kin;
   const Kernel *k = kin;
-  if ((plan.kind == CUDA_THREAD_ROW || (plan.kind == CUDA_COLUMNS && plan.group == 1)) && !kin->has_pre &&
-      !kin->has_row_out && !kin->post) {
+  if (plan.kind == CUDA_THREAD_ROW && !kin->has_pre && !kin->has_row_out && !kin->post) {
     if (!narrow_indices(&nk)) return false;
     k = &nk;
   }
