@@ -413,7 +413,7 @@ static void compute_interval(AluExp *e) {
     else if (kx && ky) iv_fit(d, min128(x0, y0), max128(x1, y1), olo, ohi);
     return;
   }
-  default: /* SHL, POW, BITCAST, THREEFRY2X32, loads, variables: the dtype's range */
+  default: /* SHL, POW, BITCAST, FMA, THREEFRY2X32, loads, variables: the dtype's range */
     return;
   }
 }
@@ -722,6 +722,12 @@ const AluExp *alu_complex(const AluExp *re, const AluExp *im) {
   if (re->op == ALU_REAL && im->op == ALU_IMAG && re->src[0] == im->src[0]) return re->src[0];
   const AluExp *s[2] = {re, im};
   return build(ALU_COMPLEX, dtype_to_complex(re->dtype), 2, s);
+}
+
+const AluExp *alu_fma(const AluExp *a, const AluExp *b, const AluExp *c) {
+  if (!a || !b || !c) return NULL;
+  const AluExp *s[3] = {a, b, c};
+  return build(ALU_FMA, a->dtype, 3, s);
 }
 
 const AluExp *alu_threefry2x32(const AluExp *k0, const AluExp *k1, const AluExp *c0,

@@ -92,6 +92,8 @@ bool alu_complex_native(AluOp op);
 const AluExp *alu_complex_expand(AluOp op, const AluExp *a, const AluExp *b);
 const AluExp *alu_threefry2x32(const AluExp *k0, const AluExp *k1, const AluExp *c0,
                                const AluExp *c1);
+/* a * b + c rounded once (ALU_FMA), for float32 or float64 operands of one dtype. */
+const AluExp *alu_fma(const AluExp *a, const AluExp *b, const AluExp *c);
 /* Word (0: high, 1: low) of alu_threefry2x32 as uint32. */
 const AluExp *alu_threefry_word(const AluExp *k0, const AluExp *k1, const AluExp *c0,
                                 const AluExp *c1, int word);

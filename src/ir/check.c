@@ -95,6 +95,12 @@ const char *alu_node_error(const AluExp *e, char *buf, size_t n) {
       return FAIL("branches have dtypes %s and %s, expected %s",
                   dtype_short_name(e->src[1]->dtype), dtype_short_name(e->src[2]->dtype), dn);
     return NULL;
+  case ALU_FMA:
+    if (d != JX_FLOAT32 && d != JX_FLOAT64) return FAIL("fma of %s, expected f32 or f64", dn);
+    for (int i = 0; i < 3; i++)
+      if (e->src[i]->dtype != d)
+        return FAIL("source %d dtype %s, expected %s", i, dtype_short_name(e->src[i]->dtype), dn);
+    return NULL;
   case ALU_THREEFRY2X32:
     for (int i = 0; i < 4; i++)
       if (e->src[i]->dtype != JX_UINT32)

@@ -391,6 +391,10 @@ AluValue alu_eval_op(AluOp op, jx_dtype dtype, jx_dtype src_dtype, const AluValu
   case ALU_CAST: return cast_value(dtype, src_dtype, args[0]);
   case ALU_BITCAST: return from_bits(dtype, value_bits(src_dtype, args[0]));
   case ALU_WHERE: return args[0].i ? args[1] : args[2];
+  case ALU_FMA:
+    r.f = dtype == JX_FLOAT32 ? (double)fmaf((float)args[0].f, (float)args[1].f, (float)args[2].f)
+                              : fma(args[0].f, args[1].f, args[2].f);
+    return r;
   case ALU_REAL: r.f = args[0].c.re; return r;
   case ALU_IMAG: r.f = args[0].c.im; return r;
   case ALU_COMPLEX: r.c.re = args[0].f, r.c.im = args[1].f; return alu_normalize(dtype, r);

@@ -134,6 +134,7 @@ static const OpFmt op_fmt[ALU_NUM_OPS] = {
     [ALU_ISNAN] = {.flt = "(isnan($0) != 0)"},
     [ALU_ISINF] = {.flt = "(isinf($0) != 0)"},
     [ALU_WHERE] = {.flt = "($0 ? $1 : $2)", .ints = "($0 ? $1 : $2)", .flags = EXACT, .cpx = "($0 ? $1 : $2)"},
+    [ALU_FMA] = {.flt = "fma$f($0, $1, $2)", .flags = EXACT},
     [ALU_THREEFRY2X32] = {.ints = "jx_threefry2x32($0, $1, $2, $3)"},
 };
 

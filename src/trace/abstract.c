@@ -70,6 +70,10 @@ static bool eval_elementwise(Prim p, int nin, const Aval *in, const PrimParams *
     if (!dtype_is_complex(in[0].dtype)) return fail(JX_ERR_DTYPE, p, "operand must be complex", &in[0], NULL);
     if (p != PRIM_conj) out->dtype = dtype_real_part(in[0].dtype);
     break;
+  case PRIM_fma:
+    if (in[0].dtype != JX_FLOAT32 && in[0].dtype != JX_FLOAT64)
+      return fail(JX_ERR_DTYPE, p, "operands must be float32 or float64", &in[0], NULL);
+    break;
   case PRIM_abs: /* |z| is real */
     out->dtype = dtype_real_part(in[0].dtype);
     break;
@@ -387,6 +391,7 @@ static const AbstractRule abstract_rules[PRIM_NUM] = {
     [PRIM_conj] = eval_elementwise,
     [PRIM_complex] = eval_elementwise,
     [PRIM_select] = eval_elementwise,
+    [PRIM_fma] = eval_elementwise,
     [PRIM_convert_element_type] = eval_convert,
     [PRIM_bitcast_convert_type] = eval_bitcast,
     [PRIM_reduce_sum] = eval_reduce,

@@ -111,6 +111,11 @@ jx_array *prim_select(jx_array *cond, jx_array *x, jx_array *y) {
   return prim_bind(PRIM_select, 3, (jx_array *[]){cond, x, y}, &pp);
 }
 
+jx_array *prim_fma(jx_array *a, jx_array *b, jx_array *c) {
+  PrimParams pp = {0};
+  return prim_bind(PRIM_fma, 3, (jx_array *[]){a, b, c}, &pp);
+}
+
 jx_array *prim_convert(jx_array *x, jx_dtype dtype, bool weak) {
   PrimParams pp = {.dtype = dtype, .weak = weak};
   return prim_bind(PRIM_convert_element_type, 1, &x, &pp);

@@ -247,6 +247,7 @@ static const ImplRule impl_rules[PRIM_NUM] = {
     [PRIM_conj] = rule_lowered,
     [PRIM_complex] = rule_lowered,
     [PRIM_select] = rule_lowered,
+    [PRIM_fma] = rule_lowered,
     [PRIM_convert_element_type] = rule_convert,
     [PRIM_bitcast_convert_type] = rule_lowered,
     [PRIM_reduce_sum] = rule_lowered,

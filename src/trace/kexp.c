@@ -107,6 +107,7 @@ const AluExp *kexp_elementwise(Prim p, const PrimParams *pp, const AluExp *const
   case PRIM_imag: return alu_imag(v[0]);
   case PRIM_conj: return alu_complex(alu_real(v[0]), alu_unary(ALU_NEG, alu_imag(v[0])));
   case PRIM_complex: return alu_complex(v[0], v[1]);
+  case PRIM_fma: return alu_fma(v[0], v[1], v[2]);
   default: break;
   }
   switch (prim_kind(p)) {

@@ -692,6 +692,7 @@ static const LowerRule lower_rules[PRIM_NUM] = {
     [PRIM_conj] = lower_elementwise,
     [PRIM_complex] = lower_elementwise,
     [PRIM_select] = lower_elementwise,
+    [PRIM_fma] = lower_elementwise,
     [PRIM_convert_element_type] = lower_elementwise,
     [PRIM_bitcast_convert_type] = lower_elementwise,
     [PRIM_reduce_sum] = lower_reduce,

@@ -198,6 +198,10 @@ jx_array *prim_unary(Prim p, jx_array *x);
 jx_array *prim_binary(Prim p, jx_array *x, jx_array *y);
 /* lax.select_n with a bool predicate: cond ? x : y (equal shapes; x, y equal dtypes). */
 jx_array *prim_select(jx_array *cond, jx_array *x, jx_array *y);
+/* a * b + c rounded once (the fma primitive: jaxc's own, not JAX's; float32/float64
+ * arrays of one shape and dtype): what XLA's CPU backend computes where it contracts a
+ * multiply and an add, which jax.random's samplers rely on bit for bit. */
+jx_array *prim_fma(jx_array *a, jx_array *b, jx_array *c);
 /* lax.convert_element_type (weak: result weak type). */
 jx_array *prim_convert(jx_array *x, jx_dtype dtype, bool weak);
 jx_array *prim_bitcast(jx_array *x, jx_dtype dtype);

@@ -189,6 +189,13 @@ static jx_array *jvp_select(int nin, jx_array *const *x, jx_array *const *t, jx_
   jx_array *b = tfull(t[2], x[2]);
   return sel(x[0], a, b);
 }
+/* d(a b + c) = da b + a db + dc (plain products and sums: the tangent need not be
+ * rounded once) */
+static jx_array *jvp_fma(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
+  jx_array *a = tmul(t[0], x[1]);
+  jx_array *b = t[1] ? mul(x[0], t[1]) : NULL;
+  return tadd(tadd(a, b), t[2]);
+}
 static jx_array *jvp_convert(int nin, jx_array *const *x, jx_array *const *t, jx_array *y, const PrimParams *pp) {
   if (!dtype_is_inexact(x[0]->dtype)) return NULL;
   return prim_convert(t[0], pp->dtype, pp->weak);
@@ -693,6 +700,7 @@ static const struct {
     [PRIM_rem] = {jvp_rem},           [PRIM_pow] = {jvp_pow},
     [PRIM_max] = {jvp_max},           [PRIM_min] = {jvp_min},
     [PRIM_atan2] = {jvp_atan2},       [PRIM_select] = {jvp_select},
+    [PRIM_fma] = {jvp_fma},
     [PRIM_real] = {jvp_real},         [PRIM_imag] = {jvp_imag},
     [PRIM_conj] = {jvp_conj},         [PRIM_complex] = {jvp_complex},
     [PRIM_convert_element_type] = {jvp_convert},

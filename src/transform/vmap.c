@@ -692,6 +692,7 @@ static const struct {
     [PRIM_conj] = {batch_elementwise},
     [PRIM_complex] = {batch_elementwise},
     [PRIM_select] = {batch_elementwise},
+    [PRIM_fma] = {batch_elementwise},
     [PRIM_convert_element_type] = {batch_elementwise},
     [PRIM_bitcast_convert_type] = {batch_elementwise},
     [PRIM_reduce_sum] = {batch_reduce},

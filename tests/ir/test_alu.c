@@ -444,6 +444,25 @@ static void test_threefry(void) {
   }
 }
 
+/* FMA rounds once: (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24 exactly, where the float32
+ * product rounds to 1 + 2^-11 and the separate sum gives 0; the same in float64 with
+ * 2^-27 (2^-54); the constant folder agrees; other dtypes are refused by the checker. */
+static void test_fma(void) {
+  AluValue a32[3] = {{.f = 1 + 0x1p-12}, {.f = 1 + 0x1p-12}, {.f = -(1 + 0x1p-11)}};
+  CHECK(alu_eval_op(ALU_FMA, JX_FLOAT32, JX_FLOAT32, a32).f == 0x1p-24);
+  CHECK(alu_eval_op(ALU_ADD, JX_FLOAT32, JX_FLOAT32, (AluValue[]){alu_eval_op(ALU_MUL, JX_FLOAT32, JX_FLOAT32, a32), a32[2]}).f == 0);
+  AluValue a64[3] = {{.f = 1 + 0x1p-27}, {.f = 1 + 0x1p-27}, {.f = -(1 + 0x1p-26)}};
+  CHECK(alu_eval_op(ALU_FMA, JX_FLOAT64, JX_FLOAT64, a64).f == 0x1p-54);
+  const AluExp *e = alu_fma(alu_const(JX_FLOAT32, a32[0]), alu_const(JX_FLOAT32, a32[1]), alu_const(JX_FLOAT32, a32[2]));
+  CHECK(e && e->op == ALU_CONST && e->value.f == 0x1p-24);
+  const AluExp *x = alu_global(0, JX_FLOAT32, alu_special("gidx", 8));
+  jx_dtype f32[1] = {JX_FLOAT32};
+  CHECK(alu_check(alu_fma(x, x, x), 1, f32) == JX_OK);
+  const AluExp *h = alu_const_float(JX_FLOAT16, 1);
+  CHECK(alu_check(alu_fma(h, h, h), 0, NULL) == JX_ERR_INTERNAL);
+  CHECK_ERROR(JX_ERR_INTERNAL, "fma of f16");
+}
+
 static void test_load_store(void) {
   unsigned char buf[64];
   const struct {
@@ -1039,6 +1058,7 @@ int main(void) {
   TEST_RUN(test_folding);
   TEST_RUN(test_op_semantics);
   TEST_RUN(test_threefry);
+  TEST_RUN(test_fma);
   TEST_RUN(test_load_store);
   TEST_RUN(test_simplify_views);
   TEST_RUN(test_simplify_random);

@@ -286,6 +286,7 @@ static void test_elementwise(void) {
 static void test_select_convert(void) {
   check_prim_case(&(PrimCase){"select", PRIM_select, 3,
                               {{JX_BOOL, G_BOOL, S234}, F32(S234), F32(S234)}, {0}});
+  check_prim_case(&(PrimCase){"fma", PRIM_fma, 3, {F32(S234), F32(S234), F32(S234)}, {0}});
   check_prim_case(&(PrimCase){"select rank 1", PRIM_select, 3,
                               {{JX_BOOL, G_BOOL, 1, {5}}, {JX_INT32, G_INT, 1, {5}}, {JX_INT32, G_INT, 1, {5}}}, {0}});
   check_prim_case(&(PrimCase){"convert f32->i32", PRIM_convert_element_type, 1, {F32(S234)},
