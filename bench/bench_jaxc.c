@@ -170,6 +170,14 @@ static jx_status copy_fn(void *ctx, jx_array *const *in, jx_array **out) {
   return JX_OK;
 }
 
+/* jax.random.normal of 2048 x 2048 float32 (called as it is, not under jit: the sampler
+ * jits itself, as JAX's does). */
+static jx_status normal_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_random_normal(in[0], 2, (int64_t[]){2048, 2048}, JX_FLOAT32);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
 /* jax.nn.softmax's peer (run.py's JAX row calls it). */
 static jx_status softmax_fn(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_nn_softmax(in[0], 1, (int[]){-1}, NULL);
@@ -494,6 +502,12 @@ int main(int argc, char **argv) {
     jx_array *x = rand_f32(2, (int64_t[]){4096, 1024}, 4);
     jx_fn *f = jx_jit(jx_fn_new("softmax", 1, 1, softmax_fn, NULL));
     printf("softmax_4096x1024 %.3f ms\n", best_time(f, &x, 10) * 1e3);
+  }
+  if (!*only || strstr("random", only)) {
+    jx_array *key = jx_random_key(0);
+    jx_fn *f = jx_fn_new("normal", 1, 1, normal_fn, NULL);
+    printf("random_normal_2048x2048 %.3f ms\n", best_time(f, &key, 10) * 1e3);
+    jx_fn_free(f);
   }
   if (!*only || strstr("reduce", only)) {
     jx_array *x = rand_f32(1, (int64_t[]){10000000}, 5);

@@ -209,6 +209,11 @@ def peers(only):
         js = jax.jit(lambda v: jax.nn.softmax(v, axis=-1))
         res["softmax_4096x1024"] = {"numpy": best(lambda: np_softmax(x), 10) * 1e3,
                                     "jax": best(lambda: block(js(jx)), 10) * 1e3}
+    if want("random"):  # jax.random.normal (jitted inside JAX); NumPy's Generator
+        k = jax.random.key(0)
+        res["random_normal_2048x2048"] = {
+            "numpy": best(lambda: rng.standard_normal((2048, 2048), dtype=np.float32), 10) * 1e3,
+            "jax": best(lambda: block(jax.random.normal(k, (2048, 2048))), 10) * 1e3}
     if want("reduce"):
         x = rng.random(10000000, dtype=np.float32); jx = jnp.asarray(x)
         s, am = jax.jit(jnp.sum), jax.jit(jnp.argmax)

@@ -74,6 +74,14 @@ static void test_render_compile(void) {
     cases[n++] = (Case){"strided_loads", {.nargs = 2, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32}, .size = 4096 * 512,
                                           .dtype = JX_FLOAT32, .exp = odd}, CUDA_ELEMENTWISE, false, 1};
   }
+  /* a multiply-add rounded once (ALU_FMA: fmaf / fma), float32 and float64 */
+  {
+    const AluExp *gf = alu_special("gidx", 4096);
+    const AluExp *fa = ld(0, JX_FLOAT32, gf), *d = ld(1, JX_FLOAT64, gf);
+    cases[n++] = (Case){"fma", {.nargs = 2, .arg_dtypes = {JX_FLOAT32, JX_FLOAT64}, .size = 4096, .dtype = JX_FLOAT32,
+                                .exp = alu_fma(fa, fa, f32(1)), .nextra = 1, .extra = {alu_fma(d, d, alu_const_float(JX_FLOAT64, 1))},
+                                .extra_dtypes = {JX_FLOAT64}}, CUDA_ELEMENTWISE, false, 1};
+  }
   /* an Adam update's step: p - lr(t) m, lr(t) = 0.001 (cos(pi t / 1e4) + 1) / 2 from the
    * step count t (an int32 scalar): 16-byte vectors, lr computed once a thread
    * (hoist_uniform) */
