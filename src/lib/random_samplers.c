@@ -125,7 +125,23 @@ jx_array *random_exponential(jx_array *key, int ndim, const int64_t *shape, jx_d
   return prim_unary(PRIM_neg, random_log1p(u ? prim_unary(PRIM_neg, u) : NULL));
 }
 
-typedef enum Sampler { S_NORMAL, S_GUMBEL, S_EXPONENTIAL, S_LAPLACE, S_LOGISTIC, S_CAUCHY } Sampler;
+typedef enum Sampler { S_NORMAL, S_GUMBEL, S_EXPONENTIAL, S_LAPLACE, S_LOGISTIC, S_CAUCHY, S_TRUNCATED_NORMAL } Sampler;
+
+static jx_array *nextafter_const(double v, jx_dtype dtype, bool up);
+
+/* core._truncated_normal: u uniform in [erf(lower/sqrt2), erf(upper/sqrt2)),
+ * sqrt2 * erf_inv(u), clipped to the open interval (lower, upper). */
+static jx_array *truncated_normal(jx_array *key, double lower, double upper, int ndim, const int64_t *shape,
+                                  jx_dtype dtype) {
+  jx_array *sqrt2 = np_constant(sqrt(2.0), dtype);
+  jx_array *lo = np_constant(lower, dtype), *hi = np_constant(upper, dtype);
+  jx_array *a = prim_unary(PRIM_erf, op2(PRIM_div, lo, sqrt2));
+  jx_array *b = prim_unary(PRIM_erf, op2(PRIM_div, hi, sqrt2));
+  jx_array *u = random_uniform_between(key, ndim, shape, dtype, a, b);
+  jx_array *out = op2(PRIM_mul, sqrt2, random_erf_inv(u, true));
+  out = op2(PRIM_max, nextafter_const(lower, dtype, true), out);
+  return op2(PRIM_min, nextafter_const(upper, dtype, false), out);
+}
 
 static jx_array *sample(Sampler s, jx_array *key, int ndim, const int64_t *shape, jx_dtype d) {
   int nm = random_nmant(d);
@@ -144,6 +160,7 @@ static jx_array *sample(Sampler s, jx_array *key, int ndim, const int64_t *shape
   case S_CAUCHY: /* core._cauchy: tan(pi * (u - 0.5)), u in [eps, 1) */
     u = random_uniform(key, ndim, shape, d, ldexp(1.0, -nm), 1.0, true);
     return prim_unary(PRIM_tan, op2(PRIM_mul, cst(u, M_PI), opc(PRIM_sub, u, 0.5)));
+  case S_TRUNCATED_NORMAL: break; /* its bounds: sample_impl */
   }
   return NULL;
 }
@@ -153,11 +170,13 @@ typedef struct SampleCall {
   int ndim;
   const int64_t *shape;
   jx_dtype dtype;
+  double lower, upper; /* S_TRUNCATED_NORMAL's bounds */
 } SampleCall;
 
 static jx_status sample_impl(void *ctx, jx_array *const *in, jx_array **out) {
   const SampleCall *c = ctx;
-  out[0] = sample(c->s, in[0], c->ndim, c->shape, c->dtype);
+  out[0] = c->s == S_TRUNCATED_NORMAL ? truncated_normal(in[0], c->lower, c->upper, c->ndim, c->shape, c->dtype)
+                                      : sample(c->s, in[0], c->ndim, c->shape, c->dtype);
   return out[0] ? JX_OK : jx_last_status();
 }
 
@@ -165,12 +184,12 @@ static jx_status sample_impl(void *ctx, jx_array *const *in, jx_array **out) {
  * polynomial): run them through jit, so they fuse into a few kernels instead of
  * materializing every intermediate (a (784, 512) normal would otherwise hold ~1 GiB of
  * temporaries until the call returns). Under a transformation jit inlines. */
-static jx_array *sampler_entry(const char *fn, Sampler s, jx_array *key, int ndim,
-                               const int64_t *shape, jx_dtype dtype) {
+static jx_array *sampler_entry_between(const char *fn, Sampler s, jx_array *key, int ndim, const int64_t *shape,
+                                       jx_dtype dtype, double lower, double upper) {
   if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape) ||
       !random_check_float(fn, &dtype))
     return NULL;
-  SampleCall call = {s, ndim, shape, dtype};
+  SampleCall call = {s, ndim, shape, dtype, lower, upper};
   jx_fn *f = jx_fn_new(fn, 1, 1, sample_impl, &call);
   jx_fn *jf = jx_jit(f);
   jx_array *out = NULL;
@@ -178,6 +197,11 @@ static jx_array *sampler_entry(const char *fn, Sampler s, jx_array *key, int ndi
   jx_fn_free(jf);
   jx_fn_free(f);
   return out;
+}
+
+static jx_array *sampler_entry(const char *fn, Sampler s, jx_array *key, int ndim,
+                               const int64_t *shape, jx_dtype dtype) {
+  return sampler_entry_between(fn, s, key, ndim, shape, dtype, 0, 0);
 }
 
 jx_array *jx_random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
@@ -227,21 +251,9 @@ static jx_array *nextafter_const(double v, jx_dtype dtype, bool up) {
 
 jx_array *jx_random_truncated_normal(jx_array *key, double lower, double upper, int ndim,
                                      const int64_t *shape, jx_dtype dtype) {
-  /* core._truncated_normal: u uniform in [erf(lower/sqrt2), erf(upper/sqrt2)),
-   * sqrt2 * erf_inv(u), clipped to the open interval (lower, upper). */
-  const char *fn = "jx_random_truncated_normal";
-  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape) ||
-      !random_check_float(fn, &dtype))
-    return NULL;
-  jx_scope_begin();
-  jx_array *sqrt2 = np_constant(sqrt(2.0), dtype);
-  jx_array *lo = np_constant(lower, dtype), *hi = np_constant(upper, dtype);
-  jx_array *a = prim_unary(PRIM_erf, op2(PRIM_div, lo, sqrt2));
-  jx_array *b = prim_unary(PRIM_erf, op2(PRIM_div, hi, sqrt2));
-  jx_array *u = random_uniform_between(key, ndim, shape, dtype, a, b);
-  jx_array *out = op2(PRIM_mul, sqrt2, random_erf_inv(u, true));
-  out = op2(PRIM_max, nextafter_const(lower, dtype, true), out);
-  return scope_return(op2(PRIM_min, nextafter_const(upper, dtype, false), out));
+  /* through jit as the other samplers (it ran op by op: 70-125 ms for 2048 x 2048) */
+  return sampler_entry_between("jx_random_truncated_normal", S_TRUNCATED_NORMAL, key, ndim, shape, dtype, lower,
+                               upper);
 }
 
 jx_array *jx_random_bernoulli(jx_array *key, double p, int ndim, const int64_t *shape) {

@@ -28,13 +28,16 @@ extern char **environ;
 
 /* No fast-math: + - * / sqrt must match the interpreter bit for bit. -ffp-contract=off
  * forbids fused multiply-adds; -fno-math-errno only lets sqrt inline (and vectorize),
- * since generated code never reads errno. Two optimization levels (CompileOpt): -O3 for
+ * since generated code never reads errno; -fno-trapping-math lets the vectorizer
+ * if-convert float arithmetic behind a select (no kernel enables FP traps; values are
+ * unchanged): jax.random.gumbel's log, which GCC's partial redundancy elimination
+ * splits at its clamp to the smallest normal, stayed a scalar loop without it. Two optimization levels (CompileOpt): -O3 for
  * kernels with work enough to matter, and for small ones (cpu.c's kernel_opt) -O1 with
  * GCC's loop vectorizer -- about a third of -O3's compile time per kernel (a jit
  * program's first call is almost all compile time), within 0.1-0.3 us per call of -O3
  * on such kernels, some faster (bench/RESULTS.md, issue 11 item 5). Clang accepts the
  * same flags. */
-#define FLAGS_COMMON "-march=native -ffp-contract=off -fno-math-errno -fPIC -shared -w -pipe"
+#define FLAGS_COMMON "-march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fPIC -shared -w -pipe"
 static const char *const opt_flags[COMPILE_OPT_COUNT] = {
     [COMPILE_OPT_FULL] = "-O3 " FLAGS_COMMON,
     [COMPILE_OPT_LIGHT] = "-O1 -ftree-vectorize " FLAGS_COMMON,
