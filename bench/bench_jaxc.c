@@ -177,6 +177,16 @@ static jx_status normal_fn(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_random_normal(in[0], 2, (int64_t[]){2048, 2048}, JX_FLOAT32);
   return out[0] ? JX_OK : jx_last_status();
 }
+static jx_status gumbel_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_random_gumbel(in[0], 2, (int64_t[]){2048, 2048}, JX_FLOAT32);
+  return out[0] ? JX_OK : jx_last_status();
+}
+static jx_status truncated_normal_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_random_truncated_normal(in[0], -2.0, 2.0, 2, (int64_t[]){2048, 2048}, JX_FLOAT32);
+  return out[0] ? JX_OK : jx_last_status();
+}
 
 /* jax.nn.softmax's peer (run.py's JAX row calls it). */
 static jx_status softmax_fn(void *ctx, jx_array *const *in, jx_array **out) {
@@ -505,9 +515,17 @@ int main(int argc, char **argv) {
   }
   if (!*only || strstr("random", only)) {
     jx_array *key = jx_random_key(0);
-    jx_fn *f = jx_fn_new("normal", 1, 1, normal_fn, NULL);
-    printf("random_normal_2048x2048 %.3f ms\n", best_time(f, &key, 10) * 1e3);
-    jx_fn_free(f);
+    static const struct {
+      const char *name;
+      jx_status (*fn)(void *, jx_array *const *, jx_array **);
+    } samplers[] = {{"random_normal_2048x2048", normal_fn},
+                    {"random_gumbel_2048x2048", gumbel_fn},
+                    {"random_truncated_normal_2048x2048", truncated_normal_fn}};
+    for (size_t i = 0; i < sizeof samplers / sizeof *samplers; i++) {
+      jx_fn *f = jx_fn_new(samplers[i].name, 1, 1, samplers[i].fn, NULL);
+      printf("%s %.3f ms\n", samplers[i].name, best_time(f, &key, 10) * 1e3);
+      jx_fn_free(f);
+    }
   }
   if (!*only || strstr("reduce", only)) {
     jx_array *x = rand_f32(1, (int64_t[]){10000000}, 5);

@@ -209,11 +209,16 @@ def peers(only):
         js = jax.jit(lambda v: jax.nn.softmax(v, axis=-1))
         res["softmax_4096x1024"] = {"numpy": best(lambda: np_softmax(x), 10) * 1e3,
                                     "jax": best(lambda: block(js(jx)), 10) * 1e3}
-    if want("random"):  # jax.random.normal (jitted inside JAX); NumPy's Generator
-        k = jax.random.key(0)
+    if want("random"):  # jax.random's samplers (jitted inside JAX); NumPy's Generator
+        k, s = jax.random.key(0), (2048, 2048)
         res["random_normal_2048x2048"] = {
-            "numpy": best(lambda: rng.standard_normal((2048, 2048), dtype=np.float32), 10) * 1e3,
-            "jax": best(lambda: block(jax.random.normal(k, (2048, 2048))), 10) * 1e3}
+            "numpy": best(lambda: rng.standard_normal(s, dtype=np.float32), 10) * 1e3,
+            "jax": best(lambda: block(jax.random.normal(k, s)), 10) * 1e3}
+        res["random_gumbel_2048x2048"] = {
+            "numpy": best(lambda: rng.gumbel(size=s).astype(np.float32), 10) * 1e3,
+            "jax": best(lambda: block(jax.random.gumbel(k, s)), 10) * 1e3}
+        res["random_truncated_normal_2048x2048"] = {
+            "jax": best(lambda: block(jax.random.truncated_normal(k, -2.0, 2.0, s)), 10) * 1e3}
     if want("reduce"):
         x = rng.random(10000000, dtype=np.float32); jx = jnp.asarray(x)
         s, am = jax.jit(jnp.sum), jax.jit(jnp.argmax)

@@ -17,8 +17,13 @@
  * the CPU time (2.15 -> 1.02 ms on one thread), silu too, softplus 2/3 and bench's
  * max/min chain 2/3 of it; a 512^2 matmul is unchanged. A pragma rather than a flag:
  * clang rejects -fno-thread-jumps (and has no such pass). */
+/* Nor partial redundancy elimination: it splits a kernel's body at a clamp whose
+ * clamped side it can fold (log's argument at the smallest normal, in
+ * jax.random.truncated_normal), leaving selects between a bool and a constant that
+ * GCC's vectorizer cannot convert: the 2048 x 2048 sample's main loop stayed scalar. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-thread-jumps")
+#pragma GCC optimize("no-tree-pre")
 #endif
 
 /* Vector math. The op table calls libm by name (tanhf, expm1, atan2f, ...); libm's scalar
