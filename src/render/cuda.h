@@ -62,4 +62,10 @@ typedef struct RenderCudaPlan {
 /* The plan of kernel k (a pure function of k). */
 RenderCudaPlan render_cuda_plan(const Kernel *k);
 
+/* h's expression and extra outputs (and a reduction's epilogue) with int64 index
+ * arithmetic in int32 wherever every value fits (the nodes' intervals), widened at the
+ * loads (cuda_index.c); off with JAXC_CUDA_NARROW=0. False with the error set (out of
+ * memory). The framing applies it to scalar elementwise kernels and a thread's rows. */
+bool render_cuda_narrow_indices(Kernel *h);
+
 #endif

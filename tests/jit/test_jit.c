@@ -768,6 +768,13 @@ static jx_status head_loss_flipped(void *ctx, jx_array *const *in, jx_array **ou
   return JX_OK;
 }
 
+/* a and b hold the same values bit for bit (read as float64). */
+static void check_bits(jx_array *a, jx_array *b, const char *what, const char *how) {
+  double *x = a ? test_read_f64(a) : NULL, *z = b ? test_read_f64(b) : NULL;
+  CHECK_MSG(x && z && memcmp(x, z, (size_t)jx_size(a) * sizeof *x) == 0, "%s: %s", what, how);
+  free(x), free(z);
+}
+
 static bool has_post(const Program *p) {
   for (int s = 0; p && s < p->nsteps; s++)
     if (!p->steps[s].is_routine && p->steps[s].kernel.post) return true;
@@ -859,9 +866,7 @@ static void test_group_post(void) {
       CHECK_EQ_INT(jit_run(gp, j, &group_be, in, g), JX_OK);
       CHECK_EQ_INT(jit_run(sp, j, &group_be, in, sep), JX_OK);
       for (int o = 0; o < 4; o++) {
-        double *x = g[o] ? test_read_f64(g[o]) : NULL, *z = sep[o] ? test_read_f64(sep[o]) : NULL;
-        CHECK_MSG(x && z && memcmp(x, z, (size_t)jx_size(g[o]) * sizeof *x) == 0, "%s: fused and separate differ", what[o]);
-        free(x), free(z);
+        check_bits(g[o], sep[o], what[o], "fused and separate differ");
         check_close(g[o], want[o], what[o], 2e-5);
       }
     }
@@ -932,11 +937,7 @@ static void test_select_loads(void) {
     if (sp && pp) {
       CHECK_EQ_INT(jit_run(sp, j, &sel, in, a), JX_OK);
       CHECK_EQ_INT(jit_run(pp, j, &backend_cpu, in, b), JX_OK);
-      for (int o = 0; o < 3; o++) {
-        double *u = a[o] ? test_read_f64(a[o]) : NULL, *v = b[o] ? test_read_f64(b[o]) : NULL;
-        CHECK_MSG(u && v && memcmp(u, v, (size_t)jx_size(a[o]) * sizeof *u) == 0, "%s: selected loads differ", what[o]);
-        free(u), free(v);
-      }
+      for (int o = 0; o < 3; o++) check_bits(a[o], b[o], what[o], "selected loads differ");
     }
     for (int o = 0; o < 3; o++) jx_free(a[o]), jx_free(b[o]);
     jit_program_free(sp), jit_program_free(pp);

@@ -81,6 +81,33 @@ static void test_elementwise_over_views(void) {
   jx_free(x), jx_free(t), jx_free(y), jx_free(z), jx_free(lt), jx_free(sel);
 }
 
+/* The fma primitive (jaxc's own): a * b + c rounded once, elementwise over views and on
+ * every device; float32/float64 only, operands of one shape and dtype, each refusal a
+ * clear error. */
+static void test_fma(void) {
+  jx_array *x = iota_f32(2, (int64_t[]){2, 3});
+  jx_array *t = prim_transpose(x, (int[]){1, 0}), *y = iota_f32(2, (int64_t[]){3, 2});
+  jx_array *r = prim_fma(t, y, y);
+  float out[6];
+  read_f32(r, out);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 2; j++) CHECK(out[i * 2 + j] == (float)((j * 3 + i) * (i * 2 + j) + (i * 2 + j)));
+  /* (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24: rounded once, not twice (which gives 0) */
+  float a = 1 + 0x1p-12f, c = -(1 + 0x1p-11f), got = 0;
+  jx_array *fa = jx_array_from(&a, JX_FLOAT32, 0, NULL), *fc = jx_array_from(&c, JX_FLOAT32, 0, NULL);
+  jx_array *one = prim_fma(fa, fa, fc);
+  CHECK(one && jx_read(one, &got, sizeof got) == JX_OK && got == 0x1p-24f);
+  jx_array *n = prim_convert(x, JX_INT32, false);
+  CHECK(prim_fma(n, n, n) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "float32 or float64");
+  CHECK(prim_fma(x, x, y) == NULL); /* (2,3) with (3,2) */
+  CHECK_ERROR(JX_ERR_SHAPE, "fma");
+  jx_array *h = prim_convert(x, JX_FLOAT16, false);
+  CHECK(prim_fma(h, h, h) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "fma");
+  jx_free(x), jx_free(t), jx_free(y), jx_free(r), jx_free(fa), jx_free(fc), jx_free(one), jx_free(n), jx_free(h);
+}
+
 static void test_reduce_all_axis_subsets(void) {
   int64_t shape[3] = {2, 3, 4};
   jx_array *x = iota_f32(3, shape);
@@ -217,6 +244,7 @@ int main(void) {
   TEST_RUN(test_movement_is_view);
   TEST_RUN(test_broadcast_reshape);
   TEST_RUN(test_elementwise_over_views);
+  TEST_RUN(test_fma);
   TEST_RUN(test_reduce_all_axis_subsets);
   TEST_RUN(test_reduce_empty);
   TEST_RUN(test_concatenate_gather);
