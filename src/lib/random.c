@@ -8,6 +8,7 @@
  * and core.py (_uniform, _randint). Built only from primitives, so every function
  * works under jit and vmap. */
 #include "lib/random.h"
+#include "transform/transform.h"
 
 #include <math.h>
 #include <string.h>
@@ -256,8 +257,10 @@ static bool hash(jx_array *k0, jx_array *k1, jx_array *c0, jx_array *c1, jx_arra
 }
 
 /* prng.iota_2x32_shape: the C-order index of every element of `shape` as a 64-bit
- * count split into (hi, lo) uint32 words. Sizes up to 2^32 (hi == 0). */
-static bool counters(int ndim, const int64_t *shape, jx_array **hi, jx_array **lo) {
+ * count split into (hi, lo) uint32 words. Sizes up to 2^32 (hi == 0). Under jit (like a
+ * staging tracer: the key) the iota and the zeros are staged with it, as JAX stages them,
+ * not evaluated into constants of the sample's size. */
+static bool counters(int ndim, const int64_t *shape, const jx_array *like, jx_array **hi, jx_array **lo) {
   *hi = *lo = NULL;
   int64_t size = 1;
   for (int d = 0; d < ndim; d++) size *= shape[d];
@@ -266,9 +269,11 @@ static bool counters(int ndim, const int64_t *shape, jx_array **hi, jx_array **l
               (long long)size);
     return false;
   }
-  jx_array *i = prim_iota(JX_UINT32, 1, &size, 0);
+  PrimParams pp = {.dtype = JX_UINT32, .ndim = 1, .shape = {size}, .axis = 0};
+  jx_array *i = like ? stage_bind_nullary(like, PRIM_iota, &pp) : NULL;
+  if (!i) i = prim_iota(JX_UINT32, 1, &size, 0);
   *lo = i ? prim_reshape(i, ndim, shape) : NULL;
-  *hi = bcast(random_uconst(0, JX_UINT32), ndim, shape);
+  *hi = np_broadcast_to_like("jx_random", random_uconst(0, JX_UINT32), ndim, shape, like);
   return *hi && *lo;
 }
 
@@ -288,7 +293,8 @@ static jx_array *bits_words(jx_array *k0, jx_array *k1, int bit_width, int ndim,
                             const int64_t *shape) {
   /* _threefry_random_bits_partitionable: one hash per element, counts = its index. */
   jx_array *hi, *lo, *x0, *x1;
-  if (!counters(ndim, shape, &hi, &lo) || !hash(k0, k1, hi, lo, &x0, &x1)) return NULL;
+  if (!counters(ndim, shape, k0 && k0->tracer ? k0 : NULL, &hi, &lo) || !hash(k0, k1, hi, lo, &x0, &x1))
+    return NULL;
   if (bit_width == 64) {
     jx_array *h = prim_convert(x0, JX_UINT64, false), *l = prim_convert(x1, JX_UINT64, false);
     return op2(PRIM_or, op2(PRIM_shift_left, h, random_uconst(32, JX_UINT64)), l);
@@ -340,7 +346,8 @@ jx_array *jx_random_split(jx_array *key, int64_t num) {
   jx_scope_begin();
   jx_array *k0, *k1, *hi, *lo, *x0, *x1;
   key_words(key, &k0, &k1);
-  if (!counters(1, &num, &hi, &lo) || !hash(k0, k1, hi, lo, &x0, &x1)) return scope_return(NULL);
+  if (!counters(1, &num, k0 && k0->tracer ? k0 : NULL, &hi, &lo) || !hash(k0, k1, hi, lo, &x0, &x1))
+    return scope_return(NULL);
   return scope_return(stack_words(x0, x1));
 }
 
@@ -477,7 +484,9 @@ static jx_array *one_to_two(jx_array *key, int ndim, const int64_t *shape, jx_dt
 static jx_array *uniform_between(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
                                  jx_array *minval, jx_array *maxval, bool exact_product) {
   jx_array *floats = opc(PRIM_sub, one_to_two(key, ndim, shape, dtype), 1.0);
-  jx_array *lo = bcast(minval, ndim, shape), *hi = bcast(maxval, ndim, shape);
+  const jx_array *like = floats && floats->tracer ? floats : NULL; /* staged with the bits under jit */
+  jx_array *lo = np_broadcast_to_like("jx_random", minval, ndim, shape, like);
+  jx_array *hi = np_broadcast_to_like("jx_random", maxval, ndim, shape, like);
   jx_array *span = op2(PRIM_sub, hi, lo);
   jx_array *r = dtype == JX_FLOAT32 && !exact_product
                     ? random_fma32(floats, span, lo)
