@@ -982,7 +982,7 @@ static bool render_columns_group(const RenderLang *lang, const Kernel *k, const 
   int G = plan->group;
   long long R = (long long)r->size, N = (long long)k->size, W = N / G;
   const int C = RENDER_CUDA_COL_OUTS, L = RENDER_CUDA_COL_LANES;
-  const AluExp *roots[RENDER_CUDA_ROW_GROUP_MAX];
+  const AluExp *roots[RENDER_CUDA_ROW_GROUP_MAX] = {0};
   char *v[RENDER_CUDA_ROW_GROUP_MAX] = {0};
   Buf body = {0}, steps = {0}, combs = {0}, ident = {0}, comb1 = {0};
   bool ok = true;
