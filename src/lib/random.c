@@ -270,7 +270,7 @@ static bool counters(int ndim, const int64_t *shape, const jx_array *like, jx_ar
     return false;
   }
   PrimParams pp = {.dtype = JX_UINT32, .ndim = 1, .shape = {size}, .axis = 0};
-  jx_array *i = like ? stage_bind_nullary(like, PRIM_iota, &pp) : NULL;
+  jx_array *i = stage_bind_nullary(like, PRIM_iota, &pp);
   if (!i) i = prim_iota(JX_UINT32, 1, &size, 0);
   *lo = i ? prim_reshape(i, ndim, shape) : NULL;
   *hi = np_broadcast_to_like("jx_random", random_uconst(0, JX_UINT32), ndim, shape, like);
@@ -293,7 +293,7 @@ static jx_array *bits_words(jx_array *k0, jx_array *k1, int bit_width, int ndim,
                             const int64_t *shape) {
   /* _threefry_random_bits_partitionable: one hash per element, counts = its index. */
   jx_array *hi, *lo, *x0, *x1;
-  if (!counters(ndim, shape, k0 && k0->tracer ? k0 : NULL, &hi, &lo) || !hash(k0, k1, hi, lo, &x0, &x1))
+  if (!counters(ndim, shape, k0, &hi, &lo) || !hash(k0, k1, hi, lo, &x0, &x1))
     return NULL;
   if (bit_width == 64) {
     jx_array *h = prim_convert(x0, JX_UINT64, false), *l = prim_convert(x1, JX_UINT64, false);
@@ -346,7 +346,7 @@ jx_array *jx_random_split(jx_array *key, int64_t num) {
   jx_scope_begin();
   jx_array *k0, *k1, *hi, *lo, *x0, *x1;
   key_words(key, &k0, &k1);
-  if (!counters(1, &num, k0 && k0->tracer ? k0 : NULL, &hi, &lo) || !hash(k0, k1, hi, lo, &x0, &x1))
+  if (!counters(1, &num, k0, &hi, &lo) || !hash(k0, k1, hi, lo, &x0, &x1))
     return scope_return(NULL);
   return scope_return(stack_words(x0, x1));
 }
@@ -484,9 +484,9 @@ static jx_array *one_to_two(jx_array *key, int ndim, const int64_t *shape, jx_dt
 static jx_array *uniform_between(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
                                  jx_array *minval, jx_array *maxval, bool exact_product) {
   jx_array *floats = opc(PRIM_sub, one_to_two(key, ndim, shape, dtype), 1.0);
-  const jx_array *like = floats && floats->tracer ? floats : NULL; /* staged with the bits under jit */
-  jx_array *lo = np_broadcast_to_like("jx_random", minval, ndim, shape, like);
-  jx_array *hi = np_broadcast_to_like("jx_random", maxval, ndim, shape, like);
+  /* staged with the bits under jit */
+  jx_array *lo = np_broadcast_to_like("jx_random", minval, ndim, shape, floats);
+  jx_array *hi = np_broadcast_to_like("jx_random", maxval, ndim, shape, floats);
   jx_array *span = op2(PRIM_sub, hi, lo);
   jx_array *r = dtype == JX_FLOAT32 && !exact_product
                     ? random_fma32(floats, span, lo)

@@ -24,9 +24,9 @@ static inline jx_array *bcast(jx_array *x, int ndim, const int64_t *shape) {
 static inline jx_array *op2(Prim p, jx_array *x, jx_array *y) {
   if (!x || !y) return NULL;
   if (x->ndim == 0 && y->ndim > 0)
-    x = np_broadcast_to_like("jx_random", x, y->ndim, y->shape, y->tracer ? y : NULL);
+    x = np_broadcast_to_like("jx_random", x, y->ndim, y->shape, y);
   else if (y->ndim == 0 && x->ndim > 0)
-    y = np_broadcast_to_like("jx_random", y, x->ndim, x->shape, x->tracer ? x : NULL);
+    y = np_broadcast_to_like("jx_random", y, x->ndim, x->shape, x);
   return prim_binary(p, x, y);
 }
 

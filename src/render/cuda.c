@@ -941,14 +941,15 @@ static void columns_prologue(Buf *b, const char *ct, int width, const char *firs
  * columns_combine_end. One thread an output reading its chunks one after another took
  * 61 us for 32 outputs of 1056 chunks (the Fashion-MNIST CNN's first bias gradient, an
  * H100): an L2 round trip every 8 chunks. */
-static void columns_combine(Buf *b, const char *ct, const char *comb, const char *ident, int per, long long N) {
+static void columns_combine(Buf *b, jx_dtype acc, const char *comb, const char *ident, int per, long long N) {
+  const char *ct = ctype_of(acc);
   const int L = RENDER_CUDA_COL_LANES, C = RENDER_CUDA_COL_OUTS;
   buf_printf(b, "  for (int jx_o0 = 0; jx_o0 < %d; jx_o0 += %d) {\n", per, C);
   buf_printf(b, "    const int jx_c = threadIdx.x / %d, jx_s = threadIdx.x %% %d;\n", L, L);
   buf_printf(b, "    const int64_t jx_g = (int64_t)blockIdx.x * %d + jx_o0 + jx_c;\n", per);
   buf_printf(b, "    %s jx_acc = %s;\n    if (jx_g < %lldLL) {\n", ct, ident, N);
   buf_printf(b, "      const %s *jx_p = jx_parts + jx_g * gridDim.y;\n", ct);
-  if (!strcmp(ct, "float") || !strcmp(ct, "int32_t") || !strcmp(ct, "uint32_t")) {
+  if (jx_dtype_itemsize(acc) == 4) {
     buf_str(b, "      if ((gridDim.y & 3u) == 0) {\n        #pragma unroll 8\n");
     buf_printf(b, "        for (unsigned jx_i = 4 * jx_s; jx_i < gridDim.y; jx_i += %d) {\n", 4 * L);
     buf_printf(b, "          const uint4 jx_u = __ldcg((const uint4 *)(jx_p + jx_i));\n          %s jx_v[4];\n", ct);
@@ -1021,7 +1022,7 @@ static bool render_columns_group(const RenderLang *lang, const Kernel *k, const 
     buf_str(b, "  if (threadIdx.x == 0) jx_last = atomicAdd(&jx_split_tickets[blockIdx.x], 1u) == gridDim.y - 1;\n");
     buf_str(b, "  __syncthreads();\n  if (!jx_last) return;\n  __threadfence();\n");
     buf_str(b, "  if (threadIdx.x == 0) jx_split_tickets[blockIdx.x] = 0u;\n");
-    columns_combine(b, ct, comb1.s, ident.s, C * G, N);
+    columns_combine(b, r->dtype, comb1.s, ident.s, C * G, N);
     ok = red_store(lang, k, b, nlocals, "      ", "jx_acc");
     columns_combine_end(b);
   } else if (jx_last_status() == JX_OK)
@@ -1049,7 +1050,7 @@ static bool render_columns(const RenderLang *lang, const Kernel *k, Buf *b, int 
   buf_str(b, "  if (threadIdx.x == 0) jx_last = atomicAdd(&jx_split_tickets[blockIdx.x], 1u) == gridDim.y - 1;\n");
   buf_str(b, "  __syncthreads();\n  if (!jx_last) return;\n  __threadfence();\n");
   buf_str(b, "  if (threadIdx.x == 0) jx_split_tickets[blockIdx.x] = 0u;\n");
-  columns_combine(b, ct, t->comb.s, t->ident.s, C, N);
+  columns_combine(b, k->reduction.dtype, t->comb.s, t->ident.s, C, N);
   bool ok = red_store(lang, k, b, nlocals, "      ", "jx_acc");
   columns_combine_end(b);
   return ok && !b->oom;
