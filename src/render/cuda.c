@@ -189,8 +189,9 @@ static bool group_loads(const Kernel *k, uint64_t vec, const AluExp **nodes, Idx
  * independent of ridx and a multiple of 4 elements (so 16-byte vectors along the row stay
  * aligned), one base an input across every call: the row gidx * R + ridx of a reduction,
  * or the (gidx / N) * K + ridx of a product's rows (trace/lower.c, lower_dot_rows). Their
- * inputs' bits are added to *mask and their bases set in bases[arg]. */
-static bool row_loads_based(const AluExp *e, const Kernel *k, uint64_t *mask, const AluExp **bases) {
+ * inputs' bits are added to *mask and their bases set in bases[arg]. `later`: also an
+ * index (b + ridx) + c, where b + ridx + c simplifies to it. */
+static bool row_loads_based_at(const AluExp *e, const Kernel *k, uint64_t *mask, const AluExp **bases, bool later) {
   int64_t n;
   const AluExp *ridx = alu_special("ridx", k->reduction.size), *zero = alu_const_int(JX_INT64, 0);
   const AluExp *one = alu_const_int(JX_INT64, 1);
@@ -202,12 +203,21 @@ static bool row_loads_based(const AluExp *e, const Kernel *k, uint64_t *mask, co
     if (idx == ridx) base = zero;
     else if (idx->op == ALU_ADD && (idx->src[0] == ridx || idx->src[1] == ridx))
       base = idx->src[idx->src[0] == ridx ? 1 : 0];
+    else if (later) { /* a constant after ridx, (b + ridx) + c: the simplifier's order for
+                       * a grouped warp row's later rows (group_classes), base b + c */
+      const AluExp *b0 = alu_simplify(alu_substitute(idx, "ridx", zero));
+      if (b0 && alu_simplify(alu_binary(ALU_ADD, b0, ridx)) == idx) base = b0;
+    }
     ok = base && alu_substitute(base, "ridx", one) == base && multiple_of_4(base) && x->arg < 64 &&
          jx_dtype_itemsize(k->arg_dtypes[x->arg]) == 4 && (!(*mask >> x->arg & 1) || bases[x->arg] == base);
     if (ok) *mask |= 1ull << x->arg, bases[x->arg] = base;
   }
   free(order);
   return ok;
+}
+
+static bool row_loads_based(const AluExp *e, const Kernel *k, uint64_t *mask, const AluExp **bases) {
+  return row_loads_based_at(e, k, mask, bases, false);
 }
 
 /* Whether every load of e that depends on ridx reads a 4-byte input at the row's
@@ -288,6 +298,62 @@ static int warp_row_group(const Kernel *k, uint64_t vec) {
   return 1;
 }
 
+/* The classes of a grouped warp row's vector loads over rows (jx_rows of them) of G
+ * outputs, gidx = G jx_rows w + G r + j: an input's row base the same for every output
+ * (`all`: a bias b1[:]), for the G outputs of each row (`row`: x[m, :]), or for each j
+ * over the rows (`col`: w^T[j, :]); bases[o][i] that of output o = G r + j
+ * (row_loads_based). False where an input is none of these or no input is col. */
+typedef struct GroupClasses {
+  uint64_t all, row, col;
+} GroupClasses;
+static bool group_classes(const Kernel *k, int G, int rows, uint64_t vec, const AluExp *(*bases)[64],
+                          GroupClasses *c) {
+  int GT = G * rows;
+  *c = (GroupClasses){0};
+  for (int o = 0; o < GT; o++) {
+    uint64_t m = 0;
+    const AluExp *e = grouped_exp(k->exp, k->size, GT, o);
+    if (!e || !row_loads_based_at(e, k, &m, bases[o], true) || m != vec) return false;
+  }
+  for (int i = 0; i < 64; i++) {
+    if (!(vec >> i & 1)) continue;
+    bool all = true, row = true, col = true;
+    for (int o = 0; o < GT; o++) {
+      all = all && bases[o][i] == bases[0][i];
+      row = row && bases[o][i] == bases[o - o % G][i];
+      col = col && bases[o][i] == bases[o % G][i];
+    }
+    if (all) c->all |= 1ull << i;
+    else if (row && rows > 1) c->row |= 1ull << i;
+    else if (col) c->col |= 1ull << i;
+    else return false;
+  }
+  return (c->all | c->row) && c->col;
+}
+
+/* Rows of G outputs a grouped warp row computes together (RenderCudaPlan.rows): the
+ * outputs' own rows (the MLP's w^T[j, :] of its logits relu(x W1 + b1) @ W2, 4096 rows of
+ * 10) are read once for them all, where a warp a row read W2's 20 KB from L1 for each
+ * row (10.6 us on an H100, 70% of the warps' cycles waiting on L1; XLA's Triton kernel
+ * 4.8). The largest of 4 and 2 (JAXC_CUDA_ROW_GROUP_ROWS=n caps it; default 2, 1: off)
+ * dividing the rows that leaves RENDER_CUDA_ROW_GROUP_FILL_WARPS warps and whose loads
+ * class (group_classes); 1 if none. */
+#define RENDER_CUDA_ROW_GROUP_FILL_WARPS 1024
+static int warp_row_rows(const Kernel *k, int G, uint64_t vec) {
+  static int cap = -1;
+  int most = config_env_setting(&cap, "JAXC_CUDA_ROW_GROUP_ROWS", 2, 1, RENDER_CUDA_ROW_GROUP_ROWS_MAX);
+  int64_t rows = k->size / G;
+  const AluExp *(*bases)[64] = calloc((size_t)G * RENDER_CUDA_ROW_GROUP_ROWS_MAX, sizeof *bases);
+  int found = 1;
+  for (int RM = most >= 4 ? 4 : most; bases && RM >= 2 && found == 1; RM /= 2) {
+    GroupClasses c;
+    if (rows % RM == 0 && rows / RM >= RENDER_CUDA_ROW_GROUP_FILL_WARPS && group_classes(k, G, RM, vec, bases, &c))
+      found = RM;
+  }
+  free(bases);
+  return found;
+}
+
 /* Whether e0 and e1 read a same element along the row: a load depending on ridx found
  * in both (nodes are hash-consed, so the same node). */
 static bool shares_row_load(const AluExp *e0, const AluExp *e1) {
@@ -349,7 +415,7 @@ static int thread_row_max(void) {
 }
 
 RenderCudaPlan render_cuda_plan(const Kernel *k) {
-  RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0, .group = 1};
+  RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0, .group = 1, .rows = 1};
   if (!k->has_reduction) {
     /* 16-byte vectors: every output 4 bytes wide, size a multiple of 4, and at least one
      * 4-byte input read exactly at gidx (those become uint4 loads). */
@@ -412,6 +478,7 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
         (!k->has_pre || row_loads_based(k->pre_exp, k, &mask, bases)) && mask)
       p.vec_inputs = mask;
     if (p.vec_inputs && !k->has_pre && !k->has_row_out) p.group = warp_row_group(k, p.vec_inputs);
+    if (p.group > 1) p.rows = warp_row_rows(k, p.group, p.vec_inputs);
   } else {
     p.kind = CUDA_BLOCK_ROW;
     /* few long rows: each row over gridDim.y blocks (the jit's first stage of a full
@@ -755,21 +822,23 @@ static const AluExp *row_vector_loads(const AluExp *e, const Kernel *k, uint64_t
 }
 
 /* e with each load of an input in vec that depends on ridx (at its row base + ridx,
- * row_loads_based) replaced by VARIABLE xv<i> -- in a grouped warp row's output j (e with
- * gidx = G jx_w + j), by xv<i> for the inputs the group shares and xv<i>_<j> for the
- * others. */
-static const AluExp *grouped_vector_loads(const AluExp *e, const Kernel *k, uint64_t vec, uint64_t shared, int j) {
+ * row_loads_based) replaced by VARIABLE xv<i> -- in a grouped warp row's output G r + j
+ * (group_classes), by xv<i> for the inputs of class all, xv<i>r<r> for class row and
+ * xv<i>_<j> for class col (per_output's names). */
+static const AluExp *grouped_vector_loads(const AluExp *e, const Kernel *k, const GroupClasses *c, int r, int j) {
   int64_t n;
   const AluExp *zero = alu_const_int(JX_INT64, 0), *one = alu_const_int(JX_INT64, 1);
   const AluExp **order = e ? alu_toposort(e, &n) : NULL;
+  uint64_t vec = c->all | c->row | c->col;
   if (!order) return NULL;
   for (int64_t i = 0; e && i < n; i++) {
     const AluExp *x = order[i];
     if (x->op != ALU_GLOBAL_INDEX || x->arg >= 64 || !(vec >> x->arg & 1) ||
         alu_substitute(x->src[0], "ridx", one) == alu_substitute(x->src[0], "ridx", zero))
       continue;
-    char name[24];
-    if (shared >> x->arg & 1) snprintf(name, sizeof name, "xv%d", (int)x->arg);
+    char name[32];
+    if (c->all >> x->arg & 1) snprintf(name, sizeof name, "xv%d", (int)x->arg);
+    else if (c->row >> x->arg & 1) snprintf(name, sizeof name, "xv%dr%d", (int)x->arg, r);
     else snprintf(name, sizeof name, "xv%d_%d", (int)x->arg, j);
     e = replace_node(e, x, alu_variable(name, k->arg_dtypes[x->arg]));
   }
@@ -778,7 +847,7 @@ static const AluExp *grouped_vector_loads(const AluExp *e, const Kernel *k, uint
 }
 
 static const AluExp *based_vector_loads(const AluExp *e, const Kernel *k, uint64_t vec) {
-  return grouped_vector_loads(e, k, vec, vec, 0);
+  return grouped_vector_loads(e, k, &(GroupClasses){.all = vec}, 0, 0);
 }
 
 /* acc = the whole row reduced by this thread in the interpreter's order: 16 lanes
@@ -1090,12 +1159,12 @@ static bool group_pass(const RenderLang *lang, Buf *b, int *nlocals, const Reduc
   return ok;
 }
 
-/* The group epilogue (ir/alu.h, Kernel.post) of grouped warp row jx_w, once its G
- * outputs are reduced (every lane holding their values jx_g0 .. jx_g<G-1>): the post's
- * row gidx = jx_w, its loads of the group's values (its last arg) those values (jx_gv).
+/* The group epilogue (ir/alu.h, Kernel.post) of a grouped warp row's row `row` (text),
+ * once its G outputs are reduced (every lane holding their values jx_g0 .. jx_g<G-1>):
+ * the post's row gidx = row, its loads of the group's values (its last arg) those values (jx_gv).
  * Every lane runs its reductions over the group in order (ridx unrolled); lane 0 stores
  * its outputs (out<1 + k's extra ones> ..), lane j < G its row output's element j. */
-static bool render_group_post(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals) {
+static bool render_group_post(const RenderLang *lang, const Kernel *k, Buf *b, int *nlocals, const char *row) {
   const Kernel *q = k->post;
   int64_t G = q->reduction.size;
   /* its one load of the group's values (kernel_check: only at gidx * G + ridx; nodes are
@@ -1109,7 +1178,7 @@ static bool render_group_post(const RenderLang *lang, const Kernel *k, Buf *b, i
   if (ok && q->has_row_out) ok = (qq.row_exp = replace_node(q->row_exp, load, gv)) != NULL;
   if (!ok) return false;
   int obase = 1 + k->nextra;
-  buf_str(b, "    {\n      const int64_t gidx = jx_w;\n      (void)gidx;\n");
+  buf_printf(b, "    {\n      const int64_t gidx = %s;\n      (void)gidx;\n", row);
   if (q->has_pre) {
     ok = group_pass(lang, b, nlocals, &q->pre, qq.pre_exp, "jx_pp", G, k->dtype);
     buf_printf(b, "      const %s pre = jx_pp;\n      (void)pre;\n", ctype_of(q->pre.dtype));
@@ -1147,41 +1216,42 @@ static int warp_group_loads(void) {
   return config_env_setting(&v, "JAXC_CUDA_ROW_GROUP_LOADS", WARP_GROUP_LOADS_DEFAULT, 1, RENDER_CUDA_ROW_GROUP_MAX);
 }
 /* CUDA_WARP_ROW grouped (plan group G > 1, 16-byte loads): warp jx_w computes outputs
- * gidx = G jx_w + j, j < G, in one pass over the row. Each step a lane reads 4 elements
- * of each input at its row base + ridx as a warp row does (the same elements in the same
- * order, so the same sums): the inputs the group shares (x, a bias) once for the G
- * outputs, all of a row of up to 512 ahead; the values computed from them alone (the
- * MLP's relu(x @ W1 + b1)) once a step for the group, into jx_s<n>_v[4]; then each output
- * in turn reads its own inputs' 4 elements (w^T[j, :], L1 hits) and adds its terms,
- * warp_group_loads() outputs' 16-byte vectors live at a time: all G of every step at once
- * took 214 registers for the MLP's 10 (one block of 8 warps a multiprocessor: 11 us on
- * an H100, latency-bound). The lanes combine each output by the same butterfly. */
+ * gidx = G RM jx_w + G r + j, r < RM (plan rows), j < G, in one pass over the rows. Each
+ * step a lane reads 4 elements of each input at its row base + ridx as a warp row does
+ * (the same elements in the same order, so the same sums): the inputs of class all and
+ * row (group_classes: a bias, x[m, :]) once for the outputs that share them, all of a row
+ * of up to 512 ahead (128 RM elements at most a lane); the values computed from them
+ * alone (the MLP's relu(x @ W1 + b1)) once a step for their row, into jx_s<n>_v[4]; then
+ * each j in turn reads the col inputs' 4 elements (w^T[j, :], L1 hits) once for the RM
+ * rows and adds their terms, warp_group_loads() outputs' 16-byte vectors live at a time:
+ * all G of every step at once took 214 registers for the MLP's 10 (one block of 8 warps a
+ * multiprocessor: 11 us on an H100, latency-bound). The lanes combine each output by the
+ * same butterfly. */
 static bool render_warp_group(const RenderLang *lang, const Kernel *k, const RenderCudaPlan *plan, Buf *b,
                               int *nlocals) {
   const Reduction *r = &k->reduction;
-  int G = plan->group, nf = 0;
+  int G = plan->group, RM = plan->rows > 1 ? plan->rows : 1, GT = G * RM, nf = 0;
   int64_t R = r->size, N = k->size;
-  uint64_t vec = plan->vec_inputs, shared = grouped_shared(k, G, vec);
+  uint64_t vec = plan->vec_inputs;
   int ahead = R / 128 < 4 ? (int)(R / 128) : 4;
+  if (ahead > 1 && RM > 1) ahead = ahead / RM > 1 ? ahead / RM : 1;
   const char *ct = ctype_of(r->dtype);
-  const AluExp *roots[RENDER_CUDA_ROW_GROUP_MAX], *bases[RENDER_CUDA_ROW_GROUP_MAX][64];
+  const AluExp **roots = calloc((size_t)GT, sizeof *roots), *(*bases)[64] = calloc((size_t)GT, sizeof *bases);
   const AluExp *front[WARP_GROUP_MAX_SHARED];
   char *fv[WARP_GROUP_MAX_SHARED] = {0};
   Buf ident = {0}, combs = {0}, rb = {0}, fbody = {0};
-  bool ok = shared != 0 && ahead >= 1;
-  for (int j = 0; j < G && ok; j++) {
-    uint64_t m = 0;
-    const AluExp *e = grouped_exp(k->exp, N, G, j);
-    ok = e && row_loads_based(e, k, &m, bases[j]) && m == vec &&
-         (roots[j] = grouped_vector_loads(e, k, vec, shared, j)) != NULL;
-  }
+  GroupClasses c = {0};
+  bool ok = roots && bases && ahead >= 1 && group_classes(k, G, RM, vec, bases, &c);
+  uint64_t shared = c.all | c.row;
+  for (int o = 0; o < GT && ok; o++)
+    ok = (roots[o] = grouped_vector_loads(grouped_exp(k->exp, N, GT, o), k, &c, o / G, o % G)) != NULL;
   /* the shared values the outputs' own terms read (the frontier), and each output's
    * expression over them as VARIABLEs jx_s<n> */
   AluMap dep;
   alu_map_init(&dep);
-  for (int j = 0; j < G && ok; j++) {
+  for (int o = 0; o < GT && ok; o++) {
     int64_t n;
-    const AluExp **order = alu_toposort(roots[j], &n);
+    const AluExp **order = alu_toposort(roots[o], &n);
     ok = order != NULL;
     for (int64_t i = 0; ok && i < n; i++) {
       const AluExp *x = order[i];
@@ -1197,32 +1267,34 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
     free(order);
   }
   alu_map_free(&dep);
-  for (int j = 0; j < G && ok; j++)
+  for (int o = 0; o < GT && ok; o++)
     for (int f = 0; f < nf && ok; f++) {
       char name[24];
       snprintf(name, sizeof name, "jx_s%d", f);
-      ok = (roots[j] = replace_node(roots[j], front[f], alu_variable(name, front[f]->dtype))) != NULL;
+      ok = (roots[o] = replace_node(roots[o], front[f], alu_variable(name, front[f]->dtype))) != NULL;
     }
   EmitPart pf = {.lang = lang, .out = &fbody, .indent = "          ", .nlocals = nlocals};
   ok = ok && emit_parts(&pf, front, nf, fv);
-  for (int j = 0; j < G && ok; j++) {
+  for (int o = 0; o < GT && ok; o++) {
     char acc[24];
-    snprintf(acc, sizeof acc, "jx_acc%d", j);
+    snprintf(acc, sizeof acc, "jx_acc%d", o);
     Buf cb = {0};
     ok = emit_step(&pf, &cb, r, acc, "jx_other");
     buf_printf(&combs, "      { const %s jx_other = __shfl_xor_sync(0xffffffffu, %s, o); %s = %s; }\n", ct, acc, acc,
                cb.s ? cb.s : "");
     free(cb.s);
   }
-  /* the row bases: one for a shared input, one an output for the others */
+  /* the row bases: one for an input of class all, one a row (row), one a j (col) */
   EmitPart pb = {.lang = lang, .out = &rb, .indent = "    ", .nlocals = nlocals};
   for (int i = 0; i < k->nargs && i < 64 && ok; i++) {
     if (!(vec >> i & 1)) continue;
-    for (int j = 0; j < ((shared >> i & 1) ? 1 : G) && ok; j++) {
-      char *bv = emit_part(&pb, bases[j][i]);
+    bool all = c.all >> i & 1, row = c.row >> i & 1;
+    for (int q = 0; q < (all ? 1 : row ? RM : G) && ok; q++) {
+      char *bv = emit_part(&pb, bases[row ? q * G : q][i]);
       if (!bv) ok = false;
-      else if (shared >> i & 1) buf_printf(&rb, "    const int64_t jx_rb%d = %s;\n", i, bv);
-      else buf_printf(&rb, "    const int64_t jx_rb%d_%d = %s;\n", i, j, bv);
+      else if (all) buf_printf(&rb, "    const int64_t jx_rb%d = %s;\n", i, bv);
+      else if (row) buf_printf(&rb, "    const int64_t jx_rb%dr%d = %s;\n", i, q, bv);
+      else buf_printf(&rb, "    const int64_t jx_rb%d_%d = %s;\n", i, q, bv);
       free(bv);
     }
   }
@@ -1231,58 +1303,70 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
   if (ok) {
     buf_str(b, "  const int jx_lane = threadIdx.x & 31;\n");
     buf_printf(b, "  for (int64_t jx_w = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); jx_w < %lldLL; "
-                  "jx_w += (int64_t)gridDim.x * (blockDim.x >> 5)) {\n", (long long)(N / G));
-    for (int j = 0; j < G; j++) buf_printf(b, "    %s jx_acc%d = %s;\n", ct, j, ident.s);
+                  "jx_w += (int64_t)gridDim.x * (blockDim.x >> 5)) {\n", (long long)(N / GT));
+    for (int o = 0; o < GT; o++) buf_printf(b, "    %s jx_acc%d = %s;\n", ct, o, ident.s);
     buf_str(b, rb.s);
     buf_printf(b, "    for (int64_t jx_r4 = 4 * (int64_t)jx_lane; jx_r4 < %lldLL; jx_r4 += %d) {\n", (long long)R, 128 * ahead);
+    /* the shared inputs' vectors of the step (xa<i>_<a>, xa<i>r<r>_<a>) */
     for (int a = 0; a < ahead; a++)
       for (int i = 0; i < k->nargs && i < 64; i++)
-        if (shared >> i & 1)
-          buf_printf(b, "      %s xa%d_%d[4];\n      if (jx_r4 + %d < %lldLL) { const uint4 u = __ldg((const uint4 *)(in%d + "
-                        "jx_rb%d + jx_r4 + %d)); memcpy(xa%d_%d, &u, 16); }\n",
-                     emit_types[k->arg_dtypes[i]].elem, i, a, 128 * a, (long long)R, i, i, 128 * a, i, a);
+        for (int q = 0; q < ((c.row >> i & 1) ? RM : 1) && (shared >> i & 1); q++) {
+          char suf[16] = "";
+          if (c.row >> i & 1) snprintf(suf, sizeof suf, "r%d", q);
+          buf_printf(b, "      %s xa%d%s_%d[4];\n      if (jx_r4 + %d < %lldLL) { const uint4 u = __ldg((const uint4 *)(in%d + "
+                        "jx_rb%d%s + jx_r4 + %d)); memcpy(xa%d%s_%d, &u, 16); }\n",
+                     emit_types[k->arg_dtypes[i]].elem, i, suf, a, 128 * a, (long long)R, i, i, suf, 128 * a, i, suf, a);
+        }
     for (int a = 0; a < ahead && ok; a++) {
       buf_printf(b, "      if (jx_r4 + %d < %lldLL) {\n", 128 * a, (long long)R);
       /* the shared values of the step's 4 elements */
       for (int f = 0; f < nf; f++) buf_printf(b, "        %s jx_s%d_v[4];\n", ctype_of(front[f]->dtype), f);
       buf_str(b, "        #pragma unroll\n        for (int jx_j = 0; jx_j < 4; jx_j++) {\n");
       buf_printf(b, "          const int64_t ridx = jx_r4 + %d + jx_j;\n          (void)ridx;\n", 128 * a);
-      for (int i = 0; i < k->nargs && i < 64; i++)
-        if (shared >> i & 1)
-          buf_printf(b, "          const %s xv%d = xa%d_%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, i, a);
+      for (int i = 0; i < k->nargs && i < 64; i++) {
+        if (c.all >> i & 1) buf_printf(b, "          const %s xv%d = xa%d_%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, i, a);
+        for (int q = 0; q < RM && (c.row >> i & 1); q++)
+          buf_printf(b, "          const %s xv%dr%d = xa%dr%d_%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, q, i, q, a);
+      }
       buf_str(b, fbody.s ? fbody.s : "");
       for (int f = 0; f < nf; f++) buf_printf(b, "          jx_s%d_v[jx_j] = %s;\n", f, fv[f]);
       buf_str(b, "        }\n");
-      /* each output's own elements and terms, warp_group_loads() outputs at a time: their
-       * loads (plain loads, in order behind a compiler barrier), then their terms. One
-       * output's load then its terms left one L1 round trip in flight a warp (10.6 us,
-       * 70% of the warps' cycles waiting on L1, H100 ncu); with no barrier NVVM hoisted
-       * all G x steps of loads to the top (214 registers) */
+      /* each j's own elements (read once for the RM rows) and its outputs' terms,
+       * warp_group_loads() j at a time: their loads (plain loads, in order behind a
+       * compiler barrier), then their terms. One output's load then its terms left one L1
+       * round trip in flight a warp (10.6 us, 70% of the warps' cycles waiting on L1, H100
+       * ncu); with no barrier NVVM hoisted all G x steps of loads to the top (214
+       * registers) */
       for (int j0 = 0, nl = warp_group_loads(); j0 < G && ok; j0 += nl) {
         int j1 = j0 + nl < G ? j0 + nl : G;
         buf_str(b, "        {\n          asm volatile(\"\" ::: \"memory\");\n");
         for (int j = j0; j < j1; j++)
           for (int i = 0; i < k->nargs && i < 64; i++)
-            if ((vec & ~shared) >> i & 1)
+            if (c.col >> i & 1)
               buf_printf(b, "          %s xb%d_%d[4];\n          { const uint4 u = *((const uint4 *)(in%d + jx_rb%d_%d + "
                             "jx_r4 + %d)); memcpy(xb%d_%d, &u, 16); }\n",
                          emit_types[k->arg_dtypes[i]].elem, i, j, i, i, j, 128 * a, i, j);
         for (int j = j0; j < j1 && ok; j++) {
           buf_str(b, "          #pragma unroll\n          for (int jx_j = 0; jx_j < 4; jx_j++) {\n");
           buf_printf(b, "            const int64_t ridx = jx_r4 + %d + jx_j;\n            (void)ridx;\n", 128 * a);
-          for (int f = 0; f < nf; f++)
-            buf_printf(b, "            const %s jx_s%d = jx_s%d_v[jx_j];\n", ctype_of(front[f]->dtype), f, f);
           for (int i = 0; i < k->nargs && i < 64; i++)
-            if ((vec & ~shared) >> i & 1)
+            if (c.col >> i & 1)
               buf_printf(b, "            const %s xv%d_%d = xb%d_%d[jx_j];\n", ctype_of(k->arg_dtypes[i]), i, j, i, j);
-          char acc[24];
-          snprintf(acc, sizeof acc, "jx_acc%d", j);
-          EmitPart pj = {.lang = lang, .out = b, .indent = "            ", .nlocals = nlocals};
-          char *v = emit_part(&pj, roots[j]);
-          Buf st = {0};
-          ok = v && emit_step(&pj, &st, r, acc, v) && !st.oom;
-          if (ok) buf_printf(b, "            %s = %s;\n", acc, st.s);
-          free(v), free(st.s);
+          for (int q = 0; q < RM && ok; q++) {
+            int o = q * G + j;
+            buf_str(b, "            {\n");
+            for (int f = 0; f < nf; f++)
+              buf_printf(b, "              const %s jx_s%d = jx_s%d_v[jx_j];\n              (void)jx_s%d;\n",
+                         ctype_of(front[f]->dtype), f, f, f);
+            char acc[24];
+            snprintf(acc, sizeof acc, "jx_acc%d", o);
+            EmitPart pj = {.lang = lang, .out = b, .indent = "              ", .nlocals = nlocals};
+            char *v = emit_part(&pj, roots[o]);
+            Buf st = {0};
+            ok = v && emit_step(&pj, &st, r, acc, v) && !st.oom;
+            if (ok) buf_printf(b, "              %s = %s;\n            }\n", acc, st.s);
+            free(v), free(st.s);
+          }
           buf_str(b, "          }\n");
         }
         buf_str(b, "        }\n");
@@ -1292,25 +1376,34 @@ static bool render_warp_group(const RenderLang *lang, const Kernel *k, const Ren
     buf_str(b, "    }\n    for (int o = 16; o > 0; o /= 2) {\n");
     buf_str(b, combs.s);
     buf_str(b, "    }\n");
-    /* a group epilogue's values: the sums (no epilogue, the output's dtype: Backend.row_group) */
-    for (int j = 0; j < G && k->post; j++) buf_printf(b, "    const %s jx_g%d = jx_acc%d;\n", ctype_of(k->dtype), j, j);
     buf_str(b, "    if (jx_lane == 0) {\n");
-    for (int j = 0; j < G && ok; j++) {
+    for (int o = 0; o < GT && ok; o++) {
       char acc[24];
-      snprintf(acc, sizeof acc, "jx_acc%d", j);
-      buf_printf(b, "      {\n        const int64_t gidx = jx_w * %dLL + %d;\n", G, j);
+      snprintf(acc, sizeof acc, "jx_acc%d", o);
+      buf_printf(b, "      {\n        const int64_t gidx = jx_w * %dLL + %d;\n", GT, o);
       ok = red_store(lang, k, b, nlocals, "        ", acc);
       buf_str(b, "      }\n");
     }
     buf_str(b, "    }\n");
-    if (ok && k->post) ok = render_group_post(lang, k, b, nlocals);
+    /* a group epilogue's values, row by row: the sums (no epilogue, the output's dtype:
+     * Backend.row_group) */
+    for (int q = 0; q < RM && ok && k->post; q++) {
+      char row[48];
+      snprintf(row, sizeof row, "jx_w * %dLL + %d", RM, q);
+      buf_str(b, "    {\n");
+      for (int j = 0; j < G; j++) buf_printf(b, "    const %s jx_g%d = jx_acc%d;\n", ctype_of(k->dtype), j, q * G + j);
+      ok = render_group_post(lang, k, b, nlocals, row);
+      buf_str(b, "    }\n");
+    }
     buf_str(b, "  }\n");
   }
   if (!ok && jx_last_status() == JX_OK)
-    error_set(combs.oom || ident.oom || rb.oom || fbody.oom ? JX_ERR_OOM : JX_ERR_INTERNAL,
-              "render: grouped warp rows: %s", combs.oom || ident.oom || rb.oom || fbody.oom ? "out of memory" : "no group");
+    error_set(combs.oom || ident.oom || rb.oom || fbody.oom || !roots || !bases ? JX_ERR_OOM : JX_ERR_INTERNAL,
+              "render: grouped warp rows: %s",
+              combs.oom || ident.oom || rb.oom || fbody.oom || !roots || !bases ? "out of memory" : "no group");
   for (int f = 0; f < nf; f++) free(fv[f]);
   free(ident.s), free(combs.s), free(rb.s), free(fbody.s);
+  free(roots), free(bases);
   return ok && !b->oom;
 }
 

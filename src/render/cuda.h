@@ -36,6 +36,9 @@ typedef struct RenderCudaPlan {
                           row, render/cuda.c's warp_row_group); the grid covers size /
                           group warps. Columns: outputs a lane computes together
                           (column_group); a block for every 32 groups */
+  int rows;            /* grouped warp rows: rows of `group` outputs a warp computes
+                          together (1, 2 or 4: outputs (group rows) w + o; render/cuda.c's
+                          warp_row_rows); the grid covers size / (group rows) warps */
   bool split;          /* block rows over gridDim.y blocks; needs scratch of
                           size * gridDim.y accumulators (8 bytes each at most);
                           tickets in the module (prelude_cuda.h) */
@@ -58,6 +61,8 @@ typedef struct RenderCudaPlan {
 
 /* Most outputs a grouped warp row computes (RenderCudaPlan.group) */
 #define RENDER_CUDA_ROW_GROUP_MAX 16
+/* Most rows of them a warp computes together (RenderCudaPlan.rows) */
+#define RENDER_CUDA_ROW_GROUP_ROWS_MAX 4
 
 /* The plan of kernel k (a pure function of k). */
 RenderCudaPlan render_cuda_plan(const Kernel *k);

@@ -333,11 +333,12 @@ static void test_render_compile(void) {
   }
   CHECK(render_cuda_plan(&cases[rows_case].k).vec_inputs == 3);
   CHECK(render_cuda_plan(&cases[rows_case + 1].k).vec_inputs == 0);
-  /* grouped warp rows: the product's 10 columns a warp, x (and b1) read once a step for
-   * the 10, w^T once a column; the relu computed once an element */
+  /* grouped warp rows: the product's 10 columns of 2 rows a warp (4096 rows: 2048 warps),
+   * x (and b1) read once a step for a row's 10, w^T once a column for the 2 rows; the relu
+   * computed once an element */
   for (int c = rows_case; c <= rows_case + 2; c += 2) {
     RenderCudaPlan pp = render_cuda_plan(&cases[c].k);
-    CHECK_MSG(pp.group == 10, "%s: group %d", cases[c].name, pp.group);
+    CHECK_MSG(pp.group == 10 && pp.rows == 2, "%s: group %d, rows %d", cases[c].name, pp.group, pp.rows);
     char name[RENDER_NAME_MAX];
     char *t = render_kernel(&render_cuda, &cases[c].k, name);
     CHECK(t != NULL);
@@ -346,13 +347,24 @@ static void test_render_compile(void) {
     for (const char *q = t; q && (q = strstr(q, "(in1 + ")); q++) w_loads++;
     for (const char *q = t; q && (q = strstr(q, "(in2 + ")); q++) b_loads++;
     for (const char *q = t; q && (q = strstr(q, "jx_fmax")); q++) relus++;
-    /* 4 steps of 128 elements ahead (rows of 512), the relu once a step for the 10 */
-    CHECK_MSG(x_loads == 4 && w_loads == 40 && b_loads == (c == rows_case ? 0 : 4) && relus == (c == rows_case ? 0 : 4),
+    /* 2 steps of 128 elements ahead for each of the 2 rows (rows of 512), w^T's 10 for
+     * both, the relu once a step and row for the 10 */
+    CHECK_MSG(x_loads == 4 && w_loads == 20 && b_loads == (c == rows_case ? 0 : 2) && relus == (c == rows_case ? 0 : 4),
               "%s: %d loads of x, %d of w, %d of b, %d relus", cases[c].name, x_loads, w_loads, b_loads, relus);
     if (getenv("JAXC_TEST_DUMP")) puts(t);
     free(t);
   }
   CHECK(render_cuda_plan(&cases[rows_case + 1].k).group == 1);
+  /* 128 rows (batch 128): a warp a row (2 a warp would leave 64 warps) */
+  {
+    const AluExp *gs = alu_special("gidx", 1280), *rs = alu_special("ridx", 512);
+    const AluExp *xs = ld(0, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_DIV, gs, i64(10)), i64(512)), rs));
+    const AluExp *ws = ld(1, JX_FLOAT32, alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_MOD, gs, i64(10)), i64(512)), rs));
+    Kernel ks = reduction(1280, 512, JX_FLOAT32, ALU_ADD, alu_binary(ALU_MUL, xs, ws));
+    ks.nargs = 2, ks.arg_dtypes[1] = JX_FLOAT32;
+    RenderCudaPlan ps = render_cuda_plan(&ks);
+    CHECK_MSG(ps.kind == CUDA_WARP_ROW && ps.group == 10 && ps.rows == 1, "128 rows: group %d, rows %d", ps.group, ps.rows);
+  }
   /* 16-byte vectors: 4 a thread where the grid still fills the GPU (2^26 elements), 1 a
    * thread where 4 would leave a few blocks a multiprocessor (the MLP's 4096 x 512) */
   {

@@ -293,7 +293,11 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
     else gx = clamp_blocks((k->size + THREADS - 1) / THREADS, many);
     break;
   case CUDA_THREAD_ROW: gx = clamp_blocks((k->size + THREADS - 1) / THREADS, many); break;
-  case CUDA_WARP_ROW: gx = clamp_blocks((k->size / p->group + THREADS / 32 - 1) / (THREADS / 32), 65535); break;
+  case CUDA_WARP_ROW: {
+    int64_t warps = k->size / ((int64_t)p->group * p->rows);
+    gx = clamp_blocks((warps + THREADS / 32 - 1) / (THREADS / 32), 65535);
+    break;
+  }
   case CUDA_BLOCK_ROW: gx = clamp_blocks(k->size, 65535); break;
   case CUDA_COLUMNS: {
     /* 32 outputs (groups of p->group) a block; the rows over one wave of resident blocks,
