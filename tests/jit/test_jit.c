@@ -894,6 +894,34 @@ static void test_group_post(void) {
   jx_scope_end(0, NULL);
 }
 
+/* The same head at 4096 rows of 10 classes, as the MLP's step at batch 4096: on cuda its
+ * grouped warp rows take 2 rows a warp (RenderCudaPlan.rows), the epilogue row by row;
+ * the values match interp's */
+static void test_group_post_rows(void) {
+  uint32_t seed = 59;
+  jx_scope_begin();
+  enum { N = 4096, H = 128, C = 10 };
+  jx_array *h = test_randn(&seed, 2, (int64_t[]){N, H}), *w = test_randn(&seed, 2, (int64_t[]){H, C});
+  jx_array *b = test_randn(&seed, 1, (int64_t[]){C});
+  float *yv = calloc(N * C, sizeof *yv);
+  for (int i = 0; yv && i < N; i++) yv[i * C + (i * 7) % C] = 1.0f;
+  jx_array *y = jx_array_from(yv, JX_FLOAT32, 2, (int64_t[]){N, C}), *in[4] = {h, w, b, y};
+  free(yv);
+  jx_fn *loss = jx_fn_new("head", 4, 1, head_loss, NULL), *f = jx_value_and_grad(loss, 3, (int[]){0, 1, 2});
+  jx_fn *jf = jx_jit(f);
+  jx_array *got[4] = {NULL}, *want[4] = {NULL};
+  jx_array *ii[4] = {jx_device_put(h, "interp"), jx_device_put(w, "interp"), jx_device_put(b, "interp"),
+                     jx_device_put(y, "interp")};
+  CHECK_EQ_INT(jx_call(jf, in, got), JX_OK);
+  CHECK_EQ_INT(jx_call(f, ii, want), JX_OK);
+  const char *what[4] = {"head loss", "head dh", "head dw", "head db"};
+  for (int o = 0; o < 4; o++) check_close(got[o], want[o], what[o], 2e-5);
+  const Program *p = jit_program_for(jf, in);
+  if (p && strcmp(jx_device_of(h), "cuda") == 0) CHECK_MSG(has_post(p), "cuda: no group epilogue in the head's program");
+  jx_fn_free(jf), jx_fn_free(f), jx_fn_free(loss);
+  jx_scope_end(0, NULL);
+}
+
 /* Selected loads (jit/lower.c, select_loads; Backend.select_loads): a 3x3 SAME
  * convolution's im2col concatenates 9 shifted, padded views of x, a select between 9
  * masked loads an element, which becomes one load at a selected index. The value and
@@ -981,6 +1009,7 @@ int main(void) {
   TEST_RUN(test_recompute_ops);
   TEST_RUN(test_softmax_rows_match_interp);
   TEST_RUN(test_group_post);
+  TEST_RUN(test_group_post_rows);
   TEST_RUN(test_select_loads);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
