@@ -90,6 +90,12 @@ static jx_status softmax_fn(void *ctx, jx_array *const *in, jx_array **out) {
   return JX_OK;
 }
 
+static jx_status transpose_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_multiply(jx_transpose(in[0], NULL), jx_scalar(2.0));
+  return JX_OK;
+}
+
 static jx_status sum_fn(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_sum(in[0], 0, NULL, false);
   return JX_OK;
@@ -170,6 +176,13 @@ int main(int argc, char **argv) {
     jx_array *x = rand_arr(2, (int64_t[]){4096, 4096}, 4, JX_FLOAT32);
     jx_fn *f = jx_jit(jx_fn_new("softmax", 1, 1, softmax_fn, NULL));
     printf("softmax_4096x4096 %.4f ms\n", time_fn(f, &x, 20) * 1e3);
+    fflush(stdout);
+    jx_fn_free(f), jx_free(x);
+  }
+  if (want(only, "transpose")) { /* x.T * 2: bytes read + written a second */
+    jx_array *x = rand_arr(2, (int64_t[]){8192, 8192}, 7, JX_FLOAT32);
+    jx_fn *f = jx_jit(jx_fn_new("transpose", 1, 1, transpose_fn, NULL));
+    printf("transpose_8192 %.3f TB/s\n", 8.0 * 8192 * 8192 / time_fn(f, &x, 20) / 1e12);
     fflush(stdout);
     jx_fn_free(f), jx_free(x);
   }

@@ -70,6 +70,11 @@ def run_torch():
             print("torch chain_2^28 %.3f TB/s" % (8.0 * n / t / 1e12), flush=True)
         except Exception as e:  # noqa: BLE001 -- report and go on
             print("torch chain_2^28 failed:", repr(e)[:200], flush=True)
+    if want("transpose"):
+        x = torch.from_numpy(rand((8192, 8192), 7)).to(dev)
+        y = torch.empty_like(x)
+        t = med(lambda: torch.mul(x.t(), 2, out=y), 20, sync)
+        print("torch transpose_8192 %.3f TB/s" % (8.0 * 8192 * 8192 / t / 1e12), flush=True)
     if want("sort"):
         n = 1 << 27
         x = torch.from_numpy(rand(n, 6)).to(dev)
@@ -167,6 +172,10 @@ def run_jax():
         x = jnp.asarray(rand((4096, 4096), 4))
         f = jax.jit(lambda x: jax.nn.softmax(x, axis=-1))
         print("jax softmax_4096x4096 %.4f ms" % (med(lambda: f(x), 20, sync) * 1e3), flush=True)
+    if want("transpose"):
+        x = jnp.asarray(rand((8192, 8192), 7))
+        f = jax.jit(lambda x: x.T * 2)
+        print("jax transpose_8192 %.3f TB/s" % (8.0 * 8192 * 8192 / med(lambda: f(x), 20, sync) / 1e12), flush=True)
     if want("sum argmax"):
         x = jnp.asarray(rand(1 << 28, 5))
         fs, fa = jax.jit(jnp.sum), jax.jit(jnp.argmax)

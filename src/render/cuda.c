@@ -398,6 +398,87 @@ static int vec_per_thread(void) {
   return config_env_setting(&v, "JAXC_CUDA_EW_V", 4, 1, 4);
 }
 
+/* ---------------------------------------------------------- transposed tiles */
+
+/* The flat index load x reads for output g, or -1 where it is no constant (an index read
+ * from memory or computed from a uniform value) */
+static int64_t load_index_at(const AluExp *x, int64_t g) {
+  const AluExp *c = alu_substitute(x->src[0], "gidx", alu_const_int(JX_INT64, g));
+  c = c ? alu_simplify(c) : NULL;
+  return c && c->op == ALU_CONST ? c->value.i : -1;
+}
+
+/* Whether load x reads the outputs' [A, B] view (A = N / B) transposed: contiguous along
+ * A, at least 32 elements apart along B, at a few probed outputs within a 32 x 32 tile */
+static bool load_transposed(const AluExp *x, int64_t N, int64_t B) {
+  int64_t A = N / B;
+  static const int64_t probe[][2] = {{0, 0}, {1, 5}, {17, 30}, {30, 1}};
+  for (int q = 0; q < 4; q++) {
+    int64_t a = probe[q][0] % A, b = probe[q][1] % B;
+    if (a + 1 >= A || b + 1 >= B) return false;
+    int64_t i0 = load_index_at(x, a * B + b), ia = load_index_at(x, (a + 1) * B + b), ib = load_index_at(x, a * B + b + 1);
+    if (i0 < 0 || ia < 0 || ib < 0 || ia != i0 + 1 || (ib > i0 ? ib - i0 : i0 - ib) < 32) return false;
+  }
+  return true;
+}
+
+/* The loads of k (its outputs' expressions) that read the [A, B] view transposed, up to
+ * cap (load_transposed; nodes are hash-consed, each once); their count. */
+static int transposed_loads(const Kernel *k, int64_t B, const AluExp **loads, int cap) {
+  int n = 0;
+  for (int o = 0; o <= k->nextra; o++) {
+    int64_t m;
+    const AluExp **order = alu_toposort(o ? k->extra[o - 1] : k->exp, &m);
+    for (int64_t i = 0; order && i < m; i++) {
+      const AluExp *x = order[i];
+      if (x->op != ALU_GLOBAL_INDEX || dtype_is_complex(x->dtype) || !load_transposed(x, k->size, B)) continue;
+      bool seen = false;
+      for (int j = 0; j < n; j++) seen |= loads[j] == x;
+      if (!seen && n < cap) loads[n++] = x;
+      else if (!seen) n = cap + 1;
+    }
+    free(order);
+  }
+  return n;
+}
+
+/* JAXC_CUDA_TILE=0: no transposed tiles (measuring) */
+static bool tiles_on(void) {
+  static int v = -1;
+  return config_env_on(&v, "JAXC_CUDA_TILE");
+}
+
+/* B where an elementwise kernel reads loads transposed from its outputs' [A, B] view --
+ * a materialized transpose x.T, the batched ones of attention heads -- else 0. Read
+ * through each thread's output, such a load is 4 or 8 bytes from each of 32 sectors a
+ * warp (a 12.8 MB transpose of the MLP's x took longer than its 19 us GEMM on an H100);
+ * a block's 32 x 32 tile instead reads them along A into shared memory and writes the
+ * outputs along B, both coalesced. B is a divisor the index takes of gidx (gidx / B,
+ * gidx % B), 32 or more, with A = N / B 32 or more; at most RENDER_CUDA_TILE_LOADS such
+ * loads. */
+static int64_t transpose_tile(const Kernel *k) {
+  if (!tiles_on() || k->has_reduction || k->size < 1024) return 0;
+  int64_t best = 0;
+  for (int o = 0; o <= k->nextra && !best; o++) {
+    int64_t m;
+    const AluExp **order = alu_toposort(o ? k->extra[o - 1] : k->exp, &m);
+    for (int64_t i = 0; order && i < m && !best; i++) {
+      const AluExp *x = order[i];
+      if ((x->op != ALU_DIV && x->op != ALU_MOD) || x->src[0]->op != ALU_SPECIAL || strcmp(x->src[0]->name, "gidx") != 0 ||
+          x->src[1]->op != ALU_CONST)
+        continue;
+      int64_t B = x->src[1]->value.i;
+      const AluExp *loads[RENDER_CUDA_TILE_LOADS];
+      if (B >= 32 && k->size % B == 0 && k->size / B >= 32) {
+        int n = transposed_loads(k, B, loads, RENDER_CUDA_TILE_LOADS);
+        if (n >= 1 && n <= RENDER_CUDA_TILE_LOADS) best = B;
+      }
+    }
+    free(order);
+  }
+  return best;
+}
+
 /* JAXC_CUDA_EW_FILL=n: the blocks a vectorized elementwise kernel's grid keeps at least
  * by taking fewer vectors a thread (RENDER_CUDA_EW_FILL_BLOCKS; 0: none, measuring) */
 static int ew_fill_blocks(void) {
@@ -417,6 +498,7 @@ static int thread_row_max(void) {
 RenderCudaPlan render_cuda_plan(const Kernel *k) {
   RenderCudaPlan p = {.kind = CUDA_ELEMENTWISE, .threads = 256, .vec = 1, .vec_inputs = 0, .group = 1, .rows = 1};
   if (!k->has_reduction) {
+    if ((p.tile_b = transpose_tile(k)) != 0) return p;
     /* 16-byte vectors: every output 4 bytes wide, size a multiple of 4, and at least one
      * 4-byte input read exactly at gidx (those become uint4 loads). */
     bool outs4 = jx_dtype_itemsize(k->dtype) == 4 && k->size % 4 == 0 && k->size >= 1024;
@@ -625,10 +707,77 @@ static bool hoist_uniform(const RenderLang *lang, const Kernel *k, Kernel *h, Bu
   return ok && !b->oom;
 }
 
+/* An elementwise kernel through transposed tiles (plan tile_b = B, transpose_tile):
+ * block x takes tiles of 32 x 32 outputs of the [A, B] view in turn; its 32 x 8 threads
+ * first read each transposed load's 32 x 32 elements with consecutive threads along A
+ * into jx_tl<l> ([b][a], a pad column: no bank conflicts either way), then compute the
+ * outputs with consecutive threads along B, those loads read from the tile (VARIABLE
+ * jx_tv<l>). Each output's value is computed as the plain kernel computes it. */
+static bool render_tiled(const RenderLang *lang, const Kernel *k, int64_t B, const AluExp *const *loads, int nt, Buf *b,
+                         int *nlocals) {
+  int64_t A = k->size / B, tb = (B + 31) / 32, tiles = ((A + 31) / 32) * tb;
+  const AluExp *roots[KERNEL_MAX_OUTS];
+  char *v[KERNEL_MAX_OUTS] = {0};
+  bool ok = true;
+  /* gidx = jx_a B + jx_b, simplified: the x^T's (gidx % B) A + gidx / B becomes jx_b A + jx_a */
+  const AluExp *at = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_special("jx_a", A), alu_const_int(JX_INT64, B)),
+                                alu_special("jx_b", B));
+  const AluExp *tl[RENDER_CUDA_TILE_LOADS];
+  for (int l = 0; l < nt && ok; l++) {
+    tl[l] = alu_substitute(loads[l], "gidx", at);
+    ok = (tl[l] = tl[l] ? alu_simplify(tl[l]) : NULL) != NULL;
+  }
+  for (int o = 0; o <= k->nextra && ok; o++) {
+    roots[o] = o ? k->extra[o - 1] : k->exp;
+    for (int l = 0; l < nt && roots[o]; l++) {
+      char name[16];
+      snprintf(name, sizeof name, "jx_tv%d", l);
+      roots[o] = replace_node(roots[o], loads[l], alu_variable(name, loads[l]->dtype));
+    }
+    if (roots[o]) roots[o] = alu_substitute(roots[o], "gidx", at);
+    ok = roots[o] && (roots[o] = alu_simplify(roots[o])) != NULL;
+  }
+  for (int l = 0; l < nt; l++) buf_printf(b, "  __shared__ %s jx_tl%d[32][33];\n", ctype_of(loads[l]->dtype), l);
+  buf_str(b, "  const int jx_tx = threadIdx.x & 31, jx_ty = threadIdx.x >> 5;\n");
+  buf_printf(b, "  for (int64_t jx_tile = blockIdx.x; jx_tile < %lldLL; jx_tile += gridDim.x) {\n", (long long)tiles);
+  buf_printf(b, "    const int64_t jx_a0 = (jx_tile / %lldLL) * 32, jx_b0 = (jx_tile %% %lldLL) * 32;\n", (long long)tb,
+             (long long)tb);
+  buf_str(b, "    #pragma unroll\n    for (int jx_i = 0; jx_i < 32; jx_i += 8) {\n");
+  buf_str(b, "      const int64_t jx_a = jx_a0 + jx_tx, jx_b = jx_b0 + jx_ty + jx_i;\n");
+  buf_printf(b, "      if (jx_a < %lldLL && jx_b < %lldLL) {\n        const int64_t gidx = jx_a * %lldLL + jx_b;\n"
+                "        (void)gidx;\n", (long long)A, (long long)B, (long long)B);
+  EmitPart pl = {.lang = lang, .out = b, .indent = "        ", .nlocals = nlocals};
+  for (int l = 0; l < nt && ok; l++) {
+    char *lv = emit_part(&pl, tl[l]);
+    ok = lv != NULL;
+    if (ok) buf_printf(b, "        jx_tl%d[jx_ty + jx_i][jx_tx] = %s;\n", l, lv);
+    free(lv);
+  }
+  buf_str(b, "      }\n    }\n    __syncthreads();\n");
+  buf_str(b, "    #pragma unroll\n    for (int jx_i = 0; jx_i < 32; jx_i += 8) {\n");
+  buf_str(b, "      const int64_t jx_a = jx_a0 + jx_ty + jx_i, jx_b = jx_b0 + jx_tx;\n");
+  buf_printf(b, "      if (jx_a < %lldLL && jx_b < %lldLL) {\n        const int64_t gidx = jx_a * %lldLL + jx_b;\n",
+             (long long)A, (long long)B, (long long)B);
+  for (int l = 0; l < nt; l++)
+    buf_printf(b, "        const %s jx_tv%d = jx_tl%d[jx_tx][jx_ty + jx_i];\n", ctype_of(loads[l]->dtype), l, l);
+  ok = ok && elementwise_values(lang, k, b, nlocals, "        ", roots, v);
+  if (ok) store_outputs(b, k, "        ", "gidx", v);
+  free_values(v, 1 + k->nextra);
+  buf_str(b, "      }\n    }\n    __syncthreads();\n  }\n");
+  if (!ok && jx_last_status() == JX_OK) error_set(JX_ERR_OOM, "render: out of memory");
+  return ok && !b->oom;
+}
+
 static bool render_elementwise(const RenderLang *lang, const Kernel *kin, Buf *b, int *nlocals) {
   RenderCudaPlan plan = render_cuda_plan(kin);
   Kernel hk;
-  if (!hoist_uniform(lang, kin, &hk, b, nlocals) || (plan.vec == 1 && !render_cuda_narrow_indices(&hk))) return false;
+  if (!hoist_uniform(lang, kin, &hk, b, nlocals)) return false;
+  if (plan.tile_b) { /* (the plain loop where hoisting left no transposed load) */
+    const AluExp *loads[RENDER_CUDA_TILE_LOADS];
+    int nt = transposed_loads(&hk, plan.tile_b, loads, RENDER_CUDA_TILE_LOADS);
+    if (nt >= 1 && nt <= RENDER_CUDA_TILE_LOADS) return render_tiled(lang, &hk, plan.tile_b, loads, nt, b, nlocals);
+  }
+  if (plan.vec == 1 && !render_cuda_narrow_indices(&hk)) return false;
   const Kernel *k = &hk;
   const AluExp *roots[KERNEL_MAX_OUTS];
   roots[0] = k->exp;

@@ -39,6 +39,10 @@ typedef struct RenderCudaPlan {
   int rows;            /* grouped warp rows: rows of `group` outputs a warp computes
                           together (1, 2 or 4: outputs (group rows) w + o; render/cuda.c's
                           warp_row_rows); the grid covers size / (group rows) warps */
+  int64_t tile_b;      /* elementwise: 0, or B where loads read the output's [A, B] view
+                          transposed (render/cuda.c's transpose_tile): a block a 32 x 32
+                          tile, those loads coalesced along A into shared memory, the
+                          outputs written along B; the grid a block a tile */
   bool split;          /* block rows over gridDim.y blocks; needs scratch of
                           size * gridDim.y accumulators (8 bytes each at most);
                           tickets in the module (prelude_cuda.h) */
@@ -58,6 +62,9 @@ typedef struct RenderCudaPlan {
 #define RENDER_CUDA_EW_MAX_SCALAR_LOADS 3
 #define RENDER_CUDA_EW_FILL_BLOCKS 1056
 #define RENDER_CUDA_EW_MAX_GROUP_LOADS 64
+
+/* Most loads an elementwise kernel reads through transposed tiles (RenderCudaPlan.tile_b) */
+#define RENDER_CUDA_TILE_LOADS 4
 
 /* Most outputs a grouped warp row computes (RenderCudaPlan.group) */
 #define RENDER_CUDA_ROW_GROUP_MAX 16

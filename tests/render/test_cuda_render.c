@@ -74,6 +74,32 @@ static void test_render_compile(void) {
     cases[n++] = (Case){"strided_loads", {.nargs = 2, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32}, .size = 4096 * 512,
                                           .dtype = JX_FLOAT32, .exp = odd}, CUDA_ELEMENTWISE, false, 1};
   }
+  /* transposes (transpose_tile): x^T of the MLP's x (784 x 4096 outputs of a 4096 x 784
+   * input), attention heads' (8, 128, 64) -> (8, 64, 128) plus a bias read along the
+   * outputs, a 100 x 70 one (tiles cut at both edges) in float64, and two transposed
+   * loads in one kernel */
+  int tile_case = n;
+  {
+    const AluExp *gt = alu_special("gidx", 784 * 4096);
+    const AluExp *at = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_MOD, gt, i64(4096)), i64(784)),
+                                  alu_binary(ALU_DIV, gt, i64(4096)));
+    cases[n++] = (Case){"transpose", {.nargs = 1, .arg_dtypes = {JX_FLOAT32}, .size = 784 * 4096, .dtype = JX_FLOAT32,
+                                      .exp = ld(0, JX_FLOAT32, at)}, CUDA_ELEMENTWISE, false, 1};
+    const AluExp *gh = alu_special("gidx", 8 * 64 * 128);
+    const AluExp *hb = alu_binary(ALU_MUL, alu_binary(ALU_DIV, gh, i64(64 * 128)), i64(64 * 128));
+    const AluExp *ah = alu_binary(ALU_ADD, alu_binary(ALU_ADD, hb, alu_binary(ALU_MUL, alu_binary(ALU_MOD, gh, i64(128)), i64(64))),
+                                  alu_binary(ALU_MOD, alu_binary(ALU_DIV, gh, i64(128)), i64(64)));
+    cases[n++] = (Case){"transpose_heads", {.nargs = 2, .arg_dtypes = {JX_FLOAT32, JX_FLOAT32}, .size = 8 * 64 * 128,
+                                            .dtype = JX_FLOAT32,
+                                            .exp = alu_binary(ALU_ADD, ld(0, JX_FLOAT32, ah), ld(1, JX_FLOAT32, alu_binary(ALU_MOD, gh, i64(128))))},
+                        CUDA_ELEMENTWISE, false, 1};
+    const AluExp *ge = alu_special("gidx", 100 * 70);
+    const AluExp *ae = alu_binary(ALU_ADD, alu_binary(ALU_MUL, alu_binary(ALU_MOD, ge, i64(70)), i64(100)), alu_binary(ALU_DIV, ge, i64(70)));
+    const AluExp *xe = ld(0, JX_FLOAT64, ae), *ye = ld(1, JX_FLOAT64, ae);
+    cases[n++] = (Case){"transpose_edges_two", {.nargs = 2, .arg_dtypes = {JX_FLOAT64, JX_FLOAT64}, .size = 100 * 70,
+                                                .dtype = JX_FLOAT64, .exp = alu_binary(ALU_MUL, xe, alu_unary(ALU_EXP, ye))},
+                        CUDA_ELEMENTWISE, false, 1};
+  }
   /* a multiply-add rounded once (ALU_FMA: fmaf / fma), float32 and float64 */
   {
     const AluExp *gf = alu_special("gidx", 4096);
@@ -425,6 +451,21 @@ static void test_render_compile(void) {
   for (int i = 0; i < n; i++)
     if (i != rows_case && i != rows_case + 2 && i != post_case && cases[i].kind == CUDA_WARP_ROW)
       CHECK_MSG(render_cuda_plan(&cases[i].k).group == 1, "%s grouped", cases[i].name);
+  /* transposed tiles: B the outputs' inner extent, the loads read from shared memory; no
+   * other case tiled */
+  {
+    static const int64_t want_b[3] = {4096, 128, 70};
+    for (int i = 0; i < n; i++) {
+      int64_t tb = render_cuda_plan(&cases[i].k).tile_b;
+      int t = i - tile_case;
+      CHECK_MSG(tb == (t >= 0 && t < 3 ? want_b[t] : 0), "%s: tile_b %lld", cases[i].name, (long long)tb);
+    }
+    char name[RENDER_NAME_MAX];
+    char *t = render_kernel(&render_cuda, &cases[tile_case + 2].k, name);
+    CHECK(t && strstr(t, "jx_tl0[32][33]") && strstr(t, "jx_tl1[32][33]") && strstr(t, "__syncthreads"));
+    if (t && getenv("JAXC_TEST_DUMP")) puts(t);
+    free(t);
+  }
   /* render all into one unit, as a jit program */
   size_t plen = *render_cuda.prelude_len, cap = plen + 2, len = 0;
   char *unit = malloc(cap);

@@ -288,8 +288,9 @@ jx_status cuda_dispatch(void *exe_, const Kernel *k, void *const *inputs, void *
   int64_t sms = d->sm_count, many = sms * 16;
   unsigned gx = 1, gy = 1;
   switch (p->kind) {
-  case CUDA_ELEMENTWISE: /* vectors: the whole work in one step of the loop */
-    if (p->vec > 1) gx = clamp_blocks((k->size / p->vec + (int64_t)THREADS * p->nvec - 1) / (THREADS * p->nvec), INT32_MAX);
+  case CUDA_ELEMENTWISE: /* vectors: the whole work in one step of the loop; tiles: a block a tile */
+    if (p->tile_b) gx = clamp_blocks(((k->size / p->tile_b + 31) / 32) * ((p->tile_b + 31) / 32), INT32_MAX);
+    else if (p->vec > 1) gx = clamp_blocks((k->size / p->vec + (int64_t)THREADS * p->nvec - 1) / (THREADS * p->nvec), INT32_MAX);
     else gx = clamp_blocks((k->size + THREADS - 1) / THREADS, many);
     break;
   case CUDA_THREAD_ROW: gx = clamp_blocks((k->size + THREADS - 1) / THREADS, many); break;
