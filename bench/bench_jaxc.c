@@ -188,6 +188,34 @@ static jx_status truncated_normal_fn(void *ctx, jx_array *const *in, jx_array **
   return out[0] ? JX_OK : jx_last_status();
 }
 
+/* Small samples, per call: the fixed cost of a sampler call (argument checks, finding
+ * or building its jitted function, one program run). JAXC_BENCH_SAMPLER_REPS calls
+ * (default 10000) a batch, best of 3 batches after 100 warm-up calls. */
+static void bench_small_samplers(jx_array *key) {
+  const char *env = getenv("JAXC_BENCH_SAMPLER_REPS");
+  int reps = env ? atoi(env) : 10000;
+  static const struct {
+    const char *name;
+    jx_array *(*fn)(jx_array *, int, const int64_t *, jx_dtype);
+    int64_t n;
+  } rows[] = {{"random_normal_128_call", jx_random_normal, 128},
+              {"random_normal_3_call", jx_random_normal, 3},
+              {"random_gumbel_128_call", jx_random_gumbel, 128}};
+  for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+    double best = 1e30;
+    for (int r = 0; r < 4; r++) { /* r == 0: 100 warm-up calls */
+      int n = r == 0 ? 100 : reps;
+      double t0 = now();
+      for (int i = 0; i < n; i++) jx_free(rows[k].fn(key, 1, &rows[k].n, JX_FLOAT32));
+      double t = (now() - t0) / (n > 0 ? n : 1) * 1e6;
+      if (r > 0 && t < best) best = t;
+    }
+    die_if_error(rows[k].name);
+    printf("%s %.2f us\n", rows[k].name, best);
+    fflush(stdout);
+  }
+}
+
 /* jax.nn.softmax's peer (run.py's JAX row calls it). */
 static jx_status softmax_fn(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_nn_softmax(in[0], 1, (int[]){-1}, NULL);
@@ -526,6 +554,7 @@ int main(int argc, char **argv) {
       printf("%s %.3f ms\n", samplers[i].name, best_time(f, &key, 10) * 1e3);
       jx_fn_free(f);
     }
+    bench_small_samplers(key);
   }
   if (!*only || strstr("reduce", only)) {
     jx_array *x = rand_f32(1, (int64_t[]){10000000}, 5);

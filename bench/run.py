@@ -219,6 +219,19 @@ def peers(only):
             "jax": best(lambda: block(jax.random.gumbel(k, s)), 10) * 1e3}
         res["random_truncated_normal_2048x2048"] = {
             "jax": best(lambda: block(jax.random.truncated_normal(k, -2.0, 2.0, s)), 10) * 1e3}
+        # small samples, per call (bench_jaxc.c's bench_small_samplers)
+        def per_call(f, reps):
+            for _ in range(100): f()
+            t = 1e30
+            for _ in range(3):
+                t0 = time.perf_counter()
+                for _ in range(reps): f()
+                t = min(t, (time.perf_counter() - t0) / reps)
+            return t
+        for name, f, n in (("random_normal_128_call", jax.random.normal, 128),
+                           ("random_normal_3_call", jax.random.normal, 3),
+                           ("random_gumbel_128_call", jax.random.gumbel, 128)):
+            res[name] = {"jax": per_call(lambda: block(f(k, (n,))), 2000) * 1e6}
     if want("reduce"):
         x = rng.random(10000000, dtype=np.float32); jx = jnp.asarray(x)
         s, am = jax.jit(jnp.sum), jax.jit(jnp.argmax)

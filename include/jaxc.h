@@ -150,7 +150,11 @@ void jx_scope_begin(void);
  * none open, to the caller. Returns JX_ERR_VALUE (and records it) when no scope is open,
  * or when n < 0 or keep is NULL with n > 0 (the scope is then closed keeping nothing). */
 jx_status jx_scope_end(int n, jx_array *const *keep);
-/* Number of arrays alive now (all threads): tests use it to prove there are no leaks. */
+/* Number of arrays alive now (all threads): tests use it to prove there are no leaks.
+ * Every array the user creates or is handed counts until its last reference is
+ * dropped; the arrays the library's own caches keep across calls (the constants of the
+ * jitted samplers jx_random_normal, jx_random_gumbel, ... reuse, a bounded LRU cache)
+ * do not, so a warm cache does not read as a leak. */
 int64_t jx_live_arrays(void);
 /* Bytes of device memory held by live arrays and jit programs' buffers now (all
  * devices, all threads), and the most held at once since the last
@@ -200,7 +204,8 @@ const char *jx_fn_name(const jx_fn *f);
  * or the first error: JX_ERR_VALUE for NULL arguments or an impl that left an output
  * unset, the impl's own status otherwise. */
 jx_status jx_call(jx_fn *f, jx_array *const *in, jx_array **out);
-/* Number of jx_fn alive now: tests use it to prove there are no leaks. */
+/* Number of jx_fn alive now: tests use it to prove there are no leaks (the library's
+ * cached functions, as in jx_live_arrays, not counted). */
 int64_t jx_live_fns(void);
 /* Opens a function scope on this thread (see jx_fn above). */
 void jx_fn_scope_begin(void);

@@ -10,7 +10,9 @@
 #include "core/dtype.h"
 #include "core/error.h"
 
-static int64_t live_arrays; /* atomic */
+static int64_t live_arrays; /* atomic: the user's (jx_live_arrays) ... */
+static int64_t internal_arrays; /* atomic: ... and the library caches' (array_internal_live) */
+static _Thread_local int internal_depth; /* open array_internal_begin spans */
 static _Thread_local int64_t fail_countdown = -1;
 
 int64_t array_fail_after(int64_t n) {
@@ -139,7 +141,7 @@ static void array_release(jx_array *a) {
   a->buf = NULL;
   a->st = NULL;
   __atomic_store_n(&a->magic, ARRAY_MAGIC_DEAD, __ATOMIC_RELAXED);
-  __atomic_sub_fetch(&live_arrays, 1, __ATOMIC_RELAXED);
+  __atomic_sub_fetch(a->internal ? &internal_arrays : &live_arrays, 1, __ATOMIC_RELAXED);
   /* The struct outlives its payload while scope entries still point at it. */
   if (__atomic_load_n(&a->scope_word, __ATOMIC_ACQUIRE) == 0) array_quarantine(a); /* nscope == nskip == 0 */
 }
@@ -187,6 +189,36 @@ jx_status jx_scope_end(int n, jx_array *const *keep) {
 /* ------------------------------------------------------------- lifetimes */
 
 int64_t jx_live_arrays(void) { return __atomic_load_n(&live_arrays, __ATOMIC_RELAXED); }
+int64_t array_internal_live(void) { return __atomic_load_n(&internal_arrays, __ATOMIC_RELAXED); }
+
+void array_internal_begin(void) { internal_depth++; }
+void array_internal_end(void) {
+  if (internal_depth > 0) internal_depth--;
+}
+bool array_internal_active(void) { return internal_depth > 0; }
+
+/* A new array's count: the library's inside an array_internal_begin span, else the user's. */
+static void count_new(jx_array *a) {
+  a->internal = internal_depth > 0;
+  __atomic_add_fetch(a->internal ? &internal_arrays : &live_arrays, 1, __ATOMIC_RELAXED);
+}
+
+jx_array *array_claim(jx_array *a) {
+  if (!a || !a->internal) return a;
+  /* Only the caller holds a (its one reference): no other thread reads the flag until
+   * the release that follows the caller's, ordered by the refcount's acq_rel. A tracer
+   * or sharded array (never a cached sampler's result) is moved as it is. */
+  if (__atomic_load_n(&a->refcount, __ATOMIC_ACQUIRE) == 1 || a->tracer || a->shards || !a->buf) {
+    a->internal = false;
+    __atomic_sub_fetch(&internal_arrays, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&live_arrays, 1, __ATOMIC_RELAXED);
+    return a;
+  }
+  jx_array *b = array_new(buffer_ref(a->buf), shape_copy(a->st), a->dtype, a->weak);
+  if (b) b->committed = a->committed;
+  jx_free(a);
+  return b;
+}
 
 jx_array *jx_ref(jx_array *a) {
   if (!a) return NULL;
@@ -232,7 +264,7 @@ jx_array *array_new(Buffer *buf, ShapeTracker *st, jx_dtype dtype, bool weak) {
   memcpy(a->shape, shape_dims(st), (size_t)a->ndim * sizeof(int64_t));
   a->buf = buf;
   a->st = st;
-  __atomic_add_fetch(&live_arrays, 1, __ATOMIC_RELAXED);
+  count_new(a);
   if (scope_depth && !scope_push_item(&scopes[scope_depth - 1], a)) {
     error_set(JX_ERR_OOM, "out of memory creating an array");
     array_decref(a);
@@ -256,7 +288,7 @@ jx_array *array_new_tracer(Tracer *t, jx_dtype dtype, bool weak, int ndim,
   a->ndim = ndim;
   if (ndim) memcpy(a->shape, shape, (size_t)ndim * sizeof(int64_t));
   a->tracer = t;
-  __atomic_add_fetch(&live_arrays, 1, __ATOMIC_RELAXED);
+  count_new(a);
   if (scope_depth && !scope_push_item(&scopes[scope_depth - 1], a)) {
     error_set(JX_ERR_OOM, "out of memory creating a tracer");
     array_decref(a);

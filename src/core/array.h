@@ -29,6 +29,8 @@ struct jx_array {
   bool weak;        /* JAX weak type (Python scalar semantics) */
   bool committed;   /* put on its device by jx_device_put (JAX's committed arrays):
                        computations run there and never move it (realize_device) */
+  bool internal;    /* the library's own (array_internal_begin): counted by
+                       array_internal_live, not jx_live_arrays */
   int ndim;
   int64_t shape[JX_MAX_NDIM];
   Buffer *buf;      /* concrete arrays: the data ... */
@@ -53,6 +55,21 @@ typedef struct Tracer {
  * registered with any scope. */
 jx_array *array_retain(jx_array *a);
 void array_drop(jx_array *a);
+
+/* Arrays of the library's own caches (random_samplers.c keeps jitted samplers, whose
+ * jaxprs hold constants): arrays created on this thread between array_internal_begin
+ * and array_internal_end (they nest) are internal -- counted by array_internal_live
+ * instead of jx_live_arrays -- so that what a cache keeps across calls does not read as
+ * the user's leak, while every array the user makes or is handed still counts. A
+ * result made in that span and handed to the user goes through array_claim, which
+ * moves it to the user's count: the array itself when nothing else holds it, else (a
+ * cache's constant returned as is) a new array on the same buffer, a's reference
+ * dropped. jx_fns made in the span are internal likewise (fn.c, jx_live_fns). */
+void array_internal_begin(void);
+void array_internal_end(void);
+bool array_internal_active(void);
+int64_t array_internal_live(void);
+jx_array *array_claim(jx_array *a);
 
 /* Failure injection for tests (the Lua way): the n-th array created from now on, on
  * this thread, fails with JX_ERR_OOM (n = 0: the next one); n < 0 turns it off.

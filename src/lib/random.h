@@ -73,6 +73,21 @@ jx_array *random_erf_inv(jx_array *x, bool exact);
 /* ------------------------------------------- random.c: keys and uniform */
 /* Argument checks naming fn: a key (2,) (or (..., 2) when batched), a float dtype
  * (canonicalized in place), a user shape (NULL with ndim 0 replaced by an empty one). */
+/* The cache of jitted samplers (random_samplers.c), for tests: lookups that found a
+ * function (hits) or made one (misses), entries evicted past the bounds, entries and
+ * sample elements held now. set_bounds bounds it to max_entries functions (<= 0: the
+ * default, 64) and max_elements sample elements in all (<= 0: the default, 2^24; a
+ * larger sample is not cached), evicting the least recently used; clear drops every
+ * entry (running calls keep theirs until they end). */
+typedef struct RandomSamplerCacheStats {
+  int64_t hits, misses, evictions;
+  int entries;
+  int64_t elements;
+} RandomSamplerCacheStats;
+RandomSamplerCacheStats random_sampler_cache_stats(void);
+void random_sampler_cache_set_bounds(int max_entries, int64_t max_elements);
+void random_sampler_cache_clear(void);
+
 bool random_check_key(const char *fn, jx_array *key, bool batched);
 bool random_check_float(const char *fn, jx_dtype *dtype);
 bool random_check_shape(const char *fn, int ndim, const int64_t **shape);

@@ -21,10 +21,12 @@ struct jx_fn {
   jx_fn_impl impl;
   void *ctx;
   void (*free_ctx)(void *ctx);
+  bool internal; /* made inside array_internal_begin: a library cache's, not jx_live_fns' */
   char name_buf[]; /* name points here: one allocation, readable in quarantine */
 };
 
-static int64_t live_fns; /* atomic */
+static int64_t live_fns;     /* atomic: the user's (jx_live_fns) ... */
+static int64_t internal_fns; /* atomic: ... and the library caches' (fn_internal_live) */
 
 /* ---------------------------------------------------------- function scopes */
 
@@ -152,13 +154,14 @@ jx_fn *jx_fn_new_with_free(const char *name, int nin, int nout, jx_fn_impl impl,
     return NULL;
   }
   *f = (jx_fn){.magic = FN_MAGIC_LIVE, .refcount = 1, .name = f->name_buf, .nin = nin,
-               .nout = nout, .impl = impl, .ctx = ctx, .free_ctx = free_ctx};
+               .nout = nout, .impl = impl, .ctx = ctx, .free_ctx = free_ctx,
+               .internal = array_internal_active()};
   memcpy(f->name_buf, name, len + 1);
   if (!fn_scope_register("jx_fn_new", f)) {
     free(f);
     return NULL;
   }
-  __atomic_add_fetch(&live_fns, 1, __ATOMIC_RELAXED);
+  __atomic_add_fetch(f->internal ? &internal_fns : &live_fns, 1, __ATOMIC_RELAXED);
   return f;
 }
 
@@ -208,8 +211,9 @@ void fn_release(jx_fn *f) {
   if (__atomic_sub_fetch(&f->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
   if (f->free_ctx) f->free_ctx(f->ctx);
   __atomic_store_n(&f->magic, FN_MAGIC_DEAD, __ATOMIC_RELAXED);
+  bool internal = f->internal;
   array_quarantine(f);
-  __atomic_sub_fetch(&live_fns, 1, __ATOMIC_RELAXED);
+  __atomic_sub_fetch(internal ? &internal_fns : &live_fns, 1, __ATOMIC_RELAXED);
 }
 
 void *fn_ctx(const jx_fn *f, jx_fn_impl impl) { return f && f->impl == impl ? f->ctx : NULL; }
@@ -218,6 +222,7 @@ int jx_fn_nin(const jx_fn *f) { return f ? f->nin : 0; }
 int jx_fn_nout(const jx_fn *f) { return f ? f->nout : 0; }
 const char *jx_fn_name(const jx_fn *f) { return f ? f->name : NULL; }
 int64_t jx_live_fns(void) { return __atomic_load_n(&live_fns, __ATOMIC_RELAXED); }
+int64_t fn_internal_live(void) { return __atomic_load_n(&internal_fns, __ATOMIC_RELAXED); }
 
 jx_status jx_call(jx_fn *f, jx_array *const *in, jx_array **out) {
   if (f) check_live("jx_call", f);

@@ -130,5 +130,8 @@ void *fn_ctx(const jx_fn *f, jx_fn_impl impl);
  * unlike the public jx_fn_ref. fn_release drops one such reference. */
 jx_fn *fn_retain(jx_fn *f);
 void fn_release(jx_fn *f);
+/* jx_fns made inside array_internal_begin spans (core/array.h) and alive now: a library
+ * cache's, not counted by jx_live_fns. */
+int64_t fn_internal_live(void);
 
 #endif

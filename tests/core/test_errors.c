@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/array.h"
+#include "lib/random.h"
 #include "test.h"
 
 static jx_array *vec3(float a, float b, float c) {
@@ -189,30 +190,37 @@ static void test_random_null_key(void) {
 /* Failure injection: the k-th array creation fails with JX_ERR_OOM. For each random
  * function, k runs over the first 16 creations and 48 more spread over all it makes.
  * Each call must return NULL with JX_ERR_OOM recorded (or, if the failure hit a value
- * it did not need, a valid array), never crash, and leak nothing. */
+ * it did not need, a valid array), never crash, and leak nothing. Twice: with the cache
+ * of jitted samplers emptied before every call (each call traces and compiles), then
+ * warm (each call runs the cached program). */
 static void test_random_failure_injection(void) {
   jx_array *key = jx_random_key(3);
   int64_t live = jx_live_arrays();
-  for (int i = 0; i < RANDOM_NFUNCS; i++) {
+  for (int i = 0; i < 2 * RANDOM_NFUNCS; i++) {
     if (!test_shard_mine()) continue;
+    bool cold = i < RANDOM_NFUNCS;
+    int f = i % RANDOM_NFUNCS;
+    if (cold) random_sampler_cache_clear();
+    else jx_free(random_one(f, key));
     array_fail_after(INT64_MAX / 2); /* count the creations of a clean run */
-    jx_free(random_one(i, key));
+    jx_free(random_one(f, key));
     int64_t total = INT64_MAX / 2 - array_fail_after(-1);
-    CHECK_MSG(jx_last_status() == JX_OK, "function %d: %s", i, jx_last_error());
+    CHECK_MSG(jx_last_status() == JX_OK, "function %d: %s", f, jx_last_error());
     for (int64_t j = 0; j < 64; j++) {
       int64_t k = j < 16 ? j : 16 + (j - 16) * (total - 16) / 48;
       if (k >= total) break;
+      if (cold) random_sampler_cache_clear();
       array_fail_after(k);
-      jx_array *r = random_one(i, key);
+      jx_array *r = random_one(f, key);
       bool fired = array_fail_after(-1) < 0;
-      CHECK_MSG(fired, "function %d, failure %lld of %lld did not fire", i, (long long)k,
-                (long long)total);
+      CHECK_MSG(fired, "function %d (%s), failure %lld of %lld did not fire", f, cold ? "cold" : "warm",
+                (long long)k, (long long)total);
       if (!r)
-        CHECK_MSG(jx_last_status() == JX_ERR_OOM, "function %d, failure %lld: %s (%s)", i,
+        CHECK_MSG(jx_last_status() == JX_ERR_OOM, "function %d, failure %lld: %s (%s)", f,
                   (long long)k, jx_status_name(jx_last_status()), jx_last_error());
       jx_free(r);
       jx_clear_error();
-      CHECK_MSG(jx_live_arrays() == live, "function %d, failure %lld leaks %lld arrays", i,
+      CHECK_MSG(jx_live_arrays() == live, "function %d, failure %lld leaks %lld arrays", f,
                 (long long)k, (long long)(jx_live_arrays() - live));
     }
   }
