@@ -26,6 +26,19 @@ import argparse, os, platform, subprocess, sys, tempfile, time
 import numpy as np
 
 
+def per_call(f, reps):
+    """Seconds a call of f: 100 warm-up calls, then the best of 3 loops of reps calls."""
+    for _ in range(100):
+        f()
+    t = 1e30
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            f()
+        t = min(t, (time.perf_counter() - t0) / reps)
+    return t
+
+
 def best(f, reps):
     f()
     t = 1e30
@@ -220,14 +233,6 @@ def peers(only):
         res["random_truncated_normal_2048x2048"] = {
             "jax": best(lambda: block(jax.random.truncated_normal(k, -2.0, 2.0, s)), 10) * 1e3}
         # small samples, per call (bench_jaxc.c's bench_small_samplers)
-        def per_call(f, reps):
-            for _ in range(100): f()
-            t = 1e30
-            for _ in range(3):
-                t0 = time.perf_counter()
-                for _ in range(reps): f()
-                t = min(t, (time.perf_counter() - t0) / reps)
-            return t
         for name, f, n in (("random_normal_128_call", jax.random.normal, 128),
                            ("random_normal_3_call", jax.random.normal, 3),
                            ("random_gumbel_128_call", jax.random.gumbel, 128)):
@@ -297,14 +302,6 @@ def peers(only):
                "eager_reshape_add_4x4": (lambda: np.add(a.reshape(4, 4), c4),
                                          lambda: jnp.add(ja.reshape(4, 4), jc4)),
                "eager_matmul_4x4": (lambda: np.matmul(m, m), lambda: jnp.matmul(jm, jm))}
-        def per_call(f, reps):
-            for _ in range(100): f()
-            t = 1e30
-            for _ in range(3):
-                t0 = time.perf_counter()
-                for _ in range(reps): f()
-                t = min(t, (time.perf_counter() - t0) / reps)
-            return t
         for name, (nf, jf) in ops.items():
             res[name] = {"numpy": per_call(nf, 20000) * 1e6,
                          "jax": per_call(lambda: block(jf()), 2000) * 1e6}

@@ -816,26 +816,38 @@ static jx_status group_dispatch(const Backend *be, void *exe, const Kernel *k, v
   return s == JX_OK ? backend_cpu.dispatch(&backend_cpu, g->post, k->post, qin, outs + kernel_nouts(&m)) : s;
 }
 
-static void test_group_post(void) {
-  uint32_t seed = 53;
-  jx_scope_begin();
-  enum { N = 256, H = 128, C = 16 }; /* (rows of 128: cuda's grouped warp rows read 16-byte vectors) */
+/* The head's value and gradients (head_loss) over random h (N, H), w (H, C), b (C) and
+ * one-hot labels y under jit, checked against interp's (want[4]); in[] its inputs, *f and
+ * *jf its value_and_grad and that jitted (the caller frees them and the loss, *loss) */
+static void head_case(uint32_t seed, int N, int H, int C, jx_array **in, jx_array **want, jx_fn **loss, jx_fn **f,
+                      jx_fn **jf) {
   jx_array *h = test_randn(&seed, 2, (int64_t[]){N, H}), *w = test_randn(&seed, 2, (int64_t[]){H, C});
   jx_array *b = test_randn(&seed, 1, (int64_t[]){C});
-  float *yv = calloc(N * C, sizeof *yv);
+  float *yv = calloc((size_t)N * C, sizeof *yv);
   for (int i = 0; yv && i < N; i++) yv[i * C + (i * 7) % C] = 1.0f;
-  jx_array *y = jx_array_from(yv, JX_FLOAT32, 2, (int64_t[]){N, C}), *in[4] = {h, w, b, y};
+  jx_array *y = jx_array_from(yv, JX_FLOAT32, 2, (int64_t[]){N, C});
   free(yv);
-  jx_fn *loss = jx_fn_new("head", 4, 1, head_loss, NULL), *f = jx_value_and_grad(loss, 3, (int[]){0, 1, 2});
-  jx_fn *jf = jx_jit(f);
-  jx_array *got[4] = {NULL}, *want[4] = {NULL};
+  in[0] = h, in[1] = w, in[2] = b, in[3] = y;
+  *loss = jx_fn_new("head", 4, 1, head_loss, NULL), *f = jx_value_and_grad(*loss, 3, (int[]){0, 1, 2});
+  *jf = jx_jit(*f);
+  jx_array *got[4] = {NULL};
   jx_array *ii[4] = {jx_device_put(h, "interp"), jx_device_put(w, "interp"), jx_device_put(b, "interp"),
                      jx_device_put(y, "interp")};
-  CHECK_EQ_INT(jx_call(jf, in, got), JX_OK);
-  CHECK_EQ_INT(jx_call(f, ii, want), JX_OK);
+  CHECK_EQ_INT(jx_call(*jf, in, got), JX_OK);
+  CHECK_EQ_INT(jx_call(*f, ii, want), JX_OK);
   /* (the products' sums in BLAS's order: dh's elements cancel to 1e-5 of its largest) */
   const char *what[4] = {"head loss", "head dh", "head dw", "head db"};
   for (int o = 0; o < 4; o++) check_close(got[o], want[o], what[o], 2e-5);
+}
+
+static void test_group_post(void) {
+  jx_scope_begin();
+  enum { N = 256, H = 128, C = 16 }; /* (rows of 128: cuda's grouped warp rows read 16-byte vectors) */
+  jx_array *in[4], *want[4] = {NULL};
+  jx_fn *loss, *f, *jf;
+  head_case(53, N, H, C, in, want, &loss, &f, &jf);
+  jx_array *h = in[0];
+  const char *what[4] = {"head loss", "head dh", "head dw", "head db"};
   const char *dev = jx_device_of(h);
   const Program *p = jit_program_for(jf, in);
   /* cuda: the logits' grouped warp rows (16 a warp) carry the log-softmax */
@@ -898,26 +910,12 @@ static void test_group_post(void) {
  * grouped warp rows take 2 rows a warp (RenderCudaPlan.rows), the epilogue row by row;
  * the values match interp's */
 static void test_group_post_rows(void) {
-  uint32_t seed = 59;
   jx_scope_begin();
-  enum { N = 4096, H = 128, C = 10 };
-  jx_array *h = test_randn(&seed, 2, (int64_t[]){N, H}), *w = test_randn(&seed, 2, (int64_t[]){H, C});
-  jx_array *b = test_randn(&seed, 1, (int64_t[]){C});
-  float *yv = calloc(N * C, sizeof *yv);
-  for (int i = 0; yv && i < N; i++) yv[i * C + (i * 7) % C] = 1.0f;
-  jx_array *y = jx_array_from(yv, JX_FLOAT32, 2, (int64_t[]){N, C}), *in[4] = {h, w, b, y};
-  free(yv);
-  jx_fn *loss = jx_fn_new("head", 4, 1, head_loss, NULL), *f = jx_value_and_grad(loss, 3, (int[]){0, 1, 2});
-  jx_fn *jf = jx_jit(f);
-  jx_array *got[4] = {NULL}, *want[4] = {NULL};
-  jx_array *ii[4] = {jx_device_put(h, "interp"), jx_device_put(w, "interp"), jx_device_put(b, "interp"),
-                     jx_device_put(y, "interp")};
-  CHECK_EQ_INT(jx_call(jf, in, got), JX_OK);
-  CHECK_EQ_INT(jx_call(f, ii, want), JX_OK);
-  const char *what[4] = {"head loss", "head dh", "head dw", "head db"};
-  for (int o = 0; o < 4; o++) check_close(got[o], want[o], what[o], 2e-5);
+  jx_array *in[4], *want[4] = {NULL};
+  jx_fn *loss, *f, *jf;
+  head_case(59, 4096, 128, 10, in, want, &loss, &f, &jf);
   const Program *p = jit_program_for(jf, in);
-  if (p && strcmp(jx_device_of(h), "cuda") == 0) CHECK_MSG(has_post(p), "cuda: no group epilogue in the head's program");
+  if (p && strcmp(jx_device_of(in[0]), "cuda") == 0) CHECK_MSG(has_post(p), "cuda: no group epilogue in the head's program");
   jx_fn_free(jf), jx_fn_free(f), jx_fn_free(loss);
   jx_scope_end(0, NULL);
 }
