@@ -335,13 +335,15 @@ static bool group_classes(const Kernel *k, int G, int rows, uint64_t vec, const 
  * outputs' own rows (the MLP's w^T[j, :] of its logits relu(x W1 + b1) @ W2, 4096 rows of
  * 10) are read once for them all, where a warp a row read W2's 20 KB from L1 for each
  * row (10.6 us on an H100, 70% of the warps' cycles waiting on L1; XLA's Triton kernel
- * 4.8). The largest of 4 and 2 (JAXC_CUDA_ROW_GROUP_ROWS=n caps it; default 2, 1: off)
- * dividing the rows that leaves RENDER_CUDA_ROW_GROUP_FILL_WARPS warps and whose loads
- * class (group_classes); 1 if none. */
+ * 4.8). The largest of 4 and 2 (JAXC_CUDA_ROW_GROUP_ROWS=n caps it) dividing the rows
+ * that leaves RENDER_CUDA_ROW_GROUP_FILL_WARPS warps and whose loads class
+ * (group_classes); 1 if none. Off by default (cap 1): the MLP step at batch 4096 read
+ * 0.0886 ms with 2 rows a warp against 0.0884 with 1, 0.0921 with 4 (H100, 2026-12-06
+ * 20:50, alternated in one call) -- the step's time lies in its GEMMs. */
 #define RENDER_CUDA_ROW_GROUP_FILL_WARPS 1024
 static int warp_row_rows(const Kernel *k, int G, uint64_t vec) {
   static int cap = -1;
-  int most = config_env_setting(&cap, "JAXC_CUDA_ROW_GROUP_ROWS", 2, 1, RENDER_CUDA_ROW_GROUP_ROWS_MAX);
+  int most = config_env_setting(&cap, "JAXC_CUDA_ROW_GROUP_ROWS", 1, 1, RENDER_CUDA_ROW_GROUP_ROWS_MAX);
   int64_t rows = k->size / G;
   const AluExp *(*bases)[64] = calloc((size_t)G * RENDER_CUDA_ROW_GROUP_ROWS_MAX, sizeof *bases);
   int found = 1;

@@ -989,6 +989,9 @@ static void test_errors(void) {
 }
 
 int main(void) {
+  /* cuda: 2 rows a grouped warp row (off by default) where the rows allow it: the 4096-row
+   * head of test_group_post_rows against interp */
+  setenv("JAXC_CUDA_ROW_GROUP_ROWS", "2", 0);
   int64_t fns = jx_live_fns();
   TEST_RUN(test_mixed_matches_eager);
   TEST_RUN(test_random_fused_graphs);

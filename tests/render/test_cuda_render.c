@@ -31,6 +31,7 @@ static Kernel reduction(int64_t n, int64_t r, jx_dtype d, AluOp op, const AluExp
 
 static void test_render_compile(void) {
   setenv("JAXC_CUDA_COL_GROUP", "1", 1); /* grouped columns (off by default): rendered and compiled here */
+  setenv("JAXC_CUDA_ROW_GROUP_ROWS", "2", 1); /* 2 rows a grouped warp row (off by default): the same */
   Case cases[64];
   int n = 0, bias_case = 0;
   const AluExp *g = alu_special("gidx", 1 << 20);
