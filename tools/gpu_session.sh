@@ -81,6 +81,8 @@ if [ -n "$PAR" ]; then
     # slow program split over n processes; "prog:n" stands for prog:0/n .. prog:n-1/n.
     mc_one() {
       item=$1 exe=${1%%:*} shard= left=$(( MC_END - $(date +%s) ))
+      # (the cuda backend's own test program keeps its suffix: backend_test -> backend_test_cuda)
+      [ -x "build-gpu/tests/$exe" ] || [ ! -x "build-gpu/tests/${exe}_cuda" ] || exe=${exe}_cuda
       case $item in *:*) shard=${item#*:} ;; esac
       log=$out/mc_$(echo "$item" | tr ':/' '__').txt
       if [ "$left" -lt 15 ]; then echo "memcheck $item not run (MC_TOTAL_S spent)" >> "$out/memcheck.txt"; return; fi
@@ -141,6 +143,7 @@ fi
 if has memcheck && [ -z "$PAR" ]; then
   n=0 bad=0
   for exe in $(sed -n 's/^ *Start *[0-9]*: \([A-Za-z0-9_]*\)_cuda$/\1/p' "$out/ctest.log" | sort -u); do
+    [ -x "build-gpu/tests/$exe" ] || [ ! -x "build-gpu/tests/${exe}_cuda" ] || exe=${exe}_cuda
     [ -x "build-gpu/tests/$exe" ] || continue
     JAXC_DEVICE=cuda JAXC_DEFAULT_MATMUL_PRECISION=highest timeout "${MEMCHECK_S:-120}" compute-sanitizer \
       --tool memcheck --leak-check no --report-api-errors no --error-exitcode 99 "build-gpu/tests/$exe" > "$out/mc_$exe.txt" 2>&1
