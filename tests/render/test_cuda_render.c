@@ -100,6 +100,13 @@ static void test_render_compile(void) {
     cases[n++] = (Case){"transpose_edges_two", {.nargs = 2, .arg_dtypes = {JX_FLOAT64, JX_FLOAT64}, .size = 100 * 70,
                                                 .dtype = JX_FLOAT64, .exp = alu_binary(ALU_MUL, xe, alu_unary(ALU_EXP, ye))},
                         CUDA_ELEMENTWISE, false, 1};
+    /* the same transpose of float16, bfloat16 and bool inputs (tiles of each type) */
+    const AluExp *h16 = ld(0, JX_FLOAT16, ae), *b16 = ld(1, JX_BFLOAT16, ae), *bl = ld(2, JX_BOOL, ae);
+    const AluExp *sum16 = alu_binary(ALU_ADD, alu_cast(h16, JX_FLOAT32), alu_cast(b16, JX_FLOAT32));
+    cases[n++] = (Case){"transpose_half_bool", {.nargs = 3, .arg_dtypes = {JX_FLOAT16, JX_BFLOAT16, JX_BOOL},
+                                                .size = 100 * 70, .dtype = JX_FLOAT32,
+                                                .exp = alu_where(bl, sum16, alu_const_float(JX_FLOAT32, 0))},
+                        CUDA_ELEMENTWISE, false, 1};
   }
   /* a multiply-add rounded once (ALU_FMA: fmaf / fma), float32 and float64 */
   {
@@ -455,11 +462,11 @@ static void test_render_compile(void) {
   /* transposed tiles: B the outputs' inner extent, the loads read from shared memory; no
    * other case tiled */
   {
-    static const int64_t want_b[3] = {4096, 128, 70};
+    static const int64_t want_b[4] = {4096, 128, 70, 70};
     for (int i = 0; i < n; i++) {
       int64_t tb = render_cuda_plan(&cases[i].k).tile_b;
       int t = i - tile_case;
-      CHECK_MSG(tb == (t >= 0 && t < 3 ? want_b[t] : 0), "%s: tile_b %lld", cases[i].name, (long long)tb);
+      CHECK_MSG(tb == (t >= 0 && t < 4 ? want_b[t] : 0), "%s: tile_b %lld", cases[i].name, (long long)tb);
     }
     char name[RENDER_NAME_MAX];
     char *t = render_kernel(&render_cuda, &cases[tile_case + 2].k, name);
