@@ -164,6 +164,14 @@ int64_t jx_live_arrays(void);
 int64_t jx_live_buffer_bytes(void);
 int64_t jx_peak_buffer_bytes(void);
 void jx_reset_peak_buffer_bytes(void);
+/* jax.clear_caches: empties the caches the library keeps across calls -- the cached
+ * eager ops' programs (one a primitive, operand shapes and dtypes, device) and the
+ * jitted jax.random samplers (jx_random_normal, ...: their constants and, on cuda, their
+ * recorded graphs' buffers) -- so the memory they hold is released; later calls rebuild
+ * what they need (a first call's cost again). A jitted function the user holds keeps
+ * its own compiled programs (jx_fn_free releases them). Safe while other threads call
+ * into the library: a program in use is freed by its last user. */
+void jx_clear_caches(void);
 
 /* ------------------------------------------------------------ functions */
 

@@ -198,6 +198,27 @@ static void test_x64(void) {
   jx_free(a), jx_free(b), jx_free(c), jx_free(key), jx_free(k64);
 }
 
+/* jx_clear_caches (jax.clear_caches) empties the sampler cache and the eager op cache,
+ * releases what the sampler cache held (the library's own live arrays back to where they
+ * were), and later calls rebuild: a miss, the same bits. */
+static void test_clear_caches(void) {
+  random_sampler_cache_clear();
+  int64_t internal = array_internal_live();
+  jx_array *key = jx_random_key(11);
+  int64_t n = 21;
+  jx_array *a = jx_random_normal(key, 1, &n, JX_FLOAT32), *s = jx_sin(a);
+  CHECK(random_sampler_cache_stats().entries == 1 && eager_cache_stats().entries > 0);
+  jx_clear_caches();
+  CHECK_EQ_INT(random_sampler_cache_stats().entries, 0);
+  CHECK_EQ_INT(eager_cache_stats().entries, 0);
+  CHECK_EQ_INT(array_internal_live(), internal);
+  int64_t misses = random_sampler_cache_stats().misses;
+  jx_array *b = jx_random_normal(key, 1, &n, JX_FLOAT32), *t = jx_sin(b);
+  CHECK_EQ_INT(random_sampler_cache_stats().misses, misses + 1);
+  CHECK(same_values(a, b) && same_values(s, t));
+  jx_free(a), jx_free(b), jx_free(s), jx_free(t), jx_free(key);
+}
+
 /* Errors come before the cache, as they did. */
 static void test_errors(void) {
   jx_array *key = jx_random_key(0);
@@ -224,6 +245,7 @@ int main(void) {
   TEST_RUN(test_bounded);
   TEST_RUN(test_function_scopes);
   TEST_RUN(test_x64);
+  TEST_RUN(test_clear_caches);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();
