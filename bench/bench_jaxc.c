@@ -188,6 +188,20 @@ static jx_status truncated_normal_fn(void *ctx, jx_array *const *in, jx_array **
   return out[0] ? JX_OK : jx_last_status();
 }
 
+/* jax.random.uniform(key, shape), bernoulli(key, 0.5, shape), randint(key, shape, 0, 10)
+ * in the samplers' signature (bench_small_samplers) */
+static jx_array *uniform01(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  return jx_random_uniform(key, ndim, shape, dtype, 0.0, 1.0);
+}
+static jx_array *bernoulli_half(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  (void)dtype;
+  return jx_random_bernoulli(key, 0.5, ndim, shape);
+}
+static jx_array *randint10(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  (void)dtype;
+  return jx_random_randint(key, ndim, shape, 0, 10, JX_INT32);
+}
+
 /* Small samples, per call: the fixed cost of a sampler call (argument checks, finding
  * or building its jitted function, one program run). JAXC_BENCH_SAMPLER_REPS calls
  * (default 10000) a batch, best of 3 batches after 100 warm-up calls. */
@@ -200,7 +214,10 @@ static void bench_small_samplers(jx_array *key) {
     int64_t n;
   } rows[] = {{"random_normal_128_call", jx_random_normal, 128},
               {"random_normal_3_call", jx_random_normal, 3},
-              {"random_gumbel_128_call", jx_random_gumbel, 128}};
+              {"random_gumbel_128_call", jx_random_gumbel, 128},
+              {"random_uniform_128_call", uniform01, 128},
+              {"random_bernoulli_128_call", bernoulli_half, 128},
+              {"random_randint_128_call", randint10, 128}};
   for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
     double best = 1e30;
     for (int r = 0; r < 4; r++) { /* r == 0: 100 warm-up calls */

@@ -235,7 +235,10 @@ def peers(only):
         # small samples, per call (bench_jaxc.c's bench_small_samplers)
         for name, f, n in (("random_normal_128_call", jax.random.normal, 128),
                            ("random_normal_3_call", jax.random.normal, 3),
-                           ("random_gumbel_128_call", jax.random.gumbel, 128)):
+                           ("random_gumbel_128_call", jax.random.gumbel, 128),
+                           ("random_uniform_128_call", jax.random.uniform, 128),
+                           ("random_bernoulli_128_call", lambda k, s: jax.random.bernoulli(k, 0.5, s), 128),
+                           ("random_randint_128_call", lambda k, s: jax.random.randint(k, s, 0, 10), 128)):
             res[name] = {"jax": per_call(lambda: block(f(k, (n,))), 2000) * 1e6}
     if want("reduce"):
         x = rng.random(10000000, dtype=np.float32); jx = jnp.asarray(x)

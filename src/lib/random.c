@@ -540,15 +540,6 @@ jx_array *random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype
                          np_constant(maxval, dtype), pow2);
 }
 
-jx_array *jx_random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype,
-                            double minval, double maxval) {
-  const char *fn = "jx_random_uniform";
-  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape) ||
-      !random_check_float(fn, &dtype))
-    return NULL;
-  jx_scope_begin();
-  return scope_return(random_uniform(key, ndim, shape, dtype, minval, maxval, false));
-}
 
 /* ------------------------------------------------------------- randint */
 
@@ -618,16 +609,3 @@ jx_array *random_randint(const char *fn, jx_array *key, int ndim, const int64_t 
   return r && sdt != dtype ? prim_convert(r, dtype, false) : r;
 }
 
-jx_array *jx_random_randint(jx_array *key, int ndim, const int64_t *shape, int64_t minval,
-                            int64_t maxval, jx_dtype dtype) {
-  const char *fn = "jx_random_randint";
-  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape)) return NULL;
-  if (!dtype_is_valid(dtype) || !dtype_is_integer(dtype)) {
-    error_set(JX_ERR_DTYPE, "%s: dtype must be an integer dtype, got %s", fn,
-              dtype_is_valid(dtype) ? jx_dtype_name(dtype) : "an invalid dtype");
-    return NULL;
-  }
-  dtype = dtype_canonicalize(dtype);
-  jx_scope_begin();
-  return scope_return(random_randint(fn, key, ndim, shape, minval, maxval, dtype));
-}

@@ -128,7 +128,18 @@ jx_array *random_exponential(jx_array *key, int ndim, const int64_t *shape, jx_d
   return prim_unary(PRIM_neg, random_log1p(u ? prim_unary(PRIM_neg, u) : NULL));
 }
 
-typedef enum Sampler { S_NORMAL, S_GUMBEL, S_EXPONENTIAL, S_LAPLACE, S_LOGISTIC, S_CAUCHY, S_TRUNCATED_NORMAL } Sampler;
+typedef enum Sampler {
+  S_NORMAL,
+  S_GUMBEL,
+  S_EXPONENTIAL,
+  S_LAPLACE,
+  S_LOGISTIC,
+  S_CAUCHY,
+  S_TRUNCATED_NORMAL,
+  S_UNIFORM,   /* jx_random_uniform: [lower, upper) */
+  S_BERNOULLI, /* jx_random_bernoulli: p in lower */
+  S_RANDINT    /* jx_random_randint: [imin, imax) */
+} Sampler;
 
 static jx_array *nextafter_const(double v, jx_dtype dtype, bool up);
 
@@ -163,7 +174,10 @@ static jx_array *sample(Sampler s, jx_array *key, int ndim, const int64_t *shape
   case S_CAUCHY: /* core._cauchy: tan(pi * (u - 0.5)), u in [eps, 1) */
     u = random_uniform(key, ndim, shape, d, ldexp(1.0, -nm), 1.0, true);
     return prim_unary(PRIM_tan, op2(PRIM_mul, cst(u, M_PI), opc(PRIM_sub, u, 0.5)));
-  case S_TRUNCATED_NORMAL: break; /* its bounds: sample_impl */
+  case S_TRUNCATED_NORMAL:
+  case S_UNIFORM:
+  case S_BERNOULLI:
+  case S_RANDINT: break; /* their bounds: sample_impl */
   }
   return NULL;
 }
@@ -175,13 +189,25 @@ typedef struct SampleCall {
   int ndim;
   int64_t shape[JX_MAX_NDIM];
   jx_dtype dtype;
-  double lower, upper; /* S_TRUNCATED_NORMAL's bounds (0 for the others) */
+  double lower, upper; /* S_TRUNCATED_NORMAL's and S_UNIFORM's bounds, S_BERNOULLI's p in
+                          lower (0 for the others) */
+  int64_t imin, imax;  /* S_RANDINT's bounds (0 for the others) */
 } SampleCall;
 
 static jx_status sample_impl(void *ctx, jx_array *const *in, jx_array **out) {
   const SampleCall *c = ctx;
-  out[0] = c->s == S_TRUNCATED_NORMAL ? truncated_normal(in[0], c->lower, c->upper, c->ndim, c->shape, c->dtype)
-                                      : sample(c->s, in[0], c->ndim, c->shape, c->dtype);
+  jx_array *key = in[0];
+  switch (c->s) {
+  case S_TRUNCATED_NORMAL: out[0] = truncated_normal(key, c->lower, c->upper, c->ndim, c->shape, c->dtype); break;
+  case S_UNIFORM: out[0] = random_uniform(key, c->ndim, c->shape, c->dtype, c->lower, c->upper, false); break;
+  case S_BERNOULLI: /* core._bernoulli, mode "low": uniform(shape, dtype of p) < p */
+    out[0] = op2(PRIM_lt, random_uniform(key, c->ndim, c->shape, c->dtype, 0.0, 1.0, true), np_constant(c->lower, c->dtype));
+    break;
+  case S_RANDINT:
+    out[0] = random_randint("jx_random_randint", key, c->ndim, c->shape, c->imin, c->imax, c->dtype);
+    break;
+  default: out[0] = sample(c->s, key, c->ndim, c->shape, c->dtype);
+  }
   return out[0] ? JX_OK : jx_last_status();
 }
 
@@ -228,7 +254,8 @@ static int64_t cache_max_elements(void) {
 static bool call_eq(const SampleCall *a, const SampleCall *b) {
   return a->s == b->s && a->ndim == b->ndim && a->dtype == b->dtype &&
          memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0 &&
-         memcmp(&a->lower, &b->lower, sizeof a->lower) == 0 && memcmp(&a->upper, &b->upper, sizeof a->upper) == 0;
+         memcmp(&a->lower, &b->lower, sizeof a->lower) == 0 && memcmp(&a->upper, &b->upper, sizeof a->upper) == 0 &&
+         a->imin == b->imin && a->imax == b->imax;
 }
 
 /* The slot holding c's function, or NULL. Called with the lock held. */
@@ -350,18 +377,14 @@ static jx_fn *sampler_jit(const char *fn, const SampleCall *call, const SampleCa
  * materializing every intermediate (a (784, 512) normal would otherwise hold ~1 GiB of
  * temporaries until the call returns). A concrete key runs the cached jitted sampler
  * (above); under a transformation (a tracer key) a fresh jit of this call inlines. */
-static jx_array *sampler_entry_between(const char *fn, Sampler s, jx_array *key, int ndim, const int64_t *shape,
-                                       jx_dtype dtype, double lower, double upper) {
-  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape) ||
-      !random_check_float(fn, &dtype))
-    return NULL;
-  SampleCall call = {.s = s, .ndim = ndim, .dtype = dtype, .lower = lower, .upper = upper};
-  if (ndim) memcpy(call.shape, shape, (size_t)ndim * sizeof(int64_t));
+static jx_array *cached_sample(const char *fn, SampleCall *call, jx_array *key, const int64_t *shape) {
+  int ndim = call->ndim;
+  if (ndim) memcpy(call->shape, shape, (size_t)ndim * sizeof(int64_t));
   int64_t size = 1;
   for (int d = 0; d < ndim; d++) size *= shape[d];
   jx_array *out = NULL;
   if (key->tracer || size > cache_max_elements()) {
-    jx_fn *f = jx_fn_new(fn, 1, 1, sample_impl, &call);
+    jx_fn *f = jx_fn_new(fn, 1, 1, sample_impl, call);
     jx_fn *jf = jx_jit(f);
     if (jf && jx_call(jf, &key, &out) != JX_OK) out = NULL;
     jx_fn_free(jf);
@@ -369,13 +392,22 @@ static jx_array *sampler_entry_between(const char *fn, Sampler s, jx_array *key,
     return out;
   }
   array_internal_begin(); /* what the function keeps is the cache's, not the caller's */
-  jx_fn *jf = cache_lookup(&call);
+  jx_fn *jf = cache_lookup(call);
   const SampleCall *copy;
-  if (!jf && (jf = sampler_jit(fn, &call, &copy))) jf = cache_insert(jf, copy, size);
+  if (!jf && (jf = sampler_jit(fn, call, &copy))) jf = cache_insert(jf, copy, size);
   if (jf && jx_call(jf, &key, &out) != JX_OK) out = NULL;
   array_internal_end();
   fn_release(jf);
   return array_claim(out);
+}
+
+static jx_array *sampler_entry_between(const char *fn, Sampler s, jx_array *key, int ndim, const int64_t *shape,
+                                       jx_dtype dtype, double lower, double upper) {
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape) ||
+      !random_check_float(fn, &dtype))
+    return NULL;
+  SampleCall call = {.s = s, .ndim = ndim, .dtype = dtype, .lower = lower, .upper = upper};
+  return cached_sample(fn, &call, key, shape);
 }
 
 static jx_array *sampler_entry(const char *fn, Sampler s, jx_array *key, int ndim,
@@ -436,14 +468,12 @@ jx_array *jx_random_truncated_normal(jx_array *key, double lower, double upper, 
 }
 
 jx_array *jx_random_bernoulli(jx_array *key, double p, int ndim, const int64_t *shape) {
-  /* core._bernoulli, mode "low": uniform(shape, dtype of p) < p; a C double is a Python
-   * float, so the dtype is the default float. */
+  /* core._bernoulli (sample_impl); a C double is a Python float, so the dtype is the
+   * default float. Through the sampler cache, as the other samplers. */
   const char *fn = "jx_random_bernoulli";
   if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape)) return NULL;
-  jx_dtype d = dtype_default_float();
-  jx_scope_begin();
-  return scope_return(
-      op2(PRIM_lt, random_uniform(key, ndim, shape, d, 0.0, 1.0, true), np_constant(p, d)));
+  SampleCall call = {.s = S_BERNOULLI, .ndim = ndim, .dtype = dtype_default_float(), .lower = p};
+  return cached_sample(fn, &call, key, shape);
 }
 
 jx_array *jx_random_categorical(jx_array *key, jx_array *logits, int axis) {
@@ -766,4 +796,24 @@ jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array 
   jx_array *z = random_normal(key, ns + 1, s, dtype);
   jx_array *fz = jx_matmul(factor, z ? jx_expand_dims(z, -1) : NULL);
   return scope_return(jx_add(m, fz ? jx_squeeze(fz, 1, (int[]){-1}) : NULL));
+}
+
+jx_array *jx_random_uniform(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype, double minval,
+                            double maxval) {
+  /* through the sampler cache (random_uniform, sample_impl): a dropout mask's uniform of a
+   * few hundred elements ran as a dozen eager ops, ~80 us a call */
+  return sampler_entry_between("jx_random_uniform", S_UNIFORM, key, ndim, shape, dtype, minval, maxval);
+}
+
+jx_array *jx_random_randint(jx_array *key, int ndim, const int64_t *shape, int64_t minval, int64_t maxval,
+                            jx_dtype dtype) {
+  const char *fn = "jx_random_randint";
+  if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape)) return NULL;
+  if (!dtype_is_valid(dtype) || !dtype_is_integer(dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: dtype must be an integer dtype, got %s", fn,
+              dtype_is_valid(dtype) ? jx_dtype_name(dtype) : "an invalid dtype");
+    return NULL;
+  }
+  SampleCall call = {.s = S_RANDINT, .ndim = ndim, .dtype = dtype_canonicalize(dtype), .imin = minval, .imax = maxval};
+  return cached_sample(fn, &call, key, shape);
 }

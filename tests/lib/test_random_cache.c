@@ -198,6 +198,33 @@ static void test_x64(void) {
   jx_free(a), jx_free(b), jx_free(c), jx_free(key), jx_free(k64);
 }
 
+/* uniform, bernoulli and randint take the cache too (a dropout mask's uniform ran as a
+ * dozen eager ops, ~50 us a call): a repeat hits with the same bits; other bounds are
+ * another entry; randint's bounds beyond the default int dtype still fail, clearly. */
+static void test_uniform_bernoulli_randint(void) {
+  jx_array *key = jx_random_key(5);
+  int64_t n = 33;
+  jx_array *u[2], *b[2], *r[2];
+  int64_t hits = random_sampler_cache_stats().hits;
+  for (int i = 0; i < 2; i++) {
+    u[i] = jx_random_uniform(key, 1, &n, JX_FLOAT32, -1.0, 3.0);
+    b[i] = jx_random_bernoulli(key, 0.3, 1, &n);
+    r[i] = jx_random_randint(key, 1, &n, -5, 17, JX_INT32);
+  }
+  CHECK_EQ_INT(random_sampler_cache_stats().hits, hits + 3);
+  CHECK(same_values(u[0], u[1]) && same_values(b[0], b[1]) && same_values(r[0], r[1]));
+  CHECK(jx_dtype_of(b[0]) == JX_BOOL && jx_dtype_of(r[0]) == JX_INT32);
+  int64_t misses = random_sampler_cache_stats().misses;
+  jx_array *u2 = jx_random_uniform(key, 1, &n, JX_FLOAT32, -1.0, 2.0);
+  jx_array *r2 = jx_random_randint(key, 1, &n, -5, 16, JX_INT32);
+  CHECK_EQ_INT(random_sampler_cache_stats().misses, misses + 2);
+  CHECK(u2 && r2 && !same_values(u[0], u2));
+  CHECK(jx_random_randint(key, 1, &n, 0, (int64_t)1 << 40, JX_INT32) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_random_randint");
+  for (int i = 0; i < 2; i++) jx_free(u[i]), jx_free(b[i]), jx_free(r[i]);
+  jx_free(u2), jx_free(r2), jx_free(key);
+}
+
 /* jx_clear_caches (jax.clear_caches) empties the sampler cache and the eager op cache,
  * releases what the sampler cache held (the library's own live arrays back to where they
  * were), and later calls rebuild: a miss, the same bits. */
@@ -245,6 +272,7 @@ int main(void) {
   TEST_RUN(test_bounded);
   TEST_RUN(test_function_scopes);
   TEST_RUN(test_x64);
+  TEST_RUN(test_uniform_bernoulli_randint);
   TEST_RUN(test_clear_caches);
   TEST_RUN(test_errors);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
