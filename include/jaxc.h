@@ -29,9 +29,11 @@
  *
  * HANDLE CHECKS -- using a handle after its last reference is gone is a bug that would
  * corrupt memory; in builds with JAXC_CHECKS (the default) jx_free / jx_ref of a
- * released array and jx_fn_free / jx_fn_ref / jx_call of a released function abort
- * with a message naming the object ("jaxc: jx_free: float32[3] at 0x... was already
- * released"), from a poisoned magic field (released structs are quarantined a while).
+ * released array, an operation given one (every primitive, the numpy functions' and the
+ * random functions' argument checks) and jx_fn_free / jx_fn_ref / jx_call of a released
+ * function abort with a message naming the call and the object ("jaxc: jx_free:
+ * float32[3] at 0x... was already released"), from a poisoned magic field (released
+ * structs are quarantined a while: a handle released long before may escape the check).
  *
  * THREADS -- every function may be called from any thread, and a jx_fn (a jitted one
  * included, as in JAX) from any number of threads at once: jit's trace cache is locked

@@ -175,6 +175,7 @@ bool random_check_key(const char *fn, jx_array *key, bool batched) {
     error_set(JX_ERR_VALUE, "%s: key is NULL", fn);
     return false;
   }
+  array_check_live(fn, key); /* an abort naming a released key */
   char b[ARRAY_DESCRIBE_BUF];
   if (key->dtype != JX_UINT32) {
     error_set(JX_ERR_DTYPE, "%s: key must be a uint32 array of shape (2,) (jx_random_key), got %s",

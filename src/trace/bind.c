@@ -35,6 +35,7 @@ jx_status prim_bind_n(Prim p, int nin, jx_array *const *in, const PrimParams *pa
   }
   for (int i = 0; i < nin; i++)
     if (!in[i]) return jx_last_status() ? jx_last_status() : JX_ERR_VALUE; /* keeps the first error */
+  for (int i = 0; i < nin; i++) array_check_live(prim_name(p), in[i]); /* an abort naming a released one */
   for (int i = 0; i < nin; i++)
     if (in[i]->dtype == JX_FLOAT0) { /* the one check every operation goes through */
       char b[ARRAY_DESCRIBE_BUF];

@@ -2,7 +2,8 @@
  * does not poison ops on valid inputs, NULL arguments still propagate, introspection of
  * NULL records an error, every random sampler survives an allocation failure at any
  * point (failure injection, as Lua's test build does), and over-release / double
- * jx_fn_free abort with a message naming the object (death tests in a child process). */
+ * jx_fn_free abort with a message naming the object, as does an op given a released
+ * array (death tests in a child process). */
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -290,6 +291,26 @@ static void ref_after_free(void) {
   jx_fn_ref(f);
 }
 
+/* A released array passed to an op: the op aborts naming itself and the array, where it
+ * read freed fields before (a released key into jx_random_split crashed in shape_shrink) */
+static void add_after_free(void) {
+  jx_array *a = jx_zeros(2, (int64_t[]){2, 3}, JX_FLOAT32), *b = jx_ones(2, (int64_t[]){2, 3}, JX_FLOAT32);
+  jx_free(a);
+  jx_add(b, a);
+}
+
+static void split_after_free(void) {
+  jx_array *key = jx_random_key(0);
+  jx_free(key);
+  jx_random_split(key, 2);
+}
+
+static void exp_after_free(void) {
+  jx_array *a = vec3(1, 2, 3);
+  jx_free(a);
+  jx_exp(a);
+}
+
 /* Memory an operation cannot get (a 4 TiB result of exp over a broadcast view) is
  * JX_ERR_OOM naming the operation. Not under ASan, whose allocator reports an impossible
  * request and stops the process instead of returning NULL. */
@@ -309,6 +330,9 @@ static void test_death(void) {
   CHECK(dies_with(over_release_in_scope, "jx_free: float32[3] at 0x"));
   CHECK(dies_with(double_fn_free, "jx_fn_free: function \"my_function\" at 0x"));
   CHECK(dies_with(ref_after_free, "jx_fn_ref: function \"other_fn\" at 0x"));
+  CHECK(dies_with(add_after_free, "jx_add: float32[2,3] at 0x"));
+  CHECK(dies_with(split_after_free, "jx_random_split: uint32[2] at 0x"));
+  CHECK(dies_with(exp_after_free, "already released"));
 }
 
 int main(void) {

@@ -30,6 +30,8 @@ jx_array *np_convert(jx_array *x, jx_dtype dtype, bool weak) {
 
 bool np_no_float0(const char *fn, int n, jx_array *const *in) {
   for (int i = 0; i < n; i++)
+    if (in[i]) array_check_live(fn, in[i]); /* an abort naming a released argument */
+  for (int i = 0; i < n; i++)
     if (in[i] && in[i]->dtype == JX_FLOAT0) { /* JAX: "Called add with a float0 array" */
       char b[ARRAY_DESCRIBE_BUF];
       error_set(JX_ERR_DTYPE, "%s: argument %d is %s; float0 arrays (the tangent type of "
