@@ -100,6 +100,7 @@ static void binary_fast(int op, jx_dtype d, int64_t n, const void *a, const void
   }
 #undef BINARY_CASES
 }
+#undef BINARY_LOOP
 
 static jx_status interp_prepare(const Backend *be, const Kernel *k, void **exe) {
   if (k->post) { /* (only for backends with Backend.row_group) */

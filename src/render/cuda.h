@@ -33,12 +33,12 @@ typedef struct RenderCudaPlan {
                           (the row loop then takes 4 elements a thread a step) */
   int group;           /* warp rows with 16-byte loads: outputs a warp computes
                           together (1, or G: outputs G w .. G w + G-1 that read a shared
-                          row, render/cuda.c's warp_row_group); the grid covers size /
-                          group warps. Columns: outputs a lane computes together
+                          row, cuda_group.c's cuda_warp_row_group); the grid covers
+                          size / group warps. Columns: outputs a lane computes together
                           (column_group); a block for every 32 groups */
   int rows;            /* grouped warp rows: rows of `group` outputs a warp computes
-                          together (1, 2 or 4: outputs (group rows) w + o; render/cuda.c's
-                          warp_row_rows); the grid covers size / (group rows) warps */
+                          together (1, 2 or 4: outputs (group rows) w + o; cuda_group.c's
+                          cuda_warp_row_rows); the grid covers size / (group rows) warps */
   int64_t tile_b;      /* elementwise: 0, or B where loads read the output's [A, B] view
                           transposed (render/cuda.c's transpose_tile): a block a 32 x 32
                           tile, those loads coalesced along A into shared memory, the
