@@ -24,12 +24,13 @@
  * (jaxc repeats XLA's float32 log/log1p and fused multiply-adds); cauchy is within 4
  * ulp (tan: libmvec's tanf where the cpu's kernel vectorizes, docs/api.md), float64 samplers within a few float64 ulps, multivariate_normal within a
  * few float32 ulps (LAPACK's Cholesky orders its sums differently).
- * uniform, bernoulli, randint, normal, gumbel, exponential, laplace, logistic, cauchy
- * and truncated_normal jit themselves, as JAX's do: with a concrete key the jitted
- * sampler is kept for its (sampler, shape, dtype, bounds) -- a bounded LRU cache,
- * thread-safe, whose arrays jx_live_arrays does not count, emptied by jx_clear_caches
- * -- so a repeated call costs one program run; with a tracer key (inside the user's
- * jit, vmap, grad) the sampler is inlined. */
+ * uniform, bernoulli, randint, normal, gumbel, exponential, laplace, logistic, cauchy,
+ * truncated_normal, categorical, permutation, choice and multivariate_normal jit
+ * themselves, as JAX's do: with a concrete key and operands the jitted sampler is kept
+ * for its (sampler, shape, dtype, bounds, operands' shapes and dtypes, axis, flags) --
+ * a bounded LRU cache, thread-safe, whose arrays jx_live_arrays does not count, emptied
+ * by jx_clear_caches -- so a repeated call costs one program run; with a tracer key or
+ * operand (inside the user's jit, vmap, grad) the sampler is inlined. */
 
 /* jax.random.PRNGKey(seed): [seed >> 32, seed & 0xFFFFFFFF]. With x64 off JAX first
  * converts the seed to int32, so the key is [0, seed mod 2^32]. */

@@ -138,7 +138,12 @@ typedef enum Sampler {
   S_TRUNCATED_NORMAL,
   S_UNIFORM,   /* jx_random_uniform: [lower, upper) */
   S_BERNOULLI, /* jx_random_bernoulli: p in lower */
-  S_RANDINT    /* jx_random_randint: [imin, imax) */
+  S_RANDINT,   /* jx_random_randint: [imin, imax) */
+  /* samplers of arrays (SampleCall.nargs operands after the key) */
+  S_PERMUTATION,        /* jx_random_permutation: x (nargs 1) or arange(n) */
+  S_CATEGORICAL,        /* jx_random_categorical: logits */
+  S_CHOICE,             /* jx_random_choice: a and/or p, or neither */
+  S_MULTIVARIATE_NORMAL /* jx_random_multivariate_normal: mean and cov */
 } Sampler;
 
 static jx_array *nextafter_const(double v, jx_dtype dtype, bool up);
@@ -177,10 +182,16 @@ static jx_array *sample(Sampler s, jx_array *key, int ndim, const int64_t *shape
   case S_TRUNCATED_NORMAL:
   case S_UNIFORM:
   case S_BERNOULLI:
-  case S_RANDINT: break; /* their bounds: sample_impl */
+  case S_RANDINT:
+  case S_PERMUTATION:
+  case S_CATEGORICAL:
+  case S_CHOICE:
+  case S_MULTIVARIATE_NORMAL: break; /* their bounds or operands: sample_impl */
   }
   return NULL;
 }
+
+#define SAMPLE_MAX_ARGS 2
 
 /* One sampler call's static arguments: the jitted sampler's context and, in the cache
  * below, its key (compared field by field, the bounds by their bits). */
@@ -192,7 +203,21 @@ typedef struct SampleCall {
   double lower, upper; /* S_TRUNCATED_NORMAL's and S_UNIFORM's bounds, S_BERNOULLI's p in
                           lower (0 for the others) */
   int64_t imin, imax;  /* S_RANDINT's bounds (0 for the others) */
+  /* The samplers of arrays: their operands' avals (the key compares them; the jitted
+   * function's own cache tells weak types apart) and static arguments. */
+  int nargs; /* operands after the key, at most SAMPLE_MAX_ARGS */
+  int arg_ndim[SAMPLE_MAX_ARGS];
+  int64_t arg_shape[SAMPLE_MAX_ARGS][JX_MAX_NDIM];
+  jx_dtype arg_dtype[SAMPLE_MAX_ARGS];
+  int axis;    /* S_PERMUTATION's and S_CATEGORICAL's axis */
+  bool flag;   /* S_PERMUTATION's independent, S_CHOICE's replace */
+  bool has_a;  /* S_CHOICE: the first operand is a (else p, or none) */
+  int64_t n;   /* S_PERMUTATION's and S_CHOICE's population without an array */
 } SampleCall;
+
+static jx_array *permutation_impl(const SampleCall *c, jx_array *key, jx_array *const *args);
+static jx_array *choice_impl(const SampleCall *c, jx_array *key, jx_array *const *args);
+static jx_array *multivariate_normal_impl(const SampleCall *c, jx_array *key, jx_array *const *args);
 
 static jx_status sample_impl(void *ctx, jx_array *const *in, jx_array **out) {
   const SampleCall *c = ctx;
@@ -206,6 +231,13 @@ static jx_status sample_impl(void *ctx, jx_array *const *in, jx_array **out) {
   case S_RANDINT:
     out[0] = random_randint("jx_random_randint", key, c->ndim, c->shape, c->imin, c->imax, c->dtype);
     break;
+  case S_PERMUTATION: out[0] = permutation_impl(c, key, in + 1); break;
+  case S_CATEGORICAL: /* core._categorical, replace=True, shape=None: argmax(gumbel + logits) */
+    out[0] = jx_argmax(op2(PRIM_add, random_gumbel(key, in[1]->ndim, in[1]->shape, in[1]->dtype), in[1]), c->axis,
+                       false);
+    break;
+  case S_CHOICE: out[0] = choice_impl(c, key, in + 1); break;
+  case S_MULTIVARIATE_NORMAL: out[0] = multivariate_normal_impl(c, key, in + 1); break;
   default: out[0] = sample(c->s, key, c->ndim, c->shape, c->dtype);
   }
   return out[0] ? JX_OK : jx_last_status();
@@ -252,10 +284,17 @@ static int64_t cache_max_elements(void) {
 }
 
 static bool call_eq(const SampleCall *a, const SampleCall *b) {
-  return a->s == b->s && a->ndim == b->ndim && a->dtype == b->dtype &&
-         memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0 &&
-         memcmp(&a->lower, &b->lower, sizeof a->lower) == 0 && memcmp(&a->upper, &b->upper, sizeof a->upper) == 0 &&
-         a->imin == b->imin && a->imax == b->imax;
+  if (!(a->s == b->s && a->ndim == b->ndim && a->dtype == b->dtype &&
+        memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0 &&
+        memcmp(&a->lower, &b->lower, sizeof a->lower) == 0 && memcmp(&a->upper, &b->upper, sizeof a->upper) == 0 &&
+        a->imin == b->imin && a->imax == b->imax && a->nargs == b->nargs && a->axis == b->axis &&
+        a->flag == b->flag && a->has_a == b->has_a && a->n == b->n))
+    return false;
+  for (int i = 0; i < a->nargs; i++)
+    if (a->arg_ndim[i] != b->arg_ndim[i] || a->arg_dtype[i] != b->arg_dtype[i] ||
+        memcmp(a->arg_shape[i], b->arg_shape[i], (size_t)a->arg_ndim[i] * sizeof(int64_t)) != 0)
+      return false;
+  return true;
 }
 
 /* The slot holding c's function, or NULL. Called with the lock held. */
@@ -360,7 +399,7 @@ static jx_fn *sampler_jit(const char *fn, const SampleCall *call, const SampleCa
   }
   *ctx = *call;
   *copy = ctx;
-  jx_fn *f = jx_fn_new_with_free(fn, 1, 1, sample_impl, ctx, free);
+  jx_fn *f = jx_fn_new_with_free(fn, 1 + call->nargs, 1, sample_impl, ctx, free);
   if (!f) {
     free(ctx);
     return NULL;
@@ -375,18 +414,26 @@ static jx_fn *sampler_jit(const char *fn, const SampleCall *call, const SampleCa
 /* The samplers are chains of dozens of elementwise primitives (erf_inv alone is a long
  * polynomial): run them through jit, so they fuse into a few kernels instead of
  * materializing every intermediate (a (784, 512) normal would otherwise hold ~1 GiB of
- * temporaries until the call returns). A concrete key runs the cached jitted sampler
- * (above); under a transformation (a tracer key) a fresh jit of this call inlines. */
-static jx_array *cached_sample(const char *fn, SampleCall *call, jx_array *key, const int64_t *shape) {
-  int ndim = call->ndim;
-  if (ndim) memcpy(call->shape, shape, (size_t)ndim * sizeof(int64_t));
-  int64_t size = 1;
-  for (int d = 0; d < ndim; d++) size *= shape[d];
+ * temporaries until the call returns). Concrete operands run the cached jitted sampler
+ * (above); under a transformation (a tracer key or operand) a fresh jit of this call
+ * inlines. in: the key, then call->nargs operands (their avals are copied into call);
+ * size: the elements the cache accounts for the call (its sample's, or its operand's). */
+static jx_array *cached_sample(const char *fn, SampleCall *call, jx_array *const *in, const int64_t *shape,
+                               int64_t size) {
+  if (call->ndim) memcpy(call->shape, shape, (size_t)call->ndim * sizeof(int64_t));
+  bool traced = in[0]->tracer != NULL;
+  for (int i = 0; i < call->nargs; i++) {
+    const jx_array *x = in[1 + i];
+    call->arg_ndim[i] = x->ndim;
+    call->arg_dtype[i] = x->dtype;
+    memcpy(call->arg_shape[i], x->shape, (size_t)x->ndim * sizeof(int64_t));
+    traced |= x->tracer != NULL;
+  }
   jx_array *out = NULL;
-  if (key->tracer || size > cache_max_elements()) {
-    jx_fn *f = jx_fn_new(fn, 1, 1, sample_impl, call);
+  if (traced || size > cache_max_elements()) {
+    jx_fn *f = jx_fn_new(fn, 1 + call->nargs, 1, sample_impl, call);
     jx_fn *jf = jx_jit(f);
-    if (jf && jx_call(jf, &key, &out) != JX_OK) out = NULL;
+    if (jf && jx_call(jf, in, &out) != JX_OK) out = NULL;
     jx_fn_free(jf);
     jx_fn_free(f);
     return out;
@@ -395,10 +442,17 @@ static jx_array *cached_sample(const char *fn, SampleCall *call, jx_array *key, 
   jx_fn *jf = cache_lookup(call);
   const SampleCall *copy;
   if (!jf && (jf = sampler_jit(fn, call, &copy))) jf = cache_insert(jf, copy, size);
-  if (jf && jx_call(jf, &key, &out) != JX_OK) out = NULL;
+  if (jf && jx_call(jf, in, &out) != JX_OK) out = NULL;
   array_internal_end();
   fn_release(jf);
   return array_claim(out);
+}
+
+/* cached_sample of a sampler of the key alone, its sample of `shape`. */
+static jx_array *cached_key_sample(const char *fn, SampleCall *call, jx_array *key, const int64_t *shape) {
+  int64_t size = 1;
+  for (int d = 0; d < call->ndim; d++) size *= shape[d];
+  return cached_sample(fn, call, &key, shape, size);
 }
 
 static jx_array *sampler_entry_between(const char *fn, Sampler s, jx_array *key, int ndim, const int64_t *shape,
@@ -407,7 +461,7 @@ static jx_array *sampler_entry_between(const char *fn, Sampler s, jx_array *key,
       !random_check_float(fn, &dtype))
     return NULL;
   SampleCall call = {.s = s, .ndim = ndim, .dtype = dtype, .lower = lower, .upper = upper};
-  return cached_sample(fn, &call, key, shape);
+  return cached_key_sample(fn, &call, key, shape);
 }
 
 static jx_array *sampler_entry(const char *fn, Sampler s, jx_array *key, int ndim,
@@ -473,7 +527,7 @@ jx_array *jx_random_bernoulli(jx_array *key, double p, int ndim, const int64_t *
   const char *fn = "jx_random_bernoulli";
   if (!random_check_key(fn, key, false) || !random_check_shape(fn, ndim, &shape)) return NULL;
   SampleCall call = {.s = S_BERNOULLI, .ndim = ndim, .dtype = dtype_default_float(), .lower = p};
-  return cached_sample(fn, &call, key, shape);
+  return cached_key_sample(fn, &call, key, shape);
 }
 
 jx_array *jx_random_categorical(jx_array *key, jx_array *logits, int axis) {
@@ -496,9 +550,8 @@ jx_array *jx_random_categorical(jx_array *key, jx_array *logits, int axis) {
     return NULL;
   }
   if (!array_normalize_axis(fn, &axis, logits->ndim)) return NULL;
-  jx_scope_begin();
-  jx_array *g = random_gumbel(key, logits->ndim, logits->shape, logits->dtype);
-  return scope_return(jx_argmax(op2(PRIM_add, g, logits), axis, false));
+  SampleCall call = {.s = S_CATEGORICAL, .nargs = 1, .axis = axis};
+  return cached_sample(fn, &call, (jx_array *[]){key, logits}, NULL, jx_size(logits));
 }
 
 /* --------------------------------------------------------------- choice */
@@ -582,9 +635,15 @@ jx_array *jx_random_permutation(jx_array *key, jx_array *x, int64_t n, int axis,
     return NULL;
   }
   if (x && !array_normalize_axis(fn, &axis, x->ndim)) return NULL;
-  jx_scope_begin();
-  if (!x) return scope_return(shuffle(key, arange_int(fn, n), 0));
-  return scope_return(permute(fn, key, x, axis, independent));
+  if (!x && n > (int64_t)dtype_max_value(dtype_default_int())) return arange_int(fn, n); /* its error */
+  SampleCall call = {.s = S_PERMUTATION, .nargs = x ? 1 : 0, .axis = axis, .flag = independent, .n = n,
+                     .dtype = dtype_default_int()}; /* the dtype of arange(n), which x64 mode decides */
+  return cached_sample(fn, &call, (jx_array *[]){key, x}, NULL, x ? jx_size(x) : n);
+}
+
+static jx_array *permutation_impl(const SampleCall *c, jx_array *key, jx_array *const *args) {
+  const char *fn = "jx_random_permutation";
+  return c->nargs ? permute(fn, key, args[0], c->axis, c->flag) : shuffle(key, arange_int(fn, c->n), 0);
 }
 
 jx_array *jx_random_choice(jx_array *key, jx_array *a, int64_t n, int ndim, const int64_t *shape,
@@ -621,22 +680,33 @@ jx_array *jx_random_choice(jx_array *key, jx_array *a, int64_t n, int ndim, cons
               fn, (long long)n_in, array_describe(b, p));
     return NULL;
   }
+  if (a && ndim + a->ndim - 1 > JX_MAX_NDIM) { /* the result: shape + a.shape[1:] */
+    error_set(JX_ERR_SHAPE, "%s: result rank exceeds %d", fn, JX_MAX_NDIM);
+    return NULL;
+  }
+  SampleCall call = {.s = S_CHOICE, .ndim = ndim, .nargs = (a != NULL) + (p != NULL), .flag = replace,
+                     .has_a = a != NULL, .n = n_in};
+  jx_array *in[3] = {key, a ? a : p, p};
+  return cached_sample(fn, &call, in, shape, draws > n_in ? draws : n_in);
+}
+
+static jx_array *choice_impl(const SampleCall *c, jx_array *key, jx_array *const *args) {
+  const char *fn = "jx_random_choice";
+  jx_array *a = c->has_a ? args[0] : NULL, *p = c->nargs > c->has_a ? args[c->has_a] : NULL;
+  int ndim = c->ndim;
+  const int64_t *shape = c->shape;
+  int64_t n_in = c->n, draws = 1;
+  for (int d = 0; d < ndim; d++) draws *= shape[d];
   int rnd = 0; /* result shape: shape + a.shape[1:] */
   int64_t rshape[JX_MAX_NDIM];
   for (int d = 0; d < ndim; d++) rshape[rnd++] = shape[d];
-  for (int d = 1; a && d < a->ndim; d++) {
-    if (rnd == JX_MAX_NDIM) {
-      error_set(JX_ERR_SHAPE, "%s: result rank exceeds %d", fn, JX_MAX_NDIM);
-      return NULL;
-    }
-    rshape[rnd++] = a->shape[d];
-  }
+  for (int d = 1; a && d < a->ndim; d++) rshape[rnd++] = a->shape[d];
   jx_scope_begin();
   jx_array *ind, *pf = p ? np_to_inexact(p) : NULL;
   int64_t start = 0, one = 1;
-  if (replace && !p) {
+  if (c->flag && !p) {
     ind = random_randint(fn, key, ndim, shape, 0, n_in, dtype_default_int());
-  } else if (replace) {
+  } else if (c->flag) {
     jx_array *cum = pf ? cumsum_seq(pf) : NULL;
     int64_t last = n_in - 1;
     jx_array *total = cum ? prim_reshape(prim_slice(cum, &last, &n_in, &one), 0, NULL) : NULL;
@@ -786,14 +856,23 @@ jx_array *jx_random_multivariate_normal(jx_array *key, jx_array *mean, jx_array 
     return NULL;
   }
   s[ns] = n;
+  SampleCall call = {.s = S_MULTIVARIATE_NORMAL, .ndim = ns + 1, .dtype = dtype, .nargs = 2};
+  int64_t size = n;
+  for (int d = 0; d < ns; d++) size *= s[d];
+  return cached_sample(fn, &call, (jx_array *[]){key, mean, cov}, s, size > jx_size(cov) ? size : jx_size(cov));
+}
+
+/* mean + factor @ z, z of the call's shape (the batch shape and n). */
+static jx_array *multivariate_normal_impl(const SampleCall *c, jx_array *key, jx_array *const *args) {
+  jx_array *mean = args[0], *cov = args[1];
   jx_scope_begin();
   /* promote_dtypes_inexact(mean, cov) */
   bool weak;
   jx_dtype pd = np_result_type(2, (jx_array *[]){mean, cov}, &weak);
   if (!dtype_is_floating(pd)) pd = dtype_default_float();
-  jx_array *m = np_convert(mean, pd, weak), *c = np_convert(cov, pd, weak);
-  jx_array *factor = c ? cholesky(c) : NULL;
-  jx_array *z = random_normal(key, ns + 1, s, dtype);
+  jx_array *m = np_convert(mean, pd, weak), *cv = np_convert(cov, pd, weak);
+  jx_array *factor = cv ? cholesky(cv) : NULL;
+  jx_array *z = random_normal(key, c->ndim, c->shape, c->dtype);
   jx_array *fz = jx_matmul(factor, z ? jx_expand_dims(z, -1) : NULL);
   return scope_return(jx_add(m, fz ? jx_squeeze(fz, 1, (int[]){-1}) : NULL));
 }
@@ -815,5 +894,5 @@ jx_array *jx_random_randint(jx_array *key, int ndim, const int64_t *shape, int64
     return NULL;
   }
   SampleCall call = {.s = S_RANDINT, .ndim = ndim, .dtype = dtype_canonicalize(dtype), .imin = minval, .imax = maxval};
-  return cached_sample(fn, &call, key, shape);
+  return cached_key_sample(fn, &call, key, shape);
 }
