@@ -202,6 +202,24 @@ static jx_array *randint10(jx_array *key, int ndim, const int64_t *shape, jx_dty
   return jx_random_randint(key, ndim, shape, 0, 10, JX_INT32);
 }
 
+/* permutation(key, n), categorical(key, zeros(8, n / 8)), choice(key, n, (10,),
+ * replace=False): the samplers of arrays (shape[0] = n). */
+static jx_array *permutation_n(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  (void)ndim, (void)dtype;
+  return jx_random_permutation(key, NULL, shape[0], 0, false);
+}
+static jx_array *categorical_8(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  (void)ndim;
+  jx_array *logits = jx_zeros(2, (int64_t[]){8, shape[0] / 8}, dtype);
+  jx_array *r = jx_random_categorical(key, logits, -1);
+  jx_free(logits);
+  return r;
+}
+static jx_array *choice_10(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  (void)ndim, (void)dtype;
+  return jx_random_choice(key, NULL, shape[0], 1, (int64_t[]){10}, false, NULL);
+}
+
 /* Small samples, per call: the fixed cost of a sampler call (argument checks, finding
  * or building its jitted function, one program run). JAXC_BENCH_SAMPLER_REPS calls
  * (default 10000) a batch, best of 3 batches after 100 warm-up calls. */
@@ -217,7 +235,10 @@ static void bench_small_samplers(jx_array *key) {
               {"random_gumbel_128_call", jx_random_gumbel, 128},
               {"random_uniform_128_call", uniform01, 128},
               {"random_bernoulli_128_call", bernoulli_half, 128},
-              {"random_randint_128_call", randint10, 128}};
+              {"random_randint_128_call", randint10, 128},
+              {"random_permutation_128_call", permutation_n, 128},
+              {"random_categorical_8x10_call", categorical_8, 80},
+              {"random_choice_128_10_call", choice_10, 128}};
   for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
     double best = 1e30;
     for (int r = 0; r < 4; r++) { /* r == 0: 100 warm-up calls */

@@ -238,7 +238,12 @@ def peers(only):
                            ("random_gumbel_128_call", jax.random.gumbel, 128),
                            ("random_uniform_128_call", jax.random.uniform, 128),
                            ("random_bernoulli_128_call", lambda k, s: jax.random.bernoulli(k, 0.5, s), 128),
-                           ("random_randint_128_call", lambda k, s: jax.random.randint(k, s, 0, 10), 128)):
+                           ("random_randint_128_call", lambda k, s: jax.random.randint(k, s, 0, 10), 128),
+                           ("random_permutation_128_call", lambda k, s: jax.random.permutation(k, s[0]), 128),
+                           ("random_categorical_8x10_call",
+                            lambda k, s: jax.random.categorical(k, jnp.zeros((8, s[0] // 8))), 80),
+                           ("random_choice_128_10_call",
+                            lambda k, s: jax.random.choice(k, s[0], (10,), replace=False), 128)):
             res[name] = {"jax": per_call(lambda: block(f(k, (n,))), 2000) * 1e6}
     if want("reduce"):
         x = rng.random(10000000, dtype=np.float32); jx = jnp.asarray(x)

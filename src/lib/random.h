@@ -73,11 +73,25 @@ jx_array *random_erf_inv(jx_array *x, bool exact);
 /* ------------------------------------------- random.c: keys and uniform */
 /* Argument checks naming fn: a key (2,) (or (..., 2) when batched), a float dtype
  * (canonicalized in place), a user shape (NULL with ndim 0 replaced by an empty one). */
-/* The cache of jitted samplers (random_samplers.c), for tests: lookups that found a
+/* random_cache.c: a sampler's body run under jit, the jitted function kept across calls.
+ * impl(ctx, in, out) computes the sample from in[0..nin) (the key first) and the static
+ * arguments *ctx, a plain struct of ctx_size bytes (copied into the cache; eq(a, b)
+ * compares two of them); size: the elements the call accounts for (its sample's or
+ * operands', whichever is larger). With concrete operands, a call whose impl, eq, ctx
+ * and operands' shapes and dtypes match an earlier one reuses its function; with a
+ * tracer among them (under the user's jit, vmap, grad), a fresh jit inlines. A NULL
+ * operand returns NULL (its error already set). Returns a new reference counted by
+ * jx_live_arrays, or NULL with the error set (one from impl comes through). */
+#define RANDOM_CACHED_MAX_IN 4
+typedef jx_status (*RandomImpl)(void *ctx, jx_array *const *in, jx_array **out);
+typedef bool (*RandomCallEq)(const void *a, const void *b);
+jx_array *random_cached_call(const char *fn, RandomImpl impl, RandomCallEq eq, const void *ctx, size_t ctx_size,
+                             int nin, jx_array *const *in, int64_t size);
+/* The cache of jitted samplers (random_cache.c), for tests: lookups that found a
  * function (hits) or made one (misses), entries evicted past the bounds, entries and
  * sample elements held now. set_bounds bounds it to max_entries functions (<= 0: the
- * default, 64) and max_elements sample elements in all (<= 0: the default, 2^24; a
- * larger sample is not cached), evicting the least recently used; clear drops every
+ * default, 64) and max_elements elements in all (<= 0: the default, 2^24; a
+ * larger call is not cached), evicting the least recently used; clear drops every
  * entry (running calls keep theirs until they end). */
 typedef struct RandomSamplerCacheStats {
   int64_t hits, misses, evictions;

@@ -282,10 +282,17 @@ static jx_array *binomial_impl(jx_array *key, jx_array *count, jx_array *prob, j
 
 /* ---------------------------------------------------------- entry points */
 
+/* A call's static arguments: the jitted sampler's context, compared by count_eq in
+ * random_cache.c's key. */
 typedef struct CountCall {
   bool binomial;
   jx_dtype dtype;
 } CountCall;
+
+static bool count_eq(const void *pa, const void *pb) {
+  const CountCall *a = pa, *b = pb;
+  return a->binomial == b->binomial && a->dtype == b->dtype;
+}
 
 static jx_status count_impl(void *ctx, jx_array *const *in, jx_array **out) {
   const CountCall *c = ctx;
@@ -307,16 +314,10 @@ static bool count_shape(const char *fn, int ndim, const int64_t *shape, int np, 
   return true;
 }
 
+/* The sampler under jit (as JAX's), kept across calls by random_cached_call: in[1] holds
+ * the result's shape. */
 static jx_array *run_jit(const char *fn, CountCall *call, int nin, jx_array **in) {
-  for (int i = 0; i < nin; i++)
-    if (!in[i]) return NULL;
-  jx_fn *f = jx_fn_new(fn, nin, 1, count_impl, call);
-  jx_fn *jf = f ? jx_jit(f) : NULL;
-  jx_array *out = NULL;
-  if (jf && jx_call(jf, in, &out) != JX_OK) out = NULL;
-  jx_fn_free(jf);
-  jx_fn_free(f);
-  return out;
+  return random_cached_call(fn, count_impl, count_eq, call, sizeof *call, nin, in, in[1] ? jx_size(in[1]) : 0);
 }
 
 jx_array *jx_random_poisson(jx_array *key, jx_array *lam, int ndim, const int64_t *shape,

@@ -249,12 +249,20 @@ static jx_array *gamma_impl(jx_array *key, jx_array *a, bool log_space) {
 
 typedef enum Family { F_GAMMA, F_LOGGAMMA, F_BETA, F_DIRICHLET, F_T, F_CHISQUARE } Family;
 
+/* A call's static arguments: the jitted sampler's context, compared by family_eq in
+ * random_cache.c's key. */
 typedef struct FamilyCall {
   Family f;
   int ndim;
-  const int64_t *shape;
+  int64_t shape[JX_MAX_NDIM];
   jx_dtype dtype;
 } FamilyCall;
+
+static bool family_eq(const void *pa, const void *pb) {
+  const FamilyCall *a = pa, *b = pb;
+  return a->f == b->f && a->ndim == b->ndim && a->dtype == b->dtype &&
+         memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0;
+}
 
 static jx_array *softmax_last(jx_array *x) {
   return x ? jx_nn_softmax(x, 1, (int[]){-1}, NULL) : NULL;
@@ -296,7 +304,8 @@ static jx_status family_impl(void *ctx, jx_array *const *in, jx_array **out) {
 }
 
 /* Checks, converts and broadcasts the parameters, then runs the sampler under jit (as
- * JAX does: its samplers are jitted), so the loop bodies compile once. */
+ * JAX does: its samplers are jitted), kept across calls by random_cached_call, so the
+ * loop bodies compile once. */
 static jx_array *family_entry(const char *fn, Family f, jx_array *key, int np, jx_array *const *ps,
                               int ndim, const int64_t *shape, jx_dtype dtype) {
   if (!random_check_key(fn, key, false) || !random_check_float(fn, &dtype)) return NULL;
@@ -332,15 +341,11 @@ static jx_array *family_entry(const char *fn, Family f, jx_array *key, int np, j
   jx_scope_begin();
   jx_array *in[3] = {key, NULL, NULL};
   for (int i = 0; i < np; i++) in[1 + i] = param(ps[i], dtype, nd, s);
-  FamilyCall call = {f, nd, s, dtype};
-  jx_fn *fn0 = jx_fn_new(fn, 1 + np, 1, family_impl, &call);
-  jx_fn *jf = fn0 ? jx_jit(fn0) : NULL;
-  jx_array *out = NULL;
-  bool ok = jf && in[1] && (np < 2 || in[2]);
-  if (ok && jx_call(jf, in, &out) != JX_OK) out = NULL;
-  jx_fn_free(jf);
-  jx_fn_free(fn0);
-  return scope_return(out);
+  FamilyCall call = {.f = f, .ndim = nd, .dtype = dtype};
+  memcpy(call.shape, s, (size_t)nd * sizeof(int64_t));
+  int64_t size = 1;
+  for (int d = 0; d < nd; d++) size *= s[d];
+  return scope_return(random_cached_call(fn, family_impl, family_eq, &call, sizeof call, 1 + np, in, size));
 }
 
 jx_array *jx_random_gamma(jx_array *key, jx_array *a, int ndim, const int64_t *shape,

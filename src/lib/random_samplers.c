@@ -8,7 +8,6 @@
 #include "lib/random.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,10 +190,8 @@ static jx_array *sample(Sampler s, jx_array *key, int ndim, const int64_t *shape
   return NULL;
 }
 
-#define SAMPLE_MAX_ARGS 2
-
-/* One sampler call's static arguments: the jitted sampler's context and, in the cache
- * below, its key (compared field by field, the bounds by their bits). */
+/* One sampler call's static arguments: the jitted sampler's context and part of its key
+ * in random_cache.c (compared by call_eq). */
 typedef struct SampleCall {
   Sampler s;
   int ndim;
@@ -203,12 +200,8 @@ typedef struct SampleCall {
   double lower, upper; /* S_TRUNCATED_NORMAL's and S_UNIFORM's bounds, S_BERNOULLI's p in
                           lower (0 for the others) */
   int64_t imin, imax;  /* S_RANDINT's bounds (0 for the others) */
-  /* The samplers of arrays: their operands' avals (the key compares them; the jitted
-   * function's own cache tells weak types apart) and static arguments. */
-  int nargs; /* operands after the key, at most SAMPLE_MAX_ARGS */
-  int arg_ndim[SAMPLE_MAX_ARGS];
-  int64_t arg_shape[SAMPLE_MAX_ARGS][JX_MAX_NDIM];
-  jx_dtype arg_dtype[SAMPLE_MAX_ARGS];
+  /* The samplers of arrays (random_cached_call compares their operands' avals): */
+  int nargs;   /* operands after the key: at most 2 */
   int axis;    /* S_PERMUTATION's and S_CATEGORICAL's axis */
   bool flag;   /* S_PERMUTATION's independent, S_CHOICE's replace */
   bool has_a;  /* S_CHOICE: the first operand is a (else p, or none) */
@@ -218,6 +211,16 @@ typedef struct SampleCall {
 static jx_array *permutation_impl(const SampleCall *c, jx_array *key, jx_array *const *args);
 static jx_array *choice_impl(const SampleCall *c, jx_array *key, jx_array *const *args);
 static jx_array *multivariate_normal_impl(const SampleCall *c, jx_array *key, jx_array *const *args);
+
+/* random_cached_call's eq: the same static arguments (the bounds by their bits). */
+static bool call_eq(const void *pa, const void *pb) {
+  const SampleCall *a = pa, *b = pb;
+  return a->s == b->s && a->ndim == b->ndim && a->dtype == b->dtype &&
+         memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0 &&
+         memcmp(&a->lower, &b->lower, sizeof a->lower) == 0 && memcmp(&a->upper, &b->upper, sizeof a->upper) == 0 &&
+         a->imin == b->imin && a->imax == b->imax && a->nargs == b->nargs && a->axis == b->axis &&
+         a->flag == b->flag && a->has_a == b->has_a && a->n == b->n;
+}
 
 static jx_status sample_impl(void *ctx, jx_array *const *in, jx_array **out) {
   const SampleCall *c = ctx;
@@ -243,209 +246,16 @@ static jx_status sample_impl(void *ctx, jx_array *const *in, jx_array **out) {
   return out[0] ? JX_OK : jx_last_status();
 }
 
-/* ------------------------------------------------------- sampler cache */
-
-/* The jitted samplers, kept across calls: a call with the same (sampler, shape, dtype,
- * bounds) as an earlier one reuses its jitted function, whose jit cache holds the
- * traced jaxpr and the compiled program (per device and x64 mode), so a repeated small
- * call costs a program run, not a trace and a lowering (~0.6 ms). Bounded: at most
- * `max_entries` functions (default SAMPLER_CACHE_MAX) and `max_elements` sample
- * elements in all (default SAMPLER_CACHE_ELEMENTS: a program may keep buffers of its
- * sample's size, cuda's recorded graphs), least recently used evicted; a larger sample
- * is jitted for its call alone.
- * What the functions hold (their jaxprs' constants) is the library's: made and run
- * inside array_internal_begin spans, not counted by jx_live_arrays / jx_live_fns.
- * Threads: the slots are guarded by `lock`, held only to look up, insert and evict;
- * a caller runs its own reference to the function (fn_retain) outside it, so an entry
- * evicted meanwhile is freed by its last user. Two threads missing on one key both
- * build a function; the second to insert uses the first's. */
-#define SAMPLER_CACHE_MAX 64
-#define SAMPLER_CACHE_ELEMENTS ((int64_t)1 << 24)
-
-typedef struct SamplerSlot {
-  const SampleCall *call; /* the key, owned by jf's function (its ctx); NULL: a free slot */
-  jx_fn *jf;        /* jit(sampler on *call): the cache's reference (fn_retain) */
-  int64_t size;     /* the sample's elements */
-  uint64_t used;    /* tick of the last use */
-} SamplerSlot;
-
-static struct {
-  pthread_mutex_t lock; /* guards everything below */
-  SamplerSlot slots[SAMPLER_CACHE_MAX];
-  int max_entries, entries;       /* max_entries 0: SAMPLER_CACHE_MAX */
-  int64_t max_elements, elements; /* max_elements (atomic) 0: SAMPLER_CACHE_ELEMENTS */
-  int64_t hits, misses, evictions;
-  uint64_t tick;
-} sampler_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static int64_t cache_max_elements(void) {
-  int64_t m = __atomic_load_n(&sampler_cache.max_elements, __ATOMIC_RELAXED);
-  return m > 0 ? m : SAMPLER_CACHE_ELEMENTS;
-}
-
-static bool call_eq(const SampleCall *a, const SampleCall *b) {
-  if (!(a->s == b->s && a->ndim == b->ndim && a->dtype == b->dtype &&
-        memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0 &&
-        memcmp(&a->lower, &b->lower, sizeof a->lower) == 0 && memcmp(&a->upper, &b->upper, sizeof a->upper) == 0 &&
-        a->imin == b->imin && a->imax == b->imax && a->nargs == b->nargs && a->axis == b->axis &&
-        a->flag == b->flag && a->has_a == b->has_a && a->n == b->n))
-    return false;
-  for (int i = 0; i < a->nargs; i++)
-    if (a->arg_ndim[i] != b->arg_ndim[i] || a->arg_dtype[i] != b->arg_dtype[i] ||
-        memcmp(a->arg_shape[i], b->arg_shape[i], (size_t)a->arg_ndim[i] * sizeof(int64_t)) != 0)
-      return false;
-  return true;
-}
-
-/* The slot holding c's function, or NULL. Called with the lock held. */
-static SamplerSlot *slot_find_locked(const SampleCall *c) {
-  for (int i = 0; i < SAMPLER_CACHE_MAX; i++)
-    if (sampler_cache.slots[i].call && call_eq(sampler_cache.slots[i].call, c)) return &sampler_cache.slots[i];
-  return NULL;
-}
-
-/* Empties the least recently used slot, its function moved to *evicted (released by the
- * caller after unlocking). Called with the lock held and at least one entry. */
-static void slot_evict_locked(jx_fn **evicted) {
-  SamplerSlot *lru = NULL;
-  for (int i = 0; i < SAMPLER_CACHE_MAX; i++) {
-    SamplerSlot *sl = &sampler_cache.slots[i];
-    if (sl->call && (!lru || sl->used < lru->used)) lru = sl;
-  }
-  *evicted = lru->jf;
-  sampler_cache.entries--;
-  sampler_cache.elements -= lru->size;
-  sampler_cache.evictions++;
-  *lru = (SamplerSlot){0};
-}
-
-/* c's cached function with a reference for the caller (fn_release it), or NULL. */
-static jx_fn *cache_lookup(const SampleCall *c) {
-  pthread_mutex_lock(&sampler_cache.lock);
-  SamplerSlot *sl = slot_find_locked(c);
-  jx_fn *jf = sl ? fn_retain(sl->jf) : NULL;
-  if (sl) sl->used = ++sampler_cache.tick, sampler_cache.hits++;
-  pthread_mutex_unlock(&sampler_cache.lock);
-  return jf;
-}
-
-/* Caches jf (the caller's reference, kept by the caller) for *call (jf's ctx) of `size`
- * elements, evicting down to the bounds; a function another thread cached for the
- * same key meanwhile is returned instead (with a reference for the caller) and jf
- * released. */
-static jx_fn *cache_insert(jx_fn *jf, const SampleCall *call, int64_t size) {
-  jx_fn *evicted[SAMPLER_CACHE_MAX];
-  int nevicted = 0;
-  pthread_mutex_lock(&sampler_cache.lock);
-  SamplerSlot *sl = slot_find_locked(call);
-  jx_fn *other = sl ? fn_retain(sl->jf) : NULL;
-  if (!sl) {
-    int max = sampler_cache.max_entries > 0 ? sampler_cache.max_entries : SAMPLER_CACHE_MAX;
-    while (sampler_cache.entries > 0 &&
-           (sampler_cache.entries >= max || sampler_cache.elements + size > cache_max_elements()))
-      slot_evict_locked(&evicted[nevicted++]);
-    for (int i = 0; !sl && i < SAMPLER_CACHE_MAX; i++)
-      if (!sampler_cache.slots[i].call) sl = &sampler_cache.slots[i];
-    *sl = (SamplerSlot){.call = call, .jf = fn_retain(jf), .size = size, .used = ++sampler_cache.tick};
-    sampler_cache.entries++;
-    sampler_cache.elements += size;
-  }
-  sampler_cache.misses++;
-  pthread_mutex_unlock(&sampler_cache.lock);
-  for (int i = 0; i < nevicted; i++) fn_release(evicted[i]);
-  if (!other) return jf;
-  fn_release(jf);
-  return other;
-}
-
-RandomSamplerCacheStats random_sampler_cache_stats(void) {
-  pthread_mutex_lock(&sampler_cache.lock);
-  RandomSamplerCacheStats st = {sampler_cache.hits, sampler_cache.misses, sampler_cache.evictions,
-                                sampler_cache.entries, sampler_cache.elements};
-  pthread_mutex_unlock(&sampler_cache.lock);
-  return st;
-}
-
-/* Evicts the least recently used entries until at most n are left, holding at most
- * `elements` sample elements. */
-static void cache_shrink(int n, int64_t elements) {
-  jx_fn *evicted[SAMPLER_CACHE_MAX];
-  int nevicted = 0;
-  pthread_mutex_lock(&sampler_cache.lock);
-  while (sampler_cache.entries > n || sampler_cache.elements > elements) slot_evict_locked(&evicted[nevicted++]);
-  pthread_mutex_unlock(&sampler_cache.lock);
-  for (int i = 0; i < nevicted; i++) fn_release(evicted[i]);
-}
-
-void random_sampler_cache_set_bounds(int max_entries, int64_t max_elements) {
-  if (max_entries <= 0 || max_entries > SAMPLER_CACHE_MAX) max_entries = SAMPLER_CACHE_MAX;
-  pthread_mutex_lock(&sampler_cache.lock);
-  sampler_cache.max_entries = max_entries;
-  __atomic_store_n(&sampler_cache.max_elements, max_elements > 0 ? max_elements : 0, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&sampler_cache.lock);
-  cache_shrink(max_entries, cache_max_elements());
-}
-
-void random_sampler_cache_clear(void) { cache_shrink(0, 0); }
-
-/* A new jit(sampler on a copy of *call) named fn, with one reference that no function
- * scope holds (the caller's own); *copy: that copy, alive as long as the function.
- * NULL with the error set. */
-static jx_fn *sampler_jit(const char *fn, const SampleCall *call, const SampleCall **copy) {
-  SampleCall *ctx = malloc(sizeof *ctx);
-  if (!ctx) {
-    error_set(JX_ERR_OOM, "%s: out of memory", fn);
-    return NULL;
-  }
-  *ctx = *call;
-  *copy = ctx;
-  jx_fn *f = jx_fn_new_with_free(fn, 1 + call->nargs, 1, sample_impl, ctx, free);
-  if (!f) {
-    free(ctx);
-    return NULL;
-  }
-  /* the caller's reference: no open function scope's (jx_fn_free takes theirs out) */
-  jx_fn *jf = jx_jit(f), *held = fn_retain(jf);
-  jx_fn_free(jf);
-  jx_fn_free(f);
-  return held;
-}
-
 /* The samplers are chains of dozens of elementwise primitives (erf_inv alone is a long
- * polynomial): run them through jit, so they fuse into a few kernels instead of
- * materializing every intermediate (a (784, 512) normal would otherwise hold ~1 GiB of
- * temporaries until the call returns). Concrete operands run the cached jitted sampler
- * (above); under a transformation (a tracer key or operand) a fresh jit of this call
- * inlines. in: the key, then call->nargs operands (their avals are copied into call);
- * size: the elements the cache accounts for the call (its sample's, or its operand's). */
+ * polynomial): run them through jit (random_cache.c keeps the jitted function), so they
+ * fuse into a few kernels instead of materializing every intermediate (a (784, 512)
+ * normal would otherwise hold ~1 GiB of temporaries until the call returns).
+ * in: the key, then call->nargs operands; shape: the call's (call->ndim) sample shape;
+ * size: the elements the cache accounts for. */
 static jx_array *cached_sample(const char *fn, SampleCall *call, jx_array *const *in, const int64_t *shape,
                                int64_t size) {
-  if (call->ndim) memcpy(call->shape, shape, (size_t)call->ndim * sizeof(int64_t));
-  bool traced = in[0]->tracer != NULL;
-  for (int i = 0; i < call->nargs; i++) {
-    const jx_array *x = in[1 + i];
-    call->arg_ndim[i] = x->ndim;
-    call->arg_dtype[i] = x->dtype;
-    memcpy(call->arg_shape[i], x->shape, (size_t)x->ndim * sizeof(int64_t));
-    traced |= x->tracer != NULL;
-  }
-  jx_array *out = NULL;
-  if (traced || size > cache_max_elements()) {
-    jx_fn *f = jx_fn_new(fn, 1 + call->nargs, 1, sample_impl, call);
-    jx_fn *jf = jx_jit(f);
-    if (jf && jx_call(jf, in, &out) != JX_OK) out = NULL;
-    jx_fn_free(jf);
-    jx_fn_free(f);
-    return out;
-  }
-  array_internal_begin(); /* what the function keeps is the cache's, not the caller's */
-  jx_fn *jf = cache_lookup(call);
-  const SampleCall *copy;
-  if (!jf && (jf = sampler_jit(fn, call, &copy))) jf = cache_insert(jf, copy, size);
-  if (jf && jx_call(jf, in, &out) != JX_OK) out = NULL;
-  array_internal_end();
-  fn_release(jf);
-  return array_claim(out);
+  if (call->ndim && shape) memcpy(call->shape, shape, (size_t)call->ndim * sizeof(int64_t));
+  return random_cached_call(fn, sample_impl, call_eq, call, sizeof *call, 1 + call->nargs, in, size);
 }
 
 /* cached_sample of a sampler of the key alone, its sample of `shape`. */
