@@ -33,7 +33,9 @@ typedef struct Entry {
   Jaxpr *jaxpr;
   Jaxpr *traced;   /* the jaxpr before inlining when it holds custom rules (custom_jvp,
                       custom_vjp, checkpoint): what transformations of the call see */
-  Program *program; /* NULL: evaluate the jaxpr (lowering unsupported) */
+  Program *program; /* NULL: evaluate the jaxpr (lowering unsupported) ... */
+  JitSegments *segments; /* ... as compiled pieces (segment.c), or (NULL) equation by
+                            equation */
   JitReplay *replay; /* the program's recorded device graphs (replay.c); NULL: none */
   Aval *out_float0; /* [nout] when some outputs are float0 (their dtype JX_FLOAT0, their
                        shape): made anew on each call, not in the jaxpr; else NULL */
@@ -56,6 +58,7 @@ static void entry_free(Entry *e) {
   jaxpr_free(e->traced);
   jit_replay_free(e->replay);
   jit_program_free(e->program);
+  jit_segments_free(e->segments);
   free(e->avals);
   free(e->out_float0);
   free(e);
@@ -286,9 +289,14 @@ static jx_status build_entry(Jit *J, int nin, jx_array *const *in, const Aval *a
       entry_free(e);
       return s;
     }
+    /* unsupported fusion: the jaxpr runs as compiled pieces, or equation by equation */
     if (config_debug_level() >= 1)
-      fprintf(stderr, "[jaxc] jit(%s): evaluated equation by equation (%s)\n", jx_fn_name(J->f), jx_last_error());
-    jx_clear_error(); /* unsupported fusion: fall back to evaluating the jaxpr */
+      fprintf(stderr, "[jaxc] jit(%s): %s (%s)\n", jx_fn_name(J->f),
+              (e->segments = jit_segments_new(j)) ? "runs as compiled pieces" : "evaluated equation by equation",
+              jx_last_error());
+    else
+      e->segments = jit_segments_new(j);
+    jx_clear_error();
   }
   if (e->program && config_trace_enabled()) name_steps(e->program);
   error_unstash(&older);
@@ -318,8 +326,9 @@ static jx_status run_entry(Entry *e, const Backend *be, bool traced, bool commit
   }
   jx_array *const *args = in; /* every input on be: uncommitted ones copied there */
   if (!realize_args(be, nin, in, &args)) return jx_last_status();
-  jx_status s = e->program ? jit_run_replay(e->program, e->jaxpr, be, e->replay, args, out)
-                           : jaxpr_eval(e->jaxpr, args, out);
+  jx_status s = e->program    ? jit_run_replay(e->program, e->jaxpr, be, e->replay, args, out)
+               : e->segments ? jit_segments_eval(e->segments, e->jaxpr, args, out)
+                             : jaxpr_eval(e->jaxpr, args, out);
   realize_args_free(nin, in, args);
   for (int o = 0; s == JX_OK && committed && o < e->jaxpr->nout; o++) out[o]->committed = true;
   return s;
@@ -392,6 +401,7 @@ typedef struct Compiled {
   const Backend *device;
   bool x64;
   Program *program;
+  JitSegments *segments; /* program NULL: the jaxpr as compiled pieces (NULL: none) */
   JitLoop *loop; /* loop.c's loop with this program as its body (atomic; NULL: none yet) */
   struct Compiled *next;
 } Compiled;
@@ -399,7 +409,10 @@ typedef struct Compiled {
 static pthread_mutex_t compiled_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void compiled_free(void *p) {
-  for (Compiled *c = p, *n; c; c = n) n = c->next, jit_loop_free(c->loop), jit_program_free(c->program), free(c);
+  for (Compiled *c = p, *n; c; c = n) {
+    n = c->next;
+    jit_loop_free(c->loop), jit_program_free(c->program), jit_segments_free(c->segments), free(c);
+  }
 }
 
 static Compiled *compiled_find(Compiled *c, const Backend *be, bool x64) {
@@ -421,7 +434,7 @@ static Compiled *compiled_insert(const Jaxpr *j, Compiled *c) {
   }
   pthread_mutex_unlock(&compiled_lock);
   if (!old) return c;
-  jit_program_free(c->program), free(c);
+  jit_program_free(c->program), jit_segments_free(c->segments), free(c);
   return old;
 }
 
@@ -438,13 +451,15 @@ static Compiled *compiled_get(const Jaxpr *j, const Backend *be) {
   for (int e = 0; e < j->neqns; e++) calls |= j->eqns[e].prim == PRIM_jit;
   Program *p = calls ? NULL : jit_lower(j, be);
   if (p && !prepare_program(p, be)) jit_program_free(p), p = NULL;
-  jx_clear_error(); /* a body that does not lower is evaluated instead */
+  jx_clear_error(); /* a body that does not lower is evaluated instead: in pieces ... */
+  JitSegments *sg = p ? NULL : jit_segments_new(j);
+  jx_clear_error(); /* ... or equation by equation */
   c = calloc(1, sizeof *c);
   if (c) {
-    *c = (Compiled){.device = be, .x64 = x64, .program = p};
+    *c = (Compiled){.device = be, .x64 = x64, .program = p, .segments = sg};
     c = compiled_insert(j, c);
   } else {
-    jit_program_free(p);
+    jit_program_free(p), jit_segments_free(sg);
   }
   error_unstash(&older);
   return c;
@@ -465,14 +480,22 @@ static jx_status run_compiled(const Jaxpr *j, jx_array *const *in, jx_array **ou
     return jx_last_status();
   }
   Compiled *c = compiled_get(j, be);
-  if (!c || !c->program) return JX_OK;
+  if (!c || (!c->program && !c->segments)) return JX_OK;
   *declined = false;
+  if (!c->program) return jit_segments_eval(c->segments, j, in, out); /* binds on be */
   jx_array *const *args = in;
   if (!realize_args(be, j->nin, in, &args)) return jx_last_status();
   jx_status s = jit_run(c->program, j, be, args, out);
   realize_args_free(j->nin, in, args);
   for (int o = 0; s == JX_OK && committed && o < j->nout; o++) out[o]->committed = true;
   return s;
+}
+
+jx_status jit_run_sub(const Jaxpr *j, jx_array *const *in, jx_array **out, bool *compiled) {
+  bool declined;
+  jx_status s = run_compiled(j, in, out, &declined);
+  if (compiled) *compiled = !declined;
+  return declined ? prim_eval_jaxpr(j, in, out) : s;
 }
 
 const Program *jit_program_for(jx_fn *jf, jx_array *const *in) {

@@ -73,6 +73,22 @@ const JitReplay *jit_replay_for(jx_fn *jf, jx_array *const *in);
 typedef struct JitLoop JitLoop;
 const Program *jit_sub_program(const Jaxpr *j, const Backend *be, JitLoop ***loop);
 
+/* j on concrete inputs: its program from the sub-jaxpr cache, its compiled pieces, or
+ * (where neither) its equations bound one by one; *compiled (if given): not the last. */
+jx_status jit_run_sub(const Jaxpr *j, jx_array *const *in, jx_array **out, bool *compiled);
+
+/* segment.c: a jaxpr that does not lower as a whole, as pieces -- each maximal run of at
+ * least two equations with lowering rules a closed sub-jaxpr run by jit_run_sub, every
+ * other equation bound alone, in order. new: NULL where nothing would be compiled (no
+ * such run, or the whole jaxpr is one) or out of memory (the error set). eval: j's
+ * outputs from its inputs, as jaxpr_eval. */
+typedef struct JitSegments JitSegments;
+JitSegments *jit_segments_new(const Jaxpr *j);
+void jit_segments_free(JitSegments *s);
+jx_status jit_segments_eval(const JitSegments *s, const Jaxpr *j, jx_array *const *in, jx_array **out);
+/* Pieces run compiled by jit_segments_eval so far, in all threads (tests read it). */
+int64_t jit_segment_count(void);
+
 /* loop.c: a while or scan equation on concrete inputs run as one compiled loop on the
  * inputs' device (Backend.prepare_loop); *declined (nothing done, JX_OK) where it
  * cannot be, and control.c runs the trips from the host. */

@@ -6,7 +6,9 @@
  * trips, a bounded while stopping at its bound, carries exchanged, passed through or
  * copied from another carry, a constant or an x)
  * and on randomized elementwise bodies. On cpu with a compiler the tests also check
- * that the loops did run compiled (jit_loop_count). */
+ * that the loops did run compiled (jit_loop_count). A jaxpr that does not lower as a whole
+ * (a while whose body holds a while, a cond between other operations) runs in compiled
+ * pieces (jit/segment.c), checked against C arithmetic. */
 #include <stdlib.h>
 
 #include "jit/jit.h"
@@ -449,6 +451,122 @@ static void test_scan_hoisting(void) {
   jx_scope_end(0, NULL);
 }
 
+/* ---- compiled pieces (jit/segment.c): a jaxpr that does not lower as a whole runs its
+ * runs of lowering equations as compiled sub-programs. f(x, w): a = 2x + 1, t = a w;
+ * 4 trips of { y = exp(-t^2) + cos t; 3 inner trips of z = sin(z) / 2 + z / 4 from y;
+ * t = 0.9 z + tanh t } (the outer body holds a while: it does not lower, so its pieces
+ * do, as gamma's rejection loops); outputs u a + w (a crosses the loop), x itself and
+ * u - 3. Checked against the same arithmetic in C doubles. */
+static jx_status inner_cond(void *c, jx_array *const *in, jx_array **out) {
+  (void)c;
+  out[0] = jx_less(in[0], jx_scalar_int(3));
+  return JX_OK;
+}
+static jx_status inner_body(void *c, jx_array *const *in, jx_array **out) {
+  (void)c;
+  out[0] = jx_add(in[0], jx_scalar_int(1));
+  out[1] = jx_add(jx_multiply(jx_sin(in[1]), jx_scalar(0.5)), jx_multiply(in[1], jx_scalar(0.25)));
+  return JX_OK;
+}
+static jx_status outer_cond(void *c, jx_array *const *in, jx_array **out) {
+  (void)c;
+  out[0] = jx_less(in[0], jx_scalar_int(4));
+  return JX_OK;
+}
+static jx_status outer_body(void *c, jx_array *const *in, jx_array **out) {
+  (void)c;
+  jx_array *t = in[1], *y = jx_add(jx_exp(jx_negative(jx_multiply(t, t))), jx_cos(t)), *r[2];
+  jx_fn *cf = jx_fn_new("inner_cond", 2, 1, inner_cond, NULL), *bf = jx_fn_new("inner", 2, 2, inner_body, NULL);
+  jx_status s = jx_lax_while_loop(cf, bf, 2, (jx_array *[]){jx_astype(jx_scalar_int(0), JX_INT32), y}, r);
+  jx_fn_free(cf), jx_fn_free(bf);
+  if (s != JX_OK) return s;
+  out[0] = jx_add(in[0], jx_scalar_int(1));
+  out[1] = jx_add(jx_multiply(r[1], jx_scalar(0.9)), jx_tanh(t));
+  return JX_OK;
+}
+static jx_status nested(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *a = jx_add(jx_multiply(in[0], jx_scalar(2.0)), jx_scalar(1.0)), *r[2];
+  jx_fn *cf = jx_fn_new("outer_cond", 2, 1, outer_cond, NULL), *bf = jx_fn_new("outer", 2, 2, outer_body, NULL);
+  jx_status s = jx_lax_while_loop(cf, bf, 2, (jx_array *[]){jx_astype(jx_scalar_int(0), JX_INT32), jx_multiply(a, in[1])}, r);
+  jx_fn_free(cf), jx_fn_free(bf);
+  if (s != JX_OK) return s;
+  out[0] = jx_add(jx_multiply(r[1], a), in[1]);
+  out[1] = jx_ref(in[0]);
+  out[2] = jx_subtract(r[1], jx_scalar(3.0));
+  return JX_OK;
+}
+
+/* f2(x): cond(sum(x) > 0, sin, cos) of 3x, plus x^2 -- a cond between two pieces */
+static jx_status br_sin(void *c, jx_array *const *in, jx_array **out) {
+  (void)c;
+  out[0] = jx_sin(in[0]);
+  return JX_OK;
+}
+static jx_status br_cos(void *c, jx_array *const *in, jx_array **out) {
+  (void)c;
+  out[0] = jx_cos(in[0]);
+  return JX_OK;
+}
+static jx_status with_cond(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_fn *t = jx_fn_new("sin", 1, 1, br_sin, NULL), *f = jx_fn_new("cos", 1, 1, br_cos, NULL);
+  jx_array *p = jx_greater(jx_sum(jx_multiply(in[0], jx_scalar(0.5)), 0, NULL, false), jx_scalar(0.0)), *r = NULL;
+  jx_status s = jx_lax_cond(p, t, f, 1, (jx_array *[]){jx_multiply(in[0], jx_scalar(3.0))}, &r);
+  jx_fn_free(t), jx_fn_free(f);
+  if (s != JX_OK) return s;
+  out[0] = jx_add(r, jx_multiply(in[0], in[0]));
+  return JX_OK;
+}
+
+static void test_pieces(void) {
+  jx_scope_begin();
+  enum { N = 37 };
+  float x[N], w[N];
+  for (int i = 0; i < N; i++) x[i] = (float)(i - 18) / 9.0f, w[i] = 0.5f + (float)i / 40.0f;
+  jx_array *xa = jx_array_from(x, JX_FLOAT32, 1, (int64_t[]){N}), *wa = jx_array_from(w, JX_FLOAT32, 1, (int64_t[]){N});
+  jx_fn *f = jx_fn_new("nested", 2, 3, nested, NULL), *jf = jx_jit(f);
+  for (int call = 0; call < 2; call++) { /* the second call reuses the compiled pieces */
+    jx_array *o[3] = {NULL};
+    int64_t before = jit_segment_count();
+    CHECK_MSG(jx_call(jf, (jx_array *[]){xa, wa}, o) == JX_OK, "%s", jx_last_error());
+    CHECK(jit_segment_count() > before);
+    float u0[N], u1[N], u2[N];
+    CHECK(o[0] && o[1] && o[2]);
+    if (!o[0] || !o[1] || !o[2]) break;
+    jx_read(o[0], u0, sizeof u0), jx_read(o[1], u1, sizeof u1), jx_read(o[2], u2, sizeof u2);
+    for (int i = 0; i < N; i++) {
+      double a = 2.0 * x[i] + 1, t = a * w[i];
+      for (int n = 0; n < 4; n++) {
+        double z = exp(-t * t) + cos(t);
+        for (int k = 0; k < 3; k++) z = sin(z) * 0.5 + z * 0.25;
+        t = z * 0.9 + tanh(t);
+      }
+      CHECK_NEAR(u0[i], t * a + w[i], 1e-5 * (1 + fabs(t * a + w[i])));
+      CHECK_EQ_INT(u1[i] == x[i], 1);
+      CHECK_NEAR(u2[i], t - 3, 1e-5 * (1 + fabs(t - 3)));
+    }
+  }
+  jx_fn *g = jx_fn_new("with_cond", 1, 1, with_cond, NULL), *jg = jx_jit(g);
+  for (int sign = -1; sign <= 1; sign += 2) {
+    jx_array *xs = jx_multiply(xa, jx_scalar(sign)), *r = NULL;
+    jx_array *shifted = jx_add(xs, jx_scalar(0.1 * sign)); /* sum(x) != 0 */
+    int64_t before = jit_segment_count();
+    CHECK_MSG(jx_call(jg, &shifted, &r) == JX_OK, "%s", jx_last_error());
+    CHECK_EQ_INT(jit_segment_count(), before + 2); /* the pieces before and after the cond */
+    float got[N], in[N];
+    jx_read(r, got, sizeof got), jx_read(shifted, in, sizeof in);
+    double sum = 0;
+    for (int i = 0; i < N; i++) sum += in[i];
+    for (int i = 0; i < N; i++) {
+      double want = (sum > 0 ? sin(3.0 * in[i]) : cos(3.0 * in[i])) + (double)in[i] * in[i];
+      CHECK_NEAR(got[i], want, 1e-5 * (1 + fabs(want)));
+    }
+  }
+  jx_fn_free(jg), jx_fn_free(g), jx_fn_free(jf), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 int main(void) {
   int64_t fns = jx_live_fns();
   TEST_RUN(test_newton);
@@ -459,6 +577,7 @@ int main(void) {
   TEST_RUN(test_random_bodies);
   TEST_RUN(test_scan_partial_eval);
   TEST_RUN(test_scan_hoisting);
+  TEST_RUN(test_pieces);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();
 }
