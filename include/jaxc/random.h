@@ -25,9 +25,10 @@
  * ulp (tan: libmvec's tanf where the cpu's kernel vectorizes, docs/api.md), float64 samplers within a few float64 ulps, multivariate_normal within a
  * few float32 ulps (LAPACK's Cholesky orders its sums differently).
  * uniform, bernoulli, randint, normal, gumbel, exponential, laplace, logistic, cauchy,
- * truncated_normal, categorical, permutation, choice and multivariate_normal jit
- * themselves, as JAX's do: with a concrete key and operands the jitted sampler is kept
- * for its (sampler, shape, dtype, bounds, operands' shapes and dtypes, axis, flags) --
+ * truncated_normal, categorical, permutation, choice, multivariate_normal, gamma,
+ * loggamma, beta, dirichlet, t, chisquare, poisson and binomial jit themselves, as
+ * JAX's do: with a concrete key and operands the jitted sampler is kept for its
+ * (sampler, shape, dtype, bounds, operands' shapes and dtypes, axis, flags) --
  * a bounded LRU cache, thread-safe, whose arrays jx_live_arrays does not count, emptied
  * by jx_clear_caches -- so a repeated call costs one program run; with a tracer key or
  * operand (inside the user's jit, vmap, grad) the sampler is inlined. */
