@@ -832,6 +832,12 @@ static bool inlinable(Prim p) {
          p == PRIM_special_call;
 }
 
+bool jaxpr_has_calls(const Jaxpr *j) {
+  for (int e = 0; e < j->neqns; e++)
+    if (inlinable(j->eqns[e].prim)) return true;
+  return false;
+}
+
 /* Number of equations j has after inlining every call, recursively. */
 static int inlined_count(const Jaxpr *j) {
   int n = 0;

@@ -38,6 +38,9 @@ bool jaxpr_inline_calls(Jaxpr *j);
 /* True if j, or a sub-jaxpr of it, holds custom_jvp_call, custom_vjp_call or
  * checkpoint: equations whose rules transformations need, which inlining loses. */
 bool jaxpr_has_custom_rules(const Jaxpr *j);
+/* True if j's own equations (not its sub-jaxprs') hold a call jaxpr_inline_calls
+ * inlines: jit, custom_jvp_call, custom_vjp_call, checkpoint, special_call. */
+bool jaxpr_has_calls(const Jaxpr *j);
 /* A new jaxpr computing j with every call inlined (j is unchanged); NULL on OOM. */
 Jaxpr *jaxpr_inlined_copy(Jaxpr *j);
 

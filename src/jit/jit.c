@@ -400,6 +400,8 @@ static jx_status jit_impl(void *ctx, jx_array *const *in, jx_array **out) {
 typedef struct Compiled {
   const Backend *device;
   bool x64;
+  Jaxpr *lowered; /* j with its calls inlined (special_call, jit, custom rules), which
+                     program and segments were built from; NULL: j itself */
   Program *program;
   JitSegments *segments; /* program NULL: the jaxpr as compiled pieces (NULL: none) */
   JitLoop *loop; /* loop.c's loop with this program as its body (atomic; NULL: none yet) */
@@ -411,7 +413,8 @@ static pthread_mutex_t compiled_lock = PTHREAD_MUTEX_INITIALIZER;
 static void compiled_free(void *p) {
   for (Compiled *c = p, *n; c; c = n) {
     n = c->next;
-    jit_loop_free(c->loop), jit_program_free(c->program), jit_segments_free(c->segments), free(c);
+    jit_loop_free(c->loop), jit_program_free(c->program), jit_segments_free(c->segments);
+    jaxpr_free(c->lowered), free(c);
   }
 }
 
@@ -434,7 +437,7 @@ static Compiled *compiled_insert(const Jaxpr *j, Compiled *c) {
   }
   pthread_mutex_unlock(&compiled_lock);
   if (!old) return c;
-  jit_program_free(c->program), jit_segments_free(c->segments), free(c);
+  jit_program_free(c->program), jit_segments_free(c->segments), jaxpr_free(c->lowered), free(c);
   return old;
 }
 
@@ -447,27 +450,32 @@ static Compiled *compiled_get(const Jaxpr *j, const Backend *be) {
   Compiled *c = compiled_find(head, be, x64);
   if (c) return c;
   ErrorSaved older = error_stash();
-  bool calls = false;
-  for (int e = 0; e < j->neqns; e++) calls |= j->eqns[e].prim == PRIM_jit;
-  Program *p = calls ? NULL : jit_lower(j, be);
+  /* calls (a special function's special_call, a nested jit) lowered inlined, as jit
+   * lowers its own jaxpr (a sub-jaxpr keeps them for transformations' rules) */
+  Jaxpr *inl = jaxpr_has_calls(j) ? jaxpr_inlined_copy((Jaxpr *)j) : NULL;
+  if (inl && jaxpr_simplify(inl) != JX_OK) jaxpr_free(inl), inl = NULL;
+  const Jaxpr *lj = inl ? inl : j;
+  Program *p = jaxpr_has_calls(lj) ? NULL : jit_lower(lj, be);
   if (p && !prepare_program(p, be)) jit_program_free(p), p = NULL;
   jx_clear_error(); /* a body that does not lower is evaluated instead: in pieces ... */
-  JitSegments *sg = p ? NULL : jit_segments_new(j);
+  JitSegments *sg = p ? NULL : jit_segments_new(lj);
   jx_clear_error(); /* ... or equation by equation */
+  if (!p && !sg) jaxpr_free(inl), inl = NULL;
   c = calloc(1, sizeof *c);
   if (c) {
-    *c = (Compiled){.device = be, .x64 = x64, .program = p, .segments = sg};
+    *c = (Compiled){.device = be, .x64 = x64, .lowered = inl, .program = p, .segments = sg};
     c = compiled_insert(j, c);
   } else {
-    jit_program_free(p), jit_segments_free(sg);
+    jit_program_free(p), jit_segments_free(sg), jaxpr_free(inl);
   }
   error_unstash(&older);
   return c;
 }
 
-const Program *jit_sub_program(const Jaxpr *j, const Backend *be, JitLoop ***loop) {
+const Program *jit_sub_program(const Jaxpr *j, const Backend *be, JitLoop ***loop, const Jaxpr **lowered) {
   Compiled *c = compiled_get(j, be);
   if (loop) *loop = c ? &c->loop : NULL;
+  if (lowered) *lowered = c && c->lowered ? c->lowered : j;
   return c ? c->program : NULL;
 }
 
@@ -482,10 +490,11 @@ static jx_status run_compiled(const Jaxpr *j, jx_array *const *in, jx_array **ou
   Compiled *c = compiled_get(j, be);
   if (!c || (!c->program && !c->segments)) return JX_OK;
   *declined = false;
-  if (!c->program) return jit_segments_eval(c->segments, j, in, out); /* binds on be */
+  const Jaxpr *lj = c->lowered ? c->lowered : j; /* the program's constants are its */
+  if (!c->program) return jit_segments_eval(c->segments, lj, in, out); /* binds on be */
   jx_array *const *args = in;
   if (!realize_args(be, j->nin, in, &args)) return jx_last_status();
-  jx_status s = jit_run(c->program, j, be, args, out);
+  jx_status s = jit_run(c->program, lj, be, args, out);
   realize_args_free(j->nin, in, args);
   for (int o = 0; s == JX_OK && committed && o < j->nout; o++) out[o]->committed = true;
   return s;

@@ -68,10 +68,12 @@ const JitReplay *jit_replay_for(jx_fn *jf, jx_array *const *in);
 
 /* Sub-jaxprs (loop bodies and predicates, cond branches) compiled once per device and
  * x64 mode and cached on the jaxpr (jit.c): the program for j on be, or NULL where j
- * does not lower (then its equations are bound one by one). With `loop`, *loop is set
- * to the cache slot where loop.c keeps a loop built with j as its body. */
+ * does not lower (then it runs in pieces or its equations are bound one by one). With
+ * `loop`, *loop is set to the cache slot where loop.c keeps a loop built with j as its
+ * body; with `lowered`, to the jaxpr the program was lowered from (j, or j with its
+ * calls inlined), whose constants the program reads. */
 typedef struct JitLoop JitLoop;
-const Program *jit_sub_program(const Jaxpr *j, const Backend *be, JitLoop ***loop);
+const Program *jit_sub_program(const Jaxpr *j, const Backend *be, JitLoop ***loop, const Jaxpr **lowered);
 
 /* j on concrete inputs: its program from the sub-jaxpr cache, its compiled pieces, or
  * (where neither) its equations bound one by one; *compiled (if given): not the last. */

@@ -240,8 +240,8 @@ static JitLoop *get_loop(Prim p, int nin, const PrimParams *pp, const Backend *b
   bool scan = p == PRIM_scan;
   const Jaxpr *cj = scan ? NULL : pp->branches[0], *bj = pp->branches[scan ? 0 : 1];
   JitLoop **cache = NULL;
-  const Program *bp = jit_sub_program(bj, be, &cache);
-  const Program *cp = scan ? NULL : jit_sub_program(cj, be, NULL);
+  const Program *bp = jit_sub_program(bj, be, &cache, &bj); /* their constants: the */
+  const Program *cp = scan ? NULL : jit_sub_program(cj, be, NULL, &cj); /* lowered jaxprs' */
   if (!bp || (!scan && !cp) || !cache) return NULL;
   JitLoop *l = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
   if (l) {
@@ -250,7 +250,7 @@ static JitLoop *get_loop(Prim p, int nin, const PrimParams *pp, const Backend *b
   }
   l = calloc(1, sizeof *l);
   if (!l) return NULL;
-  *l = (JitLoop){.prim = p, .cond = scan ? NULL : jaxpr_ref((Jaxpr *)cj), .nconsts = {pp->nconsts[0], pp->nconsts[1]},
+  *l = (JitLoop){.prim = p, .cond = scan ? NULL : jaxpr_ref(pp->branches[0]), .nconsts = {pp->nconsts[0], pp->nconsts[1]},
                  .reverse = scan && pp->reverse, .nin = nin, .be = be};
   ErrorSaved older = error_stash();
   bool ok = build_plan(l, cj, cp, bj, bp, nin, pp) && be->prepare_loop(be, &l->plan, &l->exe) == JX_OK;

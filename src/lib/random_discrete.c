@@ -356,6 +356,54 @@ jx_array *jx_random_binomial(jx_array *key, jx_array *n, jx_array *p, int ndim,
   return scope_return(run_jit(fn, &call, 3, in));
 }
 
+/* categorical_shape's static arguments (axis normalized, shape checked), compared by
+ * categorical_eq in random_cache.c's key. */
+typedef struct CategoricalCall {
+  int axis, ndim;
+  int64_t shape[JX_MAX_NDIM];
+  bool replace;
+} CategoricalCall;
+
+static bool categorical_eq(const void *pa, const void *pb) {
+  const CategoricalCall *a = pa, *b = pb;
+  return a->axis == b->axis && a->ndim == b->ndim && a->replace == b->replace &&
+         memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0;
+}
+
+/* The sampler under jit: in[0] the key, in[1] the logits. */
+static jx_status categorical_impl(void *ctx, jx_array *const *in, jx_array **out) {
+  const CategoricalCall *c = ctx;
+  jx_array *key = in[0], *logits = in[1];
+  int axis = c->axis, ndim = c->ndim, nb = logits->ndim - 1, np = ndim - nb;
+  const int64_t *shape = c->shape;
+  int64_t k = 1;
+  for (int d = 0; d < np; d++) k *= shape[d];
+  jx_scope_begin();
+  if (c->replace) {
+    int64_t gs[JX_MAX_NDIM];
+    /* gumbel of shape prefix + shape's batch part with the category axis inserted */
+    memcpy(gs, shape, (size_t)ndim * sizeof(int64_t));
+    memmove(gs + np + axis + 1, gs + np + axis, (size_t)(nb - axis) * sizeof(int64_t));
+    gs[np + axis] = logits->shape[axis];
+    jx_array *l = logits;
+    for (int d = 0; d < np && l; d++) l = jx_expand_dims(l, 0);
+    jx_array *g = random_gumbel(key, ndim + 1, gs, logits->dtype);
+    out[0] = scope_return(jx_argmax(jx_add(g, l), np + axis, false));
+    return out[0] ? JX_OK : jx_last_status();
+  }
+  jx_array *l = add(logits, random_gumbel(key, logits->ndim, logits->shape, logits->dtype));
+  jx_array *vals = NULL, *idx = NULL;
+  l = l ? jx_moveaxis(l, axis, -1) : NULL;
+  if (!l || jx_top_k(l, k, &vals, &idx) != JX_OK) {
+    scope_return(NULL);
+    return jx_last_status();
+  }
+  /* indices (batch..., k) -> (k, batch...) -> shape */
+  jx_array *t = jx_moveaxis(idx, -1, 0);
+  out[0] = scope_return(t ? jx_reshape(t, ndim, shape) : NULL);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
 jx_array *jx_random_categorical_shape(jx_array *key, jx_array *logits, int axis, int ndim,
                                       const int64_t *shape, bool replace) {
   /* core._categorical: the batch shape is logits.shape without `axis`; shape (ndim < 0:
@@ -411,23 +459,9 @@ jx_array *jx_random_categorical_shape(jx_array *key, jx_array *logits, int axis,
     error_set(JX_ERR_SHAPE, "%s: result rank exceeds %d", fn, JX_MAX_NDIM);
     return NULL;
   }
-  jx_scope_begin();
-  if (replace) {
-    int64_t gs[JX_MAX_NDIM];
-    /* gumbel of shape prefix + shape's batch part with the category axis inserted */
-    memcpy(gs, shape, (size_t)ndim * sizeof(int64_t));
-    memmove(gs + np + axis + 1, gs + np + axis, (size_t)(nb - axis) * sizeof(int64_t));
-    gs[np + axis] = logits->shape[axis];
-    jx_array *l = logits;
-    for (int d = 0; d < np && l; d++) l = jx_expand_dims(l, 0);
-    jx_array *g = random_gumbel(key, ndim + 1, gs, logits->dtype);
-    return scope_return(jx_argmax(jx_add(g, l), np + axis, false));
-  }
-  jx_array *l = add(logits, random_gumbel(key, logits->ndim, logits->shape, logits->dtype));
-  jx_array *vals = NULL, *idx = NULL;
-  l = l ? jx_moveaxis(l, axis, -1) : NULL;
-  if (!l || jx_top_k(l, k, &vals, &idx) != JX_OK) return scope_return(NULL);
-  /* indices (batch..., k) -> (k, batch...) -> shape */
-  jx_array *t = jx_moveaxis(idx, -1, 0);
-  return scope_return(t ? jx_reshape(t, ndim, shape) : NULL);
+  CategoricalCall call = {.axis = axis, .ndim = ndim, .replace = replace};
+  memcpy(call.shape, shape, (size_t)ndim * sizeof(int64_t));
+  int64_t size = jx_size(logits) * (k > 0 ? k : 1);
+  return random_cached_call(fn, categorical_impl, categorical_eq, &call, sizeof call, 2, (jx_array *[]){key, logits},
+                            size);
 }

@@ -567,6 +567,43 @@ static void test_pieces(void) {
   jx_scope_end(0, NULL);
 }
 
+/* ---- a loop body holding a call (a special function's special_call): lowered with the
+ * call inlined, so the loop still runs compiled (poisson's rejection loop calls lgamma).
+ * 5 trips of c = c / 2 + lgamma(c + 1) / 10, against C's lgamma. */
+static jx_status lg_body(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_add(jx_multiply(in[1], jx_scalar(0.5)),
+                  jx_multiply(jx_special_gammaln(jx_add(in[1], jx_scalar(1.0))), jx_scalar(0.1)));
+  return out[0] ? JX_OK : jx_last_status();
+}
+static jx_status fori_lgamma(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_fn *bf = jx_fn_new("lg", 2, 1, lg_body, NULL);
+  jx_status s = jx_lax_fori_loop(jx_scalar_int(0), jx_scalar_int(5), bf, 1, in, out);
+  jx_fn_free(bf);
+  return s;
+}
+
+static void test_call_in_body(void) {
+  jx_scope_begin();
+  enum { N = 19 };
+  float x[N], got[N];
+  for (int i = 0; i < N; i++) x[i] = 0.25f + (float)i * 0.7f;
+  jx_array *xa = jx_array_from(x, JX_FLOAT32, 1, (int64_t[]){N}), *r = NULL;
+  jx_fn *f = jx_fn_new("fori_lgamma", 1, 1, fori_lgamma, NULL), *jf = jx_jit(f);
+  int64_t before = jit_loop_count();
+  CHECK_MSG(jx_call(jf, &xa, &r) == JX_OK, "%s", jx_last_error());
+  if (compiled_here()) CHECK_EQ_INT(jit_loop_count(), before + 1);
+  jx_read(r, got, sizeof got);
+  for (int i = 0; i < N; i++) {
+    double c = x[i];
+    for (int t = 0; t < 5; t++) c = c * 0.5 + lgamma(c + 1) * 0.1;
+    CHECK_NEAR(got[i], c, 1e-5 * (1 + fabs(c)));
+  }
+  jx_fn_free(jf), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 int main(void) {
   int64_t fns = jx_live_fns();
   TEST_RUN(test_newton);
@@ -578,6 +615,7 @@ int main(void) {
   TEST_RUN(test_scan_partial_eval);
   TEST_RUN(test_scan_hoisting);
   TEST_RUN(test_pieces);
+  TEST_RUN(test_call_in_body);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();
 }
