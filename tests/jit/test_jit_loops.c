@@ -604,6 +604,88 @@ static void test_call_in_body(void) {
   jx_scope_end(0, NULL);
 }
 
+/* ---- randomized pieces: programs of elementwise steps, while loops and conds over a
+ * pool of values (each step reads random earlier ones, so values cross the control
+ * equations), three random pool values out (an input possibly among them). jit(f) on
+ * the default device -- top level in pieces -- against f run eagerly on the
+ * interpreter, the oracle. */
+typedef struct PieceGen {
+  unsigned seed, state;
+} PieceGen;
+static unsigned pg_next(PieceGen *g) { return g->state = g->state * 1103515245u + 12345u, g->state >> 16; }
+static jx_status pg_body(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_add(in[0], jx_scalar_int(1));
+  out[1] = jx_add(jx_multiply(jx_tanh(in[1]), jx_scalar(0.75)), jx_scalar(0.125));
+  return JX_OK;
+}
+static jx_status pg_cond(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_less(in[0], jx_scalar_int(3));
+  return JX_OK;
+}
+static jx_status random_pieces(void *ctx, jx_array *const *in, jx_array **out) {
+  PieceGen *g = ctx;
+  g->state = g->seed; /* the same program at every call */
+  jx_array *pool[32] = {in[0], in[1]};
+  int n = 2;
+  jx_fn *t = jx_fn_new("sin", 1, 1, br_sin, NULL), *f = jx_fn_new("cos", 1, 1, br_cos, NULL);
+  jx_fn *cf = jx_fn_new("pg_cond", 2, 1, pg_cond, NULL), *bf = jx_fn_new("pg_body", 2, 2, pg_body, NULL);
+  jx_status s = JX_OK;
+  for (int k = 0; k < 14 && s == JX_OK; k++) {
+    jx_array *a = pool[pg_next(g) % n], *b = pool[pg_next(g) % n], *r = NULL;
+    switch (pg_next(g) % 8) {
+    case 0: r = jx_add(a, b); break;
+    case 1: r = jx_multiply(a, jx_scalar(0.5)); break;
+    case 2: r = jx_sin(jx_subtract(a, b)); break;
+    case 3: r = jx_maximum(a, jx_tanh(b)); break;
+    case 4: r = jx_add(jx_exp(jx_negative(jx_abs(a))), b); break;
+    case 5: { /* a while loop of three trips */
+      jx_array *o[2];
+      s = jx_lax_while_loop(cf, bf, 2, (jx_array *[]){jx_astype(jx_scalar_int(0), JX_INT32), a}, o);
+      r = s == JX_OK ? o[1] : NULL;
+      break;
+    }
+    case 6: { /* cond on the sign of a's sum */
+      jx_array *p = jx_greater(jx_sum(a, 0, NULL, false), jx_scalar(0.0));
+      s = jx_lax_cond(p, t, f, 1, &b, &r);
+      break;
+    }
+    default: r = jx_multiply(a, b);
+    }
+    if (s == JX_OK && !r) s = jx_last_status();
+    if (s == JX_OK) pool[n++] = r;
+  }
+  for (int o = 0; o < 3 && s == JX_OK; o++) out[o] = jx_ref(pool[pg_next(g) % n]);
+  jx_fn_free(t), jx_fn_free(f), jx_fn_free(cf), jx_fn_free(bf);
+  return s;
+}
+
+static void test_random_pieces(void) {
+  int64_t n = 11, pieces = jit_segment_count();
+  for (unsigned seed = 1; seed <= 30; seed++) {
+    jx_scope_begin();
+    PieceGen g = {.seed = seed * 2654435761u};
+    jx_array *in[2] = {jx_random_normal(jx_random_key(seed), 1, &n, JX_FLOAT32),
+                       jx_random_normal(jx_random_key(seed + 100), 1, &n, JX_FLOAT32)};
+    jx_fn *f = jx_fn_new("random_pieces", 2, 3, random_pieces, &g), *jf = jx_jit(f);
+    jx_array *got[3] = {NULL}, *want[3] = {NULL};
+    jx_array *iin[2] = {jx_device_put(in[0], "interp"), jx_device_put(in[1], "interp")};
+    CHECK_MSG(jx_call(jf, in, got) == JX_OK, "seed %u: %s", seed, jx_last_error());
+    CHECK_MSG(jx_call(f, iin, want) == JX_OK, "seed %u eager on interp: %s", seed, jx_last_error());
+    for (int o = 0; o < 3 && got[o] && want[o]; o++) {
+      float gv[11], wv[11];
+      jx_read(got[o], gv, sizeof gv), jx_read(want[o], wv, sizeof wv);
+      for (int i = 0; i < n; i++)
+        CHECK_MSG(fabsf(gv[i] - wv[i]) <= 1e-5f * (1 + fabsf(wv[i])), "seed %u output %d [%d]: %.9g jit, %.9g eager",
+                  seed, o, i, gv[i], wv[i]);
+    }
+    jx_fn_free(jf), jx_fn_free(f);
+    jx_scope_end(0, NULL);
+  }
+  CHECK(jit_segment_count() > pieces + 20);
+}
+
 int main(void) {
   int64_t fns = jx_live_fns();
   TEST_RUN(test_newton);
@@ -616,6 +698,7 @@ int main(void) {
   TEST_RUN(test_scan_hoisting);
   TEST_RUN(test_pieces);
   TEST_RUN(test_call_in_body);
+  TEST_RUN(test_random_pieces);
   if (jx_live_fns() != fns) test_fail(__FILE__, __LINE__, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();
 }
