@@ -16,18 +16,27 @@
 
 #define NTHREADS 8
 #define ROUNDS 20
-#define NCALLS 6
+#define NCALLS 9
 
 typedef struct Call {
-  int kind; /* 0 normal, 1 gumbel, 2 truncated_normal(-1.5, 2) */
+  int kind; /* 0 normal, 1 gumbel, 2 truncated_normal(-1.5, 2), 3 gamma(2.5) and 4
+               poisson(3) (their loops run compiled, in pieces), 5 permutation(n) */
   int64_t n;
 } Call;
-static const Call CALLS[NCALLS] = {{0, 3}, {0, 128}, {1, 128}, {2, 17}, {1, 3}, {0, 1000}};
+static const Call CALLS[NCALLS] = {{0, 3}, {0, 128}, {1, 128}, {2, 17}, {1, 3}, {0, 1000}, {3, 64}, {4, 64}, {5, 50}};
 
 static jx_array *sample(const Call *c, jx_array *key) {
+  jx_array *p, *r;
   switch (c->kind) {
   case 0: return jx_random_normal(key, 1, &c->n, JX_FLOAT32);
   case 1: return jx_random_gumbel(key, 1, &c->n, JX_FLOAT32);
+  case 3:
+  case 4: /* 4-byte samples, compared as bytes */
+    p = jx_full(0, NULL, c->kind == 3 ? 2.5 : 3.0, JX_FLOAT32);
+    r = c->kind == 3 ? jx_random_gamma(key, p, 1, &c->n, JX_FLOAT32) : jx_random_poisson(key, p, 1, &c->n, JX_INT32);
+    jx_free(p);
+    return r;
+  case 5: return jx_random_permutation(key, NULL, c->n, 0, false);
   default: return jx_random_truncated_normal(key, -1.5, 2.0, 1, &c->n, JX_FLOAT32);
   }
 }
