@@ -220,6 +220,26 @@ static jx_array *choice_10(jx_array *key, int ndim, const int64_t *shape, jx_dty
   return jx_random_choice(key, NULL, shape[0], 1, (int64_t[]){10}, false, NULL);
 }
 
+/* gamma(key, 2.5, shape), poisson(key, 3.0, shape), beta(key, 2, 3, shape): the
+ * samplers with rejection loops (their parameter made per call, as JAX converts a Python
+ * float). */
+static jx_array *gamma_25(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  jx_array *a = jx_full(0, NULL, 2.5, dtype), *r = jx_random_gamma(key, a, ndim, shape, dtype);
+  jx_free(a);
+  return r;
+}
+static jx_array *poisson_3(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  jx_array *lam = jx_full(0, NULL, 3.0, dtype), *r = jx_random_poisson(key, lam, ndim, shape, JX_INT32);
+  jx_free(lam);
+  return r;
+}
+static jx_array *beta_23(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype) {
+  jx_array *a = jx_full(0, NULL, 2.0, dtype), *b = jx_full(0, NULL, 3.0, dtype);
+  jx_array *r = jx_random_beta(key, a, b, ndim, shape, dtype);
+  jx_free(a), jx_free(b);
+  return r;
+}
+
 /* Small samples, per call: the fixed cost of a sampler call (argument checks, finding
  * or building its jitted function, one program run). JAXC_BENCH_SAMPLER_REPS calls
  * (default 10000) a batch, best of 3 batches after 100 warm-up calls. */
@@ -238,7 +258,10 @@ static void bench_small_samplers(jx_array *key) {
               {"random_randint_128_call", randint10, 128},
               {"random_permutation_128_call", permutation_n, 128},
               {"random_categorical_8x10_call", categorical_8, 80},
-              {"random_choice_128_10_call", choice_10, 128}};
+              {"random_choice_128_10_call", choice_10, 128},
+              {"random_gamma_128_call", gamma_25, 128},
+              {"random_poisson_128_call", poisson_3, 128},
+              {"random_beta_128_call", beta_23, 128}};
   for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
     double best = 1e30;
     for (int r = 0; r < 4; r++) { /* r == 0: 100 warm-up calls */

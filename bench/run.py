@@ -243,7 +243,10 @@ def peers(only):
                            ("random_categorical_8x10_call",
                             lambda k, s: jax.random.categorical(k, jnp.zeros((8, s[0] // 8))), 80),
                            ("random_choice_128_10_call",
-                            lambda k, s: jax.random.choice(k, s[0], (10,), replace=False), 128)):
+                            lambda k, s: jax.random.choice(k, s[0], (10,), replace=False), 128),
+                           ("random_gamma_128_call", lambda k, s: jax.random.gamma(k, 2.5, s), 128),
+                           ("random_poisson_128_call", lambda k, s: jax.random.poisson(k, 3.0, s), 128),
+                           ("random_beta_128_call", lambda k, s: jax.random.beta(k, 2.0, 3.0, s), 128)):
             res[name] = {"jax": per_call(lambda: block(f(k, (n,))), 2000) * 1e6}
     if want("reduce"):
         x = rng.random(10000000, dtype=np.float32); jx = jnp.asarray(x)
