@@ -3,7 +3,7 @@
 # a tree synced by tools/gpu_sync.sh into a carried folder (e.g. .cl/tree, with the
 # Debian packages in .cl/.deps and the 2000-image Fashion-MNIST cut in .cl/fm; see
 # tools/gpu_session.sh). Run on the GPU machine from the carried tree:
-#   bash tools/gpu_calls.sh bench     build, the whole cuda suite (capped at 210 s), then
+#   bash tools/gpu_calls.sh bench     build, the whole cuda suite (capped at $SUITE_S, 210 s), then
 #                                     every workload against JAX and PyTorch
 #                                     (bench/gpu/run.sh) in the time left
 #   bash tools/gpu_calls.sh memcheck  build, compute-sanitizer memcheck over every cuda
@@ -17,7 +17,7 @@ bench)
   PHASES=build bash tools/gpu_session.sh || exit 1
   mv "$OUT/logs.tgz" "$OUT/logs_build.tgz" 2>/dev/null
   [ -d ../fm ] && cp -r ../fm /tmp/fm
-  SUITE_J=14 SUITE_S=210 TEST_S=200 PHASES=suite bash tools/gpu_session.sh 2>&1 | tail -25
+  SUITE_J=14 SUITE_S=${SUITE_S:-210} TEST_S=200 PHASES=suite bash tools/gpu_session.sh 2>&1 | tail -25
   mv "$OUT/logs.tgz" "$OUT/logs_suite.tgz" 2>/dev/null
   left=$(( 585 - ($(date +%s) - T0) ))
   mkdir -p "$OUT/bench"
