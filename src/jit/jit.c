@@ -289,13 +289,12 @@ static jx_status build_entry(Jit *J, int nin, jx_array *const *in, const Aval *a
       entry_free(e);
       return s;
     }
-    /* unsupported fusion: the jaxpr runs as compiled pieces, or equation by equation */
+    /* unsupported fusion: the jaxpr runs as compiled pieces, or equation by equation
+     * (jit_segments_new sets no error but on running out of memory) */
+    e->segments = jit_segments_new(j);
     if (config_debug_level() >= 1)
       fprintf(stderr, "[jaxc] jit(%s): %s (%s)\n", jx_fn_name(J->f),
-              (e->segments = jit_segments_new(j)) ? "runs as compiled pieces" : "evaluated equation by equation",
-              jx_last_error());
-    else
-      e->segments = jit_segments_new(j);
+              e->segments ? "runs as compiled pieces" : "evaluated equation by equation", jx_last_error());
     jx_clear_error();
   }
   if (e->program && config_trace_enabled()) name_steps(e->program);

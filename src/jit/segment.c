@@ -8,10 +8,12 @@
  * ordered). Without this such a jaxpr ran equation by equation: a gamma sampler's
  * rejection loop bound dozens of eager operations a trip. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/array.h"
+#include "core/config.h"
 #include "core/error.h"
 #include "jit/jit.h"
 #include "trace/trace.h"
@@ -135,6 +137,15 @@ JitSegments *jit_segments_new(const Jaxpr *j) {
     if (!error_pending()) error_set(JX_ERR_OOM, "jit: out of memory segmenting a jaxpr");
     jit_segments_free(s);
     return NULL;
+  }
+  if (config_debug_level() >= 2) { /* the plan: compiled runs and the equations between */
+    fprintf(stderr, "[jaxc] jit pieces of %s:", j->name ? j->name : "a jaxpr");
+    for (int k = 0; k < s->n; k++) {
+      const Segment *g = &s->seg[k];
+      if (g->sub) fprintf(stderr, " [%d equations, %d in, %d out]", g->sub->neqns, g->nin, g->nout);
+      else fprintf(stderr, " %s", prim_name(j->eqns[g->eqn].prim));
+    }
+    fprintf(stderr, "\n");
   }
   return s;
 }
