@@ -142,7 +142,7 @@ static void test_null_introspection(void) {
 }
 
 /* Random entry point i (of RANDOM_NFUNCS) with `key`. */
-#define RANDOM_NFUNCS 21
+#define RANDOM_NFUNCS 24
 static jx_array *random_one(int i, jx_array *key) {
   int64_t s2[1] = {2}, s3[1] = {3};
   jx_scope_begin();
@@ -172,6 +172,10 @@ static jx_array *random_one(int i, jx_array *key) {
   case 18: r = jx_random_choice(key, pop, 0, 1, s2, false, pop); break;
   case 19: r = jx_random_choice(key, pop, 0, 1, s2, true, pop); break;
   case 20: r = jx_random_multivariate_normal(key, mean, cov, 1, s2, JX_FLOAT32); break;
+  /* loops in compiled pieces (gamma), a loop body's lgamma inlined (poisson) */
+  case 21: r = jx_random_gamma(key, jx_scalar(2.5), 1, s3, JX_FLOAT32); break;
+  case 22: r = jx_random_poisson(key, jx_scalar(3.0), 1, s3, JX_INT32); break;
+  case 23: r = jx_random_categorical_shape(key, logits, -1, 2, (int64_t[]){4, 2}, true); break;
   }
   jx_scope_end(1, &r);
   return r;
