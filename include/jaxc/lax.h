@@ -188,9 +188,10 @@ jx_status jx_lax_fori_loop(jx_array *lower, jx_array *upper, jx_fn *body_fn, int
  * ys[] the jx_fn_nout(f) - ncarry outputs stacked along a new leading axis of
  * `length`. Each xs is sliced along its leading axis, which must equal length
  * (length < 0: taken from the xs; required without xs). reverse runs from the last
- * slice to the first (ys keep the xs' order); unroll is a hint (>= 1). jvp, vjp/grad
- * (a reversed scan over the carries saved by the forward scan, the body's primal work
- * recomputed per trip), vmap and jit all apply. */
+ * slice to the first (ys keep the xs' order); unroll is a hint (>= 1; JX_ERR_VALUE
+ * below, as JAX's ValueError). jvp, vjp/grad (a reversed scan over the carries saved by
+ * the forward scan, the body's primal work recomputed per trip), vmap and jit all
+ * apply. */
 jx_status jx_lax_scan(jx_fn *f, int ncarry, jx_array *const *init, int nxs, jx_array *const *xs,
                       int64_t length, bool reverse, int unroll, jx_array **carry_out, jx_array **ys);
 /* lax.map(f, xs): f over the leading axis of the nxs xs (>= 1), its jx_fn_nout(f)

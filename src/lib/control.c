@@ -29,6 +29,18 @@ static jx_status run_switch(const char *fn, jx_array *index, int nbranches, jx_f
   jx_status s = JX_OK;
   for (int b = 0; b < nbranches && s == JX_OK; b++)
     if (!(js[b] = trace_branch(fn, branches[b], nops, operands))) s = jx_last_status();
+  for (int b = 1; b < nbranches && s == JX_OK; b++) /* the primitive checks this too, */
+    for (int o = 0; o < nout && s == JX_OK; o++) {  /* in its own name */
+      const Aval *a = &js[b]->vars[js[b]->outvars[o]], *z = &js[0]->vars[js[0]->outvars[o]];
+      if (a->dtype == z->dtype && a->ndim == z->ndim && !memcmp(a->shape, z->shape, (size_t)a->ndim * sizeof(int64_t)))
+        continue;
+      char s0[ERROR_SHAPE_BUF], s1[ERROR_SHAPE_BUF];
+      error_shape_str(s0, z->ndim, z->shape), error_shape_str(s1, a->ndim, a->shape);
+      s = a->dtype != z->dtype ? JX_ERR_DTYPE : JX_ERR_SHAPE;
+      error_set(s, "%s: branches must give equal output types: output %d is %s%s in branch 0 (%s) but %s%s in "
+                "branch %d (%s)", fn, o, jx_dtype_name(z->dtype), s0, jx_fn_name(branches[0]),
+                jx_dtype_name(a->dtype), s1, b, jx_fn_name(branches[b]));
+    }
   if (s == JX_OK) s = prim_cond(nbranches, js, index, nops, operands, out);
   for (int b = 0; b < nbranches; b++) jaxpr_free(js[b]);
   return s;
@@ -66,7 +78,7 @@ static bool check_args(const char *fn, int nbranches, jx_fn *const *branches, in
 
 static bool scalar_index(const char *fn, jx_array *x, bool allow_bool) {
   if (!x) {
-    if (!error_pending()) error_set(JX_ERR_VALUE, "%s: the index is NULL", fn);
+    if (!error_pending()) error_set(JX_ERR_VALUE, "%s: the %s is NULL", fn, allow_bool ? "predicate" : "index");
     return false;
   }
   bool ok_dtype = dtype_is_integer(x->dtype) || (allow_bool && x->dtype == JX_BOOL);

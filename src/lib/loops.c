@@ -237,6 +237,10 @@ jx_status jx_lax_scan(jx_fn *f, int ncarry, jx_array *const *init, int nxs, jx_a
     error_set(JX_ERR_VALUE, "%s: without xs the length must be given", fn);
     return JX_ERR_VALUE;
   }
+  if (unroll < 1) { /* JAX: ValueError, `unroll` must be a `bool` or a positive `int` */
+    error_set(JX_ERR_VALUE, "%s: unroll must be a positive int, got %d", fn, unroll);
+    return JX_ERR_VALUE;
+  }
   for (int o = 0; o < ncarry; o++) carry_out[o] = NULL;
   for (int o = 0; o < ny; o++) ys[o] = NULL;
   Aval *av = calloc((size_t)(ncarry + nxs) + 1, sizeof *av);

@@ -160,8 +160,14 @@ static void test_errors(void) {
   jx_fn *fsin = jx_fn_new("sin", 1, 1, b_int, NULL);
   jx_fn_free(fsin);
   CHECK(jx_lax_cond(p, fi, fs, 1, (jx_array *[]){x}, out) == JX_ERR_DTYPE);
-  CHECK_ERROR(JX_ERR_DTYPE, "output 0 is float32() in branch 0 but int32(3,) in branch 1");
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_cond: branches must give equal output types: output 0 is float32() in branch 0 "
+                            "(sum) but int32(3,) in branch 1 (as_int)");
   CHECK(out[0] == NULL);
+  /* a NULL predicate, a NULL index */
+  CHECK(jx_lax_cond(NULL, fb, fb, 2, (jx_array *[]){x, x}, out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_lax_cond: the predicate is NULL");
+  CHECK(jx_lax_switch(NULL, 2, (jx_fn *[]){fb, fb}, 2, (jx_array *[]){x, x}, out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_lax_switch: the index is NULL");
   /* wrong operand count for a branch */
   CHECK(jx_lax_cond(p, fb, fb, 1, (jx_array *[]){x}, out) == JX_ERR_VALUE);
   CHECK_ERROR(JX_ERR_VALUE, "sin_times takes 2 inputs, 1 operands given");

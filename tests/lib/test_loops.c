@@ -482,6 +482,10 @@ static void test_errors(void) {
   CHECK_ERROR(JX_ERR_SHAPE, "xs 0 has leading axis 4 but the scan's length is 3");
   CHECK(jx_lax_scan(bd, 1, &x, 0, NULL, -1, false, 1, out, NULL) == JX_ERR_VALUE);
   CHECK_ERROR(JX_ERR_VALUE, "without xs the length must be given");
+  CHECK(jx_lax_scan(bd, 1, &x, 0, NULL, 3, false, 0, out, NULL) == JX_ERR_VALUE); /* unroll < 1 */
+  CHECK_ERROR(JX_ERR_VALUE, "unroll");
+  CHECK(jx_lax_scan(bd, 1, &x, 0, NULL, 3, false, -1, out, NULL) == JX_ERR_VALUE);
+  jx_clear_error();
   /* NULLs, bad bounds */
   CHECK(jx_lax_while_loop(NULL, bd, 1, &x, out) == JX_ERR_VALUE);
   jx_clear_error();
