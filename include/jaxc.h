@@ -196,8 +196,9 @@ void jx_clear_caches(void);
 typedef struct jx_fn jx_fn;
 /* A user function: reads in[0..nin), fills out[0..nout) with arrays and returns JX_OK
  * (or an error status). It runs inside an implicit scope: it never frees anything; the
- * arrays it puts in out[] are handed to the caller. Arrays reached through ctx are
- * constants of a trace (closed-over values), as in JAX. */
+ * arrays it puts in out[] are handed to the caller -- an input itself may be put there
+ * as it is (out[0] = in[0]: no jx_ref needed, the caller gets its own reference). Arrays
+ * reached through ctx are constants of a trace (closed-over values), as in JAX. */
 typedef jx_status (*jx_fn_impl)(void *ctx, jx_array *const *in, jx_array **out);
 /* A new function of nin inputs and nout outputs (nin >= 0, nout >= 1). name is copied
  * (NULL allowed). Returns NULL with JX_ERR_VALUE for bad counts or a NULL impl. */
