@@ -187,14 +187,14 @@ jx_array *jx_random_rademacher(jx_array *key, int ndim, const int64_t *shape, jx
  * and converted to float32, as JAX. Algorithm (core.py _poisson): Knuth's product of
  * uniforms for lam < 10 (or NaN: -1), Hormann's transformed rejection (PTRS) above;
  * each is one while loop over the whole array (each trip draws a uniform array for
- * every element until all are done), lam == 0 gives 0. Bit for bit as JAX's (goldens)
- * but where an acceptance test of the rejection loop falls the other way: it compares
- * against lgamma(k + 1), whose last bits differ from XLA's at some arguments, and since
- * JAX's loop re-draws accepted elements until every element is accepted, one flipped
- * test changes the trip count and with it every element's count. Seen for about 6% of
- * keys when lam mixes values below and above 10 (JAX runs the small ones through the
- * rejection loop too, at a stand-in lam of 1e5 where the test is ill-conditioned in
- * float32); the samples are Poisson draws either way. */
+ * every element until all are done), lam == 0 gives 0. Bit for bit as JAX's (goldens,
+ * 100 keys of lam mixing values below and above 10 among them). The rejection loop's
+ * acceptance test compares against lgamma(k + 1), and since JAX's loop re-draws
+ * accepted elements until every element is accepted, one test falling the other way
+ * changes the trip count and with it every element's count; so that lgamma is XLA's
+ * own rounding (random_discrete.c lgamma_xla32: with jaxc's jx_special_gammaln, 6 of
+ * those 100 keys differed -- JAX runs lam < 10 through that loop too, at a stand-in lam
+ * of 1e5 where the test is ill-conditioned in float32). */
 jx_array *jx_random_poisson(jx_array *key, jx_array *lam, int ndim, const int64_t *shape,
                             jx_dtype dtype);
 /* jax.random.binomial(key, n, p, shape, dtype): Binomial(n, p) counts as floats of

@@ -18,6 +18,10 @@ jx_status special_custom_call(const SpecialRule *rule, int nin, jx_array *const 
                               jx_array **out, SpecialImpl impl, int param);
 
 jx_array *special_lgamma(jx_array *x);
+/* The Lanczos approximation lgamma and digamma use (XLA's kLanczosGamma,
+ * kBaseLanczosCoeff, kLanczosCoefficients: g = 7, n = 9); random_discrete.c's lgamma
+ * with XLA's rounding uses it too. */
+extern const double special_lanczos_g, special_lanczos_base, special_lanczos[8];
 jx_array *special_digamma(jx_array *x);
 jx_array *special_polygamma(jx_array *n, jx_array *x);
 jx_array *special_zeta(jx_array *x, jx_array *q);

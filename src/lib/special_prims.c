@@ -145,9 +145,9 @@ static jx_status no_rule(const char *name) {
 /* ------------------------------------------------------ lgamma, digamma */
 /* Lanczos' approximation with g = 7 and 9 coefficients (the ones XLA's Lgamma and
  * Digamma use, from Paul Godfrey's tables), reflection for x < 0.5. */
-static const double LANCZOS_G = 7.0;
-static const double LANCZOS_BASE = 0.99999999999980993227684700473478;
-static const double LANCZOS[8] = {676.520368121885098567009190444019, -1259.13921672240287047156078755283,
+const double special_lanczos_g = 7.0;
+const double special_lanczos_base = 0.99999999999980993227684700473478;
+const double special_lanczos[8] = {676.520368121885098567009190444019, -1259.13921672240287047156078755283,
                                   771.3234287776530788486528258894,   -176.61502916214059906584551354,
                                   12.507343278686904814458936853,     -0.13857109526572011689554707,
                                   9.984369578019570859563e-6,         1.50563273514931155834e-7};
@@ -156,9 +156,9 @@ static bool impl_lgamma(jx_array *const *in, jx_array **out, int param) {
   jx_array *x = in[0];
   jx_array *reflect = ltc(x, 0.5);
   jx_array *z = sel(reflect, neg(x), addc(x, -1));
-  jx_array *sum = C(x, LANCZOS_BASE);
-  for (int i = 0; i < 8; i++) sum = add(sum, dv(C(x, LANCZOS[i]), addc(z, i + 1)));
-  double gh = LANCZOS_G + 0.5;
+  jx_array *sum = C(x, special_lanczos_base);
+  for (int i = 0; i < 8; i++) sum = add(sum, dv(C(x, special_lanczos[i]), addc(z, i + 1)));
+  double gh = special_lanczos_g + 0.5;
   jx_array *t = addc(z, gh);
   jx_array *log_t = addc(log1p_(mulc(z, 1 / gh)), log(gh));
   /* log y = log sqrt(2 pi) + (z + 1/2 - t / log t) log t + log sum */
@@ -178,16 +178,16 @@ static bool impl_digamma(jx_array *const *in, jx_array **out, int param) {
   jx_array *x = in[0];
   jx_array *reflect = ltc(x, 0.5);
   jx_array *z = sel(reflect, neg(x), addc(x, -1));
-  jx_array *num = C(x, 0), *den = C(x, LANCZOS_BASE);
+  jx_array *num = C(x, 0), *den = C(x, special_lanczos_base);
   for (int i = 0; i < 8; i++) {
     jx_array *zi = addc(z, i + 1);
-    num = sub(num, dv(C(x, LANCZOS[i]), mul(zi, zi)));
-    den = add(den, dv(C(x, LANCZOS[i]), zi));
+    num = sub(num, dv(C(x, special_lanczos[i]), mul(zi, zi)));
+    den = add(den, dv(C(x, special_lanczos[i]), zi));
   }
-  double gh = LANCZOS_G + 0.5;
+  double gh = special_lanczos_g + 0.5;
   jx_array *t = addc(z, gh);
   jx_array *log_t = addc(log1p_(mulc(z, 1 / gh)), log(gh));
-  jx_array *y = sub(add(log_t, dv(num, den)), dv(C(x, LANCZOS_G), t));
+  jx_array *y = sub(add(log_t, dv(num, den)), dv(C(x, special_lanczos_g), t));
   /* reflection: psi(1 - x) - pi / tan(pi x), with x shifted by an integer to keep the
    * argument of sin/cos small */
   jx_array *reduced = add(x, fabs_(floor_(addc(x, 0.5))));
@@ -213,6 +213,7 @@ static const SpecialRule LGAMMA = {"lgamma", jvp_lgamma};
 static const SpecialRule DIGAMMA = {"digamma", jvp_digamma};
 
 jx_array *special_lgamma(jx_array *x) { return call1(&LGAMMA, x, impl_lgamma); }
+
 jx_array *special_digamma(jx_array *x) { return call1(&DIGAMMA, x, impl_digamma); }
 
 /* ---------------------------------------------------------------- zeta */
