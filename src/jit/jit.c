@@ -490,11 +490,15 @@ static jx_status run_compiled(const Jaxpr *j, jx_array *const *in, jx_array **ou
   if (!c || (!c->program && !c->segments)) return JX_OK;
   *declined = false;
   const Jaxpr *lj = c->lowered ? c->lowered : j; /* the program's constants are its */
-  if (!c->program) return jit_segments_eval(c->segments, lj, in, out); /* binds on be */
-  jx_array *const *args = in;
-  if (!realize_args(be, j->nin, in, &args)) return jx_last_status();
-  jx_status s = jit_run(c->program, lj, be, args, out);
-  realize_args_free(j->nin, in, args);
+  jx_status s;
+  if (c->program) {
+    jx_array *const *args = in;
+    if (!realize_args(be, j->nin, in, &args)) return jx_last_status();
+    s = jit_run(c->program, lj, be, args, out);
+    realize_args_free(j->nin, in, args);
+  } else {
+    s = jit_segments_eval(c->segments, lj, in, out); /* each piece picks be again */
+  }
   for (int o = 0; s == JX_OK && committed && o < j->nout; o++) out[o]->committed = true;
   return s;
 }
