@@ -1,6 +1,7 @@
 /* interp.c -- the reference interpreter: evaluates kernels directly from the IR, one
  * chunk of iterations at a time, with the scalar semantics of alu_eval_op. It is slow
  * by design and simple enough to trust: every other backend is tested against it. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ typedef struct Program {
   int nnodes, nepi;             /* nodes[0..nnodes) for exp, then nepi for epilogue */
   const AluExp **nodes;
   int fast;                     /* binary_fast's op (an AluOp), or -1: the general path */
+  double (*unary)(double);      /* unary_fast_fn's function, or NULL */
   struct Program *next;
 } Program;
 
@@ -74,6 +76,39 @@ static int binary_fast_op(const Kernel *k) {
       return -1;
   }
   return e->dtype == d ? (int)e->op : -1;
+}
+
+static double neg_(double x) { return -x; }
+
+/* Kernels out = f(in0) of one float op on an input read at gidx, float32 or float64 (an
+ * exp of 16 elements through the node rows took most of a cached eager exp): the C
+ * function ir/eval.c's eval_float_unary applies for op, or NULL. The same values as the
+ * node rows: f of the input widened to double, rounded once to the output's dtype. */
+static double (*unary_fast_fn(const Kernel *k))(double) {
+  const AluExp *e = k->exp;
+  if (k->has_reduction || k->has_pre || k->nextra || k->post || !e || e->nsrc != 1) return NULL;
+  jx_dtype d = k->dtype;
+  const AluExp *x = e->src[0];
+  if ((d != JX_FLOAT32 && d != JX_FLOAT64) || e->dtype != d || x->op != ALU_GLOBAL_INDEX || x->dtype != d ||
+      x->arg != 0 || x->src[0]->op != ALU_SPECIAL || strcmp(x->src[0]->name, "gidx") != 0)
+    return NULL;
+  switch (e->op) {
+  case ALU_NEG: return neg_;
+  case ALU_ABS: return fabs;
+  case ALU_SIN: return sin;
+  case ALU_COS: return cos;
+  case ALU_TAN: return tan;
+  case ALU_TANH: return tanh;
+  case ALU_EXP: return exp;
+  case ALU_EXP2: return exp2;
+  case ALU_EXPM1: return expm1;
+  case ALU_LOG: return log;
+  case ALU_LOG2: return log2;
+  case ALU_LOG1P: return log1p;
+  case ALU_SQRT: return sqrt;
+  case ALU_ERF: return erf;
+  default: return NULL;
+  }
 }
 
 #define BINARY_LOOP(T, U, n, a, b, o, op)                                                     \
@@ -147,6 +182,7 @@ static jx_status interp_prepare(const Backend *be, const Kernel *k, void **exe) 
   p->key = *k;
   p->hash = h;
   p->fast = binary_fast_op(k);
+  p->unary = unary_fast_fn(k);
   p->next = *bucket;
   *bucket = p;
   pthread_mutex_unlock(&cache_lock);
@@ -335,6 +371,18 @@ static jx_status interp_dispatch_one(void *exe, const Kernel *k, void *const *in
   Program *p = exe;
   if (p->fast >= 0) {
     binary_fast(p->fast, k->dtype, k->size, inputs[0], inputs[1], out);
+    return JX_OK;
+  }
+  if (p->unary && k->dtype == JX_FLOAT32) {
+    const float *x = inputs[0];
+    float *z = out;
+    for (int64_t i = 0; i < k->size; i++) z[i] = (float)p->unary(x[i]);
+    return JX_OK;
+  }
+  if (p->unary) {
+    const double *x = inputs[0];
+    double *z = out;
+    for (int64_t i = 0; i < k->size; i++) z[i] = p->unary(x[i]);
     return JX_OK;
   }
   AluValue *pre = NULL;

@@ -439,6 +439,46 @@ static void test_interp_binary_fast(void) {
   }
 }
 
+/* The interpreter's direct loop for out = f(in0) (interp.c unary_fast_fn): the same bits
+ * as the node rows (the kernel with an extra output takes the general path) for every
+ * special value, a NaN with a payload included, and for each op it takes. */
+static void test_interp_unary_fast(void) {
+  static const jx_dtype ds[] = {JX_FLOAT32, JX_FLOAT64};
+  static const AluOp ops[] = {ALU_NEG, ALU_ABS, ALU_SIN, ALU_COS, ALU_TAN, ALU_TANH, ALU_EXP,
+                              ALU_EXP2, ALU_EXPM1, ALU_LOG, ALU_LOG2, ALU_LOG1P, ALU_SQRT, ALU_ERF};
+  enum { N = 16 };
+  for (size_t di = 0; di < sizeof ds / sizeof *ds; di++) {
+    jx_dtype d = ds[di];
+    const double big = d == JX_FLOAT32 ? 3.4028234663852886e38 : 1.7976931348623157e308;
+    const double sub = d == JX_FLOAT32 ? 0x1p-149 : 0x1p-1074;
+    const double fv[N] = {0.0, -0.0, 1.5, -3.25, INFINITY, -INFINITY, NAN, -NAN, big, -big, sub, 1e-3, 88.5, -103.9, 0.7, 1e6};
+    AluValue a[N];
+    for (int i = 0; i < N; i++) a[i].f = fv[i];
+    void *in[1] = {buffer_of(d, a, N)};
+    uint64_t q = d == JX_FLOAT32 ? 0x7fc12345u : 0x7ff8000012345678ull; /* a NaN with a payload */
+    memcpy(in[0], &q, jx_dtype_itemsize(d));
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
+      const AluExp *e = alu_unary(ops[o], alu_global(0, d, alu_special("gidx", N)));
+      Kernel fast = {.nargs = 1, .arg_dtypes = {d}, .size = N, .dtype = d, .exp = e};
+      Kernel rows = fast;
+      rows.nextra = 1, rows.extra[0] = alu_unary(ALU_NEG, e), rows.extra_dtypes[0] = d;
+      size_t bytes = (size_t)N * jx_dtype_itemsize(d);
+      void *got = calloc(1, bytes), *want = calloc(1, bytes), *extra = calloc(1, bytes);
+      void *ef = NULL, *er = NULL;
+      CHECK(backend_interp.prepare(&backend_interp, &fast, &ef) == JX_OK &&
+            backend_interp.dispatch(&backend_interp, ef, &fast, in, (void *[]){got}) == JX_OK);
+      CHECK(backend_interp.prepare(&backend_interp, &rows, &er) == JX_OK &&
+            backend_interp.dispatch(&backend_interp, er, &rows, in, (void *[]){want, extra}) == JX_OK);
+      for (int i = 0; i < N; i++)
+        CHECK_MSG(elem_bits(got, d, i) == elem_bits(want, d, i), "%s %s element %d: %llx vs %llx", dtype_short_name(d),
+                  alu_op_name(ops[o]), i, (unsigned long long)elem_bits(got, d, i),
+                  (unsigned long long)elem_bits(want, d, i));
+      free(got), free(want), free(extra);
+    }
+    free(in[0]);
+  }
+}
+
 static void test_binary_ops(void) {
   for (int i = 0; i < NDTYPES; i++) run_bank(all_dtypes[i], ALU_GROUP_BINARY);
 }
@@ -1525,6 +1565,7 @@ int main(void) {
   TEST_RUN(test_no_compiler);
   TEST_RUN(test_binary_ops);
   TEST_RUN(test_interp_binary_fast);
+  TEST_RUN(test_interp_unary_fast);
   TEST_RUN(test_compare_ops);
   TEST_RUN(test_unary_ops);
   TEST_RUN(test_subnormals);
