@@ -385,6 +385,26 @@ static void test_subnormals(void) {
   }
 }
 
+/* Runs kernel `fast` on the interpreter (its direct loop, where it takes one) and again
+ * with an extra output (the general path: the node rows); every element's bits must
+ * agree. */
+static void check_interp_fast(const Kernel *fast, void *const *in, const char *what) {
+  jx_dtype d = fast->dtype;
+  Kernel rows = *fast;
+  rows.nextra = 1, rows.extra[0] = alu_unary(ALU_NEG, fast->exp), rows.extra_dtypes[0] = d;
+  size_t bytes = (size_t)fast->size * jx_dtype_itemsize(d);
+  void *got = calloc(1, bytes), *want = calloc(1, bytes), *extra = calloc(1, bytes);
+  void *ef = NULL, *er = NULL;
+  CHECK(backend_interp.prepare(&backend_interp, fast, &ef) == JX_OK &&
+        backend_interp.dispatch(&backend_interp, ef, fast, in, (void *[]){got}) == JX_OK);
+  CHECK(backend_interp.prepare(&backend_interp, &rows, &er) == JX_OK &&
+        backend_interp.dispatch(&backend_interp, er, &rows, in, (void *[]){want, extra}) == JX_OK);
+  for (int i = 0; i < fast->size; i++)
+    CHECK_MSG(elem_bits(got, d, i) == elem_bits(want, d, i), "%s %s element %d: %llx vs %llx", dtype_short_name(d),
+              what, i, (unsigned long long)elem_bits(got, d, i), (unsigned long long)elem_bits(want, d, i));
+  free(got), free(want), free(extra);
+}
+
 /* The interpreter's direct loop for out = in0 op in1 (interp.c, binary_fast_op: + - *
  * and float /, float32/float64/int32/int64) gives the bits of its node rows: the same
  * kernel with an extra output (the rows' path) over NaNs with payloads, infinities,
@@ -420,20 +440,7 @@ static void test_interp_binary_fast(void) {
       const AluExp *g = alu_special("gidx", N);
       const AluExp *e = alu_binary(ops[o], alu_global(0, d, g), alu_global(1, d, g));
       Kernel fast = {.nargs = 2, .arg_dtypes = {d, d}, .size = N, .dtype = d, .exp = e};
-      Kernel rows = fast;
-      rows.nextra = 1, rows.extra[0] = alu_unary(ALU_NEG, e), rows.extra_dtypes[0] = d;
-      size_t bytes = (size_t)N * jx_dtype_itemsize(d);
-      void *got = calloc(1, bytes), *want = calloc(1, bytes), *extra = calloc(1, bytes);
-      void *ef = NULL, *er = NULL;
-      CHECK(backend_interp.prepare(&backend_interp, &fast, &ef) == JX_OK &&
-            backend_interp.dispatch(&backend_interp, ef, &fast, in, (void *[]){got}) == JX_OK);
-      CHECK(backend_interp.prepare(&backend_interp, &rows, &er) == JX_OK &&
-            backend_interp.dispatch(&backend_interp, er, &rows, in, (void *[]){want, extra}) == JX_OK);
-      for (int i = 0; i < N; i++)
-        CHECK_MSG(elem_bits(got, d, i) == elem_bits(want, d, i), "%s %s element %d: %llx vs %llx", dtype_short_name(d),
-                  alu_op_name(ops[o]), i, (unsigned long long)elem_bits(got, d, i),
-                  (unsigned long long)elem_bits(want, d, i));
-      free(got), free(want), free(extra);
+      check_interp_fast(&fast, in, alu_op_name(ops[o]));
     }
     free(in[0]), free(in[1]);
   }
@@ -460,20 +467,7 @@ static void test_interp_unary_fast(void) {
     for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
       const AluExp *e = alu_unary(ops[o], alu_global(0, d, alu_special("gidx", N)));
       Kernel fast = {.nargs = 1, .arg_dtypes = {d}, .size = N, .dtype = d, .exp = e};
-      Kernel rows = fast;
-      rows.nextra = 1, rows.extra[0] = alu_unary(ALU_NEG, e), rows.extra_dtypes[0] = d;
-      size_t bytes = (size_t)N * jx_dtype_itemsize(d);
-      void *got = calloc(1, bytes), *want = calloc(1, bytes), *extra = calloc(1, bytes);
-      void *ef = NULL, *er = NULL;
-      CHECK(backend_interp.prepare(&backend_interp, &fast, &ef) == JX_OK &&
-            backend_interp.dispatch(&backend_interp, ef, &fast, in, (void *[]){got}) == JX_OK);
-      CHECK(backend_interp.prepare(&backend_interp, &rows, &er) == JX_OK &&
-            backend_interp.dispatch(&backend_interp, er, &rows, in, (void *[]){want, extra}) == JX_OK);
-      for (int i = 0; i < N; i++)
-        CHECK_MSG(elem_bits(got, d, i) == elem_bits(want, d, i), "%s %s element %d: %llx vs %llx", dtype_short_name(d),
-                  alu_op_name(ops[o]), i, (unsigned long long)elem_bits(got, d, i),
-                  (unsigned long long)elem_bits(want, d, i));
-      free(got), free(want), free(extra);
+      check_interp_fast(&fast, in, alu_op_name(ops[o]));
     }
     free(in[0]);
   }
