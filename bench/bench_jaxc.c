@@ -109,6 +109,24 @@ static jx_status newton_fn(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = s == JX_OK ? r[1] : NULL;
   return s;
 }
+/* tanh(cond(sum(x) > 0, sin, cos, 3x)) + x * x: a cond between other operations (jit runs
+ * the operations around it as compiled pieces, jit/segment.c) */
+static jx_status cond_sin(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_sin(in[0]);
+  return JX_OK;
+}
+static jx_status cond_cos(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_cos(in[0]);
+  return JX_OK;
+}
+static jx_status cond_between_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn *t = jx_fn_new("sin", 1, 1, cond_sin, NULL), *e = jx_fn_new("cos", 1, 1, cond_cos, NULL);
+  jx_array *p = jx_greater(jx_sum(in[0], 0, NULL, false), jx_scalar(0.0)), *r = NULL;
+  jx_status s = jx_lax_cond(p, t, e, 1, (jx_array *[]){jx_mul(in[0], jx_scalar(3.0))}, &r);
+  jx_fn_free(t), jx_fn_free(e);
+  out[0] = s == JX_OK ? jx_add(jx_tanh(r), jx_mul(in[0], in[0])) : NULL;
+  return s;
+}
 /* fori_loop(0, 10000, m -> tanh(m @ a)) on 64x64 */
 static jx_status mm_body(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_tanh(jx_matmul(in[1], ctx));
@@ -142,6 +160,23 @@ static void bench_loops(void) {
   jx_fn *fm = jx_jit(jx_fn_new("fori_mm", 2, 1, fori_mm_fn, NULL));
   printf("fori_matmul64_1e4 %.3f ms\n", best_time(fm, mm, 3) * 1e3);
   fflush(stdout);
+  jx_fn *cb = jx_jit(jx_fn_new("cond_between", 1, 1, cond_between_fn, NULL));
+  for (int64_t n = 1024; n <= 100000; n = n == 1024 ? 100000 : n + 1) { /* a call, in us */
+    jx_array *x = rand_f32(1, &n, 26);
+    double t = 1e30;
+    for (int r = 0; r < 4; r++) { /* r == 0: warm-up */
+      double t0 = now();
+      for (int i = 0; i < 1000; i++) {
+        jx_array *o = NULL;
+        jx_call(cb, &x, &o);
+        jx_block_until_ready(o);
+        jx_free(o);
+      }
+      if (r > 0 && (now() - t0) / 1000 < t) t = (now() - t0) / 1000;
+    }
+    printf("cond_between_%lld %.2f us\n", (long long)n, t * 1e6);
+    fflush(stdout);
+  }
 }
 
 static jx_status matmul_fn(void *ctx, jx_array *const *in, jx_array **out) {

@@ -126,6 +126,10 @@ def peers(only):
         am = jnp.asarray((rng.random((64, 64), dtype=np.float32) - 0.5) * 0.3)
         fm = jax.jit(lambda m, a: lax.fori_loop(0, 10000, lambda i, m: jnp.tanh(m @ a), m))
         res["fori_matmul64_1e4"] = {"jax": best(lambda: block(fm(m0, am)), 3) * 1e3}
+        cb = jax.jit(lambda x: jnp.tanh(lax.cond(jnp.sum(x) > 0, jnp.sin, jnp.cos, x * 3)) + x * x)
+        for n in (1024, 100000):  # a cond between other operations, us a call
+            xc = jnp.asarray(rng.random(n, dtype=np.float32) - 0.5)
+            res[f"cond_between_{n}"] = {"jax": per_call(lambda: block(cb(xc)), 1000) * 1e6}
     for n in (256, 512, 1024, 2048):
         if not want("matmul"): break
         a = rng.random((n, n), dtype=np.float32) - 0.5; b = rng.random((n, n), dtype=np.float32) - 0.5
