@@ -268,7 +268,7 @@ static jx_array *stack(int64_t n, jx_array **ys, const Aval *y) {
   bool ok = true;
   for (int64_t k = 0; k < n; k++) {
     jx_array *r = ok ? prim_reshape(ys[k], y->ndim + 1, shape) : NULL;
-    jx_free(ys[k]);
+    array_drop(ys[k]); /* scan_impl's reference (array_retain), not a scope's */
     ys[k] = r, ok = r != NULL;
   }
   while (ok && n > 1) { /* one level of groups of 32 at a time */

@@ -503,6 +503,76 @@ static void test_errors(void) {
   jx_scope_end(0, NULL);
 }
 
+/* ---- grad through a scan whose body holds a cond (the body does not lower as a whole, so
+ * the known scan runs its trips from the host and stacks its residuals): the gradient of
+ * JAX's and no array left behind (TEST_RUN counts them). The stacking dropped a residual
+ * that was the initial carry as if a scope held it, so the caller's scope never
+ * released that carry (helper-65's trial). Also a failing grad (a non-scalar output)
+ * through a fori_loop whose body multiplies by the index: JX_ERR_SHAPE, nothing left. */
+static jx_status gsc_then(void *c, jx_array *const *in, jx_array **out) {
+  (void)c;
+  out[0] = jx_add(in[0], jx_multiply(in[1], in[1]));
+  return JX_OK;
+}
+static jx_status gsc_else(void *c, jx_array *const *in, jx_array **out) {
+  (void)c;
+  out[0] = jx_subtract(jx_multiply(in[0], jx_scalar(0.9)), in[1]);
+  return JX_OK;
+}
+static jx_status gsc_body(void *c, jx_array *const *in, jx_array **out) {
+  jx_fn *const *br = c;
+  jx_array *r = NULL;
+  jx_status st = jx_lax_cond(jx_greater(in[1], jx_scalar(0.0)), br[0], br[1], 2, in, &r);
+  if (st != JX_OK) return st;
+  out[0] = r, out[1] = jx_multiply(r, in[1]);
+  return JX_OK;
+}
+static jx_status gsc_loss(void *c, jx_array *const *in, jx_array **out) {
+  jx_array *s0 = jx_scalar_of(0, JX_FLOAT32), *s = NULL, *ys = NULL;
+  jx_status st = jx_lax_scan(c, 1, &s0, 1, in, -1, false, 1, &s, &ys);
+  if (st != JX_OK) return st;
+  out[0] = jx_sum(ys, 0, NULL, false);
+  return JX_OK;
+}
+static jx_status fi_body(void *c, jx_array *const *in, jx_array **out) { /* (i, c, a) */
+  (void)c;
+  out[0] = jx_add(jx_multiply(in[1], jx_scalar(0.5)), jx_multiply(in[2], jx_astype(in[0], JX_FLOAT32)));
+  out[1] = in[2];
+  return JX_OK;
+}
+static jx_status fi_vec(void *c, jx_array *const *in, jx_array **out) {
+  jx_array *r[2];
+  jx_status st = jx_lax_fori_loop(jx_scalar_int(0), jx_scalar_int(5), c, 2,
+                                  (jx_array *[]){jx_zeros_like(in[0]), in[0]}, r);
+  if (st == JX_OK) out[0] = r[0];
+  return st;
+}
+
+static void test_grad_scan_cond(void) {
+  jx_fn *br[2] = {jx_fn_new("then", 2, 1, gsc_then, NULL), jx_fn_new("else", 2, 1, gsc_else, NULL)};
+  jx_fn *body = jx_fn_new("body", 2, 2, gsc_body, br), *loss = jx_fn_new("loss", 1, 1, gsc_loss, body);
+  jx_fn *g = jx_grad(loss, 1, NULL), *jg = jx_jit(g);
+  float d[3] = {0.5f, -1.0f, 2.0f};
+  const double want[3] = {1.65, 0.225, 13.225}; /* jax.grad of the same loss */
+  jx_array *x = jx_array_from(d, JX_FLOAT32, 1, (int64_t[]){3});
+  for (int k = 0; k < 4; k++) { /* grad, then jit(grad) three times */
+    jx_array *r = NULL;
+    CHECK_MSG(jx_call(k ? jg : g, &x, &r) == JX_OK, "%s", jx_last_error());
+    float got[3] = {0};
+    if (r) jx_read(r, got, sizeof got);
+    for (int i = 0; i < 3; i++) CHECK_NEAR(got[i], want[i], 1e-5 * (1 + fabs(want[i])));
+    jx_free(r);
+  }
+  jx_fn *fb = jx_fn_new("fi_body", 3, 2, fi_body, NULL), *fv = jx_fn_new("fi_vec", 1, 1, fi_vec, fb);
+  jx_fn *gv = jx_grad(fv, 1, NULL);
+  jx_array *r = NULL;
+  CHECK(jx_call(gv, &x, &r) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "first output must be a scalar");
+  jx_free(x);
+  jx_fn_free(gv), jx_fn_free(fv), jx_fn_free(fb);
+  jx_fn_free(jg), jx_fn_free(g), jx_fn_free(loss), jx_fn_free(body), jx_fn_free(br[0]), jx_fn_free(br[1]);
+}
+
 int main(void) {
   TEST_RUN(test_goldens);
   TEST_RUN(test_grad_scan_vs_unrolled);
@@ -510,5 +580,6 @@ int main(void) {
   TEST_RUN(test_vmap_vs_loop);
   TEST_RUN(test_make_jaxpr);
   TEST_RUN(test_errors);
+  TEST_RUN(test_grad_scan_cond);
   return test_finish();
 }
