@@ -115,6 +115,10 @@ jx_status jx_lax_cond(jx_array *pred, jx_fn *true_fn, jx_fn *false_fn, int nops,
                       jx_array *const *operands, jx_array **out) {
   const char *fn = "jx_lax_cond";
   jx_fn *branches[2] = {false_fn, true_fn}; /* index 0 is false, as JAX orders them */
+  if (!true_fn || !false_fn) { /* named as the caller passed them, not by branch index */
+    error_set(JX_ERR_VALUE, "%s: %s is NULL", fn, !true_fn ? "true_fn" : "false_fn");
+    return JX_ERR_VALUE;
+  }
   if (!check_args(fn, 2, branches, nops, operands, out) || !scalar_index(fn, pred, true))
     return jx_last_status();
   jx_scope_begin();

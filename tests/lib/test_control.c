@@ -168,6 +168,10 @@ static void test_errors(void) {
   CHECK_ERROR(JX_ERR_VALUE, "jx_lax_cond: the predicate is NULL");
   CHECK(jx_lax_switch(NULL, 2, (jx_fn *[]){fb, fb}, 2, (jx_array *[]){x, x}, out) == JX_ERR_VALUE);
   CHECK_ERROR(JX_ERR_VALUE, "jx_lax_switch: the index is NULL");
+  CHECK(jx_lax_cond(p, NULL, fb, 2, (jx_array *[]){x, x}, out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_lax_cond: true_fn is NULL");
+  CHECK(jx_lax_cond(p, fb, NULL, 2, (jx_array *[]){x, x}, out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_lax_cond: false_fn is NULL");
   /* wrong operand count for a branch */
   CHECK(jx_lax_cond(p, fb, fb, 1, (jx_array *[]){x}, out) == JX_ERR_VALUE);
   CHECK_ERROR(JX_ERR_VALUE, "sin_times takes 2 inputs, 1 operands given");
