@@ -165,7 +165,10 @@ jx_status jit_segments_eval(const JitSegments *sg, const Jaxpr *j, jx_array *con
     const JaxprEqn *q = g->sub ? NULL : &j->eqns[g->eqn];
     int nin = q ? q->nin : g->nin, nout = q ? q->nout : g->nout;
     const int *iv = q ? q->in : g->in, *ov = q ? q->out : g->out;
-    jx_array **args = malloc((size_t)(nin + 1) * sizeof *args), **res = calloc((size_t)nout + 1, sizeof *res);
+    /* a loop body's pieces run every trip: small argument lists stay on the stack */
+    jx_array *args_small[8], *res_small[8] = {NULL};
+    jx_array **args = nin <= 8 ? args_small : malloc((size_t)nin * sizeof *args);
+    jx_array **res = nout <= 8 ? res_small : calloc((size_t)nout, sizeof *res);
     if (!args || !res) {
       error_set(JX_ERR_OOM, "jit: out of memory");
       s = JX_ERR_OOM;
@@ -176,7 +179,8 @@ jx_status jit_segments_eval(const JitSegments *sg, const Jaxpr *j, jx_array *con
       if (compiled) __atomic_add_fetch(&pieces_compiled, 1, __ATOMIC_RELAXED);
       for (int o = 0; s == JX_OK && o < nout; o++) env[ov[o]] = res[o];
     }
-    free(args), free(res);
+    if (args != args_small) free(args);
+    if (res != res_small) free(res);
   }
   for (int i = 0; i < j->nout; i++) out[i] = s == JX_OK ? jx_ref(env[j->outvars[i]]) : NULL;
   jx_scope_end(s == JX_OK ? j->nout : 0, out);
