@@ -82,6 +82,37 @@ template <int MODE> __global__ void __launch_bounds__(256) k_chain_gs(const uint
   }
 }
 
+// cache hints: LD 0 __ldg (ld.global.nc), 1 __ldcs (evict-first), 2 __ldlu (last use);
+// ST 0 a plain store, 1 __stcs (evict-first), 2 __stwt (write-through)
+template <int LD> __device__ __forceinline__ uint4 ld_h(const uint4 *p) {
+  return LD == 1 ? __ldcs(p) : LD == 2 ? __ldlu(p) : __ldg(p);
+}
+template <int ST> __device__ __forceinline__ void st_h(uint4 *p, uint4 v) {
+  if (ST == 1) __stcs(p, v);
+  else if (ST == 2) __stwt(p, v);
+  else *p = v;
+}
+// jaxc's framing (V vectors a thread, loads first, a grid covering the work) with hints;
+// MODE < 0: a copy
+template <int MODE, int V, int LD, int ST> __global__ void __launch_bounds__(256) k_chain_h(const uint4 *__restrict__ x, uint4 *__restrict__ y, int64_t n4) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x * V + threadIdx.x;
+  uint4 u[V];
+#pragma unroll
+  for (int v = 0; v < V; v++) if (i + v * blockDim.x < n4) u[v] = ld_h<LD>(x + i + v * blockDim.x);
+#pragma unroll
+  for (int v = 0; v < V; v++) {
+    if (i + v * blockDim.x >= n4) continue;
+    if (MODE >= 0) {
+      float f[4];
+      memcpy(f, &u[v], 16);
+#pragma unroll
+      for (int j = 0; j < 4; j++) f[j] = chain<(MODE < 0 ? 0 : MODE)>(f[j]);
+      memcpy(&u[v], f, 16);
+    }
+    st_h<ST>(y + i + v * blockDim.x, u[v]);
+  }
+}
+
 // ---------------------------------------------------------------- softmax over rows
 template <int T, int R> __device__ __forceinline__ float block_max(float v, float *sh) {
   for (int o = 16; o; o /= 2) v = fmaxf(v, __shfl_xor_sync(~0u, v, o));
@@ -202,6 +233,12 @@ int main() {
   ROW("chain_full1_fma_div", (k_chain<0, 1><<<full(1), 256>>>((const uint4 *)x, (uint4 *)y, n4)));
   ROW("chain_full1_fma_divc", (k_chain<2, 1><<<full(1), 256>>>((const uint4 *)x, (uint4 *)y, n4)));
   ROW("chain_full2_fma_divc", (k_chain<2, 2><<<full(2), 256>>>((const uint4 *)x, (uint4 *)y, n4)));
+  // cache hints on the copy and on jaxc's chain form (rounded ops, division by a constant)
+#define HROW(M, V, LD, ST) ROW("h_" #M "_v" #V "_ld" #LD "_st" #ST, (k_chain_h<M, V, LD, ST><<<full(V), 256>>>((const uint4 *)x, (uint4 *)y, n4)))
+  HROW(-1, 1, 0, 0); HROW(-1, 2, 0, 0); HROW(-1, 2, 1, 1); HROW(-1, 2, 0, 1); HROW(-1, 2, 2, 1); HROW(-1, 4, 0, 0); HROW(-1, 4, 1, 1);
+  HROW(3, 2, 0, 0); HROW(3, 2, 1, 0); HROW(3, 2, 0, 1); HROW(3, 2, 1, 1); HROW(3, 2, 2, 1); HROW(3, 2, 0, 2);
+  HROW(3, 1, 1, 1); HROW(3, 4, 0, 0); HROW(3, 4, 1, 1);
+  HROW(3, 2, 0, 0); HROW(3, 2, 1, 1);
   // softmax 4096 x 4096
   {
     const int rows = 4096;
