@@ -368,17 +368,22 @@ bool array_axes_mask(const char *fn, int naxes, const int *axes, int ndim, bool 
   return true;
 }
 
-const char *array_describe(char *buf, const jx_array *a) {
-  char shape[ERROR_SHAPE_BUF];
-  if (!a) return strcpy(buf, "NULL");
-  error_shape_str(shape, a->ndim, a->shape);
+const char *array_type_str(char *buf, jx_dtype dtype, int ndim, const int64_t *shape) {
+  char dims[ERROR_SHAPE_BUF];
+  error_shape_str(dims, ndim, shape);
   /* "(2,3)" -> "float32[2,3]" */
-  size_t n = strlen(shape);
-  shape[n - 1] = '\0';
-  if (a->ndim == 1) shape[n - 2] = '\0';
-  strcpy(buf, jx_dtype_name(a->dtype));
+  size_t n = strlen(dims);
+  dims[n - 1] = '\0';
+  if (ndim == 1) dims[n - 2] = '\0';
+  const char *name = jx_dtype_name(dtype);
+  strcpy(buf, name ? name : "?");
   strcat(buf, "[");
-  strcat(buf, shape + 1);
+  strcat(buf, dims + 1);
   strcat(buf, "]");
   return buf;
+}
+
+const char *array_describe(char *buf, const jx_array *a) {
+  if (!a) return strcpy(buf, "NULL");
+  return array_type_str(buf, a->dtype, a->ndim, a->shape);
 }

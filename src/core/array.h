@@ -105,7 +105,11 @@ bool array_normalize_axis(const char *fn, int *axis, int ndim);
 /* Normalizes an axis list into a sorted bool mask of ndim entries; axes == NULL marks
  * every axis. Repeated or out-of-range axes: false + JX_ERR_SHAPE. */
 bool array_axes_mask(const char *fn, int naxes, const int *axes, int ndim, bool *mask);
-/* Formats "float32[2,3]" into buf (ERROR_SHAPE_BUF + 16 bytes). */
+/* Formats an array's type as JAX spells an abstract value -- "float32[2,3]", "int32[]"
+ * for a 0-d array -- into buf (ARRAY_DESCRIBE_BUF bytes); every error message that names
+ * a type uses it. */
+const char *array_type_str(char *buf, jx_dtype dtype, int ndim, const int64_t *shape);
+/* array_type_str of a's type; "NULL" for NULL. */
 const char *array_describe(char *buf, const jx_array *a);
 #define ARRAY_DESCRIBE_BUF (JX_MAX_NDIM * 21 + 24)
 

@@ -34,12 +34,11 @@ static jx_status run_switch(const char *fn, jx_array *index, int nbranches, jx_f
       const Aval *a = &js[b]->vars[js[b]->outvars[o]], *z = &js[0]->vars[js[0]->outvars[o]];
       if (a->dtype == z->dtype && a->ndim == z->ndim && !memcmp(a->shape, z->shape, (size_t)a->ndim * sizeof(int64_t)))
         continue;
-      char s0[ERROR_SHAPE_BUF], s1[ERROR_SHAPE_BUF];
-      error_shape_str(s0, z->ndim, z->shape), error_shape_str(s1, a->ndim, a->shape);
+      char t0[ARRAY_DESCRIBE_BUF], t1[ARRAY_DESCRIBE_BUF];
+      aval_text(t0, sizeof t0, z), aval_text(t1, sizeof t1, a);
       s = a->dtype != z->dtype ? JX_ERR_DTYPE : JX_ERR_SHAPE;
-      error_set(s, "%s: branches must give equal output types: output %d is %s%s in branch 0 (%s) but %s%s in "
-                "branch %d (%s)", fn, o, jx_dtype_name(z->dtype), s0, jx_fn_name(branches[0]),
-                jx_dtype_name(a->dtype), s1, b, jx_fn_name(branches[b]));
+      error_set(s, "%s: branches must give equal output types: output %d is %s in branch 0 (%s) but %s in "
+                "branch %d (%s)", fn, o, t0, jx_fn_name(branches[0]), t1, b, jx_fn_name(branches[b]));
     }
   if (s == JX_OK) s = prim_cond(nbranches, js, index, nops, operands, out);
   for (int b = 0; b < nbranches; b++) jaxpr_free(js[b]);
@@ -83,11 +82,10 @@ static bool scalar_index(const char *fn, jx_array *x, bool allow_bool) {
   }
   bool ok_dtype = dtype_is_integer(x->dtype) || (allow_bool && x->dtype == JX_BOOL);
   if (x->ndim != 0 || !ok_dtype) {
-    char shape[ERROR_SHAPE_BUF];
-    error_shape_str(shape, x->ndim, x->shape);
-    error_set(x->ndim ? JX_ERR_SHAPE : JX_ERR_DTYPE, "%s: the %s must be a scalar %s, got %s%s", fn,
+    char type[ARRAY_DESCRIBE_BUF];
+    error_set(x->ndim ? JX_ERR_SHAPE : JX_ERR_DTYPE, "%s: the %s must be a scalar %s, got %s", fn,
               allow_bool ? "predicate" : "index", allow_bool ? "bool or integer" : "integer",
-              jx_dtype_name(x->dtype), shape);
+              array_describe(type, x));
     return false;
   }
   return true;

@@ -81,12 +81,6 @@ static bool trace_fn(const char *fn, jx_fn *f, int nin, const Aval *in, Traced *
   return ok;
 }
 
-static void aval_text(char *buf, size_t n, const Aval *a) {
-  char shape[ERROR_SHAPE_BUF];
-  error_shape_str(shape, a->ndim, a->shape);
-  snprintf(buf, n, "%s%s", jx_dtype_name(a->dtype), shape);
-}
-
 static bool same_type(const Aval *a, const Aval *b) {
   return a->dtype == b->dtype && a->ndim == b->ndim &&
          memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0;
@@ -104,7 +98,7 @@ static bool check_carry(const char *fn, jx_fn *body, const Jaxpr *j, int at, int
       if (carry[o].weak && !got.weak) carry[o].weak = false, *retrace = true;
       continue;
     }
-    char b0[ERROR_SHAPE_BUF + 16], b1[ERROR_SHAPE_BUF + 16];
+    char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
     aval_text(b0, sizeof b0, &got), aval_text(b1, sizeof b1, &carry[o]);
     error_set(got.dtype != carry[o].dtype ? JX_ERR_DTYPE : JX_ERR_SHAPE,
               "%s: %s gives %s for carry %d, but the carry's initial value is %s (the carry must "
@@ -168,7 +162,7 @@ static jx_status while_loop(const char *fn, jx_fn *cond_fn, jx_fn *body_fn, int6
   if (ok) {
     Aval p = c.j->vars[c.j->outvars[0]];
     if (p.ndim != 0 || p.dtype != JX_BOOL) {
-      char b0[ERROR_SHAPE_BUF + 16];
+      char b0[ARRAY_DESCRIBE_BUF];
       aval_text(b0, sizeof b0, &p);
       error_set(p.ndim ? JX_ERR_SHAPE : JX_ERR_DTYPE, "%s: cond_fun %s must give a bool scalar, got %s", fn,
                 jx_fn_name(cond_fn), b0);

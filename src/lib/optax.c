@@ -462,9 +462,8 @@ static bool check_like(const char *fn, const char *what, int i, jx_array *s, jx_
 
 static bool check_count(const char *fn, jx_array *c) {
   if (c->ndim == 0 && dtype_is_integer(c->dtype)) return true;
-  char a[ERROR_SHAPE_BUF];
-  error_set(JX_ERR_SHAPE, "%s: state count must be a 0-d integer array, got %s%s", fn,
-            jx_dtype_name(c->dtype), error_shape_str(a, c->ndim, c->shape));
+  char a[ARRAY_DESCRIBE_BUF];
+  error_set(JX_ERR_SHAPE, "%s: state count must be a 0-d integer array, got %s", fn, array_describe(a, c));
   return false;
 }
 

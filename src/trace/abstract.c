@@ -1,6 +1,7 @@
 /* abstract.c -- abstract evaluation: each primitive's result dtype, weak type and
  * shape, computed from its operands' avals and params, with the argument checks
  * every trace level shares (JAX's abstract_eval rules). */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/array.h"
@@ -15,14 +16,16 @@ Aval prim_aval_of(const jx_array *a) {
   return v;
 }
 
+void aval_text(char *buf, size_t n, const Aval *a) {
+  char t[ARRAY_DESCRIBE_BUF];
+  snprintf(buf, n, "%s", array_type_str(t, a->dtype, a->ndim, a->shape));
+}
+
 static const char *aval_str(char *buf, const Aval *a) {
-  char shape[ERROR_SHAPE_BUF];
-  error_shape_str(shape, a->ndim, a->shape);
-  strcpy(buf, jx_dtype_name(a->dtype));
-  strcat(buf, shape);
+  aval_text(buf, ARRAY_DESCRIBE_BUF, a);
   return buf;
 }
-#define AVAL_BUF (ERROR_SHAPE_BUF + 16)
+#define AVAL_BUF ARRAY_DESCRIBE_BUF
 
 static bool same_shape(const Aval *a, const Aval *b) {
   return a->ndim == b->ndim && memcmp(a->shape, b->shape, (size_t)a->ndim * 8) == 0;

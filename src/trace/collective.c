@@ -258,7 +258,7 @@ jx_array *prim_collective_like(Prim p, jx_array *x, const PrimParams *pp) {
 
 static bool shape_error(Prim p, const PrimParams *pp, const Aval *x, const char *what) {
   char b[ARRAY_DESCRIBE_BUF];
-  custom_aval_text(b, sizeof b, x);
+  aval_text(b, sizeof b, x);
   error_set(JX_ERR_SHAPE, "%s: %s (operand %s, axis '%s' of size %lld)", prim_name(p), what, b,
             pp->text ? pp->text : "?", (long long)pp->length);
   return false;

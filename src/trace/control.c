@@ -39,12 +39,6 @@ static jx_status run_sub(const Jaxpr *j, jx_array *const *in, jx_array **out) {
   return prim_eval_jaxpr(j, in, out);
 }
 
-static void aval_text(char *buf, size_t n, const Aval *a) {
-  char shape[ERROR_SHAPE_BUF];
-  error_shape_str(shape, a->ndim, a->shape);
-  snprintf(buf, n, "%s%s", jx_dtype_name(a->dtype), shape);
-}
-
 static bool same_type(const Aval *a, const Aval *b) {
   return a->dtype == b->dtype && a->ndim == b->ndim &&
          memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0;
@@ -59,7 +53,7 @@ static bool scan_abstract_eval(int nin, const Aval *in, const PrimParams *pp, Av
 bool control_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
   if (p == PRIM_while) return while_abstract_eval(nin, in, pp, out);
   if (p == PRIM_scan) return scan_abstract_eval(nin, in, pp, out);
-  char b0[ERROR_SHAPE_BUF + 16], b1[ERROR_SHAPE_BUF + 16];
+  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   int n = pp->nbranches;
   if (n < 1 || n > PRIM_MAX_BRANCHES) {
     error_set(JX_ERR_INTERNAL, "%s: %d branches", prim_name(p), n);
@@ -115,7 +109,7 @@ int control_nout(Prim p, const PrimParams *pp) {
 
 /* in[first .. first + n) against j's inputs from `at`: the message names both types. */
 static bool inputs_match(const char *what, const Jaxpr *j, int at, const Aval *in, int n) {
-  char b0[ERROR_SHAPE_BUF + 16], b1[ERROR_SHAPE_BUF + 16];
+  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   for (int i = 0; i < n; i++)
     if (!same_type(&j->vars[j->invars[at + i]], &in[i])) {
       aval_text(b0, sizeof b0, &in[i]), aval_text(b1, sizeof b1, &j->vars[j->invars[at + i]]);
@@ -128,7 +122,7 @@ static bool inputs_match(const char *what, const Jaxpr *j, int at, const Aval *i
 
 /* body outputs [at, at + n) against the carries' types: both named. */
 static bool carry_match(const char *what, const Jaxpr *body, int at, const Aval *carry, int n) {
-  char b0[ERROR_SHAPE_BUF + 16], b1[ERROR_SHAPE_BUF + 16];
+  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   for (int o = 0; o < n; o++) {
     const Aval *a = &body->vars[body->outvars[at + o]];
     if (!same_type(a, &carry[o])) {
@@ -152,7 +146,7 @@ static bool while_abstract_eval(int nin, const Aval *in, const PrimParams *pp, A
   }
   const Aval *p = &cj->vars[cj->outvars[0]];
   if (p->ndim != 0 || p->dtype != JX_BOOL) {
-    char b0[ERROR_SHAPE_BUF + 16];
+    char b0[ARRAY_DESCRIBE_BUF];
     aval_text(b0, sizeof b0, p);
     error_set(JX_ERR_DTYPE, "while: cond_fun must give a bool scalar, got %s", b0);
     return false;
@@ -218,7 +212,7 @@ static bool scan_abstract_eval(int nin, const Aval *in, const PrimParams *pp, Av
     return false;
   for (int i = 0; i < nx; i++) {
     const Aval *x = &in[nk + ncarry + i];
-    char b0[ERROR_SHAPE_BUF + 16];
+    char b0[ARRAY_DESCRIBE_BUF];
     if (x->ndim < 1 || x->shape[0] != pp->length) {
       aval_text(b0, sizeof b0, x);
       error_set(JX_ERR_SHAPE, "scan: xs %d is %s but its leading axis must have the length %lld", i, b0,

@@ -43,12 +43,6 @@ jx_status prim_checkpoint(struct Jaxpr *j, unsigned policy, int nin, jx_array *c
   return bind_call(PRIM_checkpoint, &pp, nin, in, out);
 }
 
-void custom_aval_text(char *buf, size_t n, const Aval *a) {
-  char shape[ERROR_SHAPE_BUF];
-  error_shape_str(shape, a->ndim, a->shape);
-  snprintf(buf, n, "%s%s", jx_dtype_name(a->dtype), shape);
-}
-
 /* The operands after the first `skip` (custom_lin's residuals) must have the primal
  * jaxpr's input types (weak types may differ); the results are its outputs. */
 bool custom_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out) {
@@ -68,8 +62,8 @@ bool custom_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp,
     const Aval *want = &j->vars[j->invars[i]], *got = &in[skip + i];
     if (want->dtype != got->dtype || want->ndim != got->ndim ||
         memcmp(want->shape, got->shape, (size_t)want->ndim * sizeof(int64_t))) {
-      char b0[ERROR_SHAPE_BUF + 16], b1[ERROR_SHAPE_BUF + 16];
-      custom_aval_text(b0, sizeof b0, got), custom_aval_text(b1, sizeof b1, want);
+      char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+      aval_text(b0, sizeof b0, got), aval_text(b1, sizeof b1, want);
       error_set(JX_ERR_SHAPE, "%s: operand %d is %s but the primal function takes %s", prim_name(p),
                 skip + i, b0, b1);
       return false;

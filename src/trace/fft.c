@@ -14,12 +14,6 @@ static const char *const type_names[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
 
 const char *prim_fft_type_name(unsigned type) { return type < 4 ? type_names[type] : "?"; }
 
-static void aval_text(char *buf, size_t n, const Aval *a) {
-  size_t k = (size_t)snprintf(buf, n, "%s[", jx_dtype_name(a->dtype));
-  for (int d = 0; d < a->ndim && k < n; d++) k += (size_t)snprintf(buf + k, n - k, d ? ",%lld" : "%lld", (long long)a->shape[d]);
-  if (k < n) snprintf(buf + k, n - k, "]");
-}
-
 static void lens_text(char *buf, size_t n, const PrimParams *pp) {
   size_t k = (size_t)snprintf(buf, n, "(");
   for (int d = 0; d < pp->ndim && k < n; d++) k += (size_t)snprintf(buf + k, n - k, d ? ", %lld" : "%lld", (long long)pp->shape[d]);

@@ -172,6 +172,8 @@ bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, A
 bool prim_has_abstract_rule(Prim p);
 /* Aval of an array. */
 Aval prim_aval_of(const jx_array *a);
+/* An aval as error messages spell it (array_type_str: "float32[3]") into buf (n bytes). */
+void aval_text(char *buf, size_t n, const Aval *a);
 
 /* dot_general as a batched matrix product: x permuted by xperm to (batch, free,
  * contract) and reshaped to (B, M, K); y permuted by yperm to (batch, contract, free)

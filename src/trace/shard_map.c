@@ -261,8 +261,8 @@ bool shard_map_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *
     if (b.dtype != want->dtype || b.ndim != want->ndim ||
         memcmp(b.shape, want->shape, (size_t)b.ndim * sizeof *b.shape) != 0) {
       char t0[ARRAY_DESCRIBE_BUF], t1[ARRAY_DESCRIBE_BUF];
-      custom_aval_text(t0, sizeof t0, &b);
-      custom_aval_text(t1, sizeof t1, want);
+      aval_text(t0, sizeof t0, &b);
+      aval_text(t1, sizeof t1, want);
       error_set(JX_ERR_SHAPE, "shard_map: input %d's block is %s, the body takes %s", i, t0, t1);
       return false;
     }

@@ -35,11 +35,10 @@ jx_status control_impl(Prim p, int nin, jx_array *const *in, const PrimParams *p
                        jx_array **out);
 
 /* custom.c: abstract and eager evaluation of custom_jvp_call, custom_vjp_call,
- * custom_lin and checkpoint; an aval as text ("float32[3]") for error messages. */
+ * custom_lin and checkpoint. */
 bool custom_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, Aval *out);
 jx_status custom_impl(Prim p, int nin, jx_array *const *in, const PrimParams *pp, int nout,
                       jx_array **out);
-void custom_aval_text(char *buf, size_t n, const Aval *a);
 /* debug.c: an interned copy of s (compared by pointer, immortal; NULL + JX_ERR_OOM). */
 const char *debug_intern(const char *s);
 /* debug.c: debug_print's abstract evaluation (no results) and evaluation (prints). */

@@ -19,8 +19,8 @@ bool custom_check_types(const char *what, const char *rule, const char *kind, in
     const Aval *w = &want[i];
     if (a.dtype == w->dtype && a.ndim == w->ndim && !memcmp(a.shape, w->shape, (size_t)a.ndim * sizeof(int64_t)))
       continue;
-    char b0[ERROR_SHAPE_BUF + 16], b1[ERROR_SHAPE_BUF + 16];
-    custom_aval_text(b0, sizeof b0, &a), custom_aval_text(b1, sizeof b1, w);
+    char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+    aval_text(b0, sizeof b0, &a), aval_text(b1, sizeof b1, w);
     error_set(a.dtype != w->dtype ? JX_ERR_DTYPE : JX_ERR_SHAPE,
               "%s: %s %d of %s is %s but %s %d is %s (they must have equal shapes and dtypes)",
               what, kind, i, rule, b0, want_what, i, b1);

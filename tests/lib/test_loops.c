@@ -466,13 +466,13 @@ static void test_errors(void) {
   jx_fn *bd = jx_fn_new("double", 1, 1, e_double, NULL);
   /* the body changes the carry's dtype, then its shape: both types named */
   CHECK(jx_lax_while_loop(ci, bi, 1, &x, out) == JX_ERR_DTYPE);
-  CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_while_loop: to_int gives int32(3,) for carry 0, but the carry's initial value is float32(3,)");
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_while_loop: to_int gives int32[3] for carry 0, but the carry's initial value is float32[3]");
   CHECK(out[0] == NULL);
   CHECK(jx_lax_while_loop(ci, bg, 1, &x, out) == JX_ERR_SHAPE);
-  CHECK_ERROR(JX_ERR_SHAPE, "grow gives float32(6,) for carry 0, but the carry's initial value is float32(3,)");
+  CHECK_ERROR(JX_ERR_SHAPE, "grow gives float32[6] for carry 0, but the carry's initial value is float32[3]");
   /* a cond that is not a bool scalar */
   CHECK(jx_lax_while_loop(cfl, bd, 1, &x, out) == JX_ERR_DTYPE);
-  CHECK_ERROR(JX_ERR_DTYPE, "cond_fun float_cond must give a bool scalar, got float32()");
+  CHECK_ERROR(JX_ERR_DTYPE, "cond_fun float_cond must give a bool scalar, got float32[]");
   /* scan: xs of different lengths, a scalar xs, no length */
   jx_array *x4 = jx_ones(1, (int64_t[]){4}, JX_FLOAT32), *s0 = jx_scalar(1.0);
   jx_fn *add2 = jx_fn_new("m", 1, 1, e_double, NULL);

@@ -586,7 +586,7 @@ static void test_bad_updates(void) {
   jx_array *arr[5] = {jx_zeros(1, (int64_t[]){2}, JX_INT32), p[0], p[1], p[0], p[1]};
   jx_optax_state *weird = jx_optax_state_from_arrays(tx, 2, 5, arr);
   CHECK(jx_optax_update(tx, weird, 2, p, p, u) == JX_ERR_SHAPE);
-  CHECK_ERROR(JX_ERR_SHAPE, "state count must be a 0-d integer array, got int32(2,)");
+  CHECK_ERROR(JX_ERR_SHAPE, "state count must be a 0-d integer array, got int32[2]");
   jx_optax_state_free(weird), jx_optax_state_free(st);
   jx_optax_transform_free(tx), jx_optax_transform_free(other);
   /* losses */
