@@ -376,6 +376,14 @@ static int64_t transpose_tile(const Kernel *k) {
 
 /* JAXC_CUDA_EW_FILL=n: the blocks a vectorized elementwise kernel's grid keeps at least
  * by taking fewer vectors a thread (RENDER_CUDA_EW_FILL_BLOCKS; 0: none, measuring) */
+/* Cache hints of vectorized elementwise kernels' streams (JAXC_CUDA_EW_HINT, measuring):
+ * bit 0 loads with ld.global.cs (__ldcs, evict-first) instead of ld.global.nc (__ldg),
+ * bit 1 stores with st.global.cs (__stcs); default 0, plain. */
+static int ew_hint(void) {
+  static int v = -1;
+  return config_env_setting(&v, "JAXC_CUDA_EW_HINT", 0, 0, 3);
+}
+
 static int ew_fill_blocks(void) {
   static int v = -1;
   return config_env_setting(&v, "JAXC_CUDA_EW_FILL", RENDER_CUDA_EW_FILL_BLOCKS, 0, 1 << 20);
@@ -715,14 +723,15 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *kin, Buf *b
   }
   int nv = plan.nvec;
   long long n4 = (long long)(k->size / 4);
+  const char *ld = ew_hint() & 1 ? "__ldcs" : "__ldg";
   buf_printf(b, "  for (int64_t jx_t0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; jx_t0 < %lldLL; "
                 "jx_t0 += jx_stride * %d) {\n", nv, n4, nv);
   for (int w = 0; w < nv; w++) {
     buf_printf(b, "    const int64_t jx_t%d_ = jx_t0 + %d * (int64_t)blockDim.x;\n", w, w);
     for (int i = 0; i < k->nargs && i < 64; i++)
       if (plan.vec_inputs >> i & 1)
-        buf_printf(b, "    %s xa%d_%d[4];\n    if (jx_t%d_ < %lldLL) { const uint4 u = __ldg((const uint4 *)in%d + jx_t%d_); "
-                      "memcpy(xa%d_%d, &u, 16); }\n", emit_types[k->arg_dtypes[i]].elem, i, w, w, n4, i, w, i, w);
+        buf_printf(b, "    %s xa%d_%d[4];\n    if (jx_t%d_ < %lldLL) { const uint4 u = %s((const uint4 *)in%d + jx_t%d_); "
+                      "memcpy(xa%d_%d, &u, 16); }\n", emit_types[k->arg_dtypes[i]].elem, i, w, w, n4, ld, i, w, i, w);
     for (int l = 0; l < nl && ok; l++) {
       if (cls[l] == IDX_OTHER) continue;
       const AluExp *x = nodes[l];
@@ -734,8 +743,8 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *kin, Buf *b
       char *gv = emit_part(&pg, contig ? x->src[0] : x);
       ok = gv != NULL;
       if (ok && contig)
-        buf_printf(b, "      const uint4 u = __ldg((const uint4 *)(in%lld + (%s)));\n      memcpy(xg%d_%d, &u, 16);\n",
-                   (long long)x->arg, gv, l, w);
+        buf_printf(b, "      const uint4 u = %s((const uint4 *)(in%lld + (%s)));\n      memcpy(xg%d_%d, &u, 16);\n",
+                   ld, (long long)x->arg, gv, l, w);
       else if (ok) buf_printf(b, "      xg%d_%d = %s;\n", l, w, gv);
       buf_str(b, "    }\n");
       free(gv);
@@ -766,7 +775,8 @@ static bool render_elementwise(const RenderLang *lang, const Kernel *kin, Buf *b
       buf_str(b, "      }\n");
     }
     for (int o = 0; o <= k->nextra; o++)
-      buf_printf(b, "      { uint4 u; memcpy(&u, ya%d, 16); ((uint4 *)out%d)[jx_t%d_] = u; }\n", o, o, w);
+      buf_printf(b, ew_hint() & 2 ? "      { uint4 u; memcpy(&u, ya%d, 16); __stcs((uint4 *)out%d + jx_t%d_, u); }\n"
+                                  : "      { uint4 u; memcpy(&u, ya%d, 16); ((uint4 *)out%d)[jx_t%d_] = u; }\n", o, o, w);
     buf_str(b, "    }\n");
   }
   buf_str(b, "  }\n");
