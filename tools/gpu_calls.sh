@@ -29,9 +29,10 @@ memcheck)
   slow="transform_test_vmap:4 lib_test_linalg:4 lib_test_random:3 lib_test_random_more:2 lib_test_random_keys:2
         lib_test_special:2 core_test_errors:2"
   # every other cuda registration (X_cuda runs program X; backend_test's is backend_test_cuda,
-  # which gpu_session.sh finds); the two MiniLM programs skip there (no model travels)
+  # which gpu_session.sh finds; X_shardIofN_cuda are shards of the slow ones above); the two
+  # MiniLM programs skip there (no model travels)
   others=$(cd build-gpu && ctest -N -R '_cuda$' | sed -n 's/.*Test *#[0-9]*: \(.*\)_cuda$/\1/p' |
-    grep -vE '^(transform_test_vmap|lib_test_(special|random|random_more|random_keys|linalg|tokenizer)|core_test_errors|examples_test_bert)$')
+    grep -vE '^(transform_test_vmap|lib_test_(special|random|random_more|random_keys|linalg|tokenizer)|core_test_errors|examples_test_bert)$|_shard[0-9]+of[0-9]+$')
   PAR=1 PHASES="memcheck" MC_J=16 MC_TOTAL_S=$(( 570 - ($(date +%s) - T0) )) MEMCHECK_S=420 \
     MC_OPTS="--target-processes application-only" MEMCHECK_TESTS="$slow $others" bash tools/gpu_session.sh 2>&1 | tail -100
   ;;
