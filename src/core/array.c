@@ -249,7 +249,7 @@ void jx_free(jx_array *a) {
 }
 
 jx_array *array_new(Buffer *buf, ShapeTracker *st, jx_dtype dtype, bool weak) {
-  jx_array *a = buf && st && !inject_failure() ? calloc(1, sizeof *a) : NULL;
+  jx_array *a = buf && st && !inject_failure() ? mem_zalloc(sizeof(jx_array)) : NULL;
   if (!a) {
     buffer_free(buf);
     shape_free(st);
@@ -275,7 +275,7 @@ jx_array *array_new(Buffer *buf, ShapeTracker *st, jx_dtype dtype, bool weak) {
 
 jx_array *array_new_tracer(Tracer *t, jx_dtype dtype, bool weak, int ndim,
                            const int64_t *shape) {
-  jx_array *a = t && !inject_failure() ? calloc(1, sizeof *a) : NULL;
+  jx_array *a = t && !inject_failure() ? mem_zalloc(sizeof(jx_array)) : NULL;
   if (!a) {
     if (t) t->release(t);
     error_set(JX_ERR_OOM, "out of memory creating a tracer");

@@ -1,6 +1,9 @@
 /* buffer.c -- the reference count of device buffers (buffer.h). */
 #include "core/buffer.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "jaxc.h"
 
 /* Bytes of live buffers and the most alive at once since the last reset (atomics:
@@ -30,4 +33,12 @@ void buffer_free(Buffer *b) {
   if (!b || __atomic_sub_fetch(&b->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
   __atomic_sub_fetch(&live_bytes, (int64_t)b->nbytes, __ATOMIC_RELAXED);
   b->release(b);
+}
+
+static void *(*volatile zero_fill)(void *, int, size_t) = memset;
+
+void *mem_zalloc(size_t n) {
+  void *p = malloc(n);
+  if (p) zero_fill(p, 0, n);
+  return p;
 }

@@ -26,4 +26,11 @@ Buffer *buffer_ref(Buffer *b);
 /* Drops a reference (NULL is fine); the last one calls b->release. */
 void buffer_free(Buffer *b);
 
+/* n zeroed bytes from malloc (NULL on failure), for the small structs every eager op
+ * creates and drops (an array, a shape tracker). Not calloc: glibc's calloc bypasses the
+ * per-thread cache (tcache) that malloc and free take (cached eager add: ~700 of its
+ * ~6,300 instructions), and the compiler turns malloc + memset in one function into
+ * calloc, so the memset goes through a pointer it cannot see through. */
+void *mem_zalloc(size_t n);
+
 #endif

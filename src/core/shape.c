@@ -10,12 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buffer.h"
 #include "core/error.h"
 
 /* ------------------------------------------------------------- allocation */
 
 static ShapeTracker *tracker_alloc(int nviews) {
-  ShapeTracker *st = calloc(1, sizeof(ShapeTracker) + (size_t)nviews * sizeof(View));
+  ShapeTracker *st = mem_zalloc(sizeof(ShapeTracker) + (size_t)nviews * sizeof(View));
   if (!st) {
     error_set(JX_ERR_OOM, "shape tracker: out of memory allocating %d views", nviews);
     return NULL;

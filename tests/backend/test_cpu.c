@@ -1078,6 +1078,23 @@ static float *iota(int64_t n) {
   return x;
 }
 
+/* cpu buffers: 64-byte aligned, every byte of nbytes rounded up to 64 writable (ASan
+ * checks the ends), freed through the device whatever the size (a wrong block start
+ * below the buffer is an invalid free) */
+static void test_buffers(void) {
+  static const size_t sizes[] = {0, 1, 15, 16, 63, 64, 65, 200, 960, 961, 1024, 4097, 70000, 1 << 20};
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+      Buffer *b = buffer_new(&backend_cpu, sizes[i]);
+      CHECK_MSG(b && ((uintptr_t)b->mem & 63) == 0, "buffer of %zu bytes at %p", sizes[i], b ? b->mem : NULL);
+      if (!b) continue;
+      size_t n = sizes[i] ? (sizes[i] + 63) / 64 * 64 : 64;
+      memset(b->mem, 0xa5, n);
+      buffer_free(b);
+    }
+  backend_cpu.free(&backend_cpu, NULL);
+}
+
 static void test_memory_cache(void) {
   Kernel k = fresh_kernel(100, 1.0625f);
   CpuStats s0 = cpu_stats();
@@ -1549,6 +1566,7 @@ int main(void) {
   }
   cpu_reset();
   TEST_RUN(test_names);
+  TEST_RUN(test_buffers);
   TEST_RUN(test_memory_cache);
   TEST_RUN(test_disk_cache);
   TEST_RUN(test_batch_units);
