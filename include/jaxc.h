@@ -437,7 +437,8 @@ jx_array *jx_full_like(jx_array *a, double value);
  * rejects it), JX_ERR_OOM for a length beyond int64. */
 jx_array *jx_arange(double start, double stop, double step, jx_dtype dtype);
 /* jnp.linspace(start, stop, num, endpoint=True, dtype): start * (1 - t) + stop * t with
- * t = i / (num-1), computed in dtype (bool/int dtypes: the default float, then floor)
+ * t = i / (num-1), computed in dtype (bool/int dtypes: in float32, float64 for int64 --
+ * dtypes.to_inexact_dtype -- then floor)
  * as XLA evaluates JAX's formula; the last element is exactly stop. JX_ERR_VALUE for
  * num < 0. */
 jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype);
@@ -465,7 +466,8 @@ jx_array *jx_subtract(jx_array *x, jx_array *y);
 jx_array *jx_sub(jx_array *x, jx_array *y); /* alias of jx_subtract */
 jx_array *jx_multiply(jx_array *x, jx_array *y);
 jx_array *jx_mul(jx_array *x, jx_array *y); /* alias of jx_multiply */
-/* jnp.divide / true_divide: integer inputs promote to the default float. */
+/* jnp.divide / true_divide: integer inputs promote to a float by width (float32; float64
+ * for int64 / uint64: dtypes.to_inexact_dtype, as JAX 0.10 -- also with x64 on). */
 jx_array *jx_divide(jx_array *x, jx_array *y);
 jx_array *jx_div(jx_array *x, jx_array *y); /* alias of jx_divide */
 jx_array *jx_true_divide(jx_array *x, jx_array *y);
@@ -570,7 +572,8 @@ jx_array *jx_max(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_min(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_mean(jx_array *x, int naxes, const int *axes, bool keepdims);
 /* jnp.var / std with ddof, two passes (mean, then squared deviations); int inputs give
- * the default float; a divisor count - ddof <= 0 gives NaN, as JAX. */
+ * float32 (float64 for int64: dtypes.to_inexact_dtype); a divisor count - ddof <= 0
+ * gives NaN, as JAX. */
 jx_array *jx_var(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims);
 jx_array *jx_std(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims);
 jx_array *jx_any(jx_array *x, int naxes, const int *axes, bool keepdims);

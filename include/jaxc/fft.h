@@ -11,7 +11,7 @@
  * lax.fft (below), computed on the CPU by pocketfft (third_party/pocketfft, BSD-3, the
  * library NumPy uses): O(n log n) for every length, primes included (Bluestein), batches
  * and the lines of multi-dimensional transforms spread over the cpu backend's threads.
- * Inputs convert as in JAX: bool/int -> the default float, then to complex
+ * Inputs convert as in JAX: bool/int -> float32 (int64/uint64 -> float64), then to complex
  * (complex64, or complex128 for float64 with x64 on) for every transform but the real
  * ones (rfft*, ihfft: float input, complex output; irfft*, hfft: complex input, float
  * output). Differentiable (linear: JVP and transpose are JAX's, RFFT/IRFFT's
@@ -69,7 +69,7 @@ jx_array *jx_lax_fft(jx_array *x, jx_fft_type fft_type, int nlens, const int64_t
 
 /* jnp.fft.fftfreq(n, d, dtype): [0, 1, ..., ceil(n/2)-1, -floor(n/2), ..., -1] / (d*n),
  * computed in dtype as JAX does (((i + n//2) % n - n//2) / (d*n)); a non-float dtype
- * computes in the default float and converts. 64-bit dtypes follow the x64 mode.
+ * computes in float32 (float64 for int64: to_inexact_dtype) and converts. 64-bit dtypes follow the x64 mode.
  * n <= 0 gives an empty array (as JAX's arange). JX_ERR_DTYPE for an invalid dtype. */
 jx_array *jx_fft_fftfreq(int64_t n, double d, jx_dtype dtype);
 /* jnp.fft.rfftfreq(n, d, dtype): [0, 1, ..., n//2] / (d*n) (n//2 + 1 values), in

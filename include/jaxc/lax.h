@@ -327,7 +327,7 @@ jx_status jx_unique(jx_array *x, int64_t size, jx_array *fill_value, jx_array **
 /* lax.psum(x, axis_name): the sum of x over the devices of the axis (same dtype; bool:
  * JX_ERR_DTYPE). Every device gets the same bits (summed in device order). */
 jx_array *jx_lax_psum(jx_array *x, const char *axis_name);
-/* lax.pmean: psum(x) / axis size (integers give the default float, as JAX's true
+/* lax.pmean: psum(x) / axis size (integers give float32, int64 float64, as JAX's true
  * division). */
 jx_array *jx_lax_pmean(jx_array *x, const char *axis_name);
 /* lax.pmax / lax.pmin: the elementwise maximum / minimum over the devices. */

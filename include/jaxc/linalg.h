@@ -19,7 +19,7 @@
  * float32 qr up to 32 x 32 on a Householder kernel of the same kind with LAPACK's sign
  * conventions (src/backend/smallqr.c); real qr, eigh and svd from n = 256 apply their
  * block reflectors with jaxc's GEMM (src/backend/lapack.c);
- * bool/int inputs of the jnp/scipy functions promote to the default float, as
+ * bool/int inputs of the jnp/scipy functions promote to float32 (float64 for int64), as
  * promote_dtypes_inexact; the lax functions take inexact dtypes only: JX_ERR_DTYPE).
  * For complex input, transposes are conjugate transposes where JAX's are (cholesky's
  * L L^H, eigh's Hermitian input, svd's u s vh, qr's unitary q); eigenvalues (eigh)
@@ -95,7 +95,7 @@ jx_array *jx_lax_linalg_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *d
  * the number of squarings is floor(log2(|a|_1 / theta)), not Higham's ceil: a 1-norm in
  * [theta, 2 theta) is not scaled (float32: relative errors up to ~3e-3 there, as JAX's).
  * upper_triangular: a is taken as upper triangular (a triangular solve for Q^-1 P).
- * Integer inputs become the default float dtype. Differentiable (through lax.cond,
+ * Integer inputs become float32 (float64 for int64). Differentiable (through lax.cond,
  * lax.switch, solve), jit- and vmap-safe. Errors: JX_ERR_SHAPE for rank < 2 or
  * non-square, JX_ERR_DTYPE for float16/bfloat16 (JAX raises too), JX_ERR_VALUE for a
  * negative max_squarings. */
@@ -151,7 +151,7 @@ jx_array *jx_linalg_svdvals(jx_array *a);
 jx_status jx_lax_linalg_eig(jx_array *x, bool compute_left_eigenvectors, bool compute_right_eigenvectors,
                             jx_array **out);
 /* jnp.linalg.eig(a): out = (w, v) with v the right eigenvectors (lax eig without left
- * ones); jnp.linalg.eigvals(a): w only. bool/int a promote to the default float. */
+ * ones); jnp.linalg.eigvals(a): w only. bool/int a promote to float32 (int64: float64). */
 jx_status jx_linalg_eig(jx_array *a, jx_array **out);
 jx_array *jx_linalg_eigvals(jx_array *a);
 

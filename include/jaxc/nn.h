@@ -13,7 +13,8 @@
  * logsumexp, softmax and log_softmax have finite gradients at large |x|).
  * Activations are elementwise and keep x's shape. Integer inputs follow JAX: relu,
  * hard_tanh and identity keep them; sigmoid, silu/swish and glu reject them
- * (JX_ERR_DTYPE, as lax.logistic does); the others compute in the default float dtype.
+ * (JX_ERR_DTYPE, as lax.logistic does); the others compute in float32 (float64 for
+ * int64: promote_dtypes_inexact).
  * Scalar parameters are Python floats in JAX (weakly typed: x's dtype is kept).
  * NULL x: JX_ERR_VALUE (or the pending error). */
 jx_array *jx_nn_relu(jx_array *x);          /* max(x, 0) */
@@ -46,7 +47,7 @@ jx_array *jx_nn_identity(jx_array *x);      /* x (a new reference) */
  * in jx_sum; JAX's default is {-1}); stable (shifted by the max). `where` (NULL = none)
  * is a mask broadcastable to x (any dtype, nonzero = true): masked elements are left
  * out of the max and the sum and give 0 (softmax) or -inf (log_softmax); a fully
- * masked slice gives 0 / -inf everywhere. Integer x computes in the default float.
+ * masked slice gives 0 / -inf everywhere. Integer x computes in float32 (int64: float64).
  * softmax is exp(x - max) * (1 / sum): the reciprocal multiply XLA makes of JAX's
  * division (so JAX's CPU bits), within 1 ulp of the correctly rounded quotient.
  * Errors: JX_ERR_SHAPE for bad or repeated axes or a mask that does not broadcast. */

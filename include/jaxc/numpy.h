@@ -16,7 +16,7 @@ jx_array *jx_nanprod(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_nanmax(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_nanmin(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_nanmean(jx_array *x, int naxes, const int *axes, bool keepdims);
-/* jnp.nanvar / nanstd(ddof): count - ddof <= 0 gives NaN; ints give the default float. */
+/* jnp.nanvar / nanstd(ddof): count - ddof <= 0 gives NaN; ints give float32 (int64: float64). */
 jx_array *jx_nanvar(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims);
 jx_array *jx_nanstd(jx_array *x, int naxes, const int *axes, int64_t ddof, bool keepdims);
 /* jnp.nanargmax / nanargmin(axis or JX_AXIS_NONE): an all-NaN slice gives -1. */
@@ -70,7 +70,7 @@ jx_array *jx_conjugate(jx_array *x);
 jx_array *jx_real(jx_array *x);
 jx_array *jx_imag(jx_array *x);
 /* lax.complex(re, im): re + im*1j, elementwise after promotion and broadcasting (ints
- * -> the default float, float16/bfloat16 -> float32): complex64 from float32 parts,
+ * -> float32 or for int64 float64, float16/bfloat16 -> float32): complex64 from float32 parts,
  * complex128 from float64. JX_ERR_DTYPE for complex parts, JX_ERR_SHAPE when the
  * shapes do not broadcast. Differentiable in both parts. */
 jx_array *jx_complex(jx_array *re, jx_array *im);
@@ -181,7 +181,7 @@ jx_array *jx_polymul(jx_array *a1, jx_array *a2);
  *   else:        out[0] = coefficients.
  * order = deg + 1. Errors: deg < 0 or a bad cov JX_ERR_VALUE; shapes JX_ERR_SHAPE (JAX's
  * TypeErrors); NULL x/y/out JX_ERR_VALUE. Unlike JAX (finfo of an int dtype fails) an
- * integer x with rcond NAN uses the default float's eps. Differentiable, jittable. */
+ * integer x with rcond NAN uses the eps of the float it promotes to (float32; int64: float64). Differentiable, jittable. */
 typedef enum jx_polyfit_cov {
   JX_POLYFIT_COV_NONE = 0,
   JX_POLYFIT_COV_SCALED = 1,

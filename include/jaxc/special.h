@@ -8,7 +8,8 @@
 
 /* ------------------------------------------------------------ special */
 /* jax.scipy.special. Arguments are promoted as JAX's promote_args_inexact (JAX's type
- * promotion; bool and integer arrays become the default float dtype) and broadcast
+ * promotion; bool and integer arrays become float32, int64 float64: to_inexact_dtype)
+ * and broadcast
  * together (NumPy rules); the result has the promoted float dtype and the broadcast
  * shape. Every function is elementwise unless stated, differentiable with JAX's rule
  * (grad, jvp, vmap and jit compose with all of them), and written only in terms of

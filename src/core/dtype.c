@@ -123,6 +123,10 @@ jx_dtype dtype_default_int(void) { return dtype_x64() ? JX_INT64 : JX_INT32; }
 jx_dtype dtype_default_uint(void) { return dtype_x64() ? JX_UINT64 : JX_UINT32; }
 jx_dtype dtype_default_float(void) { return dtype_x64() ? JX_FLOAT64 : JX_FLOAT32; }
 jx_dtype dtype_default_complex(void) { return dtype_x64() ? JX_COMPLEX128 : JX_COMPLEX64; }
+jx_dtype dtype_to_inexact(jx_dtype d) {
+  if (dtype_is_inexact(d)) return d;
+  return d == JX_INT64 || d == JX_UINT64 ? dtype_canonicalize(JX_FLOAT64) : JX_FLOAT32;
+}
 
 /* ------------------------------------------------------------ promotion */
 

@@ -40,6 +40,11 @@ jx_dtype dtype_default_int(void);
 jx_dtype dtype_default_uint(void);
 jx_dtype dtype_default_float(void);
 jx_dtype dtype_default_complex(void);
+/* dtypes.to_inexact_dtype (JAX 0.10): floating and complex dtypes stay; bool and the
+ * integers of up to 32 bits become float32, int64 and uint64 float64 (float32 without
+ * x64, where they do not exist) -- by width, not the mode's default float: under x64,
+ * jnp.sin(int32) is float32 as in JAX. */
+jx_dtype dtype_to_inexact(jx_dtype d);
 
 /* jnp.result_type(a, b) where each side may be weakly typed; returns the canonical result
  * dtype and whether it is weak. Always succeeds for valid dtypes. */

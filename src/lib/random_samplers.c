@@ -679,7 +679,7 @@ static jx_array *multivariate_normal_impl(const SampleCall *c, jx_array *key, jx
   /* promote_dtypes_inexact(mean, cov) */
   bool weak;
   jx_dtype pd = np_result_type(2, (jx_array *[]){mean, cov}, &weak);
-  if (!dtype_is_floating(pd)) pd = dtype_default_float();
+  if (!dtype_is_floating(pd)) pd = dtype_to_inexact(pd);
   jx_array *m = np_convert(mean, pd, weak), *cv = np_convert(cov, pd, weak);
   jx_array *factor = cv ? cholesky(cv) : NULL;
   jx_array *z = random_normal(key, c->ndim, c->shape, c->dtype);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "golden.h"
+#include "jaxc/fft.h"
 #include "test.h"
 
 static GoldenCase *cases;
@@ -164,7 +165,11 @@ static void test_views(void) {
   jx_free(m);
 }
 
-/* With x64 on, the default int and float are 64-bit (jax_enable_x64). */
+/* With x64 on, the default int and float are 64-bit (jax_enable_x64); an integer
+ * becomes a float by its width (dtypes.to_inexact_dtype, JAX 0.10: float32 up to 32
+ * bits, float64 for int64), checked against jax 0.10.2 with x64 on: jnp.mean(int8) and
+ * jnp.sin(int32) are float32, x / x of int32 float32, jnp.fft.fft(int32) complex64,
+ * jnp.mean(int64) float64. */
 static void test_x64_dtypes(void) {
   jx_config_enable_x64(true);
   int8_t d[4] = {1, -2, 3, 4};
@@ -172,12 +177,26 @@ static void test_x64_dtypes(void) {
   jx_array *s = jx_sum(x, 0, NULL, false), *m = jx_mean(x, 0, NULL, false);
   jx_array *a = jx_argmax(x, 0, false);
   CHECK_EQ_INT(jx_dtype_of(s), JX_INT64);
-  CHECK_EQ_INT(jx_dtype_of(m), JX_FLOAT64);
+  CHECK_EQ_INT(jx_dtype_of(m), JX_FLOAT32);
   CHECK_EQ_INT(jx_dtype_of(a), JX_INT64);
   CHECK_NEAR(jx_item(s), 6, 0);
   CHECK_NEAR(jx_item(m), 1.5, 0);
   CHECK_NEAR(jx_item(a), 3, 0);
   jx_free(x), jx_free(s), jx_free(m), jx_free(a);
+  jx_scope_begin();
+  int32_t d32[4] = {1, -2, 3, 4};
+  int64_t d64[4] = {1, -2, 3, 4};
+  jx_array *i32 = jx_array_from(d32, JX_INT32, 1, (int64_t[]){4}), *i64 = jx_array_from(d64, JX_INT64, 1, (int64_t[]){4});
+  jx_array *b = jx_greater(i32, jx_scalar(0));
+  CHECK_EQ_INT(jx_dtype_of(jx_sin(i32)), JX_FLOAT32);
+  CHECK_EQ_INT(jx_dtype_of(jx_sin(b)), JX_FLOAT32);
+  CHECK_EQ_INT(jx_dtype_of(jx_true_divide(i32, i32)), JX_FLOAT32);
+  CHECK_EQ_INT(jx_dtype_of(jx_fft_fft(i32, -1, -1, NULL)), JX_COMPLEX64);
+  CHECK_EQ_INT(jx_dtype_of(jx_sin(i64)), JX_FLOAT64);
+  CHECK_EQ_INT(jx_dtype_of(jx_mean(i64, 0, NULL, false)), JX_FLOAT64);
+  CHECK_EQ_INT(jx_dtype_of(jx_fft_fft(i64, -1, -1, NULL)), JX_COMPLEX128);
+  CHECK_NEAR(jx_item(jx_sum(jx_sin(i32), 0, NULL, false)), sinf(1) + sinf(-2) + sinf(3) + sinf(4), 1e-6);
+  jx_scope_end(0, NULL);
   jx_config_enable_x64(false);
 }
 

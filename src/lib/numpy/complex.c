@@ -30,7 +30,7 @@ jx_array *jx_conj(jx_array *x) {
 jx_array *jx_conjugate(jx_array *x) { return jx_conj(x); }
 
 /* lax.complex(re, im) after jnp-style promotion: the two parts promote together to an
- * inexact dtype (ints -> the default float; float16/bfloat16 -> float32, the smallest
+ * inexact dtype (ints -> dtype_to_inexact's float; float16/bfloat16 -> float32, the smallest
  * part dtype of a complex), then broadcast. Complex parts are JX_ERR_DTYPE (lax.complex
  * takes real floats). */
 jx_array *jx_complex(jx_array *re, jx_array *im) {
@@ -44,7 +44,7 @@ jx_array *jx_complex(jx_array *re, jx_array *im) {
   jx_array *p[2];
   if (!np_prepare("jx_complex", 2, (jx_array *[]){re, im}, p)) return np_scope_return(NULL);
   jx_dtype d = p[0]->dtype;
-  if (!dtype_is_floating(d)) d = dtype_default_float(); /* bool / ints */
+  d = dtype_to_inexact(d); /* bool / ints */
   jx_dtype part = d == JX_FLOAT64 ? JX_FLOAT64 : JX_FLOAT32;
   bool weak = p[0]->weak && p[1]->weak;
   jx_array *a = np_convert(p[0], part, weak), *b = np_convert(p[1], part, weak);

@@ -122,12 +122,12 @@ static jx_array *nec(Tmp *t, jx_array *x, double v) {
 typedef enum Promo {
   PROMO_ANY,     /* promote_args: the common dtype */
   PROMO_NUMERIC, /* promote_args_numeric: bool becomes the default int */
-  PROMO_INEXACT  /* promote_args_inexact: bool / ints become the default float */
+  PROMO_INEXACT  /* promote_args_inexact: bool / ints become a float (dtype_to_inexact) */
 } Promo;
 
 static jx_dtype promo_dtype(jx_dtype d, Promo k) {
   if (k == PROMO_NUMERIC && d == JX_BOOL) return dtype_default_int();
-  if (k == PROMO_INEXACT && !dtype_is_inexact(d)) return dtype_default_float();
+  if (k == PROMO_INEXACT) return dtype_to_inexact(d);
   return d;
 }
 

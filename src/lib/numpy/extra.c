@@ -89,11 +89,11 @@ jx_array *jx_nanmean(jx_array *x, int naxes, const int *axes, bool keepdims) {
   return ret(nanmean_f(x, naxes, axes, keepdims));
 }
 
-/* reductions.nanvar: computed in float32 for 16-bit floats (default float for ints);
+/* reductions.nanvar: computed in float32 for 16-bit floats (to_inexact_dtype for ints);
  * a divisor count - ddof <= 0 gives NaN. */
 static jx_array *nanvar_impl(jx_array *x, int naxes, const int *axes, int64_t ddof,
                              bool keepdims) {
-  jx_dtype out = is_float(x) ? x->dtype : dtype_default_float();
+  jx_dtype out = is_float(x) ? x->dtype : dtype_to_inexact(x->dtype);
   jx_dtype comp = (out == JX_FLOAT16 || out == JX_BFLOAT16) ? JX_FLOAT32 : out;
   jx_array *a = jx_astype(x, comp);
   jx_array *m = nanmean_f(a, naxes, axes, true);
@@ -185,7 +185,7 @@ jx_array *jx_average(jx_array *x, jx_array *weights, int naxes, const int *axes,
   jx_array *pair[2] = {x, weights};
   bool weak;
   jx_dtype dt = np_result_type(2, pair, &weak);
-  if (!dtype_is_floating(dt)) dt = dtype_default_float();
+  if (!dtype_is_floating(dt)) dt = dtype_to_inexact(dt); /* promote_dtypes_inexact */
   bool same = x->ndim == weights->ndim &&
               !memcmp(x->shape, weights->shape, sizeof(int64_t) * (size_t)x->ndim);
   int ax = axes && naxes == 1 ? axes[0] : 0;

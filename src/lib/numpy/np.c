@@ -176,11 +176,11 @@ bool np_prepare(const char *fn, int n, jx_array *const *in, jx_array **out) {
 /* ------------------------------------------------------------------ helpers */
 
 jx_array *np_to_inexact(jx_array *x) {
-  /* dtypes.to_inexact_dtype: bool and integers become the default float dtype; the
+  /* dtypes.to_inexact_dtype (dtype.h: float32 for bool and ints up to 32 bits); the
    * weak flag is the input's (promote_dtypes_inexact keeps lattice weakness). */
   if (!x) return NULL;
   if (dtype_is_inexact(x->dtype)) return jx_ref(x);
-  return prim_convert(x, dtype_default_float(), x->weak);
+  return prim_convert(x, dtype_to_inexact(x->dtype), x->weak);
 }
 
 /* Rounds a double to the nearest float16 / bfloat16 (ties to even) directly, as

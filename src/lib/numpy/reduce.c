@@ -59,8 +59,8 @@ static jx_dtype upcast_f16(jx_dtype d) {
   return d == JX_FLOAT16 || d == JX_BFLOAT16 ? JX_FLOAT32 : d;
 }
 
-/* dtypes.to_inexact_dtype: bool and ints become the default float. */
-static jx_dtype to_inexact(jx_dtype d) { return dtype_is_inexact(d) ? d : dtype_default_float(); }
+/* dtypes.to_inexact_dtype (dtype.h) */
+static jx_dtype to_inexact(jx_dtype d) { return dtype_to_inexact(d); }
 
 /* sum/prod: result dtype promote_integer(x); float16/bfloat16 accumulate in float32
  * and are rounded back (reductions.py: upcast_f16_for_computation when dtype=None). */
