@@ -27,7 +27,9 @@
  * Errors: JX_ERR_VALUE for n or s entries <= 0, an unknown norm, repeated axes, s and
  * axes of different lengths, 2-D functions given other than 2 axes; JX_ERR_SHAPE for an
  * axis out of range (or more sizes than dims); JX_ERR_DTYPE for complex input to the
- * real forward transforms. Empty inputs give empty results. */
+ * real forward transforms. Empty inputs give empty results (irfft of 0 bins: 0 points,
+ * as JAX), except a real forward transform (rfft*, ihfft) over an axis of 0 points:
+ * JX_ERR_VALUE, as NumPy (JAX fails to lower it). */
 
 /* `n` left to the input (Python's None). */
 #define JX_FFT_N_NONE (-1)

@@ -47,7 +47,8 @@ jx_array *jx_lax_linalg_triangular_solve(jx_array *a, jx_array *b, bool left_sid
  * above), out[1] pivots int32 (..., min(m, n)), out[2] permutation int32 (..., m) with
  * x[perm] = L U. Partial pivoting (getrf); singular input is not an error. */
 jx_status jx_lax_linalg_lu(jx_array *x, jx_array **out);
-/* lax.linalg.lu_solve(lu, permutation, b, trans): solves a x = b (trans 0), a^T x = b
+/* lu_solve(lu, permutation, b, trans) of jax._src.lax.linalg (not public in
+ * jax.lax.linalg; jax.scipy.linalg.lu_solve calls it): solves a x = b (trans 0), a^T x = b
  * (1) or a^H x = b (2) from lu's factors; b (..., m, k), or (..., m) when it has one dim
  * less than lu; batch dims broadcast. */
 jx_array *jx_lax_linalg_lu_solve(jx_array *lu, jx_array *permutation, jx_array *b, int trans);
@@ -96,15 +97,18 @@ jx_array *jx_lax_linalg_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *d
  * [theta, 2 theta) is not scaled (float32: relative errors up to ~3e-3 there, as JAX's).
  * upper_triangular: a is taken as upper triangular (a triangular solve for Q^-1 P).
  * Integer inputs become float32 (float64 for int64). Differentiable (through lax.cond,
- * lax.switch, solve), jit- and vmap-safe. Errors: JX_ERR_SHAPE for rank < 2 or
- * non-square, JX_ERR_DTYPE for float16/bfloat16 (JAX raises too), JX_ERR_VALUE for a
- * negative max_squarings. */
+ * lax.switch, solve), jit- and vmap-safe. complex64/complex128 take float32's/float64's
+ * orders and thresholds, as JAX. Errors: JX_ERR_SHAPE for rank < 2 or non-square,
+ * JX_ERR_DTYPE for float16/bfloat16 (JAX raises too), JX_ERR_VALUE for a negative
+ * max_squarings. */
 jx_array *jx_scipy_linalg_expm(jx_array *a, bool upper_triangular, int max_squarings);
 /* jax.scipy.linalg.lu_factor(a) -> (lu, piv) and lu_solve((lu, piv), b, trans). */
 jx_status jx_scipy_linalg_lu_factor(jx_array *a, jx_array **lu, jx_array **piv);
 jx_array *jx_scipy_linalg_lu_solve(jx_array *lu, jx_array *piv, jx_array *b, int trans);
-/* jax.scipy.linalg.lu(a, permute_l): out = (p, l, u) with a = p l u, p (..., m, m),
- * l (..., m, k) unit lower, u (..., k, n), k = min(m, n); with permute_l out = (p l, u). */
+/* jax.scipy.linalg.lu(a, permute_l): out = (p, l, u) with a = p l u, p (..., m, m) of
+ * a's real dtype (float64 for complex128, as JAX), l (..., m, k) unit lower, u (..., k,
+ * n), k = min(m, n); with permute_l out = (p l, u). Leading batch dimensions are an
+ * extension (JAX's takes a 2-D a). */
 jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out);
 
 /* lax.linalg.qr(x, full_matrices): out = (q, r), x (..., m, n): q (..., m, k) with
@@ -178,7 +182,7 @@ jx_array *jx_linalg_pinv(jx_array *a, double rtol);
  * (JAX's numpy_resid=False). */
 jx_status jx_linalg_lstsq(jx_array *a, jx_array *b, double rcond, jx_array **out);
 /* jnp.linalg.matrix_rank(M, rtol): singular values above rtol (NAN: s_max * max(m, n)
- * * eps); rank < 2 input: any nonzero. int32. */
+ * * eps); rank < 2 input: any nonzero. The default int (int32; int64 with x64). */
 jx_array *jx_linalg_matrix_rank(jx_array *M, double rtol);
 /* jnp.linalg.matrix_power(a, n): n < 0 through inv; binary powering as JAX. */
 jx_array *jx_linalg_matrix_power(jx_array *a, int64_t n);

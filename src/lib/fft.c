@@ -201,7 +201,19 @@ static jx_array *fft_core(const char *fn, unsigned type, bool inverse, jx_array 
     if (grow) x = jx_pad(x, pad, 0.0);
   } else if (x) {
     for (int i = 0; i < k; i++) len[i] = x->shape[end[i]];
-    if (type == FFT_TYPE_IRFFT && k > 0) len[k - 1] = len[k - 1] > 0 ? 2 * (len[k - 1] - 1) : 0;
+    if (type == FFT_TYPE_IRFFT && k > 0 && len[k - 1] == 0) {
+      /* no bins: an empty output, as JAX gives (NumPy rejects n = -2); the transform of
+       * length 0 takes its one bin (0//2+1), a zero */
+      int64_t pad[2 * JX_MAX_NDIM] = {0};
+      pad[2 * (nd - 1) + 1] = 1;
+      x = jx_pad(x, pad, 0.0);
+    } else if (type == FFT_TYPE_IRFFT && k > 0) {
+      len[k - 1] = 2 * (len[k - 1] - 1);
+    }
+  }
+  if (x && type == FFT_TYPE_RFFT && k > 0 && len[k - 1] == 0) {
+    error_set(JX_ERR_VALUE, "%s: invalid number of FFT data points (0) along axis %d", fn, axes ? ax[k - 1] : nd - 1);
+    x = NULL;
   }
   x = fft_nd(x, type, k, len);
   if (x && (nrm == NORM_ORTHO || nrm == NORM_FORWARD)) {

@@ -383,9 +383,10 @@ jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out) {
   jx_array *lk = slice_last(f[0], 2, (int64_t[]){0, 0}, (int64_t[]){m, k});
   jx_array *l = jx_add(jx_tril(lk, -1), jx_eye_k(m, k, 0, x->dtype));
   jx_array *u = jx_triu(slice_last(f[0], 2, (int64_t[]){0, 0}, (int64_t[]){k, n}), 0);
-  /* p: the permutation matrix with a = p l u, i.e. p[perm[i], i] = 1 */
+  /* p: the permutation matrix with a = p l u, i.e. p[perm[i], i] = 1; real for complex
+   * a, as JAX's */
   jx_array *iota = jx_arange(0, (double)m, 1, JX_INT32);
-  jx_array *pm = jx_astype(jx_equal(jx_expand_dims(f[2], -2), jx_expand_dims(iota, -1)), x->dtype);
+  jx_array *pm = jx_astype(jx_equal(jx_expand_dims(f[2], -2), jx_expand_dims(iota, -1)), dtype_real_part(x->dtype));
   if (permute_l) {
     out[0] = jx_matmul(pm, l), out[1] = u;
     return linalg_return_n(2, out);

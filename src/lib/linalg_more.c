@@ -280,10 +280,20 @@ static jx_array *abs2(jx_array *x) {
   return jx_multiply(x, x);
 }
 
+/* jnp.amax(x, axes, initial=0) of x >= 0 (or NaN): the max, and 0 where the reduced axes
+ * are empty -- as JAX's norms of ord inf, 1 and 2 (the sum of an empty x has the shape
+ * and is 0). */
+static jx_array *amax0(jx_array *x, int naxes, const int *axes, bool keepdims) {
+  if (!x) return NULL;
+  for (int i = 0; i < naxes; i++)
+    if (x->shape[axes[i] < 0 ? axes[i] + x->ndim : axes[i]] == 0) return jx_sum(x, naxes, axes, keepdims);
+  return jx_max(x, naxes, axes, keepdims);
+}
+
 static jx_array *vector_norm_impl(const char *fn, jx_array *x, double ord, int naxes, const int *axes, bool keepdims) {
   jx_dtype rd = dtype_real_part(x->dtype); /* norms of complex arrays are real */
   if (ord == 2) return jx_sqrt(jx_sum(abs2(x), naxes, axes, keepdims));
-  if (ord == INFINITY) return jx_max(jx_abs(x), naxes, axes, keepdims);
+  if (ord == INFINITY) return amax0(jx_abs(x), naxes, axes, keepdims);
   if (ord == -INFINITY) return jx_min(jx_abs(x), naxes, axes, keepdims);
   if (ord == 0) return jx_astype(jx_sum(jx_not_equal(x, jx_zeros(0, NULL, x->dtype)), naxes, axes, keepdims), rd);
   if (ord == 1) return jx_sum(jx_abs(x), naxes, axes, keepdims);
@@ -321,7 +331,11 @@ jx_array *jx_linalg_norm(jx_array *x, const char *ord, int naxes, const int *axe
     }
     return np_scope_return(vector_norm_impl(fn, a, kind == ORD_NONE ? 2 : p, 1, ax, keepdims));
   }
-  if (naxes != 2 || ax[0] == ax[1]) {
+  if (naxes == 2 && ax[0] == ax[1]) {
+    error_set(JX_ERR_VALUE, "%s: duplicate value in 'axis': (%d, %d)", fn, axes[0], axes[1]);
+    return np_scope_return(NULL);
+  }
+  if (naxes != 2) {
     error_set(JX_ERR_SHAPE, "%s: improper number of axes (%d) for norm of shape %s: one axis for a vector norm, "
               "two for a matrix norm", fn, naxes, np_shape_str(b, a));
     return np_scope_return(NULL);
@@ -332,17 +346,17 @@ jx_array *jx_linalg_norm(jx_array *x, const char *ord, int naxes, const int *axe
   } else if (kind == ORD_NUM && (p == 1 || p == -1)) {
     if (!keepdims && col > row) col--;
     jx_array *s = jx_sum(jx_abs(a), 1, &row, keepdims);
-    r = p == 1 ? jx_max(s, 1, &col, keepdims) : jx_min(s, 1, &col, keepdims);
+    r = p == 1 ? amax0(s, 1, &col, keepdims) : jx_min(s, 1, &col, keepdims);
   } else if (kind == ORD_NUM && (p == INFINITY || p == -INFINITY)) {
     if (!keepdims && row > col) row--;
     jx_array *s = jx_sum(jx_abs(a), 1, &col, keepdims);
-    r = p > 0 ? jx_max(s, 1, &row, keepdims) : jx_min(s, 1, &row, keepdims);
+    r = p > 0 ? amax0(s, 1, &row, keepdims) : jx_min(s, 1, &row, keepdims);
   } else if (kind == ORD_NUC || (kind == ORD_NUM && (p == 2 || p == -2))) {
     jx_array *m = jx_moveaxis(jx_moveaxis(a, row, -1), col < row ? col : col - 1, -1);
     m = jx_swapaxes(m, -1, -2); /* (..., row, col) */
     jx_array *s = jx_linalg_svdvals(m);
     int last = -1;
-    r = kind == ORD_NUC ? jx_sum(s, 1, &last, false) : p == 2 ? jx_max(s, 1, &last, false) : jx_min(s, 1, &last, false);
+    r = kind == ORD_NUC ? jx_sum(s, 1, &last, false) : p == 2 ? amax0(s, 1, &last, false) : jx_min(s, 1, &last, false);
     if (r && keepdims) {
       int lo = row < col ? row : col, hi = row < col ? col : row;
       r = jx_expand_dims(jx_expand_dims(r, lo), hi);
@@ -486,7 +500,7 @@ jx_status jx_linalg_lstsq(jx_array *a, jx_array *b, double rcond, jx_array **out
   jx_array *x, *s, *rank;
   if (m == 0 || n == 0) {
     s = jx_zeros(1, (int64_t[]){0}, rd);
-    rank = jx_astype(jx_scalar_int(0), JX_INT32);
+    rank = jx_astype(jx_scalar_int(0), dtype_default_int()); /* sum(mask)'s dtype, as the other branch */
     x = jx_zeros(2, (int64_t[]){n, B->shape[1]}, A->dtype);
   } else {
     if (isnan(rcond)) rcond = eps_of(rd) * (double)(m > n ? m : n);
@@ -604,10 +618,10 @@ static jx_status expm_finish(void *ctx, jx_array *const *in, jx_array **out) {
   return st;
 }
 
-/* expm of one (n, n) matrix of a floating dtype: ctx is the ExpmOptions. */
+/* expm of one (n, n) matrix of an inexact dtype: ctx is the ExpmOptions. */
 static jx_status expm_matrix(void *ctx, jx_array *const *in, jx_array **out) {
   jx_array *a = in[0];
-  bool f64 = a->dtype == JX_FLOAT64;
+  bool f64 = a->dtype == JX_FLOAT64 || a->dtype == JX_COMPLEX128; /* JAX's _calc_P_Q */
   jx_array *l1 = jx_linalg_norm(a, "1", 0, NULL, false);
   jx_array *s = jx_maximum(jx_scalar(0), jx_floor(jx_log2(jx_divide(l1, jx_scalar(f64 ? 5.371920351148152
                                                                                         : 3.925724783138660)))));
@@ -648,8 +662,9 @@ jx_array *jx_scipy_linalg_expm(jx_array *a, bool upper_triangular, int max_squar
   }
   jx_scope_begin();
   jx_array *x = np_to_inexact(a);
-  if (x && x->dtype != JX_FLOAT32 && x->dtype != JX_FLOAT64) { /* JAX: TypeError */
-    error_set(JX_ERR_DTYPE, "%s: dtype %s is not supported (float32 or float64)", fn, jx_dtype_name(x->dtype));
+  if (x && (x->dtype == JX_FLOAT16 || x->dtype == JX_BFLOAT16)) { /* JAX: TypeError */
+    error_set(JX_ERR_DTYPE, "%s: dtype %s is not supported (float32, float64, complex64 or complex128)", fn,
+              jx_dtype_name(x->dtype));
     x = NULL;
   }
   if (!x) return np_scope_return(NULL);

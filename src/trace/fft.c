@@ -50,6 +50,8 @@ bool prim_fft_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *p
     if (x->dtype != JX_FLOAT32 && x->dtype != JX_FLOAT64) return bad(JX_ERR_DTYPE, pp, "input must be float32 or float64", x);
     if (memcmp(minor, pp->shape, (size_t)k * sizeof(int64_t)))
       return bad(JX_ERR_SHAPE, pp, "input's minor dimensions must equal fft_lengths", x);
+    /* n//2+1 = 1 bin of nothing: NumPy and XLA reject it too */
+    if (pp->shape[k - 1] == 0) return bad(JX_ERR_VALUE, pp, "needs a positive last fft_length (a real axis of 0 points)", x);
     out->shape[x->ndim - 1] = pp->shape[k - 1] / 2 + 1;
     out->dtype = dtype_to_complex(x->dtype);
     break;

@@ -1153,6 +1153,99 @@ static void test_errors(void) {
   jx_scope_end(0, NULL);
 }
 
+/* Complex expm (JAX's: the Pade orders and thresholds of float64 for complex128, of
+ * float32 for complex64) against the real expm (tested against JAX's goldens) of the
+ * real embedding [[X, -Y], [Y, X]] of A = X + iY, whose exponential is [[Re, -Im], [Im,
+ * Re]] of expm(A); norms from 0.05 to 40 (no scaling to 10 squarings); a batch too. */
+static void test_expm_complex(void) {
+  jx_config_enable_x64(true);
+  jx_scope_begin();
+  const double scales[4] = {0.05, 0.8, 4.0, 40.0};
+  for (int i = 0; i < 4; i++)
+    for (int c64 = 0; c64 < 2; c64++) {
+      jx_array *x = jx_multiply(random_array(JX_FLOAT64, 2, (int64_t[]){5, 5}), jx_scalar(scales[i] / 5));
+      jx_array *y = jx_multiply(random_array(JX_FLOAT64, 2, (int64_t[]){5, 5}), jx_scalar(scales[i] / 5));
+      jx_array *emb = jx_concatenate(2, (jx_array *[]){jx_concatenate(2, (jx_array *[]){x, jx_negative(y)}, 1),
+                                                       jx_concatenate(2, (jx_array *[]){y, x}, 1)}, 0);
+      jx_array *a = jx_complex(x, y), *er = jx_scipy_linalg_expm(emb, false, 16);
+      if (c64) a = jx_astype(a, JX_COMPLEX64), er = jx_scipy_linalg_expm(jx_astype(emb, JX_FLOAT32), false, 16);
+      jx_array *e = jx_scipy_linalg_expm(a, false, 16);
+      CHECK_MSG(e && jx_dtype_of(e) == (c64 ? JX_COMPLEX64 : JX_COMPLEX128), "expm: %s", e ? "dtype" : jx_last_error());
+      if (!e || !er) continue;
+      jx_array *re = jx_slice(er, 2, (int64_t[]){0, 0}, (int64_t[]){5, 5}, NULL);
+      jx_array *im = jx_slice(er, 2, (int64_t[]){5, 0}, (int64_t[]){10, 5}, NULL);
+      double scale = jx_item(jx_max(jx_abs(e), 0, NULL, false)) + 1;
+      double d = fmax(max_abs_diff(jx_real(e), re), max_abs_diff(jx_imag(e), im)) / scale;
+      CHECK_MSG(d < (c64 ? 2e-5 : 1e-12), "expm of a %s matrix of 1-norm ~%g: %g from the embedding's", c64 ? "complex64" : "complex128",
+                scales[i], d);
+    }
+  jx_array *z = jx_complex(random_array(JX_FLOAT64, 3, (int64_t[]){3, 4, 4}), random_array(JX_FLOAT64, 3, (int64_t[]){3, 4, 4}));
+  jx_array *eb = jx_scipy_linalg_expm(z, false, 16);
+  for (int b = 0; b < 3 && eb; b++) {
+    jx_array *zb = jx_take(z, jx_scalar_int(b), 0);
+    CHECK(max_abs_diff(jx_real(jx_take(eb, jx_scalar_int(b), 0)), jx_real(jx_scipy_linalg_expm(zb, false, 16))) < 1e-13);
+  }
+  CHECK(jx_scipy_linalg_expm(jx_zeros(2, (int64_t[]){2, 2}, JX_FLOAT16), false, 16) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "float16 is not supported");
+  jx_scope_end(0, NULL);
+  jx_config_enable_x64(false);
+}
+
+/* Norms of empty arrays, as jax 0.10.2: ord 1, 2 and inf take jnp.amax(..., initial=0)
+ * -- 0 where nothing is reduced (jaxc's max of nothing failed, naming jx_max); ord -1
+ * and -inf take amin without an initial (JAX's ValueError), except where the reduced
+ * axis of the min is not empty ((0, 3), ord -1: the column sums are 0). */
+static void test_norm_empty(void) {
+  jx_scope_begin();
+  static const int64_t shapes[3][2] = {{3, 0}, {0, 3}, {0, 0}};
+  static const char *const ords[] = {"1", "2", "inf", "fro", "nuc"};
+  for (int s = 0; s < 3; s++) {
+    jx_array *x = jx_zeros(2, shapes[s], JX_FLOAT32);
+    for (int o = 0; o < 5; o++) {
+      jx_array *r = jx_linalg_norm(x, ords[o], 0, NULL, false);
+      CHECK_MSG(r && jx_ndim(r) == 0 && jx_item(r) == 0, "norm of (%lld, %lld), ord %s: %s", (long long)shapes[s][0],
+                (long long)shapes[s][1], ords[o], r ? "not 0" : jx_last_error());
+      jx_clear_error();
+    }
+  }
+  jx_array *r = jx_linalg_norm(jx_zeros(2, (int64_t[]){0, 3}, JX_FLOAT32), "-1", 0, NULL, false);
+  CHECK(r && jx_item(r) == 0);
+  CHECK(jx_linalg_norm(jx_zeros(2, (int64_t[]){3, 0}, JX_FLOAT32), "-1", 0, NULL, false) == NULL);
+  CHECK(jx_last_status() == JX_ERR_VALUE);
+  jx_clear_error();
+  jx_array *v = jx_zeros(1, (int64_t[]){0}, JX_FLOAT32);
+  r = jx_linalg_norm(v, "inf", 0, NULL, false);
+  CHECK(r && jx_item(r) == 0);
+  CHECK(jx_linalg_norm(v, "-inf", 0, NULL, false) == NULL);
+  CHECK(jx_last_status() == JX_ERR_VALUE);
+  jx_clear_error();
+  r = jx_linalg_norm(jx_zeros(3, (int64_t[]){2, 0, 3}, JX_FLOAT32), "inf", 2, (int[]){1, 2}, false);
+  CHECK(r && jx_ndim(r) == 1 && jx_shape(r)[0] == 2 && jx_item(jx_sum(r, 0, NULL, false)) == 0);
+  jx_scope_end(0, NULL);
+}
+
+/* Result dtypes as jax 0.10.2 with x64: scipy lu's p is real for complex a (float64),
+ * lstsq's rank int64 also for an empty a; a repeated norm axis is JAX's ValueError. */
+static void test_result_dtypes(void) {
+  jx_config_enable_x64(true);
+  jx_scope_begin();
+  jx_array *a = jx_complex(random_array(JX_FLOAT64, 2, (int64_t[]){3, 3}), random_array(JX_FLOAT64, 2, (int64_t[]){3, 3}));
+  jx_array *plu[3];
+  CHECK(jx_scipy_linalg_lu(a, false, plu) == JX_OK && jx_dtype_of(plu[0]) == JX_FLOAT64 &&
+        jx_dtype_of(plu[1]) == JX_COMPLEX128);
+  CHECK(max_abs_diff(jx_real(jx_matmul(plu[0], jx_matmul(plu[1], plu[2]))), jx_real(a)) < 1e-12);
+  for (int e = 0; e < 2; e++) {
+    jx_array *out[4];
+    int64_t m = e ? 0 : 4;
+    CHECK(jx_linalg_lstsq(jx_ones(2, (int64_t[]){m, 3}, JX_FLOAT64), jx_ones(1, &m, JX_FLOAT64), NAN, out) == JX_OK &&
+          jx_dtype_of(out[2]) == JX_INT64);
+  }
+  CHECK(jx_linalg_norm(a, NULL, 2, (int[]){1, -1}, false) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_linalg_norm: duplicate value in 'axis'");
+  jx_scope_end(0, NULL);
+  jx_config_enable_x64(false);
+}
+
 int main(void) {
   cases = golden_load("linalg.txt", &ncases);
   TEST_RUN_SPLIT(test_golden);
@@ -1174,6 +1267,9 @@ int main(void) {
   TEST_RUN(test_tridiagonal_complex);
   TEST_RUN(test_eigh_nosort);
   TEST_RUN(test_errors);
+  TEST_RUN(test_norm_empty);
+  TEST_RUN(test_expm_complex);
+  TEST_RUN(test_result_dtypes);
   golden_free(cases, ncases);
   return test_finish();
 }
