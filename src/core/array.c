@@ -73,6 +73,10 @@ typedef struct Scope {
 
 static _Thread_local Scope *scopes;
 static _Thread_local int scope_depth, scope_cap;
+/* A closed scope's item list of at most this many slots stays with its stack slot for
+ * the next scope opened there (a cached eager op in its own scope: no malloc and free of
+ * the list each time). Slots above scope_depth hold n == 0 and such a list or none. */
+#define SCOPE_KEEP_CAP 1024
 
 /* The scope stack is freed when its thread exits (a pthread key's destructor): a thread
  * that called into jaxc leaves nothing behind. */
@@ -80,7 +84,7 @@ static pthread_key_t scopes_key;
 static pthread_once_t scopes_once = PTHREAD_ONCE_INIT;
 static void scopes_free(void *p) {
   (void)p; /* the thread's own TLS, still valid while key destructors run */
-  for (int d = 0; d < scope_depth; d++) free(scopes[d].items);
+  for (int d = 0; d < scope_cap; d++) free(scopes[d].items);
   free(scopes);
   scopes = NULL, scope_depth = scope_cap = 0;
 }
@@ -125,10 +129,11 @@ void jx_scope_begin(void) {
       pthread_once(&scopes_once, scopes_key_create);
       pthread_setspecific(scopes_key, s); /* any non-NULL value: the destructor runs */
     }
+    memset(s + scope_cap, 0, (size_t)(cap - scope_cap) * sizeof *s);
     scopes = s;
     scope_cap = cap;
   }
-  scopes[scope_depth++] = (Scope){0};
+  scopes[scope_depth++].n = 0;
 }
 
 static void array_release(jx_array *a) {
@@ -163,6 +168,7 @@ jx_status jx_scope_end(int n, jx_array *const *keep) {
     n = 0;
   }
   Scope s = scopes[--scope_depth];
+  scopes[scope_depth] = (Scope){0}; /* a scope opened by a release below gets its own list */
   Scope *parent = scope_depth ? &scopes[scope_depth - 1] : NULL;
   bool *kept = n ? calloc((size_t)n, sizeof *kept) : NULL;
   for (int64_t i = 0; i < s.n; i++) {
@@ -182,7 +188,9 @@ jx_status jx_scope_end(int n, jx_array *const *keep) {
     array_decref(a);
   }
   free(kept);
-  free(s.items);
+  Scope *slot = &scopes[scope_depth]; /* scopes may have moved */
+  if (!slot->items && s.cap <= SCOPE_KEEP_CAP) *slot = (Scope){.items = s.items, .cap = s.cap};
+  else free(s.items);
   return status;
 }
 

@@ -143,7 +143,14 @@ static bool prep(Tmp *t, const char *fn, int n, jx_array *const *in, Promo k,
   bool ok = true;
   const jx_array *like = np_top_tracer(n, in);
   for (int i = 0; i < n; i++) {
-    out[i] = tmp(t, np_broadcast_to_like(fn, cvt(t, in[i], d, weak), ndim, shape, like));
+    jx_array *x = in[i];
+    if (x->dtype == d && x->weak == weak && x->ndim == ndim &&
+        (ndim == 0 || memcmp(x->shape, shape, (size_t)ndim * sizeof(int64_t)) == 0)) {
+      out[i] = x; /* as it is: borrowed from the caller (np_convert and the broadcast would
+                   * each take and drop a reference: a quarter of a cached eager add) */
+      continue;
+    }
+    out[i] = tmp(t, np_broadcast_to_like(fn, cvt(t, x, d, weak), ndim, shape, like));
     ok = ok && out[i];
   }
   return ok;
