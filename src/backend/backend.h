@@ -84,6 +84,12 @@ struct Backend {
    * forward pass (JAXC_GEMM_K_MAJOR); 0: never (everywhere: in the step on an H100,
    * 2026-12-06, the strided transpose made it 0.1261 ms against 0.0974-0.0984). */
   int gemm_k_major;
+  /* True where an eager float32/float64 dot_general (trace/eager.c: one product, nothing
+   * to fuse it with) of at least LOWER_EAGER_GEMM_MIN_WORK multiply-adds runs as the
+   * GEMM routine rather than as a kernel: a small kernel runs in the interpreter's node
+   * loop (cpu: a 16x16x16 product 43 us, 64x64 @ 64x1 23 us, against 2.0 and 5.7 us
+   * through jaxc's GEMM). */
+  bool eager_dot_gemm;
   /* True where jit makes a select between loads of one input one load at the selected
    * index (jit/lower.c, select_loads: im2col's 9 taps read one element an output, not 9;
    * JAXC_SELECT_LOADS=0 turns it off). cuda only: on the cpu, where the C compiler may

@@ -256,6 +256,7 @@ static EagerEntry *build(uint64_t h, Prim p, int nin, jx_array *const *in, const
   else if (!ok)
     error_set(JX_ERR_OOM, "%s: out of memory", prim_name(p));
   Lower L = lower_settings(prog, be);
+  L.dot_gemm = be && be->eager_dot_gemm; /* one product alone: nothing to fuse it with */
   int nlazy = 0;
   for (int i = 0; ok && i < nin; i++, nlazy++) {
     ins[i] = (Lazy){.slot = lower_new_slot(&L, SLOT_INPUT, i), .st = shape_copy(in[i]->st),

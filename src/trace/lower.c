@@ -561,6 +561,9 @@ static bool lower_dot(Lower *L, Prim prim, const PrimParams *pp, int nin, Lazy *
       dtype_is_complex(av->dtype)) {
     DotLayout D;
     prim_dot_layout(pp, &x->aval, &y->aval, &D);
+    if (L->dot_gemm && (double)D.B * (double)D.M * (double)D.N * (double)D.K >= LOWER_EAGER_GEMM_MIN_WORK &&
+        (av->dtype == JX_FLOAT32 || av->dtype == JX_FLOAT64))
+      return lower_gemm(L, pp, x, y, out, av);
     if (D.K > 0 && D.K <= L->dot_unroll_max_k && !dtype_is_complex(av->dtype)) return lower_dot_unrolled(L, pp, x, y, out, av);
     if (D.K > 0 && D.B * D.M * D.N > 0 && D.N <= L->dot_rows_max_n && !dtype_is_complex(av->dtype)) {
       bool fallback;

@@ -71,12 +71,19 @@ typedef struct Lower {
   int dot_rows_max_n;    /* the device's (backend.h) */
   bool dot_cols;         /* the device's (backend.h) */
   bool gemm_k_major;     /* the device's (backend.h) */
+  bool dot_gemm;         /* float32/float64 products of LOWER_EAGER_GEMM_MIN_WORK
+                          * multiply-adds or more as the GEMM routine (eager.c, on a
+                          * device with eager_dot_gemm) */
 } Lower;
 
 /* A lowering into p with device be's settings (NULL: none), each as the configuration
  * overrides it (core/config.h: JAXC_DOT_UNROLL_MAX_K and the like); eager (trace/eager.c)
  * and jit (jit/lower.c) lower with the same. */
 Lower lower_settings(Program *p, const Backend *be);
+/* Below this many multiply-adds an eager product stays a kernel where dot_gemm is set
+ * (the interpreter's few microseconds; it accumulates in float64 and rounds once, so
+ * tiny products keep the bits of their jitted and vmapped forms' kernels). */
+#define LOWER_EAGER_GEMM_MIN_WORK 512
 /* A new slot of p; -1 with JX_ERR_OOM. */
 int lower_new_slot(Lower *L, SlotKind kind, int index);
 /* The value of lazy v at per-dim indices idx (of v's shape), with slot loads as

@@ -993,6 +993,7 @@ static jx_status cpu_routine(const Backend *be, const Routine *r, void *const *i
   if (ROUTINE_IS_LINALG(r->op)) return cpu_linalg(r, inputs, outs);
   if (r->op == ROUTINE_FFT) return fft_run(r, inputs[0], outs[0], pool_run, pool_threads());
   if (r->op != ROUTINE_GEMM) return routine_run_host(r, inputs, outs);
+  __atomic_add_fetch(&stats.gemms, 1, __ATOMIC_RELAXED);
   double flops = 2.0 * (double)r->outer * (double)r->n * (double)r->inner * (double)r->m;
   bool by_rows = r->n >= r->inner;
   int64_t n = by_rows ? r->n : r->inner;
@@ -1118,6 +1119,7 @@ const Backend backend_cpu = {
      * 1024 (bench/RESULTS.md, issue 11) */
     .cheap_recompute = true,
     .row_outputs = true,
+    .eager_dot_gemm = true,
     .name = "cpu",
     .alloc = cpu_alloc,
     .free = cpu_free,

@@ -24,6 +24,7 @@ typedef struct CpuStats {
   int64_t memory_hits; /* prepares answered by the in-memory caches */
   int64_t fallbacks;   /* prepares sent to the interpreter (no compiler) */
   int64_t launches;    /* dispatches */
+  int64_t gemms;       /* GEMM routines run */
 } CpuStats;
 CpuStats cpu_stats(void);
 
