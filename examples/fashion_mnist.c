@@ -98,13 +98,27 @@ static bool load_split(const Options *o, const char *prefix, bool cnn, jx_array 
     fail("reading the data (install Debian's dataset-fashion-mnist or pass --data DIR)");
     return false;
   }
-  bool shapes_ok = jx_ndim(img) == 3 && jx_shape(img)[1] == 28 && jx_shape(img)[2] == 28 &&
-                   jx_ndim(lab) == 1 && jx_dtype_of(img) == JX_UINT8 && jx_dtype_of(lab) == JX_UINT8;
+  if (jx_dtype_of(img) != JX_UINT8 || jx_dtype_of(lab) != JX_UINT8) {
+    fprintf(stderr, "fashion_mnist: %s/%s: images of %s and labels of %s (expected uint8 for both)\n", o->data,
+            prefix, jx_dtype_name(jx_dtype_of(img)), jx_dtype_name(jx_dtype_of(lab)));
+    jx_free(img), jx_free(lab);
+    return false;
+  }
+  bool shapes_ok = jx_ndim(img) == 3 && jx_shape(img)[1] == 28 && jx_shape(img)[2] == 28 && jx_ndim(lab) == 1;
   if (!shapes_ok || jx_shape(img)[0] != jx_shape(lab)[0]) {
     fprintf(stderr, "fashion_mnist: %s/%s: %lld images of %lldx%lld and %lld labels (expected N uint8 "
             "images of 28x28 and N uint8 labels)\n", o->data, prefix, (long long)jx_shape(img)[0],
             (long long)(jx_ndim(img) > 1 ? jx_shape(img)[1] : 0),
             (long long)(jx_ndim(img) > 2 ? jx_shape(img)[2] : 0), (long long)jx_shape(lab)[0]);
+    jx_free(img), jx_free(lab);
+    return false;
+  }
+  jx_array *top = jx_max(lab, 0, NULL, false); /* the classes are 0..9 */
+  int64_t most = jx_shape(lab)[0] && top ? (int64_t)jx_item(top) : 0;
+  jx_free(top);
+  if (most > 9) {
+    fprintf(stderr, "fashion_mnist: %s/%s: a label is %lld (Fashion-MNIST's classes are 0 to 9)\n", o->data,
+            prefix, (long long)most);
     jx_free(img), jx_free(lab);
     return false;
   }

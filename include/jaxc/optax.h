@@ -14,8 +14,10 @@
  *  jx_optax_transform  a gradient transformation (immutable; optax's
  *                      GradientTransformation);
  *  jx_optax_state      its state for n parameters: a flat list of ordinary jx_arrays.
- * Numerics follow optax 0.2 exactly (same formulas and operation order; Python floats
- * are weak scalars). Constructors return NULL with JX_ERR_VALUE for bad hyper-parameters
+ * Numerics follow optax 0.2's formulas and operation order (Python floats are weak
+ * scalars): trajectories agree with optax's on the cpu to a few ulp (a trial of 329
+ * arrays over 6 steps: 275 bit for bit, the rest within 8 ulp -- XLA fuses and contracts
+ * some of the same arithmetic differently). Constructors return NULL with JX_ERR_VALUE for bad hyper-parameters
  * (non-finite values; b1, b2 outside [0, 1); decay outside [0, 1]; negative eps,
  * momentum or accumulator; max_norm <= 0; NULL schedules or transforms).
  *

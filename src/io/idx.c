@@ -37,7 +37,7 @@ static jx_array *idx_read(IoReader *r) {
   jx_dtype dtype = idx_types[t].dtype;
   int ndim = magic[3];
   if (ndim > JX_MAX_NDIM) {
-    io_fail(JX_ERR_IO, r->fn, r->name, "%d dimensions, more than the %d jaxc supports", ndim,
+    io_fail(JX_ERR_UNSUPPORTED, r->fn, r->name, "%d dimensions, more than the %d jaxc supports", ndim,
             JX_MAX_NDIM);
     return NULL;
   }

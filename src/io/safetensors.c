@@ -385,8 +385,8 @@ jx_status jx_io_save_safetensors(const char *path, int n, const char *const *nam
       if (strcmp(names[i], names[j]) == 0) why = "is used twice";
     if (why) {
       char nb[72];
-      error_set(JX_ERR_VALUE, "%s: %s: name %d (\"%s\") %s", fn, path, i,
-                names[i] ? short_name(names[i], nb, sizeof nb) : "", why);
+      if (!names[i]) error_set(JX_ERR_VALUE, "%s: %s: names[%d] is NULL", fn, path, i);
+      else error_set(JX_ERR_VALUE, "%s: %s: name %d (\"%s\") %s", fn, path, i, short_name(names[i], nb, sizeof nb), why);
       return JX_ERR_VALUE;
     }
     if (!st_dtype_name(jx_dtype_of(arrays[i]))) {

@@ -36,8 +36,12 @@ static jx_array *concat_many(int64_t n, jx_array **p, int axis) {
   return n == 1 ? jx_ref(p[0]) : prim_concatenate((int)n, p, axis);
 }
 
-/* core.dilate_dim: the extent of n elements spread d apart. */
-static int64_t dilate_dim(int64_t n, int64_t d) { return n == 0 ? 0 : 1 + d * (n - 1); }
+/* core.dilate_dim: the extent of n >= 0 elements spread d >= 1 apart into *out; false
+ * where it overflows int64. */
+static bool dilate_dim(int64_t n, int64_t d, int64_t *out) {
+  if (n == 0) return *out = 0, true;
+  return !__builtin_mul_overflow(n - 1, d, out) && !__builtin_add_overflow(*out, 1, out);
+}
 
 /* --------------------------------------------------------------- windows */
 
@@ -94,25 +98,33 @@ static bool window_setup(const char *fn, Window *w, const int64_t *stride,
     w->taps *= w->size[i];
   }
   for (int i = 0; i < w->n; i++) {
-    int64_t win = dilate_dim(w->size[i], w->win_dil[i]);
+    /* in int64 with every step checked: strides, dilations and pads near INT64_MAX */
+    int64_t win, base, padded, lo = 0, hi = 0;
+    bool over = !dilate_dim(w->size[i], w->win_dil[i], &win) || !dilate_dim(w->in[i], w->base_dil[i], &base);
     switch (padding) {
     case JX_PADDING_EXPLICIT:
-      w->lo[i] = pads[2 * i], w->hi[i] = pads[2 * i + 1];
+      lo = pads[2 * i], hi = pads[2 * i + 1];
       break;
     case JX_PADDING_VALID:
-      w->lo[i] = w->hi[i] = 0;
       break;
     case JX_PADDING_SAME:
     case JX_PADDING_SAME_LOWER: {
-      int64_t out = (w->in[i] + w->stride[i] - 1) / w->stride[i];
-      int64_t total = (out - 1) * w->stride[i] + win - w->in[i];
+      int64_t out = w->in[i] / w->stride[i] + (w->in[i] % w->stride[i] != 0), total = 0;
+      over = over || __builtin_mul_overflow(out > 0 ? out - 1 : 0, w->stride[i], &total) ||
+             __builtin_add_overflow(total, win - w->in[i], &total);
       if (total < 0) total = 0;
-      w->lo[i] = padding == JX_PADDING_SAME ? total / 2 : total - total / 2;
-      w->hi[i] = total - w->lo[i];
+      lo = padding == JX_PADDING_SAME ? total / 2 : total - total / 2;
+      hi = total - lo;
       break;
     }
     }
-    int64_t padded = dilate_dim(w->in[i], w->base_dil[i]) + w->lo[i] + w->hi[i];
+    over = over || __builtin_add_overflow(base, lo, &padded) || __builtin_add_overflow(padded, hi, &padded);
+    if (over) {
+      error_set(JX_ERR_VALUE, "%s: the window, strides, dilations or padding of spatial dim %d overflow int64",
+                fn, i);
+      return false;
+    }
+    w->lo[i] = lo, w->hi[i] = hi;
     w->out[i] = padded >= win ? (padded - win) / w->stride[i] + 1 : 0;
   }
   return true;
@@ -501,7 +513,12 @@ jx_array *jx_lax_conv_transpose(jx_array *lhs, jx_array *rhs, int nspatial,
     int64_t s = strides ? strides[i] : 1, r = o.rhs_dilation ? o.rhs_dilation[i] : 1;
     ones[i] = 1;
     if (padding != JX_PADDING_EXPLICIT) {
-      int64_t k = dilate_dim(rhs->shape[cv.perm[1][2 + i]], r);
+      int64_t k;
+      /* k + s - 2 and k - s below stay in int64 while k and s are at most 2^62 */
+      if (!dilate_dim(rhs->shape[cv.perm[1][2 + i]], r, &k) || k > ((int64_t)1 << 62) || s > ((int64_t)1 << 62)) {
+        error_set(JX_ERR_VALUE, "%s: the kernel's dilated size or the stride of spatial dim %d overflows", fn, i);
+        return NULL;
+      }
       transpose_pads(k, s, padding, &tp[2 * i], &tp[2 * i + 1]);
     }
   }

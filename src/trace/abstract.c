@@ -498,7 +498,21 @@ bool prim_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp, A
               jx_dtype_name(pp->dtype));
     return false;
   }
-  return abstract_rules[p](p, nin, in, pp, out);
+  if (!abstract_rules[p](p, nin, in, pp, out)) return false;
+  /* a result whose bytes overflow (2^62 float32 elements: the size in bytes wrapped to a
+   * small buffer that kernels then wrote past) */
+  int nout = prim_nout(p, nin, pp);
+  for (int o = 0; o < nout; o++) {
+    int64_t n = shape_numel_checked(out[o].ndim, out[o].shape), bytes;
+    size_t item = jx_dtype_itemsize(out[o].dtype);
+    if (n < 0 || __builtin_mul_overflow(n, (int64_t)(item ? item : 1), &bytes)) {
+      char b[AVAL_BUF];
+      error_set(JX_ERR_OOM, "%s: a result of type %s has more bytes than can be addressed", prim_name(p),
+                aval_str(b, &out[o]));
+      return false;
+    }
+  }
+  return true;
 }
 
 void prim_dot_layout(const PrimParams *pp, const Aval *x, const Aval *y, DotLayout *L) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/array.h"
+#include "jaxc/lax.h"
 #include "lib/random.h"
 #include "test.h"
 
@@ -328,6 +329,39 @@ static void test_alloc_failure_names_op(void) {
 #endif
 }
 
+/* Sizes past the address space and windows past int64 (helper-67's trial): a result of
+ * 2^62 float32 elements had a byte size that wrapped to a small buffer the kernel wrote
+ * past (a SEGV); conv arithmetic on strides and pads near INT64_MAX overflowed (UB,
+ * caught by UBSan in the sanitized pass). Now each is an error naming the operation, or
+ * for a huge stride the right shape (one output). */
+static void test_huge_sizes(void) {
+  jx_scope_begin();
+  int64_t big = (int64_t)1 << 62;
+  CHECK(jx_zeros(1, &big, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_OOM, "float32[4611686018427387904] has more bytes than can be addressed");
+  CHECK(jx_arange(0, (double)big, 1, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_OOM, "more bytes than can be addressed");
+  CHECK(jx_nn_one_hot(jx_zeros(1, (int64_t[]){2}, JX_INT32), big, JX_FLOAT32, -1) == NULL);
+  CHECK_ERROR(JX_ERR_OOM, "more bytes than can be addressed");
+  jx_array *x = jx_ones(4, (int64_t[]){1, 1, 9, 8}, JX_FLOAT32), *w = jx_ones(4, (int64_t[]){1, 1, 3, 3}, JX_FLOAT32);
+  CHECK(jx_lax_conv_general_dilated(x, w, 2, NULL, JX_PADDING_EXPLICIT, (int64_t[]){INT64_MAX, INT64_MAX, 0, 0}, NULL) ==
+        NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_lax_conv_general_dilated: the window, strides, dilations or padding of spatial dim 0 "
+                            "overflow int64");
+  jx_array *r = jx_lax_conv_general_dilated(x, w, 2, (int64_t[]){INT64_MAX, 1}, JX_PADDING_SAME, NULL, NULL);
+  CHECK(r && jx_shape(r)[2] == 1 && jx_shape(r)[3] == 8); /* ceil(9 / stride) = 1 */
+  r = jx_lax_max_pool(jx_ones(4, (int64_t[]){1, 9, 8, 1}, JX_FLOAT32), 2, (int64_t[]){2, 2}, (int64_t[]){INT64_MAX, 1},
+                      JX_PADDING_SAME, NULL);
+  CHECK(r && jx_shape(r)[1] == 1 && jx_shape(r)[2] == 8);
+  CHECK(jx_lax_conv_general_dilated(x, w, 2, NULL, JX_PADDING_VALID, NULL,
+                                    &(jx_conv_options){.rhs_dilation = (int64_t[]){INT64_MAX, 1}}) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "overflow int64");
+  CHECK(jx_lax_conv_transpose(jx_ones(4, (int64_t[]){1, 9, 8, 1}, JX_FLOAT32), jx_ones(4, (int64_t[]){3, 3, 1, 1}, JX_FLOAT32),
+                              2, (int64_t[]){INT64_MAX, 1}, JX_PADDING_SAME, NULL, false, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_lax_conv_transpose: the kernel's dilated size or the stride of spatial dim 0 overflows");
+  jx_scope_end(0, NULL);
+}
+
 static void test_death(void) {
   CHECK(dies_with(over_release, "jx_free: int32[2,3] at 0x"));
   CHECK(dies_with(over_release, "already released"));
@@ -348,6 +382,7 @@ int main(void) {
   TEST_RUN(test_random_null_key);
   TEST_RUN_SPLIT(test_random_failure_injection);
   TEST_RUN(test_alloc_failure_names_op);
+  TEST_RUN(test_huge_sizes);
   TEST_RUN(test_death);
   return test_finish();
 }

@@ -78,6 +78,13 @@ check batch_too_large 2 "fashion_mnist: --batch-size 100: larger than the 16 tra
 check no_data 1 "fashion_mnist: reading the data (install Debian's dataset-fashion-mnist or pass --data DIR)" \
   --data "$dir/nonexistent" $out
 check counts_differ 1 "fashion_mnist: $dir/bad/train: 16 images of 28x28 and 15 labels" --data "$dir/bad" $out
+# a label past the ten classes (the loss went NaN, blamed on the learning rate)
+mkdir -p "$dir/badlab"
+images "$dir/badlab/train-images-idx3-ubyte" 16
+{ printf '\000\000\010\001'; be32 16; printf '\000\001\002\003\004\005\006\007\010\011\307\001\002\003\004\005'; } \
+  > "$dir/badlab/train-labels-idx1-ubyte"
+check label_range 1 "fashion_mnist: $dir/badlab/train: a label is 199 (Fashion-MNIST's classes are 0 to 9)" \
+  --data "$dir/badlab" $out
 check plot_unwritable 1 "fashion_mnist: --plot /nonexistent-jaxc/p.svg: cannot write there" \
   --data "$dir/data" --plot /nonexistent-jaxc/p.svg
 check save_unwritable 1 "fashion_mnist: --save /nonexistent-jaxc/p.st: cannot write there" \

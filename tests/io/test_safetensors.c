@@ -354,7 +354,7 @@ static void test_save_errors(void) {
                JX_ERR_VALUE);
   CHECK_ERROR(JX_ERR_VALUE, "reserved");
   CHECK_EQ_INT(jx_io_save_safetensors(p, 1, (const char *[]){NULL}, two), JX_ERR_VALUE);
-  CHECK_ERROR(JX_ERR_VALUE, "is NULL");
+  CHECK_ERROR(JX_ERR_VALUE, "names[0] is NULL");
   CHECK_EQ_INT(jx_io_save_safetensors(p, 1, (const char *[]){"\xff"}, two), JX_ERR_VALUE);
   CHECK_ERROR(JX_ERR_VALUE, "UTF-8");
   CHECK_EQ_INT(jx_io_save_safetensors(p, 1, (const char *[]){"x"}, (jx_array *[]){NULL}),
