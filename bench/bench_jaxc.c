@@ -552,7 +552,7 @@ static void bench_transcendental(const char *only) {
  * valgrind --tool=callgrind --toggle-collect=eager_loop_add build/jaxc_bench eager
  * (instructions / JAXC_BENCH_EAGER_REPS, default 20000). */
 typedef struct EagerArgs {
-  jx_array *a, *b, *m, *c4;
+  jx_array *a, *b, *m, *c4, *m16, *m64, *v64;
 } EagerArgs;
 #define EAGER_LOOP(name, expr)                                          \
   __attribute__((noinline)) static void eager_loop_##name(const EagerArgs *e, int reps) { \
@@ -568,10 +568,14 @@ EAGER_LOOP(exp, jx_exp(e->a))
 EAGER_LOOP(sum, jx_sum(e->a, 0, NULL, false))
 EAGER_LOOP(bcast_add, jx_add(jx_reshape(e->a, 2, (int64_t[]){4, 4}), e->c4))
 EAGER_LOOP(matmul, jx_matmul(e->m, e->m))
+EAGER_LOOP(matmul16, jx_matmul(e->m16, e->m16))
+EAGER_LOOP(matvec64, jx_matmul(e->m64, e->v64))
 
 static void bench_eager(void) {
-  EagerArgs e = {rand_f32(1, (int64_t[]){16}, 9), rand_f32(1, (int64_t[]){16}, 10),
-                 rand_f32(2, (int64_t[]){4, 4}, 11), rand_f32(1, (int64_t[]){4}, 12)};
+  EagerArgs e = {rand_f32(1, (int64_t[]){16}, 9),      rand_f32(1, (int64_t[]){16}, 10),
+                 rand_f32(2, (int64_t[]){4, 4}, 11),    rand_f32(1, (int64_t[]){4}, 12),
+                 rand_f32(2, (int64_t[]){16, 16}, 13),  rand_f32(2, (int64_t[]){64, 64}, 14),
+                 rand_f32(1, (int64_t[]){64}, 15)};
   const char *env = getenv("JAXC_BENCH_EAGER_REPS");
   int reps = env ? atoi(env) : 20000;
   static const struct {
@@ -581,7 +585,9 @@ static void bench_eager(void) {
              {"eager_exp_16", eager_loop_exp},
              {"eager_sum_16", eager_loop_sum},
              {"eager_reshape_add_4x4", eager_loop_bcast_add},
-             {"eager_matmul_4x4", eager_loop_matmul}};
+             {"eager_matmul_4x4", eager_loop_matmul},
+             {"eager_matmul_16x16", eager_loop_matmul16},
+             {"eager_matvec_64", eager_loop_matvec64}};
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
     ops[k].loop(&e, 100); /* warm the caches */
     double best = 1e30;
@@ -595,7 +601,7 @@ static void bench_eager(void) {
     fflush(stdout);
   }
   die_if_error("eager");
-  jx_free(e.a), jx_free(e.b), jx_free(e.m), jx_free(e.c4);
+  jx_free(e.a), jx_free(e.b), jx_free(e.m), jx_free(e.c4), jx_free(e.m16), jx_free(e.m64), jx_free(e.v64);
 }
 
 int main(int argc, char **argv) {

@@ -310,13 +310,18 @@ def peers(only):
     if want("eager"):  # cached eager ops, per call (bench_jaxc.c's bench_eager)
         a = rng.random(16, dtype=np.float32); b = rng.random(16, dtype=np.float32)
         m = rng.random((4, 4), dtype=np.float32); c4 = rng.random(4, dtype=np.float32)
+        m16 = rng.random((16, 16), dtype=np.float32)
+        m64 = rng.random((64, 64), dtype=np.float32); v64 = rng.random(64, dtype=np.float32)
         ja, jb, jm, jc4 = jnp.asarray(a), jnp.asarray(b), jnp.asarray(m), jnp.asarray(c4)
+        jm16, jm64, jv64 = jnp.asarray(m16), jnp.asarray(m64), jnp.asarray(v64)
         ops = {"eager_add_16": (lambda: np.add(a, b), lambda: jnp.add(ja, jb)),
                "eager_exp_16": (lambda: np.exp(a), lambda: jnp.exp(ja)),
                "eager_sum_16": (lambda: np.sum(a), lambda: jnp.sum(ja)),
                "eager_reshape_add_4x4": (lambda: np.add(a.reshape(4, 4), c4),
                                          lambda: jnp.add(ja.reshape(4, 4), jc4)),
-               "eager_matmul_4x4": (lambda: np.matmul(m, m), lambda: jnp.matmul(jm, jm))}
+               "eager_matmul_4x4": (lambda: np.matmul(m, m), lambda: jnp.matmul(jm, jm)),
+               "eager_matmul_16x16": (lambda: np.matmul(m16, m16), lambda: jnp.matmul(jm16, jm16)),
+               "eager_matvec_64": (lambda: np.matmul(m64, v64), lambda: jnp.matmul(jm64, jv64))}
         for name, (nf, jf) in ops.items():
             res[name] = {"numpy": per_call(nf, 20000) * 1e6,
                          "jax": per_call(lambda: block(jf()), 2000) * 1e6}
