@@ -323,6 +323,31 @@ static void test_top_k_dtypes(void) {
 
 /* ------------------------------------------------------------- bad inputs */
 
+/* at_set with many duplicated indices (40,000 into 300 positions, some negative, some
+ * out of range and dropped): the last valid update of each position wins, as a C loop
+ * says; an m x m comparison made this 12.8 GB, now a sort. Also clip mode. */
+static void test_set_many(void) {
+  jx_scope_begin();
+  enum { M = 40000, N = 300 };
+  static int32_t ix[M], yv[M], want[N], got[N];
+  for (int mode = 0; mode < 2; mode++) {
+    for (int j = 0; j < M; j++) ix[j] = (int32_t)((j * 7919LL) % 700) - 350, yv[j] = j; /* [-350, 349] */
+    for (int p = 0; p < N; p++) want[p] = -1;
+    for (int j = 0; j < M; j++) {
+      int32_t q = ix[j] < 0 ? ix[j] + N : ix[j];
+      if (mode == 1) q = q < 0 ? 0 : q >= N ? N - 1 : q; /* clip */
+      if (q >= 0 && q < N) want[q] = yv[j];
+    }
+    jx_array *r = jx_at_set(jx_full(1, (int64_t[]){N}, -1, JX_INT32), jx_array_from(ix, JX_INT32, 1, (int64_t[]){M}),
+                            jx_array_from(yv, JX_INT32, 1, (int64_t[]){M}), 0, mode ? JX_INDEX_CLIP : JX_INDEX_FILL);
+    CHECK_MSG(r && jx_read(r, got, sizeof got) == JX_OK, "at_set: %s", jx_last_error());
+    int bad = 0;
+    for (int p = 0; p < N; p++) bad += got[p] != want[p];
+    CHECK_MSG(bad == 0, "at_set (%s): %d of %d positions differ from the last update", mode ? "clip" : "fill", bad, N);
+  }
+  jx_scope_end(0, NULL);
+}
+
 static void test_errors(void) {
   jx_scope_begin();
   jx_array *x = jx_zeros(1, (int64_t[]){4}, JX_FLOAT32), *i = ints(2, (int32_t[]){0, 1});
@@ -370,6 +395,7 @@ int main(void) {
   TEST_RUN(test_vmap);
   TEST_RUN(test_jit);
   TEST_RUN(test_top_k_dtypes);
+  TEST_RUN(test_set_many);
   TEST_RUN(test_errors);
   CHECK_EQ_INT(jx_live_fns(), fns);
   return test_finish();
