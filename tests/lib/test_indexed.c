@@ -2,6 +2,7 @@
  * beyond sort/argsort (jx_lexsort, jx_top_k, jx_searchsorted, jx_unique) against JAX
  * goldens (tests/golden/indexed.txt, tools/golden_indexed.py); gradients by central
  * differences in float64; vmap against a loop; jit against eager; bad inputs. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "golden.h"
@@ -323,6 +324,57 @@ static void test_top_k_dtypes(void) {
 
 /* ------------------------------------------------------------- bad inputs */
 
+/* grad of sum(w * base.at[idx].max/min(x)) where updates tie with each other and with
+ * base, against jax 0.10.2 (the tangent is averaged over the tied contributors: 1/3 each
+ * for base and two updates; jaxc gave 0.25, 0.25, 0.5), eager and under jit; the value
+ * keeps -0.0 and infinities. */
+typedef struct TieCase {
+  bool use_min;
+  jx_array *idx, *w;
+} TieCase;
+static jx_status tie_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  const TieCase *c = ctx;
+  jx_array *r = c->use_min ? jx_at_min(in[1], c->idx, in[0], 0, JX_INDEX_FILL) : jx_at_max(in[1], c->idx, in[0], 0, JX_INDEX_FILL);
+  out[0] = jx_sum(jx_multiply(r, c->w), 0, NULL, false);
+  return out[0] ? JX_OK : jx_last_status();
+}
+static jx_array *f32v(int n, const float *v) { return jx_array_from(v, JX_FLOAT32, 1, (int64_t[]){n}); }
+static void test_grad_at_ties(void) {
+  jx_scope_begin();
+  static const struct {
+    bool use_min;
+    int nx, nb;
+    float x[2], base[2];
+    int32_t idx[2];
+    float dx[2], dbase[2];
+  } ties[] = {
+      {false, 1, 1, {2.5f}, {2.5f}, {0}, {0.5f}, {0.5f}},
+      {false, 2, 1, {3, 3}, {1}, {0, 0}, {0.5f, 0.5f}, {0}},
+      {false, 2, 1, {3, 3}, {3}, {0, 0}, {1 / 3.f, 1 / 3.f}, {1 / 3.f}},
+      {true, 1, 1, {2.5f}, {2.5f}, {0}, {0.5f}, {0.5f}},
+      {false, 2, 2, {2.5f, 1}, {2.5f, 2.5f}, {0, 1}, {0.5f, 0}, {0.5f, 1}},
+  };
+  for (size_t c = 0; c < sizeof ties / sizeof ties[0]; c++)
+    for (int jit = 0; jit < 2; jit++) {
+      TieCase tc = {ties[c].use_min, jx_array_from(ties[c].idx, JX_INT32, 1, (int64_t[]){ties[c].nx}),
+                    jx_ones(1, (int64_t[]){ties[c].nb}, JX_FLOAT32)};
+      jx_fn *f = jx_fn_new("tie", 2, 1, tie_fn, &tc), *g = jx_grad(f, 2, (int[]){0, 1}), *jg = jit ? jx_jit(g) : NULL;
+      jx_array *o[2] = {NULL, NULL};
+      CHECK_MSG(jx_call(jg ? jg : g, (jx_array *[]){f32v(ties[c].nx, ties[c].x), f32v(ties[c].nb, ties[c].base)}, o) ==
+                    JX_OK, "case %zu: %s", c, jx_last_error());
+      float dx[2] = {0}, db[2] = {0};
+      if (o[0] && o[1]) jx_read(o[0], dx, sizeof(float) * (size_t)ties[c].nx), jx_read(o[1], db, sizeof(float) * (size_t)ties[c].nb);
+      for (int k = 0; k < ties[c].nx; k++) CHECK_MSG(fabsf(dx[k] - ties[c].dx[k]) < 1e-6f, "case %zu%s: dx[%d] %g", c, jit ? " jit" : "", k, dx[k]);
+      for (int k = 0; k < ties[c].nb; k++) CHECK_MSG(fabsf(db[k] - ties[c].dbase[k]) < 1e-6f, "case %zu%s: dbase[%d] %g", c, jit ? " jit" : "", k, db[k]);
+      jx_fn_free(jg), jx_fn_free(g), jx_fn_free(f);
+    }
+  float v[3];
+  jx_array *r = jx_at_max(f32v(3, (float[]){-0.0f, -INFINITY, 1}), jx_array_from((int32_t[]){0, 1}, JX_INT32, 1, (int64_t[]){2}),
+                          f32v(2, (float[]){-1, -INFINITY}), 0, JX_INDEX_FILL);
+  CHECK(r && jx_read(r, v, sizeof v) == JX_OK && v[0] == 0 && signbit(v[0]) && v[1] == -INFINITY && v[2] == 1);
+  jx_scope_end(0, NULL);
+}
+
 /* at_set with many duplicated indices (40,000 into 300 positions, some negative, some
  * out of range and dropped): the last valid update of each position wins, as a C loop
  * says; an m x m comparison made this 12.8 GB, now a sort. Also clip mode. */
@@ -396,6 +448,7 @@ int main(void) {
   TEST_RUN(test_jit);
   TEST_RUN(test_top_k_dtypes);
   TEST_RUN(test_set_many);
+  TEST_RUN(test_grad_at_ties);
   TEST_RUN(test_errors);
   CHECK_EQ_INT(jx_live_fns(), fns);
   return test_finish();

@@ -12,7 +12,10 @@
  *   indices asked for 40 GB), each winner's update number is scattered, and y gathered
  *   from it: values are copied bit for bit and the gradient reaches only the winning
  *   update.
- * mul / min / max: an O(n*m) one-hot reduction of the updates per position. */
+ * mul / min / max: an O(n*m) one-hot reduction of the updates per position. min / max
+ *   of floats differentiate as JAX's scatter_min/max JVP: a position's tangent is the
+ *   average of those of the updates equal to the result and, if it kept its value, of
+ *   x's (ties among x and k updates: 1/(k+1) each). */
 #include "core/shape.h"
 #include "lib/numpy/np.h"
 
@@ -23,6 +26,32 @@ static jx_array *cshape(double v, jx_dtype d, int nd, const int64_t *shape) {
   int none[1] = {0};
   if (!c || nd == 0) return c;
   return prim_broadcast_in_dim(c, nd, shape, none);
+}
+
+/* v - stop_gradient(v) where v is finite (exactly +0 in value, tangent -dv), else 0 */
+static jx_array *tangent_part(jx_array *v) {
+  jx_array *d = prim_binary(PRIM_sub, prim_unary(PRIM_stop_gradient, v), v);
+  jx_array *z = d ? cshape(0, d->dtype, d->ndim, d->shape) : NULL;
+  return prim_select(prim_binary(PRIM_eq, d, z), d, z);
+}
+
+/* r (x's min/max with the updates yw, hb: which update writes which position, both of
+ * the one-hot shape ws) with JAX's scatter-extremal tangents: the same value (r minus a
+ * sum of +0s), the tangent the average over the contributors equal to r. */
+static jx_array *extremal_tangents(jx_array *r, jx_array *x, jx_array *yw, jx_array *hb, int bnd,
+                                   const int64_t *ws, const int *xdims, const bool *red) {
+  jx_dtype d = x->dtype;
+  jx_array *rw = prim_broadcast_in_dim(r, bnd, ws, xdims);
+  jx_array *ty = prim_binary(PRIM_and, hb, prim_binary(PRIM_eq, yw, rw)); /* successful updates */
+  jx_array *tx = prim_binary(PRIM_eq, x, r);                              /* x kept */
+  jx_array *k = prim_binary(PRIM_add, prim_convert(tx, d, false),
+                            prim_reduce(PRIM_reduce_sum, prim_convert(ty, d, false), red));
+  k = prim_binary(PRIM_max, k, cshape(1, d, x->ndim, x->shape)); /* NaN results: no one */
+  jx_array *cx = prim_binary(PRIM_div, prim_convert(tx, d, false), k);
+  jx_array *cy = prim_binary(PRIM_div, prim_convert(ty, d, false), prim_broadcast_in_dim(k, bnd, ws, xdims));
+  jx_array *total = prim_binary(PRIM_add, prim_binary(PRIM_mul, cx, tangent_part(x)),
+                                prim_reduce(PRIM_reduce_sum, prim_binary(PRIM_mul, cy, tangent_part(yw)), red));
+  return prim_binary(PRIM_sub, prim_unary(PRIM_stop_gradient, r), total);
 }
 
 static jx_array *at_impl(const char *fn, AtOp op, jx_array *x, jx_array *idx, jx_array *y,
@@ -129,6 +158,7 @@ static jx_array *at_impl(const char *fn, AtOp op, jx_array *x, jx_array *idx, jx
       jx_array *f = prim_reduce(op == AT_MIN ? PRIM_reduce_min : PRIM_reduce_max,
                                 prim_select(hb, yw, xw), red);
       r = prim_binary(op == AT_MIN ? PRIM_min : PRIM_max, x, f);
+      if (r && dtype_is_floating(x->dtype)) r = extremal_tangents(r, x, yw, hb, bnd, ws, xdims, red);
     }
   }
   if (r && (r->dtype != x->dtype || r->weak != x->weak)) r = np_convert(r, x->dtype, x->weak);
