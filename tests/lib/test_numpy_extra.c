@@ -125,6 +125,29 @@ static void test_golden(void) {
   printf("%d golden numpy_extra cases\n", run);
 }
 
+/* quantile / percentile result dtypes and values as jax 0.10.2 gives them: x's inexact
+ * dtype whatever q's dtype or weakness, the interpolation in q's dtype
+ * (quantile([1,7,3,2,9,4] f32, float16(0.3)) is 2.5: 2.499 rounded in float16). */
+static void test_quantile_dtypes(void) {
+  jx_scope_begin();
+  float v[6] = {1, 7, 3, 2, 9, 4};
+  int32_t iv[6] = {1, 7, 3, 2, 9, 4};
+  jx_array *x32 = jx_array_from(v, JX_FLOAT32, 1, (int64_t[]){6}), *x16 = jx_astype(x32, JX_FLOAT16);
+  jx_array *xi = jx_array_from(iv, JX_INT32, 1, (int64_t[]){6});
+  jx_array *q32 = jx_full(0, NULL, 0.3, JX_FLOAT32), *q16 = jx_astype(q32, JX_FLOAT16), *qw = jx_scalar(0.3);
+  static const jx_dtype want[3] = {JX_FLOAT16, JX_FLOAT32, JX_FLOAT32};
+  jx_array *xs[3] = {x16, x32, xi}, *qs[3] = {q32, q16, qw};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) {
+      jx_array *r = jx_quantile(xs[a], qs[b], 0, false);
+      CHECK_MSG(r && jx_dtype_of(r) == want[a] && jx_item(r) == 2.5, "quantile x %d q %d: %s %g", a, b,
+                r ? jx_dtype_name(jx_dtype_of(r)) : jx_last_error(), r ? jx_item(r) : 0);
+    }
+  jx_array *p = jx_percentile(jx_astype(x32, JX_BFLOAT16), jx_full(0, NULL, 30, JX_FLOAT32), 0, false);
+  CHECK(p && jx_dtype_of(p) == JX_BFLOAT16 && jx_item(p) == 2.5);
+  jx_scope_end(0, NULL);
+}
+
 static void test_bad_inputs(void) {
   float d[6] = {1, 2, 3, 4, 5, 6};
   jx_array *x = jx_array_from(d, JX_FLOAT32, 2, (int64_t[]){2, 3});
@@ -152,6 +175,7 @@ static void test_bad_inputs(void) {
 int main(void) {
   cases = golden_load("numpy_extra.txt", &ncases);
   TEST_RUN(test_golden);
+  TEST_RUN(test_quantile_dtypes);
   TEST_RUN(test_bad_inputs);
   golden_free(cases, ncases);
   return test_finish();

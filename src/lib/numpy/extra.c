@@ -210,7 +210,9 @@ jx_array *jx_average(jx_array *x, jx_array *weights, int naxes, const int *axes,
 
 /* reductions._quantile, method "linear" (median: "midpoint"): x is made inexact, NaN
  * anywhere in a slice makes the whole slice NaN, sorted along the axis; q (rank <= 1,
- * made inexact) indexes it at q * (n - 1). Result shape q.shape + reduced shape. */
+ * made inexact) indexes it at q * (n - 1), the interpolation computed in q's dtype and
+ * the result converted to x's inexact dtype (whatever q's dtype or weakness, as jax
+ * 0.10.2 gives). Result shape q.shape + reduced shape. */
 static jx_array *quantile_impl(const char *fn, jx_array *x, jx_array *q, int axis,
                                bool keepdims, bool midpoint) {
   if (null_in(fn, x) || null_in(fn, q)) return NULL;
@@ -238,6 +240,7 @@ static jx_array *quantile_impl(const char *fn, jx_array *x, jx_array *q, int axi
   }
   a = jx_where(jx_any(jx_isnan(a), 1, &axis, true), jx_scalar(NAN), a);
   a = jx_moveaxis(jx_sort(a, axis, false), axis, -1); /* (rest..., n) */
+  jx_dtype out_dtype = a ? a->dtype : JX_FLOAT32;
   jx_array *qf = np_to_inexact(q);
   jx_array *qq = jx_multiply(qf, jx_scalar((double)(n - 1)));
   jx_array *lo = jx_floor(qq), *hi = jx_ceil(qq);
@@ -264,6 +267,7 @@ static jx_array *quantile_impl(const char *fn, jx_array *x, jx_array *q, int axi
     jx_dtype qd = qf ? qf->dtype : JX_FLOAT32;
     r = jx_add(jx_multiply(jx_astype(lv, qd), lw), jx_multiply(jx_astype(hv, qd), hw));
   }
+  if (r && (r->dtype != out_dtype || r->weak)) r = np_convert(r, out_dtype, false);
   if (keepdims && r) {
     int64_t s[JX_MAX_NDIM + 1];
     int k = 0;
