@@ -47,8 +47,10 @@ jx_array *jx_diff(jx_array *x, int n, int axis);
 jx_array *jx_ediff1d(jx_array *x);
 /* jnp.trapezoid(y, x, dx, axis): x (NULL: spacing dx) 1-d along axis or y's shape. */
 jx_array *jx_trapezoid(jx_array *y, jx_array *x, double dx, int axis);
-/* jnp.isclose(a, b, rtol, atol, equal_nan) (JAX defaults 1e-5, 1e-8, false): bool;
- * ints compare exactly. allclose = all(isclose), a 0-d bool. */
+/* jnp.isclose(a, b, rtol, atol, equal_nan) (JAX defaults 1e-5, 1e-8, false): bool,
+ * a == b or (b finite and |a - b| <= atol + rtol |b|), ints promoted to floats first
+ * (jax 0.10's promote_args_inexact: isclose(10, 11, rtol=0.1) is true). allclose =
+ * all(isclose), a 0-d bool. */
 jx_array *jx_isclose(jx_array *a, jx_array *b, double rtol, double atol, bool equal_nan);
 jx_array *jx_allclose(jx_array *a, jx_array *b, double rtol, double atol, bool equal_nan);
 /* jnp.array_equal (false for other shapes) / array_equiv (false unless they

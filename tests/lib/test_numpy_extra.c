@@ -128,6 +128,27 @@ static void test_golden(void) {
 /* quantile / percentile result dtypes and values as jax 0.10.2 gives them: x's inexact
  * dtype whatever q's dtype or weakness, the interpolation in q's dtype
  * (quantile([1,7,3,2,9,4] f32, float16(0.3)) is 2.5: 2.499 rounded in float16). */
+/* isclose of integers compares them as floats (jax 0.10.2: isclose([10, 1000], [11,
+ * 1009], rtol=0.01) is [False, True], allclose([10], [11], rtol=0.5) True); infinities
+ * and NaNs as JAX's formula */
+static void test_isclose_ints(void) {
+  jx_scope_begin();
+  jx_array *r = jx_isclose(jx_array_from((int32_t[]){10, 1000}, JX_INT32, 1, (int64_t[]){2}),
+                           jx_array_from((int32_t[]){11, 1009}, JX_INT32, 1, (int64_t[]){2}), 0.01, 1e-8, false);
+  bool v[4] = {true, false};
+  CHECK(r && jx_dtype_of(r) == JX_BOOL && jx_read(r, v, 2) == JX_OK && !v[0] && v[1]);
+  r = jx_allclose(jx_array_from((int32_t[]){10}, JX_INT32, 1, (int64_t[]){1}), jx_array_from((int32_t[]){11}, JX_INT32, 1, (int64_t[]){1}),
+                  0.5, 1e-8, false);
+  CHECK(r && jx_item(r) == 1);
+  float a[4] = {INFINITY, INFINITY, NAN, 1e30f}, b[4] = {INFINITY, -INFINITY, NAN, INFINITY};
+  jx_array *fa = jx_array_from(a, JX_FLOAT32, 1, (int64_t[]){4}), *fb = jx_array_from(b, JX_FLOAT32, 1, (int64_t[]){4});
+  r = jx_isclose(fa, fb, 1e-5, 1e-8, false);
+  CHECK(r && jx_read(r, v, 4) == JX_OK && v[0] && !v[1] && !v[2] && !v[3]);
+  r = jx_isclose(fa, fb, 1e-5, 1e-8, true);
+  CHECK(r && jx_read(r, v, 4) == JX_OK && v[0] && !v[1] && v[2] && !v[3]);
+  jx_scope_end(0, NULL);
+}
+
 static void test_quantile_dtypes(void) {
   jx_scope_begin();
   float v[6] = {1, 7, 3, 2, 9, 4};
@@ -176,6 +197,7 @@ int main(void) {
   cases = golden_load("numpy_extra.txt", &ncases);
   TEST_RUN(test_golden);
   TEST_RUN(test_quantile_dtypes);
+  TEST_RUN(test_isclose_ints);
   TEST_RUN(test_bad_inputs);
   golden_free(cases, ncases);
   return test_finish();

@@ -369,16 +369,15 @@ jx_array *jx_isclose(jx_array *a, jx_array *b, double rtol, double atol, bool eq
   jx_scope_begin();
   jx_array *p[2];
   if (!np_prepare(fn, 2, (jx_array *const[]){a, b}, p)) return ret(NULL);
-  if (!is_float(p[0])) return ret(jx_equal(p[0], p[1]));
-  jx_dtype dt = p[0]->dtype;
-  jx_array *tol = jx_add(jx_scalar_of(atol, dt), jx_multiply(jx_scalar_of(rtol, dt), jx_abs(p[1])));
-  jx_array *out = jx_less_equal(jx_abs(jx_subtract(p[0], p[1])), tol);
-  jx_array *ai = jx_isinf(p[0]), *bi = jx_isinf(p[1]);
-  out = jx_logical_and(out, jx_logical_not(jx_logical_or(ai, bi)));
-  out = jx_logical_or(out, jx_logical_and(jx_logical_and(ai, bi), jx_equal(p[0], p[1])));
-  jx_array *an = jx_isnan(p[0]), *bn = jx_isnan(p[1]);
-  out = jx_logical_and(out, jx_logical_not(jx_logical_or(an, bn)));
-  if (equal_nan) out = jx_logical_or(out, jx_logical_and(an, bn));
+  /* jnp.isclose (jax 0.10): promote_args_inexact -- integers compare as floats too --
+   * then a == b, or b finite and |a - b| <= atol + rtol |b| */
+  jx_array *x = np_to_inexact(p[0]), *y = np_to_inexact(p[1]);
+  if (!x || !y) return ret(NULL);
+  jx_dtype rd = dtype_real_part(x->dtype);
+  jx_array *in_range = jx_less_equal(jx_abs(jx_subtract(x, y)),
+                                     jx_add(jx_scalar_of(atol, rd), jx_multiply(jx_scalar_of(rtol, rd), jx_abs(y))));
+  jx_array *out = jx_logical_or(jx_equal(x, y), jx_logical_and(jx_isfinite(y), in_range));
+  if (equal_nan) out = jx_logical_or(out, jx_logical_and(jx_isnan(x), jx_isnan(y)));
   return ret(out);
 }
 
