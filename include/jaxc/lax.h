@@ -276,8 +276,9 @@ jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_inde
 /* (Declared here rather than with jx_sort: they use jx_index_mode.)
  * JAX's x.at[idx].op(y) for an integer index array along one axis (x.at[idx] for axis 0,
  * x.at[:, idx] for axis 1, ...): y broadcasts to the gathered shape x.shape[:axis] +
- * idx.shape + x.shape[axis+1:] and is converted to x's dtype; the result has x's dtype
- * and weak type. Negative indices wrap once (idx + n); mode JX_INDEX_FILL is JAX's
+ * idx.shape + x.shape[axis+1:]; x and y promote together, the update is computed in that
+ * dtype and the result converted back to x's dtype and weak type, as JAX's _scatter_impl
+ * (int32 [10, 11].at[[0, 1]].add([1.7, -1.7]) is [11, 9]: 11.7 and 9.3 truncated). Negative indices wrap once (idx + n); mode JX_INDEX_FILL is JAX's
  * default "drop" (updates still out of range are ignored), JX_INDEX_CLIP (and
  * PROMISE_IN_BOUNDS) clamp them into range. at_set with duplicate indices: the last
  * occurrence wins (what JAX on CPU does; JAX documents it as unspecified), and the

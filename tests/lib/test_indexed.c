@@ -400,6 +400,24 @@ static void test_set_many(void) {
   jx_scope_end(0, NULL);
 }
 
+/* An int x updated with float values computes in the promoted float dtype and converts
+ * back (jax 0.10.2's _scatter_impl): int32 [10, 11].at[[0, 1]].add([1.7, -1.7]) is
+ * [11, 9] (jaxc cast the update first: [11, 10]), .at[0].multiply(1.5) 15, .at[0].set(
+ * 2.7) 2. */
+static void test_int_float_updates(void) {
+  jx_scope_begin();
+  jx_array *x = jx_array_from((int32_t[]){10, 11}, JX_INT32, 1, (int64_t[]){2});
+  jx_array *i01 = jx_array_from((int32_t[]){0, 1}, JX_INT32, 1, (int64_t[]){2}), *i0 = jx_scalar_int(0);
+  int32_t v[2];
+  jx_array *r = jx_at_add(x, i01, jx_array_from((float[]){1.7f, -1.7f}, JX_FLOAT32, 1, (int64_t[]){2}), 0, JX_INDEX_FILL);
+  CHECK(r && jx_dtype_of(r) == JX_INT32 && jx_read(r, v, sizeof v) == JX_OK && v[0] == 11 && v[1] == 9);
+  r = jx_at_mul(x, i0, jx_scalar(1.5), 0, JX_INDEX_FILL);
+  CHECK(r && jx_dtype_of(r) == JX_INT32 && !jx_is_weak(r) && jx_read(r, v, sizeof v) == JX_OK && v[0] == 15 && v[1] == 11);
+  r = jx_at_set(x, i0, jx_scalar(2.7), 0, JX_INDEX_FILL);
+  CHECK(r && jx_read(r, v, sizeof v) == JX_OK && v[0] == 2 && v[1] == 11);
+  jx_scope_end(0, NULL);
+}
+
 static void test_errors(void) {
   jx_scope_begin();
   jx_array *x = jx_zeros(1, (int64_t[]){4}, JX_FLOAT32), *i = ints(2, (int32_t[]){0, 1});
@@ -448,6 +466,7 @@ int main(void) {
   TEST_RUN(test_jit);
   TEST_RUN(test_top_k_dtypes);
   TEST_RUN(test_set_many);
+  TEST_RUN(test_int_float_updates);
   TEST_RUN(test_grad_at_ties);
   TEST_RUN(test_errors);
   CHECK_EQ_INT(jx_live_fns(), fns);

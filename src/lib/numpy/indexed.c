@@ -54,8 +54,13 @@ static jx_array *extremal_tangents(jx_array *r, jx_array *x, jx_array *yw, jx_ar
   return prim_binary(PRIM_sub, prim_unary(PRIM_stop_gradient, r), total);
 }
 
-static jx_array *at_impl(const char *fn, AtOp op, jx_array *x, jx_array *idx, jx_array *y,
+static jx_array *at_impl(const char *fn, AtOp op, jx_array *x0, jx_array *idx, jx_array *y,
                          int axis, jx_index_mode mode) {
+  /* _scatter_impl: x and y promote together, the result goes back to x's dtype below */
+  bool pweak;
+  jx_dtype pd = np_result_type(2, (jx_array *[]){x0, y}, &pweak);
+  jx_array *x = np_convert(x0, pd, pweak);
+  if (!x) return NULL;
   char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   if (x->ndim == 0) {
     error_set(JX_ERR_SHAPE, "%s: cannot index a 0-d array %s", fn, array_describe(b0, x));
@@ -75,10 +80,10 @@ static jx_array *at_impl(const char *fn, AtOp op, jx_array *x, jx_array *idx, jx
   for (int d = 0; d < idx->ndim; d++) gs[k++] = idx->shape[d];
   for (int d = axis + 1; d < nd; d++) gs[k++] = x->shape[d];
   int64_t n = x->shape[axis], m = shape_numel(idx->ndim, idx->shape);
-  jx_array *yc = np_convert(y, x->dtype, x->weak);
+  jx_array *yc = np_convert(y, pd, pweak);
   jx_array *yb = yc ? np_broadcast_to(fn, yc, gnd, gs) : NULL;
   if (!yb) return NULL;
-  if (n == 0 || m == 0 || shape_numel(nd, x->shape) == 0) return jx_ref(x);
+  if (n == 0 || m == 0 || shape_numel(nd, x->shape) == 0) return jx_ref(x0);
   jx_dtype it = dtype_default_int();
   jx_array *i = np_convert(idx, it, false);
   jx_array *nn = cshape((double)n, it, idx->ndim, idx->shape);
@@ -161,7 +166,7 @@ static jx_array *at_impl(const char *fn, AtOp op, jx_array *x, jx_array *idx, jx
       if (r && dtype_is_floating(x->dtype)) r = extremal_tangents(r, x, yw, hb, bnd, ws, xdims, red);
     }
   }
-  if (r && (r->dtype != x->dtype || r->weak != x->weak)) r = np_convert(r, x->dtype, x->weak);
+  if (r && (r->dtype != x0->dtype || r->weak != x0->weak)) r = np_convert(r, x0->dtype, x0->weak);
   return r;
 }
 
