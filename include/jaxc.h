@@ -377,7 +377,9 @@ jx_array *jx_scalar(double value);
 /* A weakly typed int scalar (a Python int in JAX); values outside int32 with x64 off
  * are an error (JX_ERR_VALUE), as JAX raises OverflowError. */
 jx_array *jx_scalar_int(int64_t value);
-/* A strongly typed 0-d array: jnp.asarray(value, dtype). */
+/* A strongly typed 0-d array: jnp.asarray(value, dtype). A whole number outside an
+ * integer dtype's range is JX_ERR_VALUE (JAX's OverflowError); other values convert as
+ * floats do (2.7 -> 2 for int8). */
 jx_array *jx_scalar_of(double value, jx_dtype dtype);
 /* A weakly typed complex scalar (a Python complex, re + im*1j, in JAX): complex64 with
  * x64 off, complex128 with it, weak, so complex64 arrays stay complex64 and float or
@@ -420,7 +422,9 @@ char *jx_to_string(jx_array *a);
 
 /* ---------------------------------------------------------------- creation */
 /* jnp.full / zeros / ones: one value broadcast (a view). dtype is canonicalized (x64
- * mode). Errors: JX_ERR_SHAPE for bad ndim or negative dims, JX_ERR_OOM when the size
+ * mode). For an integer dtype a whole-number value converts as a Python int does in
+ * JAX, wrapping to the width (300 -> 44 for int8, -1 -> 255 for uint8), any other as a
+ * float (truncated toward zero, saturated: 2.7 -> 2, 300.5 -> 127). Errors: JX_ERR_SHAPE for bad ndim or negative dims, JX_ERR_OOM when the size
  * overflows int64, JX_ERR_DTYPE for an invalid dtype. jx_zeros also makes float0 arrays
  * (JX_FLOAT0: jnp.zeros(shape, float0), the tangents jx_jvp takes for int/bool primals);
  * jx_zeros_like of a float0 array is float0, jx_ones_like / jx_full_like JX_ERR_DTYPE. */

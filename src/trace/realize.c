@@ -85,6 +85,11 @@ jx_array *jx_scalar_of(double value, jx_dtype dtype) {
     return NULL;
   }
   jx_dtype canon = dtype_canonicalize(dtype);
+  if (dtype_is_integer(canon) && value == trunc(value) &&
+      (value < dtype_min_value(canon) || value > dtype_max_value(canon))) { /* a Python int */
+    error_set(JX_ERR_VALUE, "jx_scalar_of: %.17g is out of bounds for %s", value, jx_dtype_name(canon));
+    return NULL;
+  }
   AluValue v = alu_eval_op(ALU_CAST, canon, JX_FLOAT64, (AluValue[]){{.f = value}});
   unsigned char bytes[16];
   alu_store(bytes, canon, 0, v);

@@ -155,11 +155,33 @@ static void test_range_errors(void) {
   jx_free(a), jx_free(b);
 }
 
+/* Integer fill values as jax 0.10.2: a whole number converts as an int and wraps
+ * (jnp.full((), 300, int8) is 44, -1 into uint8 255; jx_pad did, jx_full, full_like and
+ * take's fill saturated to 127 / 0), other values as floats (2.7 -> 2, 300.5 -> 127);
+ * jnp.asarray(300, int8) is JAX's OverflowError. */
+static void test_integer_fills(void) {
+  jx_scope_begin();
+  CHECK(jx_item(jx_full(0, NULL, 300, JX_INT8)) == 44);
+  CHECK(jx_item(jx_full(0, NULL, -1, JX_UINT8)) == 255);
+  CHECK(jx_item(jx_full(0, NULL, 2.7, JX_INT8)) == 2);
+  CHECK(jx_item(jx_full(0, NULL, 300.5, JX_INT8)) == 127);
+  CHECK(jx_item(jx_full(0, NULL, -70000, JX_INT16)) == -4464);
+  CHECK(jx_item(jx_min(jx_full_like(jx_zeros(1, (int64_t[]){2}, JX_INT8), 300), 0, NULL, false)) == 44);
+  jx_array *t = jx_take_fill(jx_zeros(1, (int64_t[]){3}, JX_INT8), jx_array_from((int32_t[]){5}, JX_INT32, 1, (int64_t[]){1}),
+                             0, 300);
+  CHECK(t && jx_item(jx_sum(t, 0, NULL, false)) == 44);
+  CHECK(jx_scalar_of(300, JX_INT8) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_scalar_of: 300 is out of bounds for int8");
+  CHECK(jx_item(jx_scalar_of(2.7, JX_INT8)) == 2);
+  jx_scope_end(0, NULL);
+}
+
 int main(void) {
   cases = golden_load("reduce_movement.txt", &ncases);
   TEST_RUN(test_golden_creation);
   TEST_RUN(test_shape_errors);
   TEST_RUN(test_range_errors);
   golden_free(cases, ncases);
+  TEST_RUN(test_integer_fills);
   return test_finish();
 }

@@ -544,7 +544,7 @@ static jx_array *fill_out_of_range(jx_array *r, jx_array *idx, int64_t n, int ra
   for (int d = 0; d < idx->ndim; d++) shape[nd++] = idx->shape[d];
   while (nd < r->ndim) shape[nd++] = 1;
   ok = jx_reshape(ok, nd, shape);
-  return jx_where(ok, r, jx_astype(wf(fill), r->dtype));
+  return jx_where(ok, r, np_constant(fill, r->dtype)); /* integral fills wrap, as JAX's ints */
 }
 
 /* jnp.take(x, indices, axis, mode="fill", fill_value=fill). */

@@ -225,9 +225,24 @@ jx_array *np_constant(double value, jx_dtype dtype) {
     double c128[2];
   } v;
   memset(&v, 0, sizeof v);
-  /* Integer constants: values are exact (callers pass small integers or the dtype's
-   * own limits); out-of-range values would be UB in C, so clamp like CAST does. */
+  /* Integer constants: a whole number (a Python int in JAX: jnp.full((), 300, int8)
+   * is 44) converts as an integer, wrapping to the dtype's width; any other value as a
+   * float does (XLA's convert: truncated toward zero, saturated, NaN to 0: 300.5 -> 127). */
   double c = value;
+  if (dtype_is_integer(dtype) && c == trunc(c) && fabs(c) < 9223372036854775808.0) {
+    uint64_t w = (uint64_t)(int64_t)c; /* two's complement bits, then the low ones */
+    switch (dtype) {
+    case JX_INT8: v.i8 = (int8_t)(uint8_t)w; break;
+    case JX_UINT8: v.u8 = (uint8_t)w; break;
+    case JX_INT16: v.i16 = (int16_t)(uint16_t)w; break;
+    case JX_UINT16: v.u16 = (uint16_t)w; break;
+    case JX_INT32: v.i32 = (int32_t)(uint32_t)w; break;
+    case JX_UINT32: v.u32 = (uint32_t)w; break;
+    case JX_INT64: v.i64 = (int64_t)w; break;
+    default: v.u64 = w; break;
+    }
+    return array_from_host(&v, dtype, false, 0, NULL);
+  }
   if (dtype_is_integer(dtype)) {
     if (isnan(c)) c = 0;
     if (c < dtype_min_value(dtype)) c = dtype_min_value(dtype);
