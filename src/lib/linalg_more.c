@@ -35,6 +35,10 @@ jx_array *jx_diagonal(jx_array *a, int64_t offset, int axis1, int axis2) {
   perm[k++] = a1, perm[k++] = a2;
   jx_array *x = jx_transpose(a, perm);
   int64_t n = a->shape[a1], m = a->shape[a2];
+  /* past either edge the diagonal is empty: clamped so that nothing below overflows
+   * (offset INT64_MIN, or -2^62 times m) */
+  if (offset > m) offset = m;
+  if (offset < -n) offset = -n;
   int64_t size = offset >= 0 ? (n < m - offset ? n : m - offset) : (n + offset < m ? n + offset : m);
   if (size < 0) size = 0;
   int64_t sh[JX_MAX_NDIM];

@@ -359,6 +359,13 @@ static void test_huge_sizes(void) {
   CHECK(jx_lax_conv_transpose(jx_ones(4, (int64_t[]){1, 9, 8, 1}, JX_FLOAT32), jx_ones(4, (int64_t[]){3, 3, 1, 1}, JX_FLOAT32),
                               2, (int64_t[]){INT64_MAX, 1}, JX_PADDING_SAME, NULL, false, NULL) == NULL);
   CHECK_ERROR(JX_ERR_VALUE, "jx_lax_conv_transpose: the kernel's dilated size or the stride of spatial dim 0 overflows");
+  /* diagonals past the edges are empty (offset * m overflowed: helper-68's trial) */
+  jx_array *m = jx_ones(2, (int64_t[]){3, 4}, JX_FLOAT32);
+  static const int64_t offs[4] = {INT64_MIN, -((int64_t)1 << 62), (int64_t)1 << 62, INT64_MAX};
+  for (int i = 0; i < 4; i++) {
+    jx_array *d = jx_diagonal(m, offs[i], 0, 1), *t = jx_trace(m, offs[i], 0, 1);
+    CHECK(d && jx_ndim(d) == 1 && jx_shape(d)[0] == 0 && t && jx_item(t) == 0);
+  }
   jx_scope_end(0, NULL);
 }
 
