@@ -628,7 +628,8 @@ jx_array *jx_roll(jx_array *x, int64_t shift, int axis);
  * last axes, more add leading axes). */
 jx_array *jx_tile(jx_array *x, int nreps, const int64_t *reps);
 /* jnp.repeat(x, repeats, axis) with a scalar repeat count; axis == JX_AXIS_NONE
- * flattens first. */
+ * flattens first, as does a 0-d x whatever the axis (JAX: repeat(7, 3, axis=0) is
+ * [7, 7, 7]). */
 jx_array *jx_repeat(jx_array *x, int64_t repeats, int axis);
 /* Basic and strided slicing x[start:stop:step, ...] over the first nslice axes, with
  * Python's clamping of out-of-range bounds; step != 0 (JX_ERR_VALUE). JX_SLICE_END in

@@ -297,6 +297,24 @@ static void test_stack_many(void) {
   for (int i = 0; i < 100; i++) jx_free(xs[i]);
 }
 
+/* jnp.repeat of a 0-d array along any axis, and sort / argsort / lexsort of NULL: as
+ * jax 0.10.2 (helper-68's trial: jaxc said JX_ERR_SHAPE; sort(NULL) left no error) */
+static void test_repeat_0d_and_null_sorts(void) {
+  jx_scope_begin();
+  for (int axis = -1; axis <= 1; axis++) {
+    jx_array *r = jx_repeat(jx_scalar_of(7, JX_INT32), 3, axis);
+    CHECK_MSG(r && jx_ndim(r) == 1 && jx_shape(r)[0] == 3 && jx_item(jx_sum(r, 0, NULL, false)) == 21, "axis %d: %s", axis,
+              r ? "wrong" : jx_last_error());
+  }
+  CHECK(jx_sort(NULL, 0, false) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_sort: NULL argument 0");
+  CHECK(jx_argsort(NULL, 0, false) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_argsort: NULL argument 0");
+  CHECK(jx_lexsort(1, NULL, 0) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_lexsort: keys is NULL");
+  jx_scope_end(0, NULL);
+}
+
 int main(void) {
   cases = golden_load("reduce_movement.txt", &ncases);
   TEST_RUN(test_golden_movement);
@@ -307,6 +325,7 @@ int main(void) {
   TEST_RUN(test_pad_tile_errors);
   TEST_RUN(test_slice_take_errors);
   TEST_RUN(test_stack_many);
+  TEST_RUN(test_repeat_0d_and_null_sorts);
   golden_free(cases, ncases);
   return test_finish();
 }

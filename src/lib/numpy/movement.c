@@ -462,6 +462,7 @@ jx_array *jx_repeat(jx_array *x, int64_t repeats, int axis) {
     return NULL;
   }
   int64_t n = jx_size(x);
+  if (x->ndim == 0) axis = JX_AXIS_NONE; /* JAX ravels a 0-d array whatever the axis */
   int nd = axis == JX_AXIS_NONE ? 1 : x->ndim;
   const int64_t *shape = axis == JX_AXIS_NONE ? &n : x->shape;
   if (axis == JX_AXIS_NONE) axis = 0;

@@ -22,8 +22,17 @@ static jx_array *sort_operand(const char *fn, jx_array *x, int *axis) {
   return jx_ref(x);
 }
 
+static bool null_args(const char *fn, int n, jx_array *const *xs) {
+  for (int i = 0; i < n; i++)
+    if (!xs[i]) {
+      if (!jx_last_status()) error_set(JX_ERR_VALUE, "%s: NULL argument %d", fn, i);
+      return true;
+    }
+  return false;
+}
+
 jx_array *jx_sort(jx_array *x, int axis, bool descending) {
-  if (!x) return NULL;
+  if (null_args("jx_sort", 1, &x)) return NULL;
   jx_scope_begin();
   jx_array *a = sort_operand("jx_sort", x, &axis), *r = a ? prim_sort(a, axis) : NULL;
   if (r && descending) {
@@ -36,7 +45,7 @@ jx_array *jx_sort(jx_array *x, int axis, bool descending) {
 }
 
 jx_array *jx_argsort(jx_array *x, int axis, bool descending) {
-  if (!x) return NULL;
+  if (null_args("jx_argsort", 1, &x)) return NULL;
   jx_scope_begin();
   jx_array *a = sort_operand("jx_argsort", x, &axis), *r = NULL;
   if (a) {
@@ -67,22 +76,15 @@ static jx_array *bshape(double v, jx_dtype d, int nd, const int64_t *shape) {
   return prim_broadcast_in_dim(c, nd, shape, none);
 }
 
-static bool null_args(const char *fn, int n, jx_array *const *xs) {
-  for (int i = 0; i < n; i++)
-    if (!xs[i]) {
-      if (!jx_last_status()) error_set(JX_ERR_VALUE, "%s: NULL argument %d", fn, i);
-      return true;
-    }
-  return false;
-}
 
 /* Least significant key first: each pass stably re-sorts the permutation by one key. */
 jx_array *jx_lexsort(int n, jx_array *const *keys, int axis) {
   const char *fn = "jx_lexsort";
-  if (n < 1 || !keys) {
+  if (n < 1) {
     error_set(JX_ERR_VALUE, "%s: need at least one key, got %d", fn, n);
     return NULL;
   }
+  if (np_null_arg(fn, keys, "keys")) return NULL;
   if (null_args(fn, n, keys)) return NULL;
   char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   for (int k = 1; k < n; k++)
