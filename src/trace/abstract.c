@@ -158,7 +158,7 @@ static bool eval_movement(Prim p, int nin, const Aval *in, const PrimParams *pp,
     for (int d = 0; d < x->ndim; d++) {
       if (pp->start[d] < 0 || pp->start[d] > pp->stop[d] || pp->stop[d] > x->shape[d] || pp->step[d] < 1)
         return fail(JX_ERR_SHAPE, p, "slice bounds out of range", x, NULL);
-      shape[d] = (pp->stop[d] - pp->start[d] + pp->step[d] - 1) / pp->step[d];
+      shape[d] = pp->stop[d] == pp->start[d] ? 0 : (pp->stop[d] - pp->start[d] - 1) / pp->step[d] + 1;
     }
     return set_shape(out, x->ndim, shape, "slice");
   case PRIM_stop_gradient:
