@@ -14,7 +14,7 @@ static bool freq_dtype(const char *fn, jx_dtype *dtype, jx_dtype *work) {
     return false;
   }
   *dtype = dtype_canonicalize(*dtype);
-  *work = dtype_is_floating(*dtype) ? *dtype : dtype_to_inexact(*dtype);
+  *work = dtype_real_part(dtype_to_inexact(*dtype)); /* finfo: complex64 -> float32 */
   return true;
 }
 

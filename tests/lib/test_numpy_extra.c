@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "golden.h"
+#include "jaxc/fft.h"
 #include "test.h"
 
 static GoldenCase *cases;
@@ -149,6 +150,23 @@ static void test_isclose_ints(void) {
   jx_scope_end(0, NULL);
 }
 
+/* Complex dtypes where an integer becomes a float by width (dtype_to_inexact) must take
+ * the real part for what computes in reals, as JAX's finfo and var do: fftfreq and
+ * linspace with a complex64 dtype (complex64 results), nanvar of complex64 (float32) */
+static void test_complex_dtypes(void) {
+  jx_scope_begin();
+  jx_array *f = jx_fft_fftfreq(4, 1.0, JX_COMPLEX64), *g = jx_fft_rfftfreq(4, 1.0, JX_COMPLEX64);
+  CHECK_MSG(f && g && jx_dtype_of(f) == JX_COMPLEX64 && jx_dtype_of(g) == JX_COMPLEX64, "fftfreq: %s", jx_last_error());
+  jx_array *l = jx_linspace(0, 1, 5, JX_COMPLEX64);
+  float v[10] = {0};
+  CHECK_MSG(l && jx_dtype_of(l) == JX_COMPLEX64 && jx_read(l, v, sizeof v) == JX_OK && v[2] == 0.25f && v[3] == 0,
+            "linspace: %s", jx_last_error());
+  jx_array *c = jx_complex(jx_arange(0, 3, 1, JX_FLOAT32), jx_ones(1, (int64_t[]){3}, JX_FLOAT32));
+  jx_array *nv = jx_nanvar(c, 0, NULL, 0, false);
+  CHECK(nv && jx_dtype_of(nv) == JX_FLOAT32);
+  jx_scope_end(0, NULL);
+}
+
 static void test_quantile_dtypes(void) {
   jx_scope_begin();
   float v[6] = {1, 7, 3, 2, 9, 4};
@@ -198,6 +216,7 @@ int main(void) {
   TEST_RUN(test_golden);
   TEST_RUN(test_quantile_dtypes);
   TEST_RUN(test_isclose_ints);
+  TEST_RUN(test_complex_dtypes);
   TEST_RUN(test_bad_inputs);
   golden_free(cases, ncases);
   return test_finish();

@@ -141,7 +141,8 @@ jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype) {
   }
   int64_t shape[1] = {num};
   if (!array_check_shape(fn, 1, shape)) return NULL;
-  jx_dtype cd = dtype_to_inexact(dtype); /* computation_dtype */
+  /* computation_dtype (to_inexact_dtype), in its real part: start and stop are real */
+  jx_dtype cd = dtype_real_part(dtype_to_inexact(dtype));
   jx_scope_begin();
   jx_array *out = num <= 1 ? const_shaped(start, cd, false, 1, &num)
                            : linspace_body(start, stop, num, cd);

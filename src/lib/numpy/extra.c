@@ -93,7 +93,7 @@ jx_array *jx_nanmean(jx_array *x, int naxes, const int *axes, bool keepdims) {
  * a divisor count - ddof <= 0 gives NaN. */
 static jx_array *nanvar_impl(jx_array *x, int naxes, const int *axes, int64_t ddof,
                              bool keepdims) {
-  jx_dtype out = is_float(x) ? x->dtype : dtype_to_inexact(x->dtype);
+  jx_dtype out = dtype_real_part(dtype_to_inexact(x->dtype));
   jx_dtype comp = (out == JX_FLOAT16 || out == JX_BFLOAT16) ? JX_FLOAT32 : out;
   jx_array *a = jx_astype(x, comp);
   jx_array *m = nanmean_f(a, naxes, axes, true);
