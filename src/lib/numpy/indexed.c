@@ -44,11 +44,11 @@ static jx_array *extremal_tangents(jx_array *r, jx_array *x, jx_array *yw, jx_ar
   jx_array *rw = prim_broadcast_in_dim(r, bnd, ws, xdims);
   jx_array *ty = prim_binary(PRIM_and, hb, prim_binary(PRIM_eq, yw, rw)); /* successful updates */
   jx_array *tx = prim_binary(PRIM_eq, x, r);                              /* x kept */
-  jx_array *k = prim_binary(PRIM_add, prim_convert(tx, d, false),
-                            prim_reduce(PRIM_reduce_sum, prim_convert(ty, d, false), red));
+  jx_array *txf = prim_convert(tx, d, false), *tyf = prim_convert(ty, d, false);
+  jx_array *k = prim_binary(PRIM_add, txf, prim_reduce(PRIM_reduce_sum, tyf, red));
   k = prim_binary(PRIM_max, k, cshape(1, d, x->ndim, x->shape)); /* NaN results: no one */
-  jx_array *cx = prim_binary(PRIM_div, prim_convert(tx, d, false), k);
-  jx_array *cy = prim_binary(PRIM_div, prim_convert(ty, d, false), prim_broadcast_in_dim(k, bnd, ws, xdims));
+  jx_array *cx = prim_binary(PRIM_div, txf, k);
+  jx_array *cy = prim_binary(PRIM_div, tyf, prim_broadcast_in_dim(k, bnd, ws, xdims));
   jx_array *total = prim_binary(PRIM_add, prim_binary(PRIM_mul, cx, tangent_part(x)),
                                 prim_reduce(PRIM_reduce_sum, prim_binary(PRIM_mul, cy, tangent_part(yw)), red));
   return prim_binary(PRIM_sub, prim_unary(PRIM_stop_gradient, r), total);
@@ -63,7 +63,7 @@ static jx_array *at_impl(const char *fn, AtOp op, jx_array *x0, jx_array *idx, j
   if (!x) return NULL;
   char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   if (x->ndim == 0) {
-    error_set(JX_ERR_SHAPE, "%s: cannot index a 0-d array %s", fn, array_describe(b0, x));
+    error_set(JX_ERR_SHAPE, "%s: cannot index a 0-d array %s", fn, array_describe(b0, x0));
     return NULL;
   }
   if (!array_normalize_axis(fn, &axis, x->ndim)) return NULL;
