@@ -11,7 +11,7 @@
 # Logs and tables land in $OUT (the device tool returns them). Session 33's two calls
 # (bench/RESULTS.md "20:44-20:58") are these.
 cd "$(dirname "$0")/.." || exit 1
-T0=$(date +%s)
+T0=${T0:-$(date +%s)} # (T0: an earlier start of the same call, as seconds since the epoch)
 case "${1:-bench}" in
 bench)
   PHASES=build bash tools/gpu_session.sh || exit 1
