@@ -152,7 +152,10 @@ jx_status jx_lax_cond(jx_array *pred, jx_fn *true_fn, jx_fn *false_fn, int nops,
  * callback closes over that an enclosing transformation traces (a weight under
  * jx_grad, say) become the loop's consts, so loops differentiate through them. The
  * body must give every carry back with its shape and dtype (a weakly typed initial
- * value takes the body's strong type, as JAX); otherwise JX_ERR_SHAPE / JX_ERR_DTYPE
+ * value whose carry comes back strong or of another dtype becomes a strong
+ * result_type(initial, body's output) and the body is traced again, as JAX's
+ * _promote_weak_typed_input: a scalar 0.5 carried through a float16 body becomes
+ * float16); otherwise JX_ERR_SHAPE / JX_ERR_DTYPE
  * naming the carry, both types and the body. JX_ERR_VALUE for NULLs and arity
  * mismatches. out[] / carry_out[] / ys[] receive new references.
  *

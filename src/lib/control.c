@@ -80,11 +80,14 @@ static bool scalar_index(const char *fn, jx_array *x, bool allow_bool) {
     if (!error_pending()) error_set(JX_ERR_VALUE, "%s: the %s is NULL", fn, allow_bool ? "predicate" : "index");
     return false;
   }
-  bool ok_dtype = dtype_is_integer(x->dtype) || (allow_bool && x->dtype == JX_BOOL);
+  /* lax.cond takes a bool, integer or floating-point predicate (nonzero is true); lax.switch
+   * an integer index */
+  bool ok_dtype = dtype_is_integer(x->dtype) ||
+                  (allow_bool && (x->dtype == JX_BOOL || dtype_is_floating(x->dtype)));
   if (x->ndim != 0 || !ok_dtype) {
     char type[ARRAY_DESCRIBE_BUF];
     error_set(x->ndim ? JX_ERR_SHAPE : JX_ERR_DTYPE, "%s: the %s must be a scalar %s, got %s", fn,
-              allow_bool ? "predicate" : "index", allow_bool ? "bool or integer" : "integer",
+              allow_bool ? "predicate" : "index", allow_bool ? "bool, integer or floating-point" : "integer",
               array_describe(type, x));
     return false;
   }

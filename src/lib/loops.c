@@ -86,18 +86,25 @@ static bool same_type(const Aval *a, const Aval *b) {
          memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)) == 0;
 }
 
-/* The body's carry outputs (from output `at`) against the carries' avals. A weak
- * carry whose output is strong of the same type is made strong (JAX promotes weakly
- * typed inputs the same way) and *retrace set; other differences are errors naming
- * both types. */
+/* The body's carry outputs (from output `at`) against the carries' avals. A weakly typed
+ * carry whose output is strong or of another dtype becomes strong
+ * result_type(carry, output) and *retrace is set (JAX's _promote_weak_typed_input converts
+ * the initial value: a scalar 0.5 carried through a float16 body becomes float16); other
+ * differences are errors naming both types. */
 static bool check_carry(const char *fn, jx_fn *body, const Jaxpr *j, int at, int ncarry, Aval *carry,
                         bool *retrace) {
   for (int o = 0; o < ncarry; o++) {
     Aval got = j->vars[j->outvars[at + o]];
-    if (same_type(&got, &carry[o])) {
-      if (carry[o].weak && !got.weak) carry[o].weak = false, *retrace = true;
-      continue;
+    if (carry[o].weak && got.ndim == carry[o].ndim &&
+        memcmp(got.shape, carry[o].shape, (size_t)got.ndim * sizeof(int64_t)) == 0) {
+      bool weak;
+      jx_dtype d = dtype_promote(carry[o].dtype, true, got.dtype, got.weak, &weak);
+      if (d != carry[o].dtype || !got.weak) {
+        carry[o].dtype = d, carry[o].weak = false, *retrace = true;
+        continue;
+      }
     }
+    if (same_type(&got, &carry[o])) continue;
     char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
     aval_text(b0, sizeof b0, &got), aval_text(b1, sizeof b1, &carry[o]);
     error_set(got.dtype != carry[o].dtype ? JX_ERR_DTYPE : JX_ERR_SHAPE,
@@ -106,6 +113,19 @@ static bool check_carry(const char *fn, jx_fn *body, const Jaxpr *j, int at, int
     return false;
   }
   return true;
+}
+
+/* Traces body (through trace_fn into *b) until its carry outputs match the carries' avals
+ * av[0..ncarry), promoting weakly typed carries between traces (check_carry; a promoted
+ * carry is strong, so at most ncarry + 1 traces). */
+static bool trace_carried(const char *fn, jx_fn *body, int nin, int ncarry, Aval *av, Traced *b) {
+  bool ok = true, retrace = true;
+  while (ok && retrace) {
+    traced_free(b);
+    retrace = false;
+    ok = trace_fn(fn, body, nin, av, b) && check_carry(fn, body, b->j, 0, ncarry, av, &retrace);
+  }
+  return ok;
 }
 
 static bool check_arrays(const char *fn, const char *what, int n, jx_array *const *xs) {
@@ -121,10 +141,11 @@ static bool check_arrays(const char *fn, const char *what, int n, jx_array *cons
   return true;
 }
 
-/* Carries converted to the avals' weak types (after a retrace made some strong). */
+/* Carries converted to the avals (after check_carry promoted weakly typed ones). */
 static bool carries_as(int n, jx_array *const *init, const Aval *av, jx_array **out) {
   for (int i = 0; i < n; i++) {
-    out[i] = init[i]->weak == av[i].weak ? init[i] : prim_convert(init[i], av[i].dtype, av[i].weak);
+    bool same = init[i]->weak == av[i].weak && init[i]->dtype == av[i].dtype;
+    out[i] = same ? init[i] : prim_convert(init[i], av[i].dtype, av[i].weak);
     if (!out[i]) return false;
   }
   return true;
@@ -152,12 +173,7 @@ static jx_status while_loop(const char *fn, jx_fn *cond_fn, jx_fn *body_fn, int6
   }
   for (int i = 0; i < ncarry; i++) av[i] = prim_aval_of(init[i]);
   Traced c = {0}, b = {0};
-  bool ok = true, retrace = true;
-  for (int pass = 0; ok && retrace && pass <= ncarry; pass++) { /* again after weak carries turn strong */
-    traced_free(&b);
-    retrace = false;
-    ok = trace_fn(fn, body_fn, ncarry, av, &b) && check_carry(fn, body_fn, b.j, 0, ncarry, av, &retrace);
-  }
+  bool ok = trace_carried(fn, body_fn, ncarry, ncarry, av, &b);
   ok = ok && trace_fn(fn, cond_fn, ncarry, av, &c);
   if (ok) {
     Aval p = c.j->vars[c.j->outvars[0]];
@@ -252,12 +268,7 @@ jx_status jx_lax_scan(jx_fn *f, int ncarry, jx_array *const *init, int nxs, jx_a
     av[ncarry + i] = a;
   }
   Traced b = {0};
-  bool ok = true, retrace = true;
-  for (int pass = 0; ok && retrace && pass <= ncarry; pass++) {
-    traced_free(&b);
-    retrace = false;
-    ok = trace_fn(fn, f, ncarry + nxs, av, &b) && check_carry(fn, f, b.j, 0, ncarry, av, &retrace);
-  }
+  bool ok = trace_carried(fn, f, ncarry + nxs, ncarry, av, &b);
   jx_scope_begin();
   int nin = b.nconsts + ncarry + nxs;
   jx_array **ops = ok ? calloc((size_t)nin + 1, sizeof *ops) : NULL;

@@ -137,6 +137,35 @@ static jx_status f_closes_over(void *c, jx_array *const *x, jx_array **o) {
   return s;
 }
 
+/* a floating-point predicate: nonzero (NaN too) is true, as JAX 0.10.2's lax.cond
+ * (`ne pred 0.0`): cond(p, x + 1, x - 1) of 1.0 for p = 2.0, 0.0, NaN, -0.0, a weak 0.5;
+ * the jaxpr as JAX prints it */
+static jx_status b_inc(void *c, jx_array *const *x, jx_array **o) { o[0] = jx_add(x[0], jx_scalar(1.0)); return JX_OK; }
+static jx_status b_dec(void *c, jx_array *const *x, jx_array **o) { o[0] = jx_subtract(x[0], jx_scalar(1.0)); return JX_OK; }
+static jx_status f_float_pred(void *c, jx_array *const *x, jx_array **o) {
+  jx_fn *t = jx_fn_new("inc", 1, 1, b_inc, NULL), *e = jx_fn_new("dec", 1, 1, b_dec, NULL);
+  jx_status s = jx_lax_cond(x[0], t, e, 1, (jx_array *[]){x[1]}, o);
+  jx_fn_free(t), jx_fn_free(e);
+  return s;
+}
+static void test_float_predicate(void) {
+  jx_scope_begin();
+  jx_fn *f = jx_fn_new("float_pred", 2, 1, f_float_pred, NULL), *jf = jx_jit(f);
+  jx_array *one = jx_scalar_of(1, JX_FLOAT32), *out[1];
+  const double preds[] = {2.0, 0.0, NAN, -0.0}, want[] = {2.0, 0.0, 2.0, 0.0};
+  for (int i = 0; i < 4; i++) {
+    jx_array *p = jx_scalar_of(preds[i], JX_FLOAT32);
+    CHECK(jx_call(f, (jx_array *[]){p, one}, out) == JX_OK && jx_item(out[0]) == want[i]);
+    CHECK(jx_call(jf, (jx_array *[]){p, one}, out) == JX_OK && jx_item(out[0]) == want[i]);
+  }
+  CHECK(jx_call(f, (jx_array *[]){jx_scalar(0.5), one}, out) == JX_OK && jx_item(out[0]) == 2.0);
+  char *text = jx_make_jaxpr(f, (jx_array *[]){one, one});
+  CHECK(text && strstr(text, "c:bool[] = ne a 0.0:f32[]"));
+  free(text);
+  jx_fn_free(jf), jx_fn_free(f);
+  jx_scope_end(0, NULL);
+}
+
 static void test_errors(void) {
   jx_array *x = jx_ones(1, (int64_t[]){3}, JX_FLOAT32), *out[2] = {NULL};
   /* a branch closing over a value traced by grad: pass it as an operand */
@@ -150,7 +179,12 @@ static void test_errors(void) {
   jx_fn *fb = jx_fn_new("sin_times", 2, 1, b0, NULL);
   /* a non-scalar predicate */
   CHECK(jx_lax_cond(p3, fb, fb, 2, (jx_array *[]){x, x}, out) == JX_ERR_SHAPE);
-  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_cond: the predicate must be a scalar bool or integer, got bool[3]");
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_cond: the predicate must be a scalar bool, integer or floating-point, got bool[3]");
+  /* a complex predicate (JAX: "Pred type must be either boolean or number") */
+  jx_array *pc = jx_astype(pf, JX_COMPLEX64);
+  CHECK(jx_lax_cond(pc, fb, fb, 2, (jx_array *[]){x, x}, out) == JX_ERR_DTYPE);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_cond: the predicate must be a scalar bool, integer or floating-point, got complex64[]");
+  jx_free(pc);
   /* a float index for switch */
   CHECK(jx_lax_switch(pf, 2, (jx_fn *[]){fb, fb}, 2, (jx_array *[]){x, x}, out) == JX_ERR_DTYPE);
   CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_switch: the index must be a scalar integer, got float32[]");
@@ -186,6 +220,7 @@ int main(void) {
   TEST_RUN(test_goldens);
   TEST_RUN(test_make_jaxpr);
   TEST_RUN(test_errors);
+  TEST_RUN(test_float_predicate);
   for (int b = 0; b < 3; b++) jx_fn_free(B[b]);
   return test_finish();
 }

@@ -548,6 +548,69 @@ static jx_status fi_vec(void *c, jx_array *const *in, jx_array **out) {
   return st;
 }
 
+/* ---- weakly typed initial carries promoted to the body's type (JAX's
+ * _promote_weak_typed_input), JAX 0.10.2:
+ *   lax.while_loop(lambda x: x < 5, lambda x: x + jnp.float16(1), 0.5) -> 5.5 float16
+ *   lax.scan(lambda c, _: (c + jnp.bfloat16(1), c), 0.5, length=3)     -> 3.5 bfloat16, ys [0.5 1.5 2.5]
+ *   lax.fori_loop(0, 3, lambda i, c: c + jnp.int8(2), 0)                -> 6 int8
+ *   lax.while_loop(lambda x: x < 3, lambda x: x + 0.5, 0)               -> 3.0 float32 (strong)
+ * A strong carry of another dtype stays an error (test_errors). */
+static jx_status wk_lt5(void *c, jx_array *const *x, jx_array **o) {
+  o[0] = jx_less(x[0], jx_scalar(c ? 3 : 5));
+  return JX_OK;
+}
+static jx_status wk_f16(void *c, jx_array *const *x, jx_array **o) {
+  o[0] = jx_add(x[0], jx_scalar_of(1, JX_FLOAT16));
+  return JX_OK;
+}
+static jx_status wk_half(void *c, jx_array *const *x, jx_array **o) {
+  o[0] = jx_add(x[0], jx_scalar(0.5));
+  return JX_OK;
+}
+static jx_status wk_bf16(void *c, jx_array *const *x, jx_array **o) {
+  o[0] = jx_add(x[0], jx_scalar_of(1, JX_BFLOAT16));
+  o[1] = jx_ref(x[0]);
+  return JX_OK;
+}
+static jx_status wk_i8(void *c, jx_array *const *x, jx_array **o) {
+  o[0] = jx_add(x[1], jx_scalar_of(2, JX_INT8));
+  return JX_OK;
+}
+static jx_status wk_while(void *c, jx_array *const *in, jx_array **o) {
+  jx_fn *cf = jx_fn_new("lt5", 1, 1, wk_lt5, NULL), *bf = jx_fn_new("inc16", 1, 1, wk_f16, NULL);
+  jx_status s = jx_lax_while_loop(cf, bf, 1, (jx_array *[]){jx_scalar(0.5)}, o);
+  jx_fn_free(cf), jx_fn_free(bf);
+  return s;
+}
+static void check_scalar(jx_array *a, jx_dtype dtype, bool weak, double value) {
+  CHECK(a && jx_dtype_of(a) == dtype && jx_is_weak(a) == weak);
+  if (a) CHECK_NEAR(jx_item(a), value, 0);
+}
+static void test_weak_carry(void) {
+  jx_scope_begin();
+  jx_fn *lt5 = jx_fn_new("lt5", 1, 1, wk_lt5, NULL), *lt3 = jx_fn_new("lt3", 1, 1, wk_lt5, "");
+  jx_fn *inc16 = jx_fn_new("inc16", 1, 1, wk_f16, NULL), *half = jx_fn_new("half", 1, 1, wk_half, NULL);
+  jx_fn *sb = jx_fn_new("incbf16", 1, 2, wk_bf16, NULL), *fb = jx_fn_new("inc8", 2, 1, wk_i8, NULL);
+  jx_array *out[1] = {NULL}, *ys[1] = {NULL};
+  CHECK(jx_lax_while_loop(lt5, inc16, 1, (jx_array *[]){jx_scalar(0.5)}, out) == JX_OK);
+  check_scalar(out[0], JX_FLOAT16, false, 5.5);
+  CHECK(jx_lax_while_loop(lt3, half, 1, (jx_array *[]){jx_scalar_int(0)}, out) == JX_OK);
+  check_scalar(out[0], JX_FLOAT32, false, 3.0);
+  CHECK(jx_lax_scan(sb, 1, (jx_array *[]){jx_scalar(0.5)}, 0, NULL, 3, false, 1, out, ys) == JX_OK);
+  check_scalar(out[0], JX_BFLOAT16, false, 3.5);
+  CHECK(ys[0] && jx_dtype_of(ys[0]) == JX_BFLOAT16 && jx_ndim(ys[0]) == 1);
+  if (ys[0]) CHECK_NEAR(jx_item(jx_sum(ys[0], 0, NULL, false)), 4.5, 0);
+  CHECK(jx_lax_fori_loop(jx_scalar_int(0), jx_scalar_int(3), fb, 1, (jx_array *[]){jx_scalar_int(0)}, out) == JX_OK);
+  check_scalar(out[0], JX_INT8, false, 6);
+  /* the same under jit */
+  jx_fn *w = jx_fn_new("weak_while", 0, 1, wk_while, NULL), *jw = jx_jit(w);
+  CHECK(jx_call(jw, NULL, out) == JX_OK);
+  check_scalar(out[0], JX_FLOAT16, false, 5.5);
+  jx_fn_free(jw), jx_fn_free(w);
+  jx_fn_free(lt5), jx_fn_free(lt3), jx_fn_free(inc16), jx_fn_free(half), jx_fn_free(sb), jx_fn_free(fb);
+  jx_scope_end(0, NULL);
+}
+
 static void test_grad_scan_cond(void) {
   jx_fn *br[2] = {jx_fn_new("then", 2, 1, gsc_then, NULL), jx_fn_new("else", 2, 1, gsc_else, NULL)};
   jx_fn *body = jx_fn_new("body", 2, 2, gsc_body, br), *loss = jx_fn_new("loss", 1, 1, gsc_loss, body);
@@ -581,5 +644,6 @@ int main(void) {
   TEST_RUN(test_make_jaxpr);
   TEST_RUN(test_errors);
   TEST_RUN(test_grad_scan_cond);
+  TEST_RUN(test_weak_carry);
   return test_finish();
 }
