@@ -176,10 +176,12 @@ static bool check_tangent(const char *fn, Aval want, jx_array *x, int i, const c
   bool dtype_ok = got.dtype == td || (also_own && got.dtype == want.dtype);
   if (dtype_ok && want.ndim == got.ndim && !memcmp(want.shape, got.shape, 8 * (size_t)want.ndim))
     return true;
-  char b0[ARRAY_DESCRIBE_BUF];
+  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   jx_status s = dtype_ok || (got.dtype != JX_FLOAT0 && td != JX_FLOAT0) ? JX_ERR_SHAPE : JX_ERR_DTYPE;
-  error_set(s, "%s: %s %d is %s but must be %s[%d dims]", fn, what, i, array_describe(b0, x),
-            jx_dtype_name(td), want.ndim);
+  Aval w = want;
+  w.dtype = td, w.weak = false;
+  aval_text(b1, sizeof b1, &w);
+  error_set(s, "%s: %s %d is %s but must be %s", fn, what, i, array_describe(b0, x), b1);
   return false;
 }
 
@@ -462,14 +464,52 @@ static jx_status linear_t_impl(void *ctx, jx_array *const *in, jx_array **out) {
 
 /* Refuses a jaxpr that is not linear in its inputs: an equation applied to a value
  * depending on an input must have a transpose rule, and mul/div must keep one side
- * constant (JAX fails the same functions while transposing). */
-static bool check_linear(const Jaxpr *j) {
-  bool *dep = calloc((size_t)j->nvars + 1, 1);
+ * constant (JAX fails the same functions while transposing). The bodies of jit,
+ * checkpoint, cond, scan and while are checked the same way, a loop's carries to a
+ * fixpoint: in_dep[i] says input i depends on the function's inputs, out_dep[o] comes
+ * back for each output. `where` names the enclosing body for the error ("" at the top). */
+static bool linear_deps(const Jaxpr *j, const bool *in_dep, bool *out_dep, const char *where);
+
+/* sub's outputs' dependence, given its inputs' in[], OR-ed into out_dep. */
+static bool linear_sub(const Jaxpr *sub, const bool *in, bool *out_dep, const char *where) {
+  bool *out = calloc((size_t)sub->nout + 1, 1);
+  if (!out) error_set(JX_ERR_OOM, "jx_linear_transpose: out of memory");
+  bool ok = out && linear_deps(sub, in, out, where);
+  for (int o = 0; ok && o < sub->nout; o++) out_dep[o] |= out[o];
+  free(out);
+  return ok;
+}
+
+/* The dependence of q's operands [first, first + n) (a new array; NULL when out of
+ * memory, reported). */
+static bool *operand_deps(const JaxprEqn *q, const bool *dep, int first, int n) {
+  bool *d = malloc((size_t)n + 1);
+  if (!d) error_set(JX_ERR_OOM, "jx_linear_transpose: out of memory");
+  for (int i = 0; d && i < n; i++) d[i] = dep[q->in[first + i]];
+  return d;
+}
+
+/* A loop body with inputs in[] whose inputs [carry_at, carry_at + ncarry) are its
+ * first ncarry outputs fed back: carries that come to depend on the inputs are marked
+ * in in[] until nothing changes (each pass marks one more at least). */
+static bool linear_loop(const Jaxpr *body, bool *in, int carry_at, int ncarry, bool *out_dep, const char *where) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int o = 0; o < body->nout; o++) out_dep[o] = false;
+    if (!linear_sub(body, in, out_dep, where)) return false;
+    for (int c = 0; c < ncarry; c++)
+      if (out_dep[c] && !in[carry_at + c]) in[carry_at + c] = changed = true;
+  }
+  return true;
+}
+
+static bool linear_deps(const Jaxpr *j, const bool *in_dep, bool *out_dep, const char *where) {
+  bool *dep = calloc((size_t)j->nvars + 1, 1), *sub_out = NULL;
   if (!dep) {
     error_set(JX_ERR_OOM, "jx_linear_transpose: out of memory");
     return false;
   }
-  for (int i = 0; i < j->nin; i++) dep[j->invars[i]] = true;
+  for (int i = 0; i < j->nin; i++) dep[j->invars[i]] = in_dep[i];
   bool ok = true;
   for (int e = 0; ok && e < j->neqns; e++) {
     const JaxprEqn *q = &j->eqns[e];
@@ -477,20 +517,70 @@ static bool check_linear(const Jaxpr *j) {
     for (int i = 0; i < q->nin; i++) nlin += dep[q->in[i]];
     if (!nlin) continue;
     const char *why = NULL;
+    const PrimParams *pp = &q->params;
+    free(sub_out);
+    sub_out = calloc((size_t)q->nout + 1, 1);
+    if (!sub_out) {
+      error_set(JX_ERR_OOM, "jx_linear_transpose: out of memory");
+      ok = false;
+      break;
+    }
+    bool all_out = true; /* every output depends on the inputs (unless a body says which) */
     if (!transpose_has_rule(q->prim, &why))
       ;
     else if (q->prim == PRIM_mul && nlin == 2)
       why = "a product of two values depending on the inputs";
     else if (q->prim == PRIM_div && dep[q->in[1]])
       why = "a division by a value depending on the inputs";
-    if (why) {
+    else if ((q->prim == PRIM_jit || q->prim == PRIM_checkpoint) && pp->jaxpr && pp->jaxpr->nin == q->nin) {
+      bool *in = operand_deps(q, dep, 0, q->nin);
+      ok = in && linear_sub(pp->jaxpr, in, sub_out, q->prim == PRIM_jit ? "in a jit body" : "in a checkpoint body");
+      free(in);
+      all_out = false;
+    } else if (q->prim == PRIM_cond && dep[q->in[0]]) {
+      why = "a cond whose branch index depends on them";
+    } else if (q->prim == PRIM_cond) {
+      bool *in = operand_deps(q, dep, 1, q->nin - 1);
+      ok = in != NULL;
+      for (int b = 0; ok && b < pp->nbranches; b++) ok = linear_sub(pp->branches[b], in, sub_out, "in a cond branch");
+      free(in);
+      all_out = false;
+    } else if (q->prim == PRIM_scan) { /* operands: consts, carries, xs; outputs: carries, ys */
+      bool *in = operand_deps(q, dep, 0, q->nin);
+      ok = in && linear_loop(pp->branches[0], in, pp->nconsts[0], pp->nconsts[1], sub_out, "in a scan body");
+      free(in);
+      all_out = false;
+    } else if (q->prim == PRIM_while) {
+      /* operands: cond consts, body consts, carries; the body takes body consts and
+       * carries, the cond cond consts and carries, and must not depend on the inputs */
+      int nc = pp->nconsts[0], nb = pp->nconsts[1], ncarry = q->nin - nc - nb;
+      bool *in = operand_deps(q, dep, nc, nb + ncarry), *cin = operand_deps(q, dep, 0, nc + ncarry), cond_dep = false;
+      ok = in && cin && linear_loop(pp->branches[1], in, nb, ncarry, sub_out, "in a while body");
+      for (int c = 0; ok && c < ncarry; c++) cin[nc + c] = in[nb + c];
+      ok = ok && linear_sub(pp->branches[0], cin, &cond_dep, "in a while condition");
+      if (ok && cond_dep) why = "a while loop whose condition depends on them";
+      free(in), free(cin);
+      all_out = false;
+    }
+    if (ok && why) {
       error_set(JX_ERR_VALUE, "jx_linear_transpose: the function is not linear in its inputs: "
-                "'%s' applied to them (%s)", prim_name(q->prim), why);
+                "'%s' applied to them%s%s (%s)", prim_name(q->prim), *where ? " " : "", where, why);
       ok = false;
     }
-    for (int o = 0; o < q->nout; o++) dep[q->out[o]] = true;
+    for (int o = 0; o < q->nout; o++) dep[q->out[o]] = all_out || sub_out[o];
   }
-  free(dep);
+  for (int o = 0; ok && o < j->nout; o++) out_dep[o] = dep[j->outvars[o]];
+  free(dep), free(sub_out);
+  return ok;
+}
+
+static bool check_linear(const Jaxpr *j) {
+  bool *in = malloc((size_t)j->nin + 1), *out = calloc((size_t)j->nout + 1, 1);
+  bool ok = in && out;
+  if (!ok) error_set(JX_ERR_OOM, "jx_linear_transpose: out of memory");
+  for (int i = 0; ok && i < j->nin; i++) in[i] = true;
+  ok = ok && linear_deps(j, in, out, "");
+  free(in), free(out);
   return ok;
 }
 

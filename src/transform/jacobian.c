@@ -243,6 +243,10 @@ jx_fn *jx_jacrev_allow_int(jx_fn *f, int nargnums, const int *argnums) {
 }
 
 jx_fn *jx_hessian(jx_fn *f, int nargnums, const int *argnums) {
+  if (!f) { /* named as the caller called it, not by the jacrev inside */
+    if (!error_pending()) error_set(JX_ERR_VALUE, "jx_hessian: the function is NULL");
+    return NULL;
+  }
   jx_fn *r = jx_jacrev(f, nargnums, argnums);
   jx_fn *h = r ? jx_jacfwd(r, nargnums, argnums) : NULL;
   jx_fn_free(r);

@@ -994,6 +994,17 @@ static void test_errors(void) {
   CHECK(jx_call(g, &x, o) == JX_ERR_SHAPE);
   CHECK_ERROR(JX_ERR_SHAPE, "jx_value_and_grad");
   jx_fn_free(g);
+  /* a pullback's cotangent and a linearized function's tangent of the wrong shape or
+   * dtype: the expected type spelled out */
+  jx_fn *pb0 = jx_vjp(vec, &x, &y);
+  jx_array *z2 = jx_zeros(1, (int64_t[]){2}, JX_FLOAT64);
+  CHECK(pb0 && jx_call(pb0, &z2, o) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "vjp pullback: cotangent 0 is float64[2] but must be float64[3]");
+  jx_fn_free(pb0), jx_free(y), jx_free(z2);
+  jx_fn *lin0 = jx_linearize(vec, &x, &y);
+  CHECK(lin0 && jx_call(lin0, &xi, o) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "linearize: tangent 0 is int32[3] but must be float64[3]");
+  jx_fn_free(lin0), jx_free(y);
   /* grad with respect to an int input */
   g = jx_grad(sc, 1, NULL);
   CHECK(jx_call(g, &xi, o) == JX_ERR_DTYPE);

@@ -100,6 +100,8 @@ static void test_errors(void) {
   CHECK_ERROR(JX_ERR_VALUE, "jx_jacfwd");
   CHECK(jx_jacrev(NULL, 0, NULL) == NULL);
   CHECK_ERROR(JX_ERR_VALUE, "jx_jacrev");
+  CHECK(jx_hessian(NULL, 0, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_hessian: the function is NULL");
   jx_fn *j = jx_jacfwd(f, 0, NULL);
   jx_array *i = jx_arange(0, 3, 1, JX_INT32), *o;
   CHECK_EQ_INT(jx_call(j, &i, &o), JX_ERR_DTYPE);

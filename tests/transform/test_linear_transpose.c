@@ -4,7 +4,8 @@
  * sums, matmul by a constant, movement, broadcast + concatenate, an unused input,
  * complex conj/real, integer -> integer, cumsum of a where) transposed at the goldens'
  * primals and applied to their cotangents; nonlinear functions (sin, x * x) refused with
- * JX_ERR_VALUE and mixed float/int with JX_ERR_DTYPE, as JAX refuses them. Then the
+ * JX_ERR_VALUE and mixed float/int with JX_ERR_DTYPE, as JAX refuses them, also inside
+ * cond branches, scan bodies (the carries' fixpoint) and jit bodies. Then the
  * transpose agrees with jx_vjp, works under jit and vmap, checks its cotangents, and
  * leaks nothing (TEST_RUN). */
 #include <math.h>
@@ -152,6 +153,80 @@ static void test_against_vjp_jit_vmap(void) {
   jx_scope_end(0, NULL);
 }
 
+/* ---- loops and branches: their bodies are checked too (JAX fails them while
+ * transposing: "Transpose rule ... for 'sin' not implemented") */
+static jx_status neg_b(void *c, jx_array *const *x, jx_array **o) { return OK(o[0] = jx_negative(x[0])); }
+static jx_status twice_b(void *c, jx_array *const *x, jx_array **o) { return OK(o[0] = jx_multiply(x[0], jx_scalar(2.0))); }
+/* cond(true, branch, neg, x): ctx is the true branch */
+static jx_status cond_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_fn *n = jx_fn_new("neg", 1, 1, neg_b, NULL);
+  jx_status s = jx_lax_cond(jx_scalar_of(1, JX_BOOL), ctx, n, 1, in, out);
+  jx_fn_free(n);
+  return s;
+}
+/* scan body (a, b) -> (a, a * b), ys a + b: b depends on the input only from the second
+ * trip (the carries' fixpoint) */
+static jx_status ab_body(void *c, jx_array *const *x, jx_array **o) {
+  o[0] = jx_ref(x[0]), o[1] = jx_multiply(x[0], x[1]), o[2] = jx_add(x[0], x[1]);
+  return OK(o[0] && o[1] && o[2]);
+}
+/* scan body (c, x) -> (c + 2x, c) */
+static jx_status lin_body(void *c, jx_array *const *x, jx_array **o) {
+  o[0] = jx_add(x[0], jx_multiply(x[1], jx_scalar(2.0))), o[1] = jx_ref(x[0]);
+  return OK(o[0] && o[1]);
+}
+static jx_status scan_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  jx_array *ys[1], *carry[2];
+  jx_status s;
+  if (ctx) {
+    jx_fn *b = jx_fn_new("ab", 2, 3, ab_body, NULL);
+    s = jx_lax_scan(b, 2, (jx_array *[]){in[0], jx_zeros_like(in[0])}, 0, NULL, 3, false, 1, carry, ys);
+    jx_fn_free(b);
+  } else {
+    jx_fn *b = jx_fn_new("lin", 2, 2, lin_body, NULL);
+    s = jx_lax_scan(b, 1, (jx_array *[]){jx_zeros(0, NULL, JX_FLOAT32)}, 1, in, -1, false, 1, carry, ys);
+    jx_fn_free(b);
+  }
+  if (s == JX_OK) out[0] = jx_sum(ys[0], 0, NULL, false), out[1] = carry[0];
+  return s;
+}
+static jx_status jit_square(void *ctx, jx_array *const *in, jx_array **out) {
+  return jx_call(ctx, in, out);
+}
+static void test_bodies(void) {
+  jx_scope_begin();
+  jx_array *x = jx_array_from((float[]){1, 2, 3}, JX_FLOAT32, 1, (int64_t[]){3});
+  jx_fn *sinf_ = jx_fn_new("sin", 1, 1, sin_fn, NULL), *tw = jx_fn_new("twice", 1, 1, twice_b, NULL);
+  jx_fn *c_sin = jx_fn_new("cond_sin", 1, 1, cond_fn, sinf_), *c_lin = jx_fn_new("cond_twice", 1, 1, cond_fn, tw);
+  CHECK(jx_linear_transpose(c_sin, &x) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_linear_transpose: the function is not linear in its inputs: 'sin' applied to "
+                            "them in a cond branch");
+  /* a linear cond transposes: 2 * ct */
+  jx_fn *t = jx_linear_transpose(c_lin, &x);
+  jx_array *out[2] = {NULL, NULL};
+  CHECK(t && jx_call(t, &x, out) == JX_OK);
+  if (out[0]) CHECK_NEAR(jx_item(jx_sum(out[0], 0, NULL, false)), 12.0, 0);
+  jx_fn_free(t);
+  jx_fn *s_ab = jx_fn_new("scan_ab", 1, 2, scan_fn, ""), *s_lin = jx_fn_new("scan_lin", 1, 2, scan_fn, NULL);
+  jx_array *x0 = jx_scalar_of(1, JX_FLOAT32);
+  CHECK(jx_linear_transpose(s_ab, &x0) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "'mul' applied to them in a scan body (a product of two values depending on the inputs)");
+  /* sum(ys) = sum_i sum_{j<i} 2 x_j, carry = sum 2 x: d/dx_j = 2 (3 - 1 - j) + 2 */
+  t = jx_linear_transpose(s_lin, &x);
+  CHECK(t && jx_call(t, (jx_array *[]){jx_scalar_of(1, JX_FLOAT32), jx_scalar_of(1, JX_FLOAT32)}, out) == JX_OK);
+  if (out[0]) {
+    float g[3] = {0};
+    CHECK(jx_read(out[0], g, sizeof g) == JX_OK && g[0] == 6 && g[1] == 4 && g[2] == 2);
+  }
+  jx_fn_free(t);
+  jx_fn *sq = jx_jit(table_fn("square")), *j_sq = jx_fn_new("calls_jit_square", 1, 1, jit_square, sq);
+  CHECK(jx_linear_transpose(j_sq, &x) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "'mul' applied to them in a jit body");
+  jx_fn_free(j_sq), jx_fn_free(sq), jx_fn_free(s_ab), jx_fn_free(s_lin);
+  jx_fn_free(c_sin), jx_fn_free(c_lin), jx_fn_free(sinf_), jx_fn_free(tw);
+  jx_scope_end(0, NULL);
+}
+
 static void test_errors(void) {
   jx_scope_begin();
   jx_fn *f = jx_fn_new("scale_sum", 2, 2, scale_sum, NULL);
@@ -177,5 +252,6 @@ int main(void) {
   TEST_RUN(test_goldens);
   TEST_RUN(test_against_vjp_jit_vmap);
   TEST_RUN(test_errors);
+  TEST_RUN(test_bodies);
   return test_finish();
 }
