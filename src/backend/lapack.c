@@ -880,6 +880,11 @@ static jx_status eigh(Ctx *c, void *const *in, void *const *out, int64_t b) {
   }
   transpose_into(v, a, n, n, esz); /* eigenvectors: columns of the column-major a */
   conj_in_place(c, v, n * n);
+  /* a NaN input: OpenBLAS's syevd (without AVX-512: the path above takes n >= 256 there)
+   * may return info 0 with NaN eigenvalues and partly NaN vectors: NaNs throughout, as
+   * eigh_split */
+  for (int64_t i = 0; i < n && info == 0; i++) /* (w is real for every kind) */
+    if (c->f64 ? isnan(((const double *)w)[i]) : isnan(((const float *)w)[i])) info = -1;
   if (info != 0) {
     fill_nan(c, v, n * n);
     for (int64_t i = 0; i < n; i++) set_real(c, w, i, NAN);

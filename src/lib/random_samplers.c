@@ -149,12 +149,42 @@ static jx_array *nextafter_const(double v, jx_dtype dtype, bool up);
 
 /* core._truncated_normal: u uniform in [erf(lower/sqrt2), erf(upper/sqrt2)),
  * sqrt2 * erf_inv(u), clipped to the open interval (lower, upper). */
+/* XLA's float32 erf on the CPU, which JAX's truncated_normal applies to its two bounds:
+ * Eigen's rational interpolant x P(x^2) / Q(x^2) (odd degree 9 over even degree 12),
+ * evaluated with fused multiply-adds, and +-1 from |x| >= 3.832506856900711 (erf^-1 of
+ * 1 - ulp/2). Coefficients and evaluation order from xla/codegen/intrinsic/erf.cc
+ * (EmitErfF32, OpenXLA 2025). jaxc's own erf (src/render/prelude_c.h) is more accurate,
+ * so the bounds would round differently (erf(3.5355339) 0.99999940 vs XLA's 0.99999946)
+ * and every sample with them. */
+static float xla_erf_f32(float x) {
+  if (fabsf(x) >= 3.832506856900711f) return copysignf(1.0f, x);
+  float x2 = x * x;
+  float p = fmaf(x2, 0.00022905065861350646f, 0.0034082910107109506f);
+  p = fmaf(x2, p, 0.050955695062380861f);
+  p = fmaf(x2, p, 0.18520832239976145f);
+  p = fmaf(x2, p, 1.128379143519084f);
+  p = x * p;
+  float q = fmaf(x2, -1.1791602954361697e-7f, 0.000023547966471313185f);
+  q = fmaf(x2, q, 0.0010179625278914885f);
+  q = fmaf(x2, q, 0.014070470171167667f);
+  q = fmaf(x2, q, 0.11098505178285362f);
+  q = fmaf(x2, q, 0.49746925110067538f);
+  q = fmaf(x2, q, 1.0f);
+  return p / q;
+}
+
+/* erf(bound / sqrt2) in dtype: for float32 XLA's value (xla_erf_f32 of the bound times
+ * float32 1/sqrt2: XLA's algebraic simplifier turns the division by the constant into
+ * that product); otherwise jaxc's erf in dtype. */
+static jx_array *erf_of_bound(double bound, jx_array *sqrt2, jx_dtype dtype) {
+  if (dtype == JX_FLOAT32) return np_constant(xla_erf_f32((float)bound * (1.0f / (float)sqrt(2.0))), dtype);
+  return prim_unary(PRIM_erf, op2(PRIM_div, np_constant(bound, dtype), sqrt2));
+}
+
 static jx_array *truncated_normal(jx_array *key, double lower, double upper, int ndim, const int64_t *shape,
                                   jx_dtype dtype) {
   jx_array *sqrt2 = np_constant(sqrt(2.0), dtype);
-  jx_array *lo = np_constant(lower, dtype), *hi = np_constant(upper, dtype);
-  jx_array *a = prim_unary(PRIM_erf, op2(PRIM_div, lo, sqrt2));
-  jx_array *b = prim_unary(PRIM_erf, op2(PRIM_div, hi, sqrt2));
+  jx_array *a = erf_of_bound(lower, sqrt2, dtype), *b = erf_of_bound(upper, sqrt2, dtype);
   jx_array *u = random_uniform_between(key, ndim, shape, dtype, a, b);
   jx_array *out = op2(PRIM_mul, sqrt2, random_erf_inv(u, true));
   out = op2(PRIM_max, nextafter_const(lower, dtype, true), out);
@@ -398,7 +428,7 @@ static jx_array *count_below(jx_array *sorted, jx_array *r) {
 /* An arange(n) of the default int dtype (jnp.arange(n)); JX_ERR_VALUE beyond it. */
 static jx_array *arange_int(const char *fn, int64_t n) {
   jx_dtype d = dtype_default_int();
-  if (n > (int64_t)dtype_max_value(d)) {
+  if ((double)n > dtype_max_value(d)) { /* (as doubles: int64's max is 2^63 there) */
     error_set(JX_ERR_VALUE, "%s: %lld items overflow the default int dtype %s", fn, (long long)n,
               jx_dtype_name(d));
     return NULL;
@@ -445,7 +475,7 @@ jx_array *jx_random_permutation(jx_array *key, jx_array *x, int64_t n, int axis,
     return NULL;
   }
   if (x && !array_normalize_axis(fn, &axis, x->ndim)) return NULL;
-  if (!x && n > (int64_t)dtype_max_value(dtype_default_int())) return arange_int(fn, n); /* its error */
+  if (!x && (double)n > dtype_max_value(dtype_default_int())) return arange_int(fn, n); /* its error */
   SampleCall call = {.s = S_PERMUTATION, .nargs = x ? 1 : 0, .axis = axis, .flag = independent, .n = n,
                      .dtype = dtype_default_int()}; /* the dtype of arange(n), which x64 mode decides */
   return cached_sample(fn, &call, (jx_array *[]){key, x}, NULL, x ? jx_size(x) : n);

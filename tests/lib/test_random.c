@@ -194,7 +194,8 @@ static void test_golden(void) {
       golden_check_err(ctx, c, got);
       CHECK_MSG(strstr(jx_last_error(), "jx_random_") != NULL, "%s: message %s", ctx,
                 jx_last_error());
-    } else if (is_exact(c->fn)) {
+    } else if (is_exact(c->fn) || (!strcmp(c->fn, "truncated_normal") && c->out[0].dtype == JX_FLOAT32)) {
+      /* (float32 truncated_normal: XLA's erf of the bounds, src/lib/random_samplers.c) */
       golden_compare(ctx, got, &c->out[0], 0, 0);
     } else if (!strcmp(c->fn, "multivariate_normal")) {
       compare_ulps(ctx, c->fn, got, &c->out[0], 8);
@@ -235,6 +236,25 @@ static void check_same(const char *ctx, jx_array *a, jx_array *b) {
   CHECK_MSG(memcmp(x, y, n) == 0, "%s: values differ", ctx);
   free(x);
   free(y);
+}
+
+/* check_same, float32 values within `ulps` of each other. cauchy's tan is libmvec's
+ * vector tanf in a kernel's vector loop and libm's tanf in its scalar tail (AVX2: the
+ * tail holds the last size % 8 elements), which round differently (docs/api.md: within
+ * 4 ulp), so a batch of samples and the samples one by one can differ in the last bits. */
+static void check_close(const char *ctx, jx_array *a, jx_array *b, int64_t ulps) {
+  if (!a || !b || jx_dtype_of(a) != JX_FLOAT32 || jx_size(a) != jx_size(b)) {
+    check_same(ctx, a, b);
+    return;
+  }
+  double *x = test_read_f64(a), *y = test_read_f64(b);
+  int64_t worst = 0;
+  for (int64_t i = 0; x && y && i < jx_size(a); i++) {
+    int64_t u = llabs(ordered(x[i], JX_FLOAT32) - ordered(y[i], JX_FLOAT32));
+    if (u > worst) worst = u;
+  }
+  CHECK_MSG(x && y && worst <= ulps, "%s: values differ by %lld ulps", ctx, (long long)worst);
+  free(x), free(y);
 }
 
 static const int64_t S23[2] = {2, 3};
@@ -364,7 +384,8 @@ static void test_vmap_equals_loop(void) {
     jx_array *want = jx_stack(5, parts, 0);
     char ctx[64];
     snprintf(ctx, sizeof ctx, "vmap %s", SPECS[s].name);
-    check_same(ctx, got, want);
+    if (!strcmp(SPECS[s].name, "cauchy")) check_close(ctx, got, want, 4);
+    else check_same(ctx, got, want);
     jx_fn_free(vf);
     jx_fn_free(f);
     jx_scope_end(0, NULL);
