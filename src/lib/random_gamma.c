@@ -321,12 +321,9 @@ static jx_array *family_entry(const char *fn, Family f, jx_array *key, int np, j
                 array_describe(b, ps[0]));
       return NULL;
     }
-    jx_array *batch = NULL;
     jx_scope_begin();
-    int64_t start[JX_MAX_NDIM] = {0}, stop[JX_MAX_NDIM], step[JX_MAX_NDIM];
-    for (int d = 0; d < ps[0]->ndim; d++) stop[d] = ps[0]->shape[d], step[d] = 1;
-    stop[ps[0]->ndim - 1] = 1; /* a stand-in of shape alpha.shape[:-1] */
-    batch = prim_reshape(prim_slice(ps[0], start, stop, step), ps[0]->ndim - 1, ps[0]->shape);
+    /* a stand-in of shape alpha.shape[:-1] (zeros: alpha may have no elements, k = 0) */
+    jx_array *batch = prim_broadcast_in_dim(np_constant(0, JX_FLOAT32), ps[0]->ndim - 1, ps[0]->shape, NULL);
     bool ok = batch && result_shape(fn, ndim, shape, 1, &batch, &nd, s);
     jx_scope_end(0, NULL);
     if (!ok) return NULL;

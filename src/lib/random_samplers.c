@@ -581,6 +581,7 @@ static jx_array *choice_impl(const SampleCall *c, jx_array *key, jx_array *const
 static jx_array *cholesky(jx_array *A) {
   int nd = A->ndim, nv = nd - 1; /* a column is a vector of shape (..., n): rank nv */
   int64_t n = A->shape[nd - 1];
+  if (n == 0) return prim_reshape(A, nd, A->shape); /* (..., 0, 0): nothing to factor */
   int64_t vshape[JX_MAX_NDIM], step[JX_MAX_NDIM];
   memcpy(vshape, A->shape, (size_t)nv * sizeof(int64_t));
   for (int d = 0; d < nd; d++) step[d] = 1;
@@ -622,7 +623,16 @@ static jx_array *cholesky(jx_array *A) {
   for (int64_t j = 0; ok && j < n; j++) ok = (cols[j] = prim_reshape(cols[j], nd, cshape)) != NULL;
   jx_array *L = ok ? prim_concatenate((int)n, cols, nd - 1) : NULL;
   free(cols);
-  return L;
+  /* A factorization that fails (a matrix not positive definite: a NaN pivot) is NaN
+   * throughout, as JAX's cholesky gives it (LAPACK's potrf fails the whole matrix), not
+   * NaN from the failing column on: no finite-looking samples from it. */
+  bool mask[JX_MAX_NDIM] = {false};
+  mask[nd - 2] = mask[nd - 1] = true;
+  int bdims[JX_MAX_NDIM];
+  for (int d = 0; d < nd - 2; d++) bdims[d] = d;
+  jx_array *bad = L ? prim_reduce(PRIM_reduce_or, op2(PRIM_ne, L, L), mask) : NULL;
+  bad = bad ? prim_broadcast_in_dim(bad, nd, L->shape, bdims) : NULL;
+  return bad ? sel(bad, cst(L, NAN), L) : NULL;
 }
 
 /* Broadcast of two shapes (NumPy rules) into out; false if they do not broadcast. */

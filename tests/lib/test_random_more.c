@@ -179,6 +179,35 @@ static void test_transforms(void) {
 }
 
 /* Bad input: each a clear error naming the function. */
+/* Zero-size event axes give empty samples (JAX 0.10.2: dirichlet of alpha (0,) -> (0,),
+ * of (2, 0) -> (2, 0); multivariate_normal of mean (0,), cov (0, 0) -> (0,)), and a
+ * covariance that is not positive definite NaN samples throughout (JAX:
+ * multivariate_normal(PRNGKey(99), zeros(2), [[1, 2], [2, 1]]) -> [nan nan]: its
+ * cholesky fails the whole matrix). */
+static void test_edge_parameters(void) {
+  jx_scope_begin();
+  jx_array *key = jx_random_key(0);
+  jx_array *d0 = jx_random_dirichlet(key, jx_zeros(1, (int64_t[]){0}, JX_FLOAT32), -1, NULL, JX_FLOAT32);
+  CHECK(d0 && jx_ndim(d0) == 1 && jx_shape(d0)[0] == 0);
+  jx_array *d1 = jx_random_dirichlet(key, jx_zeros(2, (int64_t[]){2, 0}, JX_FLOAT32), -1, NULL, JX_FLOAT32);
+  CHECK(d1 && jx_ndim(d1) == 2 && jx_shape(d1)[0] == 2 && jx_shape(d1)[1] == 0);
+  jx_array *m0 = jx_random_multivariate_normal(key, jx_zeros(1, (int64_t[]){0}, JX_FLOAT32),
+                                               jx_zeros(2, (int64_t[]){0, 0}, JX_FLOAT32), -1, NULL, JX_FLOAT32);
+  CHECK(m0 && jx_ndim(m0) == 1 && jx_shape(m0)[0] == 0);
+  jx_array *cov = jx_array_from((float[]){1, 2, 2, 1}, JX_FLOAT32, 2, (int64_t[]){2, 2});
+  jx_array *bad = jx_random_multivariate_normal(jx_random_key(99), jx_zeros(1, (int64_t[]){2}, JX_FLOAT32), cov, -1,
+                                                NULL, JX_FLOAT32);
+  float v[2] = {0, 0};
+  CHECK(bad && jx_read(bad, v, sizeof v) == JX_OK && isnan(v[0]) && isnan(v[1]));
+  /* a batch of a good and a bad covariance: only the bad one's samples are NaN */
+  jx_array *covs = jx_stack(2, (jx_array *[]){jx_eye(2, JX_FLOAT32), cov}, 0);
+  jx_array *two = jx_random_multivariate_normal(key, jx_zeros(1, (int64_t[]){2}, JX_FLOAT32), covs, -1, NULL,
+                                                JX_FLOAT32);
+  float w[4] = {0};
+  CHECK(two && jx_read(two, w, sizeof w) == JX_OK && isfinite(w[0]) && isfinite(w[1]) && isnan(w[2]) && isnan(w[3]));
+  jx_scope_end(0, NULL);
+}
+
 static void test_errors(void) {
   jx_scope_begin();
   jx_array *key = jx_random_key(0), *a = alpha3();
@@ -220,6 +249,7 @@ int main(void) {
   TEST_RUN_SPLIT(test_golden);
   TEST_RUN(test_transforms);
   TEST_RUN(test_errors);
+  TEST_RUN(test_edge_parameters);
   golden_free(cases, ncases);
   return test_finish();
 }
