@@ -635,6 +635,10 @@ jx_status jx_optax_apply_updates(int n, jx_array *const *params, jx_array *const
     jx_array *p = params[i];
     new_params_out[i] = jx_astype(jx_add(p, updates[i]), p->dtype);
     ok = new_params_out[i] != NULL;
+    if (!ok) { /* jx_add's message, named by this function and the pair */
+      ErrorSaved e = error_stash();
+      error_set(e.status, "%s: params[%d] + updates[%d]: %s", fn, i, i, e.message);
+    }
   }
   jx_scope_end(ok ? n : 0, new_params_out);
   if (!ok)

@@ -209,7 +209,14 @@ bool random_check_shape(const char *fn, int ndim, const int64_t **shape) {
     return false;
   }
   if (!*shape) *shape = none; /* ndim 0: helpers below never see NULL */
-  return array_check_shape(fn, ndim, *shape);
+  if (!array_check_shape(fn, ndim, *shape)) return false;
+  int64_t size = 1; /* (array_check_shape bounds the product) */
+  for (int d = 0; d < ndim; d++) size *= (*shape)[d];
+  if (size > ((int64_t)1 << 32)) { /* counters() counts in one uint32 word */
+    error_set(JX_ERR_UNSUPPORTED, "%s: samples of %lld elements (more than 2^32)", fn, (long long)size);
+    return false;
+  }
+  return true;
 }
 
 /* ------------------------------------------------------------ hashing */

@@ -578,7 +578,7 @@ static void test_bad_updates(void) {
   CHECK_ERROR(JX_ERR_VALUE, "jx_optax_apply_updates: updates[1] is NULL");
   CHECK(u[0] == NULL && u[1] == NULL);
   CHECK(jx_optax_apply_updates(2, p, bad, u) == JX_ERR_SHAPE);
-  CHECK_ERROR(JX_ERR_SHAPE, NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_optax_apply_updates: params[0] + updates[0]: ");
   CHECK(u[0] == NULL && u[1] == NULL);
   CHECK(jx_optax_update_fn(NULL, 2) == NULL);
   CHECK_ERROR(JX_ERR_VALUE, "jx_optax_update_fn: transform is NULL");

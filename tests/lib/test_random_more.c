@@ -230,6 +230,9 @@ static void test_errors(void) {
   EXPECT_ERR(jx_random_t(key, a, 1, NULL, JX_FLOAT32), JX_ERR_VALUE);
   EXPECT_ERR(jx_random_chisquare(key, a, 2, (int64_t[]){2, -1}, JX_FLOAT32), JX_ERR_SHAPE);
   EXPECT_ERR(jx_random_rademacher(key, 1, (int64_t[]){3}, JX_BOOL), JX_ERR_DTYPE);
+  /* more samples than the 2^32 counters of one word: named by the function called */
+  EXPECT_ERR(jx_random_uniform(key, 2, (int64_t[]){1 << 20, (1 << 12) + 1}, JX_FLOAT32, 0, 1), JX_ERR_UNSUPPORTED);
+  CHECK_ERROR(JX_ERR_UNSUPPORTED, "jx_random_uniform: samples of 4296015872 elements (more than 2^32)");
   EXPECT_ERR(jx_random_poisson(key, a, -1, NULL, JX_FLOAT32), JX_ERR_DTYPE);
   EXPECT_ERR(jx_random_poisson(key, a, 1, (int64_t[]){2}, JX_INT32), JX_ERR_SHAPE);
   EXPECT_ERR(jx_random_poisson(key, NULL, -1, NULL, JX_INT32), JX_ERR_VALUE);
