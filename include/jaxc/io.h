@@ -45,7 +45,11 @@ void jx_io_free_names(int n, char **names);
 /* Reads a NumPy .npy file (format versions 1-3; numpy.lib.format): dtypes bool,
  * int8..int64, uint8..uint64, float16, float32, float64, complex64 ('<c8'), complex128
  * ('<c16'), either byte order (each complex part swapped on its own). A
- * Fortran-order file gives the transposed view of its data (no copy). */
+ * Fortran-order file gives the transposed view of its data (no copy). Errors
+ * (JX_ERR_IO naming the path): a missing or unreadable file, a bad magic or header,
+ * data shorter than the header's shape, and bytes after the data (numpy.load ignores
+ * those; jaxc takes them for a damaged or concatenated file); other dtypes (object,
+ * structured, bfloat16) JX_ERR_UNSUPPORTED; a NULL path JX_ERR_VALUE. */
 jx_array *jx_io_load_npy(const char *path);
 /* Writes `a` as .npy, byte for byte as np.save does (format 1.0, little-endian, C
  * order, data 64-byte aligned). bfloat16 has no NumPy dtype: JX_ERR_UNSUPPORTED. */
