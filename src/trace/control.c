@@ -45,8 +45,9 @@ static bool same_type(const Aval *a, const Aval *b) {
 }
 
 /* cond: in[0] the int32 scalar index, in[1..] the operands of every branch. Branch
- * outputs must agree in dtype and shape (weak types may differ: the result is weak
- * only where every branch's is, as JAX joins them). */
+ * outputs must agree in dtype and shape; weak types may differ, and the result takes
+ * branch 0's (JAX 0.10.2's cond_p: lax.cond(p, lambda x: x * 2, lambda x: 1.0, x) of a
+ * float32 x is weak, the branches swapped strong). */
 static bool while_abstract_eval(int nin, const Aval *in, const PrimParams *pp, Aval *out);
 static bool scan_abstract_eval(int nin, const Aval *in, const PrimParams *pp, Aval *out);
 
@@ -94,7 +95,6 @@ bool control_abstract_eval(Prim p, int nin, const Aval *in, const PrimParams *pp
         return false;
       }
       if (b == 0) out[o] = *z;
-      else out[o].weak &= a->weak;
     }
   }
   return true;

@@ -142,6 +142,8 @@ static jx_status f_closes_over(void *c, jx_array *const *x, jx_array **o) {
  * the jaxpr as JAX prints it */
 static jx_status b_inc(void *c, jx_array *const *x, jx_array **o) { o[0] = jx_add(x[0], jx_scalar(1.0)); return JX_OK; }
 static jx_status b_dec(void *c, jx_array *const *x, jx_array **o) { o[0] = jx_subtract(x[0], jx_scalar(1.0)); return JX_OK; }
+static jx_status b_weak_one(void *c, jx_array *const *x, jx_array **o) { o[0] = jx_scalar(1.0); return JX_OK; }
+static jx_status b_twice(void *c, jx_array *const *x, jx_array **o) { o[0] = jx_multiply(x[0], jx_scalar(2.0)); return JX_OK; }
 static jx_status f_float_pred(void *c, jx_array *const *x, jx_array **o) {
   jx_fn *t = jx_fn_new("inc", 1, 1, b_inc, NULL), *e = jx_fn_new("dec", 1, 1, b_dec, NULL);
   jx_status s = jx_lax_cond(x[0], t, e, 1, (jx_array *[]){x[1]}, o);
@@ -159,6 +161,13 @@ static void test_float_predicate(void) {
     CHECK(jx_call(jf, (jx_array *[]){p, one}, out) == JX_OK && jx_item(out[0]) == want[i]);
   }
   CHECK(jx_call(f, (jx_array *[]){jx_scalar(0.5), one}, out) == JX_OK && jx_item(out[0]) == 2.0);
+  /* the result's weak type is branch 0's, the false branch (JAX 0.10.2:
+   * lax.cond(p, lambda x: x * 2, lambda x: 1.0, float32 x) is weak, swapped strong) */
+  jx_fn *w = jx_fn_new("weak_one", 1, 1, b_weak_one, NULL), *t2 = jx_fn_new("twice", 1, 1, b_twice, NULL);
+  jx_array *p1 = jx_scalar_of(1, JX_BOOL);
+  CHECK(jx_lax_cond(p1, t2, w, 1, &one, out) == JX_OK && jx_is_weak(out[0]) && jx_item(out[0]) == 2.0);
+  CHECK(jx_lax_cond(p1, w, t2, 1, &one, out) == JX_OK && !jx_is_weak(out[0]) && jx_item(out[0]) == 1.0);
+  jx_fn_free(w), jx_fn_free(t2);
   char *text = jx_make_jaxpr(f, (jx_array *[]){one, one});
   CHECK(text && strstr(text, "c:bool[] = ne a 0.0:f32[]"));
   free(text);
