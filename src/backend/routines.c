@@ -205,6 +205,59 @@ static bool gemm_own_faster(jx_dtype dt, int64_t m, int64_t n, int64_t k, bool t
   return m >= 64 && n >= 64 && (double)m * (double)n * (double)k >= (double)(1 << 20);
 }
 
+/* Whether an M x N x K product of dtype (a half dtype: its float32 product) runs on
+ * CBLAS in gemm_block_product. */
+static bool gemm_on_blas(jx_dtype dt, int64_t M, int64_t N, int64_t K, bool tb) {
+#ifdef JAXC_HAVE_CBLAS
+  if (dt == JX_FLOAT16 || dt == JX_BFLOAT16) dt = JX_FLOAT32;
+  if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX) return false;
+  int mode = gemm_blas_mode();
+  if (dt == JX_COMPLEX64 || dt == JX_COMPLEX128) return true; /* cgemm / zgemm */
+  return (dt == JX_FLOAT32 || dt == JX_FLOAT64) && (mode == 2 || (mode == 1 && !gemm_own_faster(dt, M, N, K, tb)));
+#else
+  (void)dt, (void)M, (void)N, (void)K, (void)tb;
+  return false;
+#endif
+}
+
+/* OpenBLAS's sgemm sums an element differently as a call's rows change (Zen, OpenBLAS
+ * 0.3.21, one thread: a 130 x 130 x 64 product as rows 0-63 and 64-129 differs from the
+ * whole in 893 of its 8,320 elements; 2,238 of 33,153 at 257 x 64 x 129), so its
+ * products split into blocks of at least GEMM_FIXED_BLOCK_MIN rows (or columns), at
+ * most GEMM_FIXED_BLOCKS, from GEMM_FIXED_MIN_FLOPS (below: one block), whatever the
+ * threads. Block boundaries are multiples of 16. */
+#define GEMM_FIXED_BLOCK_MIN 64
+#define GEMM_FIXED_BLOCKS 16
+#define GEMM_FIXED_MIN_FLOPS (1 << 21)
+int64_t routine_gemm_fixed_blocks(const Routine *r, bool *by_rows) {
+  *by_rows = r->n >= r->inner;
+  if (!gemm_on_blas(r->dtype, r->n, r->inner, r->m, r->trans_b)) return 0;
+  double flops = 2.0 * (double)r->outer * (double)r->n * (double)r->inner * (double)r->m;
+  int64_t n = *by_rows ? r->n : r->inner, nb = n / GEMM_FIXED_BLOCK_MIN;
+  if (flops < GEMM_FIXED_MIN_FLOPS || nb < 1) return 1;
+  return nb > GEMM_FIXED_BLOCKS ? GEMM_FIXED_BLOCKS : nb;
+}
+
+void routine_gemm_block_range(const Routine *r, bool by_rows, int64_t nblocks, int64_t b, int64_t *lo,
+                              int64_t *hi) {
+  int64_t n = by_rows ? r->n : r->inner;
+  int64_t per = (n / nblocks + 15) / 16 * 16; /* whole 16s, the last block the rest */
+  *lo = b * per < n ? b * per : n;
+  *hi = b == nblocks - 1 ? n : ((b + 1) * per < n ? (b + 1) * per : n);
+}
+
+jx_status routine_gemm_fixed_run(const Routine *r, void *const *inputs, void *out, bool by_rows,
+                                 int64_t nblocks, int64_t b0, int64_t b1) {
+  jx_status s = JX_OK;
+  for (int64_t b = b0; b < b1 && s == JX_OK; b++) {
+    int64_t lo, hi;
+    routine_gemm_block_range(r, by_rows, nblocks, b, &lo, &hi);
+    s = by_rows ? routine_gemm_block(r, inputs, out, lo, hi, 0, r->inner)
+                : routine_gemm_block(r, inputs, out, 0, r->n, lo, hi);
+  }
+  return s;
+}
+
 /* Rows [i0, i1) and columns [j0, j1) of out[b] = op(a[b]) @ op(bm[b]) for each batch
  * entry; row-major; op transposes the operands stored transposed (trans_a: a is (K, M);
  * trans_b: bm is (N, K)). A block reads its operands in place (leading dimensions of
@@ -239,8 +292,7 @@ static jx_status gemm_block_product(const Routine *r, void *const *inputs, void 
   bool ta = r->trans_a, tb = r->trans_b;
   if (bm_rows <= 0 || bn <= 0) return JX_OK;
 #ifdef JAXC_HAVE_CBLAS
-  int mode = gemm_blas_mode();
-  bool blas = mode == 2 || (mode == 1 && !gemm_own_faster(r->dtype, M, N, K, tb));
+  bool blas = gemm_on_blas(r->dtype, M, N, K, tb);
 #endif
   for (int64_t b = 0; b < r->outer; b++) {
     int64_t ao = b * M * K + (ta ? i0 : i0 * K), bo = b * K * N + (tb ? j0 * K : j0);
@@ -320,7 +372,12 @@ jx_status routine_run_host(const Routine *r, void *const *inputs, void *const *o
   case ROUTINE_SCATTER_ADD:
     if (r->n == 0) return JX_OK; /* nothing to add into: out is empty */
     return run_scatter_add(r, inputs, outs[0]);
-  case ROUTINE_GEMM: return routine_gemm_block(r, inputs, outs[0], 0, r->n, 0, r->inner);
+  case ROUTINE_GEMM: {
+    bool by_rows;
+    int64_t nb = routine_gemm_fixed_blocks(r, &by_rows);
+    if (nb > 1) return routine_gemm_fixed_run(r, inputs, outs[0], by_rows, nb, 0, nb);
+    return routine_gemm_block(r, inputs, outs[0], 0, r->n, 0, r->inner);
+  }
   case ROUTINE_CHOLESKY: case ROUTINE_TRIANGULAR_SOLVE: case ROUTINE_LU: case ROUTINE_QR:
   case ROUTINE_EIGH: case ROUTINE_SVD: case ROUTINE_EIG: case ROUTINE_TRIDIAGONAL_SOLVE:
     return lapack_run(r, inputs, outs, 0, r->outer);

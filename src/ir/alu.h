@@ -326,6 +326,18 @@ jx_status routine_run_host(const Routine *r, void *const *inputs, void *const *o
  * threads). */
 jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, int64_t i0,
                              int64_t i1, int64_t j0, int64_t j1);
+/* The blocks a GEMM routine runs as where its kernel's rounding depends on the split
+ * (CBLAS: OpenBLAS's sums change with a call's rows and columns): a number of blocks
+ * >= 1 over the rows (*by_rows) or columns, fixed by the shape alone, so that every
+ * thread count and the interpreter (routine_run_host) give the same bits; block b is
+ * routine_gemm_block_range(r, nblocks, b). 0 where the kernel rounds alike however it is
+ * split (jaxc's own GEMM): the backend splits as it likes. */
+int64_t routine_gemm_fixed_blocks(const Routine *r, bool *by_rows);
+void routine_gemm_block_range(const Routine *r, bool by_rows, int64_t nblocks, int64_t b, int64_t *lo,
+                              int64_t *hi);
+/* Runs blocks [b0, b1) of routine_gemm_fixed_blocks's split. */
+jx_status routine_gemm_fixed_run(const Routine *r, void *const *inputs, void *out, bool by_rows,
+                                 int64_t nblocks, int64_t b0, int64_t b1);
 /* Whether GEMM routines on the host call OpenBLAS: built with it and not turned off by
  * JAXC_BLAS=0 (or off) in the environment; otherwise jaxc's own cache-blocked,
  * register-tiled kernel (backend/gemm.c) computes them. routine_gemm_set_blas overrides

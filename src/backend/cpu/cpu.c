@@ -860,12 +860,19 @@ typedef struct GemmJob {
   void *const *in;
   void *out;
   bool by_rows;
+  int64_t nblocks; /* gemm_fixed_chunk's */
 } GemmJob;
 
 static void gemm_chunk(void *ctx, int64_t start, int64_t end) {
   const GemmJob *g = ctx;
   if (g->by_rows) routine_gemm_block(g->r, g->in, g->out, start, end, 0, g->r->inner);
   else routine_gemm_block(g->r, g->in, g->out, 0, g->r->n, start, end);
+}
+
+/* blocks [start, end) of routine_gemm_fixed_blocks's split (GemmJob.nblocks of them) */
+static void gemm_fixed_chunk(void *ctx, int64_t start, int64_t end) {
+  const GemmJob *g = ctx;
+  routine_gemm_fixed_run(g->r, g->in, g->out, g->by_rows, g->nblocks, start, end);
 }
 
 /* A batch of linear-algebra problems: LINALG_CHUNKS_PER_THREAD chunks of batch entries
@@ -994,13 +1001,20 @@ static jx_status cpu_routine(const Backend *be, const Routine *r, void *const *i
   if (r->op == ROUTINE_FFT) return fft_run(r, inputs[0], outs[0], pool_run, pool_threads());
   if (r->op != ROUTINE_GEMM) return routine_run_host(r, inputs, outs);
   __atomic_add_fetch(&stats.gemms, 1, __ATOMIC_RELAXED);
+  bool by_rows;
+  int64_t nb = routine_gemm_fixed_blocks(r, &by_rows); /* OpenBLAS: the shape's blocks */
+  if (nb == 1 || (nb > 1 && pool_threads() < 2)) return routine_run_host(r, inputs, outs);
+  if (nb > 1) {
+    GemmJob g = {r, inputs, outs[0], by_rows, nb};
+    pool_run(gemm_fixed_chunk, &g, nb, pool_threads() < nb ? pool_threads() : (int)nb, 1);
+    return JX_OK;
+  }
   double flops = 2.0 * (double)r->outer * (double)r->n * (double)r->inner * (double)r->m;
-  bool by_rows = r->n >= r->inner;
   int64_t n = by_rows ? r->n : r->inner;
   int64_t chunks = pool_threads(), most = n / 16;
   if (chunks > most) chunks = most;
   if (flops < GEMM_MIN_FLOPS || chunks < 2) return routine_run_host(r, inputs, outs);
-  GemmJob g = {r, inputs, outs[0], by_rows};
+  GemmJob g = {r, inputs, outs[0], by_rows, 0};
   pool_run(gemm_chunk, &g, n, (int)chunks, 16);
   return JX_OK;
 }
