@@ -13,9 +13,12 @@
 /* lax.dot_general(lhs, rhs, ((lhs_contracting, rhs_contracting), (lhs_batch,
  * rhs_batch))): paired axes must have equal sizes; axes may be negative and may not
  * repeat within an operand. Result dims: batch, lhs free, rhs free (lax's order).
- * Operands promote (JAX rules; the result has the promoted dtype, as with
- * preferred_element_type=None); float16/bfloat16 accumulate in float32, bool is an or
- * of ands. Errors: JX_ERR_SHAPE for bad or mismatched axes, JX_ERR_VALUE for NULL. */
+ * The result dtype is lax's with preferred_element_type=None, not jnp's promotion: the
+ * operand dtype XLA ranks higher (complex, then a float's exponent and mantissa bits,
+ * then bit width, then signed; int8 x uint8 gives int8 and wraps as JAX, float16 x
+ * bfloat16 bfloat16), both operands converted to it; weak only where both are.
+ * float16/bfloat16 accumulate in float32, bool is an or of ands. Errors: JX_ERR_SHAPE
+ * for bad or mismatched axes, JX_ERR_VALUE for NULL. */
 jx_array *jx_lax_dot_general(jx_array *lhs, jx_array *rhs, int ncontract,
                              const int *lhs_contracting, const int *rhs_contracting,
                              int nbatch, const int *lhs_batch, const int *rhs_batch);

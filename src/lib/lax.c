@@ -58,17 +58,42 @@ static bool dot_axes(const char *fn, const char *which, const jx_array *x, int n
   return true;
 }
 
-/* lax.dot_general after validation: promote, contract in the compute dtype, convert
- * back. Result dims: batch, x's free dims, y's free dims. Call inside a scope. */
+/* The order JAX's _dot_general_dtype_rule ranks operand dtypes by (XLA's
+ * primitive_util HigherPrecisionType): complex, then the real part's finfo maxexp and
+ * nmant (-1 for integers), its bit width, then signed over unsigned; written as one
+ * integer, larger is higher. */
+static int64_t dot_dtype_rank(jx_dtype d) {
+  jx_dtype c = dtype_is_complex(d) ? dtype_real_part(d) : d;
+  int maxexp = -1, nmant = -1;
+  switch (c) {
+  case JX_FLOAT16: maxexp = 16, nmant = 10; break;
+  case JX_BFLOAT16: maxexp = 128, nmant = 7; break;
+  case JX_FLOAT32: maxexp = 128, nmant = 23; break;
+  case JX_FLOAT64: maxexp = 1024, nmant = 52; break;
+  default: break;
+  }
+  int bits = c == JX_BOOL ? 1 : dtype_bits(c);
+  return ((((int64_t)dtype_is_complex(d) * 2048 + (maxexp + 1)) * 64 + (nmant + 1)) * 128 + bits) * 2 +
+         !dtype_is_unsigned(c);
+}
+
+/* lax.dot_general after validation: the result dtype is the higher of the operands'
+ * (dot_dtype_rank; not jnp's promotion: int8 x uint8 is int8, float16 x bfloat16
+ * bfloat16), both converted to it as XLA's operand upcasting does; contract in the
+ * compute dtype, convert back. Weak only where both are. Result dims: batch, x's free
+ * dims, y's free dims. Call inside a scope. */
 static jx_array *dot_general_impl(const char *fn, jx_array *x, jx_array *y, int nc,
                                   const int *xc, const int *yc, int nb, const int *xb,
                                   const int *yb) {
-  jx_array *p[2];
-  if (!np_promote(fn, 2, (jx_array *[]){x, y}, p)) return NULL;
-  jx_dtype out = p[0]->dtype, comp = compute_dtype(out);
-  bool weak = p[0]->weak;
-  jx_array *r = prim_dot_general(np_convert(p[0], comp, false), np_convert(p[1], comp, false),
-                                 nc, xc, yc, nb, xb, yb);
+  int64_t rx = dot_dtype_rank(x->dtype), ry = dot_dtype_rank(y->dtype);
+  jx_dtype out = rx >= ry ? x->dtype : y->dtype, comp = compute_dtype(out);
+  if (rx == ry && x->dtype != y->dtype) {
+    error_set(JX_ERR_DTYPE, "%s: argument type error: %s, %s", fn, jx_dtype_name(x->dtype), jx_dtype_name(y->dtype));
+    return NULL;
+  }
+  bool weak = x->weak && y->weak;
+  jx_array *r = prim_dot_general(np_convert(np_convert(x, out, false), comp, false),
+                                 np_convert(np_convert(y, out, false), comp, false), nc, xc, yc, nb, xb, yb);
   return np_convert(r, out, weak);
 }
 
