@@ -110,7 +110,9 @@ static bool window_setup(const char *fn, Window *w, const int64_t *stride,
     case JX_PADDING_SAME:
     case JX_PADDING_SAME_LOWER: {
       int64_t out = w->in[i] / w->stride[i] + (w->in[i] % w->stride[i] != 0), total = 0;
-      over = over || __builtin_mul_overflow(out > 0 ? out - 1 : 0, w->stride[i], &total) ||
+      /* lax.padtype_to_pads: max((out - 1) * stride + window - in, 0); an empty dim
+       * (out = 0) pads window - stride at most, so no window fits: an empty result */
+      over = over || __builtin_mul_overflow(out - 1, w->stride[i], &total) ||
              __builtin_add_overflow(total, win - w->in[i], &total);
       if (total < 0) total = 0;
       lo = padding == JX_PADDING_SAME ? total / 2 : total - total / 2;

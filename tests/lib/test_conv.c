@@ -501,6 +501,19 @@ static void test_defaults_and_empty(void) {
   /* JAX: "window_dimensions must have every element be strictly positive" (TypeError) */
   CHECK(m == NULL);
   CHECK_ERROR(JX_ERR_VALUE, "window dimension 0 in dim 1 must be >= 1");
+  /* SAME padding of an empty spatial dim pads window - stride at most: empty results
+   * (JAX 0.10.2: conv of (1, 1, 0) by (1, 1, 3) -> (1, 1, 0); reduce_window sum of (0, 4)
+   * by (3, 1) -> (0, 4); max_pool of (1, 0, 4, 1) by (2, 2) -> (1, 0, 4, 1)) */
+  jx_array *e = jx_lax_conv_general_dilated(jx_zeros(3, (int64_t[]){1, 1, 0}, JX_FLOAT32),
+                                            jx_ones(3, (int64_t[]){1, 1, 3}, JX_FLOAT32), 1, NULL, JX_PADDING_SAME,
+                                            NULL, NULL);
+  CHECK(e && jx_ndim(e) == 3 && jx_shape(e)[2] == 0);
+  jx_array *rw = jx_lax_reduce_window(jx_zeros(2, (int64_t[]){0, 4}, JX_FLOAT32), JX_WINDOW_SUM, (int64_t[]){3, 1},
+                                      NULL, JX_PADDING_SAME, NULL, NULL, NULL);
+  CHECK(rw && jx_shape(rw)[0] == 0 && jx_shape(rw)[1] == 4);
+  jx_array *mp = jx_lax_max_pool(jx_zeros(4, (int64_t[]){1, 0, 4, 1}, JX_FLOAT32), 2, (int64_t[]){2, 2}, NULL,
+                                 JX_PADDING_SAME, NULL);
+  CHECK(mp && jx_shape(mp)[1] == 0 && jx_shape(mp)[2] == 4);
   jx_scope_end(0, NULL);
 }
 
