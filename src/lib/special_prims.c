@@ -429,6 +429,10 @@ static bool impl_igamma(jx_array *const *in, jx_array **out, int param) {
   jx_array *cf = igammac_cf(ax, x, a, VALUE);
   jx_array *series = igamma_series(ax, x, a, VALUE);
   jx_array *r = sel(use_cf, sub(C(a, 1), cf), series);
+  /* where ax underflows JAX leaves the loops disabled: 1 - 0 * (the fraction's first
+   * term) or 0 * (the series' first term), not the iterations' inf / inf * 0 = NaN
+   * (gammainc(1, 1e8) in float32) */
+  r = sel(underflow, selc(use_cf, 1, C(a, 0)), r);
   r = selc(x_zero, 0, r);
   r = selc(x_inf, 1, r);
   out[0] = selc(domain, NAN, r);
@@ -445,6 +449,7 @@ static bool impl_igammac(jx_array *const *in, jx_array **out, int param) {
   jx_array *series = igamma_series(ax, x, a, VALUE);
   jx_array *cf = igammac_cf(ax, x, a, VALUE);
   jx_array *r = sel(use_series, sub(C(a, 1), series), cf);
+  r = sel(underflow, selc(use_series, 1, C(a, 0)), r); /* the loops disabled, as impl_igamma */
   r = selc(or_(x_inf, a_zero), 0, r);
   out[0] = selc(domain, NAN, r);
   return out[0] != NULL;

@@ -232,6 +232,26 @@ static jx_status f_dgammainc_da(void *ctx, jx_array *const *x, jx_array **o) {
   jx_fn_free(g), jx_fn_free(s);
   return st;
 }
+/* gammainc / gammaincc where a x^a e^-x / Gamma(a) underflows: JAX 0.10.2 leaves its
+ * loops disabled there (gammainc(1, 1e8) = 1, gammaincc(1, 1e8) = 0, gammainc(3, 1e10)
+ * = 1, gammainc(100, 1) = 0 in float32; gammainc(1, 1e19) = 1 in float64), where the
+ * iterations overflowed to NaN. */
+static void test_igamma_underflow(void) {
+  jx_scope_begin();
+  const double a[4] = {1, 1, 3, 100}, x[4] = {1e8, 1e8, 1e10, 1};
+  const double want[4] = {1, 0, 1, 0};
+  for (int i = 0; i < 4; i++) {
+    jx_array *av = jx_scalar_of(a[i], JX_FLOAT32), *xv = jx_scalar_of(x[i], JX_FLOAT32);
+    jx_array *r = i == 1 ? jx_special_gammaincc(av, xv) : jx_special_gammainc(av, xv);
+    CHECK_MSG(r && jx_item(r) == want[i], "case %d: %g", i, r ? jx_item(r) : -1.0);
+  }
+  jx_config_enable_x64(true);
+  jx_array *r = jx_special_gammainc(jx_scalar_of(1, JX_FLOAT64), jx_scalar_of(1e19, JX_FLOAT64));
+  CHECK(r && jx_item(r) == 1);
+  jx_config_enable_x64(false);
+  jx_scope_end(0, NULL);
+}
+
 static void test_bad_inputs(void) {
   jx_array *x = jx_ones(1, (int64_t[]){3}, JX_FLOAT32), *y = jx_ones(1, (int64_t[]){2}, JX_FLOAT32);
   jx_array *i = jx_ones(1, (int64_t[]){3}, JX_INT32);
@@ -266,5 +286,6 @@ int main(void) {
   TEST_RUN(test_vmap);
   TEST_RUN(test_make_jaxpr);
   TEST_RUN(test_bad_inputs);
+  TEST_RUN(test_igamma_underflow);
   return test_finish();
 }
