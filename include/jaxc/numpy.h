@@ -131,7 +131,9 @@ jx_array *jx_ldexp(jx_array *x1, jx_array *x2);
 jx_array *jx_round_decimals(jx_array *x, int decimals);
 /* lax.div / lax.rem: C's truncating division and remainder (sign of x) for integers
  * (x / 0 = -1, x % 0 = x, as XLA on CPU), IEEE division and fmod for floats. Operands
- * share a dtype unless one is weakly typed (JX_ERR_DTYPE), broadcast, and are not bool. */
+ * share a dtype (JX_ERR_DTYPE otherwise, as JAX), except that a weakly typed one of the
+ * other's kind takes its dtype (jx_scalar_int(2) with int8: JAX requires an int8 2);
+ * they broadcast and are not bool. */
 jx_array *jx_lax_div(jx_array *x, jx_array *y);
 jx_array *jx_lax_rem(jx_array *x, jx_array *y);
 /* jnp.cumulative_sum / cumulative_prod(x, axis, dtype, include_initial): jx_cumsum /

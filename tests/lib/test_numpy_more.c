@@ -173,6 +173,18 @@ static void test_bad_inputs(void) {
   CHECK_ERROR(JX_ERR_VALUE, "does not have an identity");
   CHECK(jx_polymul(m, x) == NULL);
   CHECK_ERROR(JX_ERR_SHAPE, "jx_polymul");
+  /* lax.rem / lax.div: a weak scalar of another kind is refused as JAX refuses it
+   * ("lax.rem requires arguments to have the same dtypes, got int32, float32"); one of
+   * the same kind takes the array's dtype */
+  jx_array *xi = jx_array_from((int8_t[]){7, -7}, JX_INT8, 1, (int64_t[]){2}), *h = jx_scalar(1.5), *two = jx_scalar_int(2);
+  CHECK(jx_lax_rem(xi, h) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_rem: requires arguments to have the same dtypes, got int8, float32");
+  CHECK(jx_lax_div(h, xi) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_div: requires arguments to have the same dtypes, got float32, int8");
+  jx_array *r = jx_lax_rem(xi, two);
+  int8_t rv[2] = {0, 0};
+  CHECK(r && jx_dtype_of(r) == JX_INT8 && jx_read(r, rv, 2) == JX_OK && rv[0] == 1 && rv[1] == -1);
+  jx_free(r), jx_free(xi), jx_free(h), jx_free(two);
   jx_free(x), jx_free(m);
 }
 
