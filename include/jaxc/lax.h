@@ -102,7 +102,8 @@ typedef enum jx_window_op {
  * base_dilation, window_dilation): every array has ndim(x) entries (NULL strides and
  * dilations: 1); padding and base-dilation gaps hold the identity; SAME/VALID are
  * computed on the undilated operand and the dilated window. NaN propagates through
- * max/min. sum/prod need a numeric dtype (JX_ERR_DTYPE); max/min of bool are or/and.
+ * max/min. sum/prod need a numeric dtype, complex included (JX_ERR_DTYPE); max/min of
+ * bool are or/and, of complex JX_ERR_UNSUPPORTED (JAX's are lexicographic).
  * Built as a reduction over the stacked window taps (strided-slice views). */
 jx_array *jx_lax_reduce_window(jx_array *x, jx_window_op op,
                                const int64_t *window_dimensions,
@@ -219,7 +220,8 @@ jx_status jx_lax_associative_scan(jx_fn *fn, int nelems, jx_array *const *elems,
 
 /* lax.cumsum / cumprod / cummax / cummin(x, axis, reverse): inclusive scans along axis
  * (negative counts from the end), same dtype and shape; numeric dtypes only
- * (JX_ERR_DTYPE for bool). Log-step (Hillis-Steele) scans of pad/slice views and one
+ * (JX_ERR_DTYPE for bool), complex for cumsum/cumprod (cummax/cummin of complex:
+ * JX_ERR_UNSUPPORTED; JAX orders them lexicographically). Log-step (Hillis-Steele) scans of pad/slice views and one
  * elementwise op per step: O(n log n) work, ceil(log2 n) steps. NaN propagates. Float
  * sums and products round in another order than JAX's on CPU (XLA's reduce_window:
  * a running sum rounded each step), so they may differ in the last bits -- visibly in

@@ -457,15 +457,19 @@ static jx_array *cum_scan(jx_array *x, int axis, bool reverse, Cum op) {
     jx_array *shifted = prim_slice(prim_pad(y, lo, hi, id), start, stop, NULL);
     y = bin(combine[op], y, shifted);
   }
-  if (op == CUM_SUM && dtype_is_floating(d) && n > 0) y = bin(PRIM_add, y, const_like(x, 0.0));
+  if (op == CUM_SUM && dtype_is_inexact(d) && n > 0) y = bin(PRIM_add, y, const_like(x, 0.0));
   return y;
 }
 
 static jx_array *cumulative(const char *fn, Cum op, jx_array *x, int axis, bool reverse) {
   if (np_null_arg(fn, x, "x")) return NULL;
-  if (!dtype_is_integer(x->dtype) && !dtype_is_floating(x->dtype)) {
-    char b[ARRAY_DESCRIBE_BUF];
+  char b[ARRAY_DESCRIBE_BUF];
+  if (!dtype_is_integer(x->dtype) && !dtype_is_inexact(x->dtype)) {
     error_set(JX_ERR_DTYPE, "%s: needs a numeric operand, got %s", fn, array_describe(b, x));
+    return NULL;
+  }
+  if (dtype_is_complex(x->dtype) && (op == CUM_MAX || op == CUM_MIN)) { /* JAX: lexicographic */
+    error_set(JX_ERR_UNSUPPORTED, "%s: complex operands are not supported, got %s", fn, array_describe(b, x));
     return NULL;
   }
   if (!array_normalize_axis(fn, &axis, x->ndim)) return NULL;

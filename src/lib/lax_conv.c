@@ -570,13 +570,15 @@ static double window_identity(jx_window_op op, jx_dtype d) {
  * float16/bfloat16 accumulate in float32. Call inside a scope. */
 static jx_array *reduce_window_impl(const char *fn, jx_array *x, jx_window_op op,
                                     const Window *w) {
-  if (op == JX_WINDOW_SUM || op == JX_WINDOW_PROD) {
-    if (!dtype_is_integer(x->dtype) && !dtype_is_floating(x->dtype)) {
-      char b[ARRAY_DESCRIBE_BUF];
-      error_set(JX_ERR_DTYPE, "%s: sum and prod windows need a numeric operand, got %s",
-                fn, array_describe(b, x));
-      return NULL;
-    }
+  char b[ARRAY_DESCRIBE_BUF];
+  if ((op == JX_WINDOW_SUM || op == JX_WINDOW_PROD) && !dtype_is_integer(x->dtype) && !dtype_is_inexact(x->dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: sum and prod windows need a numeric operand, got %s", fn, array_describe(b, x));
+    return NULL;
+  }
+  if ((op == JX_WINDOW_MAX || op == JX_WINDOW_MIN) && dtype_is_complex(x->dtype)) { /* JAX: lexicographic */
+    error_set(JX_ERR_UNSUPPORTED, "%s: max and min windows of complex operands are not supported, got %s", fn,
+              array_describe(b, x));
+    return NULL;
   }
   Prim p = op == JX_WINDOW_SUM ? PRIM_reduce_sum : op == JX_WINDOW_PROD ? PRIM_reduce_prod
            : op == JX_WINDOW_MAX ? (x->dtype == JX_BOOL ? PRIM_reduce_or : PRIM_reduce_max)

@@ -377,6 +377,24 @@ static void test_scan_is_log_step(void) {
 
 /* ------------------------------------------------------------ bad inputs */
 
+/* Complex cumulative sums and sum windows (JAX 0.10.2, c = [1+1j, 2+3j, 1, -1+1j, 2j]:
+ * lax.cumsum(c, reverse=True) = [3+7j, 2+6j, 3j, -1+3j, 2j]; reduce_window add over 2
+ * = [3+4j, 3+3j, 1j, -1+3j]); complex max/min windows are unsupported, named. */
+static void test_complex_cumulative(void) {
+  jx_scope_begin();
+  jx_array *c = jx_array_from((float[]){1, 1, 2, 3, 1, 0, -1, 1, 0, 2}, JX_COMPLEX64, 1, (int64_t[]){5});
+  float got[10] = {0}, w1[10] = {3, 7, 2, 6, 0, 3, -1, 3, 0, 2}, w2[8] = {3, 4, 3, 3, 0, 1, -1, 3};
+  jx_array *r = jx_lax_cumsum(c, 0, true);
+  CHECK(r && jx_read(r, got, sizeof got) == JX_OK && memcmp(got, w1, sizeof w1) == 0);
+  jx_array *s = jx_lax_reduce_window(c, JX_WINDOW_SUM, (int64_t[]){2}, NULL, JX_PADDING_VALID, NULL, NULL, NULL);
+  CHECK(s && jx_read(s, got, sizeof w2) == JX_OK && memcmp(got, w2, sizeof w2) == 0);
+  CHECK(jx_lax_cummax(c, 0, false) == NULL);
+  CHECK_ERROR(JX_ERR_UNSUPPORTED, "jx_lax_cummax: complex operands are not supported, got complex64[5]");
+  CHECK(jx_lax_reduce_window(c, JX_WINDOW_MAX, (int64_t[]){2}, NULL, JX_PADDING_VALID, NULL, NULL, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_UNSUPPORTED, "jx_lax_reduce_window: max and min windows of complex operands are not supported");
+  jx_scope_end(0, NULL);
+}
+
 static void test_errors(void) {
   jx_scope_begin();
   jx_array *a = jx_ones(2, (int64_t[]){2, 3}, JX_FLOAT32);
@@ -493,6 +511,7 @@ int main(void) {
   TEST_RUN(test_jit);
   TEST_RUN(test_scan_is_log_step);
   TEST_RUN(test_errors);
+  TEST_RUN(test_complex_cumulative);
   golden_free(cases, ncases);
   return test_finish();
 }
