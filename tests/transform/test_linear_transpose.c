@@ -219,10 +219,10 @@ static void test_bodies(void) {
     CHECK(jx_read(out[0], g, sizeof g) == JX_OK && g[0] == 6 && g[1] == 4 && g[2] == 2);
   }
   jx_fn_free(t);
-  jx_fn *sq = jx_jit(table_fn("square")), *j_sq = jx_fn_new("calls_jit_square", 1, 1, jit_square, sq);
+  jx_fn *sq0 = table_fn("square"), *sq = jx_jit(sq0), *j_sq = jx_fn_new("calls_jit_square", 1, 1, jit_square, sq);
   CHECK(jx_linear_transpose(j_sq, &x) == NULL);
   CHECK_ERROR(JX_ERR_VALUE, "'mul' applied to them in a jit body");
-  jx_fn_free(j_sq), jx_fn_free(sq), jx_fn_free(s_ab), jx_fn_free(s_lin);
+  jx_fn_free(j_sq), jx_fn_free(sq), jx_fn_free(sq0), jx_fn_free(s_ab), jx_fn_free(s_lin);
   jx_fn_free(c_sin), jx_fn_free(c_lin), jx_fn_free(sinf_), jx_fn_free(tw);
   jx_scope_end(0, NULL);
 }
