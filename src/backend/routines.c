@@ -233,11 +233,9 @@ int64_t routine_gemm_fixed_blocks(const Routine *r, bool *by_rows) {
   *by_rows = r->n >= r->inner;
   if (!gemm_on_blas(r->dtype, r->n, r->inner, r->m, r->trans_b)) return 0;
   double flops = 2.0 * (double)r->outer * (double)r->n * (double)r->inner * (double)r->m;
-  static int bmin = -1, bmax = -1; /* EXPERIMENT */
-  if (bmin < 0) bmin = getenv("GBMIN") ? atoi(getenv("GBMIN")) : GEMM_FIXED_BLOCK_MIN, bmax = getenv("GBMAX") ? atoi(getenv("GBMAX")) : GEMM_FIXED_BLOCKS;
-  int64_t n = *by_rows ? r->n : r->inner, nb = n / bmin;
+  int64_t n = *by_rows ? r->n : r->inner, nb = n / GEMM_FIXED_BLOCK_MIN;
   if (flops < GEMM_FIXED_MIN_FLOPS || nb < 1) return 1;
-  return nb > bmax ? bmax : nb;
+  return nb > GEMM_FIXED_BLOCKS ? GEMM_FIXED_BLOCKS : nb;
 }
 
 void routine_gemm_block_range(const Routine *r, bool by_rows, int64_t nblocks, int64_t b, int64_t *lo,
