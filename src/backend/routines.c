@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "backend/fft.h"
@@ -223,17 +224,20 @@ static bool gemm_on_blas(jx_dtype dt, int64_t M, int64_t N, int64_t K, bool tb) 
 /* OpenBLAS's sgemm sums an element differently as a call's rows change (Zen, OpenBLAS
  * 0.3.21, one thread: a 130 x 130 x 64 product as rows 0-63 and 64-129 differs from the
  * whole in 893 of its 8,320 elements; 2,238 of 33,153 at 257 x 64 x 129), so its
- * products split into blocks of at least GEMM_FIXED_BLOCK_MIN rows (or columns), at
- * most GEMM_FIXED_BLOCKS, from GEMM_FIXED_MIN_FLOPS (below: one block), whatever the
- * threads. Block boundaries are multiples of 16. */
-#define GEMM_FIXED_BLOCK_MIN 64
-#define GEMM_FIXED_BLOCKS 16
+ * products split into as many blocks as the machine has cores -- not the threads
+ * JAXC_NUM_THREADS gives the pool -- at most one per 16 rows (or columns) and
+ * GEMM_FIXED_BLOCKS, from GEMM_FIXED_MIN_FLOPS (below: one block). That is the split
+ * two threads made before on the 2-core VM (the same speed there: each block packs the
+ * other operand again, and fixed blocks of 64 or 128 cost the 1024^3 and GELU MLP
+ * products 6-14%). Block boundaries are multiples of 16. */
+#define GEMM_FIXED_BLOCKS 64
 #define GEMM_FIXED_MIN_FLOPS (1 << 21)
 int64_t routine_gemm_fixed_blocks(const Routine *r, bool *by_rows) {
   *by_rows = r->n >= r->inner;
   if (!gemm_on_blas(r->dtype, r->n, r->inner, r->m, r->trans_b)) return 0;
   double flops = 2.0 * (double)r->outer * (double)r->n * (double)r->inner * (double)r->m;
-  int64_t n = *by_rows ? r->n : r->inner, nb = n / GEMM_FIXED_BLOCK_MIN;
+  int64_t n = *by_rows ? r->n : r->inner, nb = n / 16, cores = config_cpu_cores();
+  if (nb > cores) nb = cores;
   if (flops < GEMM_FIXED_MIN_FLOPS || nb < 1) return 1;
   return nb > GEMM_FIXED_BLOCKS ? GEMM_FIXED_BLOCKS : nb;
 }

@@ -44,12 +44,15 @@ const char *config_tmp_dir(void) {
   return s && *s ? s : "/tmp";
 }
 
+int config_cpu_cores(void) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 ? (int)cores : 1;
+}
+
 int config_num_threads(void) {
   const char *s = getenv("JAXC_NUM_THREADS");
   int n = s ? atoi(s) : 0;
-  if (n > 0) return n;
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores > 0 ? (int)cores : 1;
+  return n > 0 ? n : config_cpu_cores();
 }
 
 int config_cpu_devices(int max) {

@@ -328,8 +328,8 @@ jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, i
                              int64_t i1, int64_t j0, int64_t j1);
 /* The blocks a GEMM routine runs as where its kernel's rounding depends on the split
  * (CBLAS: OpenBLAS's sums change with a call's rows and columns): a number of blocks
- * >= 1 over the rows (*by_rows) or columns, fixed by the shape alone, so that every
- * thread count and the interpreter (routine_run_host) give the same bits; block b is
+ * >= 1 over the rows (*by_rows) or columns, fixed by the shape and the machine's cores,
+ * so that every thread count and the interpreter (routine_run_host) give the same bits; block b is
  * routine_gemm_block_range(r, nblocks, b). 0 where the kernel rounds alike however it is
  * split (jaxc's own GEMM): the backend splits as it likes. */
 int64_t routine_gemm_fixed_blocks(const Routine *r, bool *by_rows);

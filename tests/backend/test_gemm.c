@@ -191,7 +191,7 @@ static jx_status plain_product(void *ctx, jx_array *const *in, jx_array **out) {
 
 /* A product's bits do not depend on the cpu's threads and equal the interpreter's, with
  * the default kernel choice (OpenBLAS without AVX-512: its sgemm rounds a call's rows
- * differently as they change, so routine_gemm_fixed_blocks splits by the shape alone;
+ * differently as they change, so routine_gemm_fixed_blocks splits by the shape and cores;
  * helper-73 found 893 of 8,320 elements of 130 x 64 x 130 differing on two threads).
  * Eager and jitted, 1, 2 and 3 threads, float32 and float64. */
 static void test_threads_bitwise(void) {
