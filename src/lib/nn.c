@@ -386,7 +386,9 @@ jx_array *jx_nn_one_hot(jx_array *x, int64_t num_classes, jx_dtype dtype, int ax
   jx_scope_begin();
   int64_t shape[JX_MAX_NDIM];
   for (int d = 0; d <= x->ndim; d++) shape[d] = d == axis ? num_classes : 1;
-  jx_array *iota = jx_reshape(jx_arange(0, (double)num_classes, 1, x->dtype), x->ndim + 1, shape);
+  /* the classes in x's dtype (a complex x: its real dtype's, converted: no complex iota) */
+  jx_dtype cd = dtype_is_complex(x->dtype) ? dtype_real_part(x->dtype) : x->dtype;
+  jx_array *iota = jx_reshape(jx_astype(jx_arange(0, (double)num_classes, 1, cd), x->dtype), x->ndim + 1, shape);
   jx_array *hit = jx_equal(jx_expand_dims(x, axis), iota);
   return np_scope_return(jx_astype(hit, dtype));
 }

@@ -847,6 +847,10 @@ static void test_bad_inputs(void) {
   CHECK_ERROR(JX_ERR_DTYPE, "jx_nn_one_hot: invalid dtype 99");
   CHECK(jx_nn_one_hot(xi, 2, JX_FLOAT32, 2) == NULL);
   CHECK_ERROR(JX_ERR_SHAPE, "jx_nn_one_hot: axis 2 is out of bounds");
+  /* complex indices compare with the classes as JAX's (one_hot(1+0j, 3) = [0, 1, 0]) */
+  jx_array *oh = jx_nn_one_hot(jx_astype(jx_scalar(1.0), JX_COMPLEX64), 3, JX_FLOAT32, -1);
+  float ohv[3] = {9, 9, 9};
+  CHECK(oh && jx_read(oh, ohv, sizeof ohv) == JX_OK && ohv[0] == 0 && ohv[1] == 1 && ohv[2] == 0);
   CHECK(jx_nn_standardize(x, 1, (int[]){3}, NULL, NULL, 1e-5, NULL) == NULL);
   CHECK_ERROR(JX_ERR_SHAPE, "jx_nn_standardize: axis 3");
   CHECK(jx_nn_standardize(x, 1, (int[]){-1}, jx_ones(1, (int64_t[]){2}, JX_FLOAT32), NULL,
