@@ -695,6 +695,7 @@ int main(int argc, char **argv) {
     jx_clear_error();
     status = 1;
   }
+  if (o.trace) printf("wrote %s\n", o.trace); /* (JAXC_TRACE wrote it event by event) */
   free(losses), free(accs);
   for (int i = 0; i < m.nparams; i++) jx_free(m.params[i]);
   for (int i = 0; i < ns; i++) jx_free(state[i]);

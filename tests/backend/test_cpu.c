@@ -1309,6 +1309,7 @@ static void test_compile_error(void) {
   CHECK(backend_cpu.prepare(&backend_cpu, &k, &exe) == JX_ERR_COMPILE);
   const char *msg = jx_last_error();
   CHECK_MSG(strstr(msg, cache_dir) && strstr(msg, ".c"), "message lacks the source path: %s", msg);
+  CHECK_MSG(strstr(msg, "failed with exit status 1 (") != NULL, "message lacks the exit status: %s", msg);
   const char *at = strstr(msg, "kept at ");
   if (at) { /* the named file exists and holds the kernel */
     char path[1024];

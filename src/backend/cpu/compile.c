@@ -471,13 +471,14 @@ jx_status compile_load_many(const char *source, size_t len, const char *name, Co
     char how[96];
     if (status == RUN_TIMED_OUT)
       snprintf(how, sizeof how, "timed out after %g s (JAXC_COMPILE_TIMEOUT)", config_compile_timeout());
+    else if (status > 0)
+      snprintf(how, sizeof how, "failed with exit status %d", status);
     else
       snprintf(how, sizeof how, "%s", status == RUN_FAILED_START ? "could not be started"
                                       : status == RUN_CRASHED  ? "crashed" : "failed");
     error_set(JX_ERR_COMPILE,
-              "cpu: compiling kernel %s %s (%s, exit status %d); generated source kept at %s; "
-              "compiler output (%s):\n%s",
-              name, how, cc.command, status, c_path, log, out[0] ? out : "(none)");
+              "cpu: compiling kernel %s %s (%s); generated source kept at %s; compiler output (%s):\n%s",
+              name, how, cc.command, c_path, log, out[0] ? out : "(none)");
     return JX_ERR_COMPILE;
   }
   unlink(log);
