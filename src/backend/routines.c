@@ -242,10 +242,10 @@ int64_t routine_gemm_fixed_blocks(const Routine *r, bool *by_rows) {
   return nb > GEMM_FIXED_BLOCKS ? GEMM_FIXED_BLOCKS : nb;
 }
 
-void routine_gemm_block_range(const Routine *r, bool by_rows, int64_t nblocks, int64_t b, int64_t *lo,
-                              int64_t *hi) {
+/* Block b of nblocks: rows (or columns) [*lo, *hi), whole 16s, the last block the rest. */
+static void gemm_block_range(const Routine *r, bool by_rows, int64_t nblocks, int64_t b, int64_t *lo, int64_t *hi) {
   int64_t n = by_rows ? r->n : r->inner;
-  int64_t per = (n / nblocks + 15) / 16 * 16; /* whole 16s, the last block the rest */
+  int64_t per = (n / nblocks + 15) / 16 * 16;
   *lo = b * per < n ? b * per : n;
   *hi = b == nblocks - 1 ? n : ((b + 1) * per < n ? (b + 1) * per : n);
 }
@@ -255,7 +255,7 @@ jx_status routine_gemm_fixed_run(const Routine *r, void *const *inputs, void *ou
   jx_status s = JX_OK;
   for (int64_t b = b0; b < b1 && s == JX_OK; b++) {
     int64_t lo, hi;
-    routine_gemm_block_range(r, by_rows, nblocks, b, &lo, &hi);
+    gemm_block_range(r, by_rows, nblocks, b, &lo, &hi);
     s = by_rows ? routine_gemm_block(r, inputs, out, lo, hi, 0, r->inner)
                 : routine_gemm_block(r, inputs, out, 0, r->n, lo, hi);
   }

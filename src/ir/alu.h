@@ -329,13 +329,11 @@ jx_status routine_gemm_block(const Routine *r, void *const *inputs, void *out, i
 /* The blocks a GEMM routine runs as where its kernel's rounding depends on the split
  * (CBLAS: OpenBLAS's sums change with a call's rows and columns): a number of blocks
  * >= 1 over the rows (*by_rows) or columns, fixed by the shape and the machine's cores,
- * so that every thread count and the interpreter (routine_run_host) give the same bits; block b is
- * routine_gemm_block_range(r, nblocks, b). 0 where the kernel rounds alike however it is
- * split (jaxc's own GEMM): the backend splits as it likes. */
+ * so that every thread count and the interpreter (routine_run_host) give the same bits.
+ * 0 where the kernel rounds alike however it is split (jaxc's own GEMM): the backend
+ * splits as it likes. */
 int64_t routine_gemm_fixed_blocks(const Routine *r, bool *by_rows);
-void routine_gemm_block_range(const Routine *r, bool by_rows, int64_t nblocks, int64_t b, int64_t *lo,
-                              int64_t *hi);
-/* Runs blocks [b0, b1) of routine_gemm_fixed_blocks's split. */
+/* Runs blocks [b0, b1) of routine_gemm_fixed_blocks's split (nblocks of them). */
 jx_status routine_gemm_fixed_run(const Routine *r, void *const *inputs, void *out, bool by_rows,
                                  int64_t nblocks, int64_t b0, int64_t b1);
 /* Whether GEMM routines on the host call OpenBLAS: built with it and not turned off by
