@@ -3,7 +3,8 @@
 # a tree synced by tools/gpu_sync.sh into a carried folder (e.g. .cl/tree, with the
 # Debian packages in .cl/.deps and the 2000-image Fashion-MNIST cut in .cl/fm; see
 # tools/gpu_session.sh). Run on the GPU machine from the carried tree:
-#   bash tools/gpu_calls.sh bench     build, the whole cuda suite (capped at $SUITE_S, 210 s), then
+#   bash tools/gpu_calls.sh bench     build, (HINTS: the chain under each cache hint,) the whole
+#                                     cuda suite (capped at $SUITE_S, 210 s), then
 #                                     every workload against JAX and PyTorch
 #                                     (bench/gpu/run.sh) in the time left
 #   bash tools/gpu_calls.sh memcheck  build, compute-sanitizer memcheck over every cuda
@@ -16,6 +17,11 @@ case "${1:-bench}" in
 bench)
   PHASES=build bash tools/gpu_session.sh || exit 1
   mv "$OUT/logs.tgz" "$OUT/logs_build.tgz" 2>/dev/null
+  # HINTS="1 2": the chain under each JAXC_CUDA_EW_HINT (0-3: .cs loads / stores) that many
+  # rounds, alternated, before the suite (the H100's tie with torch.compile, issue 13)
+  for r in ${HINTS:-}; do for h in 0 1 2 3; do
+    echo "hint $h: $(JAXC_DEVICE=cuda JAXC_CUDA_EW_HINT=$h timeout 40 build-gpu/bench_gpu chain 2>&1 | tr '\n' ' ')"
+  done; done | tee "$OUT/hints.txt"
   [ -d ../fm ] && cp -r ../fm /tmp/fm
   SUITE_J=14 SUITE_S=${SUITE_S:-210} TEST_S=200 PHASES=suite bash tools/gpu_session.sh 2>&1 | tail -25
   mv "$OUT/logs.tgz" "$OUT/logs_suite.tgz" 2>/dev/null
