@@ -236,9 +236,9 @@ int64_t routine_gemm_fixed_blocks(const Routine *r, bool *by_rows) {
   *by_rows = r->n >= r->inner;
   if (!gemm_on_blas(r->dtype, r->n, r->inner, r->m, r->trans_b)) return 0;
   double flops = 2.0 * (double)r->outer * (double)r->n * (double)r->inner * (double)r->m;
-  int64_t n = *by_rows ? r->n : r->inner, nb = n / 16, cores = config_cpu_cores();
-  if (nb > cores) nb = cores;
+  int64_t n = *by_rows ? r->n : r->inner, nb = n / 16;
   if (flops < GEMM_FIXED_MIN_FLOPS || nb < 1) return 1;
+  if (nb > config_cpu_cores()) nb = config_cpu_cores();
   return nb > GEMM_FIXED_BLOCKS ? GEMM_FIXED_BLOCKS : nb;
 }
 

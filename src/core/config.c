@@ -45,8 +45,16 @@ const char *config_tmp_dir(void) {
 }
 
 int config_cpu_cores(void) {
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores > 0 ? (int)cores : 1;
+  /* read once: glibc's sysconf reads /sys on every call, and every OpenBLAS product asks
+   * (routine_gemm_fixed_blocks) */
+  static int cached = 0;
+  int n = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (n == 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    n = cores > 0 ? (int)cores : 1;
+    __atomic_store_n(&cached, n, __ATOMIC_RELAXED);
+  }
+  return n;
 }
 
 int config_num_threads(void) {

@@ -101,7 +101,7 @@ bool config_env_on(int *cache, const char *name);
 int config_cpu_devices(int max);
 /* JAXC_NUM_THREADS if a positive integer, else the number of online cores (>= 1). */
 int config_num_threads(void);
-/* The machine's online cores (sysconf), whatever JAXC_NUM_THREADS says. */
+/* The machine's online cores (sysconf, read once), whatever JAXC_NUM_THREADS says. */
 int config_cpu_cores(void);
 
 #endif

@@ -126,14 +126,17 @@ jx_array *jx_round_decimals(jx_array *x, int decimals) {
 
 /* Operands of a lax binary op: equal dtypes unless one is weakly typed (JAX's lax
  * accepts Python scalars), shapes broadcast. */
+/* bool 0, integer 1, real floating 2, complex 3 */
+static int dtype_kind(jx_dtype d) {
+  return dtype_is_complex(d) ? 3 : dtype_is_floating(d) ? 2 : dtype_is_bool(d) ? 0 : 1;
+}
+
 static bool lax_binary_args(const char *fn, jx_array *x, jx_array *y, jx_array **out) {
   if (np_null_arg(fn, x, "x") || np_null_arg(fn, y, "y")) return false;
   /* a weakly typed operand of the other's kind (a scalar 2 with int8) takes its dtype,
    * where JAX requires equal dtypes; one of another kind (2.5 with int32) would change
    * the result's dtype: refused, as JAX */
-  int kx = dtype_is_complex(x->dtype) ? 3 : dtype_is_floating(x->dtype) ? 2 : dtype_is_bool(x->dtype) ? 0 : 1;
-  int ky = dtype_is_complex(y->dtype) ? 3 : dtype_is_floating(y->dtype) ? 2 : dtype_is_bool(y->dtype) ? 0 : 1;
-  if (x->dtype != y->dtype && ((!jx_is_weak(x) && !jx_is_weak(y)) || kx != ky)) {
+  if (x->dtype != y->dtype && ((!jx_is_weak(x) && !jx_is_weak(y)) || dtype_kind(x->dtype) != dtype_kind(y->dtype))) {
     error_set(JX_ERR_DTYPE, "%s: requires arguments to have the same dtypes, got %s, %s", fn,
               jx_dtype_name(x->dtype), jx_dtype_name(y->dtype));
     return false;
