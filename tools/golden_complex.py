@@ -168,10 +168,22 @@ def run_mode(x64):
     case(f"holo_jacrev_{name}", f"holo_jacrev_{name}", [zd[1]], jax.jacrev(fn, holomorphic=True))
   # jvp (tangent 0.5 - 0.25j everywhere) and vjp (cotangent 1 + 2j) of each primitive
   tz = jnp.full_like(zd, 0.5 - 0.25j)
+  # JAX's arccosh rule, rsqrt((z - 1)(z + 1)), takes the other branch where re z < 0; the
+  # derivative of the principal branch (the math, which jaxc follows) is
+  # 1 / (sqrt(z - 1) sqrt(z + 1)): the same function with that rule
+  @jax.custom_jvp
+  def arccosh(z):
+    return jnp.arccosh(z)
+
+  @arccosh.defjvp
+  def _arccosh_jvp(primals, tangents):
+    (z,), (t,) = primals, tangents
+    return jnp.arccosh(z), t / (jnp.sqrt(z - 1) * jnp.sqrt(z + 1))
+
   for f in ["exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin",
             "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "reciprocal", "negative",
             "conj", "expm1", "log1p", "square"]:
-    fn = getattr(jnp, f)
+    fn = arccosh if f == "arccosh" else getattr(jnp, f)
     case(f"jvp_{f}", f"jvp_{f}", [zd], lambda x, fn=fn: jax.jvp(fn, (x,), (tz,))[1])
     case(f"vjp_{f}", f"vjp_{f}", [zd],
          lambda x, fn=fn: jax.vjp(fn, x)[1](jnp.full_like(x, 1 + 2j))[0])

@@ -286,6 +286,9 @@ JX_FN uint64_t jx_threefry2x32(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c
 #ifndef JX_COMPLEX_TARGET
 #define JX_COMPLEX_TARGET(S, T)
 #endif
+#ifndef JX_CMUL_RE /* a product's real part, ac - bd (prelude_c.h: why the C framing differs) */
+#define JX_CMUL_RE(S, ac, bd) JX_SUB_RN(ac, bd)
+#endif
 typedef struct jx_c64 { float re, im; } jx_c64;
 typedef struct jx_c128 { double re, im; } jx_c128;
 JX_FN jx_c64 jx_mk_c64(float re, float im) { jx_c64 z; z.re = re; z.im = im; return z; }
@@ -301,7 +304,7 @@ JX_FN jx_c128 jx_mk_c128(double re, double im) { jx_c128 z; z.re = re; z.im = im
   JX_FN jx_##S jx_mul_##S(jx_##S a, jx_##S b) {                                             \
     T ac = JX_MUL_RN(a.re, b.re), bd = JX_MUL_RN(a.im, b.im);                               \
     T ad = JX_MUL_RN(a.re, b.im), bc = JX_MUL_RN(a.im, b.re);                               \
-    return jx_mk_##S(JX_SUB_RN(ac, bd), JX_ADD_RN(ad, bc));                                 \
+    return jx_mk_##S(JX_CMUL_RE(S, ac, bd), JX_ADD_RN(ad, bc));                            \
   }                                                                                         \
   JX_FN uint8_t jx_eq_##S(jx_##S a, jx_##S b) { return a.re == b.re && a.im == b.im; }      \
   JX_FN uint8_t jx_ne_##S(jx_##S a, jx_##S b) { return !(a.re == b.re && a.im == b.im); }   \

@@ -94,8 +94,13 @@ UNARY_RULE(sinh, prim_unary(PRIM_cosh, a))
 UNARY_RULE(cosh, prim_unary(PRIM_sinh, a))
 UNARY_RULE(tanh, sub(c(y, 1), sq(y)))
 UNARY_RULE(asinh, prim_unary(PRIM_rsqrt, add(sq(a), c(a, 1))))
-/* 1 / sqrt((x - 1)(x + 1)): JAX's form, accurate near 1 */
-UNARY_RULE(acosh, prim_unary(PRIM_rsqrt, mul(sub(a, c(a, 1)), add(a, c(a, 1)))))
+/* 1 / sqrt((x - 1)(x + 1)): JAX's form, accurate near 1. For complex x 1 / (sqrt(x - 1)
+ * sqrt(x + 1)), the derivative of acosh's principal branch: JAX's single square root of
+ * the product takes the other branch where re x < 0 (minus the derivative there). */
+UNARY_RULE(acosh, dtype_is_complex(a->dtype)
+                      ? prim_unary(PRIM_reciprocal, mul(prim_unary(PRIM_sqrt, sub(a, c(a, 1))),
+                                                        prim_unary(PRIM_sqrt, add(a, c(a, 1)))))
+                      : prim_unary(PRIM_rsqrt, mul(sub(a, c(a, 1)), add(a, c(a, 1)))))
 UNARY_RULE(atanh, prim_unary(PRIM_reciprocal, sub(c(a, 1), sq(a))))
 UNARY_RULE(exp, y)
 UNARY_RULE(exp2, mul(y, c(y, M_LN2)))

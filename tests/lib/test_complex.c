@@ -402,6 +402,81 @@ static void test_grad_basic(void) {
   jx_scope_end(0, NULL);
 }
 
+/* Values where the math (and JAX, except acosh's derivative and the product) part from
+ * the plain formulas; a trial against JAX 0.10.2 found each. Expected values: JAX (and
+ * mpmath for the acosh derivative). */
+static jx_status f_mul(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_multiply(in[0], in[1]);
+  return JX_OK;
+}
+static jx_status f_sum_acosh(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = jx_sum(jx_arccosh(in[0]), 0, NULL, false);
+  return JX_OK;
+}
+static jx_array *c64(float re, float im) {
+  float d[2] = {re, im};
+  return jx_array_from(d, JX_COMPLEX64, 1, (int64_t[]){1});
+}
+/* got == (re, im) exactly (NaN == NaN, zeros by sign), or within rel where rel > 0 */
+static void check_c64(const char *what, jx_array *z, float re, float im, double rel) {
+  float g[2] = {NAN, NAN};
+  CHECK_MSG(z && jx_read(z, g, sizeof g) == JX_OK, "%s: no result", what);
+  for (int i = 0; i < 2; i++) {
+    float w = i ? im : re;
+    bool ok = isnan(w) ? isnan(g[i])
+              : rel > 0 && w != 0 && isfinite(w) ? fabs(g[i] - w) <= rel * fabs(w)
+                                                  : g[i] == w && signbit(g[i]) == signbit(w);
+    CHECK_MSG(ok, "%s: %s part %.9g, expected %.9g", what, i ? "imaginary" : "real", g[i], w);
+  }
+}
+static void test_special_values(void) {
+  jx_scope_begin();
+  /* a jitted product of 64 elements (vectorized on the cpu) equals the interpreter's
+   * (ac - bd) + (ad + bc)i: GCC's vfmaddsub had made the imaginary part +inf */
+  float a[128], b[128];
+  for (int i = 0; i < 64; i++) a[2 * i] = 3e38f, a[2 * i + 1] = 1e20f, b[2 * i] = 1e20f, b[2 * i + 1] = -3e38f;
+  jx_array *in[2] = {jx_array_from(a, JX_COMPLEX64, 1, (int64_t[]){64}),
+                     jx_array_from(b, JX_COMPLEX64, 1, (int64_t[]){64})};
+  jx_fn *f = jx_fn_new("mul", 2, 1, f_mul, NULL), *jf = jx_jit(f);
+  jx_array *out = NULL;
+  CHECK(jx_call(jf, in, &out) == JX_OK);
+  float r[128] = {0};
+  if (out) CHECK(jx_read(out, r, sizeof r) == JX_OK);
+  for (int i = 0; i < 64; i++)
+    CHECK_MSG(r[2 * i] == INFINITY && isnan(r[2 * i + 1]), "%d: %g%+gi", i, r[2 * i], r[2 * i + 1]);
+  jx_fn_free(jf), jx_fn_free(f);
+  /* log1p keeps the relative accuracy of small arguments (log(1 + z) gave 0) */
+  check_c64("log1p(1e-20)", jx_log1p(c64(1e-20f, 0)), 1e-20f, 0, 0);
+  check_c64("log1p(1e-4)", jx_log1p(c64(1e-4f, 0)), 9.9995e-05f, 0, 2e-7);
+  check_c64("log1p(-1e-4 + 0.0141421356i)", jx_log1p(c64(-1e-4f, 0.0141421356f)), 4.995942e-09f,
+            0.01414261f, 2e-5);
+  check_c64("log1p(3 + 4i)", jx_log1p(c64(3, 4)), 1.732868f, 0.7853982f, 2e-7);
+  check_c64("log1p(-1)", jx_log1p(c64(-1, 0)), -INFINITY, 0, 0);
+  /* expm1 and tanh of a real argument stay real */
+  check_c64("expm1(1e4)", jx_expm1(c64(1e4f, 0)), INFINITY, 0, 0);
+  check_c64("tanh(nan + 0i)", jx_tanh(c64(NAN, 0)), NAN, 0, 0);
+  /* C99 Annex G's special values of tanh and tan, as JAX */
+  check_c64("tanh(inf + inf i)", jx_tanh(c64(INFINITY, INFINITY)), 1, 0, 0);
+  check_c64("tanh(inf + nan i)", jx_tanh(c64(INFINITY, NAN)), 1, 0, 0);
+  check_c64("tanh(-inf + inf i)", jx_tanh(c64(-INFINITY, INFINITY)), -1, 0, 0);
+  check_c64("tan(inf + inf i)", jx_tan(c64(INFINITY, INFINITY)), 0, 1, 0);
+  check_c64("tan(nan + inf i)", jx_tan(c64(NAN, INFINITY)), 0, 1, 0);
+  check_c64("tanh(1 + 2i)", jx_tanh(c64(1, 2)), 1.1667362f, -0.2434582f, 4e-7);
+  /* square as chlo.square: (a - b)(a + b) + 2ab i */
+  check_c64("square(1e20 + 1e20i)", jx_square(c64(1e20f, 1e20f)), 0, INFINITY, 0);
+  check_c64("square(1e20 + 3e38i)", jx_square(c64(1e20f, 3e38f)), -INFINITY, INFINITY, 0);
+  /* sinh(x + 0i) = sinh x + 0i (the imaginary part was -0) */
+  check_c64("sinh(1 + 0i)", jx_sinh(c64(1, 0)), 1.1752012f, 0, 2e-7);
+  /* d/dz acosh z = 1 / (sqrt(z - 1) sqrt(z + 1)): left of the imaginary axis JAX's
+   * rsqrt((z - 1)(z + 1)) has the opposite sign (-0.2172869 - 0.9204421i) */
+  jx_fn *g = jx_fn_new("sum_acosh", 1, 1, f_sum_acosh, NULL), *dg = jx_grad_holomorphic(g, 0, NULL);
+  jx_array *z = c64(-0.5f, 0.5f), *d = NULL;
+  CHECK(dg && jx_call(dg, &z, &d) == JX_OK);
+  check_c64("acosh'(-0.5 + 0.5i)", d, -0.2172869f, -0.9204421f, 1e-5);
+  jx_fn_free(dg), jx_fn_free(g);
+  jx_scope_end(0, NULL);
+}
+
 /* npy ('<c8' / '<c16', as NumPy writes complex64/complex128) and safetensors (C64,
  * C128) round trips. */
 static void test_io(void) {
@@ -455,6 +530,7 @@ int main(void) {
   TEST_RUN(test_create_and_read);
   TEST_RUN(test_unsupported);
   TEST_RUN(test_grad_basic);
+  TEST_RUN(test_special_values);
   TEST_RUN(test_io);
   CHECK_EQ_INT(jx_live_arrays(), 0);
   CHECK_EQ_INT(jx_live_fns(), 0);

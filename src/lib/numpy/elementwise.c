@@ -678,11 +678,18 @@ jx_array *jx_sign(jx_array *x) {
   return prim_unary(PRIM_sign, x);
 }
 
-/* jnp.square: promote_dtypes_numeric (bool -> int), then x * x. */
+/* jnp.square: promote_dtypes_numeric (bool -> int), then x * x; a complex a + bi as
+ * (a - b)(a + b) + 2ab i, as chlo.square (JAX's square primitive) computes it, which
+ * keeps the real part's cancellation exact: (1e20 + 1e20i)^2 = 0 + inf i in complex64,
+ * where a^2 - b^2 is inf - inf. */
 jx_array *jx_square(jx_array *x) {
   Tmp t = {0};
   jx_array *a = prep1(&t, "jx_square", x, PROMO_NUMERIC);
-  return done(&t, mul(&t, a, a));
+  if (!a || !dtype_is_complex(a->dtype)) return done(&t, a ? mul(&t, a, a) : NULL);
+  jx_array *re = un(&t, PRIM_real, a), *im = un(&t, PRIM_imag, a);
+  jx_array *r = mul(&t, sub(&t, re, im), add(&t, re, im));
+  jx_array *i = mul(&t, mul(&t, re, im), like(&t, re, 2, FULL));
+  return done(&t, bin(&t, PRIM_complex, r, i));
 }
 
 /* jnp.reciprocal: promote_dtypes_inexact, then lax.integer_pow(x, -1) = 1 / x. */
