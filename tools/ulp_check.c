@@ -64,7 +64,7 @@
   X(log, logf(v), log(v), logl(r), log(d))                                               \
   X(log2, log2f(v), log2(v), log2l(r), log2(d))                                          \
   X(log1p, log1pf(v), log1p(v), log1pl(r), log1p(d))                                     \
-  X(tanh, tanhf(v), tanh(v), tanhl(r), tanh(d))                                          \
+  X(tanh, jx_tanh_f32(v), tanh(v), tanhl(r), tanh(d))                                        \
   X(logistic, LOGISTIC(float, jx_exp_f32), LOGISTIC(double, exp), 1.0L / (1.0L + expl(-r)),     \
     1.0 / (1.0 + exp(-d)))                                                               \
   X(sin, sinf(v), sin(v), sinl(r), sin(d))                                               \

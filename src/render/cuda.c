@@ -48,6 +48,7 @@ static const RenderOverride cuda_overrides[] = {
     D1(ATAN, "atan"), D1(SINH, "sinh"), D1(COSH, "cosh"), D1(ASINH, "asinh"), D1(ACOSH, "acosh"),
     D1(ATANH, "atanh"), D1(EXP2, "exp2"), D1(EXPM1, "expm1"), D1(LOG, "log"), D1(LOG2, "log2"),
     D1(LOG1P, "log1p"), D1(CBRT, "cbrt"), D1(ERF, "erf"), D1(ERFC, "erfc"),
+    {ALU_TANH, "tanh$f($0)", NULL}, /* CUDA's (the cpu prelude has its own jx_tanh_f32) */
     {ALU_POW, "(($T)pow((double)$0, (double)$1))", NULL},
     /* float + - * that the compiler never contracts into a fused multiply-add: kernels
      * round as the interpreter and the cpu backend (-ffp-contract=off) do, while CUDA's

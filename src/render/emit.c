@@ -111,7 +111,7 @@ static const OpFmt op_fmt[ALU_NUM_OPS] = {
     [ALU_ATAN] = {.flt = "atan$f($0)"},
     [ALU_SINH] = {.flt = "sinh$f($0)"},
     [ALU_COSH] = {.flt = "cosh$f($0)"},
-    [ALU_TANH] = {.flt = "tanh$f($0)"},
+    [ALU_TANH] = {.flt = "jx_tanh_$S($0)"}, /* f32: a rational form without a call (prelude_c.h) */
     [ALU_ASINH] = {.flt = "asinh$f($0)"},
     [ALU_ACOSH] = {.flt = "acosh$f($0)"},
     [ALU_ATANH] = {.flt = "atanh$f($0)"},
