@@ -30,6 +30,23 @@ jx_array *linalg_matrix_arg(const char *fn, jx_array *a, bool square) {
   return np_to_inexact(a);
 }
 
+/* A lax.linalg operand that must be a stack of square matrices, checked before any
+ * arithmetic on it (symmetrize_input's x + x^H would otherwise report jx_add's broadcast
+ * error): JX_ERR_SHAPE naming fn. Dtypes are left to the primitive (lax takes inexact
+ * dtypes only, without promotion). */
+static bool lax_square_arg(const char *fn, jx_array *x) {
+  char b[ERROR_SHAPE_BUF];
+  if (x->ndim < 2) {
+    error_set(JX_ERR_SHAPE, "%s: needs an array of rank >= 2, got shape %s", fn, np_shape_str(b, x));
+    return false;
+  }
+  if (x->shape[x->ndim - 1] != x->shape[x->ndim - 2]) {
+    error_set(JX_ERR_SHAPE, "%s: needs square matrices, got shape %s", fn, np_shape_str(b, x));
+    return false;
+  }
+  return true;
+}
+
 /* Ends the caller's scope keeping the n results (NULL ones are fine) and returns the
  * status: JX_OK when every result exists. */
 jx_status linalg_return_n(int n, jx_array **out) {
@@ -95,10 +112,11 @@ static jx_array *slice_last(jx_array *x, int n, const int64_t *start, const int6
 /* ------------------------------------------------------------ lax.linalg */
 
 jx_array *jx_lax_linalg_cholesky(jx_array *x, bool symmetrize_input) {
-  if (np_null_arg("jx_lax_linalg_cholesky", x, "x")) return NULL;
+  const char *fn = "jx_lax_linalg_cholesky";
+  if (np_null_arg(fn, x, "x") || !lax_square_arg(fn, x)) return NULL;
   jx_scope_begin();
   jx_array *a = x;
-  if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
+  if (symmetrize_input) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
   return np_scope_return(prim_cholesky(a));
 }
 
@@ -408,12 +426,14 @@ jx_status jx_lax_linalg_qr(jx_array *x, bool full_matrices, jx_array **out) {
 
 jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, bool sort_eigenvalues,
                              jx_array **out) {
-  if (np_null_arg("jx_lax_linalg_eigh", out, "out")) return JX_ERR_VALUE;
+  const char *fn = "jx_lax_linalg_eigh";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
   out[0] = out[1] = NULL;
-  if (np_null_arg("jx_lax_linalg_eigh", x, "x")) return JX_ERR_VALUE;
+  if (np_null_arg(fn, x, "x")) return JX_ERR_VALUE;
+  if (!lax_square_arg(fn, x)) return JX_ERR_SHAPE;
   jx_scope_begin();
   jx_array *a = x;
-  if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
+  if (symmetrize_input) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
   unsigned flags = (lower ? LINALG_LOWER : 0) | (sort_eigenvalues ? 0 : LINALG_UNSORTED);
   if (!a || prim_eigh(a, flags, out) != JX_OK) out[0] = NULL;
   return linalg_return_n(2, out);
@@ -508,6 +528,7 @@ jx_status jx_lax_linalg_eig(jx_array *x, bool compute_left_eigenvectors, bool co
   int n = 1 + compute_left_eigenvectors + compute_right_eigenvectors;
   for (int i = 0; i < n; i++) out[i] = NULL;
   if (np_null_arg(fn, x, "x")) return JX_ERR_VALUE;
+  if (!lax_square_arg(fn, x)) return JX_ERR_SHAPE;
   jx_scope_begin();
   unsigned f = (compute_left_eigenvectors ? LINALG_COMPUTE_LEFT : 0) |
                (compute_right_eigenvectors ? LINALG_COMPUTE_RIGHT : 0);

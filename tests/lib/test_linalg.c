@@ -1147,7 +1147,17 @@ static void test_errors(void) {
   CHECK_ERROR(JX_ERR_VALUE, "trans must be 0");
   CHECK(jx_linalg_solve(jx_ones(3, (int64_t[]){2, 3, 3}, JX_FLOAT32), jx_ones(3, (int64_t[]){3, 3, 1}, JX_FLOAT32)) == NULL);
   CHECK_ERROR(JX_ERR_SHAPE, "do not broadcast");
+  /* lax entry points check squareness before symmetrizing (x + x^H of a (2, 3) x was
+   * jx_add's broadcast error) */
   jx_array *out[3];
+  CHECK(jx_lax_linalg_eigh(r, true, true, true, out) == JX_ERR_SHAPE && out[0] == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_linalg_eigh: needs square matrices, got shape (2,3)");
+  CHECK(jx_lax_linalg_eigh(v, true, true, true, out) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_linalg_eigh: needs an array of rank >= 2");
+  CHECK(jx_lax_linalg_cholesky(r, true) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_linalg_cholesky: needs square matrices, got shape (2,3)");
+  CHECK(jx_lax_linalg_eig(r, false, true, out) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_linalg_eig: needs square matrices, got shape (2,3)");
   CHECK(jx_lax_linalg_lu(NULL, out) != JX_OK && out[0] == NULL);
   jx_clear_error();
   jx_scope_end(0, NULL);
