@@ -72,25 +72,33 @@ static jx_array *broadcast_batch(const char *fn, jx_array *x, int nb, const int6
   return np_broadcast_to(fn, x, nb + keep, sh);
 }
 
-/* The broadcast of the batch dims (all but the last ka / kb) of a and b. */
-static bool batch_shape(const char *fn, jx_array *a, int ka, jx_array *b, int kb, int *nb, int64_t *shape) {
-  int64_t sa[JX_MAX_NDIM], sb[JX_MAX_NDIM];
-  int na = a->ndim - ka, nbb = b->ndim - kb;
-  memcpy(sa, a->shape, (size_t)na * sizeof *sa);
-  memcpy(sb, b->shape, (size_t)nbb * sizeof *sb);
-  *nb = na > nbb ? na : nbb;
-  for (int i = 0; i < *nb; i++) {
-    int ia = i - (*nb - na), ib = i - (*nb - nbb);
-    int64_t x = ia >= 0 ? sa[ia] : 1, y = ib >= 0 ? sb[ib] : 1;
-    if (x != y && x != 1 && y != 1) {
-      char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
-      error_set(JX_ERR_SHAPE, "%s: batch dimensions of %s and %s do not broadcast", fn, np_shape_str(b0, a),
-                np_shape_str(b1, b));
-      return false;
+/* The broadcast of the batch dims of n arrays: all but the last keep[i] dims of x[i]. */
+static bool batch_shape_n(const char *fn, int n, jx_array *const *x, const int *keep, int *nb, int64_t *shape) {
+  *nb = 0;
+  for (int i = 0; i < n; i++)
+    if (x[i]->ndim - keep[i] > *nb) *nb = x[i]->ndim - keep[i];
+  int from[JX_MAX_NDIM]; /* which array fixed each dim (-1: none yet) */
+  for (int d = 0; d < *nb; d++) shape[d] = 1, from[d] = -1;
+  for (int i = 0; i < n; i++) {
+    int nd = x[i]->ndim - keep[i], off = *nb - nd;
+    for (int d = 0; d < nd; d++) {
+      int64_t v = x[i]->shape[d];
+      if (v == 1) continue;
+      if (shape[off + d] != 1 && shape[off + d] != v) {
+        char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+        error_set(JX_ERR_SHAPE, "%s: batch dimensions of %s and %s do not broadcast", fn,
+                  np_shape_str(b0, x[from[off + d]]), np_shape_str(b1, x[i]));
+        return false;
+      }
+      shape[off + d] = v, from[off + d] = i;
     }
-    shape[i] = x == 1 ? y : x;
   }
   return true;
+}
+
+/* The broadcast of the batch dims (all but the last ka / kb) of a and b. */
+static bool batch_shape(const char *fn, jx_array *a, int ka, jx_array *b, int kb, int *nb, int64_t *shape) {
+  return batch_shape_n(fn, 2, (jx_array *[]){a, b}, (int[]){ka, kb}, nb, shape);
 }
 
 /* The diagonal of the last two dims of square x: (..., n). */
@@ -170,9 +178,9 @@ static jx_array *lu_solve_core(jx_array *lu, jx_array *perm, jx_array *b, int tr
   return jx_take_along_axis(x, idx, -2, JX_INDEX_PROMISE_IN_BOUNDS);
 }
 
-/* lax.linalg.lu_solve: NumPy's solve broadcasting (b a batch of vectors when it has one
- * dim less than lu). */
-static jx_array *lu_solve_bcast(const char *fn, jx_array *lu, jx_array *perm, jx_array *b, int trans) {
+/* lu_solve with every batch dim (of lu, perm and b) broadcast, as lax.linalg's
+ * _lu_solve; b is a (batch of) vector(s) when vec, else of (m, k) matrices. */
+static jx_array *lu_solve_bcast(const char *fn, jx_array *lu, jx_array *perm, jx_array *b, int trans, bool vec) {
   char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
   if (lu->ndim < 2 || lu->shape[lu->ndim - 1] != lu->shape[lu->ndim - 2]) {
     error_set(JX_ERR_SHAPE, "%s: the LU factor must be square, got shape %s", fn, np_shape_str(b0, lu));
@@ -187,7 +195,6 @@ static jx_array *lu_solve_bcast(const char *fn, jx_array *lu, jx_array *perm, jx
     return NULL;
   }
   int64_t m = lu->shape[lu->ndim - 1];
-  bool vec = lu->ndim == b->ndim + 1;
   if ((vec ? b->shape[b->ndim - 1] : b->ndim >= 2 ? b->shape[b->ndim - 2] : -1) != m) {
     error_set(JX_ERR_SHAPE, "%s: shapes %s and %s do not match (b needs %lld rows)", fn, np_shape_str(b0, lu),
               np_shape_str(b1, b), (long long)m);
@@ -195,12 +202,10 @@ static jx_array *lu_solve_bcast(const char *fn, jx_array *lu, jx_array *perm, jx
   }
   jx_array *bm = vec ? jx_expand_dims(b, -1) : b;
   int nb;
-  int64_t bs[JX_MAX_NDIM], bs2[JX_MAX_NDIM];
-  if (!bm || !batch_shape(fn, lu, 2, bm, 2, &nb, bs)) return NULL;
-  int nb2 = nb;
-  memcpy(bs2, bs, sizeof bs);
-  jx_array *pb = broadcast_batch(fn, perm, nb2, bs2, 1);
-  jx_array *x = lu_solve_core(broadcast_batch(fn, lu, nb, bs, 2), pb, broadcast_batch(fn, bm, nb, bs, 2), trans);
+  int64_t bs[JX_MAX_NDIM];
+  if (!bm || !batch_shape_n(fn, 3, (jx_array *[]){lu, perm, bm}, (int[]){2, 1, 2}, &nb, bs)) return NULL;
+  jx_array *x = lu_solve_core(broadcast_batch(fn, lu, nb, bs, 2), broadcast_batch(fn, perm, nb, bs, 1),
+                              broadcast_batch(fn, bm, nb, bs, 2), trans);
   return x && vec ? jx_squeeze(x, 1, (int[]){-1}) : x;
 }
 
@@ -209,7 +214,9 @@ jx_array *jx_lax_linalg_lu_solve(jx_array *lu, jx_array *permutation, jx_array *
   if (np_null_arg(fn, lu, "lu") || np_null_arg(fn, permutation, "permutation") || np_null_arg(fn, b, "b"))
     return NULL;
   jx_scope_begin();
-  return np_scope_return(lu_solve_bcast(fn, lu, permutation, b, trans));
+  /* NumPy's solve broadcasting: b is a (batch of) vector(s) when it has one dim less */
+  bool vec = lu->ndim == b->ndim + 1;
+  return np_scope_return(lu_solve_bcast(fn, lu, permutation, b, trans, vec));
 }
 
 /* lax.linalg.lu_pivots_to_permutation: the swaps applied in order to iota(m). Built
@@ -292,6 +299,13 @@ static jx_status slogdet_impl(const char *fn, jx_array *a, jx_array **sign, jx_a
   sg = jx_where(is_zero, zero, sg);
   jx_dtype rd = dtype_real_part(x->dtype);
   jx_array *ld = jx_where(is_zero, jx_full(0, NULL, -INFINITY, rd), jx_sum(jx_log(jx_abs(d)), 1, (int[]){-1}, false));
+  /* a NaN in a: sign and log|det| NaN (nan + nanj for complex a). JAX's closed forms for
+   * n <= 2 give that; its LU path for n >= 3 gives sign +-1 (real a) or even (0, -inf)
+   * (complex a with a NaN pivot): the math wins, a NaN determinant has no sign. */
+  jx_array *has_nan = jx_any(jx_isnan(x), 2, (int[]){-2, -1}, false);
+  jx_array *nan = jx_full(0, NULL, NAN, rd);
+  sg = jx_where(has_nan, is_cplx(x) ? jx_complex(nan, nan) : nan, sg);
+  ld = jx_where(has_nan, nan, ld);
   *sign = sg, *logdet = ld;
   return sg && ld ? JX_OK : jx_last_status();
 }
@@ -315,6 +329,13 @@ jx_array *jx_linalg_det(jx_array *a) {
 }
 
 /* ------------------------------------------------------------ jax.scipy.linalg */
+
+/* jax.scipy.linalg's solve_triangular and lu_solve map jnp.vectorize over the batch
+ * dims with the core signature (n,n),(n)->(n) when b is 1-d, or has one dim less than a
+ * and a's last dim (JAX 0.10.2 deprecates the latter), else (n,n),(n,k)->(n,k). */
+static bool scipy_rhs_vector(jx_array *a, jx_array *b) {
+  return b->ndim == 1 || (a->ndim == b->ndim + 1 && b->ndim >= 1 && a->shape[a->ndim - 1] == b->shape[b->ndim - 1]);
+}
 
 jx_array *jx_scipy_linalg_cholesky(jx_array *a, bool lower) {
   jx_scope_begin();
@@ -359,12 +380,22 @@ jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, 
   jx_scope_begin();
   jx_array *x = linalg_matrix_arg(fn, a, true), *p[2];
   if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
-  bool vec = p[0]->ndim == p[1]->ndim + 1;
+  bool vec = scipy_rhs_vector(p[0], p[1]);
   jx_array *bm = vec ? jx_expand_dims(p[1], -1) : p[1];
-  jx_array *r = prim_triangular_solve(p[0], bm, LINALG_LEFT_SIDE | (lower ? LINALG_LOWER : 0) |
-                                                    (trans ? LINALG_TRANSPOSE_A : 0) |
-                                                    (trans == 2 && is_cplx(p[0]) ? LINALG_CONJUGATE_A : 0) |
-                                                    (unit_diagonal ? LINALG_UNIT_DIAGONAL : 0));
+  int64_t n = p[0]->shape[p[0]->ndim - 1];
+  if (bm && (bm->ndim < 2 || bm->shape[bm->ndim - 2] != n)) {
+    char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+    error_set(JX_ERR_SHAPE, "%s: shapes %s and %s do not match (b needs %lld rows)", fn, np_shape_str(b0, a),
+              np_shape_str(b1, b), (long long)n);
+    return np_scope_return(NULL);
+  }
+  int nb;
+  int64_t bs[JX_MAX_NDIM];
+  if (!bm || !batch_shape(fn, p[0], 2, bm, 2, &nb, bs)) return np_scope_return(NULL);
+  jx_array *ab = broadcast_batch(fn, p[0], nb, bs, 2), *bb = broadcast_batch(fn, bm, nb, bs, 2);
+  unsigned f = LINALG_LEFT_SIDE | (lower ? LINALG_LOWER : 0) | (trans ? LINALG_TRANSPOSE_A : 0) |
+               (trans == 2 && is_cplx(p[0]) ? LINALG_CONJUGATE_A : 0) | (unit_diagonal ? LINALG_UNIT_DIAGONAL : 0);
+  jx_array *r = ab && bb ? prim_triangular_solve(ab, bb, f) : NULL;
   return np_scope_return(r && vec ? jx_squeeze(r, 1, (int[]){-1}) : r);
 }
 
@@ -386,7 +417,7 @@ jx_array *jx_scipy_linalg_lu_solve(jx_array *lu, jx_array *piv, jx_array *b, int
   jx_array *x = linalg_matrix_arg(fn, lu, true), *p[2];
   if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
   jx_array *perm = pivots_to_permutation(piv, x->shape[x->ndim - 1]);
-  return np_scope_return(perm ? lu_solve_bcast(fn, p[0], perm, p[1], trans) : NULL);
+  return np_scope_return(perm ? lu_solve_bcast(fn, p[0], perm, p[1], trans, scipy_rhs_vector(p[0], p[1])) : NULL);
 }
 
 jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out) {

@@ -163,7 +163,10 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
   if (!strcmp(fn, "linalg_cond")) return (out[0] = jx_linalg_cond(in[0], pcond)) ? 1 : 0;
   if (!strcmp(fn, "linalg_pinv")) return (out[0] = jx_linalg_pinv(in[0], NAN)) ? 1 : 0;
   if (!strcmp(fn, "linalg_matrix_rank")) return (out[0] = jx_linalg_matrix_rank(in[0], NAN)) ? 1 : 0;
-  if (!strcmp(fn, "linalg_lstsq")) return jx_linalg_lstsq(in[0], in[1], NAN, out) == JX_OK ? 4 : 0;
+  if (!strcmp(fn, "linalg_lstsq")) {
+    const char *rcond = golden_param(c, "rcond"); /* absent: None */
+    return jx_linalg_lstsq(in[0], in[1], rcond ? atof(rcond) : NAN, out) == JX_OK ? 4 : 0;
+  }
   if (!strcmp(fn, "linalg_matrix_power")) return (out[0] = jx_linalg_matrix_power(in[0], iparam(c, "n"))) ? 1 : 0;
   if (!strcmp(fn, "linalg_multi_dot")) return (out[0] = jx_linalg_multi_dot(c->nin, in)) ? 1 : 0;
   if (!strcmp(fn, "linalg_cross")) return (out[0] = jx_linalg_cross(in[0], in[1], iparam(c, "axis"))) ? 1 : 0;
