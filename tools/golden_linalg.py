@@ -611,6 +611,99 @@ xb = np.array(urand((3, 4, 4)))
 xb[1, 2, 3] = NAN
 case("slogdet_nan_batch", "linalg_slogdet", [jnp.asarray(xb)], slogdet_nan)
 
+
+
+rng = urng  # grad_case's weights too come from this section's generator
+
+
+# det's derivative at singular matrices: the cofactor matrix (d det(a) = tr(adj(a) da)),
+# for rank n-1 too, and zeros for rank < n-1. JAX's own rule (_cofactor_solve, n >= 4;
+# the closed forms' derivatives for n = 2, 3) assumes partial pivoting leaves the zero
+# pivot of a rank n-1 matrix last; rank3_4's LU has it at step 2, and JAX's gradient
+# there is 0: for the cases in JAX_WRONG the math wins (cofactors from minors).
+# Matrices whose LU has exact zero pivots (small integers), so the rank filter sees
+# what JAX's does.
+SING = [("sing2", [[1, 2], [2, 4]]), ("zero1", [[0]]), ("zero3", np.zeros((3, 3))),
+        ("rank2_3", [[1, 2, 3], [2, 4, 6], [1, 0, 1]]),
+        ("rank3_4", [[1, 2, 3, 4], [2, 4, 6, 8], [1, 0, 1, 0], [0, 1, 1, 1]]),
+        ("rank2_4", [[1, 2, 3, 4], [2, 4, 6, 8], [1, 0, 1, 0], [2, 0, 2, 0]]),
+        ("rank4_5", [[2, 1, 0, 1, 3], [1, 1, 1, 0, 2], [3, 2, 1, 1, 5], [0, 1, 2, 1, 1], [1, 0, 1, 2, 1]]),
+        ("eye4", np.eye(4)), ("nonsing4", [[2, 1, 0, 1], [1, 3, 1, 0], [0, 1, 4, 1], [1, 0, 1, 5]]),
+        ("zero_first_col", [[0, 1, 2], [0, 3, 1], [0, 1, 1]]), ("nilpotent", [[0, 1], [0, 0]]),
+        ("rank3_4b", [[0, 1, 2, 1], [0, 2, 1, 1], [0, 1, 1, 3], [1, 1, 1, 1]])]
+JAX_WRONG = {"rank3_4"}
+
+
+def cofactors(a):
+    """The cofactor matrix (the gradient of det) of one matrix, from minors."""
+    a = np.asarray(a, complex)
+    n = a.shape[-1]
+    c = np.zeros_like(a)
+    for i in range(n):
+        for j in range(n):
+            m = np.delete(np.delete(a, i, 0), j, 1)
+            c[i, j] = (-1) ** (i + j) * (np.linalg.det(m) if n > 1 else 1)
+    return np.round(c.real if np.isrealobj(a) or not np.any(c.imag) else c, 9)
+
+
+def det_grad(nm):
+    def f(x):
+        if nm not in JAX_WRONG:
+            return jax.grad(jnp.linalg.det)(x)
+        return jnp.asarray(cofactors(x).real, x.dtype)
+    return f
+
+
+def det_jvp(nm):
+    def f(a, t):
+        y, ty = jax.jvp(jnp.linalg.det, (a,), (t,))
+        if nm in JAX_WRONG:
+            ty = jnp.asarray(np.sum(cofactors(a) * np.asarray(t)), ty.dtype)
+        return y, ty
+    return f
+
+
+for nm, x in SING:
+    for dt in (F64, F32):
+        case(f"det_grad_{nm}_{dt}", "linalg_det_grad", [jnp.asarray(x, dt)], det_grad(nm))
+    case(f"det_grad_{nm}_jit", "linalg_det_grad", [jnp.asarray(x, F64)], det_grad(nm), "jit=1")
+    case(f"det_jvp_{nm}", "linalg_det_jvp", [jnp.asarray(x, F64), urand(np.shape(x), F64)], det_jvp(nm))
+    ref = cofactors(x)
+    if nm not in JAX_WRONG:  # everywhere else JAX's gradient is the cofactor matrix
+        assert np.allclose(jax.grad(jnp.linalg.det)(jnp.asarray(x, F64)), ref, atol=1e-9), nm
+    else:
+        assert not np.allclose(jax.grad(jnp.linalg.det)(jnp.asarray(x, F64)), ref, atol=1e-9), nm
+case("det_jvp_user", "linalg_det_jvp", [jnp.asarray([[1.0, 2.0], [2.0, 4.0]], F64), jnp.asarray([[1.0, 0.0], [0.0, 0.0]], F64)],
+     lambda a, t: jax.jvp(jnp.linalg.det, (a,), (t,)))
+# a batch of singular matrices under vmap (the rank filter is per matrix)
+SBN = [4, 5, 7, 8, 11]
+SB = jnp.asarray(np.stack([np.asarray(SING[i][1], float) for i in SBN]), F64)
+SB_GRAD = np.stack([cofactors(SING[i][1]) for i in SBN])
+case("det_grad_vmap", "linalg_det_grad", [SB], lambda x: jnp.asarray(SB_GRAD, F64), "vmap=1")
+case("det_grad_vmap_f32", "linalg_det_grad", [SB.astype(F32)], lambda x: jnp.asarray(SB_GRAD, F32), "vmap=1")
+# complex: jvp with complex tangents (math: sum(cofactors * t)), and gradients of the real
+# and imaginary parts where JAX's rule holds
+CS = np.asarray(SING[4][1], complex) * (1 + 0.5j)
+CS[2] = CS[2] * (2 - 1j)
+CS2 = np.asarray([[1 + 1j, 2 + 2j], [1, 2]])
+CS3 = np.asarray(SING[3][1], complex) * 1j
+CS5 = np.asarray(SING[6][1], complex) * (0.5 - 1j)
+for nm, x in [("rank3_4", CS), ("sing2", CS2), ("rank2_3", CS3), ("rank4_5", CS5)]:
+    for dt in (C128, C64):
+        t = urand(np.shape(x), dt)
+        ty = np.sum(cofactors(x) * np.asarray(t, complex))
+        case(f"det_jvp_c_{nm}_{dt}", "linalg_det_jvp", [jnp.asarray(x, dt), t],
+             lambda a, t, ty=ty: (jnp.linalg.det(a), jnp.asarray(ty, dt)))
+    if nm != "rank3_4":
+        grad_case(f"grad_det_c_{nm}", "linalg_det_ri", [jnp.asarray(x, C128)], ri(jnp.linalg.det))
+# second derivatives keep working: hessians of det and log|det| at nonsingular matrices
+# and at the identity
+for nm, x in [("eye3", np.eye(3)), ("eye4", np.eye(4)), ("nonsing4", SING[8][1]),
+              ("rand5", np.asarray(urand((5, 5), F64)) + 3 * np.eye(5))]:
+    case(f"det_hessian_{nm}", "linalg_det_hessian", [jnp.asarray(x, F64)], jax.hessian(jnp.linalg.det))
+    case(f"logdet_hessian_{nm}", "linalg_logdet_hessian", [jnp.asarray(x, F64)],
+         jax.hessian(lambda a: jnp.linalg.slogdet(a)[1]))
+
 golden_io.write(OUT, f"# Generated by tools/golden_linalg.py with jax {jax.__version__} -- do not edit.\n"
                 "# Format: tests/support/golden.h. Params: flags as 0/1; x64=1 cases are float64 "
                 "gradients.\n\n", g.CASES)

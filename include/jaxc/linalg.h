@@ -64,7 +64,12 @@ jx_array *jx_linalg_inv(jx_array *a);
 /* jnp.linalg.det(a) and slogdet(a) (sign, log|det|) through LU: (..., n, n) ->
  * (...); a singular a gives det 0, slogdet (0, -inf); an a holding a NaN gives det NaN,
  * slogdet (NaN, NaN) (JAX's sign is +-1 there for n >= 3). Complex a: sign is the
- * complex phase det / |det| (a's dtype), logabsdet real. */
+ * complex phase det / |det| (a's dtype), logabsdet real. det has JAX's JVP rule,
+ * d det(a) = tr(adj(a) da) through a cofactor solve (_cofactor_solve), so its
+ * derivative at a singular a is the cofactor matrix (rank n - 1) or 0 (rank < n - 1),
+ * not NaN; unlike JAX's it holds also where partial pivoting leaves the zero pivot
+ * before the last (JAX gives 0 there). Second derivatives at nonsingular a are JAX's;
+ * at singular a they may be NaN (JAX's closed forms for n = 2, 3 give finite ones). */
 jx_array *jx_linalg_det(jx_array *a);
 jx_status jx_linalg_slogdet(jx_array *a, jx_array **sign, jx_array **logabsdet);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/linalg.h"
+#include "lib/special.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -279,11 +280,12 @@ jx_array *jx_linalg_inv(jx_array *a) {
   return np_scope_return(jx_linalg_solve(x, jx_broadcast_to(eye, x->ndim, x->shape)));
 }
 
-/* jnp.linalg.slogdet through LU: sign from the pivots' parity and the diagonal's signs,
- * log|det| as the sum of log|u_ii|; a zero on the diagonal gives (0, -inf). */
-static jx_status slogdet_impl(const char *fn, jx_array *a, jx_array **sign, jx_array **logdet) {
-  jx_array *x = linalg_matrix_arg(fn, a, true), *f[3];
-  if (!x || prim_lu(x, f) != JX_OK) return jx_last_status();
+/* jnp.linalg.slogdet through LU of a square float/complex x: sign from the pivots'
+ * parity and the diagonal's signs, log|det| as the sum of log|u_ii|; a zero on the
+ * diagonal gives (0, -inf). */
+static jx_status slogdet_core(jx_array *x, jx_array **sign, jx_array **logdet) {
+  jx_array *f[3];
+  if (prim_lu(x, f) != JX_OK) return jx_last_status();
   int64_t n = x->shape[x->ndim - 1];
   jx_array *d = diag_of(f[0]);
   jx_array *zero = jx_zeros(0, NULL, x->dtype);
@@ -311,21 +313,106 @@ static jx_status slogdet_impl(const char *fn, jx_array *a, jx_array **sign, jx_a
 }
 
 jx_status jx_linalg_slogdet(jx_array *a, jx_array **sign, jx_array **logabsdet) {
-  if (np_null_arg("jx_linalg_slogdet", sign, "sign") || np_null_arg("jx_linalg_slogdet", logabsdet, "logabsdet"))
-    return JX_ERR_VALUE;
+  const char *fn = "jx_linalg_slogdet";
+  if (np_null_arg(fn, sign, "sign") || np_null_arg(fn, logabsdet, "logabsdet")) return JX_ERR_VALUE;
   jx_scope_begin();
-  jx_array *out[2] = {NULL, NULL};
-  slogdet_impl("jx_linalg_slogdet", a, &out[0], &out[1]);
+  jx_array *out[2] = {NULL, NULL}, *x = linalg_matrix_arg(fn, a, true);
+  if (x) slogdet_core(x, &out[0], &out[1]);
   jx_status s = linalg_return_n(2, out);
   *sign = out[0], *logabsdet = out[1];
   return s;
 }
 
+/* JAX's _cofactor_solve(a, b) for a square a (..., n, n) with n >= 2 and b of a's
+ * shape: adj(a) b, defined for singular a too. With the LU p a = l u (partial
+ * pivoting) and the partial determinants pdet = cumprod(diag(u)) * sign(p), det(a) b'
+ * with b' = a^-1 b is u^-1 l^-1 p b with u's last diagonal entry replaced by
+ * 1 / pdet[n-2] and every row but the last of l^-1 p b scaled by det(a) -- finite
+ * when only u's last pivot is zero (rank n - 1). Where rank(a) < n - 1, the replaced
+ * u is singular (a solve gives inf/NaN) and adj(a) = 0: zeros. */
+static jx_array *cofactor_solve_core(jx_array *a, jx_array *b) {
+  jx_array *f[3];
+  if (!a || !b || prim_lu(a, f) != JX_OK) return NULL;
+  int64_t n = a->shape[a->ndim - 1];
+  jx_dtype dt = a->dtype;
+  jx_array *d = jx_diagonal(f[0], 0, -2, -1); /* (..., n) */
+  jx_array *parity = jx_count_nonzero(jx_not_equal(f[1], jx_arange(0, (double)n, 1, JX_INT32)), 1, (int[]){-1}, false);
+  jx_array *odd = jx_astype(jx_remainder(parity, jx_scalar_int(2)), dt);
+  jx_array *psign = jx_subtract(jx_ones(0, NULL, dt), jx_multiply(jx_full(0, NULL, 2, dt), odd)); /* (...) */
+  jx_array *pdet = jx_multiply(jx_cumprod(d, -1), jx_expand_dims(psign, -1)); /* (..., n) */
+  jx_array *det = jx_expand_dims(jx_take(pdet, jx_scalar_int(n - 1), -1), -1);  /* (..., 1) */
+  jx_array *pn2 = jx_take(pdet, jx_scalar_int(n - 2), -1);
+  jx_array *row = jx_expand_dims(jx_arange(0, (double)n, 1, JX_INT32), -1); /* (n, 1) */
+  jx_array *last_row = jx_equal(row, jx_scalar_int(n - 1));
+  jx_array *corner = jx_logical_and(last_row, jx_equal(jx_arange(0, (double)n, 1, JX_INT32), jx_scalar_int(n - 1)));
+  jx_array *u = jx_where(corner, jx_expand_dims(jx_expand_dims(jx_reciprocal(pn2), -1), -1), f[0]);
+  /* the rank filter: u's solve of ones is not finite where rank(a) < n - 1 */
+  int64_t sh[JX_MAX_NDIM];
+  memcpy(sh, a->shape, (size_t)a->ndim * sizeof *sh);
+  sh[a->ndim - 1] = 1;
+  jx_array *probe = prim_triangular_solve(u, jx_ones(a->ndim, sh, dt), LINALG_LEFT_SIDE);
+  jx_array *bad = probe ? jx_any(jx_logical_not(jx_isfinite(probe)), 2, (int[]){-2, -1}, true) : NULL;
+  jx_array *zero = jx_zeros(0, NULL, dt);
+  jx_array *x = jx_where(bad, zero, b);
+  jx_array *idx = jx_broadcast_to(jx_expand_dims(f[2], -1), b->ndim, b->shape);
+  x = jx_take_along_axis(x, idx, -2, JX_INDEX_PROMISE_IN_BOUNDS); /* p b */
+  x = x ? prim_triangular_solve(f[0], x, LINALG_LEFT_SIDE | LINALG_LOWER | LINALG_UNIT_DIAGONAL) : NULL;
+  x = jx_multiply(x, jx_where(last_row, jx_ones(0, NULL, dt), jx_expand_dims(det, -1)));
+  x = x && u ? prim_triangular_solve(u, x, LINALG_LEFT_SIDE) : NULL;
+  return jx_where(bad, zero, x);
+}
+
+/* adj(a) b for any square a: cofactor_solve_core needs the zero pivot of a rank n - 1
+ * matrix to come last, which partial pivoting does not promise (JAX assumes it: its
+ * derivative of det at [[1,2,3,4],[2,4,6,8],[1,0,1,0],[0,1,1,1]] is 0, not the nonzero
+ * cofactor matrix). Moving a's column k to the end, k the first zero pivot of a's LU
+ * (n - 1 if none), makes it so: the first k elimination steps are unchanged, the
+ * Schur complement of the other columns has full column rank, so the zero pivot comes
+ * last. With that column permutation q, adj(a q) = adj(q) adj(a) = det(q) q^T adj(a),
+ * so tr(adj(a) b) = det(q) tr(adj(a q) (b q)), det(q) = (-1)^(n-1-k) (a cycle of
+ * n - k columns). Returns the trace (...). */
+static jx_array *cofactor_trace(jx_array *a, jx_array *b) {
+  int64_t n = a->shape[a->ndim - 1];
+  if (n <= 1) return jx_trace(b, 0, -2, -1); /* adj of a 1x1 matrix is [[1]] */
+  jx_array *f[3];
+  if (prim_lu(jx_stop_gradient(a), f) != JX_OK) return NULL;
+  jx_array *is0 = jx_equal(jx_diagonal(f[0], 0, -2, -1), jx_zeros(0, NULL, a->dtype)); /* (..., n) */
+  jx_array *k = jx_where(jx_any(is0, 1, (int[]){-1}, true), jx_argmax(jx_astype(is0, JX_INT32), -1, true),
+                         jx_scalar_int(n - 1)); /* (..., 1) */
+  jx_array *j = jx_arange(0, (double)n, 1, JX_INT32);
+  jx_array *src = jx_where(jx_less(j, k), j, jx_where(jx_less(j, jx_scalar_int(n - 1)), jx_add(j, jx_scalar_int(1)), k));
+  jx_array *idx = src ? jx_broadcast_to(jx_expand_dims(jx_astype(src, JX_INT32), -2), a->ndim, a->shape) : NULL;
+  jx_array *aq = jx_take_along_axis(a, idx, -1, JX_INDEX_PROMISE_IN_BOUNDS);
+  jx_array *bq = jx_take_along_axis(b, idx, -1, JX_INDEX_PROMISE_IN_BOUNDS);
+  jx_array *odd = jx_remainder(jx_subtract(jx_scalar_int(n - 1), jx_squeeze(k, 1, (int[]){-1})), jx_scalar_int(2));
+  jx_array *qsign = jx_subtract(jx_ones(0, NULL, a->dtype), jx_multiply(jx_full(0, NULL, 2, a->dtype), jx_astype(odd, a->dtype)));
+  return jx_multiply(qsign, jx_trace(cofactor_solve_core(aq, bq), 0, -2, -1));
+}
+
+/* det's JVP (JAX's _det_jvp): d det(a) = tr(adj(a) da), defined at singular a too
+ * (sign * exp(log|det|) has derivative 0 or NaN there). */
+static jx_status jvp_det(int nin, jx_array *const *x, jx_array *const *t, int nout, jx_array *const *y,
+                         jx_array **ty) {
+  (void)nin, (void)nout, (void)y;
+  ty[0] = t[0] ? cofactor_trace(x[0], t[0]) : NULL;
+  return !t[0] || ty[0] ? JX_OK : jx_last_status();
+}
+static const SpecialRule DET_RULE = {"det", jvp_det};
+
+/* det's value, as before the rule: sign * exp(log|det|) of slogdet's LU. */
+static bool impl_det(jx_array *const *in, jx_array **out, int param) {
+  (void)param;
+  jx_array *sg = NULL, *ld = NULL;
+  if (slogdet_core(in[0], &sg, &ld) != JX_OK) return false;
+  out[0] = jx_multiply(sg, jx_exp(ld));
+  return out[0] != NULL;
+}
+
 jx_array *jx_linalg_det(jx_array *a) {
   jx_scope_begin();
-  jx_array *sg = NULL, *ld = NULL;
-  if (slogdet_impl("jx_linalg_det", a, &sg, &ld) != JX_OK) return np_scope_return(NULL);
-  return np_scope_return(jx_multiply(sg, jx_exp(ld)));
+  jx_array *x = linalg_matrix_arg("jx_linalg_det", a, true), *r = NULL;
+  if (x) special_custom_call(&DET_RULE, 1, &x, 1, &r, impl_det, 0);
+  return np_scope_return(r);
 }
 
 /* ------------------------------------------------------------ jax.scipy.linalg */

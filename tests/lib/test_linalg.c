@@ -43,6 +43,18 @@ static jx_array *abs2(jx_array *x) {
   return jx_multiply(a, a);
 }
 
+static jx_status det_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  return (out[0] = jx_linalg_det(in[0])) ? JX_OK : jx_last_status();
+}
+static jx_status logdet_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *s = NULL;
+  jx_status st = jx_linalg_slogdet(in[0], &s, &out[0]);
+  jx_free(s);
+  return st;
+}
+
 static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
   const char *fn = c->fn;
   size_t len = strlen(fn);
@@ -87,6 +99,23 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
   if (!strcmp(fn, "linalg_inv")) return (out[0] = jx_linalg_inv(in[0])) ? 1 : 0;
   if (!strcmp(fn, "linalg_det")) return (out[0] = jx_linalg_det(in[0])) ? 1 : 0;
   if (!strcmp(fn, "linalg_slogdet")) return jx_linalg_slogdet(in[0], &out[0], &out[1]) == JX_OK ? 2 : 0;
+  if (!strcmp(fn, "linalg_det_grad") || !strcmp(fn, "linalg_det_hessian") || !strcmp(fn, "linalg_logdet_hessian")) {
+    /* grad / hessian of det or log|det|, under jit (jit=1) or vmap over axis 0 (vmap=1) */
+    jx_fn *f = jx_fn_new(fn, 1, 1, strcmp(fn, "linalg_logdet_hessian") ? det_fn : logdet_fn, NULL);
+    jx_fn *d = strcmp(fn, "linalg_det_grad") ? jx_hessian(f, 1, NULL) : jx_grad(f, 1, NULL), *g = d;
+    if (iparam(c, "jit")) g = jx_jit(d);
+    if (iparam(c, "vmap")) g = jx_vmap(d, (int[]){0}, (int[]){0});
+    jx_status s = jx_call(g, in, out);
+    if (g != d) jx_fn_free(g);
+    jx_fn_free(d), jx_fn_free(f);
+    return s == JX_OK ? 1 : 0;
+  }
+  if (!strcmp(fn, "linalg_det_jvp")) { /* (det, its tangent) */
+    jx_fn *f = jx_fn_new(fn, 1, 1, det_fn, NULL);
+    jx_status s = jx_jvp(f, &in[0], &in[1], &out[0], &out[1]);
+    jx_fn_free(f);
+    return s == JX_OK ? 2 : 0;
+  }
   if (!strcmp(fn, "linalg_slogdet_logdet")) {
     jx_array *s;
     if (jx_linalg_slogdet(in[0], &s, &out[0]) != JX_OK) return 0;
