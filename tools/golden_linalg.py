@@ -529,6 +529,181 @@ case("tridiag_c64_mixed", "lax_tridiagonal_solve", [ct4[0].real] + ct4[1:], ts, 
 grad_case("grad_tridiag_c", "lax_tridiagonal_solve_ri", ctridiag((), 5, 3, C128), ri(ts))
 grad_case("grad_tridiag_c_b", "lax_tridiagonal_solve_ri", ctridiag((2,), 4, 2, C128), ri(ts))
 
+# ------------------------------------------------------------------ user trial fixes
+# (own generator, appended last so the cases above keep their draws)
+urng = np.random.RandomState(1417)
+
+
+def urand(shape, dtype=F32):
+    a = np.round(urng.uniform(-2, 2, shape) * 8) / 8
+    if dtype.startswith("complex"):
+        a = a + 1j * np.round(urng.uniform(-2, 2, shape) * 8) / 8
+    return jnp.asarray(a, dtype=dtype)
+
+
+# lstsq drops zero singular values whatever rcond is: mask = (s > 0) & (s >= rcond * s[0])
+for nm, a, b, rc in [("zeros", jnp.zeros((2, 2), F32), jnp.ones((2,), F32), None),
+                     ("zeros_rc0", jnp.zeros((2, 2), F32), jnp.ones((2,), F32), 0.0),
+                     ("diag_rc0", jnp.asarray([[1.0, 0.0], [0.0, 0.0]], F32), jnp.ones((2,), F32), 0.0),
+                     ("diag_f64", jnp.asarray([[1.0, 0.0], [0.0, 0.0]], F64), jnp.ones((2,), F64), None),
+                     ("def_rc0", jnp.asarray([[3.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]], F64),
+                      urand((3, 2), F64), 0.0),
+                     ("neg_rc", urand((4, 3)), urand((4,)), -1.0)]:
+    case(f"lstsq_{nm}", "linalg_lstsq", [a, b], lambda a, b, rc=rc: tuple(jnp.linalg.lstsq(a, b, rcond=rc)),
+         "" if rc is None else f"rcond={rc}")
+# vecdot conjugates x1 (sum(conj(x1) * x2)); batch dims broadcast
+for dt in (C64, C128):
+    case(f"vecdot_{dt}", "linalg_vecdot", [urand((2, 3), dt), urand((3,), dt)], jnp.linalg.vecdot, "axis=-1")
+case("vecdot_mixed", "linalg_vecdot", [urand((3, 2), C64), urand((3, 1))],
+     lambda a, b: jnp.linalg.vecdot(a, b, axis=0), "axis=0")
+case("vecdot_mixed_real_x1", "linalg_vecdot", [urand((4,)), urand((4,), C64)], jnp.linalg.vecdot, "axis=-1")
+# solve_triangular / lu_solve broadcast batch dims (jnp.vectorize's signatures
+# (n,n),(n)->(n) for a 1-d b or a b of one dim less than a with a's last dim, else
+# (n,n),(n,k)->(n,k))
+for nm, ash, bsh in [("bcast_a", (2, 3, 3), (3, 2)), ("bcast_b", (3, 3), (4, 3, 2)), ("bvec", (2, 3, 3), (3,)),
+                     ("bvec_batched", (2, 3, 3), (2, 3)), ("bcast_both", (2, 1, 3, 3), (3, 3, 1)),
+                     ("bvec_bcast", (1, 3, 3), (4, 3))]:
+    for trans in (0, 1):
+        a = jnp.asarray(np.triu(np.asarray(urand(ash))) + 3 * np.eye(3), F32)
+        case(f"solve_triangular_{nm}_{trans}", "scipy_solve_triangular", [a, urand(bsh)],
+             lambda a, b, trans=trans: jsl.solve_triangular(a, b, trans=trans), f"trans={trans} lower=0 unit=0")
+for nm, ash, bsh in [("bcast_a", (2, 3, 3), (3, 2)), ("bvec", (2, 3, 3), (3,)), ("bcast_b", (3, 3), (4, 3, 2)),
+                     ("bcast_both", (2, 3, 3), (4, 1, 3, 2)), ("bvec_batched", (2, 3, 3), (2, 3))]:
+    for trans in (0, 1):
+        a = urand(ash) + 3 * jnp.eye(3)
+        case(f"lu_solve_{nm}_{trans}", "scipy_lu_solve", [a, urand(bsh)],
+             lambda a, b, trans=trans: jsl.lu_solve(jsl.lu_factor(a), b, trans=trans), f"trans={trans}")
+case("solve_triangular_bcast_bad", "scipy_solve_triangular", [urand((2, 3, 3)) + 3 * jnp.eye(3), urand((3, 3))],
+     lambda a, b: jsl.solve_triangular(a, b), "trans=0 lower=0 unit=0", err="JX_ERR_SHAPE")
+case("solve_triangular_core_bad", "scipy_solve_triangular", [urand((3, 3)) + 3 * jnp.eye(3), urand((2, 5, 3))],
+     lambda a, b: jsl.solve_triangular(a, b), "trans=0 lower=0 unit=0", err="JX_ERR_SHAPE")
+case("lu_solve_bcast_bad", "scipy_lu_solve", [urand((2, 3, 3)) + 3 * jnp.eye(3), urand((3, 3))],
+     lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b), "trans=0", err="JX_ERR_SHAPE")
+case("lu_solve_core_bad", "scipy_lu_solve", [urand((3, 3)) + 3 * jnp.eye(3), urand((4,))],
+     lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b), "trans=0", err="JX_ERR_SHAPE")
+
+
+# slogdet / det of matrices holding NaN: sign and logabsdet NaN. JAX 0.10.2 gives that
+# for n <= 2 (its closed forms) but sign +-1 (real) or 0 with logabsdet -inf (complex
+# 4x4) through LU for n >= 3; the math (a NaN determinant has no sign) wins: NaN for
+# every n, as the n <= 2 results.
+def slogdet_nan(x):
+    sign, ld = jnp.linalg.slogdet(x)
+    bad = jnp.any(jnp.isnan(x), axis=(-2, -1))
+    nan = jnp.asarray(complex(NAN, NAN) if jnp.iscomplexobj(sign) else NAN, sign.dtype)
+    return jnp.where(bad, nan, sign), jnp.where(bad, NAN, ld)
+
+
+def det_nan(x):
+    sign, ld = slogdet_nan(x)
+    return jnp.where(jnp.isnan(ld), sign, jnp.linalg.det(x))
+
+
+for n in (1, 2, 3, 4):
+    for dt in (F32, C64):
+        for i in sorted({0, n - 1}):  # NaN on the first pivot, or below it
+            x = np.eye(n, dtype=dt) * -1
+            x[i, 0] = NAN
+            sfx = f"{n}_{dt}_{i}"
+            case(f"slogdet_nan_{sfx}", "linalg_slogdet", [jnp.asarray(x)], slogdet_nan)
+            case(f"det_nan_{sfx}", "linalg_det", [jnp.asarray(x)], det_nan)
+xb = np.array(urand((3, 4, 4)))
+xb[1, 2, 3] = NAN
+case("slogdet_nan_batch", "linalg_slogdet", [jnp.asarray(xb)], slogdet_nan)
+
+
+
+rng = urng  # grad_case's weights too come from this section's generator
+
+
+# det's derivative at singular matrices: the cofactor matrix (d det(a) = tr(adj(a) da)),
+# for rank n-1 too, and zeros for rank < n-1. JAX's own rule (_cofactor_solve, n >= 4;
+# the closed forms' derivatives for n = 2, 3) assumes partial pivoting leaves the zero
+# pivot of a rank n-1 matrix last; rank3_4's LU has it at step 2, and JAX's gradient
+# there is 0: for the cases in JAX_WRONG the math wins (cofactors from minors).
+# Matrices whose LU has exact zero pivots (small integers), so the rank filter sees
+# what JAX's does.
+SING = [("sing2", [[1, 2], [2, 4]]), ("zero1", [[0]]), ("zero3", np.zeros((3, 3))),
+        ("rank2_3", [[1, 2, 3], [2, 4, 6], [1, 0, 1]]),
+        ("rank3_4", [[1, 2, 3, 4], [2, 4, 6, 8], [1, 0, 1, 0], [0, 1, 1, 1]]),
+        ("rank2_4", [[1, 2, 3, 4], [2, 4, 6, 8], [1, 0, 1, 0], [2, 0, 2, 0]]),
+        ("rank4_5", [[2, 1, 0, 1, 3], [1, 1, 1, 0, 2], [3, 2, 1, 1, 5], [0, 1, 2, 1, 1], [1, 0, 1, 2, 1]]),
+        ("eye4", np.eye(4)), ("nonsing4", [[2, 1, 0, 1], [1, 3, 1, 0], [0, 1, 4, 1], [1, 0, 1, 5]]),
+        ("zero_first_col", [[0, 1, 2], [0, 3, 1], [0, 1, 1]]), ("nilpotent", [[0, 1], [0, 0]]),
+        ("rank3_4b", [[0, 1, 2, 1], [0, 2, 1, 1], [0, 1, 1, 3], [1, 1, 1, 1]])]
+JAX_WRONG = {"rank3_4"}
+
+
+def cofactors(a):
+    """The cofactor matrix (the gradient of det) of one matrix, from minors."""
+    a = np.asarray(a, complex)
+    n = a.shape[-1]
+    c = np.zeros_like(a)
+    for i in range(n):
+        for j in range(n):
+            m = np.delete(np.delete(a, i, 0), j, 1)
+            c[i, j] = (-1) ** (i + j) * (np.linalg.det(m) if n > 1 else 1)
+    return np.round(c.real if np.isrealobj(a) or not np.any(c.imag) else c, 9)
+
+
+def det_grad(nm):
+    def f(x):
+        if nm not in JAX_WRONG:
+            return jax.grad(jnp.linalg.det)(x)
+        return jnp.asarray(cofactors(x).real, x.dtype)
+    return f
+
+
+def det_jvp(nm):
+    def f(a, t):
+        y, ty = jax.jvp(jnp.linalg.det, (a,), (t,))
+        if nm in JAX_WRONG:
+            ty = jnp.asarray(np.sum(cofactors(a) * np.asarray(t)), ty.dtype)
+        return y, ty
+    return f
+
+
+for nm, x in SING:
+    for dt in (F64, F32):
+        case(f"det_grad_{nm}_{dt}", "linalg_det_grad", [jnp.asarray(x, dt)], det_grad(nm))
+    case(f"det_grad_{nm}_jit", "linalg_det_grad", [jnp.asarray(x, F64)], det_grad(nm), "jit=1")
+    case(f"det_jvp_{nm}", "linalg_det_jvp", [jnp.asarray(x, F64), urand(np.shape(x), F64)], det_jvp(nm))
+    ref = cofactors(x)
+    if nm not in JAX_WRONG:  # everywhere else JAX's gradient is the cofactor matrix
+        assert np.allclose(jax.grad(jnp.linalg.det)(jnp.asarray(x, F64)), ref, atol=1e-9), nm
+    else:
+        assert not np.allclose(jax.grad(jnp.linalg.det)(jnp.asarray(x, F64)), ref, atol=1e-9), nm
+case("det_jvp_user", "linalg_det_jvp", [jnp.asarray([[1.0, 2.0], [2.0, 4.0]], F64), jnp.asarray([[1.0, 0.0], [0.0, 0.0]], F64)],
+     lambda a, t: jax.jvp(jnp.linalg.det, (a,), (t,)))
+# a batch of singular matrices under vmap (the rank filter is per matrix)
+SBN = [4, 5, 7, 8, 11]
+SB = jnp.asarray(np.stack([np.asarray(SING[i][1], float) for i in SBN]), F64)
+SB_GRAD = np.stack([cofactors(SING[i][1]) for i in SBN])
+case("det_grad_vmap", "linalg_det_grad", [SB], lambda x: jnp.asarray(SB_GRAD, F64), "vmap=1")
+case("det_grad_vmap_f32", "linalg_det_grad", [SB.astype(F32)], lambda x: jnp.asarray(SB_GRAD, F32), "vmap=1")
+# complex: jvp with complex tangents (math: sum(cofactors * t)), and gradients of the real
+# and imaginary parts where JAX's rule holds
+CS = np.asarray(SING[4][1], complex) * (1 + 0.5j)
+CS[2] = CS[2] * (2 - 1j)
+CS2 = np.asarray([[1 + 1j, 2 + 2j], [1, 2]])
+CS3 = np.asarray(SING[3][1], complex) * 1j
+CS5 = np.asarray(SING[6][1], complex) * (0.5 - 1j)
+for nm, x in [("rank3_4", CS), ("sing2", CS2), ("rank2_3", CS3), ("rank4_5", CS5)]:
+    for dt in (C128, C64):
+        t = urand(np.shape(x), dt)
+        ty = np.sum(cofactors(x) * np.asarray(t, complex))
+        case(f"det_jvp_c_{nm}_{dt}", "linalg_det_jvp", [jnp.asarray(x, dt), t],
+             lambda a, t, ty=ty: (jnp.linalg.det(a), jnp.asarray(ty, dt)))
+    if nm != "rank3_4":
+        grad_case(f"grad_det_c_{nm}", "linalg_det_ri", [jnp.asarray(x, C128)], ri(jnp.linalg.det))
+# second derivatives keep working: hessians of det and log|det| at nonsingular matrices
+# and at the identity
+for nm, x in [("eye3", np.eye(3)), ("eye4", np.eye(4)), ("nonsing4", SING[8][1]),
+              ("rand5", np.asarray(urand((5, 5), F64)) + 3 * np.eye(5))]:
+    case(f"det_hessian_{nm}", "linalg_det_hessian", [jnp.asarray(x, F64)], jax.hessian(jnp.linalg.det))
+    case(f"logdet_hessian_{nm}", "linalg_logdet_hessian", [jnp.asarray(x, F64)],
+         jax.hessian(lambda a: jnp.linalg.slogdet(a)[1]))
+
 golden_io.write(OUT, f"# Generated by tools/golden_linalg.py with jax {jax.__version__} -- do not edit.\n"
                 "# Format: tests/support/golden.h. Params: flags as 0/1; x64=1 cases are float64 "
                 "gradients.\n\n", g.CASES)

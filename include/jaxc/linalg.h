@@ -50,7 +50,7 @@ jx_status jx_lax_linalg_lu(jx_array *x, jx_array **out);
 /* lu_solve(lu, permutation, b, trans) of jax._src.lax.linalg (not public in
  * jax.lax.linalg; jax.scipy.linalg.lu_solve calls it): solves a x = b (trans 0), a^T x = b
  * (1) or a^H x = b (2) from lu's factors; b (..., m, k), or (..., m) when it has one dim
- * less than lu; batch dims broadcast. */
+ * less than lu; the batch dims of lu, permutation and b broadcast. */
 jx_array *jx_lax_linalg_lu_solve(jx_array *lu, jx_array *permutation, jx_array *b, int trans);
 
 /* jnp.linalg.cholesky(a, upper): L (or U = L^T with upper) of symmetric positive
@@ -62,8 +62,14 @@ jx_array *jx_linalg_solve(jx_array *a, jx_array *b);
 /* jnp.linalg.inv(a): solve(a, I). */
 jx_array *jx_linalg_inv(jx_array *a);
 /* jnp.linalg.det(a) and slogdet(a) (sign, log|det|) through LU: (..., n, n) ->
- * (...); a singular a gives det 0, slogdet (0, -inf). Complex a: sign is the complex
- * phase det / |det| (a's dtype), logabsdet real. */
+ * (...); a singular a gives det 0, slogdet (0, -inf); an a holding a NaN gives det NaN,
+ * slogdet (NaN, NaN) (JAX's sign is +-1 there for n >= 3). Complex a: sign is the
+ * complex phase det / |det| (a's dtype), logabsdet real. det has JAX's JVP rule,
+ * d det(a) = tr(adj(a) da) through a cofactor solve (_cofactor_solve), so its
+ * derivative at a singular a is the cofactor matrix (rank n - 1) or 0 (rank < n - 1),
+ * not NaN; unlike JAX's it holds also where partial pivoting leaves the zero pivot
+ * before the last (JAX gives 0 there). Second derivatives at nonsingular a are JAX's;
+ * at singular a they may be NaN (JAX's closed forms for n = 2, 3 give finite ones). */
 jx_array *jx_linalg_det(jx_array *a);
 jx_status jx_linalg_slogdet(jx_array *a, jx_array **sign, jx_array **logabsdet);
 
@@ -77,7 +83,12 @@ jx_array *jx_scipy_linalg_cho_factor(jx_array *a, bool lower);
 jx_array *jx_scipy_linalg_cho_solve(jx_array *c, bool lower, jx_array *b);
 /* jax.scipy.linalg.solve_triangular(a, b, trans, lower, unit_diagonal): op(a) x = b
  * with op = identity (trans 0), transpose (1) or conjugate transpose (2; = 1 for real
- * dtypes); b (..., m, n) or a vector (one dim less than a). Bad trans: JX_ERR_VALUE. */
+ * dtypes), a (..., m, m). b is a vector (..., m) when it is 1-d, or has one dim less
+ * than a and a's last dim m (JAX's deprecated batched-vector case), else (..., m, n);
+ * the batch dims of a and b broadcast (JAX's jnp.vectorize): a (2, 3, 3) with b (3, 2)
+ * gives (2, 3, 2), a (3, 3) with b (4, 3, 2) gives (4, 3, 2), a (2, 3, 3) with b (3,)
+ * gives (2, 3). Errors: JX_ERR_VALUE for a bad trans; JX_ERR_SHAPE for a non-square a,
+ * b's rows not m, or batch dims that do not broadcast. */
 jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, bool lower, bool unit_diagonal);
 /* lax.linalg.tridiagonal_solve(dl, d, du, b): x with A x = b for the tridiagonal A of
  * sub-diagonal dl, diagonal d and super-diagonal du, each (..., m) (dl[..., 0] and
@@ -102,7 +113,11 @@ jx_array *jx_lax_linalg_tridiagonal_solve(jx_array *dl, jx_array *d, jx_array *d
  * JX_ERR_DTYPE for float16/bfloat16 (JAX raises too), JX_ERR_VALUE for a negative
  * max_squarings. */
 jx_array *jx_scipy_linalg_expm(jx_array *a, bool upper_triangular, int max_squarings);
-/* jax.scipy.linalg.lu_factor(a) -> (lu, piv) and lu_solve((lu, piv), b, trans). */
+/* jax.scipy.linalg.lu_factor(a) -> (lu, piv) and lu_solve((lu, piv), b, trans): a x = b
+ * (trans 0), a^T x = b (1) or a^H x = b (2) with lu (..., m, m) and piv (..., m); b's
+ * rule and broadcasting are solve_triangular's: lu (2, 3, 3) with b (3, 2) gives
+ * (2, 3, 2), with b (3,) (2, 3). Errors: JX_ERR_VALUE for a bad trans, JX_ERR_SHAPE
+ * as solve_triangular. */
 jx_status jx_scipy_linalg_lu_factor(jx_array *a, jx_array **lu, jx_array **piv);
 jx_array *jx_scipy_linalg_lu_solve(jx_array *lu, jx_array *piv, jx_array *b, int trans);
 /* jax.scipy.linalg.lu(a, permute_l): out = (p, l, u) with a = p l u, p (..., m, m) of
@@ -178,8 +193,10 @@ jx_array *jx_linalg_cond(jx_array *x, const char *p);
  * (JAX uses a custom JVP; they agree for full rank and distinct singular values). */
 jx_array *jx_linalg_pinv(jx_array *a, double rtol);
 /* jnp.linalg.lstsq(a, b, rcond): out = (x, residuals, rank, s) for a 2-d a (m, n) and
- * b (m,) or (m, k); rcond NAN means None (eps * max(m, n)); residuals always computed
- * (JAX's numpy_resid=False). */
+ * b (m,) or (m, k); rcond NAN means None (eps * max(m, n)), a negative rcond eps;
+ * singular values below rcond * s[0], and zero ones whatever rcond is, are dropped
+ * (JAX's mask (s > 0) & (s >= rcond * s[0])); residuals always computed (JAX's
+ * numpy_resid=False). */
 jx_status jx_linalg_lstsq(jx_array *a, jx_array *b, double rcond, jx_array **out);
 /* jnp.linalg.matrix_rank(M, rtol): singular values above rtol (NAN: s_max * max(m, n)
  * * eps); rank < 2 input: any nonzero. The default int (int32; int64 with x64). */
@@ -190,7 +207,8 @@ jx_array *jx_linalg_matrix_power(jx_array *a, int64_t n);
  * operands may be 1-d). */
 jx_array *jx_linalg_multi_dot(int n, jx_array *const *arrays);
 /* jnp.linalg.cross (3-vectors along axis, other dims broadcast), outer (1-d only),
- * vecdot (sum of products along axis), tensordot (= jx_tensordot), matrix_transpose
+ * vecdot (sum(conj(x1) * x2) along axis, other dims broadcast; x1 conjugated when
+ * complex, as vdot), tensordot (= jx_tensordot), matrix_transpose
  * (last two axes swapped), diagonal and trace of the last two axes (offset k). */
 jx_array *jx_linalg_cross(jx_array *x1, jx_array *x2, int axis);
 jx_array *jx_linalg_outer(jx_array *x1, jx_array *x2);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/linalg.h"
+#include "lib/special.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -28,6 +29,23 @@ jx_array *linalg_matrix_arg(const char *fn, jx_array *a, bool square) {
     return NULL;
   }
   return np_to_inexact(a);
+}
+
+/* A lax.linalg operand that must be a stack of square matrices, checked before any
+ * arithmetic on it (symmetrize_input's x + x^H would otherwise report jx_add's broadcast
+ * error): JX_ERR_SHAPE naming fn. Dtypes are left to the primitive (lax takes inexact
+ * dtypes only, without promotion). */
+static bool lax_square_arg(const char *fn, jx_array *x) {
+  char b[ERROR_SHAPE_BUF];
+  if (x->ndim < 2) {
+    error_set(JX_ERR_SHAPE, "%s: needs an array of rank >= 2, got shape %s", fn, np_shape_str(b, x));
+    return false;
+  }
+  if (x->shape[x->ndim - 1] != x->shape[x->ndim - 2]) {
+    error_set(JX_ERR_SHAPE, "%s: needs square matrices, got shape %s", fn, np_shape_str(b, x));
+    return false;
+  }
+  return true;
 }
 
 /* Ends the caller's scope keeping the n results (NULL ones are fine) and returns the
@@ -55,25 +73,33 @@ static jx_array *broadcast_batch(const char *fn, jx_array *x, int nb, const int6
   return np_broadcast_to(fn, x, nb + keep, sh);
 }
 
-/* The broadcast of the batch dims (all but the last ka / kb) of a and b. */
-static bool batch_shape(const char *fn, jx_array *a, int ka, jx_array *b, int kb, int *nb, int64_t *shape) {
-  int64_t sa[JX_MAX_NDIM], sb[JX_MAX_NDIM];
-  int na = a->ndim - ka, nbb = b->ndim - kb;
-  memcpy(sa, a->shape, (size_t)na * sizeof *sa);
-  memcpy(sb, b->shape, (size_t)nbb * sizeof *sb);
-  *nb = na > nbb ? na : nbb;
-  for (int i = 0; i < *nb; i++) {
-    int ia = i - (*nb - na), ib = i - (*nb - nbb);
-    int64_t x = ia >= 0 ? sa[ia] : 1, y = ib >= 0 ? sb[ib] : 1;
-    if (x != y && x != 1 && y != 1) {
-      char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
-      error_set(JX_ERR_SHAPE, "%s: batch dimensions of %s and %s do not broadcast", fn, np_shape_str(b0, a),
-                np_shape_str(b1, b));
-      return false;
+/* The broadcast of the batch dims of n arrays: all but the last keep[i] dims of x[i]. */
+static bool batch_shape_n(const char *fn, int n, jx_array *const *x, const int *keep, int *nb, int64_t *shape) {
+  *nb = 0;
+  for (int i = 0; i < n; i++)
+    if (x[i]->ndim - keep[i] > *nb) *nb = x[i]->ndim - keep[i];
+  int from[JX_MAX_NDIM]; /* which array fixed each dim (-1: none yet) */
+  for (int d = 0; d < *nb; d++) shape[d] = 1, from[d] = -1;
+  for (int i = 0; i < n; i++) {
+    int nd = x[i]->ndim - keep[i], off = *nb - nd;
+    for (int d = 0; d < nd; d++) {
+      int64_t v = x[i]->shape[d];
+      if (v == 1) continue;
+      if (shape[off + d] != 1 && shape[off + d] != v) {
+        char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+        error_set(JX_ERR_SHAPE, "%s: batch dimensions of %s and %s do not broadcast", fn,
+                  np_shape_str(b0, x[from[off + d]]), np_shape_str(b1, x[i]));
+        return false;
+      }
+      shape[off + d] = v, from[off + d] = i;
     }
-    shape[i] = x == 1 ? y : x;
   }
   return true;
+}
+
+/* The broadcast of the batch dims (all but the last ka / kb) of a and b. */
+static bool batch_shape(const char *fn, jx_array *a, int ka, jx_array *b, int kb, int *nb, int64_t *shape) {
+  return batch_shape_n(fn, 2, (jx_array *[]){a, b}, (int[]){ka, kb}, nb, shape);
 }
 
 /* The diagonal of the last two dims of square x: (..., n). */
@@ -95,10 +121,11 @@ static jx_array *slice_last(jx_array *x, int n, const int64_t *start, const int6
 /* ------------------------------------------------------------ lax.linalg */
 
 jx_array *jx_lax_linalg_cholesky(jx_array *x, bool symmetrize_input) {
-  if (np_null_arg("jx_lax_linalg_cholesky", x, "x")) return NULL;
+  const char *fn = "jx_lax_linalg_cholesky";
+  if (np_null_arg(fn, x, "x") || !lax_square_arg(fn, x)) return NULL;
   jx_scope_begin();
   jx_array *a = x;
-  if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
+  if (symmetrize_input) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
   return np_scope_return(prim_cholesky(a));
 }
 
@@ -152,9 +179,9 @@ static jx_array *lu_solve_core(jx_array *lu, jx_array *perm, jx_array *b, int tr
   return jx_take_along_axis(x, idx, -2, JX_INDEX_PROMISE_IN_BOUNDS);
 }
 
-/* lax.linalg.lu_solve: NumPy's solve broadcasting (b a batch of vectors when it has one
- * dim less than lu). */
-static jx_array *lu_solve_bcast(const char *fn, jx_array *lu, jx_array *perm, jx_array *b, int trans) {
+/* lu_solve with every batch dim (of lu, perm and b) broadcast, as lax.linalg's
+ * _lu_solve; b is a (batch of) vector(s) when vec, else of (m, k) matrices. */
+static jx_array *lu_solve_bcast(const char *fn, jx_array *lu, jx_array *perm, jx_array *b, int trans, bool vec) {
   char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
   if (lu->ndim < 2 || lu->shape[lu->ndim - 1] != lu->shape[lu->ndim - 2]) {
     error_set(JX_ERR_SHAPE, "%s: the LU factor must be square, got shape %s", fn, np_shape_str(b0, lu));
@@ -169,7 +196,6 @@ static jx_array *lu_solve_bcast(const char *fn, jx_array *lu, jx_array *perm, jx
     return NULL;
   }
   int64_t m = lu->shape[lu->ndim - 1];
-  bool vec = lu->ndim == b->ndim + 1;
   if ((vec ? b->shape[b->ndim - 1] : b->ndim >= 2 ? b->shape[b->ndim - 2] : -1) != m) {
     error_set(JX_ERR_SHAPE, "%s: shapes %s and %s do not match (b needs %lld rows)", fn, np_shape_str(b0, lu),
               np_shape_str(b1, b), (long long)m);
@@ -177,12 +203,10 @@ static jx_array *lu_solve_bcast(const char *fn, jx_array *lu, jx_array *perm, jx
   }
   jx_array *bm = vec ? jx_expand_dims(b, -1) : b;
   int nb;
-  int64_t bs[JX_MAX_NDIM], bs2[JX_MAX_NDIM];
-  if (!bm || !batch_shape(fn, lu, 2, bm, 2, &nb, bs)) return NULL;
-  int nb2 = nb;
-  memcpy(bs2, bs, sizeof bs);
-  jx_array *pb = broadcast_batch(fn, perm, nb2, bs2, 1);
-  jx_array *x = lu_solve_core(broadcast_batch(fn, lu, nb, bs, 2), pb, broadcast_batch(fn, bm, nb, bs, 2), trans);
+  int64_t bs[JX_MAX_NDIM];
+  if (!bm || !batch_shape_n(fn, 3, (jx_array *[]){lu, perm, bm}, (int[]){2, 1, 2}, &nb, bs)) return NULL;
+  jx_array *x = lu_solve_core(broadcast_batch(fn, lu, nb, bs, 2), broadcast_batch(fn, perm, nb, bs, 1),
+                              broadcast_batch(fn, bm, nb, bs, 2), trans);
   return x && vec ? jx_squeeze(x, 1, (int[]){-1}) : x;
 }
 
@@ -191,7 +215,9 @@ jx_array *jx_lax_linalg_lu_solve(jx_array *lu, jx_array *permutation, jx_array *
   if (np_null_arg(fn, lu, "lu") || np_null_arg(fn, permutation, "permutation") || np_null_arg(fn, b, "b"))
     return NULL;
   jx_scope_begin();
-  return np_scope_return(lu_solve_bcast(fn, lu, permutation, b, trans));
+  /* NumPy's solve broadcasting: b is a (batch of) vector(s) when it has one dim less */
+  bool vec = lu->ndim == b->ndim + 1;
+  return np_scope_return(lu_solve_bcast(fn, lu, permutation, b, trans, vec));
 }
 
 /* lax.linalg.lu_pivots_to_permutation: the swaps applied in order to iota(m). Built
@@ -254,11 +280,12 @@ jx_array *jx_linalg_inv(jx_array *a) {
   return np_scope_return(jx_linalg_solve(x, jx_broadcast_to(eye, x->ndim, x->shape)));
 }
 
-/* jnp.linalg.slogdet through LU: sign from the pivots' parity and the diagonal's signs,
- * log|det| as the sum of log|u_ii|; a zero on the diagonal gives (0, -inf). */
-static jx_status slogdet_impl(const char *fn, jx_array *a, jx_array **sign, jx_array **logdet) {
-  jx_array *x = linalg_matrix_arg(fn, a, true), *f[3];
-  if (!x || prim_lu(x, f) != JX_OK) return jx_last_status();
+/* jnp.linalg.slogdet through LU of a square float/complex x: sign from the pivots'
+ * parity and the diagonal's signs, log|det| as the sum of log|u_ii|; a zero on the
+ * diagonal gives (0, -inf). */
+static jx_status slogdet_core(jx_array *x, jx_array **sign, jx_array **logdet) {
+  jx_array *f[3];
+  if (prim_lu(x, f) != JX_OK) return jx_last_status();
   int64_t n = x->shape[x->ndim - 1];
   jx_array *d = diag_of(f[0]);
   jx_array *zero = jx_zeros(0, NULL, x->dtype);
@@ -274,29 +301,128 @@ static jx_status slogdet_impl(const char *fn, jx_array *a, jx_array **sign, jx_a
   sg = jx_where(is_zero, zero, sg);
   jx_dtype rd = dtype_real_part(x->dtype);
   jx_array *ld = jx_where(is_zero, jx_full(0, NULL, -INFINITY, rd), jx_sum(jx_log(jx_abs(d)), 1, (int[]){-1}, false));
+  /* a NaN in a: sign and log|det| NaN (nan + nanj for complex a). JAX's closed forms for
+   * n <= 2 give that; its LU path for n >= 3 gives sign +-1 (real a) or even (0, -inf)
+   * (complex a with a NaN pivot): the math wins, a NaN determinant has no sign. */
+  jx_array *has_nan = jx_any(jx_isnan(x), 2, (int[]){-2, -1}, false);
+  jx_array *nan = jx_full(0, NULL, NAN, rd);
+  sg = jx_where(has_nan, is_cplx(x) ? jx_complex(nan, nan) : nan, sg);
+  ld = jx_where(has_nan, nan, ld);
   *sign = sg, *logdet = ld;
   return sg && ld ? JX_OK : jx_last_status();
 }
 
 jx_status jx_linalg_slogdet(jx_array *a, jx_array **sign, jx_array **logabsdet) {
-  if (np_null_arg("jx_linalg_slogdet", sign, "sign") || np_null_arg("jx_linalg_slogdet", logabsdet, "logabsdet"))
-    return JX_ERR_VALUE;
+  const char *fn = "jx_linalg_slogdet";
+  if (np_null_arg(fn, sign, "sign") || np_null_arg(fn, logabsdet, "logabsdet")) return JX_ERR_VALUE;
   jx_scope_begin();
-  jx_array *out[2] = {NULL, NULL};
-  slogdet_impl("jx_linalg_slogdet", a, &out[0], &out[1]);
+  jx_array *out[2] = {NULL, NULL}, *x = linalg_matrix_arg(fn, a, true);
+  if (x) slogdet_core(x, &out[0], &out[1]);
   jx_status s = linalg_return_n(2, out);
   *sign = out[0], *logabsdet = out[1];
   return s;
 }
 
+/* JAX's _cofactor_solve(a, b) for a square a (..., n, n) with n >= 2 and b of a's
+ * shape: adj(a) b, defined for singular a too. With the LU p a = l u (partial
+ * pivoting) and the partial determinants pdet = cumprod(diag(u)) * sign(p), det(a) b'
+ * with b' = a^-1 b is u^-1 l^-1 p b with u's last diagonal entry replaced by
+ * 1 / pdet[n-2] and every row but the last of l^-1 p b scaled by det(a) -- finite
+ * when only u's last pivot is zero (rank n - 1). Where rank(a) < n - 1, the replaced
+ * u is singular (a solve gives inf/NaN) and adj(a) = 0: zeros. */
+static jx_array *cofactor_solve_core(jx_array *a, jx_array *b) {
+  jx_array *f[3];
+  if (!a || !b || prim_lu(a, f) != JX_OK) return NULL;
+  int64_t n = a->shape[a->ndim - 1];
+  jx_dtype dt = a->dtype;
+  jx_array *d = jx_diagonal(f[0], 0, -2, -1); /* (..., n) */
+  jx_array *parity = jx_count_nonzero(jx_not_equal(f[1], jx_arange(0, (double)n, 1, JX_INT32)), 1, (int[]){-1}, false);
+  jx_array *odd = jx_astype(jx_remainder(parity, jx_scalar_int(2)), dt);
+  jx_array *psign = jx_subtract(jx_ones(0, NULL, dt), jx_multiply(jx_full(0, NULL, 2, dt), odd)); /* (...) */
+  jx_array *pdet = jx_multiply(jx_cumprod(d, -1), jx_expand_dims(psign, -1)); /* (..., n) */
+  jx_array *det = jx_expand_dims(jx_take(pdet, jx_scalar_int(n - 1), -1), -1);  /* (..., 1) */
+  jx_array *pn2 = jx_take(pdet, jx_scalar_int(n - 2), -1);
+  jx_array *row = jx_expand_dims(jx_arange(0, (double)n, 1, JX_INT32), -1); /* (n, 1) */
+  jx_array *last_row = jx_equal(row, jx_scalar_int(n - 1));
+  jx_array *corner = jx_logical_and(last_row, jx_equal(jx_arange(0, (double)n, 1, JX_INT32), jx_scalar_int(n - 1)));
+  jx_array *u = jx_where(corner, jx_expand_dims(jx_expand_dims(jx_reciprocal(pn2), -1), -1), f[0]);
+  /* the rank filter: u's solve of ones is not finite where rank(a) < n - 1 */
+  int64_t sh[JX_MAX_NDIM];
+  memcpy(sh, a->shape, (size_t)a->ndim * sizeof *sh);
+  sh[a->ndim - 1] = 1;
+  jx_array *probe = prim_triangular_solve(u, jx_ones(a->ndim, sh, dt), LINALG_LEFT_SIDE);
+  jx_array *bad = probe ? jx_any(jx_logical_not(jx_isfinite(probe)), 2, (int[]){-2, -1}, true) : NULL;
+  jx_array *zero = jx_zeros(0, NULL, dt);
+  jx_array *x = jx_where(bad, zero, b);
+  jx_array *idx = jx_broadcast_to(jx_expand_dims(f[2], -1), b->ndim, b->shape);
+  x = jx_take_along_axis(x, idx, -2, JX_INDEX_PROMISE_IN_BOUNDS); /* p b */
+  x = x ? prim_triangular_solve(f[0], x, LINALG_LEFT_SIDE | LINALG_LOWER | LINALG_UNIT_DIAGONAL) : NULL;
+  x = jx_multiply(x, jx_where(last_row, jx_ones(0, NULL, dt), jx_expand_dims(det, -1)));
+  x = x && u ? prim_triangular_solve(u, x, LINALG_LEFT_SIDE) : NULL;
+  return jx_where(bad, zero, x);
+}
+
+/* adj(a) b for any square a: cofactor_solve_core needs the zero pivot of a rank n - 1
+ * matrix to come last, which partial pivoting does not promise (JAX assumes it: its
+ * derivative of det at [[1,2,3,4],[2,4,6,8],[1,0,1,0],[0,1,1,1]] is 0, not the nonzero
+ * cofactor matrix). Moving a's column k to the end, k the first zero pivot of a's LU
+ * (n - 1 if none), makes it so: the first k elimination steps are unchanged, the
+ * Schur complement of the other columns has full column rank, so the zero pivot comes
+ * last. With that column permutation q, adj(a q) = adj(q) adj(a) = det(q) q^T adj(a),
+ * so tr(adj(a) b) = det(q) tr(adj(a q) (b q)), det(q) = (-1)^(n-1-k) (a cycle of
+ * n - k columns). Returns the trace (...). */
+static jx_array *cofactor_trace(jx_array *a, jx_array *b) {
+  int64_t n = a->shape[a->ndim - 1];
+  if (n <= 1) return jx_trace(b, 0, -2, -1); /* adj of a 1x1 matrix is [[1]] */
+  jx_array *f[3];
+  if (prim_lu(jx_stop_gradient(a), f) != JX_OK) return NULL;
+  jx_array *is0 = jx_equal(jx_diagonal(f[0], 0, -2, -1), jx_zeros(0, NULL, a->dtype)); /* (..., n) */
+  jx_array *k = jx_where(jx_any(is0, 1, (int[]){-1}, true), jx_argmax(jx_astype(is0, JX_INT32), -1, true),
+                         jx_scalar_int(n - 1)); /* (..., 1) */
+  jx_array *j = jx_arange(0, (double)n, 1, JX_INT32);
+  jx_array *src = jx_where(jx_less(j, k), j, jx_where(jx_less(j, jx_scalar_int(n - 1)), jx_add(j, jx_scalar_int(1)), k));
+  jx_array *idx = src ? jx_broadcast_to(jx_expand_dims(jx_astype(src, JX_INT32), -2), a->ndim, a->shape) : NULL;
+  jx_array *aq = jx_take_along_axis(a, idx, -1, JX_INDEX_PROMISE_IN_BOUNDS);
+  jx_array *bq = jx_take_along_axis(b, idx, -1, JX_INDEX_PROMISE_IN_BOUNDS);
+  jx_array *odd = jx_remainder(jx_subtract(jx_scalar_int(n - 1), jx_squeeze(k, 1, (int[]){-1})), jx_scalar_int(2));
+  jx_array *qsign = jx_subtract(jx_ones(0, NULL, a->dtype), jx_multiply(jx_full(0, NULL, 2, a->dtype), jx_astype(odd, a->dtype)));
+  return jx_multiply(qsign, jx_trace(cofactor_solve_core(aq, bq), 0, -2, -1));
+}
+
+/* det's JVP (JAX's _det_jvp): d det(a) = tr(adj(a) da), defined at singular a too
+ * (sign * exp(log|det|) has derivative 0 or NaN there). */
+static jx_status jvp_det(int nin, jx_array *const *x, jx_array *const *t, int nout, jx_array *const *y,
+                         jx_array **ty) {
+  (void)nin, (void)nout, (void)y;
+  ty[0] = t[0] ? cofactor_trace(x[0], t[0]) : NULL;
+  return !t[0] || ty[0] ? JX_OK : jx_last_status();
+}
+static const SpecialRule DET_RULE = {"det", jvp_det};
+
+/* det's value, as before the rule: sign * exp(log|det|) of slogdet's LU. */
+static bool impl_det(jx_array *const *in, jx_array **out, int param) {
+  (void)param;
+  jx_array *sg = NULL, *ld = NULL;
+  if (slogdet_core(in[0], &sg, &ld) != JX_OK) return false;
+  out[0] = jx_multiply(sg, jx_exp(ld));
+  return out[0] != NULL;
+}
+
 jx_array *jx_linalg_det(jx_array *a) {
   jx_scope_begin();
-  jx_array *sg = NULL, *ld = NULL;
-  if (slogdet_impl("jx_linalg_det", a, &sg, &ld) != JX_OK) return np_scope_return(NULL);
-  return np_scope_return(jx_multiply(sg, jx_exp(ld)));
+  jx_array *x = linalg_matrix_arg("jx_linalg_det", a, true), *r = NULL;
+  if (x) special_custom_call(&DET_RULE, 1, &x, 1, &r, impl_det, 0);
+  return np_scope_return(r);
 }
 
 /* ------------------------------------------------------------ jax.scipy.linalg */
+
+/* jax.scipy.linalg's solve_triangular and lu_solve map jnp.vectorize over the batch
+ * dims with the core signature (n,n),(n)->(n) when b is 1-d, or has one dim less than a
+ * and a's last dim (JAX 0.10.2 deprecates the latter), else (n,n),(n,k)->(n,k). */
+static bool scipy_rhs_vector(jx_array *a, jx_array *b) {
+  return b->ndim == 1 || (a->ndim == b->ndim + 1 && b->ndim >= 1 && a->shape[a->ndim - 1] == b->shape[b->ndim - 1]);
+}
 
 jx_array *jx_scipy_linalg_cholesky(jx_array *a, bool lower) {
   jx_scope_begin();
@@ -341,12 +467,22 @@ jx_array *jx_scipy_linalg_solve_triangular(jx_array *a, jx_array *b, int trans, 
   jx_scope_begin();
   jx_array *x = linalg_matrix_arg(fn, a, true), *p[2];
   if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
-  bool vec = p[0]->ndim == p[1]->ndim + 1;
+  bool vec = scipy_rhs_vector(p[0], p[1]);
   jx_array *bm = vec ? jx_expand_dims(p[1], -1) : p[1];
-  jx_array *r = prim_triangular_solve(p[0], bm, LINALG_LEFT_SIDE | (lower ? LINALG_LOWER : 0) |
-                                                    (trans ? LINALG_TRANSPOSE_A : 0) |
-                                                    (trans == 2 && is_cplx(p[0]) ? LINALG_CONJUGATE_A : 0) |
-                                                    (unit_diagonal ? LINALG_UNIT_DIAGONAL : 0));
+  int64_t n = p[0]->shape[p[0]->ndim - 1];
+  if (bm && (bm->ndim < 2 || bm->shape[bm->ndim - 2] != n)) {
+    char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+    error_set(JX_ERR_SHAPE, "%s: shapes %s and %s do not match (b needs %lld rows)", fn, np_shape_str(b0, a),
+              np_shape_str(b1, b), (long long)n);
+    return np_scope_return(NULL);
+  }
+  int nb;
+  int64_t bs[JX_MAX_NDIM];
+  if (!bm || !batch_shape(fn, p[0], 2, bm, 2, &nb, bs)) return np_scope_return(NULL);
+  jx_array *ab = broadcast_batch(fn, p[0], nb, bs, 2), *bb = broadcast_batch(fn, bm, nb, bs, 2);
+  unsigned f = LINALG_LEFT_SIDE | (lower ? LINALG_LOWER : 0) | (trans ? LINALG_TRANSPOSE_A : 0) |
+               (trans == 2 && is_cplx(p[0]) ? LINALG_CONJUGATE_A : 0) | (unit_diagonal ? LINALG_UNIT_DIAGONAL : 0);
+  jx_array *r = ab && bb ? prim_triangular_solve(ab, bb, f) : NULL;
   return np_scope_return(r && vec ? jx_squeeze(r, 1, (int[]){-1}) : r);
 }
 
@@ -368,7 +504,7 @@ jx_array *jx_scipy_linalg_lu_solve(jx_array *lu, jx_array *piv, jx_array *b, int
   jx_array *x = linalg_matrix_arg(fn, lu, true), *p[2];
   if (!x || !np_promote(fn, 2, (jx_array *[]){x, b}, p)) return np_scope_return(NULL);
   jx_array *perm = pivots_to_permutation(piv, x->shape[x->ndim - 1]);
-  return np_scope_return(perm ? lu_solve_bcast(fn, p[0], perm, p[1], trans) : NULL);
+  return np_scope_return(perm ? lu_solve_bcast(fn, p[0], perm, p[1], trans, scipy_rhs_vector(p[0], p[1])) : NULL);
 }
 
 jx_status jx_scipy_linalg_lu(jx_array *a, bool permute_l, jx_array **out) {
@@ -408,12 +544,14 @@ jx_status jx_lax_linalg_qr(jx_array *x, bool full_matrices, jx_array **out) {
 
 jx_status jx_lax_linalg_eigh(jx_array *x, bool lower, bool symmetrize_input, bool sort_eigenvalues,
                              jx_array **out) {
-  if (np_null_arg("jx_lax_linalg_eigh", out, "out")) return JX_ERR_VALUE;
+  const char *fn = "jx_lax_linalg_eigh";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
   out[0] = out[1] = NULL;
-  if (np_null_arg("jx_lax_linalg_eigh", x, "x")) return JX_ERR_VALUE;
+  if (np_null_arg(fn, x, "x")) return JX_ERR_VALUE;
+  if (!lax_square_arg(fn, x)) return JX_ERR_SHAPE;
   jx_scope_begin();
   jx_array *a = x;
-  if (symmetrize_input && x->ndim >= 2) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
+  if (symmetrize_input) a = jx_divide(jx_add(x, mH(x)), jx_scalar(2));
   unsigned flags = (lower ? LINALG_LOWER : 0) | (sort_eigenvalues ? 0 : LINALG_UNSORTED);
   if (!a || prim_eigh(a, flags, out) != JX_OK) out[0] = NULL;
   return linalg_return_n(2, out);
@@ -508,6 +646,7 @@ jx_status jx_lax_linalg_eig(jx_array *x, bool compute_left_eigenvectors, bool co
   int n = 1 + compute_left_eigenvectors + compute_right_eigenvectors;
   for (int i = 0; i < n; i++) out[i] = NULL;
   if (np_null_arg(fn, x, "x")) return JX_ERR_VALUE;
+  if (!lax_square_arg(fn, x)) return JX_ERR_SHAPE;
   jx_scope_begin();
   unsigned f = (compute_left_eigenvectors ? LINALG_COMPUTE_LEFT : 0) |
                (compute_right_eigenvectors ? LINALG_COMPUTE_RIGHT : 0);

@@ -100,7 +100,8 @@ jx_array *jx_linalg_vecdot(jx_array *x1, jx_array *x2, int axis) {
     return NULL;
   }
   jx_scope_begin();
-  jx_array *p = jx_multiply(jx_moveaxis(x1, a1, -1), jx_moveaxis(x2, a2, -1));
+  jx_array *c1 = dtype_is_complex(x1->dtype) ? jx_conj(x1) : x1; /* vdot's conjugate */
+  jx_array *p = jx_multiply(jx_moveaxis(c1, a1, -1), jx_moveaxis(x2, a2, -1));
   return np_scope_return(jx_sum(p, 1, (int[]){-1}, false));
 }
 
@@ -512,7 +513,10 @@ jx_status jx_linalg_lstsq(jx_array *a, jx_array *b, double rcond, jx_array **out
     jx_array *u[3];
     if (jx_linalg_svd(A, false, true, u) != JX_OK) return linalg_return_n(4, out);
     s = u[1];
-    jx_array *mask = jx_greater_equal(s, jx_multiply(jx_full(0, NULL, rcond, rd), jx_take(s, jx_scalar_int(0), 0)));
+    /* JAX's mask: zero singular values are dropped whatever rcond is (rcond 0, or an
+     * all-zero a, where rcond * s[0] is 0) */
+    jx_array *cut = jx_multiply(jx_full(0, NULL, rcond, rd), jx_take(s, jx_scalar_int(0), 0));
+    jx_array *mask = jx_logical_and(jx_greater(s, jx_zeros(0, NULL, rd)), jx_greater_equal(s, cut));
     rank = jx_sum(mask, 0, NULL, false);
     jx_array *safe = jx_where(mask, s, jx_ones(0, NULL, rd));
     jx_array *sinv = jx_expand_dims(jx_where(mask, jx_reciprocal(safe), jx_zeros(0, NULL, rd)), 1);

@@ -426,8 +426,8 @@ static jx_status jvp_special(int nin, jx_array *const *x, jx_array *const *t, co
   jx_status s = prim_special_call(pp->rule, pp->jaxpr, nin, x, y);
   if (s == JX_OK) s = pp->rule->jvp(nin, x, t, nout, y, ty);
   if (s == JX_OK && error_since(mark) && jx_last_status() != JX_OK) s = jx_last_status(); /* a rule's op failed */
-  for (int o = 0; s == JX_OK && o < nout; o++)
-    if (!dtype_is_floating(y[o]->dtype)) ty[o] = NULL;
+  for (int o = 0; s == JX_OK && o < nout; o++) /* complex results keep theirs (det's) */
+    if (!dtype_is_inexact(y[o]->dtype)) ty[o] = NULL;
   return s;
 }
 

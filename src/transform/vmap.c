@@ -548,12 +548,23 @@ static int batch_custom_vjp_call(Prim p, int nin, jx_array *const *x, const int 
 }
 
 /* special_call: its jaxpr batched, the same rule (JAX batches the rule with the
- * function; jaxc's rules are written for any shape). */
+ * function; jaxc's rules are written for any leading batch dims). Batched operands
+ * come first with their batch dim in front, so that a rule of matrices (det's) sees
+ * (B, ..., n, n) and not the batch dim among the matrix dims. */
 static int batch_special(Prim p, int nin, jx_array *const *x, const int *bd,
                          const PrimParams *pp, jx_array **y) {
-  Jaxpr *J = batch_jaxpr(pp->jaxpr, x, bd, batch_size(nin, x, bd));
-  bool ok = J && prim_special_call(pp->rule, J, nin, x, y) == JX_OK;
+  jx_array **xs = calloc((size_t)nin + 1, sizeof *xs);
+  int *axes = calloc((size_t)nin + 1, sizeof *axes);
+  bool ok = xs && axes;
+  if (!ok) error_set(JX_ERR_OOM, "vmap: out of memory");
+  if (ok) batch_front(nin, x, bd, xs, axes);
+  for (int i = 0; ok && i < nin; i++) ok = xs[i] != NULL;
+  Jaxpr *J = ok ? batch_jaxpr(pp->jaxpr, xs, axes, batch_size(nin, x, bd)) : NULL;
+  ok = J && prim_special_call(pp->rule, J, nin, xs, y) == JX_OK;
   jaxpr_free(J);
+  for (int i = 0; xs && i < nin; i++)
+    if (xs[i] != x[i]) jx_free(xs[i]);
+  free(xs), free(axes);
   if (!ok) y[0] = NULL;
   return ok ? 0 : NM;
 }

@@ -43,6 +43,18 @@ static jx_array *abs2(jx_array *x) {
   return jx_multiply(a, a);
 }
 
+static jx_status det_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  return (out[0] = jx_linalg_det(in[0])) ? JX_OK : jx_last_status();
+}
+static jx_status logdet_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *s = NULL;
+  jx_status st = jx_linalg_slogdet(in[0], &s, &out[0]);
+  jx_free(s);
+  return st;
+}
+
 static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
   const char *fn = c->fn;
   size_t len = strlen(fn);
@@ -87,6 +99,23 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
   if (!strcmp(fn, "linalg_inv")) return (out[0] = jx_linalg_inv(in[0])) ? 1 : 0;
   if (!strcmp(fn, "linalg_det")) return (out[0] = jx_linalg_det(in[0])) ? 1 : 0;
   if (!strcmp(fn, "linalg_slogdet")) return jx_linalg_slogdet(in[0], &out[0], &out[1]) == JX_OK ? 2 : 0;
+  if (!strcmp(fn, "linalg_det_grad") || !strcmp(fn, "linalg_det_hessian") || !strcmp(fn, "linalg_logdet_hessian")) {
+    /* grad / hessian of det or log|det|, under jit (jit=1) or vmap over axis 0 (vmap=1) */
+    jx_fn *f = jx_fn_new(fn, 1, 1, strcmp(fn, "linalg_logdet_hessian") ? det_fn : logdet_fn, NULL);
+    jx_fn *d = strcmp(fn, "linalg_det_grad") ? jx_hessian(f, 1, NULL) : jx_grad(f, 1, NULL), *g = d;
+    if (iparam(c, "jit")) g = jx_jit(d);
+    if (iparam(c, "vmap")) g = jx_vmap(d, (int[]){0}, (int[]){0});
+    jx_status s = jx_call(g, in, out);
+    if (g != d) jx_fn_free(g);
+    jx_fn_free(d), jx_fn_free(f);
+    return s == JX_OK ? 1 : 0;
+  }
+  if (!strcmp(fn, "linalg_det_jvp")) { /* (det, its tangent) */
+    jx_fn *f = jx_fn_new(fn, 1, 1, det_fn, NULL);
+    jx_status s = jx_jvp(f, &in[0], &in[1], &out[0], &out[1]);
+    jx_fn_free(f);
+    return s == JX_OK ? 2 : 0;
+  }
   if (!strcmp(fn, "linalg_slogdet_logdet")) {
     jx_array *s;
     if (jx_linalg_slogdet(in[0], &s, &out[0]) != JX_OK) return 0;
@@ -163,7 +192,10 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
   if (!strcmp(fn, "linalg_cond")) return (out[0] = jx_linalg_cond(in[0], pcond)) ? 1 : 0;
   if (!strcmp(fn, "linalg_pinv")) return (out[0] = jx_linalg_pinv(in[0], NAN)) ? 1 : 0;
   if (!strcmp(fn, "linalg_matrix_rank")) return (out[0] = jx_linalg_matrix_rank(in[0], NAN)) ? 1 : 0;
-  if (!strcmp(fn, "linalg_lstsq")) return jx_linalg_lstsq(in[0], in[1], NAN, out) == JX_OK ? 4 : 0;
+  if (!strcmp(fn, "linalg_lstsq")) {
+    const char *rcond = golden_param(c, "rcond"); /* absent: None */
+    return jx_linalg_lstsq(in[0], in[1], rcond ? atof(rcond) : NAN, out) == JX_OK ? 4 : 0;
+  }
   if (!strcmp(fn, "linalg_matrix_power")) return (out[0] = jx_linalg_matrix_power(in[0], iparam(c, "n"))) ? 1 : 0;
   if (!strcmp(fn, "linalg_multi_dot")) return (out[0] = jx_linalg_multi_dot(c->nin, in)) ? 1 : 0;
   if (!strcmp(fn, "linalg_cross")) return (out[0] = jx_linalg_cross(in[0], in[1], iparam(c, "axis"))) ? 1 : 0;
@@ -1147,7 +1179,17 @@ static void test_errors(void) {
   CHECK_ERROR(JX_ERR_VALUE, "trans must be 0");
   CHECK(jx_linalg_solve(jx_ones(3, (int64_t[]){2, 3, 3}, JX_FLOAT32), jx_ones(3, (int64_t[]){3, 3, 1}, JX_FLOAT32)) == NULL);
   CHECK_ERROR(JX_ERR_SHAPE, "do not broadcast");
+  /* lax entry points check squareness before symmetrizing (x + x^H of a (2, 3) x was
+   * jx_add's broadcast error) */
   jx_array *out[3];
+  CHECK(jx_lax_linalg_eigh(r, true, true, true, out) == JX_ERR_SHAPE && out[0] == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_linalg_eigh: needs square matrices, got shape (2,3)");
+  CHECK(jx_lax_linalg_eigh(v, true, true, true, out) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_linalg_eigh: needs an array of rank >= 2");
+  CHECK(jx_lax_linalg_cholesky(r, true) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_linalg_cholesky: needs square matrices, got shape (2,3)");
+  CHECK(jx_lax_linalg_eig(r, false, true, out) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_lax_linalg_eig: needs square matrices, got shape (2,3)");
   CHECK(jx_lax_linalg_lu(NULL, out) != JX_OK && out[0] == NULL);
   jx_clear_error();
   jx_scope_end(0, NULL);
