@@ -312,9 +312,12 @@ jx_array *jx_lexsort(int n, jx_array *const *keys, int axis);
  * The gradient of values flows to the selected elements. 0 <= k <= x.shape[-1] and
  * x at least 1-d (JX_ERR_VALUE / JX_ERR_SHAPE). Either output pointer may be NULL. */
 jx_status jx_top_k(jx_array *x, int64_t k, jx_array **values, jx_array **indices);
-/* jnp.searchsorted(a, v, side): for each v the insertion position (int32, v's shape) in
- * the 1-d ascending a: count of a < v (left) or a <= v (side_right), with jnp.sort's
- * order (-0.0 == 0.0, NaN last). a and v promote together. */
+/* jnp.searchsorted(a, v, side) with JAX's default method ('scan'): for each v the
+ * insertion position (int32, v's shape) in the 1-d ascending a -- the count of a < v
+ * (left) or a <= v (side_right) -- by a binary search, as JAX's (so an unsorted a gives
+ * JAX's answer too): O(len(v) log len(a)) work, O(len(v)) memory. jnp.sort's order
+ * (-0.0 == 0.0, NaN last; complex by real, then imaginary part). a and v promote
+ * together. JX_ERR_SHAPE unless a is 1-d, JX_ERR_UNSUPPORTED for len(a) >= 2^31. */
 jx_status jx_searchsorted(jx_array *a, jx_array *v, bool side_right, jx_array **out);
 /* jnp.unique(x, size=size, fill_value=fill_value, return_index, return_inverse,
  * return_counts) of the flattened x: the sorted unique values (NaNs count as one,
