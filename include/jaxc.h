@@ -640,8 +640,9 @@ jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t 
                    const int64_t *step);
 /* jnp.take(x, indices, axis) in JAX's default mode "fill": integer indices of any shape
  * (result shape x.shape[:axis] + indices.shape + x.shape[axis+1:]); indices in [-n, 0)
- * wrap; any other index outside [0, n) gives the fill value: NaN for floats, the most
- * negative value for signed ints, the largest for unsigned ints, true for bool.
+ * wrap; any other index outside [0, n) gives the fill value: NaN for floats, NaN + 0j
+ * for complex, the most negative value for signed ints, the largest for unsigned ints,
+ * true for bool. The result is weakly typed iff x is.
  * axis == JX_AXIS_NONE flattens x. JX_ERR_DTYPE for non-integer indices, JX_ERR_SHAPE
  * for a non-empty take from an empty axis (an empty take gives zeros). */
 jx_array *jx_take(jx_array *x, jx_array *indices, int axis);

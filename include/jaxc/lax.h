@@ -274,7 +274,8 @@ jx_array *jx_lax_erf_inv(jx_array *x);
 /* Out-of-bounds index modes of gathers (JAX's GatherScatterMode / jnp's mode=). */
 typedef enum jx_index_mode {
   JX_INDEX_FILL,              /* "fill" (JAX's default): out-of-range reads give the fill
-                                 value: NaN, the lowest signed / highest unsigned int, true */
+                                 value: NaN (NaN + 0j for complex), the lowest signed /
+                                 highest unsigned int, true */
   JX_INDEX_CLIP,              /* "clip": indices clamp into range */
   JX_INDEX_PROMISE_IN_BOUNDS  /* "promise_in_bounds": no wrapping; jaxc clamps */
 } jx_index_mode;

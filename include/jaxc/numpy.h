@@ -205,7 +205,9 @@ jx_array *jx_min_where(jx_array *x, int naxes, const int *axes, bool keepdims, j
 /* jnp.mean(x, axis, keepdims=, where=): the mean of the kept elements (NaN where none). */
 jx_array *jx_mean_where(jx_array *x, int naxes, const int *axes, bool keepdims, jx_array *where);
 /* jnp.take / take_along_axis with mode="fill" and fill_value (a Python scalar in JAX,
- * converted to x's dtype): indices outside [-n, n) give fill_value. */
+ * converted to x's dtype as JAX converts it: integers wrap -- uint8 -1 is 255, int8 300
+ * is 44 -- and complex dtypes get fill_value + 0j): indices outside [-n, n) give
+ * fill_value. The result is weakly typed iff x is. */
 jx_array *jx_take_fill(jx_array *x, jx_array *indices, int axis, double fill_value);
 jx_array *jx_take_along_axis_fill(jx_array *arr, jx_array *indices, int axis, double fill_value);
 

@@ -716,7 +716,7 @@ jx_array *jx_lax_round(jx_array *x, jx_rounding_method method) {
 /* The fill value of gather's "fill" mode: NaN, the most negative signed int, the
  * largest unsigned int, true. */
 static double fill_value(jx_dtype d) {
-  if (dtype_is_floating(d)) return NAN;
+  if (dtype_is_inexact(d)) return NAN; /* complex: NaN + 0j, as JAX */
   if (dtype_is_bool(d)) return 1;
   return dtype_is_unsigned(d) ? dtype_max_value(d) : dtype_min_value(d);
 }
