@@ -660,14 +660,16 @@ jx_array *jx_argsort(jx_array *x, int axis, bool descending);
 /* ------------------------------------------------------------ products */
 /* jnp.matmul / dot / vdot / inner / outer: operands promote (JAX rules); float16 and
  * bfloat16 accumulate in float32 and round back; bool products are or-of-ands.
- * matmul: 1-d operands are promoted as NumPy does; batch dims broadcast. Mismatched
- * shapes: JX_ERR_SHAPE naming both. */
+ * matmul: 1-d operands are promoted as NumPy does; batch dims broadcast. The result is
+ * weakly typed iff both operands are, as JAX's. Mismatched shapes: JX_ERR_SHAPE naming
+ * both. */
 jx_array *jx_matmul(jx_array *x, jx_array *y);
 jx_array *jx_dot(jx_array *x, jx_array *y);
 jx_array *jx_vdot(jx_array *x, jx_array *y);
 jx_array *jx_inner(jx_array *x, jx_array *y);
 jx_array *jx_outer(jx_array *x, jx_array *y);
-/* jnp.tensordot(x, y, axes=n): contracts the last n axes of x with the first n of y. */
+/* jnp.tensordot(x, y, axes=n): contracts the last n axes of x with the first n of y
+ * (weakly typed iff both operands are). */
 jx_array *jx_tensordot(jx_array *x, jx_array *y, int n);
 
 /* The families below live in include/jaxc/ (installed beside this header). */

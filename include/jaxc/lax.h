@@ -244,7 +244,7 @@ jx_array *jx_lax_dynamic_slice(jx_array *x, jx_array *const *start_indices,
                                const int64_t *slice_sizes);
 /* lax.dynamic_update_slice(x, update, start_indices): x with the box at the (wrapped,
  * clamped) starts replaced by update, which has x's rank and dtype (JX_ERR_DTYPE) and
- * fits inside x (JX_ERR_SHAPE). */
+ * fits inside x (JX_ERR_SHAPE). The result is strongly typed, as JAX's. */
 jx_array *jx_lax_dynamic_update_slice(jx_array *x, jx_array *update,
                                       jx_array *const *start_indices);
 /* lax.select_n(which, *cases): cases[which] elementwise. cases share one shape and

@@ -426,7 +426,8 @@ jx_array *jx_polyval(jx_array *p, jx_array *x) {
   if (!np_promote(fn, 2, (jx_array *[]){p, x}, pr)) return np_scope_return(NULL);
   jx_array *y = jx_zeros_like(jx_multiply(at(pr[0], 0), pr[1]));
   for (int64_t i = 0; y && i < p->shape[0]; i++) y = jx_add(jx_multiply(y, pr[1]), at(pr[0], i));
-  return np_scope_return(y);
+  /* JAX starts from full_like(x, 0, dtype=x.dtype), a strong array: the result is strong */
+  return np_scope_return(y ? np_convert(y, y->dtype, false) : NULL);
 }
 
 /* jnp.polymul(a1, a2): the coefficients of the product, the full convolution of the two
