@@ -297,8 +297,10 @@ jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_inde
  * occurrence wins (what JAX on CPU does; JAX documents it as unspecified), and the
  * gradient reaches only that update. at_mul/min/max combine every update of a position
  * (O(n*m) work for n positions and m indices). Differentiable, batchable, jittable.
- * JX_ERR_DTYPE for non-integer idx, JX_ERR_SHAPE for a 0-d x, a bad axis or a y that does
- * not broadcast, JX_ERR_VALUE for NULL arguments or an unknown mode. */
+ * JX_ERR_DTYPE for non-integer idx and for at_add / at_mul when x and y promote to bool
+ * (JAX: "add does not accept dtype bool"; set/min/max take bool, and a bool x with a
+ * numeric y computes in y's dtype), JX_ERR_SHAPE for a 0-d x, a bad axis or a y that
+ * does not broadcast, JX_ERR_VALUE for NULL arguments or an unknown mode. */
 jx_array *jx_at_add(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
 jx_array *jx_at_set(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
 jx_array *jx_at_mul(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);

@@ -104,6 +104,11 @@ static void test_goldens(void) {
     }
     char ctx[160];
     snprintf(ctx, sizeof ctx, "%s (line %d)", c->name, c->line);
+    if (c->err != JX_OK) { /* JAX raised: the same status, no result */
+      CHECK_MSG(!got[0] && jx_last_status() == c->err, "%s: expected %s, got %s (%s)", ctx,
+                jx_status_name(c->err), jx_status_name(jx_last_status()), jx_last_error());
+      jx_clear_error();
+    }
     for (int o = 0; o < c->nout && o < 4; o++) golden_compare(ctx, got[o], &c->out[o], rtol, 0);
     if (jx_last_status() != JX_OK) {
       test_fail(__FILE__, __LINE__, "%s: %s", ctx, jx_last_error());
