@@ -640,8 +640,9 @@ jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t 
                    const int64_t *step);
 /* jnp.take(x, indices, axis) in JAX's default mode "fill": integer indices of any shape
  * (result shape x.shape[:axis] + indices.shape + x.shape[axis+1:]); indices in [-n, 0)
- * wrap; any other index outside [0, n) gives the fill value: NaN for floats, the most
- * negative value for signed ints, the largest for unsigned ints, true for bool.
+ * wrap; any other index outside [0, n) gives the fill value: NaN for floats, NaN + 0j
+ * for complex, the most negative value for signed ints, the largest for unsigned ints,
+ * true for bool. The result is weakly typed iff x is.
  * axis == JX_AXIS_NONE flattens x. JX_ERR_DTYPE for non-integer indices, JX_ERR_SHAPE
  * for a non-empty take from an empty axis (an empty take gives zeros). */
 jx_array *jx_take(jx_array *x, jx_array *indices, int axis);
@@ -659,14 +660,16 @@ jx_array *jx_argsort(jx_array *x, int axis, bool descending);
 /* ------------------------------------------------------------ products */
 /* jnp.matmul / dot / vdot / inner / outer: operands promote (JAX rules); float16 and
  * bfloat16 accumulate in float32 and round back; bool products are or-of-ands.
- * matmul: 1-d operands are promoted as NumPy does; batch dims broadcast. Mismatched
- * shapes: JX_ERR_SHAPE naming both. */
+ * matmul: 1-d operands are promoted as NumPy does; batch dims broadcast. The result is
+ * weakly typed iff both operands are, as JAX's. Mismatched shapes: JX_ERR_SHAPE naming
+ * both. */
 jx_array *jx_matmul(jx_array *x, jx_array *y);
 jx_array *jx_dot(jx_array *x, jx_array *y);
 jx_array *jx_vdot(jx_array *x, jx_array *y);
 jx_array *jx_inner(jx_array *x, jx_array *y);
 jx_array *jx_outer(jx_array *x, jx_array *y);
-/* jnp.tensordot(x, y, axes=n): contracts the last n axes of x with the first n of y. */
+/* jnp.tensordot(x, y, axes=n): contracts the last n axes of x with the first n of y
+ * (weakly typed iff both operands are). */
 jx_array *jx_tensordot(jx_array *x, jx_array *y, int n);
 
 /* The families below live in include/jaxc/ (installed beside this header). */

@@ -30,13 +30,13 @@ CASES = []
 NAMES = set()
 
 
-def case(name, fn, args, outs, params=None):
+def case(name, fn, args, outs, params=None, err=None):
   assert name not in NAMES, name
   NAMES.add(name)
   if not isinstance(outs, (tuple, list)):
     outs = [outs]
   # sort keeps a NaN's sign bit: -nan, as the C test reads it back
-  CASES.append(golden_io.case_text(name, fn, params, args, outs, signed_nan=True))
+  CASES.append(golden_io.case_text(name, fn, params, args, outs, err=err, signed_nan=True))
 
 
 def f32(v):
@@ -56,7 +56,11 @@ MODES = {"fill": "drop", "clip": "clip"}
 
 def at_case(name, op, x, idx, y, axis=0, mode="fill"):
   sl = (slice(None),) * axis + (idx,)
-  ref = getattr(x.at[sl], op)(y, mode=MODES[mode])
+  try:
+    ref = getattr(x.at[sl], op)(y, mode=MODES[mode])
+  except TypeError:  # "add does not accept dtype bool"
+    case(name, "at_" + op, [x, idx, y], [], {"axis": axis, "mode": mode}, err="JX_ERR_DTYPE")
+    return
   case(name, "at_" + op, [x, idx, y], ref, {"axis": axis, "mode": mode})
 
 
@@ -77,6 +81,12 @@ def at_cases():
   at_case("set_negzero", "set", f32([1.0, 2.0, 3.0]), i32([0, 2]), f32([-0.0, NAN]), 0, "fill")
   at_case("add_empty_idx", "add", f32([1.0, 2.0]), i32([]), f32([]), 0, "fill")
   at_case("set_3d_axis1", "set", rand((2, 3, 2)), i32([[2], [0]]), rand((2, 2, 1, 2)), 1, "fill")
+  # bool x: add/mul of bool updates raise (scatter_add/mul take no bool); set/min/max
+  # take them; numeric updates compute in their dtype and convert back
+  xb = jnp.asarray([True, False, True, False])
+  for op in ("add", "set", "mul", "min", "max"):
+    at_case(f"{op}_bool", op, xb, i32([0, 1, 1, 3]), jnp.asarray([False, True, True, True]))
+    at_case(f"{op}_bool_int", op, xb, i32([0, 1, 3]), i32([0, 2, -1]))
 
 
 SPECIAL = [3.0, -0.0, NAN, 0.0, -INF, 1.0, float(NNAN), INF, 1.0, 0.0, -0.0]
@@ -116,6 +126,45 @@ def sort_cases():
          jnp.searchsorted(si, vi, side=side), {"side": side})
   case("searchsorted_scalar", "searchsorted", [si, i32(3)], jnp.searchsorted(si, i32(3)),
        {"side": "left"})
+  # binary search (JAX's method='scan'): lengths around powers of two, duplicates, every
+  # dtype, empty a / v, and unsorted a (where bisection and counting differ)
+  for n in (1, 2, 3, 4, 7, 8, 9, 31, 64, 100):
+    srt_n = f32(np.sort(np.round(RNG.uniform(-4, 4, size=n) * 2) / 2))
+    q = f32(np.concatenate([np.round(RNG.uniform(-5, 5, size=12) * 2) / 2, np.asarray(srt_n)[:5]]))
+    for side in ("left", "right"):
+      case(f"searchsorted_n{n}_{side}", "searchsorted", [srt_n, q],
+           jnp.searchsorted(srt_n, q, side=side), {"side": side})
+  dt_cases = {
+      "int8": ([-128, -5, -5, 0, 3, 127], [-128, -6, -5, 2, 127, 100]),
+      "uint8": ([0, 1, 1, 200, 255], [0, 1, 2, 255, 254, 100]),
+      "int16": ([-300, 0, 0, 7, 300], [-301, 0, 6, 7, 300, 301]),
+      "uint16": ([0, 5, 65535], [0, 4, 5, 6, 65535]),
+      "uint32": ([0, 3, 3, 4000000000], [0, 3, 3999999999, 4000000000, 4294967295]),
+      "float16": ([-np.inf, -1.5, 0.0, 0.0, 2.0, np.nan], [np.nan, -np.inf, -0.0, 1.0, 2.0, np.inf]),
+      "bfloat16": ([-2.0, -0.0, 0.5, np.inf], [np.nan, -2.0, 0.0, 0.5, 1.0, np.inf]),
+      "bool": ([False, False, True, True, True], [True, False, True]),
+  }
+  for dt, (av, vv) in dt_cases.items():
+    a_dt, v_dt = jnp.asarray(av, dtype=dt), jnp.asarray(vv, dtype=dt)
+    for side in ("left", "right"):
+      case(f"searchsorted_{dt}_{side}", "searchsorted", [a_dt, v_dt],
+           jnp.searchsorted(a_dt, v_dt, side=side), {"side": side})
+  ca = jnp.asarray([1, 1 + 2j, 1 + np.nan * 1j, 2 - 1j, np.nan], dtype=jnp.complex64)
+  cv = jnp.asarray([1 + 1j, 1 + 2j, 3, 1 + np.nan * 1j, np.nan, -1j], dtype=jnp.complex64)
+  for side in ("left", "right"):
+    case(f"searchsorted_complex_{side}", "searchsorted", [ca, cv],
+         jnp.searchsorted(ca, cv, side=side), {"side": side})
+    case(f"searchsorted_mixed_{side}", "searchsorted", [si, f32([[2.5, 3.0], [-1.0, 9.5]])],
+         jnp.searchsorted(si, f32([[2.5, 3.0], [-1.0, 9.5]]), side=side), {"side": side})
+  uns = f32([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0])
+  uq = f32([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 10.0])
+  for side in ("left", "right"):
+    case(f"searchsorted_unsorted_{side}", "searchsorted", [uns, uq],
+         jnp.searchsorted(uns, uq, side=side), {"side": side})
+  case("searchsorted_empty_a", "searchsorted", [f32([]), f32([1.0, -2.0])],
+       jnp.searchsorted(f32([]), f32([1.0, -2.0])), {"side": "left"})
+  case("searchsorted_empty_v", "searchsorted", [si, i32(np.zeros((0, 3)))],
+       jnp.searchsorted(si, i32(np.zeros((0, 3))), side="right"), {"side": "right"})
   # unique
   u = f32([1.0, NAN, -0.0, 0.0, INF, float(NNAN), 3.0, 1.0, -2.0, 0.0])
   for size in (3, 6, 9, 12):

@@ -171,6 +171,77 @@ g.case("take_fill_int", "take_fill", [RI, TI], lambda x, i: jnp.take(x, i, axis=
 g.case("take_along_fill", "take_along_fill", [TX, arr([[0, 3], [-1, -5]], "int32")],
        lambda x, i: jnp.take_along_axis(x, i, axis=1, mode="fill", fill_value=0.5), "axis=1 fill=0.5")
 
+# fill values by dtype: complex reads NaN + 0j (jaxc gave -FLT_MAX + 0j); integral
+# fill_values wrap to the dtype (take_along_axis clamped them: uint8 -1 gave 0)
+C64 = jnp.asarray(np.array([[1 + 4j, 2 + 5j, 3 + 6j], [-1j, 0.5, -2 - 2j]], np.complex64))
+g.case("take_complex64", "take", [C64[0], arr([0, 3, -4, -1], "int32")], lambda x, i: jnp.take(x, i, axis=0),
+       "axis=0")
+g.case("take_along_complex64", "take_along", [C64, arr([[0, 3], [-1, -5]], "int32")],
+       lambda x, i: jnp.take_along_axis(x, i, axis=1), "axis=1")
+g.case("take_fill_complex64", "take_fill", [C64, TI], lambda x, i: jnp.take(x, i, axis=1, mode="fill", fill_value=-7.0),
+       "axis=1 fill=-7")
+with jax.enable_x64(True):
+    C128 = jnp.asarray(np.array([1 + 4j, 2 + 5j, 3 + 6j], np.complex128))
+    g.case("take_complex128", "take", [C128, arr([0, 3, -4], "int32")], lambda x, i: jnp.take(x, i, axis=0),
+           "axis=0 x64=1")
+    g.case("take_along_complex128", "take_along", [C128, arr([2, 7, -9], "int32")],
+           lambda x, i: jnp.take_along_axis(x, i, axis=0), "axis=0 x64=1")
+for dt, fill in (("uint8", -1), ("uint8", 1000), ("int8", 300), ("int8", -129), ("uint32", -1), ("int16", 40000)):
+    x = arr([[1, 2, 3], [4, 5, 6]], dt)
+    nm = f"{dt}_{fill}".replace("-", "m")
+    g.case(f"take_along_fill_{nm}", "take_along_fill", [x, arr([[0, 3], [-1, -5]], "int32")],
+           lambda x, i, f=fill: jnp.take_along_axis(x, i, axis=1, mode="fill", fill_value=f), f"axis=1 fill={fill}")
+    g.case(f"take_fill_{nm}", "take_fill", [x, TI],
+           lambda x, i, f=fill: jnp.take(x, i, axis=1, mode="fill", fill_value=f), f"axis=1 fill={fill}")
+
+# weak types (dtypes.is_weakly_typed): taking from or contracting weak operands stays weak;
+# results built with strong constants (lax._const of a non-scalar, asarray(.., dtype),
+# full_like(.., dtype)) are strong
+from jax._src.lax.lax import _convert_element_type  # noqa: E402
+
+
+def weak(values, dtype="float32", shape=None):
+    return _convert_element_type(arr(values, dtype, shape), np.dtype(dtype), weak_type=True)
+
+
+WV = weak([1.5, -2.0, 0.25])
+WM = weak([1.0, 2.0, -1.0, 0.5, 3.0, -0.25], shape=(2, 3))
+WMT = weak([2.0, -1.0, 0.5, 1.0, 0.0, 4.0], shape=(3, 2))
+WI = weak([3, -1, 2], "int32")
+W0 = weak(0.5)
+g.case("weak_take", "take", [WV, arr([0, 2, 5, -1], "int32")], lambda x, i: jnp.take(x, i, axis=0), "axis=0")
+g.case("weak_take_int", "take", [WI, arr([0, 5], "int32")], lambda x, i: jnp.take(x, i, axis=0), "axis=0")
+g.case("weak_take_fill", "take_fill", [WV, arr([0, 2, 5], "int32")],
+       lambda x, i: jnp.take(x, i, axis=0, mode="fill", fill_value=-3.0), "axis=0 fill=-3")
+g.case("weak_take_along_fill", "take_along_fill", [WV, arr([0, 2, 5], "int32")],
+       lambda x, i: jnp.take_along_axis(x, i, axis=0, mode="fill", fill_value=-3.0), "axis=0 fill=-3")
+g.case("weak_matmul", "matmul", [WM, WMT], jnp.matmul)
+g.case("weak_matmul_vec", "matmul", [WV, WMT], jnp.matmul)
+g.case("weak_matmul_strong", "matmul", [WM, arr([1.0, 2.0, 3.0], "float32")], jnp.matmul)
+g.case("weak_matmul_f16", "matmul", [WM, arr([1.0, 2.0, 3.0], "float16")], jnp.matmul)
+g.case("weak_dot", "dot", [WM, WMT], jnp.dot)
+g.case("weak_dot_vec", "dot", [WV, WV], jnp.dot)
+g.case("weak_dot_scalar", "dot", [W0, WV], jnp.dot)
+g.case("weak_dot_int", "dot", [WI, WI], jnp.dot)
+g.case("weak_inner", "inner", [WM, WM], jnp.inner)
+g.case("weak_vdot", "vdot", [WM, WMT], jnp.vdot)
+g.case("weak_tensordot", "tensordot", [WM, WMT], lambda x, y: jnp.tensordot(x, y, 1), "n=1")
+g.case("weak_tensordot_0", "tensordot", [WV, WV], lambda x, y: jnp.tensordot(x, y, 0), "n=0")
+g.case("weak_dus", "dus", [WV, weak([9.0]), arr(1, "int32")], lambda x, u, i: lax.dynamic_update_slice(x, u, (i,)))
+g.case("weak_dus_empty", "dus", [WV, weak([], shape=(0,)), arr(1, "int32")], lambda x, u, i: lax.dynamic_update_slice(x, u, (i,)))
+g.case("weak_polyval", "polyval", [WV, WV], jnp.polyval)
+g.case("weak_polyval_0d", "polyval", [WV, W0], jnp.polyval)
+WS = weak([NAN, INF, -INF, 0.0, -1.5, 2.0])
+g.case("weak_nan_to_num", "nan_to_num", [WS], jnp.nan_to_num)
+g.case("weak_nan_to_num_0d", "nan_to_num", [weak(NAN)], jnp.nan_to_num)
+g.case("weak_nan_to_num_int", "nan_to_num", [WI], jnp.nan_to_num)
+g.case("weak_heaviside", "heaviside", [WS, weak([0.5] * 6)], jnp.heaviside)
+g.case("weak_heaviside_0d", "heaviside", [weak(0.0), W0], jnp.heaviside)
+g.case("weak_sinc", "sinc", [WS], jnp.sinc)
+g.case("weak_sinc_0d", "sinc", [W0], jnp.sinc)
+g.case("weak_sinc_0d_zero", "sinc", [weak(0.0)], jnp.sinc)
+g.case("weak_logaddexp2", "logaddexp2", [WS, WV[jnp.array([0, 1, 2, 0, 1, 2])]], jnp.logaddexp2)
+g.case("weak_logaddexp2_0d", "logaddexp2", [W0, weak(-1.0)], jnp.logaddexp2)
 
 # nonzero / flatnonzero / argwhere with size; partition / argpartition
 NZ = arr([[0.0, 1.5, 0.0, -2.0], [NAN, 0.0, 0.0, 3.0], [0.0, 0.0, -0.0, 4.0]], "float32")

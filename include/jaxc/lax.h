@@ -244,7 +244,7 @@ jx_array *jx_lax_dynamic_slice(jx_array *x, jx_array *const *start_indices,
                                const int64_t *slice_sizes);
 /* lax.dynamic_update_slice(x, update, start_indices): x with the box at the (wrapped,
  * clamped) starts replaced by update, which has x's rank and dtype (JX_ERR_DTYPE) and
- * fits inside x (JX_ERR_SHAPE). */
+ * fits inside x (JX_ERR_SHAPE). The result is strongly typed, as JAX's. */
 jx_array *jx_lax_dynamic_update_slice(jx_array *x, jx_array *update,
                                       jx_array *const *start_indices);
 /* lax.select_n(which, *cases): cases[which] elementwise. cases share one shape and
@@ -274,7 +274,8 @@ jx_array *jx_lax_erf_inv(jx_array *x);
 /* Out-of-bounds index modes of gathers (JAX's GatherScatterMode / jnp's mode=). */
 typedef enum jx_index_mode {
   JX_INDEX_FILL,              /* "fill" (JAX's default): out-of-range reads give the fill
-                                 value: NaN, the lowest signed / highest unsigned int, true */
+                                 value: NaN (NaN + 0j for complex), the lowest signed /
+                                 highest unsigned int, true */
   JX_INDEX_CLIP,              /* "clip": indices clamp into range */
   JX_INDEX_PROMISE_IN_BOUNDS  /* "promise_in_bounds": no wrapping; jaxc clamps */
 } jx_index_mode;
@@ -296,8 +297,10 @@ jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_inde
  * occurrence wins (what JAX on CPU does; JAX documents it as unspecified), and the
  * gradient reaches only that update. at_mul/min/max combine every update of a position
  * (O(n*m) work for n positions and m indices). Differentiable, batchable, jittable.
- * JX_ERR_DTYPE for non-integer idx, JX_ERR_SHAPE for a 0-d x, a bad axis or a y that does
- * not broadcast, JX_ERR_VALUE for NULL arguments or an unknown mode. */
+ * JX_ERR_DTYPE for non-integer idx and for at_add / at_mul when x and y promote to bool
+ * (JAX: "add does not accept dtype bool"; set/min/max take bool, and a bool x with a
+ * numeric y computes in y's dtype), JX_ERR_SHAPE for a 0-d x, a bad axis or a y that
+ * does not broadcast, JX_ERR_VALUE for NULL arguments or an unknown mode. */
 jx_array *jx_at_add(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
 jx_array *jx_at_set(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
 jx_array *jx_at_mul(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
@@ -312,9 +315,12 @@ jx_array *jx_lexsort(int n, jx_array *const *keys, int axis);
  * The gradient of values flows to the selected elements. 0 <= k <= x.shape[-1] and
  * x at least 1-d (JX_ERR_VALUE / JX_ERR_SHAPE). Either output pointer may be NULL. */
 jx_status jx_top_k(jx_array *x, int64_t k, jx_array **values, jx_array **indices);
-/* jnp.searchsorted(a, v, side): for each v the insertion position (int32, v's shape) in
- * the 1-d ascending a: count of a < v (left) or a <= v (side_right), with jnp.sort's
- * order (-0.0 == 0.0, NaN last). a and v promote together. */
+/* jnp.searchsorted(a, v, side) with JAX's default method ('scan'): for each v the
+ * insertion position (int32, v's shape) in the 1-d ascending a -- the count of a < v
+ * (left) or a <= v (side_right) -- by a binary search, as JAX's (so an unsorted a gives
+ * JAX's answer too): O(len(v) log len(a)) work, O(len(v)) memory. jnp.sort's order
+ * (-0.0 == 0.0, NaN last; complex by real, then imaginary part). a and v promote
+ * together. JX_ERR_SHAPE unless a is 1-d, JX_ERR_UNSUPPORTED for len(a) >= 2^31. */
 jx_status jx_searchsorted(jx_array *a, jx_array *v, bool side_right, jx_array **out);
 /* jnp.unique(x, size=size, fill_value=fill_value, return_index, return_inverse,
  * return_counts) of the flattened x: the sorted unique values (NaNs count as one,

@@ -80,20 +80,24 @@ jx_array *jx_complex(jx_array *re, jx_array *im);
  * the part's dtype; for real z, 0 or pi by sign (inexact dtype). */
 jx_array *jx_angle(jx_array *z, bool deg);
 jx_array *jx_fabs(jx_array *x);
-/* jnp.sinc: sin(pi x) / (pi x), 1 at 0 (inexact). */
+/* jnp.sinc: sin(pi x) / (pi x), 1 at 0 (inexact). Weakly typed only for a weak scalar x
+ * (JAX's constants are lax._const(x, ..): strong for an n-d x). */
 jx_array *jx_sinc(jx_array *x);
-/* jnp.heaviside(x1, x2): 0 below 0, x2 at 0, 1 above (inexact, broadcast). */
+/* jnp.heaviside(x1, x2): 0 below 0, x2 at 0, 1 above, NaN for NaN x1 (inexact,
+ * broadcast). Weakly typed only when x1 is a weak scalar and x2 weak, as JAX's. */
 jx_array *jx_heaviside(jx_array *x1, jx_array *x2);
 /* jnp.float_power: power in the promoted inexact dtype. */
 jx_array *jx_float_power(jx_array *x, jx_array *y);
-/* jnp.logaddexp2: log2(2^x + 2^y), stable. */
+/* jnp.logaddexp2: log2(2^x + 2^y), stable. Weakly typed only when x and y are weak
+ * scalars, as JAX's. */
 jx_array *jx_logaddexp2(jx_array *x, jx_array *y);
 /* jnp.divmod: out[0] floor_divide, out[1] remainder (both NULL on error). */
 jx_status jx_divmod(jx_array *x, jx_array *y, jx_array **out);
 /* jnp.modf: out[0] = x - trunc(x), out[1] = trunc(x) (inexact). */
 jx_status jx_modf(jx_array *x, jx_array **out);
 /* jnp.nan_to_num(x, nan, posinf, neginf); NAN posinf/neginf mean the dtype's extremes
- * (JAX's None). Non-float x is returned as is. */
+ * (JAX's None). Infinities are replaced after NaNs, as JAX (nan = inf gives posinf).
+ * A float result is strongly typed, as JAX's; non-float x is returned as is. */
 jx_array *jx_nan_to_num(jx_array *x, double nan, double posinf, double neginf);
 /* jnp.atleast_1d / 2d / 3d of one array (NumPy's placement of the new axes). */
 jx_array *jx_atleast_1d(jx_array *x);
@@ -166,7 +170,8 @@ jx_status jx_histogram(jx_array *a, int64_t bins, const double *range, jx_array 
  * along axis differ by at most discont (NAN: period / 2); JAX's default period 2 pi.
  * period stands for a Python scalar: an integral period keeps an integer p integer. */
 jx_array *jx_unwrap(jx_array *p, double discont, int axis, double period);
-/* jnp.polyval(p, x): sum p[i] x^(n-1-i) by Horner's rule (p, x promoted together). */
+/* jnp.polyval(p, x): sum p[i] x^(n-1-i) by Horner's rule (p, x promoted together);
+ * strongly typed, as JAX's. */
 jx_array *jx_polyval(jx_array *p, jx_array *x);
 /* jnp.polymul(a1, a2): coefficients of the product polynomial (full convolution), in
  * the inexact promoted dtype. */
@@ -205,7 +210,9 @@ jx_array *jx_min_where(jx_array *x, int naxes, const int *axes, bool keepdims, j
 /* jnp.mean(x, axis, keepdims=, where=): the mean of the kept elements (NaN where none). */
 jx_array *jx_mean_where(jx_array *x, int naxes, const int *axes, bool keepdims, jx_array *where);
 /* jnp.take / take_along_axis with mode="fill" and fill_value (a Python scalar in JAX,
- * converted to x's dtype): indices outside [-n, n) give fill_value. */
+ * converted to x's dtype as JAX converts it: integers wrap -- uint8 -1 is 255, int8 300
+ * is 44 -- and complex dtypes get fill_value + 0j): indices outside [-n, n) give
+ * fill_value. The result is weakly typed iff x is. */
 jx_array *jx_take_fill(jx_array *x, jx_array *indices, int axis, double fill_value);
 jx_array *jx_take_along_axis_fill(jx_array *arr, jx_array *indices, int axis, double fill_value);
 

@@ -626,9 +626,10 @@ jx_array *jx_lax_dynamic_update_slice(jx_array *x, jx_array *update,
     in = prim_broadcast_in_dim(in, x->ndim, x->shape, bd);
     mask = mask ? bin(PRIM_and, mask, in) : in;
   }
-  if (empty) return np_scope_return(jx_ref(x));
+  /* strong even for weak x and update, as JAX's dynamic_update_slice_p */
+  if (empty) return np_scope_return(np_convert(x, x->dtype, false));
   jx_array *r = mask ? prim_select(mask, u, x) : jx_ref(u);
-  return np_scope_return(np_convert(r, x->dtype, x->weak));
+  return np_scope_return(np_convert(r, x->dtype, false));
 }
 
 /* --------------------------------------------------------------- select_n */
@@ -716,7 +717,7 @@ jx_array *jx_lax_round(jx_array *x, jx_rounding_method method) {
 /* The fill value of gather's "fill" mode: NaN, the most negative signed int, the
  * largest unsigned int, true. */
 static double fill_value(jx_dtype d) {
-  if (dtype_is_floating(d)) return NAN;
+  if (dtype_is_inexact(d)) return NAN; /* complex: NaN + 0j, as JAX */
   if (dtype_is_bool(d)) return 1;
   return dtype_is_unsigned(d) ? dtype_max_value(d) : dtype_min_value(d);
 }

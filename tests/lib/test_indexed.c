@@ -104,6 +104,11 @@ static void test_goldens(void) {
     }
     char ctx[160];
     snprintf(ctx, sizeof ctx, "%s (line %d)", c->name, c->line);
+    if (c->err != JX_OK) { /* JAX raised: the same status, no result */
+      CHECK_MSG(!got[0] && jx_last_status() == c->err, "%s: expected %s, got %s (%s)", ctx,
+                jx_status_name(c->err), jx_status_name(jx_last_status()), jx_last_error());
+      jx_clear_error();
+    }
     for (int o = 0; o < c->nout && o < 4; o++) golden_compare(ctx, got[o], &c->out[o], rtol, 0);
     if (jx_last_status() != JX_OK) {
       test_fail(__FILE__, __LINE__, "%s: %s", ctx, jx_last_error());
@@ -267,6 +272,13 @@ static void test_vmap(void) {
   const int mapped_v[2] = {JX_NOT_MAPPED, 0};
   vmap_equals_loop("searchsorted", (Cfg){.op = OP_SEARCH, .right = true, .nout = 1}, 2,
                    mapped_v, ss);
+  /* a batched too: each row's own binary search (a gather of a batched a per step) */
+  jx_array *sb[2] = {jx_sort(grid(2, (int64_t[]){3, 9}), -1, false), grid(2, (int64_t[]){3, 4})};
+  vmap_equals_loop("searchsorted batched a", (Cfg){.op = OP_SEARCH, .nout = 1}, 2, NULL, sb);
+  const int mapped_a[2] = {0, JX_NOT_MAPPED};
+  jx_array *sa[2] = {sb[0], jx_arange(-4, 4, 0.5, JX_FLOAT32)};
+  vmap_equals_loop("searchsorted batched a only", (Cfg){.op = OP_SEARCH, .right = true, .nout = 1},
+                   2, mapped_a, sa);
   jx_scope_end(0, NULL);
 }
 
@@ -319,6 +331,73 @@ static void test_top_k_dtypes(void) {
     CHECK(vals && jx_dtype_of(vals) == ds[d]);
     CHECK_MSG(max_diff(got, want) == 0, "top_k %s order", jx_dtype_name(ds[d]));
   }
+  jx_scope_end(0, NULL);
+}
+
+/* searchsorted is a binary search (JAX's method='scan'): a large a against many queries
+ * matches a C bisection on both sides, eager and under jit, and no intermediate has
+ * len(v) x len(a) elements (the pairwise comparison it replaced held a 100k x 100k
+ * table eagerly: the process was OOM-killed); its gradient is zero, as JAX's. */
+static int64_t bisect_ref(const float *a, int64_t n, float v, bool right) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (right ? !(v < a[mid]) : a[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static jx_status search_sum(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  jx_array *i = NULL;
+  if (jx_searchsorted(in[0], in[1], false, &i) != JX_OK) return jx_last_status();
+  out[0] = jx_sum(jx_mul(jx_astype(i, JX_FLOAT32), in[1]), 0, NULL, false);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_searchsorted_large(void) {
+  jx_scope_begin();
+  enum { N = 100003, M = 4096 };
+  static float a[N], v[M];
+  static int32_t got[M];
+  for (int64_t i = 0; i < N; i++) a[i] = (float)(i / 3) * 0.25f - 5000.0f; /* runs of 3 */
+  for (int j = 0; j < M; j++) v[j] = (float)((j * 7919LL) % 40000) * 0.25f - 5200.0f;
+  jx_array *A = jx_array_from(a, JX_FLOAT32, 1, (int64_t[]){N});
+  jx_array *V = jx_array_from(v, JX_FLOAT32, 1, (int64_t[]){M});
+  for (int mode = 0; mode < 4; mode++) {
+    bool right = mode & 1, jit = mode & 2;
+    Cfg c = {.op = OP_SEARCH, .right = right, .nout = 1};
+    jx_fn *f = jx_fn_new("searchsorted", 2, 1, cfg_fn, &c), *g = jit ? jx_jit(f) : jx_fn_ref(f);
+    jx_array *r = NULL;
+    CHECK_MSG(jx_call(g, (jx_array *[]){A, V}, &r) == JX_OK && jx_read(r, got, sizeof got) == JX_OK,
+              "searchsorted large: %s", jx_last_error());
+    int bad = 0;
+    for (int j = 0; j < M; j++) bad += got[j] != bisect_ref(a, N, v[j], right);
+    CHECK_MSG(bad == 0, "searchsorted large (%s, %s): %d of %d positions differ",
+              right ? "right" : "left", jit ? "jit" : "eager", bad, M);
+    jx_fn_free(g), jx_fn_free(f);
+    jx_clear_error();
+  }
+  /* no len(v) x len(a) intermediate in the program */
+  Cfg c = {.op = OP_SEARCH, .nout = 1};
+  jx_fn *f = jx_fn_new("searchsorted", 2, 1, cfg_fn, &c);
+  char *text = jx_make_jaxpr(f, (jx_array *[]){jx_zeros(1, (int64_t[]){500}, JX_FLOAT32),
+                                               jx_zeros(1, (int64_t[]){300}, JX_FLOAT32)});
+  CHECK_MSG(text && !strstr(text, "300,500") && !strstr(text, "500,300"),
+            "searchsorted compares all pairs:\n%s", text ? text : jx_last_error());
+  free(text);
+  jx_fn_free(f);
+  /* grad: zero through the positions; d/dv sum(i * v) = i */
+  jx_fn *sf = jx_fn_new("search_sum", 2, 1, search_sum, NULL), *gf = jx_grad(sf, 1, (int[]){1});
+  jx_array *sa = jx_array_from((float[]){-1, 0, 0, 2}, JX_FLOAT32, 1, (int64_t[]){4});
+  jx_array *sv = jx_array_from((float[]){-2, 0, 1, 3}, JX_FLOAT32, 1, (int64_t[]){4}), *gv = NULL;
+  float want_g[4] = {0, 1, 3, 4}, got_g[4] = {0};
+  CHECK_MSG(jx_call(gf, (jx_array *[]){sa, sv}, &gv) == JX_OK && jx_read(gv, got_g, sizeof got_g) == JX_OK,
+            "searchsorted grad: %s", jx_last_error());
+  CHECK(!memcmp(got_g, want_g, sizeof want_g));
+  jx_fn_free(gf), jx_fn_free(sf);
+  jx_clear_error();
   jx_scope_end(0, NULL);
 }
 
@@ -466,6 +545,7 @@ int main(void) {
   TEST_RUN(test_jit);
   TEST_RUN(test_top_k_dtypes);
   TEST_RUN(test_set_many);
+  TEST_RUN(test_searchsorted_large);
   TEST_RUN(test_int_float_updates);
   TEST_RUN(test_grad_at_ties);
   TEST_RUN(test_errors);

@@ -1,8 +1,9 @@
 /* test_numpy_more.c -- src/lib/numpy/more.c (frexp, ldexp, round(decimals), lax.div,
  * lax.rem, cumulative_sum/prod, digitize, interp, histogram(_bin_edges), unwrap,
- * polyval, polymul) against JAX goldens (tools/golden_numpy_more.py ->
- * tests/golden/numpy_more.txt), eagerly and under jit, gradients included, and bad
- * input. Tolerance: a few float32 ulps (sums and scans may add in another order). */
+ * polyval, polymul, take / take_along_axis fill values, weak types) against JAX
+ * goldens (tools/golden_numpy_more.py -> tests/golden/numpy_more.txt), eagerly and under
+ * jit, gradients included, and bad input. Tolerance: a few float32 ulps (sums and scans
+ * may add in another order). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,18 @@ static int apply(const GoldenCase *c, const char *f, jx_array *const *x, jx_arra
   else if (!strcmp(f, "mean_where")) r = jx_mean_where(x[0], nax, axes, kd, w);
   else if (!strcmp(f, "take_fill")) r = jx_take_fill(x[0], x[1], axis, param_f(c, "fill", 0));
   else if (!strcmp(f, "take_along_fill")) r = jx_take_along_axis_fill(x[0], x[1], axis, param_f(c, "fill", 0));
+  else if (!strcmp(f, "take")) r = jx_take(x[0], x[1], axis);
+  else if (!strcmp(f, "take_along")) r = jx_take_along_axis(x[0], x[1], axis, JX_INDEX_FILL);
+  else if (!strcmp(f, "matmul")) r = jx_matmul(x[0], x[1]);
+  else if (!strcmp(f, "dot")) r = jx_dot(x[0], x[1]);
+  else if (!strcmp(f, "inner")) r = jx_inner(x[0], x[1]);
+  else if (!strcmp(f, "vdot")) r = jx_vdot(x[0], x[1]);
+  else if (!strcmp(f, "tensordot")) r = jx_tensordot(x[0], x[1], (int)golden_param_int(c, "n", 2));
+  else if (!strcmp(f, "dus")) r = jx_lax_dynamic_update_slice(x[0], x[1], &x[2]);
+  else if (!strcmp(f, "nan_to_num")) r = jx_nan_to_num(x[0], 0, NAN, NAN);
+  else if (!strcmp(f, "heaviside")) r = jx_heaviside(x[0], x[1]);
+  else if (!strcmp(f, "sinc")) r = jx_sinc(x[0]);
+  else if (!strcmp(f, "logaddexp2")) r = jx_logaddexp2(x[0], x[1]);
   else hit = false;
   jx_free(init);
   if (hit) return out[0] = r, 1;

@@ -435,27 +435,30 @@ jx_array *jx_fabs(jx_array *x) {
   return ret(jx_abs(np_to_inexact(x)));
 }
 
-/* ufuncs.sinc: sin(pi x) / (pi x), 1 at 0. */
+/* ufuncs.sinc: sin(pi x) / (pi x), 1 at 0. Its constants are lax._const's (np_lax_const):
+ * the result is strong unless x is a weak scalar, as JAX's. */
 jx_array *jx_sinc(jx_array *x) {
   if (null_in("jx_sinc", x)) return NULL;
   jx_scope_begin();
   jx_array *xf = np_to_inexact(x);
-  jx_array *z = jx_equal(xf, jx_scalar(0));
-  jx_array *px = jx_where(z, jx_scalar(1), jx_multiply(jx_scalar(M_PI), xf));
-  return ret(jx_where(z, jx_scalar(1), jx_divide(jx_sin(px), px)));
+  jx_array *z = jx_equal(xf, jx_scalar(0)), *one = np_lax_const(xf, 1);
+  jx_array *px = jx_where(z, one, jx_multiply(np_lax_const(xf, M_PI), xf));
+  return ret(jx_where(z, one, jx_divide(jx_sin(px), px)));
 }
 
-/* ufuncs.heaviside: 0 for x1 < 0, x2 at 0, 1 above (inexact dtypes). */
+/* ufuncs.heaviside: 0 for x1 < 0, x2 at 0, 1 above (inexact dtypes); NaN x1 stays NaN.
+ * x1 and x2 promote without broadcasting and 0 and 1 are lax._const(x1, ..): strong
+ * unless x1 is a weak scalar, as JAX's. */
 jx_array *jx_heaviside(jx_array *x1, jx_array *x2) {
   if (null_in("jx_heaviside", x1) || null_in("jx_heaviside", x2)) return NULL;
   jx_scope_begin();
   jx_array *a = np_to_inexact(x1), *b = np_to_inexact(x2);
   jx_array *p[2];
-  if (!np_prepare("jx_heaviside", 2, (jx_array *const[]){a, b}, p)) return ret(NULL);
-  jx_array *zero = jx_zeros_like(p[0]);
-  jx_array *r = jx_where(jx_less(p[0], zero), zero,
-                         jx_where(jx_greater(p[0], zero), jx_ones_like(p[0]), p[1]));
-  return ret(jx_where(jx_isnan(p[0]), p[0], r)); /* NaN x1 stays NaN, as in JAX */
+  if (!np_promote("jx_heaviside", 2, (jx_array *const[]){a, b}, p)) return ret(NULL);
+  jx_array *zero = np_lax_const(p[0], 0);
+  return ret(jx_where(jx_less(p[0], zero), zero,
+                      jx_where(jx_greater(p[0], zero), np_lax_const(p[0], 1),
+                               jx_where(jx_isnan(p[0]), p[0], p[1]))));
 }
 
 /* ufuncs.float_power: power computed in the promoted inexact dtype. */
@@ -473,7 +476,9 @@ jx_array *jx_logaddexp2(jx_array *x, jx_array *y) {
   jx_array *a = np_to_inexact(x), *b = np_to_inexact(y);
   if (!np_prepare("jx_logaddexp2", 2, (jx_array *const[]){a, b}, p)) return ret(NULL);
   jx_array *m = jx_maximum(p[0], p[1]), *d = jx_subtract(p[0], p[1]);
-  jx_array *r = jx_add(m, jx_divide(jx_log1p(jx_exp2(jx_negative(jx_abs(d)))), jx_scalar(M_LN2)));
+  /* lax_other.logaddexp2: amax + (1 / ln 2) * log1p(2^-|d|), the factor lax._const(amax)
+   * (strong unless a weak scalar, as JAX's result) */
+  jx_array *r = jx_add(m, jx_multiply(np_lax_const(m, 1 / M_LN2), jx_log1p(jx_exp2(jx_negative(jx_abs(d))))));
   return ret(jx_where(jx_isnan(d), jx_add(p[0], p[1]), r));
 }
 
@@ -512,9 +517,13 @@ jx_array *jx_nan_to_num(jx_array *x, double nan, double posinf, double neginf) {
   if (isnan(posinf)) posinf = dtype_max_value(x->dtype);
   if (isnan(neginf)) neginf = dtype_min_value(x->dtype);
   jx_scope_begin();
-  jx_array *r = jx_where(jx_isnan(x), jx_scalar(nan), x);
-  r = jx_where(jx_equal(x, jx_scalar(INFINITY)), jx_scalar(posinf), r);
-  return ret(jx_where(jx_equal(x, jx_scalar(-INFINITY)), jx_scalar(neginf), r));
+  /* asarray(value, dtype=x.dtype): strong, so the result is (weak x included), as JAX;
+   * the infinities are looked for after NaNs are replaced, as JAX does (nan=inf gives
+   * posinf) */
+  jx_dtype d = x->dtype;
+  jx_array *r = jx_where(jx_isnan(x), np_constant(nan, d), x);
+  r = jx_where(jx_equal(r, jx_scalar(INFINITY)), np_constant(posinf, d), r);
+  return ret(jx_where(jx_equal(r, jx_scalar(-INFINITY)), np_constant(neginf, d), r));
 }
 
 /* ------------------------------------------------------------ movement */

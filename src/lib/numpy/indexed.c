@@ -59,9 +59,17 @@ static jx_array *at_impl(const char *fn, AtOp op, jx_array *x0, jx_array *idx, j
   /* _scatter_impl: x and y promote together, the result goes back to x's dtype below */
   bool pweak;
   jx_dtype pd = np_result_type(2, (jx_array *[]){x0, y}, &pweak);
+  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
+  if (pd == JX_BOOL && (op == AT_ADD || op == AT_MUL)) {
+    /* scatter_add / scatter_mul take no bool (JAX: "add does not accept dtype bool");
+     * a bool x with numeric updates computes in their dtype and converts back */
+    error_set(JX_ERR_DTYPE, "%s: %s does not accept dtype bool (x %s, y %s); accepted are "
+              "integer, floating and complex dtypes", fn, op == AT_ADD ? "add" : "mul",
+              array_describe(b0, x0), array_describe(b1, y));
+    return NULL;
+  }
   jx_array *x = np_convert(x0, pd, pweak);
   if (!x) return NULL;
-  char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
   if (x->ndim == 0) {
     error_set(JX_ERR_SHAPE, "%s: cannot index a 0-d array %s", fn, array_describe(b0, x0));
     return NULL;
@@ -101,14 +109,11 @@ static jx_array *at_impl(const char *fn, AtOp op, jx_array *x0, jx_array *idx, j
   for (int d = 0; d < nd; d++) ys[d] = d == axis ? m : x->shape[d];
   jx_array *r = NULL;
   if (op == AT_ADD) {
-    bool isb = dtype_is_bool(x->dtype);
-    jx_array *xa = isb ? prim_convert(x, JX_INT32, false) : jx_ref(x);
-    jx_array *u = isb ? prim_convert(yb, JX_INT32, false) : jx_ref(yb);
+    jx_array *u = yb;
     if (valid)
       u = prim_select(prim_broadcast_in_dim(valid, gnd, gs, bd), u,
                       cshape(0, u->dtype, gnd, gs));
-    r = prim_scatter_add(xa, ci, u, axis);
-    if (isb && r) r = prim_binary(PRIM_ne, r, cshape(0, JX_INT32, nd, x->shape));
+    r = prim_scatter_add(x, ci, u, axis);
   } else if (op == AT_SET) {
     jx_array *ii = prim_reshape(ci, 1, &m);
     /* keys: the position, n for a dropped update; a stable sort keeps equal positions in
@@ -156,7 +161,7 @@ static jx_array *at_impl(const char *fn, AtOp op, jx_array *x0, jx_array *idx, j
     if (op == AT_MUL) {
       jx_array *f = prim_reduce(PRIM_reduce_prod,
                                 prim_select(hb, yw, cshape(1, x->dtype, bnd, ws)), red);
-      r = dtype_is_bool(x->dtype) ? prim_binary(PRIM_and, x, f) : prim_binary(PRIM_mul, x, f);
+      r = prim_binary(PRIM_mul, x, f);
     } else {
       /* positions nobody writes reduce over x itself: min(x, x) = x */
       jx_array *xw = prim_broadcast_in_dim(x, bnd, ws, xdims);

@@ -426,7 +426,8 @@ jx_array *jx_polyval(jx_array *p, jx_array *x) {
   if (!np_promote(fn, 2, (jx_array *[]){p, x}, pr)) return np_scope_return(NULL);
   jx_array *y = jx_zeros_like(jx_multiply(at(pr[0], 0), pr[1]));
   for (int64_t i = 0; y && i < p->shape[0]; i++) y = jx_add(jx_multiply(y, pr[1]), at(pr[0], i));
-  return np_scope_return(y);
+  /* JAX starts from full_like(x, 0, dtype=x.dtype), a strong array: the result is strong */
+  return np_scope_return(y ? np_convert(y, y->dtype, false) : NULL);
 }
 
 /* jnp.polymul(a1, a2): the coefficients of the product, the full convolution of the two
@@ -541,6 +542,12 @@ jx_array *jx_mean_where(jx_array *x, int naxes, const int *axes, bool keepdims, 
 
 /* ------------------------------------------------- take with fill_value */
 
+/* fill as a 0-d constant of r's dtype and weak type: integral fills wrap (uint8 -1 is
+ * 255, int8 300 is 44), as JAX converts fill_value; complex ones are fill + 0j. */
+static jx_array *fill_like(jx_array *r, double fill) {
+  return np_convert(np_constant(fill, r->dtype), r->dtype, r->weak);
+}
+
 /* Where idx (any integer shape) is out of [-n, n), the result (whose dims rank0 ..
  * rank0 + idx.ndim are idx's) takes fill. */
 static jx_array *fill_out_of_range(jx_array *r, jx_array *idx, int64_t n, int rank0, double fill) {
@@ -552,7 +559,7 @@ static jx_array *fill_out_of_range(jx_array *r, jx_array *idx, int64_t n, int ra
   for (int d = 0; d < idx->ndim; d++) shape[nd++] = idx->shape[d];
   while (nd < r->ndim) shape[nd++] = 1;
   ok = jx_reshape(ok, nd, shape);
-  return jx_where(ok, r, np_constant(fill, r->dtype)); /* integral fills wrap, as JAX's ints */
+  return jx_where(ok, r, fill_like(r, fill));
 }
 
 /* jnp.take(x, indices, axis, mode="fill", fill_value=fill). */
@@ -577,5 +584,5 @@ jx_array *jx_take_along_axis_fill(jx_array *arr, jx_array *indices, int axis, do
   jx_array *a = axis == JX_AXIS_NONE ? jx_ravel(arr) : arr;
   int ax = axis == JX_AXIS_NONE ? 0 : (axis < 0 ? axis + arr->ndim : axis);
   jx_array *ok = jx_logical_and(jx_greater_equal(indices, wi(-a->shape[ax])), jx_less(indices, wi(a->shape[ax])));
-  return np_scope_return(jx_where(ok, r, jx_astype(wf(fill), r->dtype)));
+  return np_scope_return(jx_where(ok, r, fill_like(r, fill)));
 }

@@ -544,10 +544,10 @@ jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t 
 
 /* jnp.take's default mode "fill" (indexing.py _take: FILL_OR_DROP): negative indices
  * in [-n, 0) wrap; any other index outside [0, n) yields the fill value: NaN for
- * floats, the most negative value for signed ints, the largest for unsigned ints and
- * true for bool. */
+ * floats, NaN + 0j for complex (JAX: nan+0.j), the most negative value for signed ints,
+ * the largest for unsigned ints and true for bool. */
 static double take_fill(jx_dtype d) {
-  if (dtype_is_floating(d)) return NAN;
+  if (dtype_is_inexact(d)) return NAN;
   if (dtype_is_bool(d)) return 1;
   return dtype_is_unsigned(d) ? dtype_max_value(d) : dtype_min_value(d);
 }
@@ -607,5 +607,6 @@ jx_array *jx_take(jx_array *x, jx_array *indices, int axis) {
     return NULL;
   }
   jx_scope_begin();
-  return np_scope_return(take_impl(fn, x, indices, axis));
+  jx_array *r = take_impl(fn, x, indices, axis);
+  return np_scope_return(np_convert(r, x->dtype, x->weak)); /* weak iff x is, as JAX */
 }

@@ -282,6 +282,12 @@ bool np_null_arg(const char *fn, const void *x, const char *what) {
   return true;
 }
 
+jx_array *np_lax_const(const jx_array *x, double value) {
+  if (!x) return NULL;
+  jx_array *c = np_constant(value, x->dtype);
+  return x->weak && x->ndim == 0 ? np_convert(c, x->dtype, true) : c; /* c: the scope's */
+}
+
 jx_array *np_full(double value, jx_dtype dtype, int ndim, const int64_t *shape) {
   jx_array *c = np_constant(value, dtype);
   if (!c || ndim == 0) return c;

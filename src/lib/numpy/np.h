@@ -41,6 +41,11 @@ bool np_prepare(const char *fn, int n, jx_array *const *in, jx_array **out);
 jx_array *np_to_inexact(jx_array *x);
 /* A 0-d array of `dtype` holding value (strong), broadcast later by the caller. */
 jx_array *np_constant(double value, jx_dtype dtype);
+/* lax._const(x, value), the constants inside JAX's jnp functions: a 0-d array of x's
+ * dtype, weakly typed iff x is a weakly typed scalar (0-d), so an n-d weak x combined
+ * with it gives a strong result (jnp.sinc of a weak float32 vector is float32, of a weak
+ * scalar weak), as dtypes.is_weakly_typed_scalar decides in JAX. */
+jx_array *np_lax_const(const jx_array *x, double value);
 /* Ends the scope the caller opened, handing r (NULL allowed) to the enclosing one. */
 jx_array *np_scope_return(jx_array *r);
 /* True (and JX_ERR_VALUE "fn: what is NULL") when x is NULL. */

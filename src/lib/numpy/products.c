@@ -32,9 +32,10 @@ static jx_array *contract(const char *fn, jx_array *x, jx_array *y, int nc, cons
    * converted copies), as XLA does */
   jx_dtype out = p[0]->dtype, comp = out;
   if (out == JX_BOOL) comp = JX_INT32;
-  jx_array *r = prim_dot_general(np_convert(p[0], comp, false), np_convert(p[1], comp, false),
+  bool weak = p[0]->weak && p[1]->weak; /* weak operands give a weak product, as JAX */
+  jx_array *r = prim_dot_general(np_convert(p[0], comp, weak), np_convert(p[1], comp, weak),
                                  nc, xc, yc, nb, xb, yb);
-  return r ? np_convert(r, out, false) : NULL;
+  return r ? np_convert(r, out, weak) : NULL;
 }
 
 /* Elementwise product with broadcasting (jnp.multiply; bool: logical and). */
