@@ -34,6 +34,7 @@ jx_array *jx_diagonal(jx_array *a, int64_t offset, int axis1, int axis2) {
     if (d != a1 && d != a2) perm[k++] = d;
   perm[k++] = a1, perm[k++] = a2;
   jx_array *x = jx_transpose(a, perm);
+  if (!x) return np_scope_return(NULL); /* (float0 has no ops) */
   int64_t n = a->shape[a1], m = a->shape[a2];
   /* past either edge the diagonal is empty: clamped so that nothing below overflows
    * (offset INT64_MIN, or -2^62 times m) */

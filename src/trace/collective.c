@@ -187,8 +187,16 @@ static jx_array *bind1(Prim p, jx_array *x, const PrimParams *pp) {
   return prim_bind(p, x ? 1 : 0, x ? &x : NULL, pp);
 }
 
+/* True, with JX_ERR_VALUE naming the collective unless an error is pending (a NULL
+ * operand from a failed operation before), when x is NULL. */
+static bool null_operand(const char *fn, const jx_array *x) {
+  if (x) return false;
+  if (jx_last_status() == JX_OK) error_set(JX_ERR_VALUE, "%s: the operand is NULL", fn);
+  return true;
+}
+
 static jx_array *bind_simple(Prim p, const char *fn, jx_array *x, const char *name) {
-  if (!x) return NULL;
+  if (null_operand(fn, x)) return NULL;
   PrimParams pp = {0};
   if (!bind_params(fn, name, &pp)) return NULL;
   return bind1(p, x, &pp);
@@ -199,21 +207,21 @@ jx_array *prim_pmax(jx_array *x, const char *name) { return bind_simple(PRIM_pma
 jx_array *prim_pmin(jx_array *x, const char *name) { return bind_simple(PRIM_pmin, "pmin", x, name); }
 
 jx_array *prim_all_gather(jx_array *x, const char *name, int axis, bool tiled) {
-  if (!x) return NULL;
+  if (null_operand("all_gather", x)) return NULL;
   PrimParams pp = {.axis = axis, .tiled = tiled};
   if (!bind_params("all_gather", name, &pp)) return NULL;
   return bind1(PRIM_all_gather, x, &pp);
 }
 
 jx_array *prim_psum_scatter(jx_array *x, const char *name, int axis, bool tiled) {
-  if (!x) return NULL;
+  if (null_operand("psum_scatter", x)) return NULL;
   PrimParams pp = {.axis = axis, .tiled = tiled};
   if (!bind_params("psum_scatter", name, &pp)) return NULL;
   return bind1(PRIM_psum_scatter, x, &pp);
 }
 
 jx_array *prim_ppermute(jx_array *x, const char *name, int npairs, const int (*perm)[2]) {
-  if (!x) return NULL;
+  if (null_operand("ppermute", x)) return NULL;
   PrimParams pp = {0};
   if (!bind_params("ppermute", name, &pp)) return NULL;
   bool dst_seen[PRIM_MAX_AXIS_SIZE] = {false};
@@ -237,7 +245,7 @@ jx_array *prim_ppermute(jx_array *x, const char *name, int npairs, const int (*p
 
 jx_array *prim_all_to_all(jx_array *x, const char *name, int split_axis, int concat_axis,
                           bool tiled) {
-  if (!x) return NULL;
+  if (null_operand("all_to_all", x)) return NULL;
   PrimParams pp = {.axis = split_axis, .axis2 = concat_axis, .tiled = tiled};
   if (!bind_params("all_to_all", name, &pp)) return NULL;
   return bind1(PRIM_all_to_all, x, &pp);

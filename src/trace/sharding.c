@@ -516,7 +516,10 @@ jx_array *sharding_shard(const jx_array *a, int i) {
 }
 
 jx_array *jx_shard(jx_array *a, int i) {
-  if (!a) return NULL;
+  if (!a) {
+    if (jx_last_status() == JX_OK) error_set(JX_ERR_VALUE, "jx_shard: a is NULL");
+    return NULL;
+  }
   int n = jx_num_shards(a);
   if (i < 0 || i >= n) {
     error_set(JX_ERR_VALUE, "jx_shard: shard %d of an array with %d shards", i, n);

@@ -429,7 +429,10 @@ jx_fn *jx_value_and_grad_allow_int(jx_fn *f, int nargnums, const int *argnums) {
 
 /* ---------------------------------------------------------- stop_gradient */
 
-jx_array *jx_stop_gradient(jx_array *x) { return prim_unary(PRIM_stop_gradient, x); }
+jx_array *jx_stop_gradient(jx_array *x) {
+  if (!x && jx_last_status() == JX_OK) error_set(JX_ERR_VALUE, "jx_stop_gradient: x is NULL");
+  return x ? prim_unary(PRIM_stop_gradient, x) : NULL;
+}
 
 /* -------------------------------------------------------- linear_transpose */
 

@@ -369,6 +369,58 @@ static void test_huge_sizes(void) {
   jx_scope_end(0, NULL);
 }
 
+/* Inputs that crashed or reported a false error (helper-80's trial): a NULL out array or
+ * shape, float0 operands of functions built on a transpose, complex ldexp, and sizes
+ * that overflow; NULL operands of collectives and stop_gradient record an error. */
+static void test_bad_inputs_no_crash(void) {
+  jx_scope_begin();
+  jx_array *x = jx_ones(1, (int64_t[]){3}, JX_FLOAT32);
+  jx_clear_error(); /* (the first error of a sequence is the one kept) */
+  CHECK(jx_divmod(x, x, NULL) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_divmod: out is NULL");
+  jx_clear_error();
+  CHECK(jx_modf(x, NULL) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_modf: out is NULL");
+  jx_clear_error();
+  CHECK(jx_resize(x, 1, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_resize: shape is NULL for ndim 1");
+  jx_clear_error();
+  CHECK(jx_resize(x, 2, (int64_t[]){(int64_t)1 << 62, 4}) == NULL);
+  CHECK_ERROR(JX_ERR_OOM, "jx_resize: the size of shape (4611686018427387904,4) overflows int64");
+  jx_array *z = jx_zeros(2, (int64_t[]){2, 3}, JX_FLOAT0);
+  jx_clear_error();
+  CHECK(z && jx_diagonal(z, 0, 0, 1) == NULL && jx_last_status() == JX_ERR_DTYPE);
+  jx_clear_error();
+  CHECK(jx_trace(z, 0, 0, 1) == NULL && jx_last_status() == JX_ERR_DTYPE);
+  jx_clear_error();
+  CHECK(jx_linalg_diagonal(z, 0) == NULL && jx_last_status() == JX_ERR_DTYPE);
+  jx_clear_error();
+  CHECK(jx_partition(z, 1, 0) == NULL && jx_last_status() == JX_ERR_DTYPE);
+  jx_clear_error();
+  CHECK(jx_argpartition(z, 1, 0) == NULL && jx_last_status() == JX_ERR_DTYPE);
+  jx_array *c = jx_astype(x, JX_COMPLEX64), *i = jx_astype(x, JX_INT32);
+  jx_clear_error();
+  CHECK(jx_ldexp(c, i) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_ldexp: not supported for input types (complex64, int32)");
+  jx_array *b = jx_broadcast_to(jx_ones(1, (int64_t[]){1}, JX_INT8), 1, (int64_t[]){(int64_t)1 << 62});
+  jx_clear_error();
+  CHECK(b && jx_concatenate(2, (jx_array *[]){b, b}, 0) == NULL);
+  CHECK_ERROR(JX_ERR_OOM, "jx_concatenate: the length of the result along axis 0 overflows int64");
+  jx_clear_error();
+  CHECK(jx_stop_gradient(NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_stop_gradient: x is NULL");
+  jx_clear_error();
+  CHECK(jx_lax_psum(NULL, "i") == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "psum: the operand is NULL");
+  jx_clear_error();
+  CHECK(jx_lax_all_to_all(NULL, "i", 0, 0, false) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "all_to_all: the operand is NULL");
+  jx_clear_error();
+  CHECK(jx_shard(NULL, 0) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_shard: a is NULL");
+  jx_scope_end(0, NULL);
+}
+
 static void test_death(void) {
   CHECK(dies_with(over_release, "jx_free: int32[2,3] at 0x"));
   CHECK(dies_with(over_release, "already released"));
@@ -390,6 +442,7 @@ int main(void) {
   TEST_RUN_SPLIT(test_random_failure_injection);
   TEST_RUN(test_alloc_failure_names_op);
   TEST_RUN(test_huge_sizes);
+  TEST_RUN(test_bad_inputs_no_crash);
   TEST_RUN(test_death);
   return test_finish();
 }

@@ -484,6 +484,7 @@ jx_array *jx_logaddexp2(jx_array *x, jx_array *y) {
 
 /* jnp.divmod: out[0] = floor_divide, out[1] = remainder. */
 jx_status jx_divmod(jx_array *x, jx_array *y, jx_array **out) {
+  if (np_null_arg("jx_divmod", out, "out")) return jx_last_status();
   out[0] = jx_floor_divide(x, y);
   out[1] = jx_remainder(x, y);
   if (out[0] && out[1]) return JX_OK;
@@ -494,6 +495,7 @@ jx_status jx_divmod(jx_array *x, jx_array *y, jx_array **out) {
 
 /* jnp.modf: out[0] = x - trunc(x), out[1] = trunc(x) (inexact dtypes). */
 jx_status jx_modf(jx_array *x, jx_array **out) {
+  if (np_null_arg("jx_modf", out, "out")) return jx_last_status();
   out[0] = out[1] = NULL;
   if (null_in("jx_modf", x)) return jx_last_status();
   jx_scope_begin();
@@ -613,13 +615,25 @@ jx_array *jx_append(jx_array *arr, jx_array *values, int axis) {
 jx_array *jx_resize(jx_array *a, int ndim, const int64_t *shape) {
   const char *fn = "jx_resize";
   if (null_in(fn, a)) return NULL;
+  if (ndim < 0 || ndim > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "%s: ndim %d is outside [0, %d]", fn, ndim, JX_MAX_NDIM);
+    return NULL;
+  }
+  if (ndim > 0 && !shape) {
+    error_set(JX_ERR_VALUE, "%s: shape is NULL for ndim %d", fn, ndim);
+    return NULL;
+  }
+  char buf[ERROR_SHAPE_BUF];
   int64_t size = 1;
   for (int d = 0; d < ndim; d++) {
     if (shape[d] < 0) {
       error_set(JX_ERR_VALUE, "%s: all elements of new_shape must be non-negative", fn);
       return NULL;
     }
-    size *= shape[d];
+    if (__builtin_mul_overflow(size, shape[d], &size)) {
+      error_set(JX_ERR_OOM, "%s: the size of shape %s overflows int64", fn, error_shape_str(buf, ndim, shape));
+      return NULL;
+    }
   }
   if (a->ndim >= 0 && jx_size(a) == 0) return jx_zeros(ndim, shape, a->dtype);
   jx_scope_begin();

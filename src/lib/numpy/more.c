@@ -77,8 +77,8 @@ jx_status jx_frexp(jx_array *x, jx_array **out) {
 jx_array *jx_ldexp(jx_array *x1, jx_array *x2) {
   const char *fn = "jx_ldexp";
   if (np_null_arg(fn, x1, "x1") || np_null_arg(fn, x2, "x2")) return NULL;
-  if (dtype_is_floating(x2->dtype)) {
-    error_set(JX_ERR_DTYPE, "%s: not supported for input types (%s, %s): x2 must be an integer", fn,
+  if (dtype_is_floating(x2->dtype) || dtype_is_complex(x1->dtype) || dtype_is_complex(x2->dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: not supported for input types (%s, %s): x1 must be real, x2 an integer", fn,
               jx_dtype_name(x1->dtype), jx_dtype_name(x2->dtype));
     return NULL;
   }

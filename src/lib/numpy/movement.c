@@ -198,9 +198,13 @@ static bool check_concat(const char *fn, int n, jx_array *const *xs, int *axis) 
   if (!array_normalize_axis(fn, axis, xs[0]->ndim)) return false;
   int64_t total = 0;
   for (int i = 0; i < n; i++) {
-    bool ok = xs[i]->ndim == xs[0]->ndim && total <= INT64_MAX - xs[i]->shape[*axis];
+    bool ok = xs[i]->ndim == xs[0]->ndim;
     for (int d = 0; ok && d < xs[0]->ndim; d++)
       ok = d == *axis || xs[i]->shape[d] == xs[0]->shape[d];
+    if (ok && total > INT64_MAX - xs[i]->shape[*axis]) {
+      error_set(JX_ERR_OOM, "%s: the length of the result along axis %d overflows int64", fn, *axis);
+      return false;
+    }
     if (!ok) {
       char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
       error_set(JX_ERR_SHAPE, "%s: shapes %s and %s do not match except along axis %d", fn,

@@ -112,6 +112,7 @@ jx_array *jx_partition(jx_array *a, int64_t kth, int axis) {
   if (!part_args(fn, a, &kth, &axis)) return NULL;
   jx_scope_begin();
   jx_array *x = to_last(a, axis), *bottom = NULL, *top = NULL;
+  if (!x) return np_scope_return(NULL); /* (float0 has no ops) */
   int64_t n = x->shape[x->ndim - 1];
   if (jx_top_k(jx_negative(x), kth + 1, &bottom, NULL) != JX_OK) return np_scope_return(NULL);
   if (jx_top_k(x, n - kth - 1, &top, NULL) != JX_OK) return np_scope_return(NULL);
@@ -127,6 +128,7 @@ jx_array *jx_argpartition(jx_array *a, int64_t kth, int axis) {
   if (!part_args(fn, a, &kth, &axis)) return NULL;
   jx_scope_begin();
   jx_array *x = to_last(a, axis), *bottom = NULL, *top = NULL;
+  if (!x) return np_scope_return(NULL); /* (float0 has no ops) */
   int64_t n = x->shape[x->ndim - 1];
   if (jx_top_k(jx_negative(x), kth + 1, NULL, &bottom) != JX_OK) return np_scope_return(NULL);
   jx_array *taken = jx_sum(jx_nn_one_hot(bottom, n, JX_FLOAT32, -1), 1, (int[]){-2}, false);
