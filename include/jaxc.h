@@ -213,7 +213,7 @@ int jx_fn_nout(const jx_fn *f);
 const char *jx_fn_name(const jx_fn *f);
 /* Calls f: out[0..nout) receive new references (all NULL on failure). Returns JX_OK
  * or the first error: JX_ERR_VALUE for NULL arguments or an impl that left an output
- * unset, the impl's own status otherwise. */
+ * unset or returned a value that is no jx_status, the impl's own status otherwise. */
 jx_status jx_call(jx_fn *f, jx_array *const *in, jx_array **out);
 /* Number of jx_fn alive now: tests use it to prove there are no leaks (the library's
  * cached functions, as in jx_live_arrays, not counted). */

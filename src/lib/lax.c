@@ -172,9 +172,14 @@ static int ein_term(const char *fn, const char *s, size_t len, int *letters, int
       continue;
     }
     int l = ein_letter(s[i]);
-    if (l < 0 || n >= JX_MAX_NDIM) {
+    if (l < 0) {
       error_set(JX_ERR_VALUE, "%s: bad subscript '%c' in term \"%.*s\" (letters a-z, A-Z "
                 "and one \"...\" only)", fn, s[i], (int)len, s);
+      return -1;
+    }
+    if (n >= JX_MAX_NDIM) {
+      error_set(JX_ERR_SHAPE, "%s: term \"%.*s\" has more than %d subscripts (arrays have at "
+                "most %d dims)", fn, (int)len, s, JX_MAX_NDIM, JX_MAX_NDIM);
       return -1;
     }
     letters[n++] = l;

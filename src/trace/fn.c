@@ -239,6 +239,7 @@ jx_status jx_call(jx_fn *f, jx_array *const *in, jx_array **out) {
     }
   jx_scope_begin();
   jx_status s = f->impl(f->ctx, in, out);
+  if (s < JX_OK || s > JX_ERR_INTERNAL) s = JX_ERR_VALUE; /* not a status: as jx_set_error maps it */
   for (int i = 0; s == JX_OK && i < f->nout; i++)
     if (!out[i]) {
       s = error_pending() ? jx_last_status() : JX_ERR_VALUE;

@@ -99,6 +99,9 @@ static jx_status picky(void *ctx, jx_array *const *in, jx_array **out) {
   return JX_OK;
 }
 
+/* A user function returning a value that is no jx_status. */
+static jx_status returns_99(void *ctx, jx_array *const *in, jx_array **out) { return (jx_status)99; }
+
 static void test_user_error_message(void) {
   int tag = 1;
   jx_array *m = jx_zeros(2, (int64_t[]){2, 2}, JX_FLOAT32), *v = jx_ones(1, (int64_t[]){3}, JX_FLOAT32);
@@ -125,6 +128,15 @@ static void test_user_error_message(void) {
   CHECK_EQ_INT(jx_set_error(JX_ERR_VALUE, NULL), JX_ERR_VALUE);
   CHECK(jx_last_status() == JX_ERR_VALUE && jx_last_error()[0] == 0);
   jx_clear_error();
+  jx_fn *odd = jx_fn_new("odd", 1, 1, returns_99, NULL);
+  CHECK_EQ_INT(jx_call(odd, &m, &out), JX_ERR_VALUE); /* as jx_set_error maps it */
+  CHECK_ERROR(JX_ERR_VALUE, "jx_call(odd): the function returned JX_ERR_VALUE");
+  jx_fn_free(odd);
+  jx_clear_error();
+  /* a difference of order INT_MAX stops once the axis is empty (it took hours) */
+  jx_array *d = jx_diff(v, 2147483647, -1);
+  CHECK(d && jx_ndim(d) == 1 && jx_shape(d)[0] == 0 && jx_dtype_of(d) == JX_FLOAT32);
+  jx_free(d);
   jx_fn_free(bare), jx_fn_free(g), jx_fn_free(jf), jx_fn_free(f);
   jx_free(m), jx_free(v);
 }

@@ -428,6 +428,9 @@ static void test_errors(void) {
   CHECK_ERROR(JX_ERR_SHAPE, "term \"k\" does not fit operand 1 float32[4,2]");
   CHECK(jx_einsum("i2", 1, ops) == NULL);
   CHECK_ERROR(JX_ERR_VALUE, "bad subscript '2' in term \"i2\"");
+  jx_clear_error();
+  CHECK(jx_einsum("abcdefghijklmnopqrstu,jk->ik", 2, ops) == NULL); /* 'q' is fine: 17 dims are not */
+  CHECK_ERROR(JX_ERR_SHAPE, "term \"abcdefghijklmnopqrstu\" has more than 16 subscripts");
   CHECK(jx_einsum("i....", 1, ops) == NULL);
   CHECK_ERROR(JX_ERR_VALUE, "bad ellipsis");
   CHECK(jx_einsum("...i...", 1, ops) == NULL);
