@@ -321,6 +321,9 @@ jx_status routine_check(const Routine *r);
 size_t routine_out_nbytes(const Routine *r, int o);
 /* Runs a routine on host memory: inputs/outputs as described for its op. */
 jx_status routine_run_host(const Routine *r, void *const *inputs, void *const *outs);
+/* Makes OpenBLAS single-threaded, once, before a backend's first CBLAS call: jaxc splits
+ * its GEMMs itself, and OpenBLAS's own threads would split (and round) otherwise. */
+void routine_blas_single_threaded(void);
 /* The block rows [i0, i1) x columns [j0, j1) of a GEMM routine's output (every batch
  * entry), computed in place; blocks are independent (the cpu backend runs them on its
  * threads). */

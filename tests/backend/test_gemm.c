@@ -208,7 +208,10 @@ static void test_threads_bitwise(void) {
       void *xd = malloc((size_t)(M * K) * es), *yd = malloc((size_t)(K * N) * es);
       for (int64_t i = 0; i < M * K; i++) d ? (void)(((double *)xd)[i] = rnd_val()) : (void)(((float *)xd)[i] = (float)rnd_val());
       for (int64_t i = 0; i < K * N; i++) d ? (void)(((double *)yd)[i] = rnd_val()) : (void)(((float *)yd)[i] = (float)rnd_val());
-      jx_array *x = jx_array_from(xd, dt, 2, (int64_t[]){M, K}), *y = jx_array_from(yd, dt, 2, (int64_t[]){K, N});
+      /* committed to the cpu: the test is about its threads (under JAXC_DEVICE=cuda the
+       * default device's cuBLAS products round otherwise) */
+      jx_array *x = jx_device_put(jx_array_from(xd, dt, 2, (int64_t[]){M, K}), "cpu");
+      jx_array *y = jx_device_put(jx_array_from(yd, dt, 2, (int64_t[]){K, N}), "cpu");
       jx_fn *f = jx_fn_new("product", 2, 1, plain_product, NULL), *jf = jx_jit(f);
       jx_array *want = jx_matmul(jx_device_put(x, "interp"), jx_device_put(y, "interp"));
       size_t nb = (size_t)(M * N) * es;

@@ -848,12 +848,11 @@ static jx_status cpu_dispatch(const Backend *be, void *exe, const Kernel *k, voi
   return JX_OK;
 }
 
-/* OpenBLAS runs single-threaded under the cpu backend: its GEMMs are split over the
- * backend's own pool instead, so that two sets of threads never compete for the cores
- * (OpenBLAS's workers spin after each call). Weak: other BLAS libraries have no such
- * call. */
+/* OpenBLAS runs single-threaded (routine_blas_single_threaded) under the cpu backend:
+ * its GEMMs are split over the backend's own pool instead, so that two sets of threads
+ * never compete for the cores (OpenBLAS's workers spin after each call); cpu_linalg
+ * widens it around large LAPACK calls. Weak: other BLAS libraries have no such call. */
 extern void openblas_set_num_threads(int n) __attribute__((weak));
-static void openblas_single(void) { openblas_set_num_threads(1); }
 
 typedef struct GemmJob {
   const Routine *r;
@@ -995,8 +994,7 @@ static jx_status cpu_linalg(const Routine *r, void *const *inputs, void *const *
  * slower at n = 256..1024); other routines run on the host. */
 #define GEMM_MIN_FLOPS (1 << 21)
 static jx_status cpu_routine(const Backend *be, const Routine *r, void *const *inputs, void *const *outs) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  if (openblas_set_num_threads) pthread_once(&once, openblas_single);
+  routine_blas_single_threaded();
   if (ROUTINE_IS_LINALG(r->op)) return cpu_linalg(r, inputs, outs);
   if (r->op == ROUTINE_FFT) return fft_run(r, inputs[0], outs[0], pool_run, pool_threads());
   if (r->op != ROUTINE_GEMM) return routine_run_host(r, inputs, outs);
