@@ -5,7 +5,7 @@ and JAX on CPU in one session on one machine, and prints ratios (higher = jaxc b
     pip install jax numpy optax && python3 bench/run.py [--build build] [--only NAME] [--md FILE]
                                                        [--repeat N]
 
-NAME: fft (issue 15: complex64 fft of 2^20, rfft of 2^22 float32, fft2 of 1024x1024, a
+NAME: random (the jax.random samplers, large and per call), fft (issue 15: complex64 fft of 2^20, rfft of 2^22 float32, fft2 of 1024x1024, a
 prime length 1,000,003, a 4096 x 1024 batch), linalg, matmul, chain, softmax, reduce, mlp, eager, transc (every transcendental function
 on 2^22 float32; fn_NAME for one), tchain (the issue-11 chain tanh(1.5x+0.25)*exp(-x*x) +
 sqrt(|x|+1) - x/3 and the copy roofline at 2^22 and 1e7), nnops (layer norm, log-softmax

@@ -1,6 +1,6 @@
 /* demo.c -- jaxc end to end through the public header only: creation, reshape,
  * broadcasting, reductions over axes, matmul, where, slicing, JAX type promotion, a
- * sticky error, and a leak check. `tools/demo.sh` builds and runs it (build/jaxc_demo).
+ * sticky error, and a leak check. `tools/demo.sh` builds it (build/jaxc_demo; the install test runs it).
  * Exit status 0 iff every step worked and no array is left alive. */
 #include <jaxc.h>
 

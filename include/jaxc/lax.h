@@ -142,9 +142,9 @@ jx_array *jx_lax_avg_pool(jx_array *x, int nspatial, const int64_t *window_shape
 jx_status jx_lax_switch(jx_array *index, int nbranches, jx_fn *const *branches, int nops,
                         jx_array *const *operands, jx_array **out);
 /* lax.cond(pred, true_fun, false_fun, *operands): pred is a bool or numeric scalar
- * (nonzero is true). Example (README "Control flow"):
+ * (nonzero is true). Example (README "Control flow", t and e the jx_fn of sin and cos):
  *   jx_array *out[1];
- *   jx_lax_cond(p, f_sin, f_cos, 1, (jx_array *[]){x}, out);  // sin(x) if p else cos(x) */
+ *   jx_lax_cond(pred, t, e, 1, (jx_array *[]){x}, out);  // sin(x) if pred else cos(x) */
 jx_status jx_lax_cond(jx_array *pred, jx_fn *true_fn, jx_fn *false_fn, int nops,
                       jx_array *const *operands, jx_array **out);
 
@@ -168,9 +168,10 @@ jx_status jx_lax_cond(jx_array *pred, jx_fn *true_fn, jx_fn *false_fn, int nops,
  * the carries. jvp differentiates it (one loop over carries and tangents); vmap with
  * a batched predicate runs until every lane is done, keeping finished lanes' carries
  * (select per lane); reverse mode is JX_ERR_UNSUPPORTED, as in JAX -- use
- * jx_lax_while_loop_bounded. Example (README "Control flow"):
- *   jx_array *out[2];
- *   jx_lax_while_loop(f_lt_10, f_step, 2, (jx_array *[]){i0, x0}, out); */
+ * jx_lax_while_loop_bounded. Example (README "Control flow", cf and bf the jx_fn of its
+ * lt_10 and step):
+ *   jx_array *carry[2];
+ *   jx_lax_while_loop(cf, bf, 2, (jx_array *[]){i0, y0}, carry); */
 jx_status jx_lax_while_loop(jx_fn *cond_fn, jx_fn *body_fn, int ncarry, jx_array *const *init,
                             jx_array **out);
 /* jaxc's while_loop with at most max_trips (>= 1, JX_ERR_VALUE otherwise) trips, which
