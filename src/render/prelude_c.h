@@ -237,7 +237,7 @@ JX_FN double jx_exp_f64(double x) { return exp(x); }
 /* tanh, float32: own branch-free rational form, tanh(x) = a P(a^2) / Q(a^2) for a = |x|
  * clamped to 9.02 (tanh rounds to 1 in float32 from 9.01 on), at most 1, the sign copied
  * back. P and Q of degree 4 in s = a^2: a relative-error fit of tanh(a)/a on [0, 9.02]
- * (tools/fit_tanh.py 4 4 9.02, relative error 4.2e-8 with these float coefficients; the
+ * (tools/fit_rational.py tanh 4 4 9.02, relative error 4.2e-8 with these float coefficients; the
  * float32 evaluation dominates). 5 ulp at most over every float32, 0.02% of them beyond 2
  * (tools/ulp_check.c, docs/api.md); XLA's tanh, which JAX runs on the CPU, is within 4 ulp
  * on a 1/97 sample, 0.17% of it beyond 2. No call: on an AVX2 AMD EPYC VM, one thread, a
@@ -268,7 +268,7 @@ JX_FN double jx_tanh_f64(double x) { return tanh(x); }
 /* erf, float32: own branch-free rational form, erf(x) = a P(a^2) / Q(a^2) for a = |x|
  * clamped to 3.95 (erf rounds to 1 in float32 from 3.92 on), the sign copied back. P of
  * degree 6 and Q of degree 5 in s = a^2: a relative-error minimax fit of erf(a)/a on
- * [0, 3.95] (tools/fit_erf.py 6 5 3.95: iteratively reweighted least squares against
+ * [0, 3.95] (tools/fit_rational.py erf 6 5 3.95: iteratively reweighted least squares against
  * scipy.special.erf, relative error 1.9e-9 in exact arithmetic; the float32 rounding of
  * the Horner steps dominates). 6 ulp at most over every float32 (tools/ulp_check.c); XLA's erf, which JAX runs on the
  * CPU, measured the same way is 7 ulp (docs/api.md). 0.18 ns per element on one thread
