@@ -481,14 +481,17 @@ grad_case("grad_eigvals_c", "linalg_eigvals_sym", [crand((3, 3), C128)], eig_sym
 
 # ------------------------------------------------------------------ issue 14 leftovers
 # (own generator, appended last so the cases above keep their draws)
-lrng = np.random.RandomState(1416)
+def rounded_rand(rng):
+    """Arrays of multiples of 1/8 in [-2, 2] drawn from rng (complex: two draws)."""
+    def rand(shape, dtype=F32):
+        a = np.round(rng.uniform(-2, 2, shape) * 8) / 8
+        if dtype.startswith("complex"):
+            a = a + 1j * np.round(rng.uniform(-2, 2, shape) * 8) / 8
+        return jnp.asarray(a, dtype=dtype)
+    return rand
 
 
-def lrand(shape, dtype=F32):
-    a = np.round(lrng.uniform(-2, 2, shape) * 8) / 8
-    if dtype.startswith("complex"):
-        a = a + 1j * np.round(lrng.uniform(-2, 2, shape) * 8) / 8
-    return jnp.asarray(a, dtype=dtype)
+lrand = rounded_rand(np.random.RandomState(1416))
 
 
 def lax_eigh_w_sq(x, lower, sym, sort):
@@ -532,13 +535,7 @@ grad_case("grad_tridiag_c_b", "lax_tridiagonal_solve_ri", ctridiag((2,), 4, 2, C
 # ------------------------------------------------------------------ user trial fixes
 # (own generator, appended last so the cases above keep their draws)
 urng = np.random.RandomState(1417)
-
-
-def urand(shape, dtype=F32):
-    a = np.round(urng.uniform(-2, 2, shape) * 8) / 8
-    if dtype.startswith("complex"):
-        a = a + 1j * np.round(urng.uniform(-2, 2, shape) * 8) / 8
-    return jnp.asarray(a, dtype=dtype)
+urand = rounded_rand(urng)
 
 
 # lstsq drops zero singular values whatever rcond is: mask = (s > 0) & (s >= rcond * s[0])
