@@ -617,26 +617,13 @@ jx_array *jx_append(jx_array *arr, jx_array *values, int axis) {
 jx_array *jx_resize(jx_array *a, int ndim, const int64_t *shape) {
   const char *fn = "jx_resize";
   if (null_in(fn, a)) return NULL;
-  if (ndim < 0 || ndim > JX_MAX_NDIM) {
-    error_set(JX_ERR_SHAPE, "%s: ndim %d is outside [0, %d]", fn, ndim, JX_MAX_NDIM);
-    return NULL;
-  }
-  if (ndim > 0 && !shape) {
-    error_set(JX_ERR_VALUE, "%s: shape is NULL for ndim %d", fn, ndim);
-    return NULL;
-  }
-  char buf[ERROR_SHAPE_BUF];
-  int64_t size = 1;
-  for (int d = 0; d < ndim; d++) {
-    if (shape[d] < 0) {
+  for (int d = 0; ndim >= 0 && ndim <= JX_MAX_NDIM && shape && d < ndim; d++)
+    if (shape[d] < 0) { /* JAX's ValueError, before array_check_shape's JX_ERR_SHAPE */
       error_set(JX_ERR_VALUE, "%s: all elements of new_shape must be non-negative", fn);
       return NULL;
     }
-    if (__builtin_mul_overflow(size, shape[d], &size)) {
-      error_set(JX_ERR_OOM, "%s: the size of shape %s overflows int64", fn, error_shape_str(buf, ndim, shape));
-      return NULL;
-    }
-  }
+  if (!array_check_shape(fn, ndim, shape)) return NULL;
+  int64_t size = shape_numel(ndim, shape);
   if (a->ndim >= 0 && jx_size(a) == 0) return jx_zeros(ndim, shape, a->dtype);
   jx_scope_begin();
   int64_t n = jx_size(a), reps = (size + n - 1) / n;
