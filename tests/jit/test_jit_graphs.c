@@ -8,6 +8,7 @@
  * recorded and the same checks pass; on the cpu, replay.c's logic also runs over a
  * recording backend made of the cpu's entries (test_replay_logic_cpu), so CI checks it
  * without a GPU. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@
 #define BIG (1 << 16) /* split reductions (rows of >= 32768): scratch in the graph */
 
 static bool on_cuda;
+/* JAXC_CUDA_GRAPHS as the test started: what a check that turns graphs off restores */
+static bool graphs_default = true;
 
 /* loss(w1, b1, w2, b2, x, y) = -mean(sum(y * log_softmax(relu(x w1 + b1) w2 + b2))) +
  * 1e-3 * mean(tanh(x))^2 (x of BIG elements: two split reductions). */
@@ -124,7 +127,7 @@ static void reference(jx_fn *step, Inputs *in, float *ref) {
   CHECK(jx_call(step, in->a, out) == JX_OK);
   CHECK(read_outs(out, ref));
   for (int o = 0; o < 5; o++) jx_free(out[o]);
-  config_set_cuda_graphs(true);
+  config_set_cuda_graphs(graphs_default);
 }
 
 static void test_repeated_calls(void) {
@@ -156,7 +159,7 @@ static void test_repeated_calls(void) {
     CHECK(jx_call(step, in.a, out) == JX_OK);
     for (int o = 0; o < 5; o++) jx_free(out[o]);
   }
-  config_set_cuda_graphs(true);
+  config_set_cuda_graphs(graphs_default);
   JitReplayStats st2 = jit_replay_stats(jit_replay_for(step, in.a));
   CHECK(st2.records == st.records && st2.replays == st.replays);
   free(ref), free(got);
@@ -182,7 +185,7 @@ static void train(jx_fn *step, bool graphs, float *final) {
     }
   }
   free_inputs(&in);
-  config_set_cuda_graphs(true);
+  config_set_cuda_graphs(graphs_default);
 }
 
 static void test_training_loop(void) {
@@ -230,7 +233,7 @@ typedef struct Worker {
   Inputs in;
   const float *ref;
   int same, errors;
-  char first_diff[160]; /* the first mismatch: which float, got and expected */
+  char first_diff[256]; /* the first mismatch: which float, got and expected */
 } Worker;
 
 static void *worker(void *arg) {
@@ -245,10 +248,21 @@ static void *worker(void *arg) {
     }
     bool same = memcmp(got, w->ref, NOUT_FLOATS * sizeof *got) == 0;
     w->same += same;
-    for (int i = 0; !same && !w->first_diff[0] && i < NOUT_FLOATS; i++)
-      if (memcmp(&got[i], &w->ref[i], sizeof *got) != 0)
-        snprintf(w->first_diff, sizeof w->first_diff, "call %d, float %d of %d: %.9g, expected %.9g", c, i,
-                 NOUT_FLOATS, got[i], w->ref[i]);
+    if (!same && !w->first_diff[0]) { /* which floats differ, how many and by how much */
+      int first = -1, ndiff = 0;
+      double worst = 0;
+      for (int i = 0; i < NOUT_FLOATS; i++)
+        if (memcmp(&got[i], &w->ref[i], sizeof *got) != 0) {
+          double d = fabs((double)got[i] - (double)w->ref[i]);
+          first = first < 0 ? i : first, ndiff++, worst = d > worst ? d : worst;
+        }
+      JitReplayStats st = jit_replay_stats(jit_replay_for(w->step, w->in.a));
+      snprintf(w->first_diff, sizeof w->first_diff,
+               "call %d, %d of %d floats, first %d: %.9g, expected %.9g, largest difference %.3g (program: %lld "
+               "recorded, %lld replayed)",
+               c, ndiff, NOUT_FLOATS, first, got[first], w->ref[first], worst, (long long)st.records,
+               (long long)st.replays);
+    }
     for (int o = 0; o < 5; o++) jx_free(out[o]);
   }
   free(got);
@@ -563,7 +577,7 @@ static void test_replay_logic_cpu(void) {
   config_set_cuda_graphs(false);
   runs[0].same = 0, runs[0].calls = 3;
   fake_worker(&runs[0]);
-  config_set_cuda_graphs(true);
+  config_set_cuda_graphs(graphs_default);
   CHECK_EQ_INT(runs[0].same, 3);
   CHECK(jit_replay_stats(r).replays == 18);
   /* eight threads sharing the program (and its four recordings): each call the bits of
@@ -718,13 +732,16 @@ int main(void) {
   on_cuda = strcmp(jx_device_of(probe), "cuda") == 0;
   bool on_cpu = strcmp(jx_device_of(probe), "cpu") == 0;
   jx_free(probe);
-  on_cuda = on_cuda && config_cuda_graphs(); /* JAXC_CUDA_GRAPHS=0: nothing recorded */
+  graphs_default = config_cuda_graphs();
+  on_cuda = on_cuda && graphs_default; /* JAXC_CUDA_GRAPHS=0: nothing recorded */
   TEST_RUN(test_critical_path);
   TEST_RUN(test_repeated_calls);
   TEST_RUN(test_training_loop);
   TEST_RUN(test_new_inputs);
   TEST_RUN(test_threads);
   TEST_RUN(test_not_recorded);
+  /* replay.c's logic over the fake recording backend, whatever JAXC_CUDA_GRAPHS says */
+  config_set_cuda_graphs(graphs_default = true);
   if (on_cpu) TEST_RUN(test_replay_logic_cpu);
   if (on_cpu) TEST_RUN(test_replay_training_cpu);
   if (on_cpu) TEST_RUN(test_replay_mlp_reordered_cpu);
