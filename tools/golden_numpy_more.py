@@ -235,6 +235,12 @@ WS = weak([NAN, INF, -INF, 0.0, -1.5, 2.0])
 g.case("weak_nan_to_num", "nan_to_num", [WS], jnp.nan_to_num)
 g.case("weak_nan_to_num_0d", "nan_to_num", [weak(NAN)], jnp.nan_to_num)
 g.case("weak_nan_to_num_int", "nan_to_num", [WI], jnp.nan_to_num)
+# complex: each part on its own (jaxc returned complex input unchanged)
+CS = jnp.asarray(np.array([complex(NAN, 1), complex(INF, NAN), complex(-INF, 2), complex(3, -INF), 1.5 - 2.5j],
+                          np.complex64))
+g.case("nan_to_num_complex64", "nan_to_num", [CS], jnp.nan_to_num)
+with jax.enable_x64(True):
+    g.case("nan_to_num_complex128", "nan_to_num", [CS.astype(jnp.complex128)], jnp.nan_to_num, "x64=1")
 g.case("weak_heaviside", "heaviside", [WS, weak([0.5] * 6)], jnp.heaviside)
 g.case("weak_heaviside_0d", "heaviside", [weak(0.0), W0], jnp.heaviside)
 g.case("weak_sinc", "sinc", [WS], jnp.sinc)

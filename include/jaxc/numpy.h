@@ -97,7 +97,8 @@ jx_status jx_divmod(jx_array *x, jx_array *y, jx_array **out);
 jx_status jx_modf(jx_array *x, jx_array **out);
 /* jnp.nan_to_num(x, nan, posinf, neginf); NAN posinf/neginf mean the dtype's extremes
  * (JAX's None). Infinities are replaced after NaNs, as JAX (nan = inf gives posinf).
- * A float result is strongly typed, as JAX's; non-float x is returned as is. */
+ * A complex x has each of its real and imaginary parts replaced so, as JAX's. A float
+ * or complex result is strongly typed, as JAX's; other x is returned as is. */
 jx_array *jx_nan_to_num(jx_array *x, double nan, double posinf, double neginf);
 /* jnp.atleast_1d / 2d / 3d of one array (NumPy's placement of the new axes). */
 jx_array *jx_atleast_1d(jx_array *x);

@@ -514,9 +514,15 @@ jx_status jx_modf(jx_array *x, jx_array **out) {
 }
 
 /* jnp.nan_to_num(x, nan, posinf, neginf): posinf/neginf NAN mean the dtype's max/min
- * (JAX's None). Non-float inputs are returned unchanged. */
+ * (JAX's None). Complex inputs: each part on its own, as JAX. Other non-float inputs are
+ * returned unchanged. */
 jx_array *jx_nan_to_num(jx_array *x, double nan, double posinf, double neginf) {
   if (null_in("jx_nan_to_num", x)) return NULL;
+  if (dtype_is_complex(x->dtype)) {
+    jx_scope_begin();
+    return ret(jx_complex(jx_nan_to_num(jx_real(x), nan, posinf, neginf),
+                          jx_nan_to_num(jx_imag(x), nan, posinf, neginf)));
+  }
   if (!is_float(x)) return jx_ref(x);
   if (isnan(posinf)) posinf = dtype_max_value(x->dtype);
   if (isnan(neginf)) neginf = dtype_min_value(x->dtype);
