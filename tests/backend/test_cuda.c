@@ -38,6 +38,21 @@ static void test_size_classes(void) {
   }
 }
 
+/* Products queued directly share the device stream's cuBLAS workspace; a recorded graph's
+ * take their branch's, never that one: a replay queued by another thread may land
+ * between the two kernels of a split-K product queued directly (enqueue_lock orders
+ * products, not graph launches), and its product would overwrite that product's partials
+ * (test_jit_graphs's test_threads: the step-by-step first call's dW1). Each branch's is
+ * its own (parallel branches run their products at once). */
+static void test_gemm_workspaces(void) {
+  for (int b = 0; b < CUDA_GRAPH_BRANCHES; b++) {
+    CHECK_EQ_INT(cuda_gemm_workspace_slot(false, b), -1);
+    int slot = cuda_gemm_workspace_slot(true, b);
+    CHECK_MSG(slot >= 0 && slot < CUDA_GRAPH_BRANCHES, "branch %d records on workspace %d", b, slot);
+    for (int c = 0; c < b; c++) CHECK(cuda_gemm_workspace_slot(true, c) != slot);
+  }
+}
+
 static void test_unavailable(void) {
   if (have_gpu) return;
   CHECK(jx_default_device("cuda") == JX_ERR_DEVICE);
@@ -550,6 +565,7 @@ int main(void) {
   jx_clear_error();
   jx_default_device("cpu");
   TEST_RUN(test_size_classes);
+  TEST_RUN(test_gemm_workspaces);
   TEST_RUN(test_unavailable);
   TEST_RUN(test_listed);
   TEST_RUN(test_copy_round_trip);

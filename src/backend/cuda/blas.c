@@ -2,7 +2,8 @@
  * first product): one cuBLASLt matmul (a plan per shape, its algorithm chosen by timing)
  * or cublasGemmStridedBatchedEx call per GEMM routine, operands row-major (outer, n, m)
  * @ (outer, m, inner), transposed operands passed as flags, never copied. While a graph
- * is recorded, each of its branches has a workspace of its own (graph.c). */
+ * is recorded, each of its branches has a workspace of its own (graph.c), none of them
+ * the one products queued directly on the device's stream use. */
 #include <dlfcn.h>
 #include <float.h>
 #include <pthread.h>
@@ -36,10 +37,14 @@ static char load_error[512];
 static void *workspace;
 static size_t workspace_bytes;
 static int (*set_ws_fn)(cublasHandle_t, void *, size_t);
-/* Workspaces of graph branches 1.. (graph.c: GEMMs of parallel branches run at once, and
- * a split-K product's partials in a shared workspace would mix), each workspace_bytes,
- * made on a branch's first product; [0] is unused (branch 0 takes `workspace`). Only the
- * recording thread touches them (graph.c records one graph at a time). */
+/* Workspaces of graph recordings, one a branch (graph.c: GEMMs of parallel branches run
+ * at once, and a split-K product's partials in a shared workspace would mix), each
+ * workspace_bytes, made on a branch's first product. Never `workspace`, the device
+ * stream's: enqueue_lock keeps products from interleaving, not graph launches, and a
+ * replay queued by another thread between the kernels of a product queued directly (its
+ * split-K partials, then their reduction) would overwrite those partials with its own
+ * product's (cuda_gemm_workspace_slot). Only the recording thread touches them (graph.c
+ * records one graph at a time). */
 static void *branch_workspace[CUDA_GRAPH_BRANCHES];
 
 /* cuBLASLt, for float16/bfloat16: cublasGemmEx's heuristics picked pre-Hopper kernels
@@ -92,7 +97,8 @@ static int nplans, plans_cap;
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
 /* One product is queued at a time: a cuBLAS(Lt) call may queue several kernels that
  * share the one workspace (split-K partials, then their reduction), and two threads'
- * calls interleaved on the stream would mix their partials. */
+ * calls interleaved on the stream would mix their partials. (A graph replay may still
+ * land between them: recorded products never use that workspace, branch_workspace.) */
 static pthread_mutex_t enqueue_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* One product's operands, as cuda_gemm received them: column-major C (m, n) = op(A) @
@@ -111,11 +117,17 @@ static int launch_lt(const GemmCall *c, const LtPlan *p, const LtAlgo *algo, voi
                    ws, ws ? workspace_bytes : 0, cuda_stream());
 }
 
-/* The workspace of the branch the calling thread issues on (graph.c); NULL where none
- * could be made (products then run without one). */
+int cuda_gemm_workspace_slot(bool recording, int branch) {
+  if (!recording) return -1;
+  return branch > 0 && branch < CUDA_GRAPH_BRANCHES ? branch : 0;
+}
+
+/* The workspace of the stream the calling thread issues on: the device stream's, or
+ * while it records a graph its branch's (cuda_gemm_workspace_slot); NULL where none could
+ * be made (products then run without one). */
 static void *gemm_workspace(void) {
-  int b = cuda_graph_branch();
-  if (b <= 0 || b >= CUDA_GRAPH_BRANCHES || !workspace) return workspace;
+  int b = cuda_gemm_workspace_slot(cuda_graph_recording(), cuda_graph_branch());
+  if (b < 0 || !workspace) return workspace;
   if (!branch_workspace[b] && !(branch_workspace[b] = cuda_alloc(workspace_bytes))) jx_clear_error();
   return branch_workspace[b];
 }

@@ -217,6 +217,11 @@ jx_status cuda_dispatch(void *exe, const Kernel *k, void *const *inputs, void *c
  * float64, bfloat16, float16; batched; transposes as flags) through cuBLAS on the
  * stream. JX_ERR_DEVICE naming libcublas when it cannot be loaded. */
 jx_status cuda_gemm(const Routine *r, void *const *inputs, void *out);
+/* Which cuBLAS workspace a product uses: -1, the device stream's (not recording), else
+ * the recording's branch's (0 .. CUDA_GRAPH_BRANCHES-1) -- never the device stream's,
+ * which a product queued directly by another thread may be using across a replay of the
+ * graph (blas.c, branch_workspace). */
+int cuda_gemm_workspace_slot(bool recording, int branch);
 
 /* ------------------------------------------------------------- solver.c */
 
