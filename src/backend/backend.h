@@ -133,11 +133,11 @@ struct Backend {
    * the earlier steps deps[0..ndeps) (jit/replay.c: it reads what they wrote, or writes
    * what they read or wrote); `critical`: it lies on the recording's critical path (the
    * longest chain of dependent steps by an estimated cost: jit_critical_path);
-   * `routine`: the step's routine (NULL: a kernel). The backend may then run independent
-   * steps concurrently in the recording (cuda: graph branches; the critical path's at a
-   * higher priority with JAXC_CUDA_GRAPH_PRIORITY=1). */
+   * `routine`: the step's routine, else `kernel` its kernel (the other NULL). The backend
+   * may then run independent steps concurrently in the recording (cuda: graph branches;
+   * the critical path's at a higher priority with JAXC_CUDA_GRAPH_PRIORITY=1). */
   jx_status (*graph_step)(const Backend *be, int step, int ndeps, const int *deps, bool critical,
-                          const Routine *routine);
+                          const Routine *routine, const Kernel *kernel);
   /* Waits for every dispatched kernel. */
   jx_status (*synchronize)(const Backend *be);
 };

@@ -263,7 +263,8 @@ static jx_status issue(const Program *p, const Backend *be, void *const *ptrs, b
     int nargs = step_nargs(st);
     void *const *args = ptrs, *const *outs = ptrs + nargs;
     ptrs += nargs + st->nout;
-    if (deps && (s = be->graph_step(be, k, at[k + 1] - at[k], deps + at[k], critical[k], st->is_routine ? &st->routine : NULL)) != JX_OK)
+    if (deps && (s = be->graph_step(be, k, at[k + 1] - at[k], deps + at[k], critical[k],
+                                 st->is_routine ? &st->routine : NULL, st->is_routine ? NULL : &st->kernel)) != JX_OK)
       break;
     if (st->is_routine) {
       s = be->routine(be, &st->routine, args, outs);

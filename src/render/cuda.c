@@ -481,6 +481,11 @@ RenderCudaPlan render_cuda_plan(const Kernel *k) {
   return p;
 }
 
+bool render_cuda_uses_tickets(const Kernel *k) {
+  RenderCudaPlan p = render_cuda_plan(k);
+  return p.split || p.kind == CUDA_COLUMNS;
+}
+
 /* ------------------------------------------------------------------ helpers */
 
 

@@ -73,6 +73,10 @@ typedef struct RenderCudaPlan {
 
 /* The plan of kernel k (a pure function of k). */
 RenderCudaPlan render_cuda_plan(const Kernel *k);
+/* Whether k's kernel takes tickets from its module's jx_split_tickets (prelude_cuda.h):
+ * split rows and CUDA_COLUMNS. Two launches of such a kernel must not run at once (the
+ * cuda backend keeps them on a recorded graph's first branch). */
+bool render_cuda_uses_tickets(const Kernel *k);
 
 /* h's expression and extra outputs (and a reduction's epilogue) with int64 index
  * arithmetic in int32 wherever every value fits (the nodes' intervals), widened at the

@@ -443,7 +443,7 @@ static jx_status fake_begin(const Backend *be) {
 static bool fake_crit[FAKE_CRIT_STEPS];
 static int fake_crit_ndeps[FAKE_CRIT_STEPS], fake_crit_deps[FAKE_CRIT_STEPS][FAKE_MAX_DEPS];
 static jx_status fake_step(const Backend *be, int step, int ndeps, const int *deps, bool critical,
-                           const Routine *routine) {
+                           const Routine *routine, const Kernel *kernel) {
   FakeGraph *g = fake_rec;
   if (step >= 0 && step < FAKE_CRIT_STEPS) {
     fake_crit[step] = critical, fake_crit_ndeps[step] = ndeps < FAKE_MAX_DEPS ? ndeps : FAKE_MAX_DEPS;

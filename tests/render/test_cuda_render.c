@@ -490,6 +490,10 @@ static void test_render_compile(void) {
     CHECK_MSG(t != NULL, "%s: %s", cases[i].name, jx_last_error());
     if (!t) continue;
     CHECK(strstr(t, "__global__") != NULL);
+    /* the predicate the cuda backend schedules graph branches by (cuda.c graph_step)
+     * agrees with the rendered text */
+    CHECK_MSG(render_cuda_uses_tickets(&cases[i].k) == (strstr(t, "jx_split_tickets") != NULL), "%s: tickets %d",
+              cases[i].name, render_cuda_uses_tickets(&cases[i].k));
     size_t tl = strlen(t);
     unit = realloc(unit, (cap = len + tl + 2));
     memcpy(unit + len, t, tl), len += tl, unit[len++] = '\n';

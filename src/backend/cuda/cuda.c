@@ -148,10 +148,12 @@ static jx_status graph_launch(const Backend *be, void *exec) { return cuda_graph
 static void graph_release(const Backend *be, void *exec) { cuda_graph_release(exec); }
 static bool graph_routine_ok(const Backend *be, const Routine *r) { return cuda_graph_routine_ok(r); }
 static jx_status graph_step(const Backend *be, int step, int ndeps, const int *deps, bool critical,
-                            const Routine *routine) {
+                            const Routine *routine, const Kernel *kernel) {
   /* GEMMs on any branch (blas.c: a workspace and handle state per branch); the other
-   * routines on the first */
-  return cuda_graph_step(step, ndeps, deps, routine && routine->op != ROUTINE_GEMM, critical);
+   * routines on the first, and so kernels that take tickets (render_cuda_uses_tickets):
+   * two launches of one module's kernel on parallel branches would share its tickets */
+  bool serial = routine ? routine->op != ROUTINE_GEMM : kernel && render_cuda_uses_tickets(kernel);
+  return cuda_graph_step(step, ndeps, deps, serial, critical);
 }
 
 /* Backend.row_group: the outputs a grouped warp row computes together (render/cuda.c),
