@@ -74,8 +74,8 @@ typedef struct RenderCudaPlan {
 /* The plan of kernel k (a pure function of k). */
 RenderCudaPlan render_cuda_plan(const Kernel *k);
 /* Whether k's kernel takes tickets from its module's jx_split_tickets (prelude_cuda.h):
- * split rows and CUDA_COLUMNS. Two launches of such a kernel must not run at once (the
- * cuda backend keeps them on a recorded graph's first branch). */
+ * split rows and CUDA_COLUMNS. No two such kernels of one module may run at once (the
+ * cuda backend keeps them on one branch of a recorded graph: cuda_graph_step). */
 bool render_cuda_uses_tickets(const Kernel *k);
 
 /* h's expression and extra outputs (and a reduction's epilogue) with int64 index

@@ -52,10 +52,10 @@ static __device__ __forceinline__ void jx_memcpy(void *d, const void *s, unsigne
 
 /* The tickets of split reductions (render/cuda.c; RENDER_CUDA_SPLIT_ROWS of them): zero
  * when the module loads, and the block that takes a row's last ticket sets it back to
- * zero, so each launch finds them zero without a memset before it. Two launches of one
- * module's kernel never run at once: kernels run one after another on the backend's one
- * stream, and a recorded graph keeps such kernels on its first branch
- * (render_cuda_uses_tickets, backend/cuda/cuda.c graph_step). */
+ * zero, so each launch finds them zero without a memset before it. No two launches of a
+ * module's kernels that take them run at once: kernels run one after another on the
+ * backend's one stream, and a recorded graph keeps a module's such kernels on one branch
+ * (render_cuda_uses_tickets, backend/cuda/graph.c cuda_graph_step). */
 __device__ unsigned jx_split_tickets[1024];
 
 /* Kernel parameters: input and output pointers by value (in[i], out[o] as in C). */

@@ -150,10 +150,18 @@ static bool graph_routine_ok(const Backend *be, const Routine *r) { return cuda_
 static jx_status graph_step(const Backend *be, int step, int ndeps, const int *deps, bool critical,
                             const Routine *routine, const Kernel *kernel) {
   /* GEMMs on any branch (blas.c: a workspace and handle state per branch); the other
-   * routines on the first, and so kernels that take tickets (render_cuda_uses_tickets):
-   * two launches of one module's kernel on parallel branches would share its tickets */
-  bool serial = routine ? routine->op != ROUTINE_GEMM : kernel && render_cuda_uses_tickets(kernel);
-  return cuda_graph_step(step, ndeps, deps, serial, critical);
+   * routines on the first. Kernels that take their module's tickets
+   * (render_cuda_uses_tickets) go where the recording's other steps of that module went
+   * (cuda_graph_step): two of them on parallel branches would share the tickets. */
+  const void *tickets = NULL;
+  bool serial = routine && routine->op != ROUTINE_GEMM;
+  if (!routine && kernel && render_cuda_uses_tickets(kernel)) {
+    void *exe = NULL;
+    jx_status s = cuda_prepare(kernel, &exe); /* cached: issue() prepares it next anyway */
+    if (s != JX_OK) return s;
+    tickets = cuda_exe_module(exe);
+  }
+  return cuda_graph_step(step, ndeps, deps, serial, critical, tickets);
 }
 
 /* Backend.row_group: the outputs a grouped warp row computes together (render/cuda.c),

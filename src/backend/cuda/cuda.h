@@ -140,8 +140,11 @@ bool cuda_graph_keep(void *mem);
  * optimizer's parameter updates, a bias gradient beside a weight gradient's GEMM)
  * become parallel branches of the graph. `serial` steps (routines other than GEMM: CUB's
  * sort and scatter-add) stay on the first branch; GEMMs take a branch as kernels do,
- * each branch with its own cuBLAS workspace (blas.c). JAXC_CUDA_GRAPH_BRANCHES=1 keeps
- * every step on one stream.
+ * each branch with its own cuBLAS workspace (blas.c). `tickets`: the module whose
+ * jx_split_tickets the step's kernel takes (render_cuda_uses_tickets; NULL: none) --
+ * every step of the recording with the same module goes on the branch the first one took,
+ * so no two of them run at once (a module holds a program's batch of kernels, and they
+ * share its tickets). JAXC_CUDA_GRAPH_BRANCHES=1 keeps every step on one stream.
  * With JAXC_CUDA_GRAPH_PRIORITY=1 (a measuring switch, off by default), `critical`
  * steps (on the recording's critical path: jit_critical_path) go on the first branch,
  * whose stream has the device's greatest priority, the others on the rest, at the
@@ -152,7 +155,7 @@ bool cuda_graph_keep(void *mem);
  * Measured on an H100 (2026-12-06 14:00, three runs each) it made that step slower:
  * 0.0337-0.0371 / 0.0973-0.0998 ms at batch 128 / 4096 against 0.0317-0.0319 /
  * 0.0964-0.0976 without (the side steps, left to three streams, finish later). */
-jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial, bool critical);
+jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial, bool critical, const void *tickets);
 /* Whether the calling thread is recording a graph. */
 bool cuda_graph_recording(void);
 /* Capture streams a recording may spread over (JAXC_CUDA_GRAPH_BRANCHES: at most this) */
@@ -208,6 +211,9 @@ CudaCompileStats cuda_compile_stats(void);
 /* Backend entry points for generated kernels (see backend.h): the CUDA framing
  * (render/cuda.h), NVRTC, a structural cache; launches on the stream. */
 jx_status cuda_prepare(const Kernel *k, void **exe);
+/* The module holding a prepared kernel (cuda_prepare's exe): a batch's kernels share one,
+ * and with it the module's split tickets (prelude_cuda.h). */
+const void *cuda_exe_module(const void *exe);
 jx_status cuda_prepare_batch(const Kernel *const *ks, int n);
 jx_status cuda_dispatch(void *exe, const Kernel *k, void *const *inputs, void *const *outs);
 

@@ -30,6 +30,10 @@ typedef struct CudaGraph {
   int nsteps, steps_cap, prev; /* prev: the step issued last (-1: none) */
   int tail[CUDA_GRAPH_BRANCHES];    /* the last step on each branch (-1: unused so far) */
   CUevent start;               /* recorded on the first branch at the beginning */
+  /* modules whose tickets steps took (cuda_graph_step) and the branch each went on */
+  const void **tmods;
+  int *tbranch;
+  int ntm, tmcap;
 } CudaGraph;
 
 /* One recording at a time: the capture stream and blas.c's capture handle are shared. */
@@ -137,7 +141,28 @@ static jx_status close_prev(CudaGraph *g) {
   return s;
 }
 
-jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial, bool critical) {
+/* The branch steps taking module mod's tickets went on (-1: none yet); with b >= 0, where
+ * none yet, it becomes b's. False on out-of-memory (error set). */
+static bool tickets_branch(CudaGraph *g, const void *mod, int *b) {
+  for (int i = 0; i < g->ntm; i++)
+    if (g->tmods[i] == mod) return *b = g->tbranch[i], true;
+  if (*b < 0) return true;
+  if (g->ntm == g->tmcap) {
+    int cap = g->tmcap ? 2 * g->tmcap : 8;
+    const void **m = realloc(g->tmods, (size_t)cap * sizeof *m);
+    if (m) g->tmods = m;
+    int *br = m ? realloc(g->tbranch, (size_t)cap * sizeof *br) : NULL;
+    if (!br) {
+      error_set(JX_ERR_OOM, "cuda: out of host memory recording a graph");
+      return false;
+    }
+    g->tbranch = br, g->tmcap = cap;
+  }
+  g->tmods[g->ntm] = mod, g->tbranch[g->ntm++] = *b;
+  return true;
+}
+
+jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial, bool critical, const void *tickets) {
   CudaGraph *g = recording;
   if (!g || branches() < 2 || g->broken) return JX_OK;
   const CudaDevice *d = cuda_device();
@@ -177,6 +202,12 @@ jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial, boo
     for (int c = first + 1; c < branches(); c++)
       if (g->tail[c] < g->tail[b]) b = c;
   }
+  if (tickets) { /* the branch of the module's earlier steps, else this one becomes it */
+    int tb = -1;
+    if (!tickets_branch(g, tickets, &tb)) return JX_ERR_OOM;
+    if (tb >= 0) b = tb;
+    else if (!tickets_branch(g, tickets, &b)) return JX_ERR_OOM;
+  }
   if (g->tail[b] < 0 && b > 0)
     s = cuda_check(d->cu.cuStreamWaitEvent(branch_streams[b], g->start, 0), "cuStreamWaitEvent");
   for (int i = 0; i < ndeps && s == JX_OK; i++) {
@@ -208,7 +239,8 @@ static void free_events(CudaGraph *g) {
   for (int k = 0; k < g->nsteps; k++)
     if (g->events[k]) d->cu.cuEventDestroy(g->events[k]);
   if (g->start) d->cu.cuEventDestroy(g->start);
-  free(g->events), free(g->branch_of);
+  free(g->events), free(g->branch_of), free(g->tmods), free(g->tbranch);
+  g->tmods = NULL, g->tbranch = NULL, g->ntm = g->tmcap = 0;
   g->events = NULL, g->branch_of = NULL, g->start = NULL, g->nsteps = g->steps_cap = 0;
 }
 

@@ -20,6 +20,7 @@
 
 typedef struct CudaExe {
   CUfunction fn;
+  CUmodule mod; /* the module (a batch's kernels share one) */
   int per_sm; /* resident blocks of THREADS a multiprocessor (the occupancy calculator) */
   RenderCudaPlan plan;
   char name[RENDER_NAME_MAX];
@@ -185,6 +186,7 @@ static jx_status build(const Kernel *const *ks, int n, CudaExe **exes) {
   if (s == JX_OK) s = cuda_compile(src, len, &mod);
   const CudaDevice *d = cuda_device();
   for (int i = 0; s == JX_OK && i < n; i++) {
+    all[i].mod = mod;
     s = cuda_check(d->cu.cuModuleGetFunction(&all[i].fn, mod, all[i].name), "cuModuleGetFunction");
     if (s == JX_OK && (d->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&all[i].per_sm, all[i].fn, THREADS, 0) != 0 ||
                        all[i].per_sm < 1))
@@ -222,6 +224,8 @@ jx_status cuda_prepare(const Kernel *k, void **exe) {
   *exe = e;
   return JX_OK;
 }
+
+const void *cuda_exe_module(const void *exe) { return exe ? ((const CudaExe *)exe)->mod : NULL; }
 
 jx_status cuda_prepare_batch(const Kernel *const *ks, int n) {
   jx_status s = cuda_init();
