@@ -238,8 +238,15 @@ static void put(Text *t, const char *fmt, ...) {
   t->n += (size_t)len;
 }
 
-/* JAX's variable names: a..z, then ba, bb, ... */
+/* The name of an equation output that nothing reads (JAX's DropVar: "_"). */
+#define DROP_NAME (-2)
+
+/* JAX's variable names: a..z, then ba, bb, ...; DROP_NAME is "_". */
 static void var_name(char *buf, int k) {
+  if (k == DROP_NAME) {
+    strcpy(buf, "_");
+    return;
+  }
   char tmp[16];
   int n = 0;
   do {
@@ -611,6 +618,23 @@ static void put_jaxpr_lines(Text *t, const Jaxpr *j, int *next, const int *in_na
   for (int o = 0; out_names && o < j->nout; o++) {
     int v = j->outvars[o];
     if (!named[v] && !literal[v]) name[v] = out_names[o], named[v] = true;
+  }
+  /* At the top level an equation output that nothing reads prints as "_" and takes no
+   * name, as JAX's pp_toplevel_jaxpr (core._dropvars: the outer jaxpr only; nested
+   * jaxprs keep their names, and a jit's sub-jaxpr shares the outer names, "_" too). */
+  if (indent == 0 && !in_names && !out_names) {
+    bool *used = calloc((size_t)(j->nvars ? j->nvars : 1), 1);
+    if (used) {
+      for (int o = 0; o < j->nout; o++) used[j->outvars[o]] = true;
+      for (int e = 0; e < j->neqns; e++)
+        for (int i = 0; i < j->eqns[e].nin; i++) used[j->eqns[e].in[i]] = true;
+      for (int e = 0; e < j->neqns; e++)
+        for (int o = 0; o < j->eqns[e].nout; o++) {
+          int v = j->eqns[e].out[o];
+          if (!used[v] && !named[v] && !literal[v]) name[v] = DROP_NAME, named[v] = true;
+        }
+      free(used);
+    }
   }
   char nm[16];
 #define PUT_VAR(v)                             \

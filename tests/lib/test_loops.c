@@ -384,6 +384,18 @@ static jx_status t_scan(void *c, jx_array *const *x, jx_array **o) {
   jx_fn_free(bf);
   return s;
 }
+/* fori_loop(0, 5, lambda i, c: c * 2.0, x): the loop's index output is never read */
+static jx_status t_fbody(void *c, jx_array *const *x, jx_array **o) {
+  (void)c;
+  o[0] = jx_multiply(x[1], jx_scalar(2.0));
+  return JX_OK;
+}
+static jx_status t_fori(void *c, jx_array *const *x, jx_array **o) {
+  jx_fn *bf = jx_fn_new("f", 2, 1, t_fbody, NULL);
+  jx_status s = jx_lax_fori_loop(jx_scalar_int(0), c ? x[1] : jx_scalar_int(5), bf, 1, x, o);
+  jx_fn_free(bf);
+  return s;
+}
 static void test_make_jaxpr(void) {
   jx_scope_begin(); /* temporaries of nested calls */
   jx_array *x = jx_astype(jx_scalar(1.0), JX_FLOAT32), *xs = jx_ones(1, (int64_t[]){3}, JX_FLOAT32);
@@ -419,8 +431,42 @@ static void test_make_jaxpr(void) {
                   "    ] c a b\n"
                   "  in (d, e) }");
   free(text);
-  jx_free(x), jx_free(xs);
-  jx_fn_free(fw), jx_fn_free(fs);
+  /* outputs nothing reads print as "_" at the top level (JAX's pp_toplevel_jaxpr drops
+   * them: core._dropvars), and take no name: static and traced fori_loop bounds */
+  jx_fn *ff = jx_fn_new("fori", 1, 1, t_fori, NULL), *fn = jx_fn_new("fori_n", 2, 1, t_fori, "");
+  text = jx_make_jaxpr(ff, (jx_array *[]){x});
+  CHECK_STR(text, "{ lambda ; a:f32[]. let\n"
+                  "    _:i32[] b:f32[] = scan[\n"
+                  "      jaxpr={ lambda ; c:i32[] d:f32[]. let\n"
+                  "          e:i32[] = add c 1:i32[]\n"
+                  "          f:f32[] = mul d 2.0:f32[]\n"
+                  "        in (e, f) }\n"
+                  "      length=5\n"
+                  "      num_carry=2\n"
+                  "      num_consts=0\n"
+                  "      reverse=False\n"
+                  "      unroll=1\n"
+                  "    ] 0:i32[] a\n"
+                  "  in (b,) }");
+  free(text);
+  jx_array *n = jx_astype(jx_scalar_int(3), JX_INT32);
+  text = jx_make_jaxpr(fn, (jx_array *[]){x, n});
+  CHECK_STR(text, "{ lambda ; a:f32[] b:i32[]. let\n"
+                  "    _:i32[] _:i32[] c:f32[] = while[\n"
+                  "      body_jaxpr={ lambda ; d:i32[] e:i32[] f:f32[]. let\n"
+                  "          g:i32[] = add d 1:i32[]\n"
+                  "          h:f32[] = mul f 2.0:f32[]\n"
+                  "        in (g, e, h) }\n"
+                  "      body_nconsts=0\n"
+                  "      cond_jaxpr={ lambda ; i:i32[] j:i32[] k:f32[]. let\n"
+                  "          l:bool[] = lt i j\n"
+                  "        in (l,) }\n"
+                  "      cond_nconsts=0\n"
+                  "    ] 0:i32[] b a\n"
+                  "  in (c,) }");
+  free(text);
+  jx_free(x), jx_free(xs), jx_free(n);
+  jx_fn_free(fw), jx_fn_free(fs), jx_fn_free(ff), jx_fn_free(fn);
   jx_scope_end(0, NULL);
 }
 

@@ -96,6 +96,12 @@ static jx_status f_sub_of_jit(void *ctx, jx_array *const *x, jx_array **out) {
   out[0] = jx_subtract(r[0], r[1]);
   return out[0] ? JX_OK : jx_last_status();
 }
+static jx_status f_second_of_jit(void *ctx, jx_array *const *x, jx_array **out) {
+  jx_array *r[2] = {NULL, NULL};
+  jx_status s = jx_call(ctx, x, r);
+  out[0] = r[1];
+  return s;
+}
 static jx_status f_threefry(void *ctx, jx_array *const *x, jx_array **out) {
   return prim_threefry2x32(x[0], x[1], x[2], x[3], out);
 }
@@ -290,15 +296,14 @@ static void test_differs_from_jax(void) {
 static void test_transformed(void) {
   jx_array *a = f32v(3), *s = f32s(1.5), *y = NULL;
   jx_fn *f = jx_fn_new("sin", 1, 1, f_sin, NULL);
-  /* grad(sin): 2. JAX names the unused sin output "_" ("_:f32[] = sin a\n    b:f32[] =
-   * cos a\n    c:f32[] = mul 1.0:f32[] b") */
+  /* grad(sin): as JAX, the unused sin output is "_" and takes no name */
   jx_fn *g = jx_grad(f, 0, NULL);
   char *t = jx_make_jaxpr(g, &s);
   CHECK_STR(t, "{ lambda ; a:f32[]. let\n"
-               "    b:f32[] = sin a\n"
-               "    c:f32[] = cos a\n"
-               "    d:f32[] = mul 1.0:f32[] c\n"
-               "  in (d,) }");
+               "    _:f32[] = sin a\n"
+               "    b:f32[] = cos a\n"
+               "    c:f32[] = mul 1.0:f32[] b\n"
+               "  in (c,) }");
   free(t);
   jx_fn_free(g);
   /* grad(sum(sin(x))): the ones cotangent is a constvar (JAX: broadcast_in_dim 1.0) */
@@ -308,9 +313,9 @@ static void test_transformed(void) {
   CHECK_STR(t, "{ lambda a:f32[3]; b:f32[3]. let\n"
                "    c:f32[3] = sin b\n"
                "    d:f32[3] = cos b\n"
-               "    e:f32[] = reduce_sum[axes=(0,)] c\n"
-               "    f:f32[3] = mul a d\n"
-               "  in (f,) }");
+               "    _:f32[] = reduce_sum[axes=(0,)] c\n"
+               "    e:f32[3] = mul a d\n"
+               "  in (e,) }");
   free(t);
   jx_fn_free(g), jx_fn_free(ss);
   /* linearize(sin) and vjp(sin): cos(x) is a constvar, as in JAX (same text) */
@@ -360,6 +365,21 @@ static void test_calls_and_multi_output(void) {
                "    ] a b\n"
                "    e:f32[3] = sub c d\n"
                "  in (e,) }");
+  free(t);
+  jx_fn_free(f);
+  /* an output nothing reads is "_" at the top level and in the jit's jaxpr, which
+   * shares the outer names (JAX 0.10: jit(lambda a, b: (sin(a), a * b)) taking [1]) */
+  f = jx_fn_new("f", 2, 1, f_second_of_jit, jg);
+  t = jx_make_jaxpr(f, ab);
+  CHECK_STR(t, "{ lambda ; a:f32[3] b:f32[3]. let\n"
+               "    _:f32[3] c:f32[3] = jit[\n"
+               "      name=h\n"
+               "      jaxpr={ lambda ; a:f32[3] b:f32[3]. let\n"
+               "          _:f32[3] = sin a\n"
+               "          c:f32[3] = mul a b\n"
+               "        in (_, c) }\n"
+               "    ] a b\n"
+               "  in (c,) }");
   free(t);
   jx_fn_free(f), jx_fn_free(jg), jx_fn_free(g);
   /* JAX breaks this one line at 80 columns (difference 1) */
