@@ -22,38 +22,9 @@ typedef struct Traced {
 } Traced;
 
 static void traced_free(Traced *t) {
-  for (int i = 0; i < t->nconsts; i++) array_drop(t->consts[i]);
-  free(t->consts);
+  stage_consts_free(t->nconsts, t->consts);
   jaxpr_free(t->j);
   *t = (Traced){0};
-}
-
-/* Moves j's constants that are tracers to the front of its inputs. */
-static bool hoist_tracer_consts(const char *fn, Traced *t) {
-  Jaxpr *j = t->j;
-  int n = 0;
-  for (int c = 0; c < j->nconst; c++) n += j->consts[c]->tracer != NULL;
-  if (!n) return true;
-  int *invars = malloc((size_t)(j->nin + n) * sizeof *invars);
-  t->consts = malloc((size_t)n * sizeof *t->consts);
-  if (!invars || !t->consts) {
-    free(invars);
-    error_set(JX_ERR_OOM, "%s: out of memory", fn);
-    return false;
-  }
-  int k = 0, kept = 0;
-  for (int c = 0; c < j->nconst; c++) {
-    if (j->consts[c]->tracer) {
-      invars[k] = j->constvars[c];
-      t->consts[k++] = j->consts[c]; /* the jaxpr's reference moves here */
-    } else {
-      j->constvars[kept] = j->constvars[c], j->consts[kept++] = j->consts[c];
-    }
-  }
-  memcpy(invars + n, j->invars, (size_t)j->nin * sizeof *invars);
-  free(j->invars);
-  j->invars = invars, j->nin += n, j->nconst = kept, t->nconsts = n;
-  return true;
 }
 
 /* Traces f on abstract inputs of avals in[0 .. nin) into t (tracer consts hoisted). */
@@ -75,8 +46,8 @@ static bool trace_fn(const char *fn, jx_fn *f, int nin, const Aval *in, Traced *
   t->j = stage_end(st, ok ? nout : 0, outs);
   jx_scope_end(0, NULL);
   free(ins), free(outs);
-  ok = ok && t->j && (t->j->name = strdup(jx_fn_name(f))) && hoist_tracer_consts(fn, t) &&
-       jaxpr_simplify(t->j) == JX_OK;
+  ok = ok && t->j && (t->j->name = strdup(jx_fn_name(f))) &&
+       stage_hoist_tracer_consts(fn, t->j, &t->nconsts, &t->consts) && jaxpr_simplify(t->j) == JX_OK;
   if (!ok) traced_free(t);
   return ok;
 }

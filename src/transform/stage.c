@@ -235,7 +235,43 @@ char *jx_make_jaxpr(jx_fn *f, jx_array *const *example_in) {
   return text;
 }
 
-Jaxpr *stage_trace_closed(const char *fn, jx_fn *f, jx_array *const *in, const char *noun) {
+bool stage_hoist_tracer_consts(const char *fn, Jaxpr *j, int *nconsts, jx_array ***consts) {
+  int n = 0;
+  *nconsts = 0, *consts = NULL;
+  for (int c = 0; c < j->nconst; c++) n += j->consts[c]->tracer != NULL;
+  if (!n) return true;
+  int *invars = malloc((size_t)(j->nin + n) * sizeof *invars);
+  jx_array **moved = malloc((size_t)n * sizeof *moved);
+  if (!invars || !moved) {
+    free(invars), free(moved);
+    error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    return false;
+  }
+  int k = 0, kept = 0;
+  for (int c = 0; c < j->nconst; c++) {
+    if (j->consts[c]->tracer) {
+      invars[k] = j->constvars[c];
+      moved[k++] = j->consts[c]; /* the jaxpr's reference moves here */
+    } else {
+      j->constvars[kept] = j->constvars[c], j->consts[kept++] = j->consts[c];
+    }
+  }
+  memcpy(invars + n, j->invars, (size_t)j->nin * sizeof *invars);
+  free(j->invars);
+  j->invars = invars, j->nin += n, j->nconst = kept;
+  *nconsts = n, *consts = moved;
+  return true;
+}
+
+void stage_consts_free(int n, jx_array **consts) {
+  for (int i = 0; i < n; i++) array_drop(consts[i]);
+  free(consts);
+}
+
+/* f traced on abstract values of in[]'s types; the tracer consts hoisted when nconsts is
+ * given, refused otherwise (stage_trace_closed's message, with noun). */
+static Jaxpr *trace_closed(const char *fn, jx_fn *f, jx_array *const *in, const char *noun, int *nconsts,
+                           jx_array ***consts) {
   int nin = jx_fn_nin(f), nout = jx_fn_nout(f);
   Trace *t = stage_begin();
   if (!t) return NULL;
@@ -255,17 +291,34 @@ Jaxpr *stage_trace_closed(const char *fn, jx_fn *f, jx_array *const *in, const c
     jaxpr_free(j);
     return NULL;
   }
-  for (int c = 0; c < j->nconst; c++)
-    if (j->consts[c]->tracer) {
-      error_set(JX_ERR_UNSUPPORTED, "%s: %s closes over a traced value of an enclosing "
-                "transformation; pass it as an %s instead", fn, jx_fn_name(f), noun);
+  if (nconsts) {
+    if (!stage_hoist_tracer_consts(fn, j, nconsts, consts)) {
       jaxpr_free(j);
       return NULL;
     }
+  } else {
+    for (int c = 0; c < j->nconst; c++)
+      if (j->consts[c]->tracer) {
+        error_set(JX_ERR_UNSUPPORTED, "%s: %s closes over a traced value of an enclosing "
+                  "transformation; pass it as an %s instead", fn, jx_fn_name(f), noun);
+        jaxpr_free(j);
+        return NULL;
+      }
+  }
   if (!(j->name = strdup(jx_fn_name(f))) || jaxpr_simplify(j) != JX_OK) {
     if (!j->name) error_set(JX_ERR_OOM, "%s: out of memory", fn);
     jaxpr_free(j);
+    if (nconsts) stage_consts_free(*nconsts, *consts), *nconsts = 0, *consts = NULL;
     return NULL;
   }
   return j;
+}
+
+Jaxpr *stage_trace_closed(const char *fn, jx_fn *f, jx_array *const *in, const char *noun) {
+  return trace_closed(fn, f, in, noun, NULL, NULL);
+}
+
+Jaxpr *stage_trace_closure(const char *fn, jx_fn *f, jx_array *const *in, int *nconsts, jx_array ***consts) {
+  *nconsts = 0, *consts = NULL;
+  return trace_closed(fn, f, in, NULL, nconsts, consts);
 }

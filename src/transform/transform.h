@@ -50,6 +50,18 @@ Jaxpr *stage_end(Trace *t, int nout, jx_array *const *outs);
  * enclosing transformation is refused with JX_ERR_UNSUPPORTED, telling the user to pass
  * that value as an `noun` ("operand", "argument") instead. NULL with the error set. */
 Jaxpr *stage_trace_closed(const char *fn, jx_fn *f, jx_array *const *in, const char *noun);
+/* stage_trace_closed with JAX's closure conversion instead of the refusal: the values f
+ * closes over that enclosing transformations trace become the jaxpr's leading inputs,
+ * *consts[0 .. *nconsts) (references held; stage_consts_free), so the caller binds its
+ * primitive on (consts..., in...) and every transformation sees them (jax.checkpoint,
+ * lax.cond). Constants that are not tracers stay constants. NULL with the error set. */
+Jaxpr *stage_trace_closure(const char *fn, jx_fn *f, jx_array *const *in, int *nconsts, jx_array ***consts);
+/* Moves j's constants that are tracers to the front of its inputs (in the order of its
+ * constvars): *consts[0 .. *nconsts) receives them with the jaxpr's references (NULL and
+ * 0 when there are none). false on OOM. */
+bool stage_hoist_tracer_consts(const char *fn, Jaxpr *j, int *nconsts, jx_array ***consts);
+/* Drops the references of consts[0 .. n) and frees the array. */
+void stage_consts_free(int n, jx_array **consts);
 
 /* sub batched (vmap.c): staged from inputs of the batched avals (bd[i] their batch
  * axes, JX_NOT_MAPPED: unbatched), every result batched along axis 0 with `size`
