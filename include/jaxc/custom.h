@@ -13,8 +13,9 @@
  * holds its own references to f and the rules). Calling it traces f once per call on
  * abstract values of the arguments' types into a sub-program bound as one primitive,
  * so jit compiles f itself (the rules matter only to transformations) and make_jaxpr
- * shows the primitive as JAX prints it. f must not close over a traced value of an
- * enclosing transformation (pass it as an argument): JX_ERR_UNSUPPORTED at the call.
+ * shows the primitive as JAX prints it. A custom_jvp / custom_vjp f must not close over
+ * a traced value of an enclosing transformation (pass it as an argument):
+ * JX_ERR_UNSUPPORTED at the call; jx_checkpoint's f may (below).
  * Rules are called lazily, only when a transformation needs them, and may call the
  * returned function themselves. Every rule output is checked against the type it
  * stands for: a mismatch is JX_ERR_SHAPE / JX_ERR_DTYPE naming the rule, the output
@@ -65,7 +66,11 @@ typedef enum jx_checkpoint_policy {
  * by recomputing what `policy` does not save: the memory of the values kept between
  * the forward and the backward pass shrinks to f's inputs (nothing_saveable) at the
  * cost of evaluating f again. Values and derivatives equal those of f. Under jit the
- * program is compiled as a whole (checkpoint boundaries are inlined). Errors (NULL):
+ * program is compiled as a whole (checkpoint boundaries are inlined). f may close over
+ * values an enclosing transformation traces (a weight reached through ctx inside a
+ * jx_lax_scan body under jx_grad, the usual remat-inside-scan pattern): as JAX, they
+ * become leading operands of the checkpoint equation (make_jaxpr prints them first), so
+ * grad, jvp, vmap and jit differentiate and batch through them. Errors (NULL):
  * JX_ERR_VALUE for a NULL f or an unknown policy. */
 jx_fn *jx_checkpoint(jx_fn *f, jx_checkpoint_policy policy);
 /* jax.remat: jx_checkpoint. */

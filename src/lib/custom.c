@@ -27,14 +27,39 @@ static const char *kind_name(Kind k) {
   return k == CUSTOM_JVP ? "jx_custom_jvp" : k == CUSTOM_VJP ? "jx_custom_vjp" : "jx_checkpoint";
 }
 
+/* checkpoint: the values f closes over that enclosing transformations trace become
+ * leading operands of the checkpoint equation (JAX's closure conversion in
+ * jax.checkpoint), so grad, vmap and jit see them. */
+static jx_status checkpoint_call(Custom *c, jx_array *const *in, jx_array **out) {
+  const char *fn = kind_name(c->kind);
+  int nin = jx_fn_nin(c->f), nconsts;
+  jx_array **consts;
+  Jaxpr *j = stage_trace_closure(fn, c->f, in, &nconsts, &consts);
+  if (!j) return jx_last_status();
+  jx_status s = JX_OK;
+  jx_array **ops = malloc((size_t)(nconsts + nin + 1) * sizeof *ops); /* (consts..., in...) */
+  if (!ops) {
+    error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    s = JX_ERR_OOM;
+  } else {
+    for (int i = 0; i < nconsts; i++) ops[i] = consts[i];
+    for (int i = 0; i < nin; i++) ops[nconsts + i] = in[i];
+    s = prim_checkpoint(j, c->policy, nconsts + nin, ops, out);
+  }
+  free(ops);
+  stage_consts_free(nconsts, consts);
+  jaxpr_free(j);
+  return s;
+}
+
 static jx_status custom_call(void *ctx, jx_array *const *in, jx_array **out) {
   Custom *c = ctx;
+  if (c->kind == CHECKPOINT) return checkpoint_call(c, in, out);
   int nin = jx_fn_nin(c->f);
   Jaxpr *j = stage_trace_closed(kind_name(c->kind), c->f, in, "argument");
   if (!j) return jx_last_status();
   jx_status s = c->kind == CUSTOM_JVP ? prim_custom_jvp_call(j, c->r0, c->nondiff, nin, in, out)
-              : c->kind == CUSTOM_VJP ? prim_custom_vjp_call(j, c->r0, c->r1, nin, in, out)
-                                      : prim_checkpoint(j, c->policy, nin, in, out);
+                                      : prim_custom_vjp_call(j, c->r0, c->r1, nin, in, out);
   jaxpr_free(j);
   return s;
 }

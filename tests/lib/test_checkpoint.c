@@ -3,7 +3,10 @@
  * against JAX goldens (tools/golden_custom.py) for every policy, eagerly and under jit,
  * vmap of grad; the memory reverse mode keeps measured as the peak of live buffer bytes
  * (jx_peak_buffer_bytes) on a deep MLP: lower with nothing_saveable than without
- * checkpoint, gradients equal; make_jaxpr shows the checkpoint equation. */
+ * checkpoint, gradients equal; make_jaxpr shows the checkpoint equation. A checkpointed
+ * function closing over traced values (a scan body reaching w through ctx, under grad;
+ * jvp, vmap, grad of grad) or over a constant, against JAX goldens, eagerly and under jit;
+ * the closed-over value as the checkpoint's leading operand in make_jaxpr. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +48,96 @@ static jx_fn *make_mlp(int p) {
   return jx_fn_new_with_free("mlp", 4, 1, mlp, cl, fn_free);
 }
 
+/* ---- checkpoint of functions closing over traced values (tools/golden_custom.py's
+ * closure_cases): w reaches the checkpointed function through ctx, so it is a value the
+ * enclosing transformation traces, hoisted to a leading operand of the checkpoint. */
+
+/* (c, x) -> (sin(c * w + x), cos(c)), w = ctx */
+static jx_status scan_body_w(void *w, jx_array *const *x, jx_array **o) {
+  o[0] = jx_sin(jx_add(jx_multiply(x[0], w), x[1]));
+  o[1] = jx_cos(x[0]);
+  return JX_OK;
+}
+/* scan_remat(w, xs): c, ys = scan(checkpoint(scan_body_w), 1.0, xs); c + sum(ys) */
+static jx_status scan_remat(void *ctx, jx_array *const *x, jx_array **o) {
+  (void)ctx;
+  jx_fn *b = jx_fn_new("body", 2, 2, scan_body_w, x[0]), *cb = jx_checkpoint(b, JX_CHECKPOINT_NOTHING_SAVEABLE);
+  jx_array *c0 = jx_scalar_of(1.0, JX_FLOAT32), *c[1], *ys[1];
+  jx_status s = jx_lax_scan(cb, 1, &c0, 1, &x[1], -1, false, 1, c, ys);
+  jx_fn_free(cb), jx_fn_free(b);
+  o[0] = s == JX_OK ? jx_add(c[0], jx_sum(ys[0], 0, NULL, false)) : NULL;
+  return s;
+}
+
+/* x -> sin(x * w) * w, w = ctx */
+static jx_status sin_xw_w(void *w, jx_array *const *x, jx_array **o) {
+  o[0] = jx_multiply(jx_sin(jx_multiply(x[0], w)), w);
+  return JX_OK;
+}
+/* remat_closure(w, x) = checkpoint(sin_xw_w with w)(x) */
+static jx_status remat_closure(void *ctx, jx_array *const *x, jx_array **o) {
+  (void)ctx;
+  jx_fn *f = jx_fn_new("sin_xw_w", 1, 1, sin_xw_w, x[0]), *cf = jx_checkpoint(f, JX_CHECKPOINT_NOTHING_SAVEABLE);
+  jx_status s = jx_call(cf, &x[1], o);
+  jx_fn_free(cf), jx_fn_free(f);
+  return s;
+}
+/* sum(f(x...)) for the jx_fn f in ctx */
+static jx_status sum_of(void *f, jx_array *const *x, jx_array **o) {
+  jx_array *r[1];
+  jx_status s = jx_call(f, x, r);
+  o[0] = s == JX_OK ? jx_sum(r[0], 0, NULL, false) : NULL;
+  return s;
+}
+/* jvp of remat_closure: (w, x, tw, tx) -> (primal, tangent) */
+static jx_status jvp_remat_closure(void *f, jx_array *const *x, jx_array **o) {
+  return jx_jvp(f, x, x + 2, o, o + 1);
+}
+/* x -> sin(x * C) with C = ctx, a constant array (no tracer) */
+static jx_status sin_xc(void *c, jx_array *const *x, jx_array **o) {
+  o[0] = jx_sin(jx_multiply(x[0], c));
+  return JX_OK;
+}
+static const float CONST[4] = {0.5f, -1.25f, 2.0f, 0.75f}; /* golden_custom.py's CONST */
+static jx_array *g_const;
+
+static void fn_free(void *c);
+
+static jx_fn *make_closure(const char *fn) {
+  if (!strcmp(fn, "scan_remat")) return jx_fn_new("scan_remat", 2, 1, scan_remat, NULL);
+  if (!strcmp(fn, "grad_scan_remat")) {
+    jx_fn *f = jx_fn_new("scan_remat", 2, 1, scan_remat, NULL), *g = jx_grad(f, 2, (int[]){0, 1});
+    jx_fn_free(f);
+    return g;
+  }
+  jx_fn *rc = jx_fn_new("remat_closure", 2, 1, remat_closure, NULL), *r = NULL;
+  jx_fn *loss = jx_fn_new_with_free("sum_remat_closure", 2, 1, sum_of, jx_fn_ref(rc), fn_free);
+  if (!strcmp(fn, "jvp_remat_closure"))
+    r = jx_fn_new_with_free("jvp_remat_closure", 4, 2, jvp_remat_closure, jx_fn_ref(rc), fn_free);
+  if (!strcmp(fn, "grad_remat_closure")) r = jx_grad(loss, 2, (int[]){0, 1});
+  if (!strcmp(fn, "grad_grad_remat_closure")) {
+    jx_fn *g = jx_grad(loss, 1, NULL);
+    r = jx_grad(g, 1, NULL);
+    jx_fn_free(g);
+  }
+  if (!strcmp(fn, "vmap_remat_closure")) r = jx_vmap(rc, (int[]){0, JX_NOT_MAPPED}, NULL);
+  if (!strcmp(fn, "vmap_grad_remat_closure")) {
+    jx_fn *g = jx_grad(loss, 2, (int[]){0, 1});
+    r = jx_vmap(g, (int[]){0, JX_NOT_MAPPED}, NULL);
+    jx_fn_free(g);
+  }
+  if (!strcmp(fn, "grad_remat_const")) {
+    jx_fn *f = jx_fn_new("sin_xc", 1, 1, sin_xc, g_const), *cf = jx_checkpoint(f, JX_CHECKPOINT_NOTHING_SAVEABLE);
+    jx_fn *l = jx_fn_new_with_free("sum_remat_const", 1, 1, sum_of, jx_fn_ref(cf), fn_free);
+    r = jx_grad(l, 1, NULL);
+    jx_fn_free(l), jx_fn_free(cf), jx_fn_free(f);
+  }
+  jx_fn_free(loss), jx_fn_free(rc);
+  return r;
+}
+
 static jx_fn *make(const char *fn) {
+  if (strstr(fn, "remat")) return make_closure(fn);
   if (!strcmp(fn, "mlp")) return make_mlp(0);
   for (int p = 0; p < 4; p++) {
     char name[64];
@@ -70,7 +162,7 @@ static void test_goldens(void) {
   CHECK(cases != NULL);
   for (int k = 0; cases && k < n; k++) {
     GoldenCase *c = &cases[k];
-    if (strncmp(c->fn, "mlp", 3) && !strstr(c->fn, "_mlp")) continue;
+    if (strncmp(c->fn, "mlp", 3) && !strstr(c->fn, "_mlp") && !strstr(c->fn, "remat")) continue;
     jx_fn *f = make(c->fn);
     CHECK_MSG(f != NULL, "%s: no function %s", c->name, c->fn);
     if (!f) continue;
@@ -78,7 +170,7 @@ static void test_goldens(void) {
     golden_check_eager_jit(c, f, 1e-5, 1e-6);
     jx_fn_free(f);
   }
-  CHECK_EQ_INT(ran, 6);
+  CHECK_EQ_INT(ran, 14);
   golden_free(cases, n);
 }
 
@@ -203,11 +295,48 @@ static void test_make_jaxpr(void) {
   jx_fn_free(cl), jx_fn_free(l);
 }
 
+/* make_jaxpr of a checkpoint closing over w (f32[3]): JAX 0.10.2 prints for
+ * jax.make_jaxpr(lambda w, x: jax.checkpoint(lambda x: jnp.sin(x * w))(x)) the text below
+ * with the primitive named remat2: w is the checkpoint's leading operand. */
+static jx_status sin_xw(void *w, jx_array *const *x, jx_array **o) {
+  o[0] = jx_sin(jx_multiply(x[0], w));
+  return JX_OK;
+}
+static jx_status remat_sin_xw(void *ctx, jx_array *const *x, jx_array **o) {
+  (void)ctx;
+  jx_fn *f = jx_fn_new("sin_xw", 1, 1, sin_xw, x[0]), *cf = jx_checkpoint(f, JX_CHECKPOINT_NOTHING_SAVEABLE);
+  jx_status s = jx_call(cf, &x[1], o);
+  jx_fn_free(cf), jx_fn_free(f);
+  return s;
+}
+static void test_make_jaxpr_closure(void) {
+  jx_fn *f = jx_fn_new("remat_sin_xw", 2, 1, remat_sin_xw, NULL);
+  jx_array *x = jx_ones(1, (int64_t[]){3}, JX_FLOAT32);
+  char *text = jx_make_jaxpr(f, (jx_array *[]){x, x});
+  CHECK_STR(text, "{ lambda ; a:f32[3] b:f32[3]. let\n"
+                  "    c:f32[3] = checkpoint[\n"
+                  "      differentiated=False\n"
+                  "      jaxpr={ lambda ; d:f32[3] e:f32[3]. let\n"
+                  "          f:f32[3] = mul e d\n"
+                  "          g:f32[3] = sin f\n"
+                  "        in (g,) }\n"
+                  "      policy=None\n"
+                  "      prevent_cse=True\n"
+                  "    ] a b\n"
+                  "  in (c,) }");
+  free(text);
+  jx_free(x);
+  jx_fn_free(f);
+}
+
 int main(void) {
   int64_t fns0 = jx_live_fns();
+  g_const = jx_array_from(CONST, JX_FLOAT32, 1, (int64_t[]){4});
   TEST_RUN(test_goldens);
   TEST_RUN(test_memory);
   TEST_RUN(test_make_jaxpr);
+  TEST_RUN(test_make_jaxpr_closure);
+  jx_free(g_const);
   CHECK_EQ_INT(jx_live_fns(), fns0);
   return test_finish();
 }
