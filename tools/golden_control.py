@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """golden_control.py -- writes tests/golden/control.txt: JAX's results for jaxc's
 control flow (src/lib/control.c): lax.switch / lax.cond values, grad, jvp and vmap
-(batched and unbatched index), out-of-range indices (clamped). Read by
+(batched and unbatched index), out-of-range indices (clamped), branches closing over
+traced values (also inside a scan) and over a constant. Read by
 tests/lib/test_control.c, which runs each case eagerly and under jit. Also
 tests/golden/loops.txt for src/lib/loops.c (read by tests/lib/test_loops.c):
 while_loop, fori_loop, scan (forward and reverse), map -- values, jvp, grad, vmap
@@ -53,6 +54,57 @@ def loss(i, x, y):
 
 def rand(*shape):
   return jnp.asarray(np.round(RNG.uniform(-2, 2, size=shape) * 16) / 16, jnp.float32)
+
+
+# Branches closing over traced values (JAX's closure conversion: the union of the
+# branches' closed-over values becomes leading operands of the cond, taken by every
+# branch); tests/lib/test_control.c defines the same functions, w and v reached through
+# the C branches' ctx.
+CONST = jnp.asarray([0.5, -1.25, 2.0], jnp.float32)  # a constant, not traced
+
+
+def cond_closure(p, w, x):  # true: sin(x * w), false: cos(x)
+  return lax.cond(p, lambda x: jnp.sin(x * w), jnp.cos, x)
+
+
+def switch_closure(i, w, v, x):  # sin(x * w), x + v, x * w * v
+  return lax.switch(i, [lambda x: jnp.sin(x * w), lambda x: x + v, lambda x: x * w * v], x)
+
+
+def scan_cond(w, xs):  # a cond closing over w inside a scan body, under grad
+  def body(c, x):
+    c = lax.cond(x > 0, lambda c: jnp.sin(c * w), lambda c: c * 0.5 + w, c)
+    return c, c * x
+  c, ys = lax.scan(body, jnp.float32(1.0), xs)
+  return c + jnp.sum(ys)
+
+
+def closure_cases():
+  rng = np.random.RandomState(17)  # its own draws: loops_cases' inputs stay as they were
+  rand = lambda *shape: jnp.asarray(np.round(rng.uniform(-2, 2, size=shape) * 16) / 16, jnp.float32)
+  w, v, x = rand(3), rand(3), rand(3)
+  for b in (True, False):
+    p = jnp.bool_(b)
+    case(f"grad_cond_closure_{int(b)}", "grad_cond_closure", [p, w, x],
+         list(jax.grad(lambda p, w, x: jnp.sum(cond_closure(p, w, x)), (1, 2))(p, w, x)))
+  tw, tv, tx = rand(3), rand(3), rand(3)
+  for k in (0, 1, 2):
+    i = jnp.int32(k)
+    case(f"switch_closure_{k}", "switch_closure", [i, w, v, x], [switch_closure(i, w, v, x)])
+    case(f"grad_switch_closure_{k}", "grad_switch_closure", [i, w, v, x],
+         list(jax.grad(lambda i, w, v, x: jnp.sum(switch_closure(i, w, v, x)), (1, 2, 3))(i, w, v, x)))
+    p, t = jax.jvp(lambda w, v, x: switch_closure(i, w, v, x), (w, v, x), (tw, tv, tx))
+    case(f"jvp_switch_closure_{k}", "jvp_switch_closure", [i, w, v, x, tw, tv, tx], [p, t])
+  idx, ws = jnp.asarray([2, 0, 1, 0], jnp.int32), rand(4, 3)
+  case("vmap_switch_closure_batched_index", "vmap_switch_closure_i", [idx, ws, v, x],
+       [jax.vmap(switch_closure, (0, 0, None, None))(idx, ws, v, x)])
+  case("vmap_switch_closure_unbatched_index", "vmap_switch_closure_w", [jnp.int32(2), ws, v, x],
+       [jax.vmap(switch_closure, (None, 0, None, None))(jnp.int32(2), ws, v, x)])
+  xs = jnp.asarray([0.5, -1.0, 2.0, -0.25], jnp.float32)
+  ws0 = jnp.float32(0.75)
+  case("grad_scan_cond", "grad_scan_cond", [ws0, xs], list(jax.grad(scan_cond, (0, 1))(ws0, xs)))
+  case("grad_cond_const", "grad_cond_const", [jnp.bool_(True), x],
+       [jax.grad(lambda p, x: jnp.sum(lax.cond(p, lambda x: x * CONST, jnp.sin, x)), 1)(jnp.bool_(True), x)])
 
 
 LOOPS_OUT = os.path.join(os.path.dirname(OUT), "loops.txt")
@@ -143,6 +195,7 @@ def main():
        [jnp.int32(1), xs, y], [jax.vmap(switch3, (None, 0, None))(jnp.int32(1), xs, y)])
   case("grad_vmap_switch3", "grad_vmap_switch3", [idx, xs, y],
        list(jax.grad(lambda i, x, y: jnp.sum(jax.vmap(switch3, (0, 0, None))(i, x, y)), (1, 2))(idx, xs, y)))
+  closure_cases()
   write(OUT, CASES)
   write(LOOPS_OUT, loops_cases())
 

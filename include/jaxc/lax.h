@@ -134,8 +134,11 @@ jx_array *jx_lax_avg_pool(jx_array *x, int nspatial, const int64_t *window_shape
  * Errors: JX_ERR_SHAPE/JX_ERR_DTYPE for a non-scalar or non-integer index or for
  * branches whose outputs differ in shape or dtype (the message names output, both
  * types and both branches); JX_ERR_VALUE for arity mismatches or NULLs;
- * JX_ERR_UNSUPPORTED for more than 16 branches or a branch that closes over a traced
- * value of an enclosing transformation (pass it as an operand).
+ * JX_ERR_UNSUPPORTED for more than 16 branches.
+ * Branches may close over values an enclosing transformation traces (through their
+ * context pointer): as JAX, the union of every branch's closed-over values (each once,
+ * cond's true_fn's first) becomes leading operands of the cond, taken by every branch,
+ * so grad, jvp and vmap see them and make_jaxpr prints them before the operands.
  *
  * lax.switch(index, branches, *operands): runs branches[clamp(index, 0, n-1)]; index
  * is an integer scalar. With one branch it is called directly (as JAX). */

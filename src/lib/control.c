@@ -1,7 +1,9 @@
 /* control.c -- lax control flow (lax.cond, lax.switch): user callbacks (jx_fn) are
  * traced once into closed jaxprs for the operands' types and bound as one cond
  * equation, so every transformation and jit sees the branches (JAX's
- * jax/_src/lax/control_flow/conditionals.py). */
+ * jax/_src/lax/control_flow/conditionals.py). Values the branches close over that an
+ * enclosing transformation traces become leading operands of the cond, taken by every
+ * branch (JAX's closure conversion), so cond differentiates with respect to them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,26 +11,75 @@
 #include "core/error.h"
 #include "transform/transform.h"
 
-/* f traced into a closed jaxpr for the operands' types (stage_trace_closed); a
- * branch that closes over a tracer of an enclosing transformation is refused (pass
- * such values as operands). NULL with the error set on failure. */
-static Jaxpr *trace_branch(const char *fn, jx_fn *f, int nin, jx_array *const *ops) {
+/* f traced into a closed jaxpr for the operands' types (stage_trace_closure): the
+ * values it closes over that an enclosing transformation traces are hoisted to its
+ * leading inputs, consts[0 .. *nconsts). NULL with the error set on failure. */
+static Jaxpr *trace_branch(const char *fn, jx_fn *f, int nin, jx_array *const *ops, int *nconsts,
+                           jx_array ***consts) {
+  *nconsts = 0, *consts = NULL;
   if (jx_fn_nin(f) != nin) {
     error_set(JX_ERR_VALUE, "%s: %s takes %d inputs, %d operands given", fn, jx_fn_name(f), jx_fn_nin(f), nin);
     return NULL;
   }
-  return stage_trace_closed(fn, f, ops, "operand");
+  return stage_trace_closure(fn, f, ops, nconsts, consts);
 }
 
-/* The shared body of cond and switch: index already an int32 scalar. */
+/* The branches' closed-over tracers, each branch's own leading inputs, joined as JAX's
+ * _initial_style_jaxprs_with_common_consts does: the union U (each array once, in the
+ * order of `order`, the order JAX traces the branches in) becomes the leading inputs of
+ * every branch -- a branch that does not use one gets an unused input of its type -- and
+ * the cond's leading operands. *nu and u (capacity `cap`) receive U (borrowed from the
+ * branches' consts). false on OOM. */
+static bool common_consts(const char *fn, int nbranches, const int *order, Jaxpr *const *js,
+                          const int *nconsts, jx_array **const *consts, int cap, int *nu, jx_array **u) {
+  Aval *av = malloc((size_t)(cap + 1) * sizeof *av);
+  int *invars = NULL;
+  bool ok = av != NULL;
+  *nu = 0;
+  for (int k = 0; ok && k < nbranches; k++) {
+    int b = order[k];
+    for (int c = 0; c < nconsts[b]; c++) {
+      int at = 0;
+      while (at < *nu && u[at] != consts[b][c]) at++;
+      if (at == *nu) u[*nu] = consts[b][c], av[(*nu)++] = js[b]->vars[js[b]->invars[c]];
+    }
+  }
+  for (int b = 0; ok && b < nbranches; b++) {
+    Jaxpr *j = js[b];
+    int nops = j->nin - nconsts[b];
+    ok = (invars = malloc((size_t)(*nu + nops + 1) * sizeof *invars)) != NULL;
+    for (int i = 0; ok && i < *nu; i++) {
+      int c = 0;
+      while (c < nconsts[b] && consts[b][c] != u[i]) c++;
+      invars[i] = c < nconsts[b] ? j->invars[c] : jaxpr_add_var(j, &av[i]);
+      ok = invars[i] >= 0;
+    }
+    if (ok) {
+      memcpy(invars + *nu, j->invars + nconsts[b], (size_t)nops * sizeof *invars);
+      free(j->invars);
+      j->invars = invars, j->nin = *nu + nops, invars = NULL;
+    }
+  }
+  free(invars), free(av);
+  if (!ok) error_set(JX_ERR_OOM, "%s: out of memory", fn);
+  return ok;
+}
+
+/* The shared body of cond and switch: index already an int32 scalar; `order` the order
+ * in which JAX traces the branches (cond: true first). */
 static jx_status run_switch(const char *fn, jx_array *index, int nbranches, jx_fn *const *branches,
-                            int nops, jx_array *const *operands, jx_array **out) {
+                            const int *order, int nops, jx_array *const *operands, jx_array **out) {
   int nout = jx_fn_nout(branches[0]);
   for (int o = 0; o < nout; o++) out[o] = NULL;
   Jaxpr *js[PRIM_MAX_BRANCHES] = {NULL};
+  int nconsts[PRIM_MAX_BRANCHES] = {0}, total = 0;
+  jx_array **consts[PRIM_MAX_BRANCHES] = {NULL};
   jx_status s = JX_OK;
-  for (int b = 0; b < nbranches && s == JX_OK; b++)
-    if (!(js[b] = trace_branch(fn, branches[b], nops, operands))) s = jx_last_status();
+  for (int k = 0; k < nbranches && s == JX_OK; k++) {
+    int b = order[k];
+    if (!(js[b] = trace_branch(fn, branches[b], nops, operands, &nconsts[b], &consts[b]))) s = jx_last_status();
+    total += nconsts[b];
+  }
   for (int b = 1; b < nbranches && s == JX_OK; b++) /* the primitive checks this too, */
     for (int o = 0; o < nout && s == JX_OK; o++) {  /* in its own name */
       const Aval *a = &js[b]->vars[js[b]->outvars[o]], *z = &js[0]->vars[js[0]->outvars[o]];
@@ -40,8 +91,21 @@ static jx_status run_switch(const char *fn, jx_array *index, int nbranches, jx_f
       error_set(s, "%s: branches must give equal output types: output %d is %s in branch 0 (%s) but %s in "
                 "branch %d (%s)", fn, o, t0, jx_fn_name(branches[0]), t1, b, jx_fn_name(branches[b]));
     }
-  if (s == JX_OK) s = prim_cond(nbranches, js, index, nops, operands, out);
-  for (int b = 0; b < nbranches; b++) jaxpr_free(js[b]);
+  /* ops = (the closed-over tracers of every branch, operands...) */
+  jx_array **ops = s == JX_OK ? malloc((size_t)(total + nops + 1) * sizeof *ops) : NULL;
+  int nu = 0;
+  if (s == JX_OK && !ops) {
+    error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    s = JX_ERR_OOM;
+  }
+  if (s == JX_OK && !common_consts(fn, nbranches, order, js, nconsts, consts, total, &nu, ops))
+    s = JX_ERR_OOM;
+  if (s == JX_OK) {
+    for (int i = 0; i < nops; i++) ops[nu + i] = operands[i];
+    s = prim_cond(nbranches, js, index, nu + nops, ops, out);
+  }
+  free(ops);
+  for (int b = 0; b < nbranches; b++) jaxpr_free(js[b]), stage_consts_free(nconsts[b], consts[b]);
   return s;
 }
 
@@ -106,7 +170,9 @@ jx_status jx_lax_switch(jx_array *index, int nbranches, jx_fn *const *branches, 
   Aval sa = {.dtype = JX_INT32};
   jx_array *lo = tx_full(&sa, 0), *hi = tx_full(&sa, nbranches - 1);
   jx_array *ix = prim_binary(PRIM_min, prim_binary(PRIM_max, i32, lo), hi);
-  jx_status s = ix ? run_switch(fn, ix, nbranches, branches, nops, operands, out) : jx_last_status();
+  int order[PRIM_MAX_BRANCHES];
+  for (int b = 0; b < nbranches; b++) order[b] = b;
+  jx_status s = ix ? run_switch(fn, ix, nbranches, branches, order, nops, operands, out) : jx_last_status();
   int nout = jx_fn_nout(branches[0]);
   jx_scope_end(s == JX_OK ? nout : 0, out);
   return s;
@@ -128,7 +194,8 @@ jx_status jx_lax_cond(jx_array *pred, jx_fn *true_fn, jx_fn *false_fn, int nops,
     Aval za = prim_aval_of(pred);
     ix = prim_convert(prim_binary(PRIM_ne, pred, tx_full(&za, 0)), JX_INT32, false);
   }
-  jx_status s = ix ? run_switch(fn, ix, 2, branches, nops, operands, out) : jx_last_status();
+  /* JAX traces true_fn first: its closed-over values lead */
+  jx_status s = ix ? run_switch(fn, ix, 2, branches, (int[]){1, 0}, nops, operands, out) : jx_last_status();
   int nout = jx_fn_nout(branches[0]);
   jx_scope_end(s == JX_OK ? nout : 0, out);
   return s;
