@@ -32,10 +32,11 @@ static Jaxpr *trace_branch(const char *fn, jx_fn *f, int nin, jx_array *const *o
  * branches' consts). false on OOM. */
 static bool common_consts(const char *fn, int nbranches, const int *order, Jaxpr *const *js,
                           const int *nconsts, jx_array **const *consts, int cap, int *nu, jx_array **u) {
+  *nu = 0;
+  if (!cap) return true; /* no branch closes over a tracer */
   Aval *av = malloc((size_t)(cap + 1) * sizeof *av);
   int *invars = NULL;
   bool ok = av != NULL;
-  *nu = 0;
   for (int k = 0; ok && k < nbranches; k++) {
     int b = order[k];
     for (int c = 0; c < nconsts[b]; c++) {
