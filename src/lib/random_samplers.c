@@ -443,21 +443,25 @@ jx_array *random_cumsum_xla(jx_array *p) {
 }
 
 /* jnp.searchsorted(sorted, r, side='left') for ascending `sorted` (n,): the number of
- * elements below each r, as the default int dtype; shape r.shape. */
+ * elements below each r, as the default int dtype; shape r.shape. JAX's default method
+ * ('scan'): ceil(log2(n + 1)) halvings of [low, high) with go_left = r <= sorted[mid],
+ * the answer high -- O(r.size log n) (comparing every r with every element took 2.4 s
+ * for 100000 draws over 100000 weights; JAX: 20 ms). */
 static jx_array *count_below(jx_array *sorted, jx_array *r) {
   if (!sorted || !r) return NULL;
-  int nd = r->ndim;
-  int64_t sh[JX_MAX_NDIM];
-  int dims[JX_MAX_NDIM];
-  memcpy(sh, r->shape, (size_t)nd * sizeof(int64_t));
-  sh[nd] = sorted->shape[0];
-  for (int d = 0; d < nd; d++) dims[d] = d;
-  jx_array *below = prim_binary(PRIM_lt, prim_broadcast_in_dim(sorted, nd + 1, sh, (int[]){nd}),
-                                prim_broadcast_in_dim(r, nd + 1, sh, dims));
-  bool mask[JX_MAX_NDIM] = {false};
-  mask[nd] = true;
-  jx_array *c = below ? prim_convert(below, dtype_default_int(), false) : NULL;
-  return c ? prim_reduce(PRIM_reduce_sum, c, mask) : NULL;
+  int64_t n = sorted->shape[0];
+  int levels = 0;
+  while (levels < 64 && ((uint64_t)1 << levels) < (uint64_t)n + 1) levels++;
+  jx_dtype it = dtype_default_int();
+  jx_array *low = jx_zeros(r->ndim, r->shape, it), *high = jx_full(r->ndim, r->shape, (double)n, it);
+  for (int l = 0; l < levels && low && high; l++) {
+    /* low + (high - low) / 2: the floor of the midpoint without overflow */
+    jx_array *mid = jx_add(low, jx_right_shift(jx_subtract(high, low), jx_scalar_int(1)));
+    jx_array *go_left = jx_less_equal(r, jx_take(sorted, mid, 0));
+    low = jx_where(go_left, low, mid);
+    high = jx_where(go_left, mid, high);
+  }
+  return high;
 }
 
 /* An arange(n) of the default int dtype (jnp.arange(n)); JX_ERR_VALUE beyond it. */

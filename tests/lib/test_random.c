@@ -592,7 +592,7 @@ static void test_errors(void) {
 /* choice with p inverts jnp.cumsum(p), which XLA's CPU scans in rows of 16 (the
  * reduce-window rewriter): random_cumsum_xla against jnp.cumsum's bits (jax 0.10.2, 40
  * elements: 7 of them differ from left-to-right sums) and against that algorithm on the
- * host for lengths around the row size; and a choice over 20000 weights (the (n, n)
+ * host for lengths around the row size; and 20000 draws over 20000 weights (the (n, n)
  * masked sum it replaced took 16 s there). */
 static void host_cumsum(const float *x, int64_t n, float *out) {
   if (n <= 16) {
@@ -642,12 +642,19 @@ static void test_cumsum_xla(void) {
   jx_scope_begin();
   jx_array *key = jx_random_key(0);
   jx_array *p = jx_random_uniform(key, 1, (int64_t[]){20000}, JX_FLOAT32, 0, 1);
-  jx_array *c = jx_random_choice(key, NULL, 20000, 1, (int64_t[]){10}, true, p);
-  /* jax.random.choice(PRNGKey(0), 20000, (10,), True, uniform(PRNGKey(0), (20000,))) */
+  jx_array *c = jx_random_choice(key, NULL, 20000, 1, (int64_t[]){20000}, true, p);
+  /* jax.random.choice(PRNGKey(0), 20000, (20000,), True, uniform(PRNGKey(0), (20000,))):
+   * its first 10 draws, their sum and sum(i * c[i]) mod 1e9+7 (20000 x 20000 searches:
+   * the binary search of count_below) */
   static const int32_t want[10] = {1041, 419, 13348, 10604, 8603, 16642, 13785, 6212, 5075, 16535};
-  int32_t got[10] = {0};
-  CHECK(c && jx_read(c, got, sizeof got) == JX_OK);
+  int32_t *got = calloc(20000, sizeof *got);
+  CHECK(c && jx_read(c, got, 20000 * sizeof *got) == JX_OK);
   for (int i = 0; i < 10; i++) CHECK_MSG(got[i] == want[i], "choice [%d]: %d, JAX %d", i, got[i], want[i]);
+  int64_t sum = 0, wsum = 0;
+  for (int64_t i = 0; i < 20000; i++) sum += got[i], wsum = (wsum + i * got[i]) % 1000000007;
+  CHECK_MSG(sum == 200290320 && wsum == 880825425, "choice sums %lld %lld", (long long)sum,
+            (long long)wsum);
+  free(got);
   jx_scope_end(0, NULL);
 }
 
