@@ -125,6 +125,9 @@ def activation_cases():
     for dt in ("float16", "bfloat16"):
       x16 = arr(SPECIAL_16, dt)
       case(f"{name}_{dt}", fn, [x16], [f(x16)], **params)
+      if name.startswith("hard_"):  # exact (hard_sigmoid's reciprocal multiply)
+        x16r = xr.astype(dt)
+        case(f"{name}_{dt}_rand", fn, [x16r], [f(x16r)], **params)
     xi = arr(INTS, "int32")
     try:
       out = [f(xi)]

@@ -315,6 +315,12 @@ def x64_cases():
          lambda s=shape: random.uniform(k, s, jnp.float64),
          {"shape": fmt_shape(shape), "dtype": "float64", "minval": 0.0, "maxval": 1.0,
           "x64": 1})
+    # float64 uniform with a span that is not a power of two: XLA fuses the
+    # (f - 1) * span + minval into one fma in float64 too
+    case(f"x64_uniform_float64_range_{s}", "uniform", [k],
+         lambda s=shape: random.uniform(k, s, jnp.float64, -2.0, 3.0),
+         {"shape": fmt_shape(shape), "dtype": "float64", "minval": -2.0, "maxval": 3.0,
+          "x64": 1})
     case(f"x64_normal_float64_{s}", "normal", [k],
          lambda s=shape: random.normal(k, s, jnp.float64),
          {"shape": fmt_shape(shape), "dtype": "float64", "x64": 1})

@@ -27,7 +27,7 @@ jx_array *jx_nn_silu(jx_array *x);          /* x * sigmoid(x) */
 jx_array *jx_nn_swish(jx_array *x);         /* alias of jx_nn_silu */
 jx_array *jx_nn_log_sigmoid(jx_array *x);   /* -softplus(-x) */
 jx_array *jx_nn_leaky_relu(jx_array *x, double negative_slope); /* JAX default 0.01 */
-jx_array *jx_nn_hard_sigmoid(jx_array *x);  /* relu6(x + 3) / 6 */
+jx_array *jx_nn_hard_sigmoid(jx_array *x);  /* relu6(x + 3) * (1/6), XLA's form */
 jx_array *jx_nn_hard_silu(jx_array *x);     /* x * hard_sigmoid(x) */
 jx_array *jx_nn_hard_swish(jx_array *x);    /* alias of jx_nn_hard_silu */
 jx_array *jx_nn_hard_tanh(jx_array *x);     /* clip(x, -1, 1) */

@@ -10,11 +10,14 @@
  * a batch of keys equals a loop, jit equals eager, batched keys equal vmap, grad
  * through a sampler, JAX's bound semantics, and errors. Every case ends with no live
  * arrays (TEST_RUN). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/dtype.h"
 #include "golden.h"
+#include "lib/random.h"
 #include "test.h"
 
 static GoldenCase *cases;
@@ -586,6 +589,75 @@ static void test_errors(void) {
   jx_scope_end(0, NULL);
 }
 
+/* choice with p inverts jnp.cumsum(p), which XLA's CPU scans in rows of 16 (the
+ * reduce-window rewriter): random_cumsum_xla against jnp.cumsum's bits (jax 0.10.2, 40
+ * elements: 7 of them differ from left-to-right sums) and against that algorithm on the
+ * host for lengths around the row size; and 20000 draws over 20000 weights (the (n, n)
+ * masked sum it replaced took 16 s there). */
+static void host_cumsum(const float *x, int64_t n, float *out) {
+  if (n <= 16) {
+    for (int64_t i = 0; i < n; i++) out[i] = i ? out[i - 1] + x[i] : x[i];
+    return;
+  }
+  int64_t m = (n + 15) / 16;
+  float *rows = calloc((size_t)(m * 16), sizeof *rows), *tot = malloc((size_t)m * sizeof *tot),
+        *ctot = malloc((size_t)m * sizeof *ctot);
+  for (int64_t i = 0; i < m * 16; i++) {
+    float v = i < n ? x[i] : 0.0f;
+    rows[i] = i % 16 ? rows[i - 1] + v : v;
+  }
+  for (int64_t r = 0; r < m; r++) tot[r] = rows[r * 16 + 15];
+  host_cumsum(tot, m, ctot);
+  for (int64_t i = 0; i < n; i++) out[i] = i < 16 ? rows[i] : rows[i] + ctot[i / 16 - 1];
+  free(rows), free(tot), free(ctot);
+}
+
+static void test_cumsum_xla(void) {
+  static const uint32_t want40[40] = {
+      0x00000000, 0x3f1e377a, 0x3f5aa66e, 0x3fdaa66e, 0x400b8ab1, 0x40115009, 0x403ea340,
+      0x40538455, 0x4087f9a4, 0x4099f80d, 0x409fbd65, 0x40b949ac, 0x40c69ce3, 0x40c7b709,
+      0x40dc981e, 0x40e54022, 0x4100d78b, 0x4108f27c, 0x410af0e5, 0x4116d2c6, 0x411c981e,
+      0x412c40ee, 0x4135cd35, 0x41393cf4, 0x4146902a, 0x414dc6d8, 0x414ee0fe, 0x4159de9c,
+      0x415ebfb1, 0x416d843e, 0x41762c42, 0x4178b7be, 0x41829359, 0x4185bc8e, 0x4185d780,
+      0x418ae42d, 0x418ce296, 0x4193d2ba, 0x4197b49b, 0x41988837};
+  static const int64_t lens[] = {40, 1, 16, 17, 255, 257, 5000};
+  for (int k = 0; k < (int)(sizeof lens / sizeof lens[0]); k++) {
+    int64_t n = lens[k];
+    jx_scope_begin();
+    float *x = malloc((size_t)n * sizeof *x), *want = malloc((size_t)n * sizeof *want),
+          *got = malloc((size_t)n * sizeof *got);
+    for (int64_t i = 0; i < n; i++) x[i] = (float)fmod((double)i * 0.6180339887, 1.0);
+    host_cumsum(x, n, want);
+    jx_array *c = random_cumsum_xla(jx_array_from(x, JX_FLOAT32, 1, &n));
+    CHECK(c && jx_read(c, got, (size_t)n * sizeof *got) == JX_OK);
+    for (int64_t i = 0; i < n; i++) {
+      uint32_t g, w;
+      memcpy(&g, &got[i], 4), memcpy(&w, &want[i], 4);
+      if (n == 40) CHECK_MSG(w == want40[i], "host reference n 40 [%lld] 0x%x, JAX 0x%x", (long long)i, w, want40[i]);
+      CHECK_MSG(g == w, "n %lld [%lld]: 0x%x, want 0x%x", (long long)n, (long long)i, g, w);
+    }
+    free(x), free(want), free(got);
+    jx_scope_end(0, NULL);
+  }
+  jx_scope_begin();
+  jx_array *key = jx_random_key(0);
+  jx_array *p = jx_random_uniform(key, 1, (int64_t[]){20000}, JX_FLOAT32, 0, 1);
+  jx_array *c = jx_random_choice(key, NULL, 20000, 1, (int64_t[]){20000}, true, p);
+  /* jax.random.choice(PRNGKey(0), 20000, (20000,), True, uniform(PRNGKey(0), (20000,))):
+   * its first 10 draws, their sum and sum(i * c[i]) mod 1e9+7 (20000 x 20000 searches:
+   * the binary search of count_below) */
+  static const int32_t want[10] = {1041, 419, 13348, 10604, 8603, 16642, 13785, 6212, 5075, 16535};
+  int32_t *got = calloc(20000, sizeof *got);
+  CHECK(c && jx_read(c, got, 20000 * sizeof *got) == JX_OK);
+  for (int i = 0; i < 10; i++) CHECK_MSG(got[i] == want[i], "choice [%d]: %d, JAX %d", i, got[i], want[i]);
+  int64_t sum = 0, wsum = 0;
+  for (int64_t i = 0; i < 20000; i++) sum += got[i], wsum = (wsum + i * got[i]) % 1000000007;
+  CHECK_MSG(sum == 200290320 && wsum == 880825425, "choice sums %lld %lld", (long long)sum,
+            (long long)wsum);
+  free(got);
+  jx_scope_end(0, NULL);
+}
+
 int main(void) {
   cases = golden_load("random.txt", &ncases);
   TEST_RUN_SPLIT(test_golden);
@@ -594,6 +666,7 @@ int main(void) {
   TEST_RUN(test_batched_keys);
   TEST_RUN(test_grad_through_sampler);
   TEST_RUN(test_bounds_semantics);
+  TEST_RUN(test_cumsum_xla);
   TEST_RUN(test_errors);
   golden_free(cases, ncases);
   return test_finish();

@@ -4,6 +4,7 @@
  * reductions without an identity. */
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "golden.h"
@@ -200,6 +201,50 @@ static void test_x64_dtypes(void) {
   jx_config_enable_x64(false);
 }
 
+/* jnp.mean multiplies the sum by XLA's reciprocal of the count (its algebraic
+ * simplifier's rewrite of the division by a constant): rows of 7 whose sums (s / 8) are
+ * exact in any order, where s * (1/7) and s / 7 round apart; expected bits from jax
+ * 0.10.2's jnp.mean on the CPU (float32: sums 3, 6, 9, 11 eighths; float64: 5, 9, 10,
+ * 13 eighths). Eager and jitted. */
+static jx_status mean_rows(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_mean(in[0], 1, (int[]){1}, false);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+static void test_mean_reciprocal(void) {
+  static const double s32[4] = {3, 6, 9, 11}, s64[4] = {5, 9, 10, 13};
+  static const uint32_t want32[4] = {0x3d5b6db8, 0x3ddb6db8, 0x3e24924a, 0x3e492493};
+  static const uint64_t want64[4] = {0x3fb6db6db6db6db6, 0x3fc4924924924924,
+                                     0x3fc6db6db6db6db6, 0x3fcdb6db6db6db6d};
+  jx_fn *f = jx_fn_new("mean_rows", 1, 1, mean_rows, NULL);
+  jx_fn *jf = jx_jit(f);
+  for (int x64 = 0; x64 < 2; x64++) {
+    jx_config_enable_x64(x64);
+    jx_scope_begin();
+    double v[4][7] = {{0}};
+    for (int i = 0; i < 4; i++) v[i][3] = (x64 ? s64[i] : s32[i]) / 8;
+    jx_array *x = jx_astype(jx_array_from(v, JX_FLOAT64, 2, (int64_t[]){4, 7}),
+                            x64 ? JX_FLOAT64 : JX_FLOAT32);
+    for (int jit = 0; jit < 2; jit++) {
+      jx_array *m = NULL;
+      if (jit) CHECK(jx_call(jf, &x, &m) == JX_OK);
+      else m = jx_mean(x, 1, (int[]){1}, false);
+      uint64_t got[4] = {0};
+      uint32_t got32[4] = {0};
+      CHECK(jx_read(m, x64 ? (void *)got : (void *)got32, x64 ? 32 : 16) == JX_OK);
+      for (int i = 0; i < 4; i++) {
+        uint64_t g = x64 ? got[i] : got32[i], w = x64 ? want64[i] : want32[i];
+        CHECK_MSG(g == w, "x64 %d jit %d row %d: 0x%llx, JAX 0x%llx", x64, jit, i,
+                  (unsigned long long)g, (unsigned long long)w);
+      }
+    }
+    jx_scope_end(0, NULL);
+  }
+  jx_config_enable_x64(false);
+  jx_fn_free(jf), jx_fn_free(f);
+}
+
 /* jitted argmax/argmin (one pass over packed (value, index) keys, src/lib/numpy/reduce.c)
  * against eager (max, then the first index of it) on data with ties, NaNs, -0/+0 and
  * infinities, every axis, float32/float16/bfloat16/int32/uint8/int16/bool. */
@@ -277,6 +322,7 @@ int main(void) {
   TEST_RUN(test_empty);
   TEST_RUN(test_views);
   TEST_RUN(test_x64_dtypes);
+  TEST_RUN(test_mean_reciprocal);
   TEST_RUN(test_jit_argmax);
   golden_free(cases, ncases);
   return test_finish();
