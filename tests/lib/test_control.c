@@ -32,13 +32,15 @@ static jx_status f_loss(void *c, jx_array *const *x, jx_array **o) {
 static jx_status f_switch_xy(void *c, jx_array *const *x, jx_array **o) {
   return jx_lax_switch(c, 3, B, 2, x, o);
 }
-static jx_status f_jvp(void *c, jx_array *const *x, jx_array **o) {
-  (void)c;
-  jx_fn *g = jx_fn_new("switch_xy", 2, 1, f_switch_xy, x[0]);
-  jx_status s = jx_jvp(g, x + 1, x + 3, o, o + 1);
+/* (i, p_1..p_n, t_1..t_n) -> jvp of f(i; p...) at p along t: f takes the index as ctx */
+static jx_status jvp_with_index(jx_status (*f)(void *, jx_array *const *, jx_array **), int n, jx_array *const *x,
+                                jx_array **o) {
+  jx_fn *g = jx_fn_new("f_of_index", n, 1, f, x[0]);
+  jx_status s = jx_jvp(g, x + 1, x + 1 + n, o, o + 1);
   jx_fn_free(g);
   return s;
 }
+static jx_status f_jvp(void *c, jx_array *const *x, jx_array **o) { return jvp_with_index(f_switch_xy, 2, x, o); }
 
 /* sum(f(x...)) for f held in ctx */
 static jx_status f_sum_of(void *c, jx_array *const *x, jx_array **o) {
@@ -90,11 +92,7 @@ static jx_status f_switch_closure_wvx(void *i, jx_array *const *x, jx_array **o)
 }
 /* (i, w, v, x, tw, tv, tx) -> jvp of f_switch_closure_wvx */
 static jx_status f_jvp_switch_closure(void *c, jx_array *const *x, jx_array **o) {
-  (void)c;
-  jx_fn *g = jx_fn_new("switch_closure_wvx", 3, 1, f_switch_closure_wvx, x[0]);
-  jx_status s = jx_jvp(g, x + 1, x + 4, o, o + 1);
-  jx_fn_free(g);
-  return s;
+  return jvp_with_index(f_switch_closure_wvx, 3, x, o);
 }
 /* (c, x) -> (c', c' * x), c' = cond(x > 0, sin(c * w), c * 0.5 + w), w = ctx */
 static jx_status scan_cond_body(void *w, jx_array *const *x, jx_array **o) {
