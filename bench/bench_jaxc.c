@@ -217,6 +217,13 @@ static jx_status gumbel_fn(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_random_gumbel(in[0], 2, (int64_t[]){2048, 2048}, JX_FLOAT32);
   return out[0] ? JX_OK : jx_last_status();
 }
+/* jax.random.choice(key, 100000, (100000,), replace=True, p=weights): the inverse CDF of
+ * 1e5 weights (in[1]) searched by 1e5 draws */
+static jx_status choice_p_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  (void)ctx;
+  out[0] = jx_random_choice(in[0], NULL, 100000, 1, (int64_t[]){100000}, true, in[1]);
+  return out[0] ? JX_OK : jx_last_status();
+}
 static jx_status truncated_normal_fn(void *ctx, jx_array *const *in, jx_array **out) {
   (void)ctx;
   out[0] = jx_random_truncated_normal(in[0], -2.0, 2.0, 2, (int64_t[]){2048, 2048}, JX_FLOAT32);
@@ -656,6 +663,10 @@ int main(int argc, char **argv) {
       printf("%s %.3f ms\n", samplers[i].name, best_time(f, &key, 10) * 1e3);
       jx_fn_free(f);
     }
+    jx_array *weights = jx_add(rand_f32(1, (int64_t[]){100000}, 9), jx_scalar(1.0)); /* in [0.5, 1.5) */
+    jx_fn *cp = jx_fn_new("random_choice_p_1e5", 2, 1, choice_p_fn, NULL);
+    printf("random_choice_p_1e5 %.3f ms\n", best_time(cp, (jx_array *[]){key, weights}, 10) * 1e3);
+    jx_fn_free(cp), jx_free(weights);
     bench_small_samplers(key);
   }
   if (!*only || strstr("reduce", only)) {

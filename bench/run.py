@@ -236,6 +236,9 @@ def peers(only):
             "jax": best(lambda: block(jax.random.gumbel(k, s)), 10) * 1e3}
         res["random_truncated_normal_2048x2048"] = {
             "jax": best(lambda: block(jax.random.truncated_normal(k, -2.0, 2.0, s)), 10) * 1e3}
+        w = jnp.asarray(rng.random(100000, dtype=np.float32) + 0.5)  # bench_jaxc.c: weights in [0.5, 1.5)
+        res["random_choice_p_1e5"] = {
+            "jax": best(lambda: block(jax.random.choice(k, 100000, (100000,), True, w)), 10) * 1e3}
         # small samples, per call (bench_jaxc.c's bench_small_samplers)
         for name, f, n in (("random_normal_128_call", jax.random.normal, 128),
                            ("random_normal_3_call", jax.random.normal, 3),
