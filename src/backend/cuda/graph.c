@@ -141,12 +141,11 @@ static jx_status close_prev(CudaGraph *g) {
   return s;
 }
 
-/* The branch steps taking module mod's tickets went on (-1: none yet); with b >= 0, where
- * none yet, it becomes b's. False on out-of-memory (error set). */
+/* *b: the branch steps taking module mod's tickets went on; where none has yet, *b (>= 0)
+ * becomes it. False on out-of-memory (error set). */
 static bool tickets_branch(CudaGraph *g, const void *mod, int *b) {
   for (int i = 0; i < g->ntm; i++)
     if (g->tmods[i] == mod) return *b = g->tbranch[i], true;
-  if (*b < 0) return true;
   if (g->ntm == g->tmcap) {
     int cap = g->tmcap ? 2 * g->tmcap : 8;
     const void **m = realloc(g->tmods, (size_t)cap * sizeof *m);
@@ -202,12 +201,8 @@ jx_status cuda_graph_step(int step, int ndeps, const int *deps, bool serial, boo
     for (int c = first + 1; c < branches(); c++)
       if (g->tail[c] < g->tail[b]) b = c;
   }
-  if (tickets) { /* the branch of the module's earlier steps, else this one becomes it */
-    int tb = -1;
-    if (!tickets_branch(g, tickets, &tb)) return JX_ERR_OOM;
-    if (tb >= 0) b = tb;
-    else if (!tickets_branch(g, tickets, &b)) return JX_ERR_OOM;
-  }
+  /* the branch of the module's earlier steps, else this one becomes it */
+  if (tickets && !tickets_branch(g, tickets, &b)) return JX_ERR_OOM;
   if (g->tail[b] < 0 && b > 0)
     s = cuda_check(d->cu.cuStreamWaitEvent(branch_streams[b], g->start, 0), "cuStreamWaitEvent");
   for (int i = 0; i < ndeps && s == JX_OK; i++) {
