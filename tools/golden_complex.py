@@ -62,6 +62,11 @@ def run_mode(x64):
   # arithmetic and comparisons over all pairs
   for f in ["multiply", "divide"]:
     case(f"{f}_pairs", f, [za, zb], getattr(jnp, f))
+  # products of values that round: XLA's fma(a, c, -bd) + fma(b, c, ad)i, bit for bit
+  rng = np.random.RandomState(7)
+  def rough(n):
+    return jnp.asarray((rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(cdt))
+  case("multiply_rounding", "multiply", [rough(400), rough(400)], jnp.multiply)
   for f in ["add", "subtract", "equal", "not_equal"]:
     case(f"{f}_pairs", f, [sa, sb], getattr(jnp, f))
   # unary functions over 100 values

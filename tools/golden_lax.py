@@ -3,7 +3,8 @@
 (src/lib/lax.c, lax_conv.c): conv_general_dilated in 1-d/2-d/3-d (strides, SAME /
 SAME_LOWER / VALID / explicit and negative padding, lhs and rhs dilation, feature and
 batch groups, several dimension numbers, float16/bfloat16/int32), conv, conv_transpose,
-reduce_window, flax-style max/avg pooling, cumulative reductions (NaN, reverse, dtypes),
+reduce_window, flax-style max/avg pooling, cumulative reductions (NaN, reverse, dtypes,
+XLA's rounding order),
 dynamic_slice / dynamic_update_slice with out-of-range starts, einsum strings,
 dot_general, select_n, round and take_along_axis. Format: tests/support/golden.h.
 
@@ -27,6 +28,7 @@ jax.config.update("jax_enable_x64", False)
 OUT = golden_io.path("lax.txt")
 NAN, INF = float("nan"), float("inf")
 RNG = np.random.RandomState(1234)
+ROUGH = np.random.RandomState(4321)
 
 
 # ------------------------------------------------------------------ formatting
@@ -68,6 +70,16 @@ def rand(shape, dtype="float32", lo=-2.0, hi=2.0):
     v = np.round(v * 2)
   if dtype == "bool":
     return jnp.asarray(v > 0)
+  return jnp.asarray(v, dtype=jnp.dtype(dtype))
+
+
+def rough(shape, dtype="float32", scale=1.0, center=0.0):
+  """Values that round in sums and products: normal draws over several binades (a complex
+  dtype gets two), center + scale * draw; from their own generator, so that the cases
+  drawn from RNG keep their inputs."""
+  def draw():
+    return ROUGH.standard_normal(shape) * np.exp2(ROUGH.uniform(-4, 4, shape)) * scale + center
+  v = draw() + 1j * draw() if dtype.startswith("complex") else draw()
   return jnp.asarray(v, dtype=jnp.dtype(dtype))
 
 
@@ -312,6 +324,30 @@ def cum_cases():
        lambda a: lax.cumsum(a, 0), {"axis": 0, "reverse": 0})
   case("cumsum_neg_zero_rev", "cumsum", [jnp.asarray([-0.0, -0.0, 1.0], jnp.float32)],
        lambda a: lax.cumsum(a, 0, True), {"axis": 0, "reverse": 1})
+  # XLA's CPU order (reduce_window_rewriter.cc: rows of 16, their totals scanned again):
+  # inexact values, so that another order shows in the bits (the test checks them exactly)
+  for n in (16, 17, 40, 300, 5000):
+    for rev in (False, True):
+      r = "_rev" if rev else ""
+      case(f"cumsum_order_{n}{r}", "cumsum", [rough((n,))], lambda a: lax.cumsum(a, 0, rev),
+           {"axis": 0, "reverse": int(rev)})
+      case(f"cumprod_order_{n}{r}", "cumprod", [rough((n,), scale=0.05, center=1.0)],
+           lambda a: lax.cumprod(a, 0, rev), {"axis": 0, "reverse": int(rev)})
+  for axis, shape in ((0, (40, 3, 2)), (1, (2, 40, 3)), (2, (3, 2, 40))):
+    for rev in (False, True):
+      r = "_rev" if rev else ""
+      case(f"cumsum_order_axis{axis}{r}", "cumsum", [rough(shape)],
+           lambda a: lax.cumsum(a, axis, rev), {"axis": axis, "reverse": int(rev)})
+  for dt in ("float16", "bfloat16", "complex64"):
+    for rev in (False, True):
+      r = "_rev" if rev else ""
+      case(f"cumsum_order_{dt}{r}", "cumsum", [rough((2, 70), dt)],
+           lambda a: lax.cumsum(a, 1, rev), {"axis": 1, "reverse": int(rev)})
+      case(f"cumprod_order_{dt}{r}", "cumprod", [rough((2, 70), dt, scale=0.05, center=1.0)],
+           lambda a: lax.cumprod(a, 1, rev), {"axis": 1, "reverse": int(rev)})
+  case("cumsum_f16_rounding", "cumsum", [jnp.asarray([2048, 301, 1001, 1.1], jnp.float16)],
+       lambda a: lax.cumsum(a, 0), {"axis": 0, "reverse": 0})
+  case("np_cumsum_order", "np_cumsum", [rough((3, 45))], lambda a: jnp.cumsum(a), {"axis": "none"})
   for name, f in (("np_cumsum", jnp.cumsum), ("np_cumprod", jnp.cumprod)):
     case(f"{name}_none", name, [rand((2, 3, 2), lo=0.5, hi=1.5)], lambda a: f(a),
          {"axis": "none"})

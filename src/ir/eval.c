@@ -335,7 +335,8 @@ static double eval_float_binary(AluOp op, double a, double b) {
 
 /* The ops the IR evaluates natively on complex values (alu_complex_native), each part
  * rounded to the part's dtype after every real operation, as the C renderer's
- * float code computes them (no contraction into FMAs). */
+ * float code computes them (no contraction into FMAs, except the two of a product,
+ * as XLA's: src/render/prelude.h). */
 static AluValue eval_complex(AluOp op, jx_dtype d, const AluValue *args) {
   jx_dtype p = dtype_real_part(d);
   AluValue a = args[0], b = op == ALU_NEG ? a : args[1], r = {.c = {0, 0}};
@@ -344,9 +345,14 @@ static AluValue eval_complex(AluOp op, jx_dtype d, const AluValue *args) {
   case ALU_ADD: r.c.re = a.c.re + b.c.re, r.c.im = a.c.im + b.c.im; break;
   case ALU_SUB: r.c.re = a.c.re - b.c.re, r.c.im = a.c.im - b.c.im; break;
   case ALU_NEG: r.c.re = -a.c.re, r.c.im = -a.c.im; break;
-  case ALU_MUL: /* (ac - bd) + (ad + bc)i, as XLA: no special cases */
-    r.c.re = RND(a.c.re * b.c.re) - RND(a.c.im * b.c.im);
-    r.c.im = RND(a.c.re * b.c.im) + RND(a.c.im * b.c.re);
+  case ALU_MUL: /* fma(a, c, -bd) + fma(b, c, ad)i, as XLA's CPU: no special cases */
+    if (p == JX_FLOAT32) {
+      r.c.re = fmaf((float)a.c.re, (float)b.c.re, -(float)RND(a.c.im * b.c.im));
+      r.c.im = fmaf((float)a.c.im, (float)b.c.re, (float)RND(a.c.re * b.c.im));
+    } else {
+      r.c.re = fma(a.c.re, b.c.re, -(a.c.im * b.c.im));
+      r.c.im = fma(a.c.im, b.c.re, a.c.re * b.c.im);
+    }
     break;
   default: r.c.re = r.c.im = NAN; break;
   }

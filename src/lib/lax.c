@@ -441,17 +441,93 @@ jx_array *jx_einsum(const char *subscripts, int n, jx_array *const *operands) {
 
 typedef enum Cum { CUM_SUM, CUM_PROD, CUM_MAX, CUM_MIN } Cum;
 
+/* XLA's CPU compiler scans up to this many elements directly (reduce-window rewriter's
+ * base length, xla/service/cpu/cpu_compiler.cc); longer scans are tiled into rows of
+ * it (xla_scan). */
+enum { XLA_SCAN_BASE = 16 };
+
+/* An inclusive scan along axis 1 of x (rows, n), n <= XLA_SCAN_BASE, the way XLA's CPU
+ * evaluates a reduce_window whose window covers the axis: output k starts from the
+ * identity and combines the window's elements in increasing index order -- elements
+ * 0..k forward (a running combine, n - 1 ops), k..n-1 reverse (n (n - 1) / 2 ops).
+ * Call inside a scope. */
+static jx_array *window_scan(jx_array *x, bool reverse, Prim op, double id) {
+  if (!x || x->shape[1] == 0) return jx_ref(x);
+  int64_t n = x->shape[1], rows = x->shape[0];
+  jx_array *elem[XLA_SCAN_BASE] = {NULL}, *out[XLA_SCAN_BASE];
+  for (int64_t k = 0; k < n; k++)
+    elem[k] = prim_slice(x, (int64_t[]){0, k}, (int64_t[]){rows, k + 1}, NULL);
+  jx_array *idc = bcast0(np_full(id, x->dtype, 0, NULL), 2, (int64_t[]){rows, 1});
+  for (int64_t k = 0; k < n; k++) {
+    if (!reverse) {
+      out[k] = bin(op, k ? out[k - 1] : idc, elem[k]);
+      continue;
+    }
+    out[k] = idc;
+    for (int64_t i = k; i < n; i++) out[k] = bin(op, out[k], elem[i]);
+  }
+  return jx_concatenate((int)n, out, 1);
+}
+
+/* A float or complex cumulative sum or product along axis 1 of x (rows, n), bit for bit
+ * as XLA's CPU computes lax.cumsum / cumprod (a reduce_window, rewritten by
+ * reduce_window_rewriter.cc TryOptimizeCumSumOrProd): up to XLA_SCAN_BASE elements by
+ * window_scan; longer, padded with the identity to m rows of XLA_SCAN_BASE, each row
+ * scanned by window_scan, the rows' totals (last column forward, first reverse)
+ * scanned by this function again and shifted by one row (an exclusive scan), and each
+ * row combined with the total of the rows before it (after it, reverse). O(n) work,
+ * log16(n) levels. Call inside a scope. */
+static jx_array *xla_scan(jx_array *x, bool reverse, Prim op, double id) {
+  if (!x) return NULL;
+  int64_t rows = x->shape[0], n = x->shape[1];
+  if (n <= XLA_SCAN_BASE) return window_scan(x, reverse, op, id);
+  int64_t m = (n + XLA_SCAN_BASE - 1) / XLA_SCAN_BASE;
+  jx_array *padded = m * XLA_SCAN_BASE == n ? jx_ref(x)
+                     : prim_pad(x, (int64_t[]){0, 0}, (int64_t[]){0, m * XLA_SCAN_BASE - n}, id);
+  jx_array *tiles = window_scan(prim_reshape(padded, 2, (int64_t[]){rows * m, XLA_SCAN_BASE}),
+                                reverse, op, id); /* (rows m, XLA_SCAN_BASE) */
+  int64_t col = reverse ? 0 : XLA_SCAN_BASE - 1;
+  jx_array *totals = prim_reshape(prim_slice(tiles, (int64_t[]){0, col},
+                                             (int64_t[]){rows * m, col + 1}, NULL),
+                                  2, (int64_t[]){rows, m});
+  jx_array *incl = xla_scan(totals, reverse, op, id), *excl; /* (rows, m) */
+  if (reverse)
+    excl = prim_pad(prim_slice(incl, (int64_t[]){0, 1}, (int64_t[]){rows, m}, NULL),
+                    (int64_t[]){0, 0}, (int64_t[]){0, 1}, id);
+  else
+    excl = prim_pad(prim_slice(incl, (int64_t[]){0, 0}, (int64_t[]){rows, m - 1}, NULL),
+                    (int64_t[]){0, 1}, (int64_t[]){0, 0}, id);
+  jx_array *y = bin(op, prim_reshape(tiles, 3, (int64_t[]){rows, m, XLA_SCAN_BASE}),
+                    prim_broadcast_in_dim(excl, 3, (int64_t[]){rows, m, XLA_SCAN_BASE}, (int[]){0, 1}));
+  return prim_slice(prim_reshape(y, 2, (int64_t[]){rows, m * XLA_SCAN_BASE}), (int64_t[]){0, 0},
+                    (int64_t[]){rows, n}, NULL);
+}
+
 /* A log-step (Hillis-Steele) inclusive scan along axis: for offsets 1, 2, 4, ... < n,
  * y = combine(y, y shifted by the offset, the vacated end filled with the identity).
  * ceil(log2 n) passes of n combines each, every shift a pad + slice view: O(n log n).
- * A float sum ends with + 0.0 so that all -0.0 inputs give +0.0, as XLA's
- * reduce_window (init 0) does. Call inside a scope. */
+ * Exact whatever the order (integer sums and products wrap; max and min), so used
+ * where XLA's order cannot show; float and complex sums and products go through
+ * xla_scan, the axis moved last. Call inside a scope. */
 static jx_array *cum_scan(jx_array *x, int axis, bool reverse, Cum op) {
   static const Prim combine[] = {PRIM_add, PRIM_mul, PRIM_max, PRIM_min};
   jx_dtype d = x->dtype;
   double id = op == CUM_SUM ? 0 : op == CUM_PROD ? 1
             : op == CUM_MAX ? (dtype_is_floating(d) ? -INFINITY : dtype_min_value(d))
                             : (dtype_is_floating(d) ? INFINITY : dtype_max_value(d));
+  if ((op == CUM_SUM || op == CUM_PROD) && dtype_is_inexact(d)) {
+    /* the axis swapped with the last, as XLA's rewriter does, the others flattened */
+    int perm[JX_MAX_NDIM], last = x->ndim - 1;
+    for (int i = 0; i < x->ndim; i++) perm[i] = i;
+    perm[axis] = last, perm[last] = axis;
+    jx_array *t = axis == last ? jx_ref(x) : prim_transpose(x, perm);
+    if (!t) return NULL;
+    int64_t n = t->shape[last], shape[2] = {n ? jx_size(t) / n : 1, n};
+    for (int i = 0; n == 0 && i < last; i++) shape[0] *= t->shape[i];
+    jx_array *y = prim_reshape(xla_scan(prim_reshape(t, 2, shape), reverse, combine[op], id),
+                               t->ndim, t->shape);
+    return axis == last ? y : prim_transpose(y, perm);
+  }
   int64_t n = x->shape[axis], lo[JX_MAX_NDIM] = {0}, hi[JX_MAX_NDIM] = {0};
   int64_t start[JX_MAX_NDIM] = {0}, stop[JX_MAX_NDIM];
   memcpy(stop, x->shape, sizeof(int64_t) * (size_t)x->ndim);
@@ -462,7 +538,6 @@ static jx_array *cum_scan(jx_array *x, int axis, bool reverse, Cum op) {
     jx_array *shifted = prim_slice(prim_pad(y, lo, hi, id), start, stop, NULL);
     y = bin(combine[op], y, shifted);
   }
-  if (op == CUM_SUM && dtype_is_inexact(d) && n > 0) y = bin(PRIM_add, y, const_like(x, 0.0));
   return y;
 }
 

@@ -122,8 +122,6 @@ jx_array *random_randint(const char *fn, jx_array *key, int ndim, const int64_t 
 
 /* --------------------------------- random_samplers.c: shared samplers */
 /* core._normal_real and core._exponential, bit for bit (float32) as JAX's; key (2,). */
-/* jnp.cumsum of a 1-d float array with XLA's CPU rounding (random_samplers.c). */
-jx_array *random_cumsum_xla(jx_array *p);
 jx_array *random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
 jx_array *random_exponential(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
 /* core._gumbel, mode "low". */

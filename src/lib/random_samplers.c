@@ -396,52 +396,6 @@ jx_array *jx_random_categorical(jx_array *key, jx_array *logits, int axis) {
 
 /* --------------------------------------------------------------- choice */
 
-enum { XLA_SCAN_BASE = 16 };
-
-/* Running sums along axis 1 of x (m, b), each prefix added left to right: b column
- * slices and b - 1 adds (O(m b) work). */
-static jx_array *row_cumsum(jx_array *x) {
-  int64_t m = x->shape[0], b = x->shape[1], one[2] = {1, 1};
-  jx_array *cols[XLA_SCAN_BASE];
-  for (int64_t j = 0; j < b; j++) {
-    int64_t s0[2] = {0, j}, s1[2] = {m, j + 1};
-    jx_array *c = prim_slice(x, s0, s1, one);
-    cols[j] = j == 0 ? c : op2(PRIM_add, cols[j - 1], c);
-  }
-  return jx_concatenate((int)b, cols, 1);
-}
-
-/* jnp.cumsum of a 1-d array as XLA on the CPU computes it: its reduce-window rewriter
- * (reduce_window_rewriter.cc) scans up to 16 elements left to right; a longer scan is
- * padded with zeros to rows of 16, each row is scanned left to right, the row totals
- * are scanned the same way (recursively) and each row adds the total of the rows
- * before it. Checked against jnp.cumsum (jax 0.10.2) for n = 17 ... 20000: equal bits,
- * where left-to-right sums differed from n = 20 on. O(n) work (the (n, n) masked sum
- * that stood here took 16 s for n = 20000). */
-jx_array *random_cumsum_xla(jx_array *p) {
-  if (!p) return NULL;
-  int64_t n = p->shape[0];
-  if (n <= XLA_SCAN_BASE) {
-    jx_array *r = row_cumsum(prim_reshape(p, 2, (int64_t[]){1, n}));
-    return r ? prim_reshape(r, 1, &n) : NULL;
-  }
-  int64_t m = (n + XLA_SCAN_BASE - 1) / XLA_SCAN_BASE, padded = m * XLA_SCAN_BASE;
-  jx_array *x = padded > n ? jx_pad(p, (int64_t[]){0, padded - n}, 0.0) : p;
-  jx_array *rows = x ? row_cumsum(prim_reshape(x, 2, (int64_t[]){m, XLA_SCAN_BASE})) : NULL;
-  if (!rows) return NULL;
-  int64_t s0[2] = {0, XLA_SCAN_BASE - 1}, s1[2] = {m, XLA_SCAN_BASE}, one[2] = {1, 1};
-  jx_array *totals = prim_reshape(prim_slice(rows, s0, s1, one), 1, &m);
-  jx_array *before = random_cumsum_xla(totals); /* (m,): inclusive; shifted by one row below */
-  int64_t z = 0, m1 = m - 1, st = 1;
-  jx_array *zero = prim_reshape(cst(p, 0.0), 1, (int64_t[]){1});
-  jx_array *carry = before ? jx_concatenate(2, (jx_array *[]){zero, prim_slice(before, &z, &m1, &st)}, 0)
-                           : NULL;
-  jx_array *sum = carry ? op2(PRIM_add, rows, prim_broadcast_in_dim(carry, 2, rows->shape, (int[]){0}))
-                        : NULL;
-  jx_array *flat = sum ? prim_reshape(sum, 1, &padded) : NULL;
-  return flat ? prim_slice(flat, &z, &n, &st) : NULL;
-}
-
 /* jnp.searchsorted(sorted, r, side='left') for ascending `sorted` (n,): the number of
  * elements below each r, as the default int dtype; shape r.shape. JAX's default method
  * ('scan'): ceil(log2(n + 1)) halvings of [low, high) with go_left = r <= sorted[mid],
@@ -586,7 +540,7 @@ static jx_array *choice_impl(const SampleCall *c, jx_array *key, jx_array *const
   if (c->flag && !p) {
     ind = random_randint(fn, key, ndim, shape, 0, n_in, dtype_default_int());
   } else if (c->flag) {
-    jx_array *cum = pf ? random_cumsum_xla(pf) : NULL;
+    jx_array *cum = pf ? jx_lax_cumsum(pf, 0, false) /* XLA's CPU rounding, as JAX */ : NULL;
     int64_t last = n_in - 1;
     jx_array *total = cum ? prim_reshape(prim_slice(cum, &last, &n_in, &one), 0, NULL) : NULL;
     jx_array *u = cum ? random_uniform(key, ndim, shape, cum->dtype, 0.0, 1.0, true) : NULL;

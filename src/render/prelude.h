@@ -274,7 +274,10 @@ JX_FN uint64_t jx_threefry2x32(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c
 /* complex64 / complex128 values: NumPy's interleaved (re, im) layout. Only the ops the
  * kernel IR keeps complex live here (src/ir/complex.c); everything else arrives
  * expanded into real operations on .re and .im. Products are (ac - bd) + (ad + bc)i
- * with no special cases, as XLA and eval.c compute them, each + - * rounded on its own
+ * with no special cases, as XLA on the CPU computes them (LLVM contracts its elemental
+ * IR: fma(a, c, -bd) + fma(b, c, ad)i, each product and fma rounded once; checked bit
+ * for bit against jax 0.10.2 over 10^5 complex64 products, where (ac - bd) rounded
+ * twice differed in a third) and eval.c does; every other + - * rounds on its own
  * (JX_ADD_RN ...: a target whose compiler would contract a * b + c into a fused
  * multiply-add defines them, as prelude_cuda.h does). JX_COMPLEX_TARGET(S, T) adds a
  * target's own helpers for the two types (the CUDA framing's warp shuffles). */
@@ -285,9 +288,6 @@ JX_FN uint64_t jx_threefry2x32(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c
 #endif
 #ifndef JX_COMPLEX_TARGET
 #define JX_COMPLEX_TARGET(S, T)
-#endif
-#ifndef JX_CMUL_RE /* a product's real part, ac - bd (prelude_c.h: why the C framing differs) */
-#define JX_CMUL_RE(S, ac, bd) JX_SUB_RN(ac, bd)
 #endif
 typedef struct jx_c64 { float re, im; } jx_c64;
 typedef struct jx_c128 { double re, im; } jx_c128;
@@ -302,13 +302,16 @@ JX_FN jx_c128 jx_mk_c128(double re, double im) { jx_c128 z; z.re = re; z.im = im
   }                                                                                         \
   JX_FN jx_##S jx_neg_##S(jx_##S a) { return jx_mk_##S(-a.re, -a.im); }                      \
   JX_FN jx_##S jx_mul_##S(jx_##S a, jx_##S b) {                                             \
-    T ac = JX_MUL_RN(a.re, b.re), bd = JX_MUL_RN(a.im, b.im);                               \
-    T ad = JX_MUL_RN(a.re, b.im), bc = JX_MUL_RN(a.im, b.re);                               \
-    return jx_mk_##S(JX_CMUL_RE(S, ac, bd), JX_ADD_RN(ad, bc));                            \
+    T bd = JX_MUL_RN(a.im, b.im), ad = JX_MUL_RN(a.re, b.im);                               \
+    return jx_mk_##S(FMA(a.re, b.re, -bd), FMA(a.im, b.re, ad));                             \
   }                                                                                         \
   JX_FN uint8_t jx_eq_##S(jx_##S a, jx_##S b) { return a.re == b.re && a.im == b.im; }      \
   JX_FN uint8_t jx_ne_##S(jx_##S a, jx_##S b) { return !(a.re == b.re && a.im == b.im); }   \
   JX_COMPLEX_TARGET(S, T)
+#define FMA fmaf
 JX_COMPLEX_OPS(c64, float)
+#undef FMA
+#define FMA fma
 JX_COMPLEX_OPS(c128, double)
+#undef FMA
 #undef JX_COMPLEX_OPS

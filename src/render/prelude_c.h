@@ -11,28 +11,6 @@
 #define JX_FN static inline __attribute__((always_inline, unused))
 #endif
 
-/* A complex product's real part ac - bd as ac + (-bd), the sign flipped on the bits (the
- * same value: IEEE's x - y is x + (-y)). GCC 12's loop vectorizer otherwise recognizes the
- * lanes (ac - bd, ad + bc) as VEC_FMADDSUB (vfmaddsub: a.re * b -/+ (bd, bc) with one
- * rounding) in spite of -ffp-contract=off, so the cpu's product differed from the
- * interpreter's where the unrounded ad decides the sum: (3e38 + 1e20i)(1e20 - 3e38i) gave
- * inf + inf i against inf + NaN i (tests/lib/test_complex.c). */
-#define JX_CMUL_RE(S, ac, bd) ((ac) + jx_flipsign_##S(bd))
-JX_FN float jx_flipsign_c64(float x) {
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  u ^= 0x80000000u;
-  memcpy(&x, &u, 4);
-  return x;
-}
-JX_FN double jx_flipsign_c128(double x) {
-  uint64_t u;
-  memcpy(&u, &x, 8);
-  u ^= 0x8000000000000000ull;
-  memcpy(&x, &u, 8);
-  return x;
-}
-
 /* No jump threading (GCC): it copies the code between two selects on one condition into
  * both arms, so `z = exp(c ? -x : x); y = c ? 1 / (1 + z) : z / (1 + z)` (sigmoid) called
  * the vector exp twice once if-converted. Without it a 2^22 float32 sigmoid takes half
