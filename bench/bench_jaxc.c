@@ -325,6 +325,12 @@ static jx_status softmax_fn(void *ctx, jx_array *const *in, jx_array **out) {
   return JX_OK;
 }
 
+/* jnp.cumsum and lax.cumsum(reverse=True) of a vector (XLA's CPU order: lax.c xla_scan) */
+static jx_status cumsum_fn(void *ctx, jx_array *const *in, jx_array **out) {
+  out[0] = ctx ? jx_lax_cumsum(in[0], 0, true) : jx_cumsum(in[0], 0);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
 static jx_status sum_fn(void *ctx, jx_array *const *in, jx_array **out) {
   out[0] = jx_sum(in[0], 0, NULL, false);
   return JX_OK;
@@ -668,6 +674,14 @@ int main(int argc, char **argv) {
     printf("random_choice_p_1e5 %.3f ms\n", best_time(cp, (jx_array *[]){key, weights}, 10) * 1e3);
     jx_fn_free(cp), jx_free(weights);
     bench_small_samplers(key);
+  }
+  if (!*only || strstr("cumsum", only)) {
+    jx_array *x = rand_f32(1, (int64_t[]){1000000}, 11);
+    jx_fn *f = jx_jit(jx_fn_new("cumsum", 1, 1, cumsum_fn, NULL));
+    jx_fn *r = jx_jit(jx_fn_new("cumsum_rev", 1, 1, cumsum_fn, (void *)1));
+    printf("cumsum_1e6 %.3f ms\n", best_time(f, &x, 10) * 1e3);
+    printf("cumsum_rev_1e6 %.3f ms\n", best_time(r, &x, 10) * 1e3);
+    jx_fn_free(f), jx_fn_free(r), jx_free(x);
   }
   if (!*only || strstr("reduce", only)) {
     jx_array *x = rand_f32(1, (int64_t[]){10000000}, 5);

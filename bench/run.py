@@ -255,6 +255,13 @@ def peers(only):
                            ("random_poisson_128_call", lambda k, s: jax.random.poisson(k, 3.0, s), 128),
                            ("random_beta_128_call", lambda k, s: jax.random.beta(k, 2.0, 3.0, s), 128)):
             res[name] = {"jax": per_call(lambda: block(f(k, (n,))), 2000) * 1e6}
+    if want("cumsum"):  # jit(jnp.cumsum), jit(lax.cumsum(reverse=True)) of 1e6 float32
+        x = rng.random(1000000, dtype=np.float32); jx = jnp.asarray(x)
+        fc = jax.jit(jnp.cumsum); fr = jax.jit(lambda v: jax.lax.cumsum(v, 0, reverse=True))
+        res["cumsum_1e6"] = {"numpy": best(lambda: np.cumsum(x), 10) * 1e3,
+                             "jax": best(lambda: block(fc(jx)), 10) * 1e3}
+        res["cumsum_rev_1e6"] = {"numpy": best(lambda: np.cumsum(x[::-1])[::-1], 10) * 1e3,
+                                 "jax": best(lambda: block(fr(jx)), 10) * 1e3}
     if want("reduce"):
         x = rng.random(10000000, dtype=np.float32); jx = jnp.asarray(x)
         s, am = jax.jit(jnp.sum), jax.jit(jnp.argmax)
