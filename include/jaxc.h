@@ -516,7 +516,8 @@ jx_array *jx_left_shift(jx_array *x, jx_array *y);
 jx_array *jx_right_shift(jx_array *x, jx_array *y);
 
 /* Unary math. Integer inputs of the transcendental functions promote to the default
- * float dtype, as in jax.numpy. */
+ * float dtype, as in jax.numpy. Complex x: exp2 is exp(log(2) x); log2 and log10 scale
+ * the parts of log(x) by the real 1/log(2), 1/log(10) (log2(0) = -inf + 0j), as JAX. */
 jx_array *jx_negative(jx_array *x);
 jx_array *jx_positive(jx_array *x);
 jx_array *jx_abs(jx_array *x);
@@ -549,7 +550,7 @@ jx_array *jx_arctanh(jx_array *x);
 jx_array *jx_floor(jx_array *x);
 jx_array *jx_ceil(jx_array *x);
 jx_array *jx_trunc(jx_array *x);
-/* jnp.round(x, decimals=0) / jnp.rint: round half to even. */
+/* jnp.round(x, decimals=0) / jnp.rint: round half to even (complex x: each part). */
 jx_array *jx_round(jx_array *x);
 jx_array *jx_rint(jx_array *x);
 jx_array *jx_isnan(jx_array *x);
@@ -665,7 +666,7 @@ jx_array *jx_argsort(jx_array *x, int axis, bool descending);
  * both. */
 jx_array *jx_matmul(jx_array *x, jx_array *y);
 jx_array *jx_dot(jx_array *x, jx_array *y);
-jx_array *jx_vdot(jx_array *x, jx_array *y);
+jx_array *jx_vdot(jx_array *x, jx_array *y); /* conj(x) . y, flattened */
 jx_array *jx_inner(jx_array *x, jx_array *y);
 jx_array *jx_outer(jx_array *x, jx_array *y);
 /* jnp.tensordot(x, y, axes=n): contracts the last n axes of x with the first n of y
