@@ -484,7 +484,9 @@ jx_array *jx_mod(jx_array *x, jx_array *y); /* alias of jx_remainder */
 /* jnp.fmod: C fmod semantics (sign of x). */
 jx_array *jx_fmod(jx_array *x, jx_array *y);
 jx_array *jx_power(jx_array *x, jx_array *y);
-jx_array *jx_maximum(jx_array *x, jx_array *y); /* NaN-propagating */
+/* jnp.maximum / minimum: NaN-propagating; complex operands by (re, im) lexicographic
+ * order, as lax.max's complex lowering (a NaN part picks y). */
+jx_array *jx_maximum(jx_array *x, jx_array *y);
 jx_array *jx_minimum(jx_array *x, jx_array *y);
 jx_array *jx_fmax(jx_array *x, jx_array *y); /* NaN-ignoring */
 jx_array *jx_fmin(jx_array *x, jx_array *y);
@@ -492,7 +494,8 @@ jx_array *jx_arctan2(jx_array *y, jx_array *x);
 jx_array *jx_hypot(jx_array *x, jx_array *y);
 jx_array *jx_logaddexp(jx_array *x, jx_array *y);
 jx_array *jx_copysign(jx_array *x, jx_array *y);
-/* Comparisons return bool arrays. */
+/* Comparisons return bool arrays; less / greater (and _equal) order complex operands
+ * lexicographically on (re, im), as jnp's. */
 jx_array *jx_equal(jx_array *x, jx_array *y);
 jx_array *jx_not_equal(jx_array *x, jx_array *y);
 jx_array *jx_less(jx_array *x, jx_array *y);
@@ -562,14 +565,17 @@ jx_array *jx_rad2deg(jx_array *x);
 
 /* jnp.where(cond, x, y): cond is cast to bool; x, y promote together. */
 jx_array *jx_where(jx_array *cond, jx_array *x, jx_array *y);
-/* jnp.clip(x, lo, hi): either bound may be NULL (no bound). */
+/* jnp.clip(x, lo, hi): either bound may be NULL (no bound); complex operands:
+ * JX_ERR_DTYPE (JAX raises: no ordering to clip by). */
 jx_array *jx_clip(jx_array *x, jx_array *lo, jx_array *hi);
 
 /* ---------------------------------------------------------- reductions */
 /* jnp.sum / prod / max / min / mean / any / all over (naxes, axes); axes == NULL reduces
  * every axis. Repeated or out-of-range axes: JX_ERR_SHAPE. sum/prod of bool and small
  * ints accumulate in the default int dtype (as JAX); float16/bfloat16 accumulate in
- * float32. max/min of an empty axis: JX_ERR_VALUE (JAX raises: no identity). Float
+ * float32. max/min of an empty axis: JX_ERR_VALUE (JAX raises: no identity); of complex
+ * x, lexicographic on (re, im) (NaN + NaNj where a reduced element has a NaN part: JAX's
+ * result there depends on XLA's reduction order). Float
  * sums/products of 16+ elements accumulate in 16 lanes (docs/api.md, summation order). */
 jx_array *jx_sum(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_prod(jx_array *x, int naxes, const int *axes, bool keepdims);

@@ -223,6 +223,21 @@ def run_mode(x64):
   case("sort_complex_f", "sort_complex", [jnp.asarray(np.array([[3, -1, 2], [0.5, NAN, -4]], fdt))],
        jnp.sort_complex)
   case("sort_complex_i32", "sort_complex", [i32], jnp.sort_complex)
+  # order: comparisons are lexicographic on (re, im) (jnp's _comparison_op), maximum /
+  # minimum pick x where select(re equal, im order, re order) holds, else y (lax.max's
+  # complex lowering; a NaN part picks y), max / min reduce lexicographically (NaN-free
+  # inputs: with a NaN JAX's result depends on XLA's reduction order); clip and
+  # heaviside refuse complex
+  for f in ["less", "less_equal", "greater", "greater_equal", "maximum", "minimum"]:
+    case(f"{f}_pairs", f, [sa, sb], getattr(jnp, f))
+  mo = jnp.asarray(np.array([[1 + 1j, 2 - 1j, 2 + 3j, -1 + 9j], [2 + 0.5j, 2 + 3j, complex(-INF, 1), 0j],
+                             [0.5 - 2j, complex(0.5, INF), 0.5 + 2j, -0.0 + 1j]], dtype=cdt))
+  for f in ["max", "min"]:
+    case(f"{f}_all", f, [mo], getattr(jnp, f))
+    case(f"{f}_axis0", f, [mo], lambda x, f=f: getattr(jnp, f)(x, axis=0), "axis=0")
+    case(f"{f}_axis1", f, [mo], lambda x, f=f: getattr(jnp, f)(x, axis=1), "axis=1")
+  case("clip_complex", "clip", [c3], lambda x: jnp.clip(x, -1, 1))
+  case("heaviside_complex", "heaviside", [c3, c3], jnp.heaviside)
   return lines
 
 

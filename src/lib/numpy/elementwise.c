@@ -370,12 +370,23 @@ static jx_array *power_(const char *fn, jx_array *x, jx_array *y) {
   return done(&t, bin(&t, PRIM_pow, a, b));
 }
 
-/* jnp.maximum / minimum: lax.max / min (NaN-propagating). */
+typedef enum Cmp { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } Cmp;
+static jx_array *cmp_(Tmp *t, Cmp c, jx_array *a, jx_array *b);
+
+/* jnp.maximum / minimum: lax.max / min (NaN-propagating). Complex: lexicographic on
+ * (re, im), as lax.max's complex lowering (_minmax_complex_lowering): pick x where
+ * select(re(x) == re(y), im(x) > im(y), re(x) > re(y)) (< for min), else y -- so a
+ * NaN part makes the comparison false and y wins. */
 static jx_array *maxmin_(const char *fn, Prim p, jx_array *x, jx_array *y) {
   Tmp t = {0};
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_ANY, &a, &b)) return done(&t, NULL);
-  return done(&t, bin(&t, p, a, b));
+  if (!dtype_is_complex(a->dtype)) return done(&t, bin(&t, p, a, b));
+  Cmp c = p == PRIM_max ? CMP_GT : CMP_LT;
+  jx_array *ra = un(&t, PRIM_real, a), *rb = un(&t, PRIM_real, b);
+  jx_array *pick = sel(&t, eq(&t, ra, rb), cmp_(&t, c, un(&t, PRIM_imag, a), un(&t, PRIM_imag, b)),
+                       cmp_(&t, c, ra, rb));
+  return done(&t, sel(&t, pick, a, b));
 }
 static jx_array *maximum_(const char *fn, jx_array *x, jx_array *y) {
   return maxmin_(fn, PRIM_max, x, y);
@@ -463,23 +474,30 @@ static jx_array *copysign_(const char *fn, jx_array *x, jx_array *y) {
 
 /* ============================================================ comparisons */
 
-typedef enum Cmp { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } Cmp;
 
 /* lax has no le/ge primitive here: le(x, y) = lt(x, y) | eq(x, y), which is false
  * whenever a NaN is involved, as IEEE <= is; gt/ge swap the operands. */
+static jx_array *cmp_(Tmp *t, Cmp c, jx_array *a, jx_array *b) {
+  switch (c) {
+  case CMP_EQ: return eq(t, a, b);
+  case CMP_NE: return ne(t, a, b);
+  case CMP_LT: return lt(t, a, b);
+  case CMP_GT: return lt(t, b, a);
+  case CMP_LE: return or_(t, lt(t, a, b), eq(t, a, b));
+  case CMP_GE: return or_(t, lt(t, b, a), eq(t, a, b));
+  }
+  return NULL;
+}
+/* Complex operands of the order comparisons compare lexicographically on (re, im), as
+ * JAX's _comparison_op: select(re(a) == re(b), op(im(a), im(b)), op(re(a), re(b))). */
 static jx_array *compare_(const char *fn, Cmp c, jx_array *x, jx_array *y) {
   Tmp t = {0};
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_ANY, &a, &b)) return done(&t, NULL);
-  switch (c) {
-  case CMP_EQ: return done(&t, eq(&t, a, b));
-  case CMP_NE: return done(&t, ne(&t, a, b));
-  case CMP_LT: return done(&t, lt(&t, a, b));
-  case CMP_GT: return done(&t, lt(&t, b, a));
-  case CMP_LE: return done(&t, or_(&t, lt(&t, a, b), eq(&t, a, b)));
-  case CMP_GE: return done(&t, or_(&t, lt(&t, b, a), eq(&t, a, b)));
-  }
-  return done(&t, NULL);
+  if (c == CMP_EQ || c == CMP_NE || !dtype_is_complex(a->dtype)) return done(&t, cmp_(&t, c, a, b));
+  jx_array *ra = un(&t, PRIM_real, a), *rb = un(&t, PRIM_real, b);
+  return done(&t, sel(&t, eq(&t, ra, rb), cmp_(&t, c, un(&t, PRIM_imag, a), un(&t, PRIM_imag, b)),
+                      cmp_(&t, c, ra, rb)));
 }
 
 /* ============================================================== logical */
@@ -846,6 +864,13 @@ jx_array *jx_where(jx_array *cond, jx_array *x, jx_array *y) {
 jx_array *jx_clip(jx_array *x, jx_array *lo, jx_array *hi) {
   const char *fn = "jx_clip";
   if (!check_args(fn, 1, &x)) return NULL;
+  jx_array *ops[3] = {x, lo, hi};
+  for (int i = 0; i < 3; i++)
+    if (ops[i] && dtype_is_complex(ops[i]->dtype)) { /* JAX raises ValueError too */
+      error_set(JX_ERR_DTYPE, "%s: complex values have no ordering and cannot be clipped (got %s); clip the real "
+                "part or the absolute value", fn, jx_dtype_name(ops[i]->dtype));
+      return NULL;
+    }
   Tmp t = {0};
   jx_array *r = x;
   if (lo) r = tmp(&t, maximum_(fn, lo, r));
