@@ -484,7 +484,9 @@ jx_array *jx_mod(jx_array *x, jx_array *y); /* alias of jx_remainder */
 /* jnp.fmod: C fmod semantics (sign of x). */
 jx_array *jx_fmod(jx_array *x, jx_array *y);
 jx_array *jx_power(jx_array *x, jx_array *y);
-jx_array *jx_maximum(jx_array *x, jx_array *y); /* NaN-propagating */
+/* jnp.maximum / minimum: NaN-propagating; complex operands by (re, im) lexicographic
+ * order, as lax.max's complex lowering (a NaN part picks y). */
+jx_array *jx_maximum(jx_array *x, jx_array *y);
 jx_array *jx_minimum(jx_array *x, jx_array *y);
 jx_array *jx_fmax(jx_array *x, jx_array *y); /* NaN-ignoring */
 jx_array *jx_fmin(jx_array *x, jx_array *y);
@@ -492,7 +494,8 @@ jx_array *jx_arctan2(jx_array *y, jx_array *x);
 jx_array *jx_hypot(jx_array *x, jx_array *y);
 jx_array *jx_logaddexp(jx_array *x, jx_array *y);
 jx_array *jx_copysign(jx_array *x, jx_array *y);
-/* Comparisons return bool arrays. */
+/* Comparisons return bool arrays; less / greater (and _equal) order complex operands
+ * lexicographically on (re, im), as jnp's. */
 jx_array *jx_equal(jx_array *x, jx_array *y);
 jx_array *jx_not_equal(jx_array *x, jx_array *y);
 jx_array *jx_less(jx_array *x, jx_array *y);
@@ -516,7 +519,8 @@ jx_array *jx_left_shift(jx_array *x, jx_array *y);
 jx_array *jx_right_shift(jx_array *x, jx_array *y);
 
 /* Unary math. Integer inputs of the transcendental functions promote to the default
- * float dtype, as in jax.numpy. */
+ * float dtype, as in jax.numpy. Complex x: exp2 is exp(log(2) x); log2 and log10 scale
+ * the parts of log(x) by the real 1/log(2), 1/log(10) (log2(0) = -inf + 0j), as JAX. */
 jx_array *jx_negative(jx_array *x);
 jx_array *jx_positive(jx_array *x);
 jx_array *jx_abs(jx_array *x);
@@ -549,7 +553,7 @@ jx_array *jx_arctanh(jx_array *x);
 jx_array *jx_floor(jx_array *x);
 jx_array *jx_ceil(jx_array *x);
 jx_array *jx_trunc(jx_array *x);
-/* jnp.round(x, decimals=0) / jnp.rint: round half to even. */
+/* jnp.round(x, decimals=0) / jnp.rint: round half to even (complex x: each part). */
 jx_array *jx_round(jx_array *x);
 jx_array *jx_rint(jx_array *x);
 jx_array *jx_isnan(jx_array *x);
@@ -561,14 +565,17 @@ jx_array *jx_rad2deg(jx_array *x);
 
 /* jnp.where(cond, x, y): cond is cast to bool; x, y promote together. */
 jx_array *jx_where(jx_array *cond, jx_array *x, jx_array *y);
-/* jnp.clip(x, lo, hi): either bound may be NULL (no bound). */
+/* jnp.clip(x, lo, hi): either bound may be NULL (no bound); complex operands:
+ * JX_ERR_DTYPE (JAX raises: no ordering to clip by). */
 jx_array *jx_clip(jx_array *x, jx_array *lo, jx_array *hi);
 
 /* ---------------------------------------------------------- reductions */
 /* jnp.sum / prod / max / min / mean / any / all over (naxes, axes); axes == NULL reduces
  * every axis. Repeated or out-of-range axes: JX_ERR_SHAPE. sum/prod of bool and small
  * ints accumulate in the default int dtype (as JAX); float16/bfloat16 accumulate in
- * float32. max/min of an empty axis: JX_ERR_VALUE (JAX raises: no identity). Float
+ * float32. max/min of an empty axis: JX_ERR_VALUE (JAX raises: no identity); of complex
+ * x, lexicographic on (re, im) (NaN + NaNj where a reduced element has a NaN part: JAX's
+ * result there depends on XLA's reduction order). Float
  * sums/products of 16+ elements accumulate in 16 lanes (docs/api.md, summation order). */
 jx_array *jx_sum(jx_array *x, int naxes, const int *axes, bool keepdims);
 jx_array *jx_prod(jx_array *x, int naxes, const int *axes, bool keepdims);
@@ -665,7 +672,7 @@ jx_array *jx_argsort(jx_array *x, int axis, bool descending);
  * both. */
 jx_array *jx_matmul(jx_array *x, jx_array *y);
 jx_array *jx_dot(jx_array *x, jx_array *y);
-jx_array *jx_vdot(jx_array *x, jx_array *y);
+jx_array *jx_vdot(jx_array *x, jx_array *y); /* conj(x) . y, flattened */
 jx_array *jx_inner(jx_array *x, jx_array *y);
 jx_array *jx_outer(jx_array *x, jx_array *y);
 /* jnp.tensordot(x, y, axes=n): contracts the last n axes of x with the first n of y

@@ -204,6 +204,45 @@ def run_mode(x64):
   re_, im_ = jnp.real(zd), jnp.imag(zd)
   case("vjp_complex", "vjp_complex", [re_, im_],
        lambda a, b: jax.vjp(lax.complex, a, b)[1](jnp.full_like(zd, 0.5 + 2j))[1])
+  # trial-linalg: vdot conjugates its first operand; exp2, log2, log10 and round of
+  # complex (log2 / log10 scale the parts of log(z): log2(0) = -inf + 0j); iscomplex,
+  # isreal, sort_complex
+  va = jnp.asarray(np.array([[1 + 2j, -0.5 + 0.25j, 3 - 1j], [0.5j, -2 + 0j, 1.5 + 1.5j]], dtype=cdt))
+  vb = jnp.asarray(np.array([[0.5 - 1j, 2 + 0j, -1 + 3j], [1 + 1j, 0.25 - 0.5j, -2j]], dtype=cdt))
+  case("vdot_cc", "vdot", [va, vb], jnp.vdot)
+  case("vdot_cf", "vdot", [va, jnp.real(vb)], jnp.vdot)
+  case("vdot_fc", "vdot", [jnp.real(va), vb], jnp.vdot)
+  zl = jnp.asarray(np.array([0j, complex(-0.0, 0.0), complex(0.0, -0.0), -1 + 0j, 2j, 1.5 - 2j,
+                             complex(INF, 0), complex(NAN, 0), -3 - 0.5j, 0.01 + 100j], dtype=cdt))
+  for f in ["exp2", "log2", "log10"]:
+    case(f"{f}_values", f, [zl], getattr(jnp, f))
+    case(f"{f}_grid", f, [zg], getattr(jnp, f))
+  zr = jnp.asarray(np.array([0.5 + 1.5j, 2.5 - 0.5j, -1.5 + 2.5j, -0.5 - 0.5j, 1.25 + 3.7j,
+                             complex(NAN, 2.5), complex(INF, -1.5), -0.0 + 0.4j], dtype=cdt))
+  case("round_values", "round", [zr], jnp.round)
+  case("round_decimals", "round_decimals", [zr * 1.01], lambda x: jnp.round(x, 1), "decimals=1")
+  for f in ["iscomplex", "isreal"]:
+    case(f"{f}_values", f, [zl], getattr(jnp, f))
+    case(f"{f}_real", f, [f32], getattr(jnp, f))
+  case("sort_complex_c", "sort_complex", [sv], jnp.sort_complex)
+  case("sort_complex_f", "sort_complex", [jnp.asarray(np.array([[3, -1, 2], [0.5, NAN, -4]], fdt))],
+       jnp.sort_complex)
+  case("sort_complex_i32", "sort_complex", [i32], jnp.sort_complex)
+  # order: comparisons are lexicographic on (re, im) (jnp's _comparison_op), maximum /
+  # minimum pick x where select(re equal, im order, re order) holds, else y (lax.max's
+  # complex lowering; a NaN part picks y), max / min reduce lexicographically (NaN-free
+  # inputs: with a NaN JAX's result depends on XLA's reduction order); clip and
+  # heaviside refuse complex
+  for f in ["less", "less_equal", "greater", "greater_equal", "maximum", "minimum"]:
+    case(f"{f}_pairs", f, [sa, sb], getattr(jnp, f))
+  mo = jnp.asarray(np.array([[1 + 1j, 2 - 1j, 2 + 3j, -1 + 9j], [2 + 0.5j, 2 + 3j, complex(-INF, 1), 0j],
+                             [0.5 - 2j, complex(0.5, INF), 0.5 + 2j, -0.0 + 1j]], dtype=cdt))
+  for f in ["max", "min"]:
+    case(f"{f}_all", f, [mo], getattr(jnp, f))
+    case(f"{f}_axis0", f, [mo], lambda x, f=f: getattr(jnp, f)(x, axis=0), "axis=0")
+    case(f"{f}_axis1", f, [mo], lambda x, f=f: getattr(jnp, f)(x, axis=1), "axis=1")
+  case("clip_complex", "clip", [c3], lambda x: jnp.clip(x, -1, 1))
+  case("heaviside_complex", "heaviside", [c3, c3], jnp.heaviside)
   return lines
 
 

@@ -206,6 +206,15 @@ jx_array *jx_linalg_matrix_power(jx_array *a, int64_t n);
 /* jnp.linalg.multi_dot: the chain product in the cheapest order (first and last
  * operands may be 1-d). */
 jx_array *jx_linalg_multi_dot(int n, jx_array *const *arrays);
+/* jnp.linalg.tensorsolve(a, b, axes): x with tensordot(a', x, x.ndim) = b, where a' is a
+ * with the naxes axes (NULL: none) moved to the end in ascending order (as JAX, whatever
+ * order axes lists them in); a' must have shape b.shape + x.shape with b.size ==
+ * x.size; through solve on (b.size, b.size). tensorinv(a, ind): the inverse of a as a
+ * (prod(a.shape[:ind]), prod(a.shape[ind:])) matrix, shaped a.shape[ind:] +
+ * a.shape[:ind]. Errors: JX_ERR_SHAPE for shapes that do not fit (or bad axes),
+ * JX_ERR_VALUE for ind <= 0. */
+jx_array *jx_linalg_tensorsolve(jx_array *a, jx_array *b, int naxes, const int *axes);
+jx_array *jx_linalg_tensorinv(jx_array *a, int ind);
 /* jnp.linalg.cross (3-vectors along axis, other dims broadcast), outer (1-d only),
  * vecdot (sum(conj(x1) * x2) along axis, other dims broadcast; x1 conjugated when
  * complex, as vdot), tensordot (= jx_tensordot), matrix_transpose

@@ -79,6 +79,14 @@ jx_array *jx_complex(jx_array *re, jx_array *im);
 /* jnp.angle(z, deg): atan2(imag(z), real(z)) in radians (degrees with deg), float of
  * the part's dtype; for real z, 0 or pi by sign (inexact dtype). */
 jx_array *jx_angle(jx_array *z, bool deg);
+/* jnp.iscomplex / isreal: bool, imag(x) != 0 / imag(x) == 0 elementwise (a real x: all
+ * false / all true). */
+jx_array *jx_iscomplex(jx_array *x);
+jx_array *jx_isreal(jx_array *x);
+/* jnp.sort_complex(a): a sorted along its last axis (complex: by real part, then
+ * imaginary part, NaNs last), as a complex array (complex128 for float64/int64 input,
+ * else complex64). */
+jx_array *jx_sort_complex(jx_array *a);
 jx_array *jx_fabs(jx_array *x);
 /* jnp.sinc: sin(pi x) / (pi x), 1 at 0 (inexact). Weakly typed only for a weak scalar x
  * (JAX's constants are lax._const(x, ..): strong for an n-d x). */
@@ -131,7 +139,7 @@ jx_status jx_frexp(jx_array *x, jx_array **out);
  * does not overflow early). x2 must have an integer dtype (JX_ERR_DTYPE). */
 jx_array *jx_ldexp(jx_array *x1, jx_array *x2);
 /* jnp.round(a, decimals): floats rounded half to even at 10^-decimals (scaled, rounded,
- * scaled back; float16 in float32), integers unchanged for decimals >= 0
+ * scaled back; float16 in float32; complex: each part), integers unchanged for decimals >= 0
  * (JX_ERR_UNSUPPORTED below, as JAX's NotImplementedError). decimals == 0 is jx_round. */
 jx_array *jx_round_decimals(jx_array *x, int decimals);
 /* lax.div / lax.rem: C's truncating division and remainder (sign of x) for integers

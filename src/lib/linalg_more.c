@@ -179,6 +179,77 @@ jx_array *jx_linalg_matrix_power(jx_array *a, int64_t n) {
   return np_scope_return(result ? jx_ref(result) : NULL);
 }
 
+/* jnp.linalg.tensorsolve(a, b, axes): with axes, those axes of a move to the end in
+ * ascending order (JAX's moveaxis(a, axes, len(axes) * (a.ndim - 1,)) inserts them so,
+ * whatever order axes lists them in); then a's leading b.ndim dims must equal b's shape,
+ * x's shape is a's remaining dims, and x = solve(a as (b.size, x.size), ravel(b)). */
+jx_array *jx_linalg_tensorsolve(jx_array *a, jx_array *b, int naxes, const int *axes) {
+  const char *fn = "jx_linalg_tensorsolve";
+  if (np_null_arg(fn, a, "a") || np_null_arg(fn, b, "b")) return NULL;
+  char b0[ERROR_SHAPE_BUF], b1[ERROR_SHAPE_BUF];
+  int nd = a->ndim, perm[JX_MAX_NDIM], np_ = 0;
+  bool moved[JX_MAX_NDIM] = {false};
+  if (axes) {
+    for (int i = 0; i < naxes; i++) {
+      int ax = axis_of(axes[i], nd);
+      if (ax < 0 || ax >= nd || moved[ax]) {
+        error_set(JX_ERR_SHAPE, "%s: axes[%d] = %d is out of range or repeated for a of shape %s", fn, i, axes[i],
+                  np_shape_str(b0, a));
+        return NULL;
+      }
+      moved[ax] = true;
+    }
+  }
+  for (int i = 0; i < nd; i++)
+    if (!moved[i]) perm[np_++] = i;
+  for (int i = 0; i < nd; i++)
+    if (moved[i]) perm[np_++] = i;
+  int64_t sh[JX_MAX_NDIM], xsize = 1;
+  for (int i = 0; i < nd; i++) sh[i] = a->shape[perm[i]];
+  bool ok = b->ndim <= nd;
+  for (int i = 0; ok && i < b->ndim; i++) ok = sh[i] == b->shape[i];
+  if (!ok) {
+    error_set(JX_ERR_SHAPE, "%s: after moving axes to the end, a's leading dims must equal b's shape: a %s, b %s", fn,
+              np_shape_str(b0, a), np_shape_str(b1, b));
+    return NULL;
+  }
+  for (int i = b->ndim; i < nd; i++) xsize *= sh[i];
+  if (jx_size(b) != xsize) {
+    error_set(JX_ERR_SHAPE, "%s: needs prod(a.shape[:b.ndim]) == prod(a.shape[b.ndim:]), got a %s (axes moved) and b %s",
+              fn, np_shape_str(b0, a), np_shape_str(b1, b));
+    return NULL;
+  }
+  jx_scope_begin();
+  jx_array *x = axes ? jx_transpose(a, perm) : a;
+  jx_array *r = jx_linalg_solve(jx_reshape(x, 2, (int64_t[]){jx_size(b), xsize}), jx_ravel(b));
+  return np_scope_return(r ? jx_reshape(r, nd - b->ndim, sh + b->ndim) : NULL);
+}
+
+/* jnp.linalg.tensorinv(a, ind): inv of a as (prod(a.shape[:ind]), prod(a.shape[ind:])),
+ * reshaped to a.shape[ind:] + a.shape[:ind]. */
+jx_array *jx_linalg_tensorinv(jx_array *a, int ind) {
+  const char *fn = "jx_linalg_tensorinv";
+  if (np_null_arg(fn, a, "a")) return NULL;
+  char b0[ERROR_SHAPE_BUF];
+  if (ind <= 0) {
+    error_set(JX_ERR_VALUE, "%s: ind must be a positive integer, got %d", fn, ind);
+    return NULL;
+  }
+  int64_t m = 1, n = 1, sh[JX_MAX_NDIM];
+  for (int i = 0; i < a->ndim; i++) *(i < ind ? &m : &n) *= a->shape[i];
+  if (ind > a->ndim || m != n) {
+    error_set(JX_ERR_SHAPE, "%s: the product of the first %d dims must equal that of the others, got shape %s", fn,
+              ind, np_shape_str(b0, a));
+    return NULL;
+  }
+  int k = 0;
+  for (int i = ind; i < a->ndim; i++) sh[k++] = a->shape[i];
+  for (int i = 0; i < ind; i++) sh[k++] = a->shape[i];
+  jx_scope_begin();
+  jx_array *r = jx_linalg_inv(jx_reshape(a, 2, (int64_t[]){m, n}));
+  return np_scope_return(r ? jx_reshape(r, a->ndim, sh) : NULL);
+}
+
 /* jnp.linalg.multi_dot: the product in the order of fewest scalar multiplications
  * (the matrix-chain dynamic program); a 1-d first (last) operand is a row (column). */
 jx_array *jx_linalg_multi_dot(int n, jx_array *const *arrays) {

@@ -1,6 +1,6 @@
 /* test_linalg.c -- linear algebra (src/lib/linalg.c on the LAPACK routines): JAX goldens
  * (tools/golden_linalg.py: values, edge cases, errors, float64 and complex128
- * gradients, complex64/complex128 inputs, eig/eigvals), factorization identities (real
+ * gradients, complex64/complex128 inputs, eig/eigvals, tensorsolve/tensorinv), factorization identities (real
  * and complex), gradients by central differences at first and second order, vmap
  * against a loop, jit against eager, and bad-input errors. */
 #include <stdlib.h>
@@ -209,6 +209,14 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
     return (out[0] = jx_lax_linalg_tridiagonal_solve(in[0], in[1], in[2], in[3])) ? 1 : 0;
   if (!strcmp(fn, "scipy_expm"))
     return (out[0] = jx_scipy_linalg_expm(in[0], iparam(c, "upper"), iparam(c, "maxsq"))) ? 1 : 0;
+  if (!strcmp(fn, "linalg_tensorsolve")) { /* axes=none or a comma list */
+    int axes[JX_MAX_NDIM], naxes = 0;
+    const char *p = golden_param(c, "axes");
+    for (char *end; p && strcmp(p, "none") && *p && naxes < JX_MAX_NDIM; p = *end ? end + 1 : end)
+      axes[naxes++] = (int)strtol(p, &end, 10);
+    return (out[0] = jx_linalg_tensorsolve(in[0], in[1], naxes, naxes ? axes : NULL)) ? 1 : 0;
+  }
+  if (!strcmp(fn, "linalg_tensorinv")) return (out[0] = jx_linalg_tensorinv(in[0], iparam(c, "ind"))) ? 1 : 0;
   return -1;
 }
 
@@ -216,7 +224,10 @@ static int call_case(const GoldenCase *c, jx_array *const *in, jx_array **out) {
  * inputs are the weights). */
 static int nargs_of(const char *fn) {
   if (!strncmp(fn, "lax_tridiagonal_solve", 21)) return 4;
-  return !strncmp(fn, "lax_triangular_solve", 20) || !strncmp(fn, "linalg_solve", 12) ? 2 : 1;
+  return !strncmp(fn, "lax_triangular_solve", 20) || !strncmp(fn, "linalg_solve", 12) ||
+                 !strcmp(fn, "linalg_tensorsolve")
+             ? 2
+             : 1;
 }
 
 /* sum_i sum(f(x)_i * w_i) for a gradient case: in = args..., weights... */

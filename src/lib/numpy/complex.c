@@ -60,3 +60,24 @@ jx_array *jx_angle(jx_array *z, bool deg) {
   if (deg) a = jx_rad2deg(a);
   return np_scope_return(a);
 }
+
+/* jnp.iscomplex / isreal (lax_numpy.py): imag(x) != 0 / imag(x) == 0 elementwise, as
+ * bool (a real x: all false / all true). */
+static jx_array *imag_test(const char *fn, jx_array *x, bool nonzero) {
+  if (null_in(fn, x)) return NULL;
+  jx_scope_begin();
+  jx_array *i = jx_imag(x), *z = jx_zeros_like(i);
+  return np_scope_return(nonzero ? jx_not_equal(i, z) : jx_equal(i, z));
+}
+jx_array *jx_iscomplex(jx_array *x) { return imag_test("jx_iscomplex", x, true); }
+jx_array *jx_isreal(jx_array *x) { return imag_test("jx_isreal", x, false); }
+
+/* jnp.sort_complex: sorted along the last axis (complex: lexicographic on (re, im)),
+ * then converted to the complex dtype of to_inexact(x.dtype) (float64 / int64 ->
+ * complex128, else complex64), strongly typed. */
+jx_array *jx_sort_complex(jx_array *a) {
+  if (null_in("jx_sort_complex", a)) return NULL;
+  jx_scope_begin();
+  jx_array *s = a->ndim ? jx_sort(a, -1, false) : jx_ref(a);
+  return np_scope_return(s ? np_convert(s, dtype_canonicalize(dtype_to_complex(dtype_to_inexact(s->dtype))), false) : NULL);
+}

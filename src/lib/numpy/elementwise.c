@@ -370,12 +370,23 @@ static jx_array *power_(const char *fn, jx_array *x, jx_array *y) {
   return done(&t, bin(&t, PRIM_pow, a, b));
 }
 
-/* jnp.maximum / minimum: lax.max / min (NaN-propagating). */
+typedef enum Cmp { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } Cmp;
+static jx_array *cmp_(Tmp *t, Cmp c, jx_array *a, jx_array *b);
+
+/* jnp.maximum / minimum: lax.max / min (NaN-propagating). Complex: lexicographic on
+ * (re, im), as lax.max's complex lowering (_minmax_complex_lowering): pick x where
+ * select(re(x) == re(y), im(x) > im(y), re(x) > re(y)) (< for min), else y -- so a
+ * NaN part makes the comparison false and y wins. */
 static jx_array *maxmin_(const char *fn, Prim p, jx_array *x, jx_array *y) {
   Tmp t = {0};
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_ANY, &a, &b)) return done(&t, NULL);
-  return done(&t, bin(&t, p, a, b));
+  if (!dtype_is_complex(a->dtype)) return done(&t, bin(&t, p, a, b));
+  Cmp c = p == PRIM_max ? CMP_GT : CMP_LT;
+  jx_array *ra = un(&t, PRIM_real, a), *rb = un(&t, PRIM_real, b);
+  jx_array *pick = sel(&t, eq(&t, ra, rb), cmp_(&t, c, un(&t, PRIM_imag, a), un(&t, PRIM_imag, b)),
+                       cmp_(&t, c, ra, rb));
+  return done(&t, sel(&t, pick, a, b));
 }
 static jx_array *maximum_(const char *fn, jx_array *x, jx_array *y) {
   return maxmin_(fn, PRIM_max, x, y);
@@ -463,23 +474,30 @@ static jx_array *copysign_(const char *fn, jx_array *x, jx_array *y) {
 
 /* ============================================================ comparisons */
 
-typedef enum Cmp { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } Cmp;
 
 /* lax has no le/ge primitive here: le(x, y) = lt(x, y) | eq(x, y), which is false
  * whenever a NaN is involved, as IEEE <= is; gt/ge swap the operands. */
+static jx_array *cmp_(Tmp *t, Cmp c, jx_array *a, jx_array *b) {
+  switch (c) {
+  case CMP_EQ: return eq(t, a, b);
+  case CMP_NE: return ne(t, a, b);
+  case CMP_LT: return lt(t, a, b);
+  case CMP_GT: return lt(t, b, a);
+  case CMP_LE: return or_(t, lt(t, a, b), eq(t, a, b));
+  case CMP_GE: return or_(t, lt(t, b, a), eq(t, a, b));
+  }
+  return NULL;
+}
+/* Complex operands of the order comparisons compare lexicographically on (re, im), as
+ * JAX's _comparison_op: select(re(a) == re(b), op(im(a), im(b)), op(re(a), re(b))). */
 static jx_array *compare_(const char *fn, Cmp c, jx_array *x, jx_array *y) {
   Tmp t = {0};
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_ANY, &a, &b)) return done(&t, NULL);
-  switch (c) {
-  case CMP_EQ: return done(&t, eq(&t, a, b));
-  case CMP_NE: return done(&t, ne(&t, a, b));
-  case CMP_LT: return done(&t, lt(&t, a, b));
-  case CMP_GT: return done(&t, lt(&t, b, a));
-  case CMP_LE: return done(&t, or_(&t, lt(&t, a, b), eq(&t, a, b)));
-  case CMP_GE: return done(&t, or_(&t, lt(&t, b, a), eq(&t, a, b)));
-  }
-  return done(&t, NULL);
+  if (c == CMP_EQ || c == CMP_NE || !dtype_is_complex(a->dtype)) return done(&t, cmp_(&t, c, a, b));
+  jx_array *ra = un(&t, PRIM_real, a), *rb = un(&t, PRIM_real, b);
+  return done(&t, sel(&t, eq(&t, ra, rb), cmp_(&t, c, un(&t, PRIM_imag, a), un(&t, PRIM_imag, b)),
+                      cmp_(&t, c, ra, rb)));
 }
 
 /* ============================================================== logical */
@@ -586,7 +604,6 @@ static jx_array *inexact_unary(const char *fn, Prim p, jx_array *x) {
   jx_array *jx_##name(jx_array *x) { return inexact_unary("jx_" #name, PRIM_##prim, x); }
 
 INEXACT_UNARY(exp, exp)
-INEXACT_UNARY(exp2, exp2)
 INEXACT_UNARY(expm1, expm1)
 INEXACT_UNARY(log, log)
 INEXACT_UNARY(log1p, log1p)
@@ -606,7 +623,17 @@ INEXACT_UNARY(arcsinh, asinh)
 INEXACT_UNARY(arccosh, acosh)
 INEXACT_UNARY(arctanh, atanh)
 
-/* jnp.log2 (ufuncs.py): log(x) / log(2), the constant computed in x's dtype. log(2) is
+/* jnp.exp2: the exp2 primitive; complex x: exp(log(2) x) with log(2) a complex constant
+ * (lax.exp2's lowering, whose primitive takes complex operands). */
+jx_array *jx_exp2(jx_array *x) {
+  Tmp t = {0};
+  jx_array *a = prep1(&t, "jx_exp2", x, PROMO_INEXACT);
+  if (!a || !dtype_is_complex(a->dtype)) return done(&t, un(&t, PRIM_exp2, a));
+  return done(&t, un(&t, PRIM_exp, mul(&t, like(&t, a, 0.6931471805599453, FULL), a)));
+}
+
+/* jnp.log2 (ufuncs.py): log(x) / log(2), the constant computed in x's dtype (complex x:
+ * the real and imaginary parts of log(x) each divided by the real log(2), as JAX). log(2) is
  * taken of a 0-d 2 and then broadcast: the log of a full-shape 2 was evaluated eagerly
  * into an array of x's size, which jit captured as a constant input (a 2^22 log2 read
  * two 16 MB arrays: 1.5x the time of log). */
@@ -614,10 +641,15 @@ jx_array *jx_log2(jx_array *x) {
   Tmp t = {0};
   jx_array *a = prep1(&t, "jx_log2", x, PROMO_INEXACT);
   if (!a) return done(&t, NULL);
-  jx_array *two = cvt(&t, tmp(&t, np_constant(2, a->dtype)), a->dtype, false);
+  jx_array *r = un(&t, PRIM_log, a);
+  bool cplx = dtype_is_complex(a->dtype);
+  jx_array *re = cplx ? un(&t, PRIM_real, r) : r; /* complex: each part over log(2), as JAX */
+  if (!re) return done(&t, NULL);
+  jx_array *two = cvt(&t, tmp(&t, np_constant(2, re->dtype)), re->dtype, false);
   jx_array *ln2 = un(&t, PRIM_log, two);
-  return done(&t, dv(&t, un(&t, PRIM_log, a),
-                     ln2 ? tmp(&t, np_broadcast_to("full_like", ln2, a->ndim, a->shape)) : NULL));
+  ln2 = ln2 ? tmp(&t, np_broadcast_to("full_like", ln2, re->ndim, re->shape)) : NULL;
+  if (!cplx) return done(&t, dv(&t, r, ln2));
+  return done(&t, bin(&t, PRIM_complex, dv(&t, re, ln2), dv(&t, un(&t, PRIM_imag, r), ln2)));
 }
 
 /* jnp.log10 (ufuncs.py): log(x) * 0.4342944819032518 (1 / log(10) as a NumPy
@@ -625,7 +657,13 @@ jx_array *jx_log2(jx_array *x) {
 jx_array *jx_log10(jx_array *x) {
   Tmp t = {0};
   jx_array *a = prep1(&t, "jx_log10", x, PROMO_INEXACT);
-  return done(&t, mul(&t, un(&t, PRIM_log, a), like(&t, a, 0.4342944819032518, STRONG)));
+  jx_array *r = un(&t, PRIM_log, a);
+  if (!r || !dtype_is_complex(r->dtype)) return done(&t, mul(&t, r, like(&t, a, 0.4342944819032518, STRONG)));
+  /* complex: each part scaled, as JAX (a complex product would turn log(0)'s -inf + 0j
+   * into -inf + nanj) */
+  jx_array *re = un(&t, PRIM_real, r), *im = un(&t, PRIM_imag, r);
+  jx_array *k = like(&t, re, 0.4342944819032518, STRONG);
+  return done(&t, bin(&t, PRIM_complex, mul(&t, re, k), mul(&t, im, k)));
 }
 
 /* jnp.deg2rad / rad2deg: multiply by pi/180 or 180/pi (double constants rounded to x's
@@ -715,13 +753,19 @@ jx_array *jx_floor(jx_array *x) { return rounding_("jx_floor", PRIM_floor, x); }
 jx_array *jx_ceil(jx_array *x) { return rounding_("jx_ceil", PRIM_ceil, x); }
 jx_array *jx_trunc(jx_array *x) { return rounding_("jx_trunc", PRIM_trunc, x); }
 
-/* jnp.round(x, decimals=0): half to even; integers unchanged; bool rejected (JAX
- * raises: bool has no finfo). */
+/* jnp.round(x, decimals=0): half to even; integers unchanged; complex x: each part
+ * rounded (lax.complex of the rounded parts, as JAX); bool rejected (JAX raises: bool
+ * has no finfo). */
 jx_array *jx_round(jx_array *x) {
   if (!check_args("jx_round", 1, &x)) return NULL;
   if (x->dtype == JX_BOOL) {
     dtype_error("jx_round", JX_BOOL, "a numeric dtype");
     return NULL;
+  }
+  if (dtype_is_complex(x->dtype)) {
+    Tmp t = {0};
+    return done(&t, bin(&t, PRIM_complex, un(&t, PRIM_round, un(&t, PRIM_real, x)),
+                        un(&t, PRIM_round, un(&t, PRIM_imag, x))));
   }
   return rounding_("jx_round", PRIM_round, x);
 }
@@ -820,6 +864,13 @@ jx_array *jx_where(jx_array *cond, jx_array *x, jx_array *y) {
 jx_array *jx_clip(jx_array *x, jx_array *lo, jx_array *hi) {
   const char *fn = "jx_clip";
   if (!check_args(fn, 1, &x)) return NULL;
+  jx_array *ops[3] = {x, lo, hi};
+  for (int i = 0; i < 3; i++)
+    if (ops[i] && dtype_is_complex(ops[i]->dtype)) { /* JAX raises ValueError too */
+      error_set(JX_ERR_DTYPE, "%s: complex values have no ordering and cannot be clipped (got %s); clip the real "
+                "part or the absolute value", fn, jx_dtype_name(ops[i]->dtype));
+      return NULL;
+    }
   Tmp t = {0};
   jx_array *r = x;
   if (lo) r = tmp(&t, maximum_(fn, lo, r));

@@ -457,6 +457,11 @@ jx_array *jx_heaviside(jx_array *x1, jx_array *x2) {
   jx_array *a = np_to_inexact(x1), *b = np_to_inexact(x2);
   jx_array *p[2];
   if (!np_promote("jx_heaviside", 2, (jx_array *const[]){a, b}, p)) return ret(NULL);
+  if (dtype_is_complex(p[0]->dtype)) { /* JAX's lax.lt refuses complex (jx_less orders it) */
+    error_set(JX_ERR_DTYPE, "jx_heaviside: complex %s has no sign to step on (JAX raises too)",
+              jx_dtype_name(p[0]->dtype));
+    return ret(NULL);
+  }
   jx_array *zero = np_lax_const(p[0], 0);
   return ret(jx_where(jx_less(p[0], zero), zero,
                       jx_where(jx_greater(p[0], zero), np_lax_const(p[0], 1),

@@ -111,6 +111,8 @@ jx_array *jx_round_decimals(jx_array *x, int decimals) {
   if (decimals == 0) return jx_round(x);
   jx_scope_begin();
   jx_dtype d = x->dtype;
+  if (dtype_is_complex(d)) /* each part rounded, as JAX */
+    return np_scope_return(jx_complex(jx_round_decimals(jx_real(x), decimals), jx_round_decimals(jx_imag(x), decimals)));
   if (!dtype_is_floating(d)) {
     if (decimals > 0) return np_scope_return(jx_ref(x));
     error_set(JX_ERR_UNSUPPORTED, "%s: integer round not implemented for decimals < 0 (as in JAX)", fn);

@@ -154,7 +154,8 @@ jx_array *jx_inner(jx_array *x, jx_array *y) {
   return np_scope_return(contract(fn, x, y, 1, &xc, &yc, 0, NULL, NULL));
 }
 
-/* jnp.vdot: dot of the flattened operands (equal sizes). */
+/* jnp.vdot: dot of the flattened operands (equal sizes), x conjugated first when
+ * complex (JAX: dot(ravel(conj(a)), ravel(b))). */
 jx_array *jx_vdot(jx_array *x, jx_array *y) {
   const char *fn = "jx_vdot";
   if (null_args(fn, x, y)) return NULL;
@@ -165,6 +166,7 @@ jx_array *jx_vdot(jx_array *x, jx_array *y) {
   }
   jx_scope_begin();
   int c = 0;
+  if (dtype_is_complex(x->dtype)) x = jx_conj(x);
   return np_scope_return(contract(fn, prim_reshape(x, 1, &n), prim_reshape(y, 1, &m), 1, &c, &c,
                                0, NULL, NULL));
 }

@@ -83,7 +83,8 @@ jx_array *jx_prod(jx_array *x, int naxes, const int *axes, bool keepdims) {
 }
 
 /* max/min keep the dtype and have no identity: an empty reduced axis is an error, as
- * JAX raises "zero-size array to reduction operation max which has no identity". */
+ * JAX raises "zero-size array to reduction operation max which has no identity".
+ * Complex x: lexicographic on (re, im). */
 static jx_array *max_min(const char *fn, bool is_max, jx_array *x, int naxes,
                          const int *axes, bool keepdims) {
   Red r;
@@ -101,6 +102,19 @@ static jx_array *max_min(const char *fn, bool is_max, jx_array *x, int naxes,
   Prim p = is_max ? PRIM_reduce_max : PRIM_reduce_min;
   if (dtype_is_bool(x->dtype)) p = is_max ? PRIM_reduce_or : PRIM_reduce_and;
   jx_scope_begin();
+  if (dtype_is_complex(x->dtype)) {
+    /* lexicographic on (re, im), as XLA's complex reduce_max: the extreme real part,
+     * then the extreme imaginary part among the elements that hold it. A NaN part
+     * makes the result NaN + NaN i (JAX's then depends on XLA's reduction order). */
+    jx_array *re = prim_unary(PRIM_real, x), *im = prim_unary(PRIM_imag, x);
+    jx_array *mr = red_apply(p, re, &r, true);
+    jx_array *far = np_constant(is_max ? -INFINITY : INFINITY, re ? re->dtype : JX_FLOAT32);
+    jx_array *on = mr ? jx_equal(re, mr) : NULL;
+    jx_array *mi = red_apply(p, jx_where(on, im, far), &r, keepdims);
+    jx_array *nan = jx_any(jx_isnan(x), naxes, axes, keepdims);
+    jx_array *res = jx_complex(keepdims ? mr : red_apply(p, re, &r, false), mi);
+    return np_scope_return(jx_where(nan, jx_scalar_complex_of(NAN, NAN, x->dtype), res));
+  }
   return np_scope_return(red_apply(p, np_convert(x, x->dtype, false), &r, keepdims));
 }
 
