@@ -243,6 +243,27 @@ def run_mode(x64):
     case(f"{f}_axis1", f, [mo], lambda x, f=f: getattr(jnp, f)(x, axis=1), "axis=1")
   case("clip_complex", "clip", [c3], lambda x: jnp.clip(x, -1, 1))
   case("heaviside_complex", "heaviside", [c3, c3], jnp.heaviside)
+  # built on the order: fmax / fmin (where(x > y | isnan(y), x, y)), logaddexp /
+  # logaddexp2 (lax_other's complex branch: the lexicographic max, the imaginary part
+  # wrapped into [-pi, pi)), cummax / cummin (XLA's order: a NaN part loses to the next
+  # element); quantiles and the integer-style divisions refuse complex
+  for f in ["fmax", "fmin", "logaddexp", "logaddexp2"]:
+    case(f"{f}_pairs", f, [sa, sb], getattr(jnp, f))
+  la = jnp.asarray(np.array([1 + 2j, 3 - 1j, -2 + 0.5j, 0.5 + 3j, -1 - 3j, 2 + 2.5j, 1e3 + 1j], cdt))
+  lb = jnp.asarray(np.array([2 + 0j, 3 + 1j, -2 - 0.5j, 0.5 - 3j, -1 + 3j, 4 - 2.5j, -1e3 + 2j], cdt))
+  case("logaddexp_values", "logaddexp", [la, lb], jnp.logaddexp)
+  case("logaddexp2_values", "logaddexp2", [la, lb], jnp.logaddexp2)
+  cm = jnp.asarray(np.array([complex(-INF, -1), 1 + 2j, 1 + 3j, 0.5 + 9j, 1 + 1j, complex(NAN, 0),
+                             2 - 1j, 2 + 3j, 0j, 2 + 3j, -1 + 0j] * 2, cdt))
+  for f in ["cummax", "cummin"]:
+    for rev in (False, True):
+      case(f"{f}_complex{'_rev' if rev else ''}", f, [cm],
+           lambda x, f=f, rev=rev: getattr(lax, f)(x, 0, reverse=rev), f"reverse={int(rev)}")
+  for f, call in [("quantile", lambda x: jnp.quantile(x, 0.5)), ("median", jnp.median),
+                  ("percentile", lambda x: jnp.percentile(x, 50)),
+                  ("floor_divide", lambda x: jnp.floor_divide(x, x)),
+                  ("remainder", lambda x: jnp.remainder(x, x)), ("fmod", lambda x: jnp.fmod(x, x))]:
+    case(f"{f}_complex", f, [c3], call)
   return lines
 
 

@@ -224,8 +224,9 @@ jx_status jx_lax_associative_scan(jx_fn *fn, int nelems, jx_array *const *elems,
 
 /* lax.cumsum / cumprod / cummax / cummin(x, axis, reverse): inclusive scans along axis
  * (negative counts from the end), same dtype and shape; numeric dtypes only
- * (JX_ERR_DTYPE for bool), complex for cumsum/cumprod (cummax/cummin of complex:
- * JX_ERR_UNSUPPORTED; JAX orders them lexicographically). NaN propagates. Float and
+ * (JX_ERR_DTYPE for bool); cummax/cummin of complex order lexicographically on (re, im)
+ * as JAX (jx_maximum), from the identity -inf + 0i (inf + 0i), as JAX's. NaN propagates
+ * (complex max/min: a NaN part loses to the next element, as in JAX). Float and
  * complex sums and products round as XLA on the CPU computes them, bit for bit with
  * JAX: XLA's reduce-window rewriter (reduce_window_rewriter.cc) tiles a scan longer than
  * 16 into rows of 16 scanned from the identity in index order (each reverse output its

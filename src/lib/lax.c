@@ -446,6 +446,15 @@ typedef enum Cum { CUM_SUM, CUM_PROD, CUM_MAX, CUM_MIN } Cum;
  * it (xla_scan). */
 enum { XLA_SCAN_BASE = 16 };
 
+/* op(acc, x) as XLA's reducers take them; complex max / min are lexicographic (jnp's
+ * maximum / minimum: lax.max's complex lowering). */
+static jx_array *combine(Prim op, jx_array *acc, jx_array *x) {
+  if (!acc || !x) return NULL;
+  if (dtype_is_complex(acc->dtype) && op == PRIM_max) return jx_maximum(acc, x);
+  if (dtype_is_complex(acc->dtype) && op == PRIM_min) return jx_minimum(acc, x);
+  return bin(op, acc, x);
+}
+
 /* An inclusive scan along axis 1 of x (rows, n), n <= XLA_SCAN_BASE, the way XLA's CPU
  * evaluates a reduce_window whose window covers the axis: output k starts from the
  * identity and combines the window's elements in increasing index order -- elements
@@ -460,17 +469,18 @@ static jx_array *window_scan(jx_array *x, bool reverse, Prim op, double id) {
   jx_array *idc = bcast0(np_full(id, x->dtype, 0, NULL), 2, (int64_t[]){rows, 1});
   for (int64_t k = 0; k < n; k++) {
     if (!reverse) {
-      out[k] = bin(op, k ? out[k - 1] : idc, elem[k]);
+      out[k] = combine(op, k ? out[k - 1] : idc, elem[k]);
       continue;
     }
     out[k] = idc;
-    for (int64_t i = k; i < n; i++) out[k] = bin(op, out[k], elem[i]);
+    for (int64_t i = k; i < n; i++) out[k] = combine(op, out[k], elem[i]);
   }
   return jx_concatenate((int)n, out, 1);
 }
 
-/* A float or complex cumulative sum or product along axis 1 of x (rows, n), bit for bit
- * as XLA's CPU computes lax.cumsum / cumprod (a reduce_window, rewritten by
+/* A float or complex cumulative sum or product (or a complex cumulative max / min:
+ * lexicographic, order-dependent where a part is NaN) along axis 1 of x (rows, n), bit
+ * for bit as XLA's CPU computes lax.cumsum / cumprod / cummax / cummin (a reduce_window, rewritten by
  * reduce_window_rewriter.cc TryOptimizeCumSumOrProd): up to XLA_SCAN_BASE elements by
  * window_scan; longer, padded with the identity to m rows of XLA_SCAN_BASE, each row
  * scanned by window_scan, the rows' totals (last column forward, first reverse)
@@ -497,7 +507,7 @@ static jx_array *xla_scan(jx_array *x, bool reverse, Prim op, double id) {
   else
     excl = prim_pad(prim_slice(incl, (int64_t[]){0, 0}, (int64_t[]){rows, m - 1}, NULL),
                     (int64_t[]){0, 1}, (int64_t[]){0, 0}, id);
-  jx_array *y = bin(op, prim_reshape(tiles, 3, (int64_t[]){rows, m, XLA_SCAN_BASE}),
+  jx_array *y = combine(op, prim_reshape(tiles, 3, (int64_t[]){rows, m, XLA_SCAN_BASE}),
                     prim_broadcast_in_dim(excl, 3, (int64_t[]){rows, m, XLA_SCAN_BASE}, (int[]){0, 1}));
   return prim_slice(prim_reshape(y, 2, (int64_t[]){rows, m * XLA_SCAN_BASE}), (int64_t[]){0, 0},
                     (int64_t[]){rows, n}, NULL);
@@ -506,16 +516,17 @@ static jx_array *xla_scan(jx_array *x, bool reverse, Prim op, double id) {
 /* A log-step (Hillis-Steele) inclusive scan along axis: for offsets 1, 2, 4, ... < n,
  * y = combine(y, y shifted by the offset, the vacated end filled with the identity).
  * ceil(log2 n) passes of n combines each, every shift a pad + slice view: O(n log n).
- * Exact whatever the order (integer sums and products wrap; max and min), so used
- * where XLA's order cannot show; float and complex sums and products go through
- * xla_scan, the axis moved last. Call inside a scope. */
+ * Exact whatever the order (integer sums and products wrap; real max and min), so used
+ * where XLA's order cannot show; float and complex sums and products, and complex max
+ * and min (identity -inf / inf + 0i, as JAX's), go through xla_scan, the axis moved
+ * last. Call inside a scope. */
 static jx_array *cum_scan(jx_array *x, int axis, bool reverse, Cum op) {
-  static const Prim combine[] = {PRIM_add, PRIM_mul, PRIM_max, PRIM_min};
+  static const Prim prim_of[] = {PRIM_add, PRIM_mul, PRIM_max, PRIM_min};
   jx_dtype d = x->dtype;
   double id = op == CUM_SUM ? 0 : op == CUM_PROD ? 1
-            : op == CUM_MAX ? (dtype_is_floating(d) ? -INFINITY : dtype_min_value(d))
-                            : (dtype_is_floating(d) ? INFINITY : dtype_max_value(d));
-  if ((op == CUM_SUM || op == CUM_PROD) && dtype_is_inexact(d)) {
+            : op == CUM_MAX ? (dtype_is_inexact(d) ? -INFINITY : dtype_min_value(d))
+                            : (dtype_is_inexact(d) ? INFINITY : dtype_max_value(d));
+  if (((op == CUM_SUM || op == CUM_PROD) && dtype_is_inexact(d)) || dtype_is_complex(d)) {
     /* the axis swapped with the last, as XLA's rewriter does, the others flattened */
     int perm[JX_MAX_NDIM], last = x->ndim - 1;
     for (int i = 0; i < x->ndim; i++) perm[i] = i;
@@ -524,7 +535,7 @@ static jx_array *cum_scan(jx_array *x, int axis, bool reverse, Cum op) {
     if (!t) return NULL;
     int64_t n = t->shape[last], shape[2] = {n ? jx_size(t) / n : 1, n};
     for (int i = 0; n == 0 && i < last; i++) shape[0] *= t->shape[i];
-    jx_array *y = prim_reshape(xla_scan(prim_reshape(t, 2, shape), reverse, combine[op], id),
+    jx_array *y = prim_reshape(xla_scan(prim_reshape(t, 2, shape), reverse, prim_of[op], id),
                                t->ndim, t->shape);
     return axis == last ? y : prim_transpose(y, perm);
   }
@@ -536,7 +547,7 @@ static jx_array *cum_scan(jx_array *x, int axis, bool reverse, Cum op) {
     if (reverse) hi[axis] = off, start[axis] = off, stop[axis] = n + off;
     else lo[axis] = off;
     jx_array *shifted = prim_slice(prim_pad(y, lo, hi, id), start, stop, NULL);
-    y = bin(combine[op], y, shifted);
+    y = bin(prim_of[op], y, shifted);
   }
   return y;
 }
@@ -546,10 +557,6 @@ static jx_array *cumulative(const char *fn, Cum op, jx_array *x, int axis, bool 
   char b[ARRAY_DESCRIBE_BUF];
   if (!dtype_is_integer(x->dtype) && !dtype_is_inexact(x->dtype)) {
     error_set(JX_ERR_DTYPE, "%s: needs a numeric operand, got %s", fn, array_describe(b, x));
-    return NULL;
-  }
-  if (dtype_is_complex(x->dtype) && (op == CUM_MAX || op == CUM_MIN)) { /* JAX: lexicographic */
-    error_set(JX_ERR_UNSUPPORTED, "%s: complex operands are not supported, got %s", fn, array_describe(b, x));
     return NULL;
   }
   if (!array_normalize_axis(fn, &axis, x->ndim)) return NULL;

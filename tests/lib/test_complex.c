@@ -12,6 +12,8 @@
 
 #include "golden.h"
 #include "jaxc.h"
+#include "jaxc/lax.h"
+#include "jaxc/numpy.h"
 #include "test.h"
 
 /* ------------------------------------------------------------ golden cases */
@@ -212,6 +214,10 @@ static jx_array *call_case(const GoldenCase *c, jx_array **in) {
     if (!strcmp(f, "maximum")) return jx_maximum(in[0], in[1]);
     if (!strcmp(f, "minimum")) return jx_minimum(in[0], in[1]);
     if (!strcmp(f, "heaviside")) return jx_heaviside(in[0], in[1]);
+    if (!strcmp(f, "fmax")) return jx_fmax(in[0], in[1]);
+    if (!strcmp(f, "fmin")) return jx_fmin(in[0], in[1]);
+    if (!strcmp(f, "logaddexp")) return jx_logaddexp(in[0], in[1]);
+    if (!strcmp(f, "logaddexp2")) return jx_logaddexp2(in[0], in[1]);
   }
   if (c->nin == 1) {
     if (!strcmp(f, "negative")) return jx_negative(in[0]);
@@ -241,6 +247,15 @@ static jx_array *call_case(const GoldenCase *c, jx_array **in) {
     if (!strcmp(f, "max")) return jx_max(in[0], naxes, axes, false);
     if (!strcmp(f, "min")) return jx_min(in[0], naxes, axes, false);
     if (!strcmp(f, "clip")) return jx_clip(in[0], jx_scalar_int(-1), jx_scalar_int(1));
+    bool rev = golden_param_int(c, "reverse", 0) != 0;
+    if (!strcmp(f, "cummax")) return jx_lax_cummax(in[0], 0, rev);
+    if (!strcmp(f, "cummin")) return jx_lax_cummin(in[0], 0, rev);
+    if (!strcmp(f, "quantile")) return jx_quantile(in[0], jx_scalar(0.5), JX_AXIS_NONE, false);
+    if (!strcmp(f, "median")) return jx_median(in[0], JX_AXIS_NONE, false);
+    if (!strcmp(f, "percentile")) return jx_percentile(in[0], jx_scalar(50), JX_AXIS_NONE, false);
+    if (!strcmp(f, "floor_divide")) return jx_floor_divide(in[0], in[0]);
+    if (!strcmp(f, "remainder")) return jx_remainder(in[0], in[0]);
+    if (!strcmp(f, "fmod")) return jx_fmod(in[0], in[0]);
   }
   return NULL;
 }

@@ -236,6 +236,15 @@ static jx_array *float_floor_divide(Tmp *t, jx_array *x, jx_array *y) {
   return round_away(t, div);
 }
 
+/* True (JX_ERR_DTYPE naming fn) when a is complex: floor_divide, remainder and fmod
+ * take real operands only, as JAX raises TypeError. */
+static bool refuse_complex(const char *fn, const jx_array *a) {
+  if (!dtype_is_complex(a->dtype)) return false;
+  error_set(JX_ERR_DTYPE, "%s: complex operands are not supported (got %s), as in JAX", fn,
+            jx_dtype_name(a->dtype));
+  return true;
+}
+
 /* jnp.floor_divide: unsigned -> lax.div; signed -> truncated quotient minus one where
  * the signs differ and the remainder is nonzero; floats -> _float_divmod. Integer
  * division by zero is XLA's (x / 0 = -1), then the same fix-up, as in JAX. */
@@ -243,6 +252,7 @@ static jx_array *floor_divide_(const char *fn, jx_array *x, jx_array *y) {
   Tmp t = {0};
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_NUMERIC, &a, &b)) return done(&t, NULL);
+  if (refuse_complex(fn, a)) return done(&t, NULL);
   if (dtype_is_unsigned(a->dtype)) return done(&t, dv(&t, a, b));
   if (is_int(a->dtype)) {
     jx_array *q = dv(&t, a, b);
@@ -259,6 +269,7 @@ static jx_array *remainder_(const char *fn, jx_array *x, jx_array *y) {
   Tmp t = {0};
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_NUMERIC, &a, &b)) return done(&t, NULL);
+  if (refuse_complex(fn, a)) return done(&t, NULL);
   if (is_int(b->dtype)) b = sel(&t, eqc(&t, b, 0), like(&t, b, 1, FULL), b);
   jx_array *zero = like(&t, a, 0, STRONG);
   jx_array *m = bin(&t, PRIM_rem, a, b);
@@ -272,6 +283,7 @@ static jx_array *fmod_(const char *fn, jx_array *x, jx_array *y) {
   Tmp t = {0};
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_NUMERIC, &a, &b)) return done(&t, NULL);
+  if (refuse_complex(fn, a)) return done(&t, NULL);
   jx_array *in[2] = {x, y};
   if (is_int(np_result_type(2, in, NULL)))
     b = sel(&t, eqc(&t, b, 0), like(&t, b, 1, FULL), b);
@@ -372,6 +384,7 @@ static jx_array *power_(const char *fn, jx_array *x, jx_array *y) {
 
 typedef enum Cmp { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } Cmp;
 static jx_array *cmp_(Tmp *t, Cmp c, jx_array *a, jx_array *b);
+static jx_array *order_(Tmp *t, Cmp c, jx_array *a, jx_array *b);
 
 /* jnp.maximum / minimum: lax.max / min (NaN-propagating). Complex: lexicographic on
  * (re, im), as lax.max's complex lowering (_minmax_complex_lowering): pick x where
@@ -382,11 +395,7 @@ static jx_array *maxmin_(const char *fn, Prim p, jx_array *x, jx_array *y) {
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_ANY, &a, &b)) return done(&t, NULL);
   if (!dtype_is_complex(a->dtype)) return done(&t, bin(&t, p, a, b));
-  Cmp c = p == PRIM_max ? CMP_GT : CMP_LT;
-  jx_array *ra = un(&t, PRIM_real, a), *rb = un(&t, PRIM_real, b);
-  jx_array *pick = sel(&t, eq(&t, ra, rb), cmp_(&t, c, un(&t, PRIM_imag, a), un(&t, PRIM_imag, b)),
-                       cmp_(&t, c, ra, rb));
-  return done(&t, sel(&t, pick, a, b));
+  return done(&t, sel(&t, order_(&t, p == PRIM_max ? CMP_GT : CMP_LT, a, b), a, b));
 }
 static jx_array *maximum_(const char *fn, jx_array *x, jx_array *y) {
   return maxmin_(fn, PRIM_max, x, y);
@@ -396,12 +405,13 @@ static jx_array *minimum_(const char *fn, jx_array *x, jx_array *y) {
 }
 
 /* jnp.fmax / fmin (lax_numpy.py): where(x > y | isnan(y), x, y) and the same with <:
- * a NaN operand yields the other one; ties (-0 vs +0) yield y. */
+ * a NaN operand yields the other one; ties (-0 vs +0) yield y. Complex: > and < order
+ * lexicographically, isnan is either part's. */
 static jx_array *fmaxmin_(const char *fn, bool is_max, jx_array *x, jx_array *y) {
   Tmp t = {0};
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_ANY, &a, &b)) return done(&t, NULL);
-  jx_array *better = is_max ? lt(&t, b, a) : lt(&t, a, b);
+  jx_array *better = order_(&t, is_max ? CMP_GT : CMP_LT, a, b);
   return done(&t, sel(&t, or_(&t, better, ne(&t, b, b)), a, b));
 }
 static jx_array *fmax_(const char *fn, jx_array *x, jx_array *y) {
@@ -446,11 +456,32 @@ static jx_array *logaddexp_(const char *fn, jx_array *x, jx_array *y) {
   Tmp t = {0};
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_INEXACT, &a, &b)) return done(&t, NULL);
+  if (dtype_is_complex(a->dtype)) return done(&t, tmp(&t, np_logaddexp_complex(fn, a, b, false)));
   jx_array *amax = bin(&t, PRIM_max, a, b);
   jx_array *amin = bin(&t, PRIM_min, a, b);
   jx_array *delta = sub(&t, a, b);
   jx_array *soft = un(&t, PRIM_log1p, un(&t, PRIM_exp, sub(&t, amin, amax)));
   return done(&t, sel(&t, ne(&t, delta, delta), add(&t, a, b), add(&t, amax, soft)));
+}
+
+/* lax_other.logaddexp / logaddexp2 of complex a, b (one dtype): amax = the
+ * lexicographic max, out = amax + log1p(exp(a + b - 2 amax)) (base 2: amax + log1p(2^(a
+ * + b - 2 amax)) / ln 2, 2^z as exp(ln 2 z)), the imaginary part wrapped into [-pi, pi)
+ * (base 2: pi / ln 2) as _wrap_between: rem(im + p, 2p), plus 2p where negative, minus
+ * p. The constants are lax._const's, in the part dtype. */
+jx_array *np_logaddexp_complex(const char *fn, jx_array *a, jx_array *b, bool base2) {
+  Tmp t = {0};
+  jx_array *amax = tmp(&t, maxmin_(fn, PRIM_max, a, b));
+  jx_array *delta = sub(&t, add(&t, a, b), mul(&t, amax, like(&t, amax, 2, CONST)));
+  jx_array *soft = base2 ? mul(&t, like(&t, amax, 1 / M_LN2, CONST),
+                               un(&t, PRIM_log1p, un(&t, PRIM_exp, mul(&t, like(&t, delta, M_LN2, FULL), delta))))
+                         : un(&t, PRIM_log1p, un(&t, PRIM_exp, delta));
+  jx_array *out = add(&t, amax, soft), *im = un(&t, PRIM_imag, out);
+  double period = base2 ? M_PI / M_LN2 : M_PI;
+  jx_array *p = like(&t, im, period, CONST), *p2 = like(&t, im, 2 * period, CONST);
+  jx_array *rem = bin(&t, PRIM_rem, add(&t, im, p), p2);
+  rem = sel(&t, lt(&t, rem, like(&t, rem, 0, CONST)), add(&t, rem, p2), rem);
+  return done(&t, bin(&t, PRIM_complex, un(&t, PRIM_real, out), sub(&t, rem, p)));
 }
 
 /* jnp.signbit for floats (ufuncs.py): the sign bit of the same-width integer,
@@ -488,16 +519,19 @@ static jx_array *cmp_(Tmp *t, Cmp c, jx_array *a, jx_array *b) {
   }
   return NULL;
 }
-/* Complex operands of the order comparisons compare lexicographically on (re, im), as
- * JAX's _comparison_op: select(re(a) == re(b), op(im(a), im(b)), op(re(a), re(b))). */
+/* cmp_ with complex operands of the order comparisons compared lexicographically on
+ * (re, im), as JAX's _comparison_op: select(re(a) == re(b), op(im(a), im(b)), op(re(a),
+ * re(b))). */
+static jx_array *order_(Tmp *t, Cmp c, jx_array *a, jx_array *b) {
+  if (!a || !b || c == CMP_EQ || c == CMP_NE || !dtype_is_complex(a->dtype)) return cmp_(t, c, a, b);
+  jx_array *ra = un(t, PRIM_real, a), *rb = un(t, PRIM_real, b);
+  return sel(t, eq(t, ra, rb), cmp_(t, c, un(t, PRIM_imag, a), un(t, PRIM_imag, b)), cmp_(t, c, ra, rb));
+}
 static jx_array *compare_(const char *fn, Cmp c, jx_array *x, jx_array *y) {
   Tmp t = {0};
   jx_array *a, *b;
   if (!prep2(&t, fn, x, y, PROMO_ANY, &a, &b)) return done(&t, NULL);
-  if (c == CMP_EQ || c == CMP_NE || !dtype_is_complex(a->dtype)) return done(&t, cmp_(&t, c, a, b));
-  jx_array *ra = un(&t, PRIM_real, a), *rb = un(&t, PRIM_real, b);
-  return done(&t, sel(&t, eq(&t, ra, rb), cmp_(&t, c, un(&t, PRIM_imag, a), un(&t, PRIM_imag, b)),
-                      cmp_(&t, c, ra, rb)));
+  return done(&t, order_(&t, c, a, b));
 }
 
 /* ============================================================== logical */

@@ -212,10 +212,16 @@ jx_array *jx_average(jx_array *x, jx_array *weights, int naxes, const int *axes,
  * anywhere in a slice makes the whole slice NaN, sorted along the axis; q (rank <= 1,
  * made inexact) indexes it at q * (n - 1), the interpolation computed in q's dtype and
  * the result converted to x's inexact dtype (whatever q's dtype or weakness, as jax
- * 0.10.2 gives). Result shape q.shape + reduced shape. */
+ * 0.10.2 gives). Result shape q.shape + reduced shape. Complex x or q: JX_ERR_DTYPE, as
+ * JAX raises. */
 static jx_array *quantile_impl(const char *fn, jx_array *x, jx_array *q, int axis,
                                bool keepdims, bool midpoint) {
   if (null_in(fn, x) || null_in(fn, q)) return NULL;
+  if (dtype_is_complex(x->dtype) || dtype_is_complex(q->dtype)) { /* JAX: ValueError */
+    error_set(JX_ERR_DTYPE, "%s: complex input is not supported (got %s), as in JAX: quantiles "
+              "of complex values are poorly defined", fn, jx_dtype_name((dtype_is_complex(x->dtype) ? x : q)->dtype));
+    return NULL;
+  }
   if (q->ndim > 1) {
     error_set(JX_ERR_SHAPE, "%s: q must have rank <= 1, got rank %d", fn, q->ndim);
     return NULL;
@@ -475,13 +481,15 @@ jx_array *jx_float_power(jx_array *x, jx_array *y) {
   return ret(jx_power(np_to_inexact(x), np_to_inexact(y)));
 }
 
-/* ufuncs.logaddexp2: max + log1p(2^-|x-y|) / ln 2 (x + y where the difference is NaN). */
+/* ufuncs.logaddexp2: max + log1p(2^-|x-y|) / ln 2 (x + y where the difference is NaN);
+ * complex: np_logaddexp_complex. */
 jx_array *jx_logaddexp2(jx_array *x, jx_array *y) {
   if (null_in("jx_logaddexp2", x) || null_in("jx_logaddexp2", y)) return NULL;
   jx_scope_begin();
   jx_array *p[2];
   jx_array *a = np_to_inexact(x), *b = np_to_inexact(y);
   if (!np_prepare("jx_logaddexp2", 2, (jx_array *const[]){a, b}, p)) return ret(NULL);
+  if (dtype_is_complex(p[0]->dtype)) return ret(np_logaddexp_complex("jx_logaddexp2", p[0], p[1], true));
   jx_array *m = jx_maximum(p[0], p[1]), *d = jx_subtract(p[0], p[1]);
   /* lax_other.logaddexp2: amax + (1 / ln 2) * log1p(2^-|d|), the factor lax._const(amax)
    * (strong unless a weak scalar, as JAX's result) */

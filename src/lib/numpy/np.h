@@ -46,6 +46,9 @@ jx_array *np_constant(double value, jx_dtype dtype);
  * with it gives a strong result (jnp.sinc of a weak float32 vector is float32, of a weak
  * scalar weak), as dtypes.is_weakly_typed_scalar decides in JAX. */
 jx_array *np_lax_const(const jx_array *x, double value);
+/* jnp.logaddexp (base2: logaddexp2) of complex a, b of one dtype and shape, as
+ * lax_other's complex branch (elementwise.c). */
+jx_array *np_logaddexp_complex(const char *fn, jx_array *a, jx_array *b, bool base2);
 /* Ends the scope the caller opened, handing r (NULL allowed) to the enclosing one. */
 jx_array *np_scope_return(jx_array *r);
 /* True (and JX_ERR_VALUE "fn: what is NULL") when x is NULL. */
