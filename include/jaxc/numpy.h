@@ -41,6 +41,22 @@ jx_array *jx_average(jx_array *x, jx_array *weights, int naxes, const int *axes,
 jx_array *jx_quantile(jx_array *x, jx_array *q, int axis, bool keepdims);
 jx_array *jx_percentile(jx_array *x, jx_array *q, int axis, bool keepdims);
 jx_array *jx_median(jx_array *x, int axis, bool keepdims);
+/* jnp.quantile / percentile's method=: at position q * (n - 1) between the sorted
+ * neighbours lo and hi, LINEAR interpolates (the default), LOWER / HIGHER take lo / hi,
+ * MIDPOINT their mean, NEAREST lo when the position is at most half-way (JAX's rule:
+ * ties go to lo, where NumPy rounds half to even). ("inverted_cdf" and weights: not yet.) */
+typedef enum jx_quantile_method {
+  JX_QUANTILE_LINEAR = 0,
+  JX_QUANTILE_LOWER = 1,
+  JX_QUANTILE_HIGHER = 2,
+  JX_QUANTILE_MIDPOINT = 3,
+  JX_QUANTILE_NEAREST = 4
+} jx_quantile_method;
+/* jx_quantile / jx_percentile with a method (JX_ERR_VALUE for an unknown one). */
+jx_array *jx_quantile_with_method(jx_array *x, jx_array *q, int axis, jx_quantile_method method,
+                                  bool keepdims);
+jx_array *jx_percentile_with_method(jx_array *x, jx_array *q, int axis, jx_quantile_method method,
+                                    bool keepdims);
 /* jnp.diff(x, n, axis) (bool: not_equal; n < 0: JX_ERR_VALUE; 0-d: JX_ERR_SHAPE) and
  * jnp.ediff1d(x) (diff of the flattened x). */
 jx_array *jx_diff(jx_array *x, int n, int axis);
@@ -219,7 +235,8 @@ jx_array *jx_take_along_axis_fill(jx_array *arr, jx_array *indices, int axis, do
 
 /* jnp.nonzero(a, size=size, fill_value=fill_value): out[0 .. ndim) the coordinates of
  * a's nonzero elements in C order (the default int dtype), truncated or padded to size
- * entries -- padding 0, or fill_value[d] per dimension (NULL: 0). size < 0: the exact
+ * entries -- padding 0, or fill_value[d] per dimension (NULL: 0; an empty a pads with 0
+ * whatever fill_value, as JAX's). size < 0: the exact
  * count, read from the data (concrete a only; JX_ERR_VALUE under a trace). 0-d a:
  * JX_ERR_VALUE (as JAX). */
 jx_status jx_nonzero(jx_array *a, int64_t size, const int64_t *fill_value, jx_array **out);
