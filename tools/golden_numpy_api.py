@@ -211,9 +211,13 @@ for ind in ("xy", "ij"):
     g.case(f"meshgrid3_{ind}", "meshgrid", [f32([1.0, 2.0]), i32([10, 20, 30]), f32([5.0, 6.0, 7.0, 8.0])],
            lambda a, b, c, ind=ind: jnp.meshgrid(a, b, c, indexing=ind), f"indexing={ind}")
 g.case("meshgrid_one", "meshgrid", [f32([1.0, 2.0])], lambda a: jnp.meshgrid(a), "indexing=xy")
+g.case("meshgrid_sparse", "meshgrid", [f32([1.0, 2.0, 3.0]), i32([10, 20]), arr([1, 0], "bool")],
+       lambda a, b, c: jnp.meshgrid(a, b, c, sparse=True), "indexing=xy sparse=1")
+g.case("meshgrid_weak", "meshgrid", [f32([1.0, 2.0]), 3.0], lambda a, b: jnp.meshgrid(a, b), "indexing=xy",
+       err="JX_ERR_SHAPE")
 g.case("meshgrid_2d_in", "meshgrid", [XC, V], lambda a, b: jnp.meshgrid(a, b), "indexing=xy", err="JX_ERR_SHAPE")
 SC = [arr([1, 0, 0, 0], "bool"), arr([1, 1, 0, 0], "bool"), f32([1.0, 2.0, 3.0, 4.0]), f32([10.0, 20.0, 30.0, 40.0])]
-g.case("select_2", "select", SC, lambda c0, c1, a, b: jnp.select([c0, c1], [a, b], -1.0), "default=-1")
+g.case("select_2", "select", SC, lambda c0, c1, a, b: jnp.select([c0, c1], [a, b], -1.0), "default=-1.0")
 g.case("select_bcast", "select",
        [arr([[1], [0]], "bool"), arr([0, 1, 0], "bool"), i32([1, 2, 3]), i32(7)],
        lambda c0, c1, a, b: jnp.select([c0, c1], [a, b], 0), "default=0")
@@ -228,6 +232,8 @@ g.case("bincount_w", "bincount", [BI, f32([0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5])],
 g.case("bincount_neg", "bincount", [i32([-1, 0, 2, -5])], lambda x: jnp.bincount(x, length=3), "length=3 minlength=0")
 g.case("bincount_empty", "bincount", [arr([], "int32")], lambda x: jnp.bincount(x, length=3), "length=3 minlength=0")
 g.case("bincount_u8", "bincount", [arr([3, 3, 0], "uint8")], lambda x: jnp.bincount(x, length=4), "length=4 minlength=0")
+g.case("bincount_bool", "bincount", [arr([1, 0, 1], "bool")], lambda x: jnp.bincount(x, length=3), "length=3 minlength=0")
+g.case("bincount_minlen_len", "bincount", [BI], lambda x: jnp.bincount(x, minlength=10, length=4), "length=4 minlength=10")
 g.case("bincount_float", "bincount", [f32([1.0, 2.0])], lambda x: jnp.bincount(x, length=3), "length=3 minlength=0",
        err="JX_ERR_DTYPE")
 g.case("bincount_2d", "bincount", [i32([[1, 2]])], lambda x: jnp.bincount(x, length=3), "length=3 minlength=0",

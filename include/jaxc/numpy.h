@@ -183,6 +183,17 @@ jx_array *jx_histogram_bin_edges(jx_array *a, int64_t bins, const double *range)
  * widths and the total. */
 jx_status jx_histogram(jx_array *a, int64_t bins, const double *range, jx_array *weights, bool density,
                        jx_array **out);
+/* jnp.bincount(x, weights, minlength, length): counts (weights' sums) of each value of the
+ * 1-d integer or bool x in `length` bins (weights' dtype; the default int without weights,
+ * NULL). As JAX's: negative values count in bin 0, values >= length are dropped. length
+ * < 0 is JAX's None: max(minlength, max(x) + 1), read from the data (concrete x only;
+ * JX_ERR_VALUE under a trace). JX_ERR_DTYPE for a float x or bool weights, JX_ERR_SHAPE
+ * for x not 1-d or weights not of x's shape. */
+jx_array *jx_bincount(jx_array *x, jx_array *weights, int64_t minlength, int64_t length);
+/* jnp.select(condlist, choicelist, default): per element the choice of the first true
+ * condition (n >= 1 of each; conditions converted to bool), default (NULL: JAX's 0, a
+ * weak int) where none is; choices and default promote together, everything broadcasts. */
+jx_array *jx_select(int n, jx_array *const *condlist, jx_array *const *choicelist, jx_array *default_);
 /* jnp.unwrap(p, discont, axis, period): adds multiples of period so that neighbours
  * along axis differ by at most discont (NAN: period / 2); JAX's default period 2 pi.
  * period stands for a Python scalar: an integral period keeps an integer p integer. */

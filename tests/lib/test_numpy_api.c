@@ -94,7 +94,21 @@ static int apply(const GoldenCase *c, jx_array *const *x, jx_array **out) {
   R("at_min", jx_at_min(x[0], x[1], x[2], axis, mode_param(c)));
   R("at_max", jx_at_max(x[0], x[1], x[2], axis, mode_param(c)));
   R("einsum", jx_einsum(golden_param(c, "subs"), c->nin, x));
+  R("bincount", jx_bincount(x[0], c->nin > 1 ? x[1] : NULL, golden_param_int(c, "minlength", 0),
+                            golden_param_int(c, "length", -1)));
+  if (!strcmp(f, "select")) { /* conds then choices; default a Python scalar */
+    const char *ds = golden_param(c, "default");
+    jx_array *d = strchr(ds, '.') ? jx_scalar(atof(ds)) : jx_scalar_int(atoll(ds));
+    out[0] = jx_select(c->nin / 2, x, x + c->nin / 2, d);
+    jx_free(d);
+    return 1;
+  }
 #undef R
+  if (!strcmp(f, "meshgrid"))
+    return jx_meshgrid(c->nin, x, golden_param_int(c, "sparse", 0), golden_param(c, "indexing"), out),
+           c->err ? 1 : c->nout;
+  if (!strcmp(f, "array_split"))
+    return jx_array_split(x[0], golden_param_int(c, "sections", 1), axis, out), c->err ? 1 : c->nout;
   if (!strcmp(f, "split") || !strcmp(f, "split_indices")) {
     if (c->err) { /* the count of pieces is unknown: ask for the error only */
       jx_array *tmp[16] = {NULL};
@@ -188,8 +202,8 @@ static void test_goldens(void) {
     GoldenCase *c = &cases[k];
     if (only && !strstr(c->name, only)) continue;
     bool grad = golden_param_int(c, "grad", 0);
-    jx_array *probe[8] = {NULL};
-    jx_array *in[8] = {NULL}, *out[8] = {NULL}, *bin[8] = {NULL};
+    jx_array *probe[16] = {NULL};
+    jx_array *in[8] = {NULL}, *out[16] = {NULL}, *bin[8] = {NULL};
     for (int i = 0; i < c->nin; i++) in[i] = golden_to_array(&c->in[i]);
     /* unknown function: counted, not failed */
     if (!apply(c, in, probe)) {
@@ -199,7 +213,7 @@ static void test_goldens(void) {
       unsupported++;
       continue;
     }
-    for (int o = 0; o < 8; o++) jx_free(probe[o]);
+    for (int o = 0; o < 16; o++) jx_free(probe[o]);
     jx_clear_error();
     jx_fn *f = jx_fn_new(c->fn, c->nin, c->err ? 1 : (grad ? 1 : c->nout), grad ? f_loss : f_value, c);
     if (grad) {
@@ -208,7 +222,7 @@ static void test_goldens(void) {
       jx_fn_free(l);
     }
     jx_fn *jf = jx_jit(f);
-    int in_axes[8] = {0, 0, 0, 0, 0, 0, 0, 0}, out_axes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int in_axes[8] = {0}, out_axes[16] = {0};
     jx_fn *vf = jx_vmap(f, in_axes, out_axes);
     for (int i = 0; i < c->nin; i++) bin[i] = jx_stack(2, (jx_array *[]){in[i], in[i]}, 0);
     bool nosize = golden_param_int(c, "size", 0) < 0 || golden_param_int(c, "length", 0) < 0;
@@ -222,7 +236,7 @@ static void test_goldens(void) {
         check_outs(ctx, c, s, out, mode == 2 ? 2 : 0);
       }
       jx_clear_error();
-      for (int o = 0; o < 8; o++) jx_free(out[o]), out[o] = NULL;
+      for (int o = 0; o < 16; o++) jx_free(out[o]), out[o] = NULL;
     }
     for (int i = 0; i < c->nin; i++) jx_free(in[i]), jx_free(bin[i]);
     jx_fn_free(vf), jx_fn_free(jf), jx_fn_free(f);
