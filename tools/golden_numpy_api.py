@@ -313,6 +313,14 @@ g.case("at_max_nan", "at_max", [f32([1.0, NAN, 3.0]), i32([0, 1, 2, 0]), f32([NA
 g.case("at_min_u8", "at_min", [U8, i32([0, 0, 4]), arr([7, 3, 9], "uint8")], lambda x, i, y: x.at[i].min(y),
        "axis=0 mode=fill")
 g.case("at_get_clip", "at_get", [XC, i32([-7, 0, 3, 9])], lambda x, i: x.at[i].get(mode="clip"), "axis=0 mode=clip")
+g.case("take_clip_u8_idx", "at_get", [XC, arr([0, 2, 200], "uint8")], lambda x, i: jnp.take(x, i, axis=1, mode="clip"),
+       "axis=1 mode=clip")
+g.case("take_clip_u8_long", "at_get", [f32(np.arange(300.0)), arr([0, 254, 255], "uint8")],
+       lambda x, i: jnp.take(x, i, mode="clip"), "axis=0 mode=clip")
+g.case("take_clip_i8_long", "at_get", [f32(np.arange(300.0)), arr([-128, 5, 127], "int8")],
+       lambda x, i: jnp.take(x, i, mode="clip"), "axis=0 mode=clip")
+g.case("take_clip_flat", "at_get", [XC, i32([[-1, 30], [-30, 5]])], lambda x, i: jnp.take(x, i, mode="clip"),
+       "axis=none mode=clip")
 g.case("at_get_fill", "at_get", [XC, i32([-7, 0, -3, 3])], lambda x, i: x.at[i].get(mode="fill", fill_value=-9.0),
        "axis=0 mode=fill fill=-9")
 grad_case("grad_at_add_dups", "at_add", [f32([1.0, 2.0, 3.0]), i32([0, 0, 2]), f32([1.0, 2.0, 3.0])],

@@ -194,6 +194,45 @@ jx_array *jx_bincount(jx_array *x, jx_array *weights, int64_t minlength, int64_t
  * condition (n >= 1 of each; conditions converted to bool), default (NULL: JAX's 0, a
  * weak int) where none is; choices and default promote together, everything broadcasts. */
 jx_array *jx_select(int n, jx_array *const *condlist, jx_array *const *choicelist, jx_array *default_);
+/* jnp.pad(x, pad_width, mode, ...) for every mode of JAX but a callable one. pad_width
+ * holds (before, after) per axis as in jx_pad (2*ndim non-negative entries; JX_ERR_VALUE
+ * otherwise). Modes, as JAX's (and NumPy's) pad:
+ *   CONSTANT     constant_values (before, after) per axis (NULL: 0), converted to x's dtype
+ *   EDGE         the edge values repeated
+ *   WRAP         the axis repeated periodically
+ *   REFLECT      mirrored without the edge ([1 2 3] -> [3 2 | 1 2 3 | 2 1]); SYMMETRIC with it
+ *                ([2 1 | 1 2 3 | 3 2]); longer pads reflect again; reflect_odd: JAX's
+ *                reflect_type='odd' (2 * edge - mirror)
+ *   LINEAR_RAMP  from end_values (before, after per axis; NULL: 0) to the edge value,
+ *                linspace(end, edge, pad, endpoint=False) in x's inexact dtype (floored for ints)
+ *   MAXIMUM / MINIMUM / MEAN / MEDIAN  the statistic of the axis, or of its first / last
+ *                stat_length (before, after per axis; NULL: all; entries > 0) values;
+ *                rounded half to even for integer x
+ *   EMPTY        zeros (JAX's jnp.empty).
+ * Axes are padded in order, each from the array padded along the earlier ones, as JAX.
+ * An empty axis cannot be padded by EDGE, WRAP, REFLECT or SYMMETRIC (JX_ERR_VALUE),
+ * nor by a statistic without an identity. A 0-d x is returned as is. Differentiable. */
+typedef enum jx_pad_mode {
+  JX_PAD_CONSTANT = 0,
+  JX_PAD_EDGE,
+  JX_PAD_WRAP,
+  JX_PAD_REFLECT,
+  JX_PAD_SYMMETRIC,
+  JX_PAD_LINEAR_RAMP,
+  JX_PAD_MAXIMUM,
+  JX_PAD_MINIMUM,
+  JX_PAD_MEAN,
+  JX_PAD_MEDIAN,
+  JX_PAD_EMPTY
+} jx_pad_mode;
+/* jnp.pad's keyword options (NULL options: all defaults). Arrays have 2*ndim entries. */
+typedef struct jx_pad_options {
+  const double *constant_values; /* CONSTANT */
+  const double *end_values;      /* LINEAR_RAMP */
+  const int64_t *stat_length;    /* MAXIMUM, MINIMUM, MEAN, MEDIAN */
+  bool reflect_odd;              /* REFLECT, SYMMETRIC: reflect_type='odd' */
+} jx_pad_options;
+jx_array *jx_pad_with_mode(jx_array *x, const int64_t *pad_width, jx_pad_mode mode, const jx_pad_options *opts);
 /* jnp.unwrap(p, discont, axis, period): adds multiples of period so that neighbours
  * along axis differ by at most discont (NAN: period / 2); JAX's default period 2 pi.
  * period stands for a Python scalar: an integral period keeps an integer p integer. */

@@ -93,6 +93,9 @@ static int apply(const GoldenCase *c, jx_array *const *x, jx_array **out) {
   R("at_mul", jx_at_mul(x[0], x[1], x[2], axis, mode_param(c)));
   R("at_min", jx_at_min(x[0], x[1], x[2], axis, mode_param(c)));
   R("at_max", jx_at_max(x[0], x[1], x[2], axis, mode_param(c)));
+  if (!strcmp(f, "at_get") && golden_param(c, "fill"))
+    return out[0] = jx_take_fill(x[0], x[1], axis, atof(golden_param(c, "fill"))), 1;
+  R("at_get", jx_take_mode(x[0], x[1], axis, mode_param(c)));
   R("einsum", jx_einsum(golden_param(c, "subs"), c->nin, x));
   R("bincount", jx_bincount(x[0], c->nin > 1 ? x[1] : NULL, golden_param_int(c, "minlength", 0),
                             golden_param_int(c, "length", -1)));
@@ -102,6 +105,23 @@ static int apply(const GoldenCase *c, jx_array *const *x, jx_array **out) {
     out[0] = jx_select(c->nin / 2, x, x + c->nin / 2, d);
     jx_free(d);
     return 1;
+  }
+  if (!strcmp(f, "pad_mode")) {
+    static const char *const modes[] = {"constant", "edge", "wrap", "reflect", "symmetric", "linear_ramp",
+                                        "maximum", "minimum", "mean", "median", "empty"};
+    jx_pad_mode pm = JX_PAD_CONSTANT;
+    for (int m = 0; m < 11; m++)
+      if (!strcmp(golden_param(c, "mode"), modes[m])) pm = (jx_pad_mode)m;
+    double pw[2 * JX_MAX_NDIM], cv[2 * JX_MAX_NDIM], ev[2 * JX_MAX_NDIM], slv[2 * JX_MAX_NDIM];
+    int64_t pwi[2 * JX_MAX_NDIM], sli[2 * JX_MAX_NDIM];
+    int np = list_param(c, "pad", pw, 2 * JX_MAX_NDIM);
+    for (int k = 0; k < np; k++) pwi[k] = (int64_t)pw[k];
+    int nsl = list_param(c, "sl", slv, 2 * JX_MAX_NDIM);
+    for (int k = 0; k < nsl; k++) sli[k] = (int64_t)slv[k];
+    jx_pad_options o = {list_param(c, "cv", cv, 2 * JX_MAX_NDIM) ? cv : NULL,
+                        list_param(c, "ev", ev, 2 * JX_MAX_NDIM) ? ev : NULL, nsl ? sli : NULL,
+                        golden_param_int(c, "odd", 0) != 0};
+    return out[0] = jx_pad_with_mode(x[0], pwi, pm, &o), 1;
   }
 #undef R
   if (!strcmp(f, "meshgrid"))
@@ -246,8 +266,61 @@ static void test_goldens(void) {
   printf("%d golden numpy_api cases, %d unsupported\n", run, unsupported);
 }
 
+/* NULL and bad arguments: NULL results naming the function, nothing leaked */
+static void test_bad_inputs(void) {
+  int64_t live = jx_live_arrays();
+  jx_array *x = jx_arange(0, 6, 1, JX_FLOAT32), *i = jx_arange(0, 3, 1, JX_INT32), *out[8] = {NULL};
+  jx_array *m = jx_ones(2, (int64_t[]){2, 3}, JX_INT32);
+  CHECK(jx_bincount(NULL, NULL, 0, 3) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_bincount: x is NULL");
+  CHECK(jx_bincount(i, NULL, -1, 3) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_bincount: minlength must be non-negative");
+  CHECK(jx_bincount(i, x, 0, 3) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_bincount: shape of weights");
+  CHECK(jx_select(0, NULL, NULL, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_select: condlist must be non-empty");
+  CHECK(jx_select(1, (jx_array *[]){NULL}, (jx_array *[]){x}, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_select");
+  CHECK(jx_select(1, (jx_array *[]){i}, (jx_array *[]){x}, NULL) == NULL); /* (3,) vs (6,) */
+  CHECK_ERROR(JX_ERR_SHAPE, "");
+  CHECK(jx_meshgrid(2, (jx_array *[]){x, NULL}, false, "ij", out) == JX_ERR_VALUE && !out[0] && !out[1]);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_meshgrid");
+  CHECK(jx_meshgrid(2, (jx_array *[]){x, i}, false, "yx", out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_meshgrid: valid values for indexing are 'xy' and 'ij', got 'yx'");
+  CHECK(jx_meshgrid(1, NULL, false, NULL, NULL) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_meshgrid: out is NULL");
+  CHECK(jx_array_split(x, 0, 0, out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_array_split: the number of sections must be positive");
+  CHECK(jx_array_split(x, 2, 1, out) != JX_OK);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_array_split");
+  CHECK(jx_pad_with_mode(NULL, (int64_t[]){1, 1}, JX_PAD_EDGE, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_pad_with_mode: x is NULL");
+  CHECK(jx_pad_with_mode(x, (int64_t[]){1, -1}, JX_PAD_EDGE, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_pad_with_mode: bad pad width (1, -1) for axis 0");
+  CHECK(jx_pad_with_mode(x, (int64_t[]){1, 1}, (jx_pad_mode)99, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_pad_with_mode: unknown mode 99");
+  CHECK(jx_pad_with_mode(m, (int64_t[]){1, 1, 0, 0}, JX_PAD_MEAN, &(jx_pad_options){.stat_length = (int64_t[]){0, 1, 1, 1}}) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "stat_length of 0 yields no value for padding");
+  jx_array *s0 = jx_scalar(2.0), *p0 = jx_pad_with_mode(s0, NULL, JX_PAD_REFLECT, NULL); /* 0-d: as is */
+  CHECK(p0 && jx_ndim(p0) == 0 && jx_item(p0) == 2.0);
+  jx_free(p0), jx_free(s0);
+  CHECK(jx_quantile_with_method(x, i, 0, (jx_quantile_method)7, false) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_quantile_with_method: unknown method 7");
+  CHECK(jx_percentile_with_method(x, NULL, 0, JX_QUANTILE_LOWER, false) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_percentile_with_method");
+  CHECK(jx_take_mode(x, x, 0, JX_INDEX_CLIP) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_take_mode: indices must be integers, got float32");
+  CHECK(jx_take_mode(x, i, 1, JX_INDEX_CLIP) == NULL);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_take_mode");
+  CHECK(jx_take_mode(x, i, 0, (jx_index_mode)9) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_take_mode: unknown mode 9");
+  jx_free(x), jx_free(i), jx_free(m);
+  CHECK(jx_live_arrays() == live);
+}
+
 int main(void) {
   TEST_RUN(test_goldens);
+  TEST_RUN(test_bad_inputs);
   CHECK(jx_live_arrays() == 0);
   return test_finish();
 }

@@ -639,6 +639,39 @@ jx_array *jx_take_fill(jx_array *x, jx_array *indices, int axis, double fill) {
   return np_scope_return(fill_out_of_range(r, indices, xx->shape[ax], ax, fill));
 }
 
+/* jnp.take(x, indices, axis, mode): FILL is jx_take; CLIP (and PROMISE_IN_BOUNDS, which
+ * jaxc clamps) clamp into [0, n) without wrapping negative indices first, as JAX's _take
+ * (take(x, -1, mode="clip") is x[0]; only "fill" wraps them). */
+jx_array *jx_take_mode(jx_array *x, jx_array *indices, int axis, jx_index_mode mode) {
+  const char *fn = "jx_take_mode";
+  if (np_null_arg(fn, x, "x") || np_null_arg(fn, indices, "indices")) return NULL;
+  if (mode == JX_INDEX_FILL) return jx_take(x, indices, axis);
+  if (mode != JX_INDEX_CLIP && mode != JX_INDEX_PROMISE_IN_BOUNDS) {
+    error_set(JX_ERR_VALUE, "%s: unknown mode %d", fn, (int)mode);
+    return NULL;
+  }
+  if (!dtype_is_integer(indices->dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: indices must be integers, got %s", fn, jx_dtype_name(indices->dtype));
+    return NULL;
+  }
+  jx_scope_begin();
+  jx_array *xx = axis == JX_AXIS_NONE ? jx_ravel(x) : x;
+  int ax = axis == JX_AXIS_NONE ? 0 : axis;
+  if (!xx || !array_normalize_axis(fn, &ax, xx->ndim)) return np_scope_return(NULL);
+  int64_t n = xx->shape[ax];
+  if (n == 0 && jx_size(indices) > 0) {
+    error_set(JX_ERR_SHAPE, "%s: cannot take from an empty axis", fn);
+    return np_scope_return(NULL);
+  }
+  /* the bound in the indices' own dtype, saturated (uint8 indices into 300 rows: 255) */
+  int bits = (int)jx_dtype_itemsize(indices->dtype) * 8 - (dtype_is_unsigned(indices->dtype) ? 0 : 1);
+  double top = bits >= 63 ? 9.2e18 : ldexp(1.0, bits) - 1, hi = n > 0 ? (double)(n - 1) : 0;
+  jx_dtype idt = indices->dtype;
+  jx_array *i = jx_minimum(indices, np_constant(hi < top ? hi : top, idt));
+  if (!dtype_is_unsigned(idt)) i = jx_maximum(i, np_constant(0, idt));
+  return np_scope_return(jx_take(xx, i, ax));
+}
+
 /* jnp.take_along_axis(arr, indices, axis, mode="fill", fill_value=fill). */
 jx_array *jx_take_along_axis_fill(jx_array *arr, jx_array *indices, int axis, double fill) {
   const char *fn = "jx_take_along_axis_fill";
