@@ -66,7 +66,8 @@ def ramp(y):
 
 
 def grad_case(name, fn, ins, f, params=""):
-    """d sum(f(x)^2)/2 / d x[0]: the C test differentiates the same loss."""
+    """d sum(f(x)^2)/2 / d x[0]: the C test differentiates the same loss (with ramp=1 in
+    params f's output times ramp, as f applies it)."""
     p = (params + " " if params else "") + "grad=1"
     g.case(name, fn, ins, lambda *a: jax.grad(lambda x0, *r: 0.5 * jnp.sum(f(x0, *r) ** 2))(*a), p)
 
@@ -202,7 +203,7 @@ g.case("roll_big_neg", "roll", [C3], lambda x: jnp.roll(x, -100, axis=-1), "shif
 g.case("flip_neg_axis", "flip", [C3], lambda x: jnp.flip(x, axis=-2), "axis=-2")
 g.case("flip_bad_axis", "flip", [C3], lambda x: jnp.flip(x, axis=3), "axis=3", err="JX_ERR_SHAPE")
 g.case("roll_bad_axis", "roll", [C3], lambda x: jnp.roll(x, 1, axis=-4), "shift=1 axis=-4", err="JX_ERR_SHAPE")
-grad_case("grad_rot90", "rot90", [C3], lambda x: ramp(jnp.rot90(x, 1, axes=(1, 2))), "k=1 a0=1 a1=2")
+grad_case("grad_rot90", "rot90", [C3], lambda x: ramp(jnp.rot90(x, 1, axes=(1, 2))), "k=1 a0=1 a1=2 ramp=1")
 
 # ---------------------------------------------------------------- meshgrid, select, bincount
 for ind in ("xy", "ij"):
@@ -273,7 +274,7 @@ g.case("pad_edge_emptyaxis", "pad_mode", [E23], lambda x: jnp.pad(x, [(0, 0), (1
 g.case("pad_stat_len", "pad_mode", [P2], lambda x: jnp.pad(x, [(2, 1), (1, 2)], mode="mean", stat_length=((2, 1), (3, 2))),
        "mode=mean pad=2,1,1,2 sl=2,1,3,2")
 for mode in ("edge", "wrap", "reflect", "symmetric", "mean", "linear_ramp", "maximum"):
-    grad_case(f"grad_pad_{mode}", "pad_mode", [P2], lambda x, mode=mode: ramp(jnp.pad(x, [(2, 1), (1, 3)], mode=mode)), f"mode={mode} pad=2,1,1,3")
+    grad_case(f"grad_pad_{mode}", "pad_mode", [P2], lambda x, mode=mode: ramp(jnp.pad(x, [(2, 1), (1, 3)], mode=mode)), f"mode={mode} pad=2,1,1,3 ramp=1")
 
 # ---------------------------------------------------------------- unique, nonzero, histogram, digitize
 g.case("unique_empty_size", "unique", [E, f32(-1.0)],
@@ -341,6 +342,61 @@ g.case("einsum_mixed_i_f", "einsum", [i32([1, 2, 3]), f32([0.5, 0.25, 2.0])], la
 grad_case("grad_einsum_trace", "einsum", [f32(np.arange(9.0), (3, 3))], lambda a: jnp.einsum("ii->i", a), "subs=ii->i")
 grad_case("grad_einsum_rep", "einsum", [f32(np.arange(8.0), (2, 2, 2)), f32([1.0, -1.0])],
           lambda a, b: jnp.einsum("iij,j->ij", a, b), "subs=iij,j->ij")
+
+
+# ---------------------------------------------------------------- more gradients
+CZ = f32([2.0, 0.0, 3.0, -1.0, 0.0, 4.0], (2, 3))
+grad_case("grad_cumprod_zeros", "cumprod", [CZ], lambda x: jnp.cumprod(x, axis=1), "axis=1")
+grad_case("grad_cumprod_one_zero", "cumprod", [f32([2.0, 0.0, 3.0, 5.0])], lambda x: jnp.cumprod(x), "axis=-1")
+grad_case("grad_cumsum_none", "cumsum", [CZ], lambda x: jnp.cumsum(x), "axis=none")
+grad_case("grad_nancumsum", "nancumsum", [f32([1.0, NAN, 2.0, 3.0])], lambda x: jnp.nancumsum(x), "axis=-1")
+grad_case("grad_sort_ties", "sort", [f32([3.0, 1.0, 3.0, -2.0, 1.0])], lambda x: ramp(jnp.sort(x)), "axis=-1 ramp=1")
+grad_case("grad_sort_desc", "sort", [XC], lambda x: jnp.sort(x, axis=0, descending=True), "axis=0 descending=1")
+grad_case("grad_diff2", "diff", [f32([1.0, 4.0, 9.0, 16.0, 30.0])], lambda x: jnp.diff(x, n=2), "axis=-1 n=2")
+grad_case("grad_roll", "roll", [XC], lambda x: ramp(jnp.roll(x, 5)), "shift=5 axis=none ramp=1")
+grad_case("grad_take_along_clip", "take_along", [XC, i32([[0, 0, 5], [1, -9, 2], [3, 3, 3]])],
+          lambda x, i: jnp.take_along_axis(x, i, axis=1, mode="clip"), "axis=1 mode=clip")
+grad_case("grad_take_along_fill", "take_along", [XC, i32([[0, 0, 5], [1, -9, 2], [3, -1, 3]])],
+          lambda x, i: jnp.take_along_axis(x, i, axis=1), "axis=1 mode=fill")
+grad_case("grad_at_set_dups", "at_set", [f32([1.0, 2.0, 3.0]), i32([0, 0, 2, 5]), f32([1.0, 2.0, 3.0, 4.0])],
+          lambda x, i, y: x.at[i].set(y), "axis=0 mode=fill")
+grad_case("grad_at_mul", "at_mul", [f32([1.0, 2.0, 3.0]), i32([0, 0, 2]), f32([2.0, 3.0, 0.5])],
+          lambda x, i, y: x.at[i].multiply(y), "axis=0 mode=fill")
+grad_case("grad_at_max_ties", "at_max", [f32([1.0, 2.0, 3.0]), i32([0, 0, 2]), f32([1.0, 1.0, 0.5])],
+          lambda x, i, y: x.at[i].max(y), "axis=0 mode=fill")
+grad_case("grad_einsum_ellipsis", "einsum", [f32(np.arange(6.0), (2, 1, 3)), f32(np.arange(12.0), (4, 3))],
+          lambda a, b: jnp.einsum("...i,...i->...", a, b), "subs=...i,...i->...")
+grad_case("grad_percentile_nearest", "percentile", [XC, f32([30.0, 50.0])],
+          lambda x, q: jnp.percentile(x, q, axis=1, method="nearest"), "axis=1 method=nearest")
+grad_case("grad_bincount_w", "bincount_w0", [f32([0.5, 1.0, 1.5, 2.0]), i32([0, 1, 1, 3])],
+          lambda w, x: jnp.bincount(x, w, length=4), "length=4 minlength=0")
+
+# ---------------------------------------------------------------- errors: bad axes, shapes, dtypes
+g.case("sort_bad_axis", "sort", [XC], lambda x: jnp.sort(x, axis=2), "axis=2", err="JX_ERR_SHAPE")
+g.case("sort_0d", "sort", [f32(1.0)], lambda x: jnp.sort(x, axis=0), "axis=0", err="JX_ERR_SHAPE")
+g.case("cumsum_bad_axis", "cumsum", [XC], lambda x: jnp.cumsum(x, axis=-3), "axis=-3", err="JX_ERR_SHAPE")
+g.case("diff_neg_n", "diff", [V], lambda x: jnp.diff(x, n=-1), "axis=-1 n=-1", err="JX_ERR_VALUE")
+g.case("diff_0d", "diff", [f32(1.0)], lambda x: jnp.diff(x), "axis=-1 n=1", err="JX_ERR_SHAPE")
+g.case("median_bad_axis", "median", [XC], lambda x: jnp.median(x, axis=2), "axis=2", err="JX_ERR_SHAPE")
+g.case("nansum_bad_axis", "nansum", [XC], lambda x: jnp.nansum(x, axis=5), "axes=5 keepdims=0", err="JX_ERR_SHAPE")
+g.case("take_along_bad_axis", "take_along", [XC, i32([[0]])], lambda x, i: jnp.take_along_axis(x, i, axis=3),
+       "axis=3 mode=fill", err="JX_ERR_SHAPE")
+g.case("take_along_float_idx", "take_along", [XC, f32([[0.0]])], lambda x, i: jnp.take_along_axis(x, i, axis=1),
+       "axis=1 mode=fill", err="JX_ERR_DTYPE")
+g.case("at_add_float_idx", "at_add", [V, f32([0.0]), f32([1.0])], lambda x, i, y: x.at[i].add(y),
+       "axis=0 mode=fill", err="JX_ERR_DTYPE")
+g.case("at_add_bad_y", "at_add", [V, i32([0, 1]), f32([1.0, 2.0, 3.0])], lambda x, i, y: x.at[i].add(y),
+       "axis=0 mode=fill", err="JX_ERR_SHAPE")
+g.case("einsum_count", "einsum", [XC], lambda a: jnp.einsum("ij,jk->ik", a), "subs=ij,jk->ik", err="JX_ERR_VALUE")
+g.case("where_bad_shape", "where", [arr([1, 0], "bool"), V, 1.0], lambda c, a, b: jnp.where(c, a, b),
+       err="JX_ERR_SHAPE")
+g.case("searchsorted_2d_a", "searchsorted", [XC, V], lambda a, v: jnp.searchsorted(a, v), "side=left",
+       err="JX_ERR_SHAPE")
+g.case("digitize_2d_bins", "digitize", [V, XC], lambda x, b: jnp.digitize(x, b), "right=0", err="JX_ERR_SHAPE")
+g.case("lexsort_shapes", "lexsort", [V, A7], lambda a, b: jnp.lexsort([a, b]), "axis=-1", err="JX_ERR_SHAPE")
+g.case("partition_bad_kth", "partition", [V], lambda x: jnp.partition(x, 4), "kth=4 axis=-1", err="JX_ERR_VALUE")
+g.case("quantile_empty", "quantile", [E, f32(0.5)], lambda x, q: jnp.quantile(x, q), "axis=none",
+       err="JX_ERR_VALUE")  # JAX: TypeError from the gather
 
 
 def main():

@@ -99,6 +99,7 @@ static int apply(const GoldenCase *c, jx_array *const *x, jx_array **out) {
   R("einsum", jx_einsum(golden_param(c, "subs"), c->nin, x));
   R("bincount", jx_bincount(x[0], c->nin > 1 ? x[1] : NULL, golden_param_int(c, "minlength", 0),
                             golden_param_int(c, "length", -1)));
+  R("bincount_w0", jx_bincount(x[1], x[0], golden_param_int(c, "minlength", 0), golden_param_int(c, "length", -1)));
   if (!strcmp(f, "select")) { /* conds then choices; default a Python scalar */
     const char *ds = golden_param(c, "default");
     jx_array *d = strchr(ds, '.') ? jx_scalar(atof(ds)) : jx_scalar_int(atoll(ds));
@@ -178,8 +179,8 @@ static jx_status f_loss(void *ctx, jx_array *const *x, jx_array **out) {
   jx_array *o[1] = {NULL};
   if (!apply(c, x, o) || !o[0]) return jx_last_status() ? jx_last_status() : JX_ERR_UNSUPPORTED;
   jx_array *y = o[0];
-  /* the generator multiplies some outputs by arange(size) (shaped like the output) */
-  if (!strcmp(c->fn, "rot90") || !strcmp(c->fn, "pad_mode"))
+  /* ramp=1: the generator multiplies the output by arange(size) (shaped like the output) */
+  if (golden_param_int(c, "ramp", 0))
     y = jx_multiply(y, jx_reshape(jx_arange(0, (double)jx_size(y), 1, JX_FLOAT32), jx_ndim(y), jx_shape(y)));
   out[0] = jx_multiply(jx_scalar(0.5), jx_sum(jx_square(y), 0, NULL, false));
   return out[0] ? JX_OK : jx_last_status();
