@@ -222,6 +222,7 @@ static void test_goldens(void) {
   for (int k = 0; cases && k < n; k++) {
     GoldenCase *c = &cases[k];
     if (only && !strstr(c->name, only)) continue;
+    jx_config_enable_x64(golden_param_int(c, "x64", 0));
     bool grad = golden_param_int(c, "grad", 0);
     jx_array *probe[16] = {NULL};
     jx_array *in[8] = {NULL}, *out[16] = {NULL}, *bin[8] = {NULL};
@@ -263,6 +264,7 @@ static void test_goldens(void) {
     jx_fn_free(vf), jx_fn_free(jf), jx_fn_free(f);
     run++;
   }
+  jx_config_enable_x64(false);
   golden_free(cases, n);
   printf("%d golden numpy_api cases, %d unsupported\n", run, unsupported);
 }
