@@ -3,8 +3,9 @@
  * concatenate edge cases, quantile methods, scans of small ints, unique / nonzero /
  * histogram / digitize corners, out-of-bounds take and .at[] updates, einsum corners,
  * bincount, select, meshgrid, array_split and jnp.pad's modes. Every case runs eagerly,
- * under jit and under vmap (each input stacked twice along a new leading axis; both
- * slices of every output must equal the golden); grad=1 cases check
+ * under jit and under vmap twice -- each input stacked twice along a new leading axis,
+ * then along a new last axis (in_axes = its rank); both slices of every output must
+ * equal the golden -- and grad=1 cases check
  * d sum(f(x)^2)/2 / d x[0]. */
 #include <math.h>
 #include <stdlib.h>
@@ -244,24 +245,31 @@ static void test_goldens(void) {
       jx_fn_free(l);
     }
     jx_fn *jf = jx_jit(f);
-    int in_axes[8] = {0}, out_axes[16] = {0};
+    int in_axes[8] = {0}, out_axes[16] = {0}, last_axes[8] = {0};
     jx_fn *vf = jx_vmap(f, in_axes, out_axes);
+    /* the batch along each input's new last axis: batching rules that move axes */
+    jx_array *bin_last[8] = {NULL};
+    for (int i = 0; i < c->nin; i++) last_axes[i] = jx_ndim(in[i]);
+    jx_fn *vlf = jx_vmap(f, last_axes, out_axes);
     for (int i = 0; i < c->nin; i++) bin[i] = jx_stack(2, (jx_array *[]){in[i], in[i]}, 0);
+    for (int i = 0; i < c->nin; i++) bin_last[i] = jx_stack(2, (jx_array *[]){in[i], in[i]}, -1);
     bool nosize = golden_param_int(c, "size", 0) < 0 || golden_param_int(c, "length", 0) < 0;
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 4; mode++) {
       char ctx[160];
-      snprintf(ctx, sizeof ctx, "%s (line %d, %s)", c->name, c->line, mode == 0 ? "eager" : mode == 1 ? "jit" : "vmap");
-      jx_status s = jx_call(mode == 0 ? f : mode == 1 ? jf : vf, mode == 2 ? bin : in, out);
+      static const char *const names[] = {"eager", "jit", "vmap", "vmap last axis"};
+      snprintf(ctx, sizeof ctx, "%s (line %d, %s)", c->name, c->line, names[mode]);
+      jx_fn *fm[] = {f, jf, vf, vlf};
+      jx_status s = jx_call(fm[mode], mode == 2 ? bin : mode == 3 ? bin_last : in, out);
       if (mode && nosize) { /* a data-dependent size cannot be traced */
         CHECK_MSG(s != JX_OK, "%s: expected an error for a data-dependent size", ctx);
       } else {
-        check_outs(ctx, c, s, out, mode == 2 ? 2 : 0);
+        check_outs(ctx, c, s, out, mode >= 2 ? 2 : 0);
       }
       jx_clear_error();
       for (int o = 0; o < 16; o++) jx_free(out[o]), out[o] = NULL;
     }
-    for (int i = 0; i < c->nin; i++) jx_free(in[i]), jx_free(bin[i]);
-    jx_fn_free(vf), jx_fn_free(jf), jx_fn_free(f);
+    for (int i = 0; i < c->nin; i++) jx_free(in[i]), jx_free(bin[i]), jx_free(bin_last[i]);
+    jx_fn_free(vlf), jx_fn_free(vf), jx_fn_free(jf), jx_fn_free(f);
     run++;
   }
   jx_config_enable_x64(false);
