@@ -399,6 +399,23 @@ g.case("quantile_empty", "quantile", [E, f32(0.5)], lambda x, q: jnp.quantile(x,
        err="JX_ERR_VALUE")  # JAX: TypeError from the gather
 
 
+# ---------------------------------------------------------------- diagonal / trace / tile / repeat corners
+g.case("diagonal_3d_20", "diagonal", [C3], lambda x: jnp.diagonal(x, 1, axis1=2, axis2=0), "offset=1 axis1=2 axis2=0")
+g.case("diagonal_empty", "diagonal", [E23], lambda x: jnp.diagonal(x, 0, axis1=1, axis2=2), "offset=0 axis1=1 axis2=2")
+g.case("trace_i8", "trace", [arr([100, 1, 2, 100], "int8", (2, 2))], lambda x: jnp.trace(x), "offset=0 axis1=0 axis2=1")
+g.case("trace_u8", "trace", [arr([200, 1, 2, 200], "uint8", (2, 2))], lambda x: jnp.trace(x), "offset=0 axis1=0 axis2=1")
+g.case("trace_bool", "trace", [arr([1, 0, 1, 1], "bool", (2, 2))], lambda x: jnp.trace(x), "offset=0 axis1=0 axis2=1")
+g.case("trace_3d_neg", "trace", [C3], lambda x: jnp.trace(x, -1, axis1=-1, axis2=-2), "offset=-1 axis1=-1 axis2=-2")
+g.case("trace_same_axis", "trace", [C3], lambda x: jnp.trace(x, 0, axis1=1, axis2=1), "offset=0 axis1=1 axis2=1",
+       err="JX_ERR_SHAPE")
+grad_case("grad_trace", "trace", [C3], lambda x: jnp.trace(x, 1, axis1=1, axis2=2), "offset=1 axis1=1 axis2=2")
+g.case("tile_zero", "tile", [XC], lambda x: jnp.tile(x, (0, 2)), "reps=0,2")
+g.case("tile_empty", "tile", [E23], lambda x: jnp.tile(x, (2, 1, 1, 3)), "reps=2,1,1,3")
+g.case("repeat_zero", "repeat", [XC], lambda x: jnp.repeat(x, 0, axis=1), "repeats=0 axis=1")
+g.case("repeat_empty", "repeat", [E23], lambda x: jnp.repeat(x, 3, axis=2), "repeats=3 axis=2")
+g.case("kron_int_float", "kron", [i32([[1, 2], [3, 4]]), f32([0.5, -1.0])], lambda a, b: jnp.kron(a, b))
+g.case("kron_empty", "kron", [E23, f32([[1.0, 2.0]])], lambda a, b: jnp.kron(a, b))
+
 # ---------------------------------------------------------------- x64 (param x64=1)
 with jax.enable_x64(True):
     g.case("x64_bincount", "bincount", [arr([0, 2, 2, 5], "int64")], lambda x: jnp.bincount(x, length=4),

@@ -97,6 +97,19 @@ static int apply(const GoldenCase *c, jx_array *const *x, jx_array **out) {
   if (!strcmp(f, "at_get") && golden_param(c, "fill"))
     return out[0] = jx_take_fill(x[0], x[1], axis, atof(golden_param(c, "fill"))), 1;
   R("at_get", jx_take_mode(x[0], x[1], axis, mode_param(c)));
+  R("diagonal", jx_diagonal(x[0], golden_param_int(c, "offset", 0), (int)golden_param_int(c, "axis1", 0),
+                            (int)golden_param_int(c, "axis2", 1)));
+  R("trace", jx_trace(x[0], golden_param_int(c, "offset", 0), (int)golden_param_int(c, "axis1", 0),
+                      (int)golden_param_int(c, "axis2", 1)));
+  R("kron", jx_kron(x[0], x[1]));
+  R("repeat", jx_repeat(x[0], golden_param_int(c, "repeats", 1), axis));
+  if (!strcmp(f, "tile")) {
+    double rv[JX_MAX_NDIM];
+    int64_t reps[JX_MAX_NDIM];
+    int nr = list_param(c, "reps", rv, JX_MAX_NDIM);
+    for (int k = 0; k < nr; k++) reps[k] = (int64_t)rv[k];
+    return out[0] = jx_tile(x[0], nr, reps), 1;
+  }
   R("einsum", jx_einsum(golden_param(c, "subs"), c->nin, x));
   R("bincount", jx_bincount(x[0], c->nin > 1 ? x[1] : NULL, golden_param_int(c, "minlength", 0),
                             golden_param_int(c, "length", -1)));
