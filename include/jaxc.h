@@ -622,6 +622,14 @@ jx_status jx_split(jx_array *x, int64_t sections, int axis, jx_array **out);
  * within [0, dim] (JX_ERR_SHAPE otherwise; out is then all NULL). */
 jx_status jx_split_indices(jx_array *x, int nidx, const int64_t *indices, int axis,
                            jx_array **out);
+/* jnp.array_split(x, sections, axis): `sections` (>= 1, JX_ERR_VALUE otherwise) pieces,
+ * the first dim % sections of them one element longer; fills out[0..sections-1]. */
+jx_status jx_array_split(jx_array *x, int64_t sections, int axis, jx_array **out);
+/* jnp.meshgrid(*xs, sparse=, indexing=) of n (<= JX_MAX_NDIM) 1-d arrays (JX_ERR_SHAPE
+ * otherwise): out[i] varies along its own axis of the grid (len(xs[0]), ..., len(xs[n-1]))
+ * -- with indexing "xy" (NULL: JAX's default) the first two axes swapped, with "ij" not
+ * (another string: JX_ERR_VALUE); sparse keeps size 1 on the other axes. Dtypes kept. */
+jx_status jx_meshgrid(int n, jx_array *const *xs, bool sparse, const char *indexing, jx_array **out);
 /* jnp.pad(x, pad_width, mode='constant', constant_values=value); pad_width holds
  * (before, after) per axis: 2*ndim non-negative entries (JX_ERR_VALUE otherwise;
  * JX_ERR_OOM if the result's size overflows int64). value is converted to x's dtype. */

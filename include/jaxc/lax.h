@@ -292,6 +292,13 @@ typedef enum jx_index_mode {
  * count from the end once (except PROMISE_IN_BOUNDS). JX_ERR_DTYPE for non-integer
  * indices, JX_ERR_SHAPE for shapes that do not fit. */
 jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_index_mode mode);
+/* jnp.take(x, indices, axis, mode): JX_INDEX_FILL is jx_take; CLIP and PROMISE_IN_BOUNDS
+ * clamp the indices into [0, n) without wrapping negative ones first, as JAX's take
+ * (take(x, -1, mode="clip") is x[0]; x.at[idx].get(mode="clip") wraps them once, as
+ * indexing does: pass where(idx < 0, idx + n, idx) for that). axis JX_AXIS_NONE flattens
+ * x. JX_ERR_DTYPE for non-integer indices, JX_ERR_SHAPE for a non-empty take from an
+ * empty axis. */
+jx_array *jx_take_mode(jx_array *x, jx_array *indices, int axis, jx_index_mode mode);
 
 /* ------------------------------------------- indexed updates and more sorting */
 /* (Declared here rather than with jx_sort: they use jx_index_mode.)

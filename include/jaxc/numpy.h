@@ -41,6 +41,22 @@ jx_array *jx_average(jx_array *x, jx_array *weights, int naxes, const int *axes,
 jx_array *jx_quantile(jx_array *x, jx_array *q, int axis, bool keepdims);
 jx_array *jx_percentile(jx_array *x, jx_array *q, int axis, bool keepdims);
 jx_array *jx_median(jx_array *x, int axis, bool keepdims);
+/* jnp.quantile / percentile's method=: at position q * (n - 1) between the sorted
+ * neighbours lo and hi, LINEAR interpolates (the default), LOWER / HIGHER take lo / hi,
+ * MIDPOINT their mean, NEAREST lo when the position is at most half-way (JAX's rule:
+ * ties go to lo, where NumPy rounds half to even). ("inverted_cdf" and weights: not yet.) */
+typedef enum jx_quantile_method {
+  JX_QUANTILE_LINEAR = 0,
+  JX_QUANTILE_LOWER = 1,
+  JX_QUANTILE_HIGHER = 2,
+  JX_QUANTILE_MIDPOINT = 3,
+  JX_QUANTILE_NEAREST = 4
+} jx_quantile_method;
+/* jx_quantile / jx_percentile with a method (JX_ERR_VALUE for an unknown one). */
+jx_array *jx_quantile_with_method(jx_array *x, jx_array *q, int axis, jx_quantile_method method,
+                                  bool keepdims);
+jx_array *jx_percentile_with_method(jx_array *x, jx_array *q, int axis, jx_quantile_method method,
+                                    bool keepdims);
 /* jnp.diff(x, n, axis) (bool: not_equal; n < 0: JX_ERR_VALUE; 0-d: JX_ERR_SHAPE) and
  * jnp.ediff1d(x) (diff of the flattened x). */
 jx_array *jx_diff(jx_array *x, int n, int axis);
@@ -175,6 +191,56 @@ jx_array *jx_histogram_bin_edges(jx_array *a, int64_t bins, const double *range)
  * widths and the total. */
 jx_status jx_histogram(jx_array *a, int64_t bins, const double *range, jx_array *weights, bool density,
                        jx_array **out);
+/* jnp.bincount(x, weights, minlength, length): counts (weights' sums) of each value of the
+ * 1-d integer or bool x in `length` bins (weights' dtype; the default int without weights,
+ * NULL). As JAX's: negative values count in bin 0, values >= length are dropped. length
+ * < 0 is JAX's None: max(minlength, max(x) + 1), read from the data (concrete x only;
+ * JX_ERR_VALUE under a trace). JX_ERR_DTYPE for a float x or bool weights, JX_ERR_SHAPE
+ * for x not 1-d or weights not of x's shape. */
+jx_array *jx_bincount(jx_array *x, jx_array *weights, int64_t minlength, int64_t length);
+/* jnp.select(condlist, choicelist, default): per element the choice of the first true
+ * condition (n >= 1 of each; conditions converted to bool), default (NULL: JAX's 0, a
+ * weak int) where none is; choices and default promote together, everything broadcasts. */
+jx_array *jx_select(int n, jx_array *const *condlist, jx_array *const *choicelist, jx_array *default_);
+/* jnp.pad(x, pad_width, mode, ...) for every mode of JAX but a callable one. pad_width
+ * holds (before, after) per axis as in jx_pad (2*ndim non-negative entries; JX_ERR_VALUE
+ * otherwise). Modes, as JAX's (and NumPy's) pad:
+ *   CONSTANT     constant_values (before, after) per axis (NULL: 0), converted to x's dtype
+ *   EDGE         the edge values repeated
+ *   WRAP         the axis repeated periodically
+ *   REFLECT      mirrored without the edge ([1 2 3] -> [3 2 | 1 2 3 | 2 1]); SYMMETRIC with it
+ *                ([2 1 | 1 2 3 | 3 2]); longer pads reflect again; reflect_odd: JAX's
+ *                reflect_type='odd' (2 * edge - mirror)
+ *   LINEAR_RAMP  from end_values (before, after per axis; NULL: 0) to the edge value,
+ *                linspace(end, edge, pad, endpoint=False) in x's inexact dtype (floored for ints)
+ *   MAXIMUM / MINIMUM / MEAN / MEDIAN  the statistic of the axis, or of its first / last
+ *                stat_length (before, after per axis; NULL: all; entries > 0) values;
+ *                rounded half to even for integer x
+ *   EMPTY        zeros (JAX's jnp.empty).
+ * Axes are padded in order, each from the array padded along the earlier ones, as JAX.
+ * An empty axis cannot be padded by EDGE, WRAP, REFLECT or SYMMETRIC (JX_ERR_VALUE),
+ * nor by a statistic without an identity. A 0-d x is returned as is. Differentiable. */
+typedef enum jx_pad_mode {
+  JX_PAD_CONSTANT = 0,
+  JX_PAD_EDGE,
+  JX_PAD_WRAP,
+  JX_PAD_REFLECT,
+  JX_PAD_SYMMETRIC,
+  JX_PAD_LINEAR_RAMP,
+  JX_PAD_MAXIMUM,
+  JX_PAD_MINIMUM,
+  JX_PAD_MEAN,
+  JX_PAD_MEDIAN,
+  JX_PAD_EMPTY
+} jx_pad_mode;
+/* jnp.pad's keyword options (NULL options: all defaults). Arrays have 2*ndim entries. */
+typedef struct jx_pad_options {
+  const double *constant_values; /* CONSTANT */
+  const double *end_values;      /* LINEAR_RAMP */
+  const int64_t *stat_length;    /* MAXIMUM, MINIMUM, MEAN, MEDIAN */
+  bool reflect_odd;              /* REFLECT, SYMMETRIC: reflect_type='odd' */
+} jx_pad_options;
+jx_array *jx_pad_with_mode(jx_array *x, const int64_t *pad_width, jx_pad_mode mode, const jx_pad_options *opts);
 /* jnp.unwrap(p, discont, axis, period): adds multiples of period so that neighbours
  * along axis differ by at most discont (NAN: period / 2); JAX's default period 2 pi.
  * period stands for a Python scalar: an integral period keeps an integer p integer. */
@@ -227,7 +293,8 @@ jx_array *jx_take_along_axis_fill(jx_array *arr, jx_array *indices, int axis, do
 
 /* jnp.nonzero(a, size=size, fill_value=fill_value): out[0 .. ndim) the coordinates of
  * a's nonzero elements in C order (the default int dtype), truncated or padded to size
- * entries -- padding 0, or fill_value[d] per dimension (NULL: 0). size < 0: the exact
+ * entries -- padding 0, or fill_value[d] per dimension (NULL: 0; an empty a pads with 0
+ * whatever fill_value, as JAX's). size < 0: the exact
  * count, read from the data (concrete a only; JX_ERR_VALUE under a trace). 0-d a:
  * JX_ERR_VALUE (as JAX). */
 jx_status jx_nonzero(jx_array *a, int64_t size, const int64_t *fill_value, jx_array **out);

@@ -208,18 +208,24 @@ jx_array *jx_average(jx_array *x, jx_array *weights, int naxes, const int *axes,
   return ret(jx_divide(num, jx_sum(w, naxes, axes, keepdims)));
 }
 
-/* reductions._quantile, method "linear" (median: "midpoint"): x is made inexact, NaN
- * anywhere in a slice makes the whole slice NaN, sorted along the axis; q (rank <= 1,
- * made inexact) indexes it at q * (n - 1), the interpolation computed in q's dtype and
- * the result converted to x's inexact dtype (whatever q's dtype or weakness, as jax
+/* reductions._quantile (median: method "midpoint"): x is made inexact, NaN anywhere in a
+ * slice makes the whole slice NaN, sorted along the axis; q (rank <= 1, made inexact)
+ * indexes it at q * (n - 1) between the neighbours lo = floor, hi = ceil: "linear"
+ * interpolates in q's dtype, "lower" / "higher" take one, "nearest" lo when the weight
+ * of hi is <= 0.5 (JAX's rule, not NumPy's round-half-even), "midpoint" averages them.
+ * The result is converted to x's inexact dtype (whatever q's dtype or weakness, as jax
  * 0.10.2 gives). Result shape q.shape + reduced shape. Complex x or q: JX_ERR_DTYPE, as
  * JAX raises. */
 static jx_array *quantile_impl(const char *fn, jx_array *x, jx_array *q, int axis,
-                               bool keepdims, bool midpoint) {
+                               bool keepdims, jx_quantile_method method) {
   if (null_in(fn, x) || null_in(fn, q)) return NULL;
   if (dtype_is_complex(x->dtype) || dtype_is_complex(q->dtype)) { /* JAX: ValueError */
     error_set(JX_ERR_DTYPE, "%s: complex input is not supported (got %s), as in JAX: quantiles "
               "of complex values are poorly defined", fn, jx_dtype_name((dtype_is_complex(x->dtype) ? x : q)->dtype));
+    return NULL;
+  }
+  if ((unsigned)method > JX_QUANTILE_NEAREST) {
+    error_set(JX_ERR_VALUE, "%s: unknown method %d", fn, (int)method);
     return NULL;
   }
   if (q->ndim > 1) {
@@ -267,8 +273,14 @@ static jx_array *quantile_impl(const char *fn, jx_array *x, jx_array *q, int axi
     hw = jx_reshape(hw, rnd + 1, ws);
   }
   jx_array *r;
-  if (midpoint)
+  if (method == JX_QUANTILE_MIDPOINT)
     r = jx_multiply(jx_add(lv, hv), jx_scalar(0.5));
+  else if (method == JX_QUANTILE_LOWER)
+    r = lv;
+  else if (method == JX_QUANTILE_HIGHER)
+    r = hv;
+  else if (method == JX_QUANTILE_NEAREST)
+    r = jx_where(jx_less_equal(hw, jx_scalar(0.5)), lv, hv);
   else {
     jx_dtype qd = qf ? qf->dtype : JX_FLOAT32;
     r = jx_add(jx_multiply(jx_astype(lv, qd), lw), jx_multiply(jx_astype(hv, qd), hw));
@@ -285,20 +297,35 @@ static jx_array *quantile_impl(const char *fn, jx_array *x, jx_array *q, int axi
 }
 
 jx_array *jx_quantile(jx_array *x, jx_array *q, int axis, bool keepdims) {
-  return quantile_impl("jx_quantile", x, q, axis, keepdims, false);
+  return quantile_impl("jx_quantile", x, q, axis, keepdims, JX_QUANTILE_LINEAR);
+}
+
+jx_array *jx_quantile_with_method(jx_array *x, jx_array *q, int axis, jx_quantile_method method,
+                                  bool keepdims) {
+  return quantile_impl("jx_quantile_with_method", x, q, axis, keepdims, method);
+}
+
+static jx_array *percentile(const char *fn, jx_array *x, jx_array *q, int axis, jx_quantile_method method,
+                            bool keepdims) {
+  if (null_in(fn, x) || null_in(fn, q)) return NULL;
+  jx_scope_begin();
+  jx_array *qq = jx_true_divide(q, jx_scalar(100.0));
+  return ret(quantile_impl(fn, x, qq, axis, keepdims, method));
 }
 
 jx_array *jx_percentile(jx_array *x, jx_array *q, int axis, bool keepdims) {
-  if (null_in("jx_percentile", x) || null_in("jx_percentile", q)) return NULL;
-  jx_scope_begin();
-  jx_array *qq = jx_true_divide(q, jx_scalar(100.0));
-  return ret(quantile_impl("jx_percentile", x, qq, axis, keepdims, false));
+  return percentile("jx_percentile", x, q, axis, JX_QUANTILE_LINEAR, keepdims);
+}
+
+jx_array *jx_percentile_with_method(jx_array *x, jx_array *q, int axis, jx_quantile_method method,
+                                    bool keepdims) {
+  return percentile("jx_percentile_with_method", x, q, axis, method, keepdims);
 }
 
 jx_array *jx_median(jx_array *x, int axis, bool keepdims) {
   if (null_in("jx_median", x)) return NULL;
   jx_scope_begin();
-  return ret(quantile_impl("jx_median", x, jx_scalar(0.5), axis, keepdims, true));
+  return ret(quantile_impl("jx_median", x, jx_scalar(0.5), axis, keepdims, JX_QUANTILE_MIDPOINT));
 }
 
 /* ------------------------------------------------------------ differences */

@@ -373,6 +373,71 @@ jx_status jx_histogram(jx_array *a, int64_t bins, const double *range, jx_array 
   return JX_OK;
 }
 
+/* ------------------------------------------------------- bincount, select */
+
+/* jnp.bincount(x, weights, minlength, length): zeros(length, weights' dtype (default int
+ * without weights)).at[clip(x, 0)].add(weights, mode='drop') -- negative values count in
+ * bin 0 and values >= length are dropped, as JAX's. length < 0 (None) reads
+ * max(minlength, max(x) + 1) from the data: concrete x only. */
+jx_array *jx_bincount(jx_array *x, jx_array *weights, int64_t minlength, int64_t length) {
+  const char *fn = "jx_bincount";
+  if (np_null_arg(fn, x, "x")) return NULL;
+  if (!dtype_is_integer(x->dtype) && !dtype_is_bool(x->dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: x must have an integer type; got %s", fn, jx_dtype_name(x->dtype));
+    return NULL;
+  }
+  if (x->ndim != 1) {
+    error_set(JX_ERR_SHAPE, "%s: only 1-dimensional input supported (got rank %d)", fn, x->ndim);
+    return NULL;
+  }
+  if (minlength < 0) {
+    error_set(JX_ERR_VALUE, "%s: minlength must be non-negative, got %lld", fn, (long long)minlength);
+    return NULL;
+  }
+  if (weights && (weights->ndim != 1 || weights->shape[0] != x->shape[0])) {
+    error_set(JX_ERR_SHAPE, "%s: shape of weights must match shape of x (%lld)", fn, (long long)x->shape[0]);
+    return NULL;
+  }
+  jx_scope_begin();
+  jx_array *xi = dtype_is_bool(x->dtype) ? jx_astype(x, JX_INT32) : jx_ref(x);
+  if (length < 0) {
+    if (x->tracer) {
+      error_set(JX_ERR_VALUE, "%s: length must be given (>= 0) under a transformation", fn);
+      return np_scope_return(NULL);
+    }
+    length = minlength;
+    if (x->shape[0] > 0) {
+      double m = jx_item(jx_max(xi, 0, NULL, false));
+      if (m + 1 > (double)length) length = (int64_t)m + 1;
+    }
+  }
+  jx_dtype it = jx_config_x64_enabled() ? JX_INT64 : JX_INT32;
+  jx_array *w = weights ? jx_ref(weights) : jx_astype(wi(1), it);
+  if (!w) return np_scope_return(NULL);
+  jx_array *bins = jx_zeros(1, &length, w->dtype);
+  jx_array *idx = jx_maximum(xi, jx_zeros(0, NULL, xi ? xi->dtype : JX_INT32));
+  return np_scope_return(jx_at_add(bins, idx, w, 0, JX_INDEX_FILL));
+}
+
+/* jnp.select(condlist, choicelist, default): JAX's argmax over [False, *conds] picks the
+ * first true condition's choice (default where none is); the same as
+ * where(c0, a0, where(c1, a1, ... default)), which promotes the choices and default
+ * together (the promotion lattice is a join) and broadcasts everything. default NULL is
+ * JAX's default 0 (a weak int). Conditions are converted to bool, as JAX's astype(bool). */
+jx_array *jx_select(int n, jx_array *const *condlist, jx_array *const *choicelist, jx_array *default_) {
+  const char *fn = "jx_select";
+  if (n < 1 || !condlist || !choicelist) {
+    error_set(JX_ERR_VALUE, "%s: condlist must be non-empty (got %d conditions)", fn, n);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++)
+    if (np_null_arg(fn, condlist[i], "a condition") || np_null_arg(fn, choicelist[i], "a choice")) return NULL;
+  jx_scope_begin();
+  jx_array *r = default_ ? jx_ref(default_) : wi(0);
+  for (int i = n - 1; i >= 0 && r; i--) r = jx_where(condlist[i], choicelist[i], r);
+  return np_scope_return(r);
+}
+
 /* ------------------------------------------------------- unwrap */
 
 /* jnp.unwrap(p, discont, axis, period): jumps larger than discont (NAN: period / 2)
@@ -574,6 +639,39 @@ jx_array *jx_take_fill(jx_array *x, jx_array *indices, int axis, double fill) {
   jx_array *xx = axis == JX_AXIS_NONE ? jx_ravel(x) : x;
   int ax = axis == JX_AXIS_NONE ? 0 : (axis < 0 ? axis + x->ndim : axis);
   return np_scope_return(fill_out_of_range(r, indices, xx->shape[ax], ax, fill));
+}
+
+/* jnp.take(x, indices, axis, mode): FILL is jx_take; CLIP (and PROMISE_IN_BOUNDS, which
+ * jaxc clamps) clamp into [0, n) without wrapping negative indices first, as JAX's _take
+ * (take(x, -1, mode="clip") is x[0]; only "fill" wraps them). */
+jx_array *jx_take_mode(jx_array *x, jx_array *indices, int axis, jx_index_mode mode) {
+  const char *fn = "jx_take_mode";
+  if (np_null_arg(fn, x, "x") || np_null_arg(fn, indices, "indices")) return NULL;
+  if (mode == JX_INDEX_FILL) return jx_take(x, indices, axis);
+  if (mode != JX_INDEX_CLIP && mode != JX_INDEX_PROMISE_IN_BOUNDS) {
+    error_set(JX_ERR_VALUE, "%s: unknown mode %d", fn, (int)mode);
+    return NULL;
+  }
+  if (!dtype_is_integer(indices->dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: indices must be integers, got %s", fn, jx_dtype_name(indices->dtype));
+    return NULL;
+  }
+  jx_scope_begin();
+  jx_array *xx = axis == JX_AXIS_NONE ? jx_ravel(x) : x;
+  int ax = axis == JX_AXIS_NONE ? 0 : axis;
+  if (!xx || !array_normalize_axis(fn, &ax, xx->ndim)) return np_scope_return(NULL);
+  int64_t n = xx->shape[ax];
+  if (n == 0 && jx_size(indices) > 0) {
+    error_set(JX_ERR_SHAPE, "%s: cannot take from an empty axis", fn);
+    return np_scope_return(NULL);
+  }
+  /* the bound in the indices' own dtype, saturated (uint8 indices into 300 rows: 255) */
+  int bits = (int)jx_dtype_itemsize(indices->dtype) * 8 - (dtype_is_unsigned(indices->dtype) ? 0 : 1);
+  double top = bits >= 63 ? 9.2e18 : ldexp(1.0, bits) - 1, hi = n > 0 ? (double)(n - 1) : 0;
+  jx_dtype idt = indices->dtype;
+  jx_array *i = jx_minimum(indices, np_constant(hi < top ? hi : top, idt));
+  if (!dtype_is_unsigned(idt)) i = jx_maximum(i, np_constant(0, idt));
+  return np_scope_return(jx_take(xx, i, ax));
 }
 
 /* jnp.take_along_axis(arr, indices, axis, mode="fill", fill_value=fill). */

@@ -351,6 +351,73 @@ jx_status jx_split_indices(jx_array *x, int nidx, const int64_t *indices, int ax
   return s;
 }
 
+/* jnp.array_split(x, sections, axis): as jnp.split, but when sections does not divide the
+ * axis the first dim % sections pieces get one element more (JAX's _split). */
+jx_status jx_array_split(jx_array *x, int64_t sections, int axis, jx_array **out) {
+  const char *fn = "jx_array_split";
+  if (np_null_arg(fn, x, "x") || np_null_arg(fn, out, "out")) return jx_last_status();
+  if (!array_normalize_axis(fn, &axis, x->ndim)) return jx_last_status();
+  if (sections < 1 || sections > INT32_MAX - 1) {
+    error_set(JX_ERR_VALUE, "%s: the number of sections must be positive, got %lld", fn, (long long)sections);
+    return JX_ERR_VALUE;
+  }
+  int64_t dim = x->shape[axis], part = dim / sections, rest = dim % sections;
+  int64_t *b = malloc((size_t)(sections + 1) * sizeof *b);
+  if (!b) {
+    error_set(JX_ERR_OOM, "%s: out of memory", fn);
+    return JX_ERR_OOM;
+  }
+  b[0] = 0;
+  for (int64_t i = 0; i < sections; i++) b[i + 1] = b[i] + part + (i < rest);
+  jx_status s = split_at(x, axis, (int)sections, b, out);
+  free(b);
+  return s;
+}
+
+/* jnp.meshgrid(*xs, sparse, indexing): n 1-d arrays to n grids of shape (len(x0), ...,
+ * len(xn-1)) -- the first two lengths swapped for indexing "xy" -- each varying along
+ * its own axis (sparse: that axis only, size 1 elsewhere). Each keeps its dtype. */
+jx_status jx_meshgrid(int n, jx_array *const *xs, bool sparse, const char *indexing, jx_array **out) {
+  const char *fn = "jx_meshgrid";
+  if (np_null_arg(fn, out, "out")) return JX_ERR_VALUE;
+  if (n < 0 || n > JX_MAX_NDIM || (n > 0 && !xs)) {
+    error_set(JX_ERR_VALUE, "%s: between 0 and %d arrays, got %d", fn, JX_MAX_NDIM, n);
+    return JX_ERR_VALUE;
+  }
+  for (int i = 0; i < n; i++) out[i] = NULL;
+  bool xy = !indexing || !strcmp(indexing, "xy");
+  if (!xy && strcmp(indexing, "ij") != 0) {
+    error_set(JX_ERR_VALUE, "%s: valid values for indexing are 'xy' and 'ij', got '%s'", fn, indexing);
+    return JX_ERR_VALUE;
+  }
+  int64_t shape[JX_MAX_NDIM];
+  for (int i = 0; i < n; i++) {
+    if (np_null_arg(fn, xs[i], "an array")) return JX_ERR_VALUE;
+    if (xs[i]->ndim != 1) {
+      error_set(JX_ERR_SHAPE, "%s: arguments must be 1-d, got rank %d for argument %d", fn, xs[i]->ndim, i);
+      return JX_ERR_SHAPE;
+    }
+  }
+  /* axis of argument i: "xy" swaps the first two */
+  int ax[JX_MAX_NDIM] = {0};
+  for (int i = 0; i < n; i++) ax[i] = xy && n >= 2 && i < 2 ? 1 - i : i;
+  for (int i = 0; i < n; i++) shape[ax[i]] = xs[i]->shape[0];
+  jx_scope_begin();
+  jx_array *r[JX_MAX_NDIM];
+  bool ok = true;
+  for (int i = 0; i < n; i++) {
+    int64_t s[JX_MAX_NDIM];
+    for (int d = 0; d < n; d++) s[d] = d == ax[i] ? shape[d] : 1;
+    r[i] = jx_reshape(xs[i], n, s);
+    if (!sparse) r[i] = jx_broadcast_to(r[i], n, shape);
+    ok = r[i] && ok;
+  }
+  if (!ok) return np_scope_return(NULL), jx_last_status();
+  jx_scope_end(n, r);
+  for (int i = 0; i < n; i++) out[i] = r[i];
+  return JX_OK;
+}
+
 /* ------------------------------------------------------ padding, flipping */
 
 jx_array *jx_pad(jx_array *x, const int64_t *pad_width, double value) {

@@ -14,7 +14,8 @@ static jx_array *wi(int64_t v) { return jx_scalar_int(v); }
  * nonzero elements in C order, truncated or padded to `size` (padding: 0, or fill). The
  * k-th flat index is the count of positions whose running count of nonzeros is <= k
  * (searchsorted right into the cumsum, as JAX's bincount/cumsum). size < 0: the count
- * read from the data (concrete a only). */
+ * read from the data (concrete a only). An empty a gives zeros whatever fill_value, as
+ * JAX's (lax_numpy.nonzero returns zeros(size) early for arr.size == 0). */
 jx_status jx_nonzero(jx_array *a, int64_t size, const int64_t *fill_value, jx_array **out) {
   const char *fn = "jx_nonzero";
   if (!out) {
@@ -27,6 +28,7 @@ jx_status jx_nonzero(jx_array *a, int64_t size, const int64_t *fill_value, jx_ar
     error_set(JX_ERR_VALUE, "%s: calling nonzero on 0d arrays is not allowed (use atleast_1d)", fn);
     return JX_ERR_VALUE;
   }
+  if (jx_size(a) == 0) fill_value = NULL;
   jx_scope_begin();
   jx_array *mask = jx_ravel(dtype_is_bool(a->dtype) ? a : jx_not_equal(a, wi(0)));
   jx_array *count = jx_sum(jx_astype(mask, JX_INT32), 0, NULL, false);
