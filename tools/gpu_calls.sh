@@ -9,6 +9,9 @@
 #                                     (bench/gpu/run.sh) in the time left
 #   bash tools/gpu_calls.sh memcheck  build, compute-sanitizer memcheck over every cuda
 #                                     test program, the 7 slowest split by JAXC_TEST_SHARD
+#                                     (MC_FIRST="prog ...": those first; MC_TOTAL_S: start
+#                                     none after that many seconds, for a call with less
+#                                     device time left)
 # Logs and tables land in $OUT (the device tool returns them). Session 33's two calls
 # (bench/RESULTS.md "20:44-20:58") are these.
 cd "$(dirname "$0")/.." || exit 1
@@ -39,8 +42,9 @@ memcheck)
   # MiniLM programs skip there (no model travels)
   others=$(cd build-gpu && ctest -N -R '_cuda$' | sed -n 's/.*Test *#[0-9]*: \(.*\)_cuda$/\1/p' |
     grep -vE '^(transform_test_vmap|lib_test_(special|random|random_more|random_keys|linalg|tokenizer)|core_test_errors|examples_test_bert)$|_shard[0-9]+of[0-9]+$')
-  PAR=1 PHASES="memcheck" MC_J=16 MC_TOTAL_S=$(( 570 - ($(date +%s) - T0) )) MEMCHECK_S=420 \
-    MC_OPTS="--target-processes application-only" MEMCHECK_TESTS="$slow $others" bash tools/gpu_session.sh 2>&1 | tail -100
+  for p in ${MC_FIRST:-}; do others=$(printf '%s\n' $others | grep -vxF "$p"); done
+  PAR=1 PHASES="memcheck" MC_J=16 MC_TOTAL_S=${MC_TOTAL_S:-$(( 570 - ($(date +%s) - T0) ))} MEMCHECK_S=420 \
+    MC_OPTS="--target-processes application-only" MEMCHECK_TESTS="${MC_FIRST:-} $slow $others" bash tools/gpu_session.sh 2>&1 | tail -100
   ;;
 *) echo "usage: bash tools/gpu_calls.sh bench|memcheck" >&2; exit 2 ;;
 esac
