@@ -480,13 +480,13 @@ static jx_array *window_scan(jx_array *x, bool reverse, Prim op, double id) {
 
 /* A float or complex cumulative sum or product (or a complex cumulative max / min:
  * lexicographic, order-dependent where a part is NaN) along axis 1 of x (rows, n), bit
- * for bit as XLA's CPU computes lax.cumsum / cumprod / cummax / cummin (a reduce_window, rewritten by
- * reduce_window_rewriter.cc TryOptimizeCumSumOrProd): up to XLA_SCAN_BASE elements by
- * window_scan; longer, padded with the identity to m rows of XLA_SCAN_BASE, each row
- * scanned by window_scan, the rows' totals (last column forward, first reverse)
- * scanned by this function again and shifted by one row (an exclusive scan), and each
- * row combined with the total of the rows before it (after it, reverse). O(n) work,
- * log16(n) levels. Call inside a scope. */
+ * for bit as XLA's CPU computes lax.cumsum / cumprod / cummax / cummin (a reduce_window,
+ * rewritten by reduce_window_rewriter.cc TryOptimizeCumSumOrProd): up to XLA_SCAN_BASE
+ * elements by window_scan; longer, padded with the identity to m rows of XLA_SCAN_BASE,
+ * each row scanned by window_scan, the rows' totals (last column forward, first
+ * reverse) scanned by this function again and shifted by one row (an exclusive scan),
+ * and each row combined with the total of the rows before it (after it, reverse). O(n)
+ * work, log16(n) levels. Call inside a scope. */
 static jx_array *xla_scan(jx_array *x, bool reverse, Prim op, double id) {
   if (!x) return NULL;
   int64_t rows = x->shape[0], n = x->shape[1];
@@ -533,8 +533,8 @@ static jx_array *cum_scan(jx_array *x, int axis, bool reverse, Cum op) {
     perm[axis] = last, perm[last] = axis;
     jx_array *t = axis == last ? jx_ref(x) : prim_transpose(x, perm);
     if (!t) return NULL;
-    int64_t n = t->shape[last], shape[2] = {n ? jx_size(t) / n : 1, n};
-    for (int i = 0; n == 0 && i < last; i++) shape[0] *= t->shape[i];
+    int64_t shape[2] = {1, t->shape[last]};
+    for (int i = 0; i < last; i++) shape[0] *= t->shape[i];
     jx_array *y = prim_reshape(xla_scan(prim_reshape(t, 2, shape), reverse, prim_of[op], id),
                                t->ndim, t->shape);
     return axis == last ? y : prim_transpose(y, perm);
