@@ -466,15 +466,14 @@ static jx_array *logaddexp_(const char *fn, jx_array *x, jx_array *y) {
 
 /* lax_other.logaddexp / logaddexp2 of complex a, b (one dtype): amax = the
  * lexicographic max, out = amax + log1p(exp(a + b - 2 amax)) (base 2: amax + log1p(2^(a
- * + b - 2 amax)) / ln 2, 2^z as exp(ln 2 z)), the imaginary part wrapped into [-pi, pi)
+ * + b - 2 amax)) / ln 2, 2^z by jx_exp2), the imaginary part wrapped into [-pi, pi)
  * (base 2: pi / ln 2) as _wrap_between: rem(im + p, 2p), plus 2p where negative, minus
  * p. The constants are lax._const's, in the part dtype. */
 jx_array *np_logaddexp_complex(const char *fn, jx_array *a, jx_array *b, bool base2) {
   Tmp t = {0};
   jx_array *amax = tmp(&t, maxmin_(fn, PRIM_max, a, b));
   jx_array *delta = sub(&t, add(&t, a, b), mul(&t, amax, like(&t, amax, 2, CONST)));
-  jx_array *soft = base2 ? mul(&t, like(&t, amax, 1 / M_LN2, CONST),
-                               un(&t, PRIM_log1p, un(&t, PRIM_exp, mul(&t, like(&t, delta, M_LN2, FULL), delta))))
+  jx_array *soft = base2 ? mul(&t, like(&t, amax, 1 / M_LN2, CONST), un(&t, PRIM_log1p, tmp(&t, jx_exp2(delta))))
                          : un(&t, PRIM_log1p, un(&t, PRIM_exp, delta));
   jx_array *out = add(&t, amax, soft), *im = un(&t, PRIM_imag, out);
   double period = base2 ? M_PI / M_LN2 : M_PI;
