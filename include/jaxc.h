@@ -653,6 +653,61 @@ jx_array *jx_repeat(jx_array *x, int64_t repeats, int axis);
 #define JX_SLICE_END INT64_MAX
 jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t *stop,
                    const int64_t *step);
+/* One entry of a NumPy/JAX index expression x[e0, e1, ...] (jx_getitem, jx_at_index_*).
+ * Build entries with the jx_idx_* constructors below rather than by hand:
+ *   x[i, 1:5, None, ..., mask]  is  jx_getitem(x, 5, (jx_index[]){jx_idx_array(i),
+ *     jx_idx_slice(1, 5, 1), jx_idx_newaxis(), jx_idx_ellipsis(), jx_idx_array(mask)})
+ * A zero-initialized entry is the integer 0. Arrays are borrowed (the caller's). */
+typedef enum jx_index_kind {
+  JX_IDX_INT = 0,   /* a Python int: `i` (negative counts from the end) */
+  JX_IDX_SLICE,     /* start:stop:step; JX_SLICE_END in start/stop is an omitted bound */
+  JX_IDX_NEWAXIS,   /* None / jnp.newaxis: a new axis of size 1 */
+  JX_IDX_ELLIPSIS,  /* ...: as many full slices as the other entries leave axes */
+  JX_IDX_ARRAY      /* `array`: integers (any int dtype and shape; a 0-d one too) or
+                       bools (a mask over as many axes as it has dims; a 0-d bool adds an
+                       axis: x[True] has shape (1, *x.shape), x[False] (0, *x.shape)) */
+} jx_index_kind;
+typedef struct jx_index {
+  jx_index_kind kind;
+  int64_t i;                  /* JX_IDX_INT */
+  int64_t start, stop, step;  /* JX_IDX_SLICE (step != 0) */
+  jx_array *array;            /* JX_IDX_ARRAY */
+} jx_index;
+jx_index jx_idx_int(int64_t i);
+jx_index jx_idx_slice(int64_t start, int64_t stop, int64_t step);
+jx_index jx_idx_all(void);      /* `:` -- jx_idx_slice(JX_SLICE_END, JX_SLICE_END, 1) */
+jx_index jx_idx_newaxis(void);
+jx_index jx_idx_ellipsis(void);
+jx_index jx_idx_array(jx_array *a);
+/* x[idx[0], ..., idx[n-1]]: jax.numpy's __getitem__ (jax/_src/numpy/indexing.py,
+ * rewriting_take), the n entries read left to right, missing trailing entries being full
+ * slices (n == 0: x itself). Slices, ints and newaxes alone give a view (jx_slice, then a
+ * reshape); a 0-d integer array picks one element of its axis (a dynamic slice).
+ * Advanced indexing, as JAX's _index_to_gather: once an integer array with >= 1 dims, a
+ * bool mask or a 0-d bool appears, every int and integer array is an advanced index;
+ * they broadcast together to a shape B, which takes the place of the first of them when
+ * they are adjacent in idx, else comes first (x[:, i, :, j] -> B + the sliced dims,
+ * x[:, i, j] -> x.shape[0] + B + ...). As in JAX a 0-d bool does not separate the others
+ * (x[:, i, :, True] puts B second, NumPy first). A bool mask of k dims stands for its k
+ * nonzero() coordinate arrays, which needs a concrete mask: a traced one (under jit or
+ * vmap) is JX_ERR_VALUE, JAX's NonConcreteBooleanIndexError (under grad its primal value
+ * is used, as JAX's). A mask dim must equal the axis it covers or be 0.
+ * Out-of-range indices, as JAX 0.10.2 (jax_check_static_indices off): negative ones wrap
+ * once (i + n), then every index is clamped into [0, n) (x[7] of 5 elements is x[4],
+ * x[-7] is x[0]): JAX gathers in mode promise_in_bounds, which clamps on CPU and GPU.
+ * Index arrays are taken to int32 as JAX's index dtype, after wrapping (a uint32 index
+ * >= 2^31 wraps negative and clamps to 0, as in JAX); int8/int16 indices are widened
+ * first (JAX raises OverflowError for an axis longer than the dtype's maximum).
+ * Result dtype and weak type are x's. Differentiable (a gather: the gradient scatters
+ * back), batchable, jittable (not with a traced mask).
+ * Errors: JX_ERR_VALUE for a NULL x, a NULL idx with n > 0, an entry without its array,
+ * an unknown kind, two ellipses, a zero slice step, a traced mask; JX_ERR_DTYPE for a
+ * non-integer, non-bool index array; JX_ERR_SHAPE for more indexed axes than x has
+ * ("too many indices"), a mask whose shape does not fit, index arrays that do not
+ * broadcast, an int or 0-d index into an axis of size 0 (and any index into an empty
+ * axis when the result is not empty: JAX's out-of-range gather), a result of rank >
+ * JX_MAX_NDIM. */
+jx_array *jx_getitem(jx_array *x, int n, const jx_index *idx);
 /* jnp.take(x, indices, axis) in JAX's default mode "fill": integer indices of any shape
  * (result shape x.shape[:axis] + indices.shape + x.shape[axis+1:]); indices in [-n, 0)
  * wrap; any other index outside [0, n) gives the fill value: NaN for floats, NaN + 0j

@@ -307,8 +307,8 @@ jx_array *jx_take_mode(jx_array *x, jx_array *indices, int axis, jx_index_mode m
  * idx.shape + x.shape[axis+1:]; x and y promote together, the update is computed in that
  * dtype and the result converted back to x's dtype and weak type, as JAX's _scatter_impl
  * (int32 [10, 11].at[[0, 1]].add([1.7, -1.7]) is [11, 9]: 11.7 and 9.3 truncated). Negative indices wrap once (idx + n); mode JX_INDEX_FILL is JAX's
- * default "drop" (updates still out of range are ignored), JX_INDEX_CLIP (and
- * PROMISE_IN_BOUNDS) clamp them into range. at_set with duplicate indices: the last
+ * default "drop" (updates still out of range are ignored), as is PROMISE_IN_BOUNDS (XLA's
+ * scatter skips them on CPU), JX_INDEX_CLIP clamps them into range. at_set with duplicate indices: the last
  * occurrence wins (what JAX on CPU does; JAX documents it as unspecified), and the
  * gradient reaches only that update. at_mul/min/max combine every update of a position
  * (O(n*m) work for n positions and m indices). Differentiable, batchable, jittable.
@@ -321,6 +321,29 @@ jx_array *jx_at_set(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_
 jx_array *jx_at_mul(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
 jx_array *jx_at_min(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
 jx_array *jx_at_max(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
+/* x.at[idx].get(mode=, fill_value=) and x.at[idx].set / add / multiply / min / max(y,
+ * mode=) with a whole index expression (jx_index, see jx_getitem): idx selects the
+ * elements of x[idx], whose shape S y broadcasts to (JX_ERR_SHAPE otherwise).
+ * get: JX_INDEX_PROMISE_IN_BOUNDS (JAX's default for get) and JX_INDEX_CLIP clamp as
+ * jx_getitem does; JX_INDEX_FILL gives fill_value where any index of an element is out of
+ * range after wrapping negatives once (fill_value NAN: JAX's default fill, as jx_take's;
+ * else converted to x's dtype: 2.7 into int32 is 2).
+ * Updates: JX_INDEX_FILL (JAX's default "drop") and PROMISE_IN_BOUNDS drop updates whose
+ * indices are out of range after wrapping (XLA's scatter skips them), JX_INDEX_CLIP
+ * clamps them. Computed as the one-axis
+ * jx_at_* on x flattened, at the flat positions of S's elements (updates in C order of
+ * S: for set with duplicates the last wins, as JAX on CPU), so promotion, the result's
+ * dtype (x's, weak iff x is), the gradients and the costs are those of jx_at_*
+ * (mul/min/max: O(x.size * S.size)). An empty S returns x unchanged (y unchecked, as in
+ * JAX). Errors: those of jx_getitem (masks must be concrete), NULL y (JX_ERR_VALUE), an
+ * unknown mode (JX_ERR_VALUE), and jx_at_*'s dtype errors (add/mul of bools). */
+jx_array *jx_at_index_get(jx_array *x, int n, const jx_index *idx, jx_index_mode mode,
+                          double fill_value);
+jx_array *jx_at_index_set(jx_array *x, int n, const jx_index *idx, jx_array *y, jx_index_mode mode);
+jx_array *jx_at_index_add(jx_array *x, int n, const jx_index *idx, jx_array *y, jx_index_mode mode);
+jx_array *jx_at_index_mul(jx_array *x, int n, const jx_index *idx, jx_array *y, jx_index_mode mode);
+jx_array *jx_at_index_min(jx_array *x, int n, const jx_index *idx, jx_array *y, jx_index_mode mode);
+jx_array *jx_at_index_max(jx_array *x, int n, const jx_index *idx, jx_array *y, jx_index_mode mode);
 /* jnp.lexsort(keys, axis): indices (default int) that sort by the n keys (same shape,
  * n >= 1), the LAST key primary, stable, JAX's total order per key. */
 jx_array *jx_lexsort(int n, jx_array *const *keys, int axis);

@@ -804,6 +804,17 @@ void jvp_unpack(Trace *t, jx_array *x, jx_array **primal, jx_array **tangent) {
   }
 }
 
+static const TraceType jvp_type;
+
+jx_array *jvp_concrete_value(jx_array *x) {
+  while (x && x->tracer) {
+    Trace *t = trace_of(x);
+    if (!t || t->type != &jvp_type) return NULL;
+    x = ((JvpTracer *)x->tracer)->primal;
+  }
+  return x;
+}
+
 static jx_status jvp_process(Trace *t, Prim p, int nin, jx_array *const *in,
                              const PrimParams *pp, int nout, const Aval *avals, jx_array **out) {
   jx_array **x = malloc((size_t)(2 * nin + 2 * nout + 1) * sizeof *x);

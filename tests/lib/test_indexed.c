@@ -79,7 +79,8 @@ static void test_goldens(void) {
     jx_array *in[8] = {NULL}, *got[4] = {NULL};
     for (int i = 0; i < c->nin && i < 8; i++) in[i] = golden_to_array(&c->in[i]);
     const char *mode = golden_param(c, "mode");
-    jx_index_mode m = mode && !strcmp(mode, "clip") ? JX_INDEX_CLIP : JX_INDEX_FILL;
+    jx_index_mode m = !mode ? JX_INDEX_FILL : !strcmp(mode, "clip") ? JX_INDEX_CLIP
+                    : !strcmp(mode, "promise") ? JX_INDEX_PROMISE_IN_BOUNDS : JX_INDEX_FILL;
     int axis = (int)golden_param_int(c, "axis", 0);
     double rtol = 0;
     const char *fn = c->fn;

@@ -3,8 +3,9 @@
  * scatter_add, select, reductions), so grad, vmap and jit apply unchanged.
  *
  * Indices are wrapped once (idx < 0 -> idx + n) as jnp indexing does, then:
- * JX_INDEX_FILL ("drop", JAX's default for scatters): updates still outside [0, n) are
- * dropped; JX_INDEX_CLIP and JX_INDEX_PROMISE_IN_BOUNDS clamp them into range.
+ * JX_INDEX_FILL ("drop", JAX's default for scatters) and JX_INDEX_PROMISE_IN_BOUNDS:
+ * updates still outside [0, n) are dropped (JAX passes promise_in_bounds to XLA's
+ * scatter, which skips out-of-range updates); JX_INDEX_CLIP clamps them into range.
  * add: one scatter_add of the (masked) updates -- exact.
  * set: the last occurrence of a duplicated index wins (what XLA on CPU does; JAX calls
  *   it unspecified). The winners are the last of each run of equal positions after a
@@ -98,7 +99,7 @@ static jx_array *at_impl(const char *fn, AtOp op, jx_array *x0, jx_array *idx, j
   jx_array *zero = cshape(0, it, idx->ndim, idx->shape);
   i = prim_select(prim_binary(PRIM_lt, i, zero), prim_binary(PRIM_add, i, nn), i);
   jx_array *valid = NULL; /* NULL: every update applies */
-  if (mode == JX_INDEX_FILL)
+  if (mode != JX_INDEX_CLIP)
     valid = prim_binary(PRIM_and, prim_unary(PRIM_not, prim_binary(PRIM_lt, i, zero)),
                         prim_binary(PRIM_lt, i, nn));
   jx_array *ci = prim_binary(PRIM_max, prim_binary(PRIM_min, i,

@@ -559,8 +559,8 @@ jx_array *jx_repeat(jx_array *x, int64_t repeats, int axis) {
 
 /* Python's slice.indices (CPython PySlice_AdjustIndices) for one axis of size n:
  * first index and element count. JX_SLICE_END stands for an omitted bound. */
-static int64_t slice_adjust(int64_t n, int64_t start, int64_t stop, int64_t step,
-                            int64_t *first) {
+int64_t movement_slice_adjust(int64_t n, int64_t start, int64_t stop, int64_t step,
+                              int64_t *first) {
   bool neg = step < 0;
   if (start == JX_SLICE_END) start = neg ? n - 1 : 0;
   else if (start < 0) start = start + n < 0 ? (neg ? -1 : 0) : start + n;
@@ -594,7 +594,7 @@ jx_array *jx_slice(jx_array *x, int nslice, const int64_t *start, const int64_t 
       error_set(JX_ERR_VALUE, "%s: slice step cannot be zero (axis %d)", fn, d);
       return NULL;
     }
-    int64_t count = d < nslice ? slice_adjust(n, start ? start[d] : JX_SLICE_END,
+    int64_t count = d < nslice ? movement_slice_adjust(n, start ? start[d] : JX_SLICE_END,
                                               stop ? stop[d] : JX_SLICE_END, s, &first)
                                : n;
     if (d >= nslice) first = 0;

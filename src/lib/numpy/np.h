@@ -55,6 +55,10 @@ jx_array *np_scope_return(jx_array *r);
 bool np_null_arg(const char *fn, const void *x, const char *what);
 /* A 0-d constant of dtype broadcast (a view) to shape. */
 jx_array *np_full(double value, jx_dtype dtype, int ndim, const int64_t *shape);
+/* Python's slice.indices for an axis of size n (movement.c): the slice's element count
+ * and, in *first, its first index; JX_SLICE_END is an omitted bound; step != 0. */
+int64_t movement_slice_adjust(int64_t n, int64_t start, int64_t stop, int64_t step,
+                              int64_t *first);
 /* Shape as "(2,3)" for messages. */
 const char *np_shape_str(char *buf, const jx_array *x);
 
