@@ -420,13 +420,18 @@ def initializer_cases():
 def softmax_16bit_cases():
   # Random rows in 16-bit floats, compared bit for bit (test_nn.c: names ending _exact):
   # XLA's CPU computes bfloat16's softmax division in float32 (one rounding), float16's
-  # with a float16 reciprocal. Its own RNG, so the cases above keep their values.
+  # with a float16 reciprocal, and feeds log_softmax's bfloat16 exps to the float32 sum
+  # unrounded. Its own RNG, so the cases above keep their values.
   rng = np.random.default_rng(90)
   x = jnp.asarray(rng.standard_normal((16, 64)) * 3, jnp.float32)
   for dt in ("bfloat16", "float16"):
     xd = x.astype(dt)
     case(f"softmax_{dt}_rand_exact", "softmax", [xd], [jax.nn.softmax(xd, axis=-1)], axes="-1",
          where=0)
+  for dt in ("bfloat16", "float16"):
+    xd = x.astype(dt)
+    case(f"log_softmax_{dt}_rand_exact", "log_softmax", [xd], [jax.nn.log_softmax(xd, axis=-1)],
+         axes="-1", where=0)
 
 
 def main():
