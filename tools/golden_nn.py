@@ -420,8 +420,8 @@ def initializer_cases():
 def softmax_16bit_cases():
   # Random rows in 16-bit floats, compared bit for bit (test_nn.c: names ending _exact):
   # XLA's CPU computes bfloat16's softmax division in float32 (one rounding), float16's
-  # with a float16 reciprocal, and feeds log_softmax's bfloat16 exps to the float32 sum
-  # unrounded. Its own RNG, so the cases above keep their values.
+  # with a float16 reciprocal, and feeds log_softmax's bfloat16 exps (standardize's
+  # squares) to the float32 sum unrounded. Its own RNG, so the cases above keep their values.
   rng = np.random.default_rng(90)
   x = jnp.asarray(rng.standard_normal((16, 64)) * 3, jnp.float32)
   for dt in ("bfloat16", "float16"):
@@ -432,6 +432,8 @@ def softmax_16bit_cases():
     xd = x.astype(dt)
     case(f"log_softmax_{dt}_rand_exact", "log_softmax", [xd], [jax.nn.log_softmax(xd, axis=-1)],
          axes="-1", where=0)
+    case(f"standardize_{dt}_rand_exact", "standardize", [xd], [jax.nn.standardize(xd, axis=-1)],
+         axes="-1", eps=1e-5, mean=0, var=0, where=0)
 
 
 def main():
