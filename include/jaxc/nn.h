@@ -50,6 +50,8 @@ jx_array *jx_nn_identity(jx_array *x);      /* x (a new reference) */
  * masked slice gives 0 / -inf everywhere. Integer x computes in float32 (int64: float64).
  * softmax is exp(x - max) * (1 / sum): the reciprocal multiply XLA makes of JAX's
  * division (so JAX's CPU bits), within 1 ulp of the correctly rounded quotient.
+ * bfloat16 follows XLA's CPU too: softmax's reciprocal and product in float32 (one
+ * rounding), log_softmax's exps summed in float32 unrounded (so standardize's squares).
  * Errors: JX_ERR_SHAPE for bad or repeated axes or a mask that does not broadcast. */
 jx_array *jx_nn_softmax(jx_array *x, int naxes, const int *axes, jx_array *where);
 jx_array *jx_nn_log_softmax(jx_array *x, int naxes, const int *axes, jx_array *where);

@@ -4,6 +4,7 @@
  * jax/_src/lax/control_flow/conditionals.py). Values the branches close over that an
  * enclosing transformation traces become leading operands of the cond, taken by every
  * branch (JAX's closure conversion), so cond differentiates with respect to them. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,16 @@ static bool common_consts(const char *fn, int nbranches, const int *order, Jaxpr
   return ok;
 }
 
+/* How a message names branch b: cond's two branches by the argument the caller passed
+ * (branch 0 is false_fn, as JAX orders them), switch's by index; with the function's name. */
+static const char *branch_label(char *buf, size_t n, const char *fn, jx_fn *const *branches, int b) {
+  if (!strcmp(fn, "jx_lax_cond"))
+    snprintf(buf, n, "%s (%s)", b ? "true_fn" : "false_fn", jx_fn_name(branches[b]));
+  else
+    snprintf(buf, n, "branch %d (%s)", b, jx_fn_name(branches[b]));
+  return buf;
+}
+
 /* The shared body of cond and switch: index already an int32 scalar; `order` the order
  * in which JAX traces the branches (cond: true first). */
 static jx_status run_switch(const char *fn, jx_array *index, int nbranches, jx_fn *const *branches,
@@ -86,11 +97,11 @@ static jx_status run_switch(const char *fn, jx_array *index, int nbranches, jx_f
       const Aval *a = &js[b]->vars[js[b]->outvars[o]], *z = &js[0]->vars[js[0]->outvars[o]];
       if (a->dtype == z->dtype && a->ndim == z->ndim && !memcmp(a->shape, z->shape, (size_t)a->ndim * sizeof(int64_t)))
         continue;
-      char t0[ARRAY_DESCRIBE_BUF], t1[ARRAY_DESCRIBE_BUF];
+      char t0[ARRAY_DESCRIBE_BUF], t1[ARRAY_DESCRIBE_BUF], l0[160], l1[160];
       aval_text(t0, sizeof t0, z), aval_text(t1, sizeof t1, a);
       s = a->dtype != z->dtype ? JX_ERR_DTYPE : JX_ERR_SHAPE;
-      error_set(s, "%s: branches must give equal output types: output %d is %s in branch 0 (%s) but %s in "
-                "branch %d (%s)", fn, o, t0, jx_fn_name(branches[0]), t1, b, jx_fn_name(branches[b]));
+      error_set(s, "%s: branches must give equal output types: output %d is %s in %s but %s in %s", fn, o,
+                t0, branch_label(l0, sizeof l0, fn, branches, 0), t1, branch_label(l1, sizeof l1, fn, branches, b));
     }
   /* ops = (the closed-over tracers of every branch, operands...) */
   jx_array **ops = s == JX_OK ? malloc((size_t)(total + nops + 1) * sizeof *ops) : NULL;
@@ -127,9 +138,10 @@ static bool check_args(const char *fn, int nbranches, jx_fn *const *branches, in
     }
   for (int b = 1; b < nbranches; b++)
     if (jx_fn_nout(branches[b]) != jx_fn_nout(branches[0])) {
-      error_set(JX_ERR_VALUE, "%s: branch %d (%s) gives %d outputs but branch 0 (%s) gives %d", fn, b,
-                jx_fn_name(branches[b]), jx_fn_nout(branches[b]), jx_fn_name(branches[0]),
-                jx_fn_nout(branches[0]));
+      char l0[160], lb[160];
+      error_set(JX_ERR_VALUE, "%s: %s gives %d outputs but %s gives %d", fn,
+                branch_label(lb, sizeof lb, fn, branches, b), jx_fn_nout(branches[b]),
+                branch_label(l0, sizeof l0, fn, branches, 0), jx_fn_nout(branches[0]));
       return false;
     }
   for (int i = 0; i < nops; i++)

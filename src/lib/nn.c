@@ -309,7 +309,11 @@ static bool softmax_args(const char *fn, jx_array **x, int naxes, const int *axe
  * CPU shows divide(1, reduce_sum) then multiply): the same bits as JAX on the CPU, at
  * most 1 ulp from the correctly rounded quotient (tests/lib/test_nn.c), and one
  * division per row instead of per element (the fused cpu kernel's last pass was bound
- * by the vector division: 4096 x 1024 on one thread 0.60 -> 0.53 ns per element). */
+ * by the vector division: 4096 x 1024 on one thread 0.60 -> 0.53 ns per element).
+ * bfloat16 is computed in float32 on XLA's CPU: exp(x - max) and its sum are bfloat16
+ * values, but the reciprocal is float32's and the product is rounded to bfloat16 once
+ * (rounding 1 / sum to bfloat16 first put 27% of the probabilities of a (64, 256) input
+ * 1 bfloat16 ulp off JAX's). float16 takes JAX's bits with the float16 reciprocal. */
 jx_array *jx_nn_softmax(jx_array *x, int naxes, const int *axes, jx_array *where) {
   jx_scope_begin();
   Red r;
@@ -318,12 +322,20 @@ jx_array *jx_nn_softmax(jx_array *x, int naxes, const int *axes, jx_array *where
   jx_array *x_max = jx_stop_gradient(max_initial(x, &r, w));
   jx_array *x_safe = w ? jx_where(w, x, wf(-INFINITY)) : x;
   jx_array *u = jx_exp(jx_subtract(x_safe, x_max));
-  jx_array *y = jx_multiply(u, jx_divide(wf(1), sum_where(u, &r, w)));
+  jx_array *s = sum_where(u, &r, w), *y;
+  if (u && u->dtype == JX_BFLOAT16) /* as hard_sigmoid: float32's reciprocal, one rounding */
+    y = jx_astype(jx_multiply(jx_astype(u, JX_FLOAT32), jx_divide(wf(1), jx_astype(s, JX_FLOAT32))),
+                  JX_BFLOAT16);
+  else
+    y = jx_multiply(u, jx_divide(wf(1), s));
   return np_scope_return(w ? jx_where(w, y, wi(0)) : y);
 }
 
 /* jax.nn.log_softmax: shifted - log(sum(exp(shifted))), shifted = x - stop_gradient(max);
- * -inf where masked. */
+ * -inf where masked. For bfloat16 the exps enter the sum's float32 accumulation without
+ * being rounded to bfloat16, as XLA's CPU compiles JAX's function (its conversion pair
+ * f32 -> bf16 -> f32 folded away); the sum and its log are rounded as usual. Rounding the
+ * exps too put 2% of a (64, 256) input's results 1 bfloat16 ulp off JAX's. */
 jx_array *jx_nn_log_softmax(jx_array *x, int naxes, const int *axes, jx_array *where) {
   jx_scope_begin();
   Red r;
@@ -333,7 +345,11 @@ jx_array *jx_nn_log_softmax(jx_array *x, int naxes, const int *axes, jx_array *w
   jx_array *x_max = max_initial(x, &r, w);
   jx_array *x_safe = w ? jx_where(w, x, wf(-INFINITY)) : x;
   jx_array *shifted = jx_subtract(x_safe, jx_stop_gradient(x_max));
-  jx_array *lse = jx_log(sum_where(jx_exp(shifted), &r, w));
+  jx_array *lse;
+  if (shifted && shifted->dtype == JX_BFLOAT16) /* XLA's CPU feeds jnp.sum's float32 */
+    lse = jx_log(jx_astype(sum_where(jx_exp(jx_astype(shifted, JX_FLOAT32)), &r, w), JX_BFLOAT16));
+  else /* accumulation the exps unrounded (bfloat16 only; float16 rounds them) */
+    lse = jx_log(sum_where(jx_exp(shifted), &r, w));
   jx_array *y = jx_subtract(shifted, lse);
   return np_scope_return(w ? jx_where(w, y, wf(-INFINITY)) : y);
 }
@@ -415,7 +431,10 @@ static jx_array *mean_where(jx_array *x, const Red *r, jx_array *w) {
 }
 
 /* jax.nn.standardize(x, axis, mean, variance, epsilon, where), algorithm "fast":
- * (x - mean) * rsqrt(variance + epsilon) with variance = max(mean(x^2) - mean^2, 0). */
+ * (x - mean) * rsqrt(variance + epsilon) with variance = max(mean(x^2) - mean^2, 0).
+ * For bfloat16, x^2 enters mean's float32 sum unrounded, as XLA's CPU compiles JAX's
+ * jitted function (as log_softmax's exps); rounding it put 230 of a (64, 256) input's
+ * 16384 results 1 bfloat16 ulp off JAX's. */
 jx_array *jx_nn_standardize(jx_array *x, int naxes, const int *axes, jx_array *mean,
                             jx_array *variance, double epsilon, jx_array *where) {
   const char *fn = "jx_nn_standardize";
@@ -430,7 +449,10 @@ jx_array *jx_nn_standardize(jx_array *x, int naxes, const int *axes, jx_array *m
   x = np_to_inexact(x);
   if (!mean) mean = mean_where(x, &r, w);
   if (!variance) {
-    variance = jx_subtract(mean_where(jx_square(x), &r, w), jx_square(mean));
+    jx_array *msq = x && x->dtype == JX_BFLOAT16 /* squares enter the sum unrounded */
+                        ? jx_astype(mean_where(jx_square(jx_astype(x, JX_FLOAT32)), &r, w), JX_BFLOAT16)
+                        : mean_where(jx_square(x), &r, w);
+    variance = jx_subtract(msq, jx_square(mean));
     variance = jx_maximum(wi(0), variance); /* jnp.clip(variance, 0) */
   }
   jx_array *y = jx_multiply(jx_subtract(x, mean), jx_rsqrt(jx_add(variance, wf(epsilon))));

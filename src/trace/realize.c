@@ -164,6 +164,7 @@ double jx_item(jx_array *a) {
     error_set(JX_ERR_DTYPE, "jx_item: the array is float0, which holds no value");
     return NAN;
   }
+  if (!require_concrete("jx_item", a)) return NAN; /* named as called, not as jx_read */
   unsigned char bytes[16];
   if (jx_read(a, bytes, jx_dtype_itemsize(a->dtype)) != JX_OK) return NAN;
   AluValue v = alu_load(bytes, a->dtype, 0);
@@ -188,6 +189,7 @@ jx_status jx_item_complex(jx_array *a, double *re, double *im) {
     error_set(JX_ERR_DTYPE, "jx_item_complex: the array is float0, which holds no value");
     return JX_ERR_DTYPE;
   }
+  if (!require_concrete("jx_item_complex", a)) return JX_ERR_VALUE;
   unsigned char bytes[16];
   jx_status s = jx_read(a, bytes, jx_dtype_itemsize(a->dtype));
   if (s != JX_OK) return s;

@@ -378,8 +378,9 @@ static void test_errors(void) {
   jx_fn *fsin = jx_fn_new("sin", 1, 1, b_int, NULL);
   jx_fn_free(fsin);
   CHECK(jx_lax_cond(p, fi, fs, 1, (jx_array *[]){x}, out) == JX_ERR_DTYPE);
-  CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_cond: branches must give equal output types: output 0 is float32[] in branch 0 "
-                            "(sum) but int32[3] in branch 1 (as_int)");
+  /* named as the caller passed them (true_fn, false_fn), not by cond's internal branch index */
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_cond: branches must give equal output types: output 0 is float32[] in false_fn "
+                            "(sum) but int32[3] in true_fn (as_int)");
   CHECK(out[0] == NULL);
   /* a NULL predicate, a NULL index */
   CHECK(jx_lax_cond(NULL, fb, fb, 2, (jx_array *[]){x, x}, out) == JX_ERR_VALUE);

@@ -21,6 +21,27 @@ static jx_status fails(void *ctx, jx_array *const *in, jx_array **out) {
   return out[0] ? JX_OK : jx_last_status();
 }
 
+/* float(x) inside jit: a JAX user's ConcretizationTypeError, reported by the call made */
+static jx_status item_of(void *ctx, jx_array *const *in, jx_array **out) {
+  double re, im;
+  if (ctx) (void)jx_item_complex(in[0], &re, &im);
+  else (void)jx_item(in[0]);
+  out[0] = jx_ref(in[0]);
+  return jx_last_status();
+}
+
+static void test_item_under_jit(void) {
+  jx_array *x = jx_scalar_of(2, JX_FLOAT32), *out[1];
+  jx_fn *f = jx_fn_new("item_of", 1, 1, item_of, NULL), *jf = jx_jit(f);
+  CHECK_EQ_INT(jx_call(jf, &x, out), JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_item: float32[] is a tracer inside a transformation");
+  jx_fn *g = jx_fn_new("item_complex_of", 1, 1, item_of, (void *)1), *jg = jx_jit(g);
+  CHECK_EQ_INT(jx_call(jg, &x, out), JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_item_complex: float32[] is a tracer inside a transformation");
+  jx_free(x);
+  jx_fn_free(f), jx_fn_free(jf), jx_fn_free(g), jx_fn_free(jg);
+}
+
 static void test_call(void) {
   int64_t fns = jx_live_fns();
   jx_fn *f = jx_fn_new("sum_exp", 1, 2, sum_exp, NULL);
@@ -69,5 +90,6 @@ static void test_call_errors(void) {
 int main(void) {
   TEST_RUN(test_call);
   TEST_RUN(test_call_errors);
+  TEST_RUN(test_item_under_jit);
   return test_finish();
 }
