@@ -211,7 +211,10 @@ void jx_fn_free(jx_fn *f);
 int jx_fn_nin(const jx_fn *f);
 int jx_fn_nout(const jx_fn *f);
 const char *jx_fn_name(const jx_fn *f);
-/* Calls f: out[0..nout) receive new references (all NULL on failure). Returns JX_OK
+/* Calls f: out[0..nout) receive new references (all NULL on failure); `in` holds
+ * jx_fn_nin(f) arrays and `out` room for jx_fn_nout(f) -- a transformation's result has
+ * its own count (jx_value_and_grad's is 1 + f's auxiliary outputs + nargnums), so size
+ * `out` by jx_fn_nout rather than by f's (a shorter array is overrun). Returns JX_OK
  * or the first error: JX_ERR_VALUE for NULL arguments or an impl that left an output
  * unset or returned a value that is no jx_status, the impl's own status otherwise. */
 jx_status jx_call(jx_fn *f, jx_array *const *in, jx_array **out);
@@ -286,7 +289,8 @@ jx_fn *jx_grad_holomorphic(jx_fn *f, int nargnums, const int *argnums);
  * jax.dtypes.float0), the others are jx_grad's. Any other non-float argument is
  * JX_ERR_DTYPE. Composes with jit and vmap (a mapped float0 grad gets the batch axis). */
 jx_fn *jx_grad_allow_int(jx_fn *f, int nargnums, const int *argnums);
-/* jax.value_and_grad: returns value, aux..., grads.... */
+/* jax.value_and_grad: returns value, aux..., grads... (jx_fn_nout(f) + nargnums outputs;
+ * argnums == NULL means {0}). */
 jx_fn *jx_value_and_grad(jx_fn *f, int nargnums, const int *argnums);
 /* jax.value_and_grad(f, argnums, allow_int=True): as jx_grad_allow_int. */
 jx_fn *jx_value_and_grad_allow_int(jx_fn *f, int nargnums, const int *argnums);
