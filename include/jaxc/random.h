@@ -17,7 +17,8 @@
  * JX_ERR_DTYPE and one not of shape (2,) JX_ERR_SHAPE; shapes as for jx_zeros (ndim in
  * [0, JX_MAX_NDIM], dims >= 0; shape may be NULL when ndim is 0); a dtype of the wrong
  * kind is JX_ERR_DTYPE. dtype is canonicalized first (x64 off: float64 -> float32,
- * int64 -> int32, uint64 -> uint32), exactly as JAX does. Messages name the function.
+ * int64 -> int32, uint64 -> uint32), exactly as JAX does: JX_FLOAT64 is JAX's default
+ * dtype=float (float32 unless x64 is on). Messages name the function.
  * Accuracy against JAX on the CPU (tests/lib/test_random.c): keys, bits, uniform (float64 too),
  * randint, bernoulli, categorical, permutation, choice and, in float32/bfloat16/float16,
  * normal, gumbel, exponential, laplace, logistic and truncated_normal are bit for bit
