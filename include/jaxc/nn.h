@@ -19,7 +19,13 @@
  * NULL x: JX_ERR_VALUE (or the pending error). */
 jx_array *jx_nn_relu(jx_array *x);          /* max(x, 0) */
 jx_array *jx_nn_relu6(jx_array *x);         /* min(max(x, 0), 6) */
-jx_array *jx_nn_sigmoid(jx_array *x);       /* 1 / (1 + exp(-x)) */
+/* sigmoid: 1 / (1 + exp(-x)), JAX's bits for x >= 0; for x < 0 exp(x) / (1 + exp(x))
+ * (one exp of -|x| for both, derivative y (1 - y) without inf / inf), as accurate as
+ * XLA's 1 / (1 + exp(-x)) (mean 0.59 against 0.53 ulp, max 3.3 against 3.4 on
+ * [-20, 0]) but about 45% of negative float32 inputs 1 ulp off JAX's value (23% in
+ * bfloat16 and float16; silu likewise); below -88.7 it keeps the subnormal result where
+ * XLA's exp(-x) overflows to 0. */
+jx_array *jx_nn_sigmoid(jx_array *x);
 jx_array *jx_nn_softplus(jx_array *x);      /* log(1 + exp(x)) = logaddexp(x, 0) */
 jx_array *jx_nn_sparse_plus(jx_array *x);   /* 0 | (x+1)^2/4 | x on (-inf,-1] (-1,1) [1,inf) */
 jx_array *jx_nn_soft_sign(jx_array *x);     /* x / (|x| + 1) */
