@@ -413,6 +413,21 @@ def creation_cases():
         case(f"linspace_{start}_{stop}_{num}_{dt}", "linspace", [],
              lambda a=start, b=stop, n=num, d=dt: jnp.linspace(a, b, n, dtype=d),
              f"start={start!r} stop={stop!r} num={num} dtype={dt}")
+    # float32 across the sizes where XLA's CPU code contracts differently (creation.c's
+    # linspace_f32): n = num - 1 <= 35, <= 223, <= 4441 (vector body + tail), >= 4442 even
+    # and odd; the C test compares these with tolerance 0
+    for num in (3, 13, 36, 37, 101, 224, 225, 1001, 4443, 4444):
+        for start, stop in ((-3.27766, -6.99441), (0.3, 7.1), (-9187.65, 6119.45)):
+            if num > 1001 and start != 0.3:
+                continue
+            case(f"linspace_f32_{start}_{stop}_{num}", "linspace", [],
+                 lambda a=start, b=stop, n=num: jnp.linspace(a, b, n, dtype="float32"),
+                 f"start={start!r} stop={stop!r} num={num} dtype=float32")
+    for start, stop, num, dt in ((-2.5, 1e4, 300, "int32"), (1e-3, -17.25, 40, "float16"),
+                                 (0.1, 9.9, 250, "bfloat16"), (5.0, 5.0, 9, "float32")):
+        case(f"linspace_{start}_{stop}_{num}_{dt}", "linspace", [],
+             lambda a=start, b=stop, n=num, d=dt: jnp.linspace(a, b, n, dtype=d),
+             f"start={start!r} stop={stop!r} num={num} dtype={dt}")
     for n, m, k in ((3, 4, 1), (4, 3, -1), (3, 3, 5), (3, 3, -5), (0, 2, 0), (2, 5, 3)):
         case(f"eye_k_{n}_{m}_{k}", "eye_k", [], lambda n=n, m=m, k=k: jnp.eye(n, m, k, jnp.float32),
              f"n={n} m={m} k={k} dtype=float32")
