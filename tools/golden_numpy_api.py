@@ -509,6 +509,9 @@ g.case("histogram_bin_edges_int", "histogram_bin_edges", [i32([1, 2, 3, 9])], la
        "bins=4")
 g.case("histogram_bin_edges_range", "histogram_bin_edges", [HA], lambda a: jnp.histogram_bin_edges(a, 7, range=(-0.3, 1.1)),
        "bins=7 range=-0.3,1.1")
+for nb in (12, 100, 300):  # XLA's linspace kernel, FMAs included: compared with tolerance 0
+    g.case(f"histogram_bin_edges_exact_{nb}", "histogram_bin_edges", [f32([-3.27766, 0.5, -6.99441])],
+           lambda a, nb=nb: jnp.histogram_bin_edges(a, nb), f"bins={nb}")
 grad_case("grad_histogram_w", "histogram_w0", [HW, HA], lambda w, a: jnp.histogram(a, 3, range=(0.0, 3.0), weights=w)[0],
           "bins=3 range=0,3")
 grad_case("grad_histogram_edges_w", "histogram_edges_w0", [HW, HA, f32([0.0, 0.5, 2.0, 3.0])],

@@ -111,23 +111,22 @@ jx_array *jx_arange(double start, double stop, double step, jx_dtype dtype) {
  * r) into iota * (stop * r); it keeps the division for bfloat16 (observed with jax 0.10 /
  * XLA CPU: these forms reproduce its float16 and bfloat16 results exactly). float32:
  * see linspace_f32. */
-static jx_array *linspace_body(double start, double stop, int64_t num, jx_dtype cd) {
-  int64_t div = num - 1;
+static jx_array *linspace_body(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd) {
+  int64_t div = num - 1, one = 1;
+  int none[1] = {0};
   jx_array *io = prim_iota(cd, 1, &div, 0), *step, *b;
   if (cd == JX_BFLOAT16) {
     step = prim_binary(PRIM_div, io, const_shaped((double)div, cd, false, 1, &div));
-    b = prim_binary(PRIM_mul, const_shaped(stop, cd, false, 1, &div), step);
+    b = prim_binary(PRIM_mul, prim_broadcast_in_dim(stop, 1, &div, none), step);
   } else {
     jx_array *r = prim_binary(PRIM_div, np_constant(1, cd), np_constant((double)div, cd));
-    jx_array *sr = prim_binary(PRIM_mul, np_constant(stop, cd), r);
-    int none[1] = {0};
+    jx_array *sr = prim_binary(PRIM_mul, stop, r);
     step = prim_binary(PRIM_mul, io, prim_broadcast_in_dim(r, 1, &div, none));
     b = prim_binary(PRIM_mul, io, prim_broadcast_in_dim(sr, 1, &div, none));
   }
   jx_array *one_m = prim_binary(PRIM_sub, const_shaped(1, cd, false, 1, &div), step);
-  jx_array *a = prim_binary(PRIM_mul, const_shaped(start, cd, false, 1, &div), one_m);
-  int64_t one = 1;
-  jx_array *parts[2] = {prim_binary(PRIM_add, a, b), const_shaped(stop, cd, false, 1, &one)};
+  jx_array *a = prim_binary(PRIM_mul, prim_broadcast_in_dim(start, 1, &div, none), one_m);
+  jx_array *parts[2] = {prim_binary(PRIM_add, a, b), prim_reshape(stop, 1, &one)};
   return prim_concatenate(2, parts, 0);
 }
 
@@ -144,15 +143,15 @@ static jx_array *linspace_body(double start, double stop, int64_t num, jx_dtype 
  *   n >= 4442    split into parallel workgroups: n even, vector loops: fma(i, sr, start*u);
  *                n odd, scalar loops whose adds fuse the other product: fma(start, u, i*sr)
  * (LLVM's vector width: XLA asks for 256-bit vectors on every x86-64 target.) */
-static jx_array *linspace_f32(double start, double stop, int64_t num) {
+static jx_array *linspace_f32(jx_array *start, jx_array *stop, int64_t num) {
   const jx_dtype cd = JX_FLOAT32;
   int64_t n = num - 1, one = 1;
   int none[1] = {0};
   jx_array *io = prim_iota(cd, 1, &n, 0);
   jx_array *r = prim_binary(PRIM_div, np_constant(1, cd), np_constant((double)n, cd));
-  jx_array *sr = prim_binary(PRIM_mul, np_constant(stop, cd), r);
+  jx_array *sr = prim_binary(PRIM_mul, stop, r);
   jx_array *rb = prim_broadcast_in_dim(r, 1, &n, none), *srb = prim_broadcast_in_dim(sr, 1, &n, none);
-  jx_array *s = const_shaped(start, cd, false, 1, &n), *c1 = const_shaped(1, cd, false, 1, &n);
+  jx_array *s = prim_broadcast_in_dim(start, 1, &n, none), *c1 = const_shaped(1, cd, false, 1, &n);
   jx_array *U = prim_binary(PRIM_sub, c1, prim_binary(PRIM_mul, io, rb));
   jx_array *u = prim_fma(prim_unary(PRIM_neg, io), rb, c1);
   jx_array *vec = prim_fma(io, srb, prim_binary(PRIM_mul, s, u));
@@ -168,8 +167,20 @@ static jx_array *linspace_f32(double start, double stop, int64_t num) {
   } else {
     body = n % 2 == 0 ? vec : prim_fma(s, u, prim_binary(PRIM_mul, io, srb));
   }
-  jx_array *parts[2] = {body, const_shaped(stop, cd, false, 1, &one)};
+  jx_array *parts[2] = {body, prim_reshape(stop, 1, &one)};
   return prim_concatenate(2, parts, 0);
+}
+
+/* array_creation._linspace of 0-d start and stop of the computation dtype cd (a real
+ * floating dtype), endpoint=True, num >= 1: (num,) in cd, as XLA's CPU backend computes
+ * it. jx_linspace and jnp.histogram_bin_edges (histogram.c) use it. */
+jx_array *np_linspace(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd) {
+  if (!start || !stop) return NULL;
+  if (num == 1) {
+    int64_t one = 1;
+    return prim_reshape(start, 1, &one);
+  }
+  return cd == JX_FLOAT32 ? linspace_f32(start, stop, num) : linspace_body(start, stop, num, cd);
 }
 
 jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype) {
@@ -185,9 +196,8 @@ jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype) {
   /* computation_dtype (to_inexact_dtype), in its real part: start and stop are real */
   jx_dtype cd = dtype_real_part(dtype_to_inexact(dtype));
   jx_scope_begin();
-  jx_array *out = num <= 1 ? const_shaped(start, cd, false, 1, &num)
-                 : cd == JX_FLOAT32 ? linspace_f32(start, stop, num)
-                                    : linspace_body(start, stop, num, cd);
+  jx_array *out = num == 0 ? const_shaped(start, cd, false, 1, &num)
+                           : np_linspace(np_constant(start, cd), np_constant(stop, cd), num, cd);
   if (out && dtype_is_integer(dtype)) out = prim_unary(PRIM_floor, out);
   return np_scope_return(out ? np_convert(out, dtype, false) : NULL);
 }

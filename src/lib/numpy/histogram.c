@@ -17,16 +17,6 @@ static jx_array *at(jx_array *x, int64_t i) {
   return jx_squeeze(jx_slice(x, 1, (int64_t[]){i}, (int64_t[]){i + 1}, (int64_t[]){1}), 1, (int[]){0});
 }
 
-/* linspace(start, stop, num) of 0-d arrays as JAX's: start (1 - i/div) + stop (i/div)
- * for i < num - 1, then stop; num == 1: [start]. */
-static jx_array *linspace_arrays(jx_array *start, jx_array *stop, int64_t num, jx_dtype d) {
-  if (num == 1) return jx_reshape(jx_astype(start, d), 1, (int64_t[]){1});
-  jx_array *step = jx_divide(jx_arange(0, (double)(num - 1), 1, d), jx_astype(wf((double)(num - 1)), d));
-  jx_array *pts = jx_add(jx_multiply(jx_astype(start, d), jx_subtract(jx_astype(wi(1), d), step)),
-                         jx_multiply(jx_astype(stop, d), step));
-  return jx_concatenate(2, (jx_array *[]){pts, jx_reshape(jx_astype(stop, d), 1, (int64_t[]){1})}, 0);
-}
-
 /* jnp.histogram_bin_edges(a, bins, range): bins + 1 equally spaced edges over range
  * (NULL: [min(a), max(a)]), widened by 1/2 on both sides when the range is empty. */
 jx_array *jx_histogram_bin_edges(jx_array *a, int64_t bins, const double *range) {
@@ -49,7 +39,13 @@ jx_array *jx_histogram_bin_edges(jx_array *a, int64_t bins, const double *range)
   jx_array *empty = jx_equal(jx_subtract(hi, lo), wi(0));
   lo = jx_where(empty, jx_subtract(lo, wf(0.5)), lo);
   hi = jx_where(empty, jx_add(hi, wf(0.5)), hi);
-  return np_scope_return(linspace_arrays(lo, hi, bins + 1, d));
+  /* jnp.linspace of the (traced) ends: the same XLA kernel as jx_linspace's (complex:
+   * the real and imaginary parts apart) */
+  jx_dtype rd = dtype_real_part(d);
+  if (!dtype_is_complex(d))
+    return np_scope_return(np_linspace(jx_astype(lo, rd), jx_astype(hi, rd), bins + 1, rd));
+  return np_scope_return(jx_complex(np_linspace(jx_real(lo), jx_real(hi), bins + 1, rd),
+                                    np_linspace(jx_imag(lo), jx_imag(hi), bins + 1, rd)));
 }
 
 /* jnp.histogram_bin_edges(a, bins) for an array of edges: bins as a's inexact dtype. */
