@@ -423,6 +423,12 @@ def creation_cases():
             case(f"linspace_f32_{start}_{stop}_{num}", "linspace", [],
                  lambda a=start, b=stop, n=num: jnp.linspace(a, b, n, dtype="float32"),
                  f"start={start!r} stop={stop!r} num={num} dtype=float32")
+    with jax.enable_x64(True):  # float64: the same regimes at n <= 33, <= 175, vector blocks of 16
+        for num in (13, 34, 35, 176, 177, 1001):
+            for start, stop in ((-3.27766, -6.99441), (-9187.65, 6119.45)):
+                case(f"linspace_f64_{start}_{stop}_{num}", "linspace", [],
+                     lambda a=start, b=stop, n=num: jnp.linspace(a, b, n, dtype="float64"),
+                     f"start={start!r} stop={stop!r} num={num} dtype=float64 x64=1")
     for start, stop, num, dt in ((-2.5, 1e4, 300, "int32"), (1e-3, -17.25, 40, "float16"),
                                  (0.1, 9.9, 250, "bfloat16"), (5.0, 5.0, 9, "float32")):
         case(f"linspace_{start}_{stop}_{num}_{dt}", "linspace", [],

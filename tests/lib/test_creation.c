@@ -85,6 +85,7 @@ static void test_golden_creation(void) {
     jx_scope_begin();
     jx_array *x = c->nin ? golden_to_array(&c->in[0]) : NULL;
     bool known;
+    jx_config_enable_x64(golden_param_int(c, "x64", 0));
     jx_array *got = call_creation(c, x, &known);
     if (known) {
       run++;
@@ -94,6 +95,7 @@ static void test_golden_creation(void) {
     }
     jx_clear_error();
     jx_scope_end(0, NULL);
+    jx_config_enable_x64(false);
   }
   CHECK_MSG(run > 100, "only %d creation cases ran", run);
   printf("%d golden creation cases\n", run);

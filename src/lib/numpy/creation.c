@@ -109,8 +109,8 @@ jx_array *jx_arange(double start, double stop, double step, jx_dtype dtype) {
  * computes for that graph on CPU: its algebraic simplifier turns the division by the
  * constant into a product with r = 1 / n (rounded to cd) and reassociates stop * (iota *
  * r) into iota * (stop * r); it keeps the division for bfloat16 (observed with jax 0.10 /
- * XLA CPU: these forms reproduce its float16 and bfloat16 results exactly). float32:
- * see linspace_f32. */
+ * XLA CPU: these forms reproduce its float16 and bfloat16 results exactly). float32 and
+ * float64: see linspace_fma. */
 static jx_array *linspace_body(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd) {
   int64_t div = num - 1, one = 1;
   int none[1] = {0};
@@ -130,21 +130,31 @@ static jx_array *linspace_body(jx_array *start, jx_array *stop, int64_t num, jx_
   return prim_concatenate(2, parts, 0);
 }
 
-/* float32 linspace bit for bit as XLA's CPU backend computes the graph above, which LLVM
- * contracts into FMAs differently by size (jax/jaxlib 0.10.2 on x86-64, found in XLA's
- * optimized LLVM IR, --xla_dump_to, and checked element by element on 2,200 (start, stop,
- * num) against jnp.linspace). With n = num - 1 elements before stop, i = iota, r = 1/n,
- * sr = stop * r (rounded), U = 1 - i*r (two roundings) and u = fma(-i, r, 1):
- *   n <= 35      fully unrolled scalar code, U constant-folded: fma(i, sr, start*U), but
- *                element 1 (i*sr folds to sr) fuses the other product: fma(start, U, sr)
- *   n <= 223     unrolled 8-wide vectors, U folded: fma(i, sr, start*U)
- *   n <= 4441    an 8-wide vector loop over the first n/8*8, U contracted:
- *                fma(i, sr, start*u); the unrolled scalar tail as n <= 223
- *   n >= 4442    split into parallel workgroups: n even, vector loops: fma(i, sr, start*u);
- *                n odd, scalar loops whose adds fuse the other product: fma(start, u, i*sr)
+/* float32 / float64 linspace bit for bit as XLA's CPU backend computes the graph above,
+ * which LLVM contracts into FMAs differently by size (jax/jaxlib 0.10.2 on x86-64, read
+ * from XLA's optimized LLVM IR, --xla_dump_to, and checked element by element against
+ * jnp.linspace on 2,700 float32 and 380 float64 (start, stop, num)). With n = num - 1
+ * elements before stop, i = iota, r = 1/n, sr = stop * r (rounded), U = 1 - i*r (two
+ * roundings) and u = fma(-i, r, 1), by n (float32 / float64 limits):
+ *   <= 35 / 33          fully unrolled scalar code, U constant-folded: fma(i, sr, start*U),
+ *                       but element 1 (i*sr folds to sr) fuses the other product:
+ *                       fma(start, U, sr)
+ *   <= 223 / 175        unrolled vectors, U folded: fma(i, sr, start*U)
+ *   < 4442 / 65533      a vector loop over the first n/8*8 (float32; float64: n/16*16, 4
+ *                       lanes x 4), U contracted: fma(i, sr, start*u); then the unrolled
+ *                       scalar tail as above
+ *   larger              split into parallel workgroups: n even, vector loops:
+ *                       fma(i, sr, start*u); n odd, scalar loops whose adds fuse the other
+ *                       product: fma(start, u, i*sr)
  * (LLVM's vector width: XLA asks for 256-bit vectors on every x86-64 target.) */
-static jx_array *linspace_f32(jx_array *start, jx_array *stop, int64_t num) {
-  const jx_dtype cd = JX_FLOAT32;
+typedef struct {
+  int64_t scalar_max, unrolled_max, block, parallel_min;
+} LinspaceRegimes;
+static const LinspaceRegimes linspace_f32_regimes = {35, 223, 8, 4442};
+static const LinspaceRegimes linspace_f64_regimes = {33, 175, 16, 65533};
+
+static jx_array *linspace_fma(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd,
+                              const LinspaceRegimes *g) {
   int64_t n = num - 1, one = 1;
   int none[1] = {0};
   jx_array *io = prim_iota(cd, 1, &n, 0);
@@ -156,14 +166,14 @@ static jx_array *linspace_f32(jx_array *start, jx_array *stop, int64_t num) {
   jx_array *u = prim_fma(prim_unary(PRIM_neg, io), rb, c1);
   jx_array *vec = prim_fma(io, srb, prim_binary(PRIM_mul, s, u));
   jx_array *folded = prim_fma(io, srb, prim_binary(PRIM_mul, s, U)), *body;
-  if (n <= 35) {
+  if (n <= g->scalar_max) {
     jx_array *first = prim_binary(PRIM_eq, io, const_shaped(1, cd, false, 1, &n));
     body = prim_select(first, prim_fma(s, U, srb), folded);
-  } else if (n <= 223) {
+  } else if (n <= g->unrolled_max) {
     body = folded;
-  } else if (n <= 4441) {
-    jx_array *in_vec = prim_binary(PRIM_lt, io, const_shaped((double)(n / 8 * 8), cd, false, 1, &n));
-    body = prim_select(in_vec, vec, folded);
+  } else if (n < g->parallel_min) {
+    int64_t nv = n / g->block * g->block;
+    body = nv == n ? vec : prim_select(prim_binary(PRIM_lt, io, const_shaped((double)nv, cd, false, 1, &n)), vec, folded);
   } else {
     body = n % 2 == 0 ? vec : prim_fma(s, u, prim_binary(PRIM_mul, io, srb));
   }
@@ -180,7 +190,9 @@ jx_array *np_linspace(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd)
     int64_t one = 1;
     return prim_reshape(start, 1, &one);
   }
-  return cd == JX_FLOAT32 ? linspace_f32(start, stop, num) : linspace_body(start, stop, num, cd);
+  if (cd == JX_FLOAT32) return linspace_fma(start, stop, num, cd, &linspace_f32_regimes);
+  if (cd == JX_FLOAT64) return linspace_fma(start, stop, num, cd, &linspace_f64_regimes);
+  return linspace_body(start, stop, num, cd);
 }
 
 jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype) {
