@@ -10,6 +10,7 @@ Conventions the C tests (tests/lib/test_*.c) rely on:
   * params are key=value; lists are comma separated ("axes=0,2"); "none" is Python's
     None (axis=None, a slice bound left out); an absent "axes" means axes=None.
   * to_string cases store the expected text as a uint8 output (its UTF-8 bytes).
+  * x64=1 cases (float64 linspace) ran under jax.enable_x64(True); the C test enables x64.
   * an expected error is written as `err JX_ERR_...` when JAX raises.
 Float32/bfloat16 inputs avoid subnormals (XLA on CPU flushes them to zero).
 """
