@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """golden_numpy_api.py -- writes tests/golden/numpy_api.txt: JAX's results for jax.numpy
 edge cases the other golden files leave out -- zero-size arrays through sorting, scans,
-quantiles, unique, nonzero, histogram, einsum, pad and the movement functions; clip with
+quantiles, unique (and unique(axis=)), nonzero, histogram (edges arrays, histogram2d,
+histogramdd), searchsorted(sorter=), take(mode="wrap"), einsum, pad and the movement functions; clip with
 weak bounds; split at indices past the end; median / quantile of ints; diff with n past the
 length; cumsum of small ints (overflow after promotion); and bincount, select, meshgrid,
 array_split and pad's other modes -- plus gradients (param grad=1: the output is
@@ -435,6 +436,179 @@ with jax.enable_x64(True):
     g.case("x64_argwhere", "argwhere", [arr([[0, 1], [1, 1]], "int32")], lambda x: jnp.argwhere(x, size=4), "size=4 x64=1")
     g.case("x64_take_clip_i64", "at_get", [jnp.asarray([1.0, 2.0, 3.0], "float64"), arr([-5, 1, 2**40], "int64")],
            lambda x, i: jnp.take(x, i, mode="clip"), "axis=0 mode=clip x64=1")
+
+
+# ---------------------------------------------------------------- take(mode="wrap")
+g.case("take_wrap", "at_get", [XC, i32([-9, -1, 0, 3, 4, 13])], lambda x, i: jnp.take(x, i, axis=1, mode="wrap"),
+       "axis=1 mode=wrap")
+g.case("take_wrap_rows", "at_get", [XC, i32([[-4, 7], [2, -2]])], lambda x, i: jnp.take(x, i, axis=0, mode="wrap"),
+       "axis=0 mode=wrap")
+g.case("take_wrap_flat", "at_get", [XC, i32([-13, 25, 11, -1])], lambda x, i: jnp.take(x, i, mode="wrap"),
+       "axis=none mode=wrap")
+g.case("take_wrap_i8", "at_get", [XC, arr([-128, 127, -3], "int8")], lambda x, i: jnp.take(x, i, axis=1, mode="wrap"),
+       "axis=1 mode=wrap")
+g.case("take_wrap_u8", "at_get", [XC, arr([255, 0, 6], "uint8")], lambda x, i: jnp.take(x, i, axis=-1, mode="wrap"),
+       "axis=-1 mode=wrap")
+g.case("take_wrap_empty_idx", "at_get", [XC, i32([])], lambda x, i: jnp.take(x, i, axis=0, mode="wrap"),
+       "axis=0 mode=wrap")
+g.case("take_wrap_i8_long", "at_get", [f32(np.arange(300.0)), arr([1, -1], "int8")],
+       raises(lambda x, i: jnp.take(x, i, mode="wrap")), "axis=0 mode=wrap", err="JX_ERR_VALUE")  # OverflowError
+g.case("take_wrap_empty_axis", "at_get", [E23, i32([1])], lambda x, i: jnp.take(x, i, axis=1, mode="wrap"),
+       "axis=1 mode=wrap", err="JX_ERR_SHAPE")
+g.case("take_wrap_float_idx", "at_get", [XC, f32([1.0])], raises(lambda x, i: jnp.take(x, i, mode="wrap")),
+       "axis=none mode=wrap", err="JX_ERR_DTYPE")
+g.case("take_wrap_bad_axis", "at_get", [XC, i32([1])], raises(lambda x, i: jnp.take(x, i, axis=2, mode="wrap")),
+       "axis=2 mode=wrap", err="JX_ERR_SHAPE")
+g.case("take_along_wrap", "take_along", [XC, i32([[0, 5, -1]] * 3)],
+       lambda x, i: jnp.take_along_axis(x, i, axis=1, mode="wrap"), "axis=1 mode=wrap", err="JX_ERR_VALUE")
+g.case("at_add_wrap", "at_add", [V, i32([0, 5]), f32([1.0, 2.0])], lambda x, i, y: x.at[i].add(y, mode="wrap"),
+       "axis=0 mode=wrap", err="JX_ERR_VALUE")
+g.case("at_set_wrap", "at_set", [V, i32([0, 5]), f32([1.0, 2.0])], lambda x, i, y: x.at[i].set(y, mode="wrap"),
+       "axis=0 mode=wrap", err="JX_ERR_VALUE")
+grad_case("grad_take_wrap", "at_get", [XC, i32([-9, -1, 0, 3, 13])], lambda x, i: jnp.take(x, i, axis=1, mode="wrap"),
+          "axis=1 mode=wrap")
+
+# ---------------------------------------------------------------- histograms
+HA = f32([0.5, 1.0, 2.0, 3.0, 3.0, -1.0, 5.0, NAN, 2.5, 0.0])
+HW = f32([1.0, 2.0, 0.5, 1.5, 1.0, 3.0, 1.0, 2.0, 0.25, 4.0])
+HE = f32([0.0, 1.0, 2.0, 3.0])
+g.case("histogram_edges", "histogram_edges", [HA, HE], lambda a, b: jnp.histogram(a, b))
+g.case("histogram_edges_w", "histogram_edges", [HA, HE, HW], lambda a, b, w: jnp.histogram(a, b, weights=w))
+g.case("histogram_edges_density", "histogram_edges", [HA, f32([0.0, 0.5, 2.0, 3.0])],
+       lambda a, b: jnp.histogram(a, b, density=True), "density=1")
+g.case("histogram_edges_w_density", "histogram_edges", [HA, f32([0.0, 0.5, 2.0, 3.0]), HW],
+       lambda a, b, w: jnp.histogram(a, b, weights=w, density=True), "density=1")
+g.case("histogram_edges_nonmono", "histogram_edges", [HA, f32([0.0, 3.0, 1.0, 2.0])], lambda a, b: jnp.histogram(a, b))
+g.case("histogram_edges_desc", "histogram_edges", [HA, f32([3.0, 2.0, 1.0, 0.0])], lambda a, b: jnp.histogram(a, b))
+g.case("histogram_edges_int", "histogram_edges", [i32([1, 2, 3, 3, 7, -2], (2, 3)), i32([0, 2, 4])],
+       lambda a, b: jnp.histogram(a, b))
+g.case("histogram_edges_f16w", "histogram_edges", [i32([1, 2, 3]), f32([1.0, 2.0, 3.0]), arr([1, 2, 3], "float16")],
+       lambda a, b, w: jnp.histogram(a, b, weights=w))
+g.case("histogram_edges_one", "histogram_edges", [HA, f32([1.0])], lambda a, b: jnp.histogram(a, b))
+g.case("histogram_edges_dups", "histogram_edges", [HA, f32([0.0, 2.0, 2.0, 3.0])], lambda a, b: jnp.histogram(a, b))
+g.case("histogram_edges_empty", "histogram_edges", [HA, E], lambda a, b: jnp.histogram(a, b), err="JX_ERR_SHAPE")
+g.case("histogram_edges_2d", "histogram_edges", [HA, f32([[0.0, 1.0]])], lambda a, b: jnp.histogram(a, b),
+       err="JX_ERR_SHAPE")
+g.case("histogram_edges_bad_w", "histogram_edges", [HA, HE, f32([1.0, 2.0])],
+       lambda a, b, w: jnp.histogram(a, b, weights=w), err="JX_ERR_SHAPE")
+g.case("histogram_bins_w", "histogram", [HA, HW], lambda a, w: jnp.histogram(a, 4, range=(0.0, 4.0), weights=w),
+       "bins=4 range=0,4")
+g.case("histogram_bins_density", "histogram", [f32([0.5, 1.0, 2.0, 3.0, 3.0, 0.1])],
+       lambda a: jnp.histogram(a, 5, density=True), "bins=5 density=1")
+g.case("histogram_bins_data", "histogram", [i32([4, 1, 7, 7, 2, 9], (3, 2))], lambda a: jnp.histogram(a, 3), "bins=3")
+g.case("histogram_bins_const", "histogram", [f32([2.0, 2.0, 2.0])], lambda a: jnp.histogram(a, 2), "bins=2")
+g.case("histogram_bins_0", "histogram", [f32([0.5, 1.5])], lambda a: jnp.histogram(a, 0), "bins=0")
+g.case("histogram_bins_neg", "histogram", [f32([0.5, 1.5])], lambda a: jnp.histogram(a, -1), "bins=-1",
+       err="JX_ERR_VALUE")
+g.case("histogram_range_rev", "histogram", [HA], lambda a: jnp.histogram(a, 3, range=(4.0, 0.0)), "bins=3 range=4,0")
+g.case("histogram_bf16", "histogram", [HA.astype("bfloat16")], lambda a: jnp.histogram(a, 3, range=(-1.0, 2.0)),
+       "bins=3 range=-1,2")
+g.case("histogram_bin_edges_arr", "histogram_bin_edges_array", [HA.astype("float16"), i32([0, 1, 5])],
+       lambda a, b: jnp.histogram_bin_edges(a, b))
+g.case("histogram_bin_edges_int", "histogram_bin_edges", [i32([1, 2, 3, 9])], lambda a: jnp.histogram_bin_edges(a, 4),
+       "bins=4")
+g.case("histogram_bin_edges_range", "histogram_bin_edges", [HA], lambda a: jnp.histogram_bin_edges(a, 7, range=(-0.3, 1.1)),
+       "bins=7 range=-0.3,1.1")
+for nb in (12, 100, 300):  # XLA's linspace kernel, FMAs included: compared with tolerance 0
+    g.case(f"histogram_bin_edges_exact_{nb}", "histogram_bin_edges", [f32([-3.27766, 0.5, -6.99441])],
+           lambda a, nb=nb: jnp.histogram_bin_edges(a, nb), f"bins={nb}")
+grad_case("grad_histogram_w", "histogram_w0", [HW, HA], lambda w, a: jnp.histogram(a, 3, range=(0.0, 3.0), weights=w)[0],
+          "bins=3 range=0,3")
+grad_case("grad_histogram_edges_w", "histogram_edges_w0", [HW, HA, f32([0.0, 0.5, 2.0, 3.0])],
+          lambda w, a, b: jnp.histogram(a, b, weights=w, density=True)[0], "density=1")
+
+HS = f32([0.0, 1.0, 1.0, 2.0, 2.0, 2.0, 0.5, 0.5, 3.0, NAN, -1.0, 1.5], (6, 2))
+HS3 = f32(np.array([[0.1, 0.2, 0.3], [0.9, 0.5, 0.1], [0.5, 0.5, 0.5], [1.0, 0.0, 0.7], [0.2, 0.8, 1.0]]))
+
+
+def hdd(*a, **k):
+    h, e = jnp.histogramdd(*a, **k)
+    return (h, *e)
+
+
+g.case("histogramdd", "histogramdd", [HS], lambda s: hdd(s, bins=2), "bins=2,2")
+g.case("histogramdd_bins", "histogramdd", [HS], lambda s: hdd(s, bins=[3, 2]), "bins=3,2")
+g.case("histogramdd_range", "histogramdd", [HS], lambda s: hdd(s, bins=[2, 4], range=[(0.0, 2.0), None]),
+       "bins=2,4 range=0,2,nan,nan")
+g.case("histogramdd_w", "histogramdd", [HS, f32([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])],
+       lambda s, w: hdd(s, bins=2, weights=w), "bins=2,2")
+g.case("histogramdd_density", "histogramdd", [HS3], lambda s: hdd(s, bins=[2, 3, 2], density=True), "bins=2,3,2 density=1")
+g.case("histogramdd_int", "histogramdd", [i32([0, 1, 2, 2, 4, 1, 3, 3], (4, 2))], lambda s: hdd(s, bins=2), "bins=2,2")
+g.case("histogramdd_edges", "histogramdd_edges", [HS3, f32([0.0, 0.5, 1.0]), f32([0.0, 0.25, 0.5, 1.0]), f32([0.0, 1.0])],
+       lambda s, e0, e1, e2: hdd(s, bins=[e0, e1, e2]))
+g.case("histogramdd_1d", "histogramdd", [f32([0.0, 1.0])], lambda s: hdd(s, bins=2), "bins=2", err="JX_ERR_SHAPE")
+g.case("histogramdd_bad_w", "histogramdd", [HS, f32([1.0, 2.0])], lambda s, w: hdd(s, bins=2, weights=w), "bins=2,2",
+       err="JX_ERR_SHAPE")
+HX, HY = f32([0.0, 1.0, 2.0, 0.5, 1.5]), f32([1.0, 2.0, 2.0, 1.25, 0.0])
+
+
+def h2d(*a, **k):
+    return jnp.histogram2d(*a, **k)
+
+
+g.case("histogram2d", "histogram2d", [HX, HY], lambda x, y: h2d(x, y, bins=[2, 3]), "bins=2,3")
+g.case("histogram2d_int_density", "histogram2d", [i32([0, 1, 2]), i32([1, 2, 2])],
+       lambda x, y: h2d(x, y, bins=2, density=True), "bins=2,2 density=1")
+g.case("histogram2d_w_range", "histogram2d", [HX, HY, f32([1.0, 0.5, 2.0, 1.0, 3.0])],
+       lambda x, y, w: h2d(x, y, bins=2, range=[[0.0, 1.0], [0.0, 2.0]], weights=w), "bins=2,2 range=0,1,0,2")
+g.case("histogram2d_mixed", "histogram2d", [HX, i32([1, 2, 2, 1, 0])], lambda x, y: h2d(x, y, bins=2), "bins=2,2")
+g.case("histogram2d_len", "histogram2d", [HX, f32([1.0, 2.0])], raises(lambda x, y: h2d(x, y, bins=2)), "bins=2,2",
+       err="JX_ERR_SHAPE")
+
+# ---------------------------------------------------------------- searchsorted(sorter=)
+SA, SV = f32([5.0, 1.0, 3.0, 2.0, NAN, -0.0]), f32([0.0, 2.0, 2.5, 6.0, NAN, -1.0])
+for side in ("left", "right"):
+    g.case(f"searchsorted_sorter_{side}", "searchsorted_sorter", [SA, SV, i32([5, 1, 3, 2, 0, 4])],
+           lambda a, v, s, side=side: jnp.searchsorted(a, v, side=side, sorter=s), f"side={side}")
+g.case("searchsorted_sorter_neg_oob", "searchsorted_sorter", [SA, SV, i32([-1, 1, 3, -3, 0, 9])],
+       lambda a, v, s: jnp.searchsorted(a, v, sorter=s), "side=left")
+g.case("searchsorted_sorter_short", "searchsorted_sorter", [SA, SV, i32([1, 3])],
+       lambda a, v, s: jnp.searchsorted(a, v, sorter=s), "side=left")
+g.case("searchsorted_sorter_u8", "searchsorted_sorter", [i32([50, 10, 30]), i32([[5, 30], [31, 60]]), arr([1, 2, 0], "uint8")],
+       lambda a, v, s: jnp.searchsorted(a, v, side="right", sorter=s), "side=right")
+g.case("searchsorted_sorter_mixed", "searchsorted_sorter", [i32([5, 1, 3]), f32([2.5, 3.0]), i32([1, 2, 0])],
+       lambda a, v, s: jnp.searchsorted(a, v, sorter=s), "side=left")
+g.case("searchsorted_sorter_empty", "searchsorted_sorter", [E, SV, i32([])],
+       lambda a, v, s: jnp.searchsorted(a, v, sorter=s), "side=left")
+g.case("searchsorted_sorter_float", "searchsorted_sorter", [SA, SV, f32([0.0] * 6)],
+       lambda a, v, s: jnp.searchsorted(a, v, sorter=s), "side=left", err="JX_ERR_DTYPE")
+g.case("searchsorted_sorter_empty_a", "searchsorted_sorter", [E, SV, i32([0, 0])],
+       lambda a, v, s: jnp.searchsorted(a, v, sorter=s), "side=left", err="JX_ERR_SHAPE")
+g.case("searchsorted_sorter_2d_a", "searchsorted_sorter", [XC, SV, i32([0])],
+       lambda a, v, s: jnp.searchsorted(a, v, sorter=s), "side=left", err="JX_ERR_SHAPE")
+
+# ---------------------------------------------------------------- unique(axis=)
+UR = f32([1.0, 2.0, 0.0, 1.0, 2.0, 0.0, -0.0, 5.0, 1.0, 1.0, 2.0, -1.0, NAN, 0.0, 1.0, NAN, 0.0, 1.0], (6, 3))
+UI = i32([3, 1, 3, 2, 1, 2, 3, 1, 3, 0, 0, 0], (3, 4))
+
+
+def uniq(x, **k):
+    return jnp.unique(x, return_index=True, return_inverse=True, return_counts=True, **k)
+
+
+for ax in (0, 1, -1):
+    g.case(f"unique_axis{ax}_f", "unique", [UR], lambda x, ax=ax: uniq(x, axis=ax), f"axis={ax} size=-1")
+    g.case(f"unique_axis{ax}_i", "unique", [UI], lambda x, ax=ax: uniq(x, axis=ax), f"axis={ax} size=-1")
+g.case("unique_axis_3d", "unique", [i32([1, 2, 1, 2, 0, 0, 1, 2, 0, 0, 1, 2], (2, 3, 2))],
+       lambda x: uniq(x, axis=1), "axis=1 size=-1")
+g.case("unique_axis_size", "unique", [UR], lambda x: uniq(x, axis=0, size=6), "axis=0 size=6")
+g.case("unique_axis_size_small", "unique", [UI], lambda x: uniq(x, axis=1, size=2), "axis=1 size=2")
+g.case("unique_axis_size_fill", "unique", [UI, i32(-7)], lambda x, f: uniq(x, axis=1, size=5, fill_value=f),
+       "axis=1 size=5 fill=1")
+g.case("unique_axis_fill_row", "unique", [UI, i32([9, 8, 7])], lambda x, f: uniq(x, axis=1, size=5, fill_value=f),
+       "axis=1 size=5 fill=1")
+g.case("unique_axis_bool", "unique", [arr([1, 0, 1, 1, 0, 1, 0, 0], "bool", (4, 2))], lambda x: uniq(x, axis=0),
+       "axis=0 size=-1")
+g.case("unique_axis_empty", "unique", [E23], lambda x: uniq(x, axis=1), "axis=1 size=-1")
+g.case("unique_axis_empty_fill", "unique", [E23, f32(4.0)], lambda x, f: uniq(x, axis=1, size=2, fill_value=f),
+       "axis=1 size=2 fill=1")
+g.case("unique_axis_empty_rows", "unique", [E23], lambda x: uniq(x, axis=0), "axis=0 size=-1")
+g.case("unique_axis_empty_rows_fill", "unique", [E23, f32(4.0)], lambda x, f: uniq(x, axis=2, size=4, fill_value=f),
+       "axis=2 size=4 fill=1")
+g.case("unique_axis_bad", "unique", [UI], raises(lambda x: uniq(x, axis=2)), "axis=2 size=-1", err="JX_ERR_SHAPE")
+g.case("unique_axis_0d", "unique", [f32(1.0)], raises(lambda x: uniq(x, axis=0)), "axis=0 size=-1", err="JX_ERR_SHAPE")
+g.case("unique_axis_empty_nofill", "unique", [E23], raises(lambda x: uniq(x, axis=1, size=2)), "axis=1 size=2",
+       err="JX_ERR_VALUE")
 
 
 def main():

@@ -10,6 +10,7 @@ Conventions the C tests (tests/lib/test_*.c) rely on:
   * params are key=value; lists are comma separated ("axes=0,2"); "none" is Python's
     None (axis=None, a slice bound left out); an absent "axes" means axes=None.
   * to_string cases store the expected text as a uint8 output (its UTF-8 bytes).
+  * x64=1 cases (float64 linspace) ran under jax.enable_x64(True); the C test enables x64.
   * an expected error is written as `err JX_ERR_...` when JAX raises.
 Float32/bfloat16 inputs avoid subnormals (XLA on CPU flushes them to zero).
 """
@@ -410,6 +411,27 @@ def creation_cases():
                                  (-7.04, -12.65, 44, "float32"), (1.26, -1.32, 19, "float16"),
                                  (3.62, 13.04, 58, "bfloat16"), (-9.5, 3.25, 37, "float16"),
                                  (0.3, -0.7, 23, "bfloat16")):
+        case(f"linspace_{start}_{stop}_{num}_{dt}", "linspace", [],
+             lambda a=start, b=stop, n=num, d=dt: jnp.linspace(a, b, n, dtype=d),
+             f"start={start!r} stop={stop!r} num={num} dtype={dt}")
+    # float32 across the sizes where XLA's CPU code contracts differently (creation.c's
+    # linspace_f32): n = num - 1 <= 35, <= 223, <= 4441 (vector body + tail), >= 4442 even
+    # and odd; the C test compares these with tolerance 0
+    for num in (3, 13, 36, 37, 101, 224, 225, 1001, 4443, 4444):
+        for start, stop in ((-3.27766, -6.99441), (0.3, 7.1), (-9187.65, 6119.45)):
+            if num > 1001 and start != 0.3:
+                continue
+            case(f"linspace_f32_{start}_{stop}_{num}", "linspace", [],
+                 lambda a=start, b=stop, n=num: jnp.linspace(a, b, n, dtype="float32"),
+                 f"start={start!r} stop={stop!r} num={num} dtype=float32")
+    with jax.enable_x64(True):  # float64: the same regimes at n <= 33, <= 175, vector blocks of 16
+        for num in (13, 34, 35, 176, 177, 1001):
+            for start, stop in ((-3.27766, -6.99441), (-9187.65, 6119.45)):
+                case(f"linspace_f64_{start}_{stop}_{num}", "linspace", [],
+                     lambda a=start, b=stop, n=num: jnp.linspace(a, b, n, dtype="float64"),
+                     f"start={start!r} stop={stop!r} num={num} dtype=float64 x64=1")
+    for start, stop, num, dt in ((-2.5, 1e4, 300, "int32"), (1e-3, -17.25, 40, "float16"),
+                                 (0.1, 9.9, 250, "bfloat16"), (5.0, 5.0, 9, "float32")):
         case(f"linspace_{start}_{stop}_{num}_{dt}", "linspace", [],
              lambda a=start, b=stop, n=num, d=dt: jnp.linspace(a, b, n, dtype=d),
              f"start={start!r} stop={stop!r} num={num} dtype={dt}")

@@ -285,19 +285,25 @@ typedef enum jx_index_mode {
                                  value: NaN (NaN + 0j for complex), the lowest signed /
                                  highest unsigned int, true */
   JX_INDEX_CLIP,              /* "clip": indices clamp into range */
-  JX_INDEX_PROMISE_IN_BOUNDS  /* "promise_in_bounds": no wrapping; jaxc clamps */
+  JX_INDEX_PROMISE_IN_BOUNDS, /* "promise_in_bounds": no wrapping; jaxc clamps */
+  JX_INDEX_WRAP               /* "wrap": jnp.take only -- indices mod n; every other
+                                 function rejects it (JX_ERR_VALUE) as JAX's gather and
+                                 scatter do ('Unknown gather mode "wrap"') */
 } jx_index_mode;
 /* jnp.take_along_axis(arr, indices, axis, mode): indices have arr's rank and broadcast
  * against it off `axis` (JX_AXIS_NONE: arr flattened, indices 1-d); negative indices
  * count from the end once (except PROMISE_IN_BOUNDS). JX_ERR_DTYPE for non-integer
- * indices, JX_ERR_SHAPE for shapes that do not fit. */
+ * indices, JX_ERR_SHAPE for shapes that do not fit, JX_ERR_VALUE for JX_INDEX_WRAP (as
+ * JAX's take_along_axis(..., mode="wrap"): 'Unknown gather mode "wrap"'). */
 jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_index_mode mode);
 /* jnp.take(x, indices, axis, mode): JX_INDEX_FILL is jx_take; CLIP and PROMISE_IN_BOUNDS
  * clamp the indices into [0, n) without wrapping negative ones first, as JAX's take
  * (take(x, -1, mode="clip") is x[0]; x.at[idx].get(mode="clip") wraps them once, as
- * indexing does: pass where(idx < 0, idx + n, idx) for that). axis JX_AXIS_NONE flattens
- * x. JX_ERR_DTYPE for non-integer indices, JX_ERR_SHAPE for a non-empty take from an
- * empty axis. */
+ * indexing does: pass where(idx < 0, idx + n, idx) for that). WRAP takes jnp.mod(indices,
+ * n) in the indices' dtype (take(arange(5), [-7, 12], mode="wrap") is [3, 2]). axis
+ * JX_AXIS_NONE flattens x. JX_ERR_DTYPE for non-integer indices, JX_ERR_SHAPE for a
+ * non-empty take from an empty axis, JX_ERR_VALUE for WRAP with an axis longer than the
+ * indices' dtype holds (int8 indices into 300 rows: JAX's OverflowError). */
 jx_array *jx_take_mode(jx_array *x, jx_array *indices, int axis, jx_index_mode mode);
 
 /* ------------------------------------------- indexed updates and more sorting */
@@ -315,7 +321,8 @@ jx_array *jx_take_mode(jx_array *x, jx_array *indices, int axis, jx_index_mode m
  * JX_ERR_DTYPE for non-integer idx and for at_add / at_mul when x and y promote to bool
  * (JAX: "add does not accept dtype bool"; set/min/max take bool, and a bool x with a
  * numeric y computes in y's dtype), JX_ERR_SHAPE for a 0-d x, a bad axis or a y that
- * does not broadcast, JX_ERR_VALUE for NULL arguments or an unknown mode. */
+ * does not broadcast, JX_ERR_VALUE for NULL arguments or an unknown mode (JX_INDEX_WRAP
+ * too: JAX's x.at[i].add(y, mode="wrap") raises 'Unknown gather mode "wrap"'). */
 jx_array *jx_at_add(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
 jx_array *jx_at_set(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
 jx_array *jx_at_mul(jx_array *x, jx_array *idx, jx_array *y, int axis, jx_index_mode mode);
@@ -360,6 +367,13 @@ jx_status jx_top_k(jx_array *x, int64_t k, jx_array **values, jx_array **indices
  * (-0.0 == 0.0, NaN last; complex by real, then imaginary part). a and v promote
  * together. JX_ERR_SHAPE unless a is 1-d, JX_ERR_UNSUPPORTED for len(a) >= 2^31. */
 jx_status jx_searchsorted(jx_array *a, jx_array *v, bool side_right, jx_array **out);
+/* jnp.searchsorted(a, v, side, sorter): the search in a[sorter] -- sorter (1-d, integer)
+ * gathers a as JAX's indexing does (negative entries count from the end once, the rest
+ * clamp into range), so the result indexes the sorted order, not a. JX_ERR_DTYPE for a
+ * non-integer sorter (a bool one is a mask in JAX), JX_ERR_SHAPE for a sorter that is not
+ * 1-d (JAX then searches each row of a[sorter]) or a non-empty sorter of an empty a. */
+jx_status jx_searchsorted_with_sorter(jx_array *a, jx_array *v, bool side_right, jx_array *sorter,
+                                      jx_array **out);
 /* jnp.unique(x, size=size, fill_value=fill_value, return_index, return_inverse,
  * return_counts) of the flattened x: the sorted unique values (NaNs count as one,
  * -0.0 == 0.0 keeping the first in sorted order) as `size` entries -- truncated, or
@@ -370,6 +384,20 @@ jx_status jx_searchsorted(jx_array *a, jx_array *v, bool side_right, jx_array **
  * (padded with 0); all in the default int dtype. */
 jx_status jx_unique(jx_array *x, int64_t size, jx_array *fill_value, jx_array **values,
                     jx_array **indices, jx_array **inverse, jx_array **counts);
+/* jnp.unique(x, axis=axis, ...): the unique slices of x along axis (JX_AXIS_NONE: jx_unique),
+ * sorted lexicographically (the first element of a slice primary; jnp.sort's order per
+ * element; slices equal when every element is, NaN equal to NaN) -- values of x's shape
+ * with `size` entries along axis (truncated, or padded with fill_value broadcast to a
+ * slice; NULL: the first unique slice, as JAX), indices (size,) of first occurrences,
+ * inverse (x.shape[axis],) and counts (size,) in the default int dtype. size < 0: the
+ * exact count (eager only). As JAX for empty inputs: a zero-length axis gives x (or
+ * size slices of fill_value) and empty indices/inverse/counts; zero-size slices give one
+ * slice (size with a fill_value), indices [0], inverse zeros, counts [len]. JX_ERR_SHAPE
+ * for a bad axis or a 0-d x, JX_ERR_VALUE for a size > 0 over an empty axis without
+ * fill_value. O(m) stable sorts for slices of m elements. */
+jx_status jx_unique_axis(jx_array *x, int axis, int64_t size, jx_array *fill_value,
+                         jx_array **values, jx_array **indices, jx_array **inverse,
+                         jx_array **counts);
 
 /* ------------------------------------------------- collectives (lax.parallel) */
 /* Inside jx_shard_map / jx_pmap, over the named mesh axis `axis_name` (src/lib/parallel.c;

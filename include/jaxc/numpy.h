@@ -183,14 +183,43 @@ jx_array *jx_digitize(jx_array *x, jx_array *bins, bool right);
  * the ends. */
 jx_array *jx_interp(jx_array *x, jx_array *xp, jx_array *fp, jx_array *left, jx_array *right);
 /* jnp.histogram_bin_edges(a, bins, range): bins + 1 equal-width edges over range[0..1]
- * (NULL: [min(a), max(a)]; an empty range widens by 1/2 each side). bins >= 1. */
+ * (NULL: [min(a), max(a)]; an empty range widens by 1/2 each side; a reversed range
+ * gives decreasing edges, as JAX), computed as jnp.linspace computes them, in a's inexact
+ * dtype (int32 a: float32). bins >= 0 (0: one edge; JX_ERR_VALUE below), a non-empty a
+ * without a range (JAX: min of an empty array). */
 jx_array *jx_histogram_bin_edges(jx_array *a, int64_t bins, const double *range);
+/* jnp.histogram_bin_edges(a, bins) with bins an array of edges: bins (1-d, any length;
+ * JX_ERR_SHAPE otherwise) converted to a's inexact dtype. */
+jx_array *jx_histogram_bin_edges_array(jx_array *a, jx_array *bins);
 /* jnp.histogram(a, bins, range, weights, density): out[0] the (weighted) counts per bin
- * (last bin closed on the right; values outside the range are not counted), out[1] the
- * edges. weights (NULL: ones) has a's shape (JX_ERR_SHAPE). density divides by the bin
- * widths and the total. */
+ * (bins,), out[1] the edges (bins + 1,), both in the inexact dtype a and weights promote to
+ * (float32 counts for int32 a). As JAX: a value v falls in bin i when edges[i] <= v <
+ * edges[i+1], the last bin also holds v == edges[-1]; values outside the edges and NaNs
+ * are not counted. weights (NULL: ones) has a's shape (JX_ERR_SHAPE). density divides by
+ * the bin widths and the total. */
 jx_status jx_histogram(jx_array *a, int64_t bins, const double *range, jx_array *weights, bool density,
                        jx_array **out);
+/* jnp.histogram(a, bins=edges, ...) with explicit edges: bins is a 1-d array of at least one
+ * edge (JX_ERR_SHAPE otherwise; JAX: IndexError / TypeError), converted to the promoted
+ * dtype; len(bins) - 1 bins. Edges are not checked: JAX's searchsorted into non-monotonic
+ * edges gives its answer, and jaxc's is the same (histogram(a, [0, 3, 1, 2])). */
+jx_status jx_histogram_edges(jx_array *a, jx_array *bins, jx_array *weights, bool density, jx_array **out);
+/* jnp.histogramdd(sample, bins, range, weights, density) of an (N, D) sample (1 <= D <=
+ * JX_MAX_NDIM; JX_ERR_SHAPE otherwise). Per dimension i: the edges edges[i] (a 1-d array,
+ * as jx_histogram_edges) when edges and edges[i] are non-NULL, else bins[i] (bins NULL:
+ * 10) equal-width bins over range[2i .. 2i+1] (range NULL, or a NaN pair: the data's
+ * min/max). out[0] the histogram (nbins_0, ..., nbins_{D-1}) -- the default int dtype
+ * without weights, as JAX's bincount; the weights' promoted dtype with weights (N,);
+ * sample's inexact dtype with density --, out[1 .. D] the edges. A value equal to the last
+ * edge falls in the last bin; values outside and NaNs are not counted. */
+jx_status jx_histogramdd(jx_array *sample, const int64_t *bins, jx_array *const *edges, const double *range,
+                         jx_array *weights, bool density, jx_array **out);
+/* jnp.histogram2d(x, y, bins, range, weights, density): jx_histogramdd of the sample
+ * stack([x, y], axis=1) (x, y 1-d of one length, promoted together; JX_ERR_SHAPE
+ * otherwise): bins (2 counts), edges (2 arrays), range (4 values) as there; out[0] the
+ * histogram, out[1] x's edges, out[2] y's. */
+jx_status jx_histogram2d(jx_array *x, jx_array *y, const int64_t *bins, jx_array *const *edges,
+                         const double *range, jx_array *weights, bool density, jx_array **out);
 /* jnp.bincount(x, weights, minlength, length): counts (weights' sums) of each value of the
  * 1-d integer or bool x in `length` bins (weights' dtype; the default int without weights,
  * NULL). As JAX's: negative values count in bin 0, values >= length are dropped. length

@@ -912,6 +912,10 @@ jx_array *jx_take_along_axis(jx_array *arr, jx_array *indices, int axis, jx_inde
               array_describe(b, indices));
     return NULL;
   }
+  if (mode == JX_INDEX_WRAP) { /* JAX: ValueError 'Unknown gather mode "wrap"' */
+    error_set(JX_ERR_VALUE, "%s: mode wrap is jnp.take's only (JAX's gather has no wrap mode)", fn);
+    return NULL;
+  }
   if ((int)mode < 0 || mode > JX_INDEX_PROMISE_IN_BOUNDS) {
     error_set(JX_ERR_VALUE, "%s: unknown index mode %d", fn, (int)mode);
     return NULL;

@@ -1,8 +1,9 @@
 /* test_numpy_api.c -- jax.numpy edge cases against JAX goldens (tools/golden_numpy_api.py ->
  * tests/golden/numpy_api.txt): zero-size arrays, clip / where with weak operands, split and
- * concatenate edge cases, quantile methods, scans of small ints, unique / nonzero /
- * histogram / digitize corners, out-of-bounds take and .at[] updates, einsum corners,
- * bincount, select, meshgrid, array_split and jnp.pad's modes. Every case runs eagerly,
+ * concatenate edge cases, quantile methods, scans of small ints, unique (axis=) / nonzero /
+ * histogram (edges, 2d, dd) / digitize / searchsorted (sorter=) corners, out-of-bounds
+ * take (mode="wrap") and .at[] updates, einsum corners, bincount, select, meshgrid,
+ * array_split and jnp.pad's modes. Every case runs eagerly,
  * under jit and under vmap twice -- each input stacked twice along a new leading axis,
  * then along a new last axis (in_axes = its rank); both slices of every output must
  * equal the golden -- and grad=1 cases check
@@ -35,7 +36,8 @@ static int list_param(const GoldenCase *c, const char *key, double *v, int n) {
 
 static jx_index_mode mode_param(const GoldenCase *c) {
   const char *m = golden_param(c, "mode");
-  return m && !strcmp(m, "clip") ? JX_INDEX_CLIP : JX_INDEX_FILL;
+  return !m ? JX_INDEX_FILL : !strcmp(m, "clip") ? JX_INDEX_CLIP : !strcmp(m, "wrap") ? JX_INDEX_WRAP
+         : !strcmp(m, "promise_in_bounds") ? JX_INDEX_PROMISE_IN_BOUNDS : JX_INDEX_FILL;
 }
 
 /* Calls the function the case names; returns its number of outputs (0: unknown fn). */
@@ -153,14 +155,31 @@ static int apply(const GoldenCase *c, jx_array *const *x, jx_array **out) {
   }
   if (!strcmp(f, "nonzero")) return jx_nonzero(x[0], size, fill, out), jx_ndim(x[0]);
   if (!strcmp(f, "unique"))
-    return jx_unique(x[0], size, golden_param_int(c, "fill", 0) ? x[1] : NULL, &out[0], &out[1], &out[2], &out[3]), 4;
-  double range[2] = {0, 0};
-  const char *rs = golden_param(c, "range");
-  if (rs) sscanf(rs, "%lf,%lf", &range[0], &range[1]);
+    return jx_unique_axis(x[0], golden_param(c, "axis") ? axis : JX_AXIS_NONE, size,
+                          golden_param_int(c, "fill", 0) ? x[1] : NULL, &out[0], &out[1], &out[2], &out[3]), 4;
+  double range[2 * JX_MAX_NDIM] = {0}, binsv[JX_MAX_NDIM];
+  int nrange = list_param(c, "range", range, 2 * JX_MAX_NDIM), nbins = list_param(c, "bins", binsv, JX_MAX_NDIM);
+  const double *rs = nrange ? range : NULL;
+  int64_t bins[JX_MAX_NDIM];
+  for (int k = 0; k < nbins; k++) bins[k] = (int64_t)binsv[k];
+  bool density = golden_param_int(c, "density", 0);
   if (!strcmp(f, "histogram"))
-    return jx_histogram(x[0], golden_param_int(c, "bins", 10), rs ? range : NULL, NULL, false, out), 2;
+    return jx_histogram(x[0], nbins ? bins[0] : 10, rs, c->nin > 1 ? x[1] : NULL, density, out), 2;
+  if (!strcmp(f, "histogram_w0")) return jx_histogram(x[1], nbins ? bins[0] : 10, rs, x[0], density, out), 2;
+  if (!strcmp(f, "histogram_edges")) return jx_histogram_edges(x[0], x[1], c->nin > 2 ? x[2] : NULL, density, out), 2;
+  if (!strcmp(f, "histogram_edges_w0")) return jx_histogram_edges(x[1], x[2], x[0], density, out), 2;
+  if (!strcmp(f, "histogram_bin_edges")) return out[0] = jx_histogram_bin_edges(x[0], nbins ? bins[0] : 10, rs), 1;
+  if (!strcmp(f, "histogram_bin_edges_array")) return out[0] = jx_histogram_bin_edges_array(x[0], x[1]), 1;
+  if (!strcmp(f, "histogramdd"))
+    return jx_histogramdd(x[0], nbins ? bins : NULL, NULL, rs, c->nin > 1 ? x[1] : NULL, density, out), 1 + nbins;
+  if (!strcmp(f, "histogramdd_edges"))
+    return jx_histogramdd(x[0], NULL, x + 1, NULL, NULL, density, out), c->nin;
+  if (!strcmp(f, "histogram2d"))
+    return jx_histogram2d(x[0], x[1], bins, NULL, rs, c->nin > 2 ? x[2] : NULL, density, out), 3;
   if (!strcmp(f, "searchsorted"))
     return jx_searchsorted(x[0], x[1], !strcmp(golden_param(c, "side"), "right"), out), 1;
+  if (!strcmp(f, "searchsorted_sorter"))
+    return jx_searchsorted_with_sorter(x[0], x[1], !strcmp(golden_param(c, "side"), "right"), x[2], out), 1;
   return 0;
 }
 
@@ -205,6 +224,7 @@ static void check_outs(const char *ctx, const GoldenCase *c, jx_status s, jx_arr
   for (int o = 0; s == JX_OK && o < c->nout; o++) {
     jx_dtype d = c->out[o].dtype;
     double rtol = d == JX_FLOAT16 || d == JX_BFLOAT16 ? 2e-3 : 4e-6;
+    if (strstr(c->name, "_exact")) rtol = 0; /* bit for bit */
     if (!batch) {
       golden_compare(ctx, out[o], &c->out[o], rtol, rtol * 0.25);
       continue;
@@ -331,6 +351,62 @@ static void test_bad_inputs(void) {
   CHECK_ERROR(JX_ERR_SHAPE, "jx_take_mode");
   CHECK(jx_take_mode(x, i, 0, (jx_index_mode)9) == NULL);
   CHECK_ERROR(JX_ERR_VALUE, "jx_take_mode: unknown mode 9");
+  /* take(mode="wrap") and what rejects it */
+  jx_array *iw = jx_arange(-7, 8, 5, JX_INT32), *tw = jx_take_mode(x, iw, 0, JX_INDEX_WRAP); /* [-7 -2 3] */
+  float twv[3] = {0};
+  CHECK(tw && jx_read(tw, twv, sizeof twv) == JX_OK && twv[0] == 5 && twv[1] == 4 && twv[2] == 3);
+  jx_free(tw);
+  CHECK(jx_take_mode(NULL, iw, 0, JX_INDEX_WRAP) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_take_mode: x is NULL");
+  CHECK(jx_take_along_axis(x, iw, 0, JX_INDEX_WRAP) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_take_along_axis: mode wrap is jnp.take's only");
+  CHECK(jx_at_mul(x, iw, x, 0, JX_INDEX_WRAP) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_at_mul: mode wrap is jnp.take's only");
+  jx_array *big = jx_zeros(1, (int64_t[]){300}, JX_FLOAT32), *i8 = jx_astype(iw, JX_INT8);
+  CHECK(jx_take_mode(big, i8, 0, JX_INDEX_WRAP) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_take_mode: mode wrap: axis size 300 does not fit the indices' dtype int8");
+  jx_free(big), jx_free(i8), jx_free(iw);
+  /* histograms */
+  CHECK(jx_histogram_edges(x, NULL, NULL, false, out) == JX_ERR_VALUE && !out[0] && !out[1]);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_histogram_edges: bins is NULL");
+  CHECK(jx_histogram_edges(NULL, i, NULL, false, out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_histogram_edges: a is NULL");
+  CHECK(jx_histogram_edges(x, i, NULL, false, NULL) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_histogram_edges: out is NULL");
+  CHECK(jx_histogram_edges(x, m, NULL, false, out) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_histogram_edges: bin edges must be a non-empty 1-d array, got int32[2,3]");
+  CHECK(jx_histogram_bin_edges_array(x, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_histogram_bin_edges_array: bins is NULL");
+  CHECK(jx_histogram_bin_edges(x, -2, NULL) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_histogram_bin_edges: bins must be non-negative, got -2");
+  CHECK(jx_histogramdd(NULL, NULL, NULL, NULL, NULL, false, out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_histogramdd: sample is NULL");
+  CHECK(jx_histogramdd(x, NULL, NULL, NULL, NULL, false, out) == JX_ERR_SHAPE && !out[0]);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_histogramdd: sample must be (N, D)");
+  CHECK(jx_histogramdd(m, NULL, NULL, NULL, x, false, out) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_histogramdd: should have one weight for each sample");
+  CHECK(jx_histogramdd(m, (int64_t[]){2, 2, -1}, NULL, NULL, NULL, false, out) == JX_ERR_VALUE && !out[0]);
+  CHECK_ERROR(JX_ERR_VALUE, "bins must be non-negative");
+  CHECK(jx_histogram2d(x, NULL, NULL, NULL, NULL, NULL, false, out) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_histogram2d: y is NULL");
+  CHECK(jx_histogram2d(x, i, NULL, NULL, NULL, NULL, false, out) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_histogram2d: x and y must be 1-d of one length");
+  /* searchsorted(sorter=) and unique(axis=) */
+  CHECK(jx_searchsorted_with_sorter(x, x, false, i, NULL) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_searchsorted_with_sorter: NULL out");
+  CHECK(jx_searchsorted_with_sorter(NULL, x, false, i, out) == JX_ERR_VALUE && !out[0]);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_searchsorted_with_sorter");
+  CHECK(jx_searchsorted_with_sorter(x, x, false, m, out) == JX_ERR_SHAPE);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_searchsorted_with_sorter: sorter must be 1-d, got int32[2,3]");
+  CHECK(jx_searchsorted_with_sorter(x, x, true, NULL, out) == JX_OK && out[0]); /* NULL: no sorter */
+  jx_free(out[0]), out[0] = NULL;
+  CHECK(jx_unique_axis(NULL, 0, -1, NULL, out, NULL, NULL, NULL) == JX_ERR_VALUE && !out[0]);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_unique_axis");
+  CHECK(jx_unique_axis(m, -3, -1, NULL, out, NULL, NULL, NULL) == JX_ERR_SHAPE && !out[0]);
+  CHECK_ERROR(JX_ERR_SHAPE, "jx_unique_axis");
+  CHECK(jx_unique_axis(m, 1, 2, NULL, out, NULL, NULL, NULL) == JX_OK && out[0]); /* values only */
+  CHECK(jx_ndim(out[0]) == 2 && jx_shape(out[0])[0] == 2 && jx_shape(out[0])[1] == 2);
+  jx_free(out[0]), out[0] = NULL;
   jx_free(x), jx_free(i), jx_free(m);
   CHECK(jx_live_arrays() == live);
 }

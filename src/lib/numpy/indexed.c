@@ -189,6 +189,10 @@ static jx_array *at_entry(const char *fn, AtOp op, jx_array *x, jx_array *idx, j
               array_describe(b, idx));
     return NULL;
   }
+  if (mode == JX_INDEX_WRAP) { /* JAX: ValueError 'Unknown gather mode "wrap"' */
+    error_set(JX_ERR_VALUE, "%s: mode wrap is jnp.take's only (JAX's scatter has no wrap mode)", fn);
+    return NULL;
+  }
   if ((int)mode < 0 || mode > JX_INDEX_PROMISE_IN_BOUNDS) {
     error_set(JX_ERR_VALUE, "%s: unknown index mode %d", fn, (int)mode);
     return NULL;

@@ -1,8 +1,8 @@
 /* more.c -- jax.numpy functions a new user reaches for (issue 11): ldexp, frexp,
- * round(decimals), cumulative_sum/prod(include_initial), digitize, interp,
- * histogram_bin_edges, histogram, unwrap, polyval, polymul, and lax.div / lax.rem,
- * written with jx_ operations as jax/_src/numpy/{ufuncs,lax_numpy,reductions,
- * polynomial}.py writes them, so each is differentiable, batchable and jittable. */
+ * round(decimals), cumulative_sum/prod(include_initial), digitize, interp, unwrap,
+ * polyval, polymul, and lax.div / lax.rem (histograms: histogram.c), written with jx_
+ * operations as jax/_src/numpy/{ufuncs,lax_numpy,reductions,polynomial}.py writes them,
+ * so each is differentiable, batchable and jittable. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,86 +293,6 @@ jx_array *jx_interp(jx_array *x, jx_array *xp, jx_array *fp, jx_array *left, jx_
   return np_scope_return(f);
 }
 
-/* ------------------------------------------------------- histogram */
-
-/* linspace(start, stop, num) of 0-d arrays as JAX's: start (1 - i/div) + stop (i/div)
- * for i < num - 1, then stop. */
-static jx_array *linspace_arrays(jx_array *start, jx_array *stop, int64_t num, jx_dtype d) {
-  if (num == 1) return jx_reshape(jx_astype(start, d), 1, (int64_t[]){1});
-  jx_array *step = jx_divide(jx_arange(0, (double)(num - 1), 1, d), jx_astype(wf((double)(num - 1)), d));
-  jx_array *pts = jx_add(jx_multiply(jx_astype(start, d), jx_subtract(jx_astype(wi(1), d), step)),
-                         jx_multiply(jx_astype(stop, d), step));
-  return jx_concatenate(2, (jx_array *[]){pts, jx_reshape(jx_astype(stop, d), 1, (int64_t[]){1})}, 0);
-}
-
-/* jnp.histogram_bin_edges(a, bins, range): bins + 1 equally spaced edges over range
- * (NULL: [min(a), max(a)]), widened by 1/2 on both sides when the range is empty. */
-jx_array *jx_histogram_bin_edges(jx_array *a, int64_t bins, const double *range) {
-  const char *fn = "jx_histogram_bin_edges";
-  if (np_null_arg(fn, a, "a")) return NULL;
-  if (bins < 1) {
-    error_set(JX_ERR_VALUE, "%s: bins must be positive, got %lld", fn, (long long)bins);
-    return NULL;
-  }
-  jx_scope_begin();
-  jx_array *v = np_to_inexact(a);
-  if (!v) return np_scope_return(NULL);
-  jx_dtype d = v->dtype;
-  jx_array *lo, *hi;
-  if (range) {
-    lo = jx_astype(wf(range[0]), d), hi = jx_astype(wf(range[1]), d);
-  } else {
-    lo = jx_min(v, 0, NULL, false), hi = jx_max(v, 0, NULL, false);
-  }
-  jx_array *empty = jx_equal(jx_subtract(hi, lo), wi(0));
-  lo = jx_where(empty, jx_subtract(lo, wf(0.5)), lo);
-  hi = jx_where(empty, jx_add(hi, wf(0.5)), hi);
-  return np_scope_return(linspace_arrays(lo, hi, bins + 1, d));
-}
-
-/* jnp.histogram(a, bins, range, weights, density): counts per bin (the last bin closed),
- * by scatter-adding the weights (NULL: ones) at searchsorted positions; with density,
- * counts / widths / total. out[0] counts (bins,), out[1] edges (bins + 1,). */
-jx_status jx_histogram(jx_array *a, int64_t bins, const double *range, jx_array *weights, bool density,
-                       jx_array **out) {
-  const char *fn = "jx_histogram";
-  if (!out) {
-    error_set(JX_ERR_VALUE, "%s: out is NULL", fn);
-    return JX_ERR_VALUE;
-  }
-  out[0] = out[1] = NULL;
-  if (np_null_arg(fn, a, "a")) return JX_ERR_VALUE;
-  if (weights && (weights->ndim != a->ndim ||
-                  memcmp(weights->shape, a->shape, sizeof(int64_t) * (size_t)a->ndim) != 0)) {
-    error_set(JX_ERR_SHAPE, "%s: weights should have the same shape as a", fn);
-    return JX_ERR_SHAPE;
-  }
-  jx_scope_begin();
-  jx_array *v = np_to_inexact(a), *w;
-  if (weights) {
-    jx_array *p[2];
-    if (!np_promote(fn, 2, (jx_array *[]){v, np_to_inexact(weights)}, p)) return np_scope_return(NULL), jx_last_status();
-    v = p[0], w = p[1];
-  } else {
-    w = v ? jx_ones_like(v) : NULL;
-  }
-  jx_array *edges = jx_histogram_bin_edges(v, bins, range), *idx = NULL;
-  if (!edges || jx_searchsorted(edges, v, true, &idx) != JX_OK) return np_scope_return(NULL), jx_last_status();
-  idx = jx_where(jx_equal(v, at(edges, -1)), jx_astype(wi(bins), idx->dtype), idx);
-  jx_array *flat_idx = jx_ravel(idx), *flat_w = jx_ravel(w);
-  jx_array *counts = jx_at_add(jx_zeros(1, (int64_t[]){bins + 1}, w->dtype), flat_idx, flat_w, 0, JX_INDEX_FILL);
-  counts = jx_slice(counts, 1, (int64_t[]){1}, (int64_t[]){JX_SLICE_END}, (int64_t[]){1});
-  if (density && counts) {
-    jx_array *widths = jx_diff(edges, 1, 0);
-    counts = jx_divide(jx_divide(counts, widths), jx_sum(counts, 0, NULL, false));
-  }
-  jx_array *r[2] = {counts, edges};
-  if (!counts) return np_scope_return(NULL), jx_last_status();
-  jx_scope_end(2, r);
-  out[0] = r[0], out[1] = r[1];
-  return JX_OK;
-}
-
 /* ------------------------------------------------------- bincount, select */
 
 /* jnp.bincount(x, weights, minlength, length): zeros(length, weights' dtype (default int
@@ -643,12 +563,13 @@ jx_array *jx_take_fill(jx_array *x, jx_array *indices, int axis, double fill) {
 
 /* jnp.take(x, indices, axis, mode): FILL is jx_take; CLIP (and PROMISE_IN_BOUNDS, which
  * jaxc clamps) clamp into [0, n) without wrapping negative indices first, as JAX's _take
- * (take(x, -1, mode="clip") is x[0]; only "fill" wraps them). */
+ * (take(x, -1, mode="clip") is x[0]; only "fill" wraps them); WRAP takes indices mod n
+ * (jnp.mod: the sign of n) in the indices' own dtype, as _take does. */
 jx_array *jx_take_mode(jx_array *x, jx_array *indices, int axis, jx_index_mode mode) {
   const char *fn = "jx_take_mode";
   if (np_null_arg(fn, x, "x") || np_null_arg(fn, indices, "indices")) return NULL;
   if (mode == JX_INDEX_FILL) return jx_take(x, indices, axis);
-  if (mode != JX_INDEX_CLIP && mode != JX_INDEX_PROMISE_IN_BOUNDS) {
+  if (mode != JX_INDEX_CLIP && mode != JX_INDEX_PROMISE_IN_BOUNDS && mode != JX_INDEX_WRAP) {
     error_set(JX_ERR_VALUE, "%s: unknown mode %d", fn, (int)mode);
     return NULL;
   }
@@ -669,6 +590,16 @@ jx_array *jx_take_mode(jx_array *x, jx_array *indices, int axis, jx_index_mode m
   int bits = (int)jx_dtype_itemsize(indices->dtype) * 8 - (dtype_is_unsigned(indices->dtype) ? 0 : 1);
   double top = bits >= 63 ? 9.2e18 : ldexp(1.0, bits) - 1, hi = n > 0 ? (double)(n - 1) : 0;
   jx_dtype idt = indices->dtype;
+  if (mode == JX_INDEX_WRAP) {
+    if (n == 0) return np_scope_return(jx_take(xx, indices, ax)); /* empty indices */
+    if ((double)n > top) { /* JAX: OverflowError from lax._const(indices, n) */
+      error_set(JX_ERR_VALUE, "%s: mode wrap: axis size %lld does not fit the indices' dtype %s", fn,
+                (long long)n, jx_dtype_name(idt));
+      return np_scope_return(NULL);
+    }
+    jx_array *w = jx_remainder(indices, np_constant((double)n, idt));
+    return np_scope_return(jx_take(xx, w, ax));
+  }
   jx_array *i = jx_minimum(indices, np_constant(hi < top ? hi : top, idt));
   if (!dtype_is_unsigned(idt)) i = jx_maximum(i, np_constant(0, idt));
   return np_scope_return(jx_take(xx, i, ax));

@@ -39,6 +39,9 @@ const jx_array *np_top_tracer(int n, jx_array *const *in);
 bool np_prepare(const char *fn, int n, jx_array *const *in, jx_array **out);
 /* Inexact operand: bool/int inputs become the default float dtype (weakness kept). */
 jx_array *np_to_inexact(jx_array *x);
+/* jnp.linspace(start, stop, num) of 0-d start and stop of the real floating dtype cd
+ * (num >= 1), as XLA's CPU backend computes it (creation.c). */
+jx_array *np_linspace(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd);
 /* A 0-d array of `dtype` holding value (strong), broadcast later by the caller. */
 jx_array *np_constant(double value, jx_dtype dtype);
 /* lax._const(x, value), the constants inside JAX's jnp functions: a 0-d array of x's

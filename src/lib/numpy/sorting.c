@@ -2,6 +2,7 @@
  * order (-0.0 == 0.0, NaN of either sign after +inf), stable, with JAX's descending
  * conventions (sort: reverse of the ascending sort, so NaNs come first; argsort: ties
  * still in input order). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/shape.h"
@@ -238,6 +239,43 @@ jx_status jx_searchsorted(jx_array *a, jx_array *v, bool side_right, jx_array **
   return st;
 }
 
+/* a[sorter] (JAX's indexing: wrap once, clamp), then jx_searchsorted. */
+jx_status jx_searchsorted_with_sorter(jx_array *a, jx_array *v, bool side_right, jx_array *sorter,
+                                      jx_array **out) {
+  const char *fn = "jx_searchsorted_with_sorter";
+  if (!out) {
+    error_set(JX_ERR_VALUE, "%s: NULL out", fn);
+    return JX_ERR_VALUE;
+  }
+  *out = NULL;
+  if (!sorter) return jx_searchsorted(a, v, side_right, out);
+  if (null_args(fn, 2, (jx_array *[]){a, v})) return jx_last_status();
+  char b[ARRAY_DESCRIBE_BUF];
+  if (!dtype_is_integer(sorter->dtype)) {
+    error_set(JX_ERR_DTYPE, "%s: sorter must be integers, got %s", fn, array_describe(b, sorter));
+    return JX_ERR_DTYPE;
+  }
+  if (sorter->ndim != 1) {
+    error_set(JX_ERR_SHAPE, "%s: sorter must be 1-d, got %s", fn, array_describe(b, sorter));
+    return JX_ERR_SHAPE;
+  }
+  if (a->ndim != 1) {
+    error_set(JX_ERR_SHAPE, "%s: a must be 1-d, got %s", fn, array_describe(b, a));
+    return JX_ERR_SHAPE;
+  }
+  if (a->shape[0] == 0 && sorter->shape[0] > 0) {
+    error_set(JX_ERR_SHAPE, "%s: sorter %s gathers from an empty a", fn, array_describe(b, sorter));
+    return JX_ERR_SHAPE;
+  }
+  jx_scope_begin();
+  jx_array *as = a->shape[0] == 0 ? jx_ref(a) : jx_take_along_axis(a, sorter, 0, JX_INDEX_CLIP);
+  jx_array *r = NULL;
+  jx_status st = as ? jx_searchsorted(as, v, side_right, &r) : jx_last_status();
+  jx_scope_end(r ? 1 : 0, &r);
+  *out = r;
+  return st;
+}
+
 /* Positions along a 1-d axis as a (rows, cols) comparison: count_i(cum[i] <= u) for u in
  * [0, len). */
 static jx_array *count_le(jx_array *cum, int64_t len) {
@@ -246,6 +284,75 @@ static jx_array *count_le(jx_array *cum, int64_t len) {
   jx_array *u = prim_iota(it, 2, s, 0);
   jx_array *le = prim_unary(PRIM_not, prim_binary(PRIM_lt, u, prim_broadcast_in_dim(cum, 2, s, (int[]){1})));
   return prim_reduce(PRIM_reduce_sum, prim_convert(le, it, false), (bool[]){false, true});
+}
+
+/* The unique rows of s (n, m): the rows of the input sorted lexicographically (n >= 1),
+ * perm their input positions. r[0] values (size, m) -- padded with fill (size, m) where
+ * given, else with the first row --, r[1] indices, r[2] inverse (n,), r[3] counts; size
+ * < 0: the count, read from the data (concrete only). Rows are equal when no column
+ * differs, NaN equal to NaN (JAX's equal_nan=True). */
+static bool unique_rows(const char *fn, jx_array *s, jx_array *perm, int64_t size,
+                        jx_array *fill, jx_array **r) {
+  int64_t n = s->shape[0], m = s->shape[1];
+  jx_dtype it = dtype_default_int();
+  int64_t one = 1, nm1 = n - 1, st1 = 1;
+  jx_array *ne = NULL;
+  if (n > 1) {
+    int64_t lo[2] = {1, 0}, hi[2] = {n, m}, lo0[2] = {0, 0}, hi0[2] = {n - 1, m}, st[2] = {1, 1};
+    jx_array *s1 = prim_slice(s, lo, hi, st), *s0 = prim_slice(s, lo0, hi0, st);
+    ne = prim_binary(PRIM_ne, s1, s0);
+    if (dtype_is_floating(s->dtype))
+      ne = prim_binary(PRIM_and, ne, prim_unary(PRIM_not,
+                       prim_binary(PRIM_and, prim_unary(PRIM_is_nan, s1),
+                                   prim_unary(PRIM_is_nan, s0))));
+    ne = m == 1 ? prim_reshape(ne, 1, &nm1) : prim_reduce(PRIM_reduce_or, ne, (bool[]){false, true});
+  }
+  jx_array *first = bshape(1, JX_BOOL, 1, &one);
+  jx_array *mask = ne ? prim_concatenate(2, (jx_array *[]){first, ne}, 0) : first;
+  jx_array *cum = mask ? jx_cumsum(prim_convert(mask, it, false), 0) : NULL;
+  if (!cum) return false;
+  if (size < 0) {
+    jx_array *tot = prim_slice(cum, &nm1, &n, &st1);
+    int32_t t32 = -1;
+    if (!tot || jx_read(prim_convert(tot, JX_INT32, false), &t32, sizeof t32) != JX_OK)
+      t32 = -1;
+    if (t32 < 0) {
+      jx_clear_error();
+      error_set(JX_ERR_VALUE, "%s: without a static size the unique count must be "
+                "concrete; pass size >= 0 under jit/vmap/grad", fn);
+      return false;
+    }
+    size = t32;
+  }
+  /* P[u] = position of the (u+1)-th unique row, n past the last */
+  jx_array *P = count_le(cum, size + 1);
+  int64_t zz = 0, sz = size, vs[2] = {size, m};
+  jx_array *Pu = prim_slice(P, &zz, &sz, &st1), *Pn = prim_slice(P, &one, (int64_t[]){size + 1}, &st1);
+  jx_array *real = prim_binary(PRIM_lt, Pu, bshape((double)n, it, 1, &sz));
+  jx_array *ind = prim_select(real, Pu, bshape(0, it, 1, &sz));
+  jx_array *val = prim_gather(s, ind, 0);
+  if (fill && val && real)
+    val = prim_select(prim_broadcast_in_dim(real, 2, vs, (int[]){0}), val, fill);
+  r[0] = val;
+  r[1] = prim_gather(perm, ind, 0);
+  r[3] = prim_binary(PRIM_sub, Pn, prim_select(real, Pu, bshape((double)n, it, 1, &sz)));
+  jx_array *im = prim_binary(PRIM_sub, cum, bshape(1, it, 1, &n));
+  r[2] = prim_scatter_add(bshape(0, it, 1, &n), prim_convert(perm, it, false), im, 0);
+  return r[0] && r[1] && r[2] && r[3];
+}
+
+/* Hands r[0..3] (or nothing, on failure) to the requested outputs. */
+static jx_status unique_finish(bool ok, jx_array **r, jx_array **const *outs) {
+  for (int i = 0; i < 4; i++) ok = ok && r[i];
+  jx_status st = ok ? JX_OK : jx_last_status();
+  if (!ok) r[0] = r[1] = r[2] = r[3] = NULL;
+  jx_scope_end(ok ? 4 : 0, r);
+  if (!ok) return st ? st : JX_ERR_VALUE;
+  for (int i = 0; i < 4; i++) {
+    if (outs[i]) *outs[i] = r[i];
+    else jx_free(r[i]);
+  }
+  return JX_OK;
 }
 
 jx_status jx_unique(jx_array *x, int64_t size, jx_array *fill_value, jx_array **values,
@@ -257,6 +364,11 @@ jx_status jx_unique(jx_array *x, int64_t size, jx_array *fill_value, jx_array **
   if (null_args(fn, 1, &x)) return jx_last_status();
   int64_t n = shape_numel(x->ndim, x->shape);
   jx_dtype it = dtype_default_int();
+  if (size < 0 && np_top_tracer(1, &x)) { /* JAX: concrete_or_error, even for an empty x */
+    error_set(JX_ERR_VALUE, "%s: without a static size the unique count must be concrete; "
+              "pass size >= 0 under jit/vmap/grad", fn);
+    return JX_ERR_VALUE;
+  }
   if (n == 0 && size > 0 && !fill_value) {
     error_set(JX_ERR_VALUE, "%s: for an empty x with size %lld a fill_value is needed", fn,
               (long long)size);
@@ -274,61 +386,96 @@ jx_status jx_unique(jx_array *x, int64_t size, jx_array *fill_value, jx_array **
     r[2] = bshape(0, it, x->ndim, x->shape);
     r[3] = bshape(0, it, 1, &zero);
   } else {
-    jx_array *s = jx_sort(xf, 0, false), *perm = jx_argsort(xf, 0, false);
-    int64_t z = 0, one = 1, nm1 = n - 1, st1 = 1;
-    jx_array *ne = NULL;
-    if (s && n > 1) {
-      jx_array *s1 = prim_slice(s, &one, &n, &st1), *s0 = prim_slice(s, &z, &nm1, &st1);
-      ne = prim_binary(PRIM_ne, s1, s0);
-      if (dtype_is_floating(s->dtype))
-        ne = prim_binary(PRIM_and, ne, prim_unary(PRIM_not,
-                         prim_binary(PRIM_and, prim_unary(PRIM_is_nan, s1),
-                                     prim_unary(PRIM_is_nan, s0))));
-    }
-    jx_array *first = bshape(1, JX_BOOL, 1, &one);
-    jx_array *mask = ne ? prim_concatenate(2, (jx_array *[]){first, ne}, 0) : first;
-    jx_array *cum = mask ? jx_cumsum(prim_convert(mask, it, false), 0) : NULL;
-    if (cum && size < 0) {
-      jx_array *tot = prim_slice(cum, &nm1, &n, &st1);
-      int32_t t32 = -1;
-      if (!tot || jx_read(prim_convert(tot, JX_INT32, false), &t32, sizeof t32) != JX_OK)
-        t32 = -1;
-      int64_t t = t32;
-      if (t < 0) {
-        jx_clear_error();
-        error_set(JX_ERR_VALUE, "%s: without a static size the unique count must be "
-                  "concrete; pass size >= 0 under jit/vmap/grad", fn);
-        ok = false;
-      }
-      size = t;
-    }
-    if (ok && cum && s && perm) {
-      /* P[u] = position of the (u+1)-th unique value, n past the last */
-      jx_array *P = count_le(cum, size + 1);
-      int64_t zz = 0, sz = size;
-      jx_array *Pu = prim_slice(P, &zz, &sz, &st1), *Pn = prim_slice(P, &one, (int64_t[]){size + 1}, &st1);
-      jx_array *real = prim_binary(PRIM_lt, Pu, bshape((double)n, it, 1, &sz));
-      jx_array *ind = prim_select(real, Pu, bshape(0, it, 1, &sz));
-      jx_array *val = prim_gather(s, ind, 0);
-      if (fill_value && val)
-        val = prim_select(real, val, np_broadcast_to(fn, np_convert(fill_value, val->dtype,
-                                                                    val->weak), 1, &sz));
-      r[0] = val;
-      r[1] = prim_gather(perm, ind, 0);
-      r[3] = prim_binary(PRIM_sub, Pn, prim_select(real, Pu, bshape((double)n, it, 1, &sz)));
-      jx_array *im = prim_binary(PRIM_sub, cum, bshape(1, it, 1, &n));
-      jx_array *inv = prim_scatter_add(bshape(0, it, 1, &n), prim_convert(perm, it, false), im, 0);
-      r[2] = inv ? prim_reshape(inv, x->ndim, x->shape) : NULL;
+    jx_array *s = jx_sort(xf, 0, false), *perm = jx_argsort(xf, 0, false), *fill = NULL;
+    int64_t sz = size, s2[2] = {n, 1};
+    if (fill_value && size >= 0)
+      fill = np_broadcast_to(fn, np_convert(fill_value, x->dtype, x->weak), 1, &sz);
+    ok = s && perm && (!fill_value || size < 0 || fill) &&
+         unique_rows(fn, prim_reshape(s, 2, s2), perm, size, fill ? prim_reshape(fill, 2, (int64_t[]){size, 1}) : NULL, r);
+    if (ok) {
+      r[0] = prim_reshape(r[0], 1, &r[0]->shape[0]);
+      r[2] = prim_reshape(r[2], x->ndim, x->shape);
     }
   }
-  for (int i = 0; i < 4; i++) ok = ok && r[i];
-  jx_status st = ok ? JX_OK : jx_last_status();
-  if (!ok) r[0] = r[1] = r[2] = r[3] = NULL;
-  jx_scope_end(ok ? 4 : 0, r);
-  if (!ok) return st ? st : JX_ERR_VALUE;
-  for (int i = 0; i < 4; i++) {
-    if (outs[i]) *outs[i] = r[i];
-    else jx_free(r[i]);
+  return unique_finish(ok, r, outs);
+}
+
+jx_status jx_unique_axis(jx_array *x, int axis, int64_t size, jx_array *fill_value,
+                         jx_array **values, jx_array **indices, jx_array **inverse,
+                         jx_array **counts) {
+  const char *fn = "jx_unique_axis";
+  if (axis == JX_AXIS_NONE) return jx_unique(x, size, fill_value, values, indices, inverse, counts);
+  jx_array **outs[4] = {values, indices, inverse, counts};
+  for (int i = 0; i < 4; i++)
+    if (outs[i]) *outs[i] = NULL;
+  if (null_args(fn, 1, &x)) return jx_last_status();
+  if (x->ndim == 0) {
+    error_set(JX_ERR_SHAPE, "%s: axis %d is out of bounds for a 0-d array", fn, axis);
+    return JX_ERR_SHAPE;
   }
-  return JX_OK;
+  if (!array_normalize_axis(fn, &axis, x->ndim)) return jx_last_status();
+  int64_t n = x->shape[axis], m = 1, rest[JX_MAX_NDIM];
+  int nr = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (d != axis) rest[nr++] = x->shape[d], m *= x->shape[d];
+  if (m > INT32_MAX) {
+    error_set(JX_ERR_UNSUPPORTED, "%s: slices of %lld elements are more than lexsort's keys", fn,
+              (long long)m);
+    return JX_ERR_UNSUPPORTED;
+  }
+  if (size < 0 && np_top_tracer(1, &x)) { /* JAX: concrete_or_error on the input */
+    error_set(JX_ERR_VALUE, "%s: without a static size x must be concrete; pass size >= 0 "
+              "under jit/vmap/grad", fn);
+    return JX_ERR_VALUE;
+  }
+  if (n == 0 && size > 0 && !fill_value) {
+    error_set(JX_ERR_VALUE, "%s: for an empty axis with size %lld a fill_value is needed", fn,
+              (long long)size);
+    return JX_ERR_VALUE;
+  }
+  jx_dtype it = dtype_default_int();
+  jx_scope_begin();
+  jx_array *r[4] = {NULL, NULL, NULL, NULL}, *mv = jx_moveaxis(x, axis, 0);
+  int64_t vshape[JX_MAX_NDIM], zero = 0, one = 1;
+  bool ok = mv != NULL;
+  /* the values (k, rest...) with k rows of fill_value */
+  jx_array *fill = NULL;
+  int64_t k = size < 0 ? (n == 0 ? 0 : 1) : size;
+  vshape[0] = k;
+  memcpy(vshape + 1, rest, sizeof(int64_t) * (size_t)nr);
+  if (ok && fill_value && size >= 0) {
+    fill = np_broadcast_to(fn, np_convert(fill_value, x->dtype, x->weak), nr + 1, vshape);
+    ok = fill != NULL;
+  }
+  if (!ok) {
+  } else if (n == 0) { /* as JAX: the fill, else x itself; empty indices, inverse, counts */
+    r[0] = fill && size > 0 ? jx_ref(fill) : jx_ref(mv);
+    r[1] = bshape(0, it, 1, &zero), r[2] = bshape(0, it, 1, &zero), r[3] = bshape(0, it, 1, &zero);
+  } else if (m == 0) { /* empty rows, all equal: JAX's one row (size rows with a fill) */
+    vshape[0] = fill ? size : 1;
+    r[0] = bshape(0, x->dtype, nr + 1, vshape);
+    if (r[0] && x->weak) r[0] = np_convert(r[0], x->dtype, true);
+    r[1] = bshape(0, it, 1, &one), r[2] = bshape(0, it, 1, &n), r[3] = bshape((double)n, it, 1, &one);
+  } else {
+    int64_t s2[2] = {n, m};
+    jx_array *rows = prim_reshape(mv, 2, s2);
+    /* lexsort's last key is primary: the columns last to first, column 0 primary */
+    jx_array **cols = calloc((size_t)m, sizeof *cols);
+    ok = cols != NULL;
+    for (int64_t j = 0; ok && j < m; j++) {
+      int64_t lo[2] = {0, m - 1 - j}, hi[2] = {n, m - j}, st[2] = {1, 1};
+      cols[j] = prim_reshape(prim_slice(rows, lo, hi, st), 1, &n);
+      ok = cols[j] != NULL;
+    }
+    jx_array *perm = ok ? jx_lexsort((int)m, cols, 0) : NULL;
+    free(cols);
+    ok = ok && perm && unique_rows(fn, prim_gather(rows, perm, 0), perm, size,
+                                   fill ? prim_reshape(fill, 2, (int64_t[]){size, m}) : NULL, r);
+    if (ok) {
+      vshape[0] = r[0]->shape[0];
+      r[0] = prim_reshape(r[0], nr + 1, vshape);
+    }
+  }
+  if (ok && r[0]) r[0] = jx_moveaxis(r[0], 0, axis);
+  return unique_finish(ok, r, outs);
 }
