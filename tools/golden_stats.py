@@ -84,6 +84,11 @@ for dist, fns in LS_FUNCS.items():
 # uniform/expon scale edge: negative scale, zero scale
 g.case("uniform_logpdf_badscale", "uniform_logpdf", [arr([0.5, -0.5], "float32"), arr(0.0, "float32"),
                                                     arr([-1.0, 0.0], "float32")], st.uniform.logpdf)
+# Python scalars: weakly typed arguments give a weak result (ppf: jnp.asarray(..., float), strong)
+g.case("norm_logpdf_weak", "norm_logpdf", [1.0], st.norm.logpdf)
+g.case("expon_cdf_weak", "expon_cdf", [2.0, 0.5], st.expon.cdf)
+g.case("norm_ppf_weak", "norm_ppf", [0.3], st.norm.ppf)
+g.case("gamma_logpdf_weak_int", "gamma_logpdf", [arr([1.0, 2.0], "float16"), 2], st.gamma.logpdf)
 g.case("norm_cdf_f16", "norm_cdf", [arr([0.5, 1.0], "float16")], st.norm.cdf, err="JX_ERR_DTYPE")
 g.case("norm_logpdf_bcast_err", "norm_logpdf", [arr([1.0, 2.0], "float32"), arr([1.0, 2.0, 3.0], "float32")],
        st.norm.logpdf, err="JX_ERR_SHAPE")
