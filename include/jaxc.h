@@ -758,6 +758,8 @@ jx_array *jx_tensordot(jx_array *x, jx_array *y, int n);
 #include "jaxc/custom.h"
 #include "jaxc/fft.h"
 #include "jaxc/special.h"
+#include "jaxc/stats.h"
+#include "jaxc/signal.h"
 #include "jaxc/sharding.h"
 
 #ifdef __cplusplus
