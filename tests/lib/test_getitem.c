@@ -324,6 +324,10 @@ static void test_errors(void) {
   CHECK_ERROR(JX_ERR_VALUE, "unknown index mode");
   CHECK(!jx_at_index_get(x, 1, one, (jx_index_mode)-1, NAN));
   CHECK_ERROR(JX_ERR_VALUE, "unknown index mode");
+  CHECK(!jx_at_index_get(x, 1, one, JX_INDEX_WRAP, NAN)); /* JAX: Unknown gather mode "wrap" */
+  CHECK_ERROR(JX_ERR_VALUE, "JX_INDEX_WRAP");
+  CHECK(!jx_at_index_set(x, 1, one, y, JX_INDEX_WRAP));
+  CHECK_ERROR(JX_ERR_VALUE, "JX_INDEX_WRAP");
   CHECK(!jx_at_index_min(NULL, 1, one, y, JX_INDEX_FILL));
   CHECK_ERROR(JX_ERR_VALUE, "x");
   /* a failed op's NULL in an array entry keeps that first error */
