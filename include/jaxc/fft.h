@@ -16,7 +16,8 @@
  * ones (rfft*, ihfft: float input, complex output; irfft*, hfft: complex input, float
  * output). Differentiable (linear: JVP and transpose are JAX's, RFFT/IRFFT's
  * transposes included), batchable (vmap moves the batch to the front), jittable (one
- * routine step). Not on the cuda device yet (JX_ERR_UNSUPPORTED).
+ * routine step). On the cuda device the primitive runs through cuFFT (opened with dlopen
+ * on first use; src/backend/cuda/cufft.c), one cached batched plan per shape.
  *
  * Parameters, as JAX's keywords: `n` sizes the transformed axis (the result's length
  * for irfft/hfft; the input is cropped or zero-padded), JX_FFT_N_NONE keeps a's (irfft
