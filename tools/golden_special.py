@@ -100,6 +100,22 @@ with jax.enable_x64(True):
                                           g.arr([2.5, 2.5, 2.5, 0.5, 7.0, -1.5, 1e-3, 1.0], "float64")],
            sp.polygamma, "x64=1")
 
+# betainc(a, b, x): both branches of the symmetry relation, the a/b/x edges, large a and b
+BA = [0.5, 1.0, 2.0, 5.0, 10.0, 0.1, 30.0, 2.0, 0.0, 3.0, 1e-30, 200.0, 2.0, -1.0, 2.0, NAN, INF, 1.0, 0.0, 4.0]
+BB = [0.5, 1.0, 3.0, 2.0, 0.5, 0.1, 40.0, 2.0, 1.0, 0.0, 2.0, 300.0, 2.0, 1.0, 2.0, 1.0, 1.0, INF, 0.0, 20.0]
+BX = [0.3, 0.5, 0.9, 0.2, 0.99, 0.5, 0.45, 0.0, 0.5, 0.5, 0.3, 0.4, 1.0, 0.5, 1.5, 0.5, 0.5, 0.5, 0.5, 0.01]
+g.case("betainc_f32", "betainc", [g.arr(BA, "float32"), g.arr(BB, "float32"), g.arr(BX, "float32")], sp.betainc)
+with jax.enable_x64(True):
+    g.case("betainc_f64", "betainc", [g.arr(BA, "float64"), g.arr(BB, "float64"), g.arr(BX, "float64")],
+           sp.betainc, "x64=1")
+g.case("betainc_bcast", "betainc", [g.arr([[1.5], [4.0]], "float32"), 2.5, g.arr([0.1, 0.6, 0.95], "float32")],
+       sp.betainc)
+g.case("betainc_f16", "betainc", [g.arr([0.5, 2.0, 3.0], "float16"), g.arr([1.5, 2.0, 0.5], "float16"),
+                                  g.arr([0.25, 0.5, 0.75], "float16")], sp.betainc)
+gb = jax.grad(lambda a, b, x: jnp.sum(sp.betainc(a, b, x)), argnums=2)
+g.case("grad_betainc", "grad_betainc", [g.arr([0.5, 2.0, 3.0], "float32"), g.arr([1.5, 9.0, 2.0], "float32"),
+                                        g.arr([0.3, 0.2, 0.7], "float32")], gb, "argnum=2")
+
 # logsumexp / softmax
 M = g.arr([[1.0, 2.0, -INF, 0.5], [3.0, -1.0, 100.0, 0.0], [-INF, -INF, -INF, -INF]], "float32")
 Bm = g.arr([[1.0, -2.0, 1.0, 0.5], [0.0, 1.0, 1.0, -1.0], [1.0, 1.0, 1.0, 1.0]], "float32")

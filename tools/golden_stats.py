@@ -123,7 +123,7 @@ for f in ["cdf", "logcdf", "sf", "logsf"]:
         both(f"chi2_{f}_df", f"chi2_{f}", lambda dt: [arr([0.0, 0.5, 3.0], dt), arr([[1.0], [2.0], [9.0]], dt),
                                                       arr(0.2, dt), arr(2.0, dt)], fun, "jit=0", ("float32",))
 BX = [-0.1, 0.0, 1e-3, 0.2, 0.5, 0.9, 1.0, 1.2, NAN]
-for f in ["logpdf", "pdf"]:
+for f in ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]:
     fun = getattr(st.beta, f)
     both(f"beta_{f}_x", f"beta_{f}", lambda dt: [arr(BX, dt), arr(2.0, dt), arr(3.0, dt)], fun)
     both(f"beta_{f}_ab", f"beta_{f}", lambda dt: [arr([0.0, 0.3, 1.0], dt), arr([[0.5], [1.0], [-1.0]], dt),

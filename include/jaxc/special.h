@@ -74,6 +74,17 @@ jx_array *jx_special_betaln(jx_array *a, jx_array *b);
  * JX_ERR_UNSUPPORTED, as in JAX. */
 jx_array *jx_special_gammainc(jx_array *a, jx_array *x);
 jx_array *jx_special_gammaincc(jx_array *a, jx_array *x);
+/* scipy.special.betainc(a, b, x): the regularized incomplete beta function I_x(a, b) =
+ * B(x; a, b) / B(a, b) (lax.betainc, one special_call equation "regularized_incomplete_beta").
+ * JAX's algorithm (jax/_src/lax/special.py, from XLA's math.cc): the continued fraction
+ * of DLMF 8.17.22 by the modified Lentz method, on I_{1-x}(b, a) when x >= (a + 1) /
+ * (a + b + 2) (DLMF 8.17.4), one while loop over the whole array until every element's
+ * step ratio is within eps / 2 of 1 (at most 200 steps in float32, 600 in float64).
+ * 0 at x == 0 (a > 0), 1 at x == 1 (b > 0); a == 0 or b == inf gives 1 for x > 0, b == 0
+ * or a == inf gives 0 for x < 1; NaN for a < 0, b < 0, x outside [0, 1], a and b both
+ * "zero" in that sense, or a NaN. float16/bfloat16 computed in float32. JVP in x:
+ * x^(a-1) (1-x)^(b-1) / B(a, b); in a or b JX_ERR_VALUE, as JAX's ValueError. */
+jx_array *jx_special_betainc(jx_array *a, jx_array *b, jx_array *x);
 /* i0e(x) = exp(-|x|) I0(x), i1e(x) = exp(-|x|) I1(x): exponentially scaled modified
  * Bessel functions of the first kind (lax.bessel_i0e / i1e: Cephes' Chebyshev series).
  * JVPs: t (i1e(x) - sign(x) i0e(x)) and t (i0e(x) - i1e(x) (sign(x) + 1/x)), 1/2 at 0. */

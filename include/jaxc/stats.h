@@ -123,10 +123,16 @@ jx_array *jx_scipy_stats_chi2_sf(jx_array *x, jx_array *df, jx_array *loc, jx_ar
 jx_array *jx_scipy_stats_chi2_logsf(jx_array *x, jx_array *df, jx_array *loc, jx_array *scale);
 
 /* beta (a, b required): logpdf xlogy(a - 1, y) + xlog1py(b - 1, -y) - betaln(a, b) -
- * log(scale), -inf outside [loc, loc + scale], NaN where a, b or scale <= 0. (beta.cdf
- * and sf need betainc, not in jaxc yet.) */
+ * log(scale), -inf outside [loc, loc + scale], NaN where a, b or scale <= 0; cdf
+ * betainc(a, b, clamp((x - loc) / scale, 0, 1)) (jx_special_betainc), sf betainc(b, a,
+ * 1 - that), logcdf / logsf their logs (JAX's: no NaN for invalid a, b, scale beyond
+ * betainc's own). */
 jx_array *jx_scipy_stats_beta_logpdf(jx_array *x, jx_array *a, jx_array *b, jx_array *loc, jx_array *scale);
 jx_array *jx_scipy_stats_beta_pdf(jx_array *x, jx_array *a, jx_array *b, jx_array *loc, jx_array *scale);
+jx_array *jx_scipy_stats_beta_cdf(jx_array *x, jx_array *a, jx_array *b, jx_array *loc, jx_array *scale);
+jx_array *jx_scipy_stats_beta_logcdf(jx_array *x, jx_array *a, jx_array *b, jx_array *loc, jx_array *scale);
+jx_array *jx_scipy_stats_beta_sf(jx_array *x, jx_array *a, jx_array *b, jx_array *loc, jx_array *scale);
+jx_array *jx_scipy_stats_beta_logsf(jx_array *x, jx_array *a, jx_array *b, jx_array *loc, jx_array *scale);
 
 /* poisson (mu required): logpmf xlogy(k - loc, mu) - gammaln(k - loc + 1) - mu, -inf for
  * k < loc or non-integral k; cdf gammaincc(floor(1 + k - loc), mu), 0 below loc. */

@@ -93,6 +93,14 @@ jx_array *jx_special_gammainc(jx_array *a, jx_array *x) {
 jx_array *jx_special_gammaincc(jx_array *a, jx_array *x) {
   return binary("jx_special_gammaincc", a, x, special_igammac, true);
 }
+jx_array *jx_special_betainc(jx_array *a, jx_array *b, jx_array *x) {
+  const char *fn = "jx_special_betainc";
+  jx_scope_begin();
+  jx_array *p[3];
+  jx_dtype d;
+  if (!args(fn, 3, (jx_array *[]){a, b, x}, p, true, &d)) return np_scope_return(NULL);
+  return finish(special_betainc(p[0], p[1], p[2]), d);
+}
 jx_array *jx_special_zeta(jx_array *x, jx_array *q) {
   if (!q && x) {
     error_set(JX_ERR_UNSUPPORTED, "jx_special_zeta: Riemann zeta function not implemented; pass q != NULL "

@@ -29,6 +29,8 @@ jx_array *special_igamma(jx_array *a, jx_array *x);
 jx_array *special_igammac(jx_array *a, jx_array *x);
 jx_array *special_igamma_grad_a(jx_array *a, jx_array *x);
 jx_array *special_random_gamma_grad(jx_array *a, jx_array *x);
+/* lax.betainc (regularized_incomplete_beta): I_x(a, b), a while loop as JAX's. */
+jx_array *special_betainc(jx_array *a, jx_array *b, jx_array *x);
 jx_array *special_i0e(jx_array *x);
 jx_array *special_i1e(jx_array *x);
 /* lax.erf_inv with JAX's JVP (any float dtype: random_erf_inv's expansion). */

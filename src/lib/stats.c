@@ -324,14 +324,30 @@ static jx_array *beta_logpdf(jx_array *const *a) {
   return where(bad, py(NAN), result);
 }
 static jx_array *beta_pdf(jx_array *const *a) { return jx_exp(beta_logpdf(a)); }
+/* cdf: betainc(a, b, clamp(0, (x - loc) / scale, 1)); sf: betainc(b, a, 1 - that) */
+static jx_array *beta_y(jx_array *const *a) {
+  jx_array *y = dv(sub(a[0], a[3]), a[4]);
+  return jx_clip(y, K(y, 0), K(y, 1));
+}
+static jx_array *beta_cdf(jx_array *const *a) { return jx_special_betainc(a[1], a[2], beta_y(a)); }
+static jx_array *beta_logcdf(jx_array *const *a) { return jx_log(beta_cdf(a)); }
+static jx_array *beta_sf(jx_array *const *a) {
+  jx_array *y = beta_y(a);
+  return jx_special_betainc(a[2], a[1], sub(K(y, 1), y));
+}
+static jx_array *beta_logsf(jx_array *const *a) { return jx_log(beta_sf(a)); }
 static const char *const N_BETA[] = {"x", "a", "b", "loc", "scale"};
 static const double D_BETA[] = {REQUIRED, REQUIRED, REQUIRED, 0, 1};
-jx_array *jx_scipy_stats_beta_logpdf(jx_array *x, jx_array *a, jx_array *b, jx_array *loc, jx_array *scale) {
-  return run("jx_scipy_stats_beta_logpdf", 5, (jx_array *[]){x, a, b, loc, scale}, N_BETA, D_BETA, beta_logpdf);
-}
-jx_array *jx_scipy_stats_beta_pdf(jx_array *x, jx_array *a, jx_array *b, jx_array *loc, jx_array *scale) {
-  return run("jx_scipy_stats_beta_pdf", 5, (jx_array *[]){x, a, b, loc, scale}, N_BETA, D_BETA, beta_pdf);
-}
+#define BETA(name, impl)                                                                                   \
+  jx_array *jx_scipy_stats_##name(jx_array *x, jx_array *a, jx_array *b, jx_array *loc, jx_array *scale) { \
+    return run("jx_scipy_stats_" #name, 5, (jx_array *[]){x, a, b, loc, scale}, N_BETA, D_BETA, impl);     \
+  }
+BETA(beta_logpdf, beta_logpdf)
+BETA(beta_pdf, beta_pdf)
+BETA(beta_cdf, beta_cdf)
+BETA(beta_logcdf, beta_logcdf)
+BETA(beta_sf, beta_sf)
+BETA(beta_logsf, beta_logsf)
 
 /* --------------------------------------------------------------- poisson */
 
