@@ -162,6 +162,10 @@ def dist_cases():
     for p in (1.0, 2.0, 3.0):
       case(f"ball_{kn}_p{p}", "ball", [k], lambda k=k, p=p: random.ball(k, 3, p, (4,)),
            {"shape": "(4,)", "d": 3, "p": p})
+    for n, m, shape in ((3, None, ()), (4, None, (2,)), (2, 4, ()), (4, 2, (3,))):
+      case(f"orthogonal_{kn}_{n}x{m}_{G.sname(shape)}", "orthogonal", [k],
+           lambda k=k, n=n, m=m, s=shape: random.orthogonal(k, n, s, m=m),
+           {"shape": fmt_shape(shape), "n": n, "m": -1 if m is None else m})
   k = random.PRNGKey(5)
   case("rayleigh_bad_shape", "rayleigh", [k, f32([1.0, 2.0])],
        lambda: random.rayleigh(k, f32([1.0, 2.0]), (3,)), {"shape": "(3,)"},

@@ -271,5 +271,13 @@ jx_array *jx_random_generalized_normal(jx_array *key, double p, int ndim, const 
  * with integer_pow; the two agree except in rare last bits). */
 jx_array *jx_random_ball(jx_array *key, int64_t d, double p, int ndim, const int64_t *shape,
                          jx_dtype dtype);
+/* jax.random.orthogonal(key, n, shape, dtype, m): a uniform sample of O(n) (m < 0 is
+ * None: m = n), or semi-orthogonal for m != n; result shape + (n, m). As core._orthogonal:
+ * q * sign(diag(r)) from the QR of z = normal(key, shape + (max(n, m), min(n, m))),
+ * transposed when n < m. z is bit for bit JAX's, but the QR is LAPACK's through jaxc
+ * (its rounding is not XLA's): within ~1e-6 of JAX's in float32, not bit for bit.
+ * n < 0: JX_ERR_SHAPE. */
+jx_array *jx_random_orthogonal(jx_array *key, int64_t n, int ndim, const int64_t *shape, jx_dtype dtype,
+                               int64_t m);
 
 #endif /* JAXC_RANDOM_H */

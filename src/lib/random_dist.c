@@ -32,7 +32,6 @@ static bool dist_eq(const void *pa, const void *pb) {
 
 static jx_array *mul(jx_array *a, jx_array *b) { return op2(PRIM_mul, a, b); }
 static jx_array *add(jx_array *a, jx_array *b) { return op2(PRIM_add, a, b); }
-static jx_array *sub(jx_array *a, jx_array *b) { return op2(PRIM_sub, a, b); }
 static jx_array *dvd(jx_array *a, jx_array *b) { return op2(PRIM_div, a, b); }
 static jx_array *neg(jx_array *a) { return a ? prim_unary(PRIM_neg, a) : NULL; }
 /* a * b + c with one rounding where XLA's CPU backend contracts it (float32, float64:
@@ -246,4 +245,33 @@ jx_array *jx_random_ball(jx_array *key, int64_t d, double p, int ndim, const int
   }
   DistCall call = {.d = D_BALL, .p = p, .dim = d};
   return dist_entry("jx_random_ball", &call, key, 0, NULL, ndim, shape, dtype, false);
+}
+
+/* core._orthogonal: z = normal(key, shape + (max(n, m), min(n, m))); q, r = qr(z);
+ * q * sign(diag(r)) over the columns (Mezzadri 2007), transposed when n < m. Not cached:
+ * the normal is (jx_random_normal), the QR is LAPACK's. */
+jx_array *jx_random_orthogonal(jx_array *key, int64_t n, int ndim, const int64_t *shape, jx_dtype dtype,
+                               int64_t m) {
+  const char *fn = "jx_random_orthogonal";
+  if (m < 0) m = n;
+  if (!random_check_key(fn, key, false) || !random_check_float(fn, &dtype)) return NULL;
+  if (ndim < 0) {
+    error_set(JX_ERR_SHAPE, "%s: shape must be given (ndim >= 0), got ndim %d", fn, ndim);
+    return NULL;
+  }
+  if (!random_check_shape(fn, ndim, &shape)) return NULL;
+  if (n < 0 || ndim + 2 > JX_MAX_NDIM) {
+    error_set(JX_ERR_SHAPE, "%s: n = %lld (>= 0) with %d batch dims (at most %d)", fn, (long long)n, ndim,
+              JX_MAX_NDIM - 2);
+    return NULL;
+  }
+  jx_scope_begin();
+  int64_t s[JX_MAX_NDIM];
+  if (ndim) memcpy(s, shape, (size_t)ndim * sizeof(int64_t));
+  s[ndim] = n > m ? n : m, s[ndim + 1] = n < m ? n : m;
+  jx_array *z = jx_random_normal(key, ndim + 2, s, dtype), *qr[2] = {NULL, NULL};
+  if (!z || jx_linalg_qr(z, "reduced", qr) != JX_OK) return scope_return(NULL);
+  jx_array *d = jx_diagonal(qr[1], 0, -2, -1);
+  jx_array *x = d ? jx_multiply(qr[0], jx_expand_dims(jx_sign(d), -2)) : NULL;
+  return scope_return(x && n < m ? jx_swapaxes(x, -1, -2) : x);
 }

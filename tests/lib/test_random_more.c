@@ -1,6 +1,7 @@
 /* test_random_more.c -- jax.random's gamma family, rademacher, poisson, binomial,
  * categorical with shape and the distributions of random_dist.c (weibull_min, rayleigh,
- * maxwell, pareto, wald, geometric, generalized_normal, ball; geometric bit for bit, the
+ * maxwell, pareto, wald, geometric, generalized_normal, ball, orthogonal (within 1e-5:
+ * LAPACK's QR); geometric bit for bit, the
  * rest within the same ulps: those using pow or gamma differ in a few last bits, float64
  * ones inherit normal's few-ulp float64 error) (src/lib/random_gamma.c, random_discrete.c,
  * random_dist.c) against JAX goldens
@@ -106,6 +107,8 @@ static jx_array *call_case(const GoldenCase *c, jx_array *const *in) {
     return jx_random_generalized_normal(key, atof(golden_param(c, "p")), nd, sh, dt);
   if (!strcmp(f, "ball"))
     return jx_random_ball(key, golden_param_int(c, "d", 0), atof(golden_param(c, "p")), nd, sh, dt);
+  if (!strcmp(f, "orthogonal"))
+    return jx_random_orthogonal(key, golden_param_int(c, "n", 0), nd, sh, dt, golden_param_int(c, "m", -1));
   if (!strcmp(f, "categorical_shape"))
     return jx_random_categorical_shape(key, in[1], (int)golden_param_int(c, "axis", -1), nd, sh,
                                        golden_param_int(c, "replace", 1) != 0);
@@ -136,6 +139,9 @@ static void test_golden(void) {
       golden_check_err(ctx, c, got);
       CHECK_MSG(strstr(jx_last_error(), "jx_random_") != NULL, "%s: message %s", ctx,
                 jx_last_error());
+    } else if (!strcmp(c->fn, "orthogonal")) {
+      /* LAPACK's QR through jaxc, not XLA's: ~1 in 3 elements a few float32 ulps off */
+      golden_compare(ctx, got, &c->out[0], 1e-5, 1e-5);
     } else if (is_exact(c->fn)) {
       golden_compare(ctx, got, &c->out[0], 0, 0);
     } else {
@@ -280,6 +286,8 @@ static void test_errors(void) {
   EXPECT_ERR(jx_random_generalized_normal(a, 2.0, 1, (int64_t[]){3}, JX_FLOAT32), JX_ERR_DTYPE);
   EXPECT_ERR(jx_random_ball(key, -1, 2.0, 0, NULL, JX_FLOAT32), JX_ERR_SHAPE);
   EXPECT_ERR(jx_random_ball(key, 3, 2.0, 0, NULL, JX_INT8), JX_ERR_DTYPE);
+  EXPECT_ERR(jx_random_orthogonal(key, -2, 0, NULL, JX_FLOAT32, -1), JX_ERR_SHAPE);
+  EXPECT_ERR(jx_random_orthogonal(key, 3, 0, NULL, JX_INT32, -1), JX_ERR_DTYPE);
   jx_clear_error();
   jx_scope_end(0, NULL);
 }
