@@ -417,6 +417,52 @@ g.case("repeat_empty", "repeat", [E23], lambda x: jnp.repeat(x, 3, axis=2), "rep
 g.case("kron_int_float", "kron", [i32([[1, 2], [3, 4]]), f32([0.5, -1.0])], lambda a, b: jnp.kron(a, b))
 g.case("kron_empty", "kron", [E23, f32([[1.0, 2.0]])], lambda a, b: jnp.kron(a, b))
 
+
+# ---------------------------------------------------------------- cov / corrcoef
+# inputs: m, then y / fweights / aweights where the params y=1 / fw=1 / aw=1 say so
+def cov_case(name, ins, params, f, err=None):
+    g.case(name, "cov", ins, raises(f) if err else f, params, err=err)
+
+
+CM = f32([1.0, 2.5, -0.5, 4.0, 3.0, 0.25, -1.0, 2.0, 5.5, 0.0, 1.5, 2.0], (3, 4))
+CY = f32([0.5, -2.0, 1.0, 3.5], (1, 4))
+FW = i32([1, 3, 0, 2])
+AW = f32([0.5, 1.0, 2.0, -0.25])
+cov_case("cov_rows", [CM], "rowvar=1 bias=0 ddof=none", lambda m: jnp.cov(m))
+cov_case("cov_cols", [CM], "rowvar=0 bias=0 ddof=none", lambda m: jnp.cov(m, rowvar=False))
+cov_case("cov_bias", [CM], "rowvar=1 bias=1 ddof=none", lambda m: jnp.cov(m, bias=True))
+cov_case("cov_ddof3", [CM], "rowvar=1 bias=0 ddof=3", lambda m: jnp.cov(m, ddof=3))
+cov_case("cov_1d", [f32([1.0, 4.0, 2.0, 8.0])], "rowvar=1 bias=0 ddof=none", lambda m: jnp.cov(m))
+cov_case("cov_int", [i32([[1, 4, 2], [3, 0, 7]])], "rowvar=1 bias=0 ddof=none", lambda m: jnp.cov(m))
+cov_case("cov_y", [CM, CY], "rowvar=1 bias=0 ddof=none y=1", lambda m, y: jnp.cov(m, y))
+cov_case("cov_y_cols", [CM.T, f32([0.5, -2.0, 1.0, 3.5], (4, 1))], "rowvar=0 bias=0 ddof=none y=1",
+         lambda m, y: jnp.cov(m, y, rowvar=False))
+# JAX promotes m and y as operands of one operation: their shapes must broadcast
+cov_case("cov_y_nobcast", [CM.T, f32([0.5, -2.0, 1.0, 3.5])], "rowvar=0 bias=0 ddof=none y=1",
+         lambda m, y: jnp.cov(m, y, rowvar=False), err="JX_ERR_SHAPE")
+cov_case("cov_fw", [CM, FW], "rowvar=1 bias=0 ddof=none fw=1", lambda m, w: jnp.cov(m, fweights=w))
+cov_case("cov_aw", [CM, AW], "rowvar=1 bias=0 ddof=none aw=1", lambda m, w: jnp.cov(m, aweights=w))
+cov_case("cov_fw_aw", [CM, FW, AW], "rowvar=1 bias=0 ddof=none fw=1 aw=1",
+         lambda m, f, a: jnp.cov(m, fweights=f, aweights=a))
+cov_case("cov_fw_aw_bias", [CM, FW, AW], "rowvar=1 bias=1 ddof=none fw=1 aw=1",
+         lambda m, f, a: jnp.cov(m, bias=True, fweights=f, aweights=a))
+cov_case("cov_no_obs", [f32(np.zeros((2, 0)))], "rowvar=1 bias=0 ddof=none", lambda m: jnp.cov(m))
+cov_case("cov_no_obs_1", [f32(np.zeros((1, 0)))], "rowvar=1 bias=0 ddof=none", lambda m: jnp.cov(m))
+cov_case("cov_one_obs", [f32([[1.0], [2.0]])], "rowvar=1 bias=0 ddof=none", lambda m: jnp.cov(m))
+cov_case("cov_3d", [f32(np.zeros((2, 2, 2)))], "rowvar=1 bias=0 ddof=none", lambda m: jnp.cov(m), err="JX_ERR_VALUE")
+cov_case("cov_fw_float", [CM, AW], "rowvar=1 bias=0 ddof=none fw=1", lambda m, w: jnp.cov(m, fweights=w),
+         err="JX_ERR_DTYPE")
+cov_case("cov_fw_len", [CM, i32([1, 2])], "rowvar=1 bias=0 ddof=none fw=1", lambda m, w: jnp.cov(m, fweights=w),
+         err="JX_ERR_SHAPE")
+cov_case("cov_aw_2d", [CM, f32(np.ones((2, 4)))], "rowvar=1 bias=0 ddof=none aw=1",
+         lambda m, w: jnp.cov(m, aweights=w), err="JX_ERR_SHAPE")
+g.case("corrcoef_rows", "corrcoef", [CM], lambda x: jnp.corrcoef(x), "rowvar=1")
+g.case("corrcoef_cols", "corrcoef", [CM.T], lambda x: jnp.corrcoef(x, rowvar=False), "rowvar=0")
+g.case("corrcoef_y", "corrcoef", [CM, CY], lambda x, y: jnp.corrcoef(x, y), "rowvar=1 y=1")
+g.case("corrcoef_1var", "corrcoef", [f32([1.0, 4.0, 2.0])], lambda x: jnp.corrcoef(x), "rowvar=1")
+g.case("corrcoef_const", "corrcoef", [f32([[1.0, 1.0, 1.0], [1.0, 2.0, 4.0]])], lambda x: jnp.corrcoef(x),
+       "rowvar=1")
+
 # ---------------------------------------------------------------- x64 (param x64=1)
 with jax.enable_x64(True):
     g.case("x64_bincount", "bincount", [arr([0, 2, 2, 5], "int64")], lambda x: jnp.bincount(x, length=4),

@@ -35,6 +35,20 @@ jx_array *jx_count_nonzero(jx_array *x, int naxes, const int *axes, bool keepdim
  * or 1-d along the one reduced axis (JX_ERR_SHAPE otherwise); promoted to inexact. */
 jx_array *jx_average(jx_array *x, jx_array *weights, int naxes, const int *axes,
                      bool keepdims);
+/* jnp.cov(m, y, rowvar, bias, ddof, fweights, aweights): the covariance matrix of the
+ * variables in the rows of m (columns when !rowvar), y's (optional, NULL) appended.
+ * m, y: at most 2-d (JX_ERR_VALUE), promoted together to inexact. ddof NULL is None
+ * (bias ? 0 : 1). fweights (1-d integer, JX_ERR_DTYPE otherwise) and aweights (1-d
+ * real) of one entry per observation (JX_ERR_SHAPE otherwise), NULL for none; their
+ * absolute values are used, as JAX (NumPy raises on negative weights). Result
+ * (nvar, nvar), squeezed (one variable: 0-d); no variables: float (0, 0); no
+ * observations: NaNs. Built as lax_numpy.cov: dot(X - mean, ((X - mean) w)^T) / f, f the
+ * weighted count less ddof (matmul sums: within float32 rounding of JAX's). */
+jx_array *jx_cov(jx_array *m, jx_array *y, bool rowvar, bool bias, const int64_t *ddof, jx_array *fweights,
+                 jx_array *aweights);
+/* jnp.corrcoef(x, y, rowvar): cov(x, y, rowvar) / outer(stddev, stddev) clipped to
+ * [-1, 1] (one variable: c / c, so 1 or NaN). Errors as jx_cov. */
+jx_array *jx_corrcoef(jx_array *x, jx_array *y, bool rowvar);
 /* jnp.quantile / percentile(x, q, axis, method='linear') and jnp.median (midpoint): q
  * of rank <= 1 (JX_ERR_SHAPE), result q.shape + the reduced shape; a NaN in a slice
  * makes it NaN; axis JX_AXIS_NONE flattens; an empty axis is JX_ERR_VALUE. */

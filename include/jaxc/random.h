@@ -217,4 +217,68 @@ jx_array *jx_random_binomial(jx_array *key, jx_array *n, jx_array *p, int ndim,
 jx_array *jx_random_categorical_shape(jx_array *key, jx_array *logits, int axis, int ndim,
                                       const int64_t *shape, bool replace);
 
+/* ------------------------------------------- distributions built on them */
+/* jax.random's distributions of JAX 0.10.2's jax/_src/random/core.py, each built as its
+ * _<name> function is (same key splits, same draws, same arithmetic), jitted and cached
+ * as the samplers above. dtype: a float dtype (geometric: an integer dtype), else
+ * JX_ERR_DTYPE; canonicalized. Parameter arrays (any real dtype; NULL: JX_ERR_VALUE)
+ * are converted to dtype first (JAX converts them with astype / convert_element_type,
+ * or promotes them with the sample: the same for float32 arrays and Python floats).
+ * Shapes: for those with a parameter array (rayleigh, pareto, wald, geometric) as the
+ * gamma family: ndim < 0 is shape=None (the parameters' broadcast), else shape must be
+ * the broadcast of itself with the parameters (JX_ERR_SHAPE); the others require
+ * ndim >= 0 (JAX's default shape is ()). Accuracy against JAX on the CPU
+ * (tests/lib/test_random_more.c, goldens from tools/golden_random_more.py): see each. */
+/* jax.random.weibull_min(key, scale, concentration, shape, dtype):
+ * power(-log1p(-u), 1 / concentration) * scale with u = uniform(key, shape) -- u has
+ * `shape` and the result the broadcast of shape, scale's and concentration's shapes
+ * (JX_ERR_SHAPE if they do not broadcast). pow is jaxc's, not XLA's: within a few
+ * float32 ulps of JAX's. */
+jx_array *jx_random_weibull_min(jx_array *key, jx_array *scale, jx_array *concentration, int ndim,
+                                const int64_t *shape, jx_dtype dtype);
+/* jax.random.rayleigh(key, scale, shape, dtype): scale * sqrt(-2 log(u)), u uniform in
+ * [0, 1). */
+jx_array *jx_random_rayleigh(jx_array *key, jx_array *scale, int ndim, const int64_t *shape,
+                             jx_dtype dtype);
+/* jax.random.maxwell(key, shape, dtype): the norm of normal(key, shape + (3,)) along its
+ * last axis (sqrt of the sum of squares). */
+jx_array *jx_random_maxwell(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+/* jax.random.pareto(key, b, shape, dtype): exp(exponential(key, shape) / b). exp is
+ * jaxc's: within a few float32 ulps of JAX's. */
+jx_array *jx_random_pareto(jx_array *key, jx_array *b, int ndim, const int64_t *shape,
+                           jx_dtype dtype);
+/* jax.random.wald(key, mean, shape, dtype): inverse Gaussian (Michael, Schucany and Haas
+ * 1976) from v = normal(k1), z = uniform(k2) with k1, k2 = split(key): y = v^2,
+ * x = mean + mean^2 y / 2 - mean / 2 sqrt(4 mean y + mean^2 y^2), then x where
+ * z <= mean / (mean + x), else mean^2 / x. */
+jx_array *jx_random_wald(jx_array *key, jx_array *mean, int ndim, const int64_t *shape,
+                         jx_dtype dtype);
+/* jax.random.geometric(key, p, shape, dtype): trials to the first success,
+ * floor(log(u) / log1p(-p)) + 1 (u uniform in [0, 1), 0 replaced by 1) converted to
+ * dtype, an integer dtype (JX_ERR_DTYPE otherwise; int32 with x64 off). Computed in p's
+ * float dtype (an integer p: the default float), as JAX's promote_dtypes_inexact. */
+jx_array *jx_random_geometric(jx_array *key, jx_array *p, int ndim, const int64_t *shape,
+                              jx_dtype dtype);
+/* jax.random.generalized_normal(key, p, shape, dtype): density ~ exp(-|x|^p):
+ * rademacher(k1) * gamma(k0, 1/p) ** (1/p) with k0, k1 = split(key), 1/p rounded to
+ * dtype (p is a traced weak float in JAX). Accuracy: that of jx_random_gamma (a few
+ * float32 ulps) and pow. */
+jx_array *jx_random_generalized_normal(jx_array *key, double p, int ndim, const int64_t *shape,
+                                       jx_dtype dtype);
+/* jax.random.ball(key, d, p, shape, dtype): uniform in the unit Lp ball of dimension d
+ * (d < 0: JX_ERR_SHAPE), result shape + (d,): g / (sum(|g|^p, -1) + e)^(1/p) with
+ * g = generalized_normal(k1, p, shape + (d,)) and e = exponential(k2, shape), k1, k2 =
+ * split(key). |g|^p is lax.pow (JAX's p=2 default is a Python int, which JAX squares
+ * with integer_pow; the two agree except in rare last bits). */
+jx_array *jx_random_ball(jx_array *key, int64_t d, double p, int ndim, const int64_t *shape,
+                         jx_dtype dtype);
+/* jax.random.orthogonal(key, n, shape, dtype, m): a uniform sample of O(n) (m < 0 is
+ * None: m = n), or semi-orthogonal for m != n; result shape + (n, m). As core._orthogonal:
+ * q * sign(diag(r)) from the QR of z = normal(key, shape + (max(n, m), min(n, m))),
+ * transposed when n < m. z is bit for bit JAX's, but the QR is LAPACK's through jaxc
+ * (its rounding is not XLA's): within ~1e-6 of JAX's in float32, not bit for bit.
+ * n < 0: JX_ERR_SHAPE. */
+jx_array *jx_random_orthogonal(jx_array *key, int64_t n, int ndim, const int64_t *shape, jx_dtype dtype,
+                               int64_t m);
+
 #endif /* JAXC_RANDOM_H */

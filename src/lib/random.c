@@ -165,6 +165,36 @@ static jx_array *via_f32(jx_array *(*f)(jx_array *), Prim p, jx_array *x) {
   jx_array *r = f(prim_convert(x, JX_FLOAT32, false));
   return r ? prim_convert(r, JX_BFLOAT16, false) : NULL;
 }
+/* XLA's float32 exp on the CPU (its Cephes-style exp_f32, as jaxlib 0.10's optimized
+ * LLVM IR shows it, with LLVM's contractions): x clamped to [-87.8, 88.8] (NaN passes),
+ * n = floor(x log2(e) + 1/2) clamped to [-127, 127], r = x - n ln2 in two parts
+ * (0.693359375 and -2.12194440e-4), exp(r) = 1 + r + r^2 (1/2 + r P(r)) with a
+ * degree-4 P, times 2^n built in the exponent bits (so exp(-87.8) and below is 0). */
+static const uint32_t EXP_P[5] = {0x39506967, 0x3AB743CE, 0x3C088908, 0x3D2AA9C1, 0x3E2AAAAA};
+
+static jx_array *exp_f32(jx_array *x) {
+  if (!x) return NULL;
+  jx_array *lo = np_constant(-87.8f, JX_FLOAT32), *hi = np_constant(88.8f, JX_FLOAT32);
+  x = sel(op2(PRIM_lt, x, lo), lo, x);
+  x = sel(op2(PRIM_lt, hi, x), hi, x);
+  jx_array *n = random_fma32(x, f32_bits(0x3FB8AA3B), cst(x, 0.5));
+  n = n ? prim_unary(PRIM_floor, n) : NULL;
+  n = sel(op2(PRIM_lt, n, cst(x, -127.0)), cst(x, -127.0), n);
+  n = sel(op2(PRIM_lt, cst(x, 127.0), n), cst(x, 127.0), n);
+  jx_array *nn = n ? prim_unary(PRIM_neg, n) : NULL;
+  jx_array *r = random_fma32(nn, f32_bits(0x3F318000), x);
+  r = random_fma32(nn, f32_bits(0xB95E8083), r);
+  jx_array *z = op2(PRIM_mul, r, r);
+  jx_array *y = random_fma32(r, f32_bits(EXP_P[0]), f32_bits(EXP_P[1]));
+  for (int i = 2; i < 5; i++) y = random_fma32(y, r, f32_bits(EXP_P[i]));
+  y = random_fma32(y, r, cst(x, 0.5));
+  y = opc(PRIM_add, random_fma32(y, z, r), 1.0);
+  jx_array *e = n ? prim_convert(n, JX_INT32, false) : NULL;
+  e = e ? op2(PRIM_add, op2(PRIM_shift_left, e, np_constant(23, JX_INT32)), np_constant(0x3F800000, JX_INT32)) : NULL;
+  return op2(PRIM_mul, y, e ? prim_bitcast(e, JX_FLOAT32) : NULL);
+}
+
+jx_array *random_exp(jx_array *x) { return via_f32(exp_f32, PRIM_exp, x); }
 jx_array *random_log(jx_array *x) { return via_f32(log_f32, PRIM_log, x); }
 jx_array *random_log1p(jx_array *x) { return via_f32(random_log1p_f32, PRIM_log1p, x); }
 

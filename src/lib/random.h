@@ -66,6 +66,9 @@ jx_array *random_fma32(jx_array *a, jx_array *b, jx_array *c);
 jx_array *random_log1p_f32(jx_array *x);
 jx_array *random_log(jx_array *x);
 jx_array *random_log1p(jx_array *x);
+/* exp as JAX computes it on the CPU: XLA's float32 exp_f32 polynomial for float32 (and
+ * bfloat16 through float32), the primitive otherwise. */
+jx_array *random_exp(jx_array *x);
 /* lax.erf_inv as XLA lowers it (Giles' polynomials; float16/bfloat16 in float32);
  * exact: float32 bit for bit as JAX's (emulated FMAs, slow), else fused and fast. */
 jx_array *random_erf_inv(jx_array *x, bool exact);
@@ -126,5 +129,13 @@ jx_array *random_normal(jx_array *key, int ndim, const int64_t *shape, jx_dtype 
 jx_array *random_exponential(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
 /* core._gumbel, mode "low". */
 jx_array *random_gumbel(jx_array *key, int ndim, const int64_t *shape, jx_dtype dtype);
+
+/* --------------------------------- random_gamma.c: parameter shapes */
+/* The result shape of a sampler with parameter arrays ps (none NULL: JX_ERR_VALUE):
+ * `shape` when ndim >= 0 (it must be the broadcast of itself with every parameter's
+ * shape, JAX's _check_shape / _check_broadcast_shapes; JX_ERR_SHAPE), else the
+ * broadcast of the parameters' shapes (shape=None). */
+bool random_result_shape(const char *fn, int ndim, const int64_t *shape, int np, jx_array *const *ps,
+                         int *nout, int64_t *out);
 
 #endif

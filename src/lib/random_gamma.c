@@ -36,7 +36,7 @@ static jx_array *ge(jx_array *a, jx_array *b) { return le(b, a); }
 /* The result shape of a sampler with parameter arrays ps: `shape` when ndim >= 0 (it
  * must be the broadcast of itself with every parameter's shape, JAX's _check_shape),
  * else the broadcast of the parameters' shapes (shape=None). */
-static bool result_shape(const char *fn, int ndim, const int64_t *shape, int np,
+bool random_result_shape(const char *fn, int ndim, const int64_t *shape, int np,
                          jx_array *const *ps, int *nout, int64_t *out) {
   for (int i = 0; i < np; i++)
     if (!ps[i]) {
@@ -324,7 +324,7 @@ static jx_array *family_entry(const char *fn, Family f, jx_array *key, int np, j
     jx_scope_begin();
     /* a stand-in of shape alpha.shape[:-1] (zeros: alpha may have no elements, k = 0) */
     jx_array *batch = prim_broadcast_in_dim(np_constant(0, JX_FLOAT32), ps[0]->ndim - 1, ps[0]->shape, NULL);
-    bool ok = batch && result_shape(fn, ndim, shape, 1, &batch, &nd, s);
+    bool ok = batch && random_result_shape(fn, ndim, shape, 1, &batch, &nd, s);
     jx_scope_end(0, NULL);
     if (!ok) return NULL;
     if (nd + 1 > JX_MAX_NDIM) {
@@ -332,7 +332,7 @@ static jx_array *family_entry(const char *fn, Family f, jx_array *key, int np, j
       return NULL;
     }
     s[nd++] = ps[0]->shape[ps[0]->ndim - 1];
-  } else if (!result_shape(fn, ndim, shape, np, ps, &nd, s)) {
+  } else if (!random_result_shape(fn, ndim, shape, np, ps, &nd, s)) {
     return NULL;
   }
   jx_scope_begin();

@@ -3,7 +3,7 @@
  * concatenate edge cases, quantile methods, scans of small ints, unique (axis=) / nonzero /
  * histogram (edges, 2d, dd) / digitize / searchsorted (sorter=) corners, out-of-bounds
  * take (mode="wrap") and .at[] updates, einsum corners, bincount, select, meshgrid,
- * array_split and jnp.pad's modes. Every case runs eagerly,
+ * array_split, jnp.pad's modes, cov and corrcoef. Every case runs eagerly,
  * under jit and under vmap twice -- each input stacked twice along a new leading axis,
  * then along a new last axis (in_axes = its rank); both slices of every output must
  * equal the golden -- and grad=1 cases check
@@ -104,6 +104,20 @@ static int apply(const GoldenCase *c, jx_array *const *x, jx_array **out) {
   R("trace", jx_trace(x[0], golden_param_int(c, "offset", 0), (int)golden_param_int(c, "axis1", 0),
                       (int)golden_param_int(c, "axis2", 1)));
   R("kron", jx_kron(x[0], x[1]));
+  if (!strcmp(f, "cov") || !strcmp(f, "corrcoef")) {
+    /* inputs: m, then y / fweights / aweights as the params y / fw / aw say */
+    int k = 1;
+    jx_array *y = golden_param_int(c, "y", 0) ? x[k++] : NULL;
+    jx_array *fw = golden_param_int(c, "fw", 0) ? x[k++] : NULL;
+    jx_array *aw = golden_param_int(c, "aw", 0) ? x[k++] : NULL;
+    bool rowvar = golden_param_int(c, "rowvar", 1) != 0;
+    if (!strcmp(f, "corrcoef")) return out[0] = jx_corrcoef(x[0], y, rowvar), 1;
+    const char *dd = golden_param(c, "ddof");
+    int64_t ddof = dd && strcmp(dd, "none") ? atoll(dd) : 0;
+    return out[0] = jx_cov(x[0], y, rowvar, golden_param_int(c, "bias", 0) != 0,
+                           dd && strcmp(dd, "none") ? &ddof : NULL, fw, aw),
+           1;
+  }
   R("repeat", jx_repeat(x[0], golden_param_int(c, "repeats", 1), axis));
   if (!strcmp(f, "tile")) {
     double rv[JX_MAX_NDIM];

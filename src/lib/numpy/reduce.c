@@ -330,3 +330,122 @@ jx_array *jx_argmin(jx_array *x, int axis, bool keepdims) {
   jx_scope_begin();
   return np_scope_return(arg_impl("jx_argmin", false, x, axis, keepdims));
 }
+
+/* ------------------------------------------------------------ cov, corrcoef */
+
+/* A 1-d weights array of n entries (fn names errors; JAX raises RuntimeError). */
+static bool check_weights(const char *fn, const char *what, jx_array *w, int64_t n) {
+  char b[ARRAY_DESCRIBE_BUF];
+  if (w->ndim > 1) {
+    error_set(JX_ERR_SHAPE, "%s: cannot handle multidimensional %s, got %s", fn, what, array_describe(b, w));
+    return false;
+  }
+  if (w->ndim == 0 || w->shape[0] != n) {
+    error_set(JX_ERR_SHAPE, "%s: %s %s does not match the %lld observations", fn, what, array_describe(b, w),
+              (long long)n);
+    return false;
+  }
+  return true;
+}
+
+/* lax_numpy.cov, step for step: X = atleast_2d(m) (transposed unless rowvar), y's
+ * variables appended as rows; the weighted mean removed; dot(X, (X w)^T) / f. */
+static jx_array *cov_impl(const char *fn, jx_array *m, jx_array *y, bool rowvar, bool bias, const int64_t *ddof_p,
+                          jx_array *fweights, jx_array *aweights) {
+  if (np_null_arg(fn, m, "m")) return NULL;
+  char b[ARRAY_DESCRIBE_BUF];
+  jx_array *X, *Y = NULL;
+  if (y) {
+    /* util.promote_args_inexact also promotes the shapes: m's and y's must broadcast */
+    jx_array *pr[2];
+    int bnd;
+    int64_t bs[JX_MAX_NDIM];
+    if (!np_broadcast_shapes(fn, 2, (jx_array *[]){m, y}, &bnd, bs)) return NULL;
+    if (!np_promote(fn, 2, (jx_array *[]){m, y}, pr)) return NULL;
+    X = np_to_inexact(pr[0]), Y = np_to_inexact(pr[1]);
+    if (Y && Y->ndim > 2) {
+      error_set(JX_ERR_VALUE, "%s: y has more than 2 dimensions (%s)", fn, array_describe(b, y));
+      return NULL;
+    }
+  } else {
+    X = np_to_inexact(m);
+  }
+  if (!X) return NULL;
+  if (m->ndim > 2) {
+    error_set(JX_ERR_VALUE, "%s: m has more than 2 dimensions (%s)", fn, array_describe(b, m));
+    return NULL;
+  }
+  int m_ndim = m->ndim;
+  X = jx_atleast_2d(X);
+  if (X && !rowvar && m_ndim != 1) X = jx_transpose(X, NULL);
+  if (!X) return NULL;
+  if (X->shape[0] == 0) return jx_zeros(2, (int64_t[]){0, 0}, dtype_canonicalize(JX_FLOAT64));
+  if (Y) {
+    Y = jx_atleast_2d(Y);
+    if (Y && !rowvar && Y->shape[0] != 1) Y = jx_transpose(Y, NULL);
+    X = Y ? jx_concatenate(2, (jx_array *[]){X, Y}, 0) : NULL;
+    if (!X) return NULL;
+  }
+  int64_t nvar = X->shape[0], nobs = X->shape[1];
+  if (nobs == 0) {
+    int64_t s[2] = {nvar, nvar};
+    return jx_full(nvar == 1 ? 0 : 2, s, NAN, X->dtype);
+  }
+  int64_t ddof = ddof_p ? *ddof_p : bias ? 0 : 1;
+  jx_array *w = NULL, *aw = NULL;
+  if (fweights) {
+    if (!check_weights(fn, "fweights", fweights, nobs)) return NULL;
+    if (!dtype_is_integer(fweights->dtype)) {
+      error_set(JX_ERR_DTYPE, "%s: fweights must be integer, got %s", fn, array_describe(b, fweights));
+      return NULL;
+    }
+    w = jx_abs(fweights);
+  }
+  if (aweights) {
+    if (!check_weights(fn, "aweights", aweights, nobs)) return NULL;
+    aw = jx_abs(aweights);
+    w = w ? jx_multiply(w, aw) : aw;
+  }
+  jx_array *avg, *f;
+  if (!w) {
+    avg = jx_mean(X, 1, (int[]){1}, false);
+    f = jx_scalar((double)(nobs - ddof));
+  } else {
+    /* jnp.average(X, axis=1, weights=w, returned=True): X and w promoted together */
+    jx_array *pr[2];
+    if (!np_promote(fn, 2, (jx_array *[]){X, w}, pr)) return NULL;
+    jx_array *wa = np_to_inexact(pr[1]);
+    X = np_to_inexact(pr[0]);
+    jx_array *wrow = wa ? jx_reshape(wa, 2, (int64_t[]){1, nobs}) : NULL;
+    jx_array *w_sum = jx_sum(wa, 0, NULL, false);
+    avg = jx_divide(jx_sum(jx_multiply(X, wrow), 1, (int[]){1}, false), w_sum);
+    if (ddof == 0)
+      f = w_sum;
+    else if (!aweights)
+      f = jx_subtract(w_sum, jx_scalar((double)ddof));
+    else
+      f = jx_subtract(w_sum, jx_divide(jx_multiply(jx_scalar((double)ddof), jx_sum(jx_multiply(w, aw), 0, NULL, false)),
+                                       w_sum));
+  }
+  X = jx_subtract(X, jx_expand_dims(avg, 1));
+  jx_array *XT = w ? jx_multiply(X, jx_reshape(w, 2, (int64_t[]){1, nobs})) : X;
+  XT = XT ? jx_transpose(XT, NULL) : NULL;
+  jx_array *c = jx_true_divide(jx_dot(X, XT), f);
+  return c ? jx_squeeze(c, 0, NULL) : NULL;
+}
+
+jx_array *jx_cov(jx_array *m, jx_array *y, bool rowvar, bool bias, const int64_t *ddof, jx_array *fweights,
+                 jx_array *aweights) {
+  jx_scope_begin();
+  return np_scope_return(cov_impl("jx_cov", m, y, rowvar, bias, ddof, fweights, aweights));
+}
+
+jx_array *jx_corrcoef(jx_array *x, jx_array *y, bool rowvar) {
+  jx_scope_begin();
+  jx_array *c = cov_impl("jx_corrcoef", x, y, rowvar, false, NULL, NULL, NULL);
+  if (!c) return np_scope_return(NULL);
+  if (c->ndim == 0) return np_scope_return(jx_divide(c, c)); /* nan for nan, inf and 0 */
+  jx_array *sd = jx_sqrt(jx_diagonal(c, 0, 0, 1));
+  c = jx_divide(jx_divide(c, jx_expand_dims(sd, 1)), jx_expand_dims(sd, 0));
+  return np_scope_return(c ? jx_clip(c, jx_scalar(-1.0), jx_scalar(1.0)) : NULL);
+}
