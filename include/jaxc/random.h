@@ -28,7 +28,7 @@
  * uniform, bernoulli, randint, normal, gumbel, exponential, laplace, logistic, cauchy,
  * truncated_normal, categorical, permutation, choice, multivariate_normal, gamma,
  * loggamma, beta, dirichlet, t, chisquare, poisson, binomial, weibull_min, rayleigh,
- * maxwell, pareto, wald, geometric, generalized_normal, ball and orthogonal jit themselves, as
+ * maxwell, pareto, wald, geometric, generalized_normal and ball jit themselves, as
  * JAX's do: with a concrete key and operands the jitted sampler is kept for its
  * (sampler, shape, dtype, bounds, operands' shapes and dtypes, axis, flags) --
  * a bounded LRU cache, thread-safe, whose arrays jx_live_arrays does not count, emptied
