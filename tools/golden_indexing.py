@@ -307,6 +307,11 @@ def at_cases():
   at_op("err_set_y_shape", "set", x, f32([1.0, 2.0, 3.0]), "@2", arr([0, 1], np.int32))
   at_op("err_add_bool", "add", jnp.asarray([True, False]), jnp.asarray(True), "0")
   at_op("set_0d_x", "set", f32(1.5), f32(7.0), "")
+  # complex min/max: JAX's lexicographic order (real part, then imaginary), duplicates too
+  xc = arr([1 + 1j, 2 + 1j, 2 - 1j, 5], np.complex64)
+  yc = arr([2 + 0.5j, 1 + 9j, 3j, 4 + 2j, 7], np.complex64)
+  at_op("min_complex_dups", "min", xc, yc, "@2", arr([1, 1, 2, 3, 3], np.int32))
+  at_op("max_complex_dups", "max", xc, yc, "@2", arr([1, 1, 2, 3, 3], np.int32))
 
 
 def grad_cases():

@@ -482,6 +482,12 @@ with jax.enable_x64(True):
     g.case("x64_argwhere", "argwhere", [arr([[0, 1], [1, 1]], "int32")], lambda x: jnp.argwhere(x, size=4), "size=4 x64=1")
     g.case("x64_take_clip_i64", "at_get", [jnp.asarray([1.0, 2.0, 3.0], "float64"), arr([-5, 1, 2**40], "int64")],
            lambda x, i: jnp.take(x, i, mode="clip"), "axis=0 mode=clip x64=1")
+    # sorter gathers as a[sorter] does: int64 entries beyond int32 wrap once, then go to
+    # JAX's int32 index dtype before clamping (a[[-2**63, 2**63-1]] is [a[4], a[0]])
+    g.case("x64_searchsorted_sorter_i64", "searchsorted_sorter",
+           [jnp.asarray([0.0, 1.0, 2.0, 3.0, 4.0], "float64"), jnp.asarray([0.0, 1.0, 2.0, 3.0, 4.0], "float64"),
+            arr([-2**63, 2**63 - 1, -2**32 - 1, 2**32 + 1], "int64")],
+           lambda a, v, s: jnp.searchsorted(a, v, sorter=s), "side=left x64=1")
 
 
 # ---------------------------------------------------------------- take(mode="wrap")

@@ -368,8 +368,9 @@ jx_status jx_top_k(jx_array *x, int64_t k, jx_array **values, jx_array **indices
  * together. JX_ERR_SHAPE unless a is 1-d, JX_ERR_UNSUPPORTED for len(a) >= 2^31. */
 jx_status jx_searchsorted(jx_array *a, jx_array *v, bool side_right, jx_array **out);
 /* jnp.searchsorted(a, v, side, sorter): the search in a[sorter] -- sorter (1-d, integer)
- * gathers a as JAX's indexing does (negative entries count from the end once, the rest
- * clamp into range), so the result indexes the sorted order, not a. JX_ERR_DTYPE for a
+ * gathers a as JAX's indexing does, a[sorter] (jx_getitem: negative entries count from
+ * the end once, the rest clamp into range; int64 entries beyond int32 then wrap to JAX's
+ * int32 index dtype first), so the result indexes the sorted order, not a. JX_ERR_DTYPE for a
  * non-integer sorter (a bool one is a mask in JAX), JX_ERR_SHAPE for a sorter that is not
  * 1-d (JAX then searches each row of a[sorter]) or a non-empty sorter of an empty a. */
 jx_status jx_searchsorted_with_sorter(jx_array *a, jx_array *v, bool side_right, jx_array *sorter,

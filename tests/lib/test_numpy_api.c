@@ -403,6 +403,12 @@ static void test_bad_inputs(void) {
   CHECK_ERROR(JX_ERR_VALUE, "bins must be non-negative");
   CHECK(jx_histogram2d(x, NULL, NULL, NULL, NULL, NULL, false, out) == JX_ERR_VALUE);
   CHECK_ERROR(JX_ERR_VALUE, "jx_histogram2d: y is NULL");
+  /* a NULL input from an earlier failed op: the first error is kept and returned */
+  jx_set_error(JX_ERR_SHAPE, "earlier");
+  CHECK(jx_histogram(NULL, 3, NULL, NULL, false, out) == JX_ERR_SHAPE && !out[0]);
+  CHECK(jx_histogramdd(NULL, NULL, NULL, NULL, NULL, false, out) == JX_ERR_SHAPE && !out[0]);
+  CHECK(jx_histogram2d(NULL, x, NULL, NULL, NULL, NULL, false, out) == JX_ERR_SHAPE && !out[0]);
+  CHECK_ERROR(JX_ERR_SHAPE, "earlier");
   CHECK(jx_histogram2d(x, i, NULL, NULL, NULL, NULL, false, out) == JX_ERR_SHAPE);
   CHECK_ERROR(JX_ERR_SHAPE, "jx_histogram2d: x and y must be 1-d of one length");
   /* searchsorted(sorter=) and unique(axis=) */

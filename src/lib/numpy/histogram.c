@@ -85,7 +85,7 @@ static jx_status histogram_impl(const char *fn, jx_array *a, jx_array *edges_in,
     return JX_ERR_VALUE;
   }
   out[0] = out[1] = NULL;
-  if (np_null_arg(fn, a, "a")) return JX_ERR_VALUE;
+  if (np_null_arg(fn, a, "a")) return jx_last_status();
   if (weights && (weights->ndim != a->ndim ||
                   memcmp(weights->shape, a->shape, sizeof(int64_t) * (size_t)a->ndim) != 0)) {
     error_set(JX_ERR_SHAPE, "%s: weights should have the same shape as a", fn);
@@ -146,7 +146,7 @@ jx_status jx_histogramdd(jx_array *sample, const int64_t *bins, jx_array *const 
     return JX_ERR_VALUE;
   }
   out[0] = NULL;
-  if (np_null_arg(fn, sample, "sample")) return JX_ERR_VALUE;
+  if (np_null_arg(fn, sample, "sample")) return jx_last_status();
   char b[ARRAY_DESCRIBE_BUF];
   if (sample->ndim != 2 || sample->shape[1] < 1 || sample->shape[1] > JX_MAX_NDIM) {
     error_set(JX_ERR_SHAPE, "%s: sample must be (N, D) with 1 <= D <= %d, got %s", fn, JX_MAX_NDIM,
@@ -219,7 +219,7 @@ jx_status jx_histogram2d(jx_array *x, jx_array *y, const int64_t *bins, jx_array
     return JX_ERR_VALUE;
   }
   out[0] = out[1] = out[2] = NULL;
-  if (np_null_arg(fn, x, "x") || np_null_arg(fn, y, "y")) return JX_ERR_VALUE;
+  if (np_null_arg(fn, x, "x") || np_null_arg(fn, y, "y")) return jx_last_status();
   if (x->ndim != 1 || y->ndim != 1 || x->shape[0] != y->shape[0]) {
     char b0[ARRAY_DESCRIBE_BUF], b1[ARRAY_DESCRIBE_BUF];
     error_set(JX_ERR_SHAPE, "%s: x and y must be 1-d of one length, got %s and %s", fn,

@@ -166,6 +166,16 @@ static jx_array *at_impl(const char *fn, AtOp op, jx_array *x0, jx_array *idx, j
     } else {
       /* positions nobody writes reduce over x itself: min(x, x) = x */
       jx_array *xw = prim_broadcast_in_dim(x, bnd, ws, xdims);
+      if (dtype_is_complex(x->dtype)) {
+        /* complex: JAX's lexicographic order (real part, then imaginary), which jnp's
+         * min/max and minimum/maximum implement; the reduce primitives take no complex */
+        int ax1 = axis + 1;
+        jx_array *sel = prim_select(hb, yw, xw);
+        jx_array *f = op == AT_MIN ? jx_min(sel, 1, &ax1, false) : jx_max(sel, 1, &ax1, false);
+        r = op == AT_MIN ? jx_minimum(x, f) : jx_maximum(x, f);
+        if (r && (r->dtype != x0->dtype || r->weak != x0->weak)) r = np_convert(r, x0->dtype, x0->weak);
+        return r;
+      }
       jx_array *f = prim_reduce(op == AT_MIN ? PRIM_reduce_min : PRIM_reduce_max,
                                 prim_select(hb, yw, xw), red);
       r = prim_binary(op == AT_MIN ? PRIM_min : PRIM_max, x, f);

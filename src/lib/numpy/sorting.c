@@ -268,7 +268,9 @@ jx_status jx_searchsorted_with_sorter(jx_array *a, jx_array *v, bool side_right,
     return JX_ERR_SHAPE;
   }
   jx_scope_begin();
-  jx_array *as = a->shape[0] == 0 ? jx_ref(a) : jx_take_along_axis(a, sorter, 0, JX_INDEX_CLIP);
+  /* a[sorter] itself (not take_along_axis): JAX's indexing takes int64 indices to int32
+   * after wrapping negatives once, so extreme int64 entries land where JAX's do */
+  jx_array *as = a->shape[0] == 0 ? jx_ref(a) : jx_getitem(a, 1, (jx_index[]){jx_idx_array(sorter)});
   jx_array *r = NULL;
   jx_status st = as ? jx_searchsorted(as, v, side_right, &r) : jx_last_status();
   jx_scope_end(r ? 1 : 0, &r);
