@@ -13,6 +13,9 @@ jx_status custom_jvp_custom_vjp_call(int nin, jx_array *const *x, jx_array *cons
                                      const PrimParams *pp, int nout, jx_array **y, jx_array **ty);
 /* custom_lin's transpose (transpose.c's TransposeRuleN): bwd on the residuals and the
  * cotangents. */
+bool custom_transpose_custom_vjp_call(jx_array *const *cts, int nin, jx_array *const *x,
+                                      const bool *lin, const Aval *in, const PrimParams *pp,
+                                      jx_array **out);
 bool custom_transpose_custom_lin(jx_array *const *cts, int nin, jx_array *const *x, const bool *lin,
                                  const Aval *in, const PrimParams *pp, jx_array **out);
 /* Checks that the values a user rule gave have the wanted avals (weak types aside);
