@@ -11,7 +11,7 @@ Cases:
   optimizer   in W0 b0 aW cW ab cb; out W[20,2,3] b[20,3] (params after each step), then
               the final state's arrays. The loss is
               sum(0.5 aW (W - cW)^2) + sum(0.5 ab (b - cb)^2), its gradient from jax.grad.
-              Params: opt=<sgd|adam|adamw|rmsprop|adagrad> plus its hyper-parameters,
+              Params: opt=<sgd|adam|adamw|rmsprop|adagrad|lion|lamb|adafactor> plus its hyper-parameters,
               sched=<none|const|exp|cos|wcos|linear> and the schedule's (s_*), clip=<max
               norm, 0 = none> (chain(clip_by_global_norm, opt)).
   schedule    in count (int32); out schedule(count). Params: sched= and s_*.
@@ -117,6 +117,16 @@ def make_opt(p):
                        momentum=p["momentum"] or None, nesterov=bool(p["nesterov"]))
   elif o == "adagrad":
     tx = optax.adagrad(lr, p["init_acc"], p["eps"])
+  elif o == "lion":
+    tx = optax.lion(lr, p["b1"], p["b2"], weight_decay=p["wd"])
+  elif o == "lamb":
+    tx = optax.lamb(lr, p["b1"], p["b2"], p["eps"], p["eps_root"], p["wd"])
+  elif o == "adafactor":  # jaxc spells optax's None as lr 1, clip_thr inf, momentum/wd 0
+    tx = optax.adafactor(lr if lr != 1.0 else None, p["min_dim"], p["decay_rate"],
+                         p["decay_offset"], bool(p["param_scale"]),
+                         None if p["clip_thr"] == "inf" else p["clip_thr"],
+                         p["momentum"] or None, weight_decay_rate=p["wd"] or None,
+                         eps=p["eps"], factored=bool(p["factored"]))
   else:
     raise ValueError(o)
   if p.get("clip", 0):
@@ -143,6 +153,21 @@ OPTIMIZERS = {
                            momentum=0.3, nesterov=0, **SCHEDULES["linear"]),
     "adagrad": dict(opt="adagrad", lr=0.3, init_acc=0.1, eps=1e-7),
     "adagrad_const": dict(opt="adagrad", init_acc=0.0, eps=1e-7, **SCHEDULES["const"]),
+    "lion": dict(opt="lion", lr=0.01, b1=0.9, b2=0.99, wd=1e-3),
+    "lion_odd": dict(opt="lion", lr=0.03, b1=0.5, b2=0.8, wd=0.1),
+    "lamb": dict(opt="lamb", lr=0.05, b1=0.9, b2=0.999, eps=1e-6, eps_root=0.0, wd=0.0),
+    "lamb_wd": dict(opt="lamb", lr=0.1, b1=0.8, b2=0.99, eps=1e-4, eps_root=1e-8, wd=0.02),
+    "adafactor": dict(opt="adafactor", lr=1.0, min_dim=128, decay_rate=0.8, decay_offset=0,
+                      param_scale=1, clip_thr=1.0, momentum=0, wd=0, eps=1e-30, factored=1),
+    "adafactor_factored": dict(opt="adafactor", lr=0.1, min_dim=2, decay_rate=0.8,
+                               decay_offset=0, param_scale=1, clip_thr=1.0, momentum=0, wd=0,
+                               eps=1e-30, factored=1),
+    "adafactor_all": dict(opt="adafactor", lr=0.05, min_dim=1, decay_rate=0.7,
+                          decay_offset=2, param_scale=0, clip_thr="inf", momentum=0.9,
+                          wd=0.01, eps=1e-20, factored=1),
+    "adafactor_unfactored": dict(opt="adafactor", lr=0.2, min_dim=1, decay_rate=0.8,
+                                 decay_offset=0, param_scale=1, clip_thr=0.5, momentum=0,
+                                 wd=0, eps=1e-30, factored=0),
     "clip_adam": dict(opt="adam", lr=0.1, b1=0.9, b2=0.999, eps=1e-8, clip=1.0),
     "clip_sgd_momentum": dict(opt="sgd", lr=0.1, momentum=0.9, nesterov=0, clip=0.5),
     "clip_adamw_exp": dict(opt="adamw", b1=0.9, b2=0.99, eps=1e-8, wd=0.01, clip=2.0,

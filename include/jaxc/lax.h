@@ -267,6 +267,18 @@ typedef enum jx_rounding_method {
 } jx_rounding_method;
 /* lax.round(x, rounding_method): floating x only (JX_ERR_DTYPE). */
 jx_array *jx_lax_round(jx_array *x, jx_rounding_method method);
+/* lax.reduce_precision(x, exponent_bits, mantissa_bits): x rounded to a float format of
+ * that many exponent and mantissa bits, kept in x's dtype -- XLA's reduce-precision op:
+ * the mantissa rounds to nearest even; values whose exponent then exceeds the format's
+ * range become signed infinity, those at or below its smallest normal exponent (its
+ * denormals) signed zero (the format has no denormals; widths at or above x's own leave
+ * that part alone, so (8, 7) of a float32 keeps float32 denormals); NaN stays the same
+ * NaN (mantissa_bits 0 included, as XLA's cpu). Floating, non-complex x (JX_ERR_DTYPE);
+ * exponent_bits >= 1, mantissa_bits >= 0 (JX_ERR_VALUE, as JAX). Derivatives as JAX's
+ * (it is linear there): the tangent and the cotangent are reduced the same way.
+ * Composed from bitcasts and integer ops inside a custom_jvp (make_jaxpr shows that,
+ * not a reduce_precision equation). bf16: (8, 7); f16: (5, 10); e4m3-like: (4, 3). */
+jx_array *jx_lax_reduce_precision(jx_array *x, int exponent_bits, int mantissa_bits);
 
 /* lax.erf, lax.erfc: the error function and its complement (jax.scipy.special.erf).
  * lax.erf_inv: its inverse on (-1, 1), +-inf at +-1, NaN outside, computed as XLA does

@@ -20,6 +20,9 @@
  * some of the same arithmetic differently). Constructors return NULL with JX_ERR_VALUE for bad hyper-parameters
  * (non-finite values; b1, b2 outside [0, 1); decay outside [0, 1]; negative eps,
  * momentum or accumulator; max_norm <= 0; NULL schedules or transforms).
+ * Transforms that need params (add_decayed_weights, scale_by_trust_ratio,
+ * scale_by_param_block_rms, scale_by_factored_rms) fail update() with JX_ERR_VALUE when
+ * params is NULL.
  *
  * Training loop:
  *   jx_optax_transform *tx = jx_optax_adam(1e-3, 0.9, 0.999, 1e-8);
@@ -36,8 +39,10 @@
  * STATE LAYOUT: the arrays of every stateful transform, in chain order (depth first);
  * per transform, for n parameters: trace (sgd momentum): trace[n]; scale_by_adam:
  * count, mu[n], nu[n]; scale_by_rms: nu[n]; scale_by_rss (adagrad): sum_of_squares[n];
- * a schedule-driven step (the _sched optimizers, scale_by_schedule): count; all others
- * none. count is a 0-d int32 array (optax's, saturating at INT32_MAX); the others have
+ * a schedule-driven step (the _sched optimizers, scale_by_schedule): count;
+ * scale_by_lion: count, mu[n]; ema: count, ema[n]; scale_by_factored_rms: count,
+ * v_row[n], v_col[n], v[n] (a factored array's v is a (1,) zero, an unfactored one's
+ * v_row and v_col are); all others none. count is a 0-d int32 array (optax's, saturating at INT32_MAX); the others have
  * their parameter's shape and dtype. So adam(...) is {count, mu[n], nu[n]} and
  * sgd_sched(s, 0.9, false) is {trace[n], count}. */
 typedef struct jx_optax_schedule jx_optax_schedule;
@@ -95,6 +100,34 @@ jx_optax_transform *jx_optax_scale_by_rss(double initial_accumulator_value, doub
 jx_optax_transform *jx_optax_add_decayed_weights(double weight_decay);
 /* clip_by_global_norm: u * max_norm / ||u|| when ||u|| (over all arrays) >= max_norm. */
 jx_optax_transform *jx_optax_clip_by_global_norm(double max_norm);
+/* scale_by_lion: u = sign((1 - b1) g + b1 mu); mu = (1 - b2) g + b2 mu (b1, b2 in
+ * [0, 1]). */
+jx_optax_transform *jx_optax_scale_by_lion(double b1, double b2);
+/* scale_by_trust_ratio (LARS/LAMB's): u * trust_coefficient ||p|| / (||u|| + eps), per
+ * array, with 1 for the ratio where either norm is 0; norms at or below min_norm count as
+ * min_norm. Needs params. optax defaults: min_norm 0, trust_coefficient 1, eps 0. */
+jx_optax_transform *jx_optax_scale_by_trust_ratio(double min_norm, double trust_coefficient,
+                                                  double eps);
+/* scale_by_factored_rms (Adafactor's core): with decay_t = 1 - (count - step_offset +
+ * 1)^-decay_rate (float32) and g2 = g^2 + epsilon, an array whose two largest dimensions
+ * d0 >= d1 (ties: later axis is d0) have size(d1) >= min_dim_size_to_factor (and
+ * factored) keeps row/column statistics v_row = decay_t v_row + (1 - decay_t) mean(g2,
+ * d0) (and v_col likewise over d1), u = g (v_row / mean(v_row))^-1/2 (v_col)^-1/2; other
+ * arrays keep v = decay_t v + (1 - decay_t) g2, u = g v^-1/2. Needs params (for shapes).
+ * optax defaults: factored, decay_rate 0.8, step_offset 0, min_dim_size_to_factor 128,
+ * epsilon 1e-30. */
+jx_optax_transform *jx_optax_scale_by_factored_rms(bool factored, double decay_rate,
+                                                   int64_t step_offset,
+                                                   int64_t min_dim_size_to_factor,
+                                                   double epsilon);
+/* clip_by_block_rms: u / max(1, rms(u) / threshold), per array (threshold > 0). */
+jx_optax_transform *jx_optax_clip_by_block_rms(double threshold);
+/* scale_by_param_block_rms: u * max(rms(p), min_scale) per array (optax's
+ * safe_root_mean_squares; default min_scale 1e-3). Needs params. */
+jx_optax_transform *jx_optax_scale_by_param_block_rms(double min_scale);
+/* ema: e = (1 - decay) u + decay e; u = e, or e / (1 - decay^count) when debias (decay in
+ * [0, 1]). */
+jx_optax_transform *jx_optax_ema(double decay, bool debias);
 /* chain: applies transforms[0], then [1], ... (n >= 0; none NULL). */
 jx_optax_transform *jx_optax_chain(int n, jx_optax_transform *const *transforms);
 
@@ -122,6 +155,30 @@ jx_optax_transform *jx_optax_adagrad(double learning_rate, double initial_accumu
                                      double eps);
 jx_optax_transform *jx_optax_adagrad_sched(jx_optax_schedule *learning_rate,
                                            double initial_accumulator_value, double eps);
+/* optax.lion: chain(scale_by_lion(b1, b2), add_decayed_weights(weight_decay),
+ * scale_by_learning_rate). optax defaults: b1 0.9, b2 0.99, weight_decay 1e-3. */
+jx_optax_transform *jx_optax_lion(double learning_rate, double b1, double b2,
+                                  double weight_decay);
+/* optax.lamb: chain(scale_by_adam(b1, b2, eps, eps_root), add_decayed_weights(
+ * weight_decay), scale_by_trust_ratio(), scale_by_learning_rate). optax defaults: b1 0.9,
+ * b2 0.999, eps 1e-6, eps_root 0, weight_decay 0. */
+jx_optax_transform *jx_optax_lamb(double learning_rate, double b1, double b2, double eps,
+                                  double eps_root, double weight_decay);
+/* optax.adafactor: chain(scale_by_factored_rms(factored, decay_rate, decay_offset,
+ * min_dim_size_to_factor, eps), clip_by_block_rms(clipping_threshold),
+ * scale(learning_rate), scale_by_param_block_rms() if multiply_by_parameter_scale,
+ * ema(momentum, debias=False) with a float32 accumulator, add_decayed_weights(
+ * weight_decay_rate), scale(-1)). optax's None: learning_rate 1, clipping_threshold
+ * INFINITY, momentum 0, weight_decay_rate 0 (each then leaves its step out, which is
+ * what optax's None does; the ema adds {count, ema[n]} to the state). optax defaults:
+ * learning_rate None, min_dim_size_to_factor 128, decay_rate 0.8, decay_offset 0,
+ * multiply_by_parameter_scale true, clipping_threshold 1, momentum None,
+ * weight_decay_rate None, eps 1e-30, factored true. */
+jx_optax_transform *jx_optax_adafactor(double learning_rate, int64_t min_dim_size_to_factor,
+                                       double decay_rate, int64_t decay_offset,
+                                       bool multiply_by_parameter_scale,
+                                       double clipping_threshold, double momentum,
+                                       double weight_decay_rate, double eps, bool factored);
 jx_optax_transform *jx_optax_transform_ref(jx_optax_transform *tx);
 void jx_optax_transform_free(jx_optax_transform *tx);
 

@@ -949,3 +949,128 @@ jx_array *jx_lax_erf_inv(jx_array *x) {
   jx_scope_begin();
   return np_scope_return(special_erf_inv(x));
 }
+
+/* ------------------------------------------------------- reduce_precision */
+
+/* A 0-d unsigned constant of dtype ud holding the bits v. */
+static jx_array *ucst(uint64_t v, jx_dtype ud) {
+  uint16_t h = (uint16_t)v;
+  uint32_t w = (uint32_t)v;
+  const void *p = ud == JX_UINT16 ? (const void *)&h : ud == JX_UINT32 ? (const void *)&w : &v;
+  return jx_array_from(p, ud, 0, NULL);
+}
+
+/* XLA's reduce-precision (EmitReducePrecisionIR, quiet_nans = false) on the bits: round
+ * the mantissa to nearest even, then flush exponents above the reduced range to signed
+ * infinity and those at or below its bottom (the reduced format's denormals included)
+ * to signed zero; NaN inputs are kept as they are (also for mantissa_bits 0, where
+ * XLA's old emitter made them infinite: XLA's cpu in JAX 0.10.2 keeps them). */
+static jx_array *reduce_precision_bits(jx_array *x, int ebits, int mbits) {
+  jx_dtype dt = x->dtype, ud;
+  int nbits, sm, se;
+  switch (dt) {
+  case JX_FLOAT16: nbits = 16, se = 5, sm = 10, ud = JX_UINT16; break;
+  case JX_BFLOAT16: nbits = 16, se = 8, sm = 7, ud = JX_UINT16; break;
+  case JX_FLOAT32: nbits = 32, se = 8, sm = 23, ud = JX_UINT32; break;
+  default: nbits = 64, se = 11, sm = 52, ud = JX_UINT64; break;
+  }
+  jx_array *xi = jx_bitcast(x, ud);
+  if (mbits < sm) {
+    int sh = sm - mbits;
+    uint64_t last = (uint64_t)1 << sh;
+    jx_array *lastbit = jx_right_shift(jx_bitwise_and(xi, ucst(last, ud)), ucst((uint64_t)sh, ud));
+    jx_array *bias = jx_add(lastbit, ucst((last >> 1) - 1, ud));
+    uint64_t trunc = ~(last - 1);
+    if (nbits < 64) trunc &= ((uint64_t)1 << nbits) - 1;
+    xi = jx_bitwise_and(jx_add(xi, bias), ucst(trunc, ud));
+  }
+  if (ebits < se) {
+    uint64_t sign = (uint64_t)1 << (nbits - 1);
+    uint64_t expmask = (((uint64_t)1 << se) - 1) << sm;
+    uint64_t ebias = ((uint64_t)1 << (se - 1)) - 1;
+    uint64_t rbias = ((uint64_t)1 << (ebits - 1)) - 1;
+    jx_array *xe = jx_bitwise_and(xi, ucst(expmask, ud));
+    jx_array *over = jx_greater(xe, ucst((ebias + rbias) << sm, ud));
+    jx_array *under = jx_less_equal(xe, ucst((ebias - rbias) << sm, ud));
+    jx_array *szero = jx_bitwise_and(xi, ucst(sign, ud));
+    jx_array *sinf = jx_bitwise_or(szero, ucst(expmask, ud));
+    xi = jx_where(over, sinf, jx_where(under, szero, xi));
+  }
+  jx_array *r = jx_bitcast(xi, dt);
+  return jx_where(jx_isnan(x), x, r);
+}
+
+typedef struct RpBits {
+  int ebits, mbits;
+} RpBits;
+
+static jx_status rp_impl(void *ctx, jx_array *const *in, jx_array **out) {
+  RpBits *b = ctx;
+  out[0] = reduce_precision_bits(in[0], b->ebits, b->mbits);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
+typedef struct RpJvp {
+  RpBits bits;
+  jx_fn *lin; /* custom_vjp(rp, rp, rp): the tangent map */
+} RpJvp;
+
+static void rpjvp_free(void *ctx) {
+  RpJvp *c = ctx;
+  jx_fn_free(c->lin);
+  free(c);
+}
+
+static jx_status rp_jvp(void *ctx, jx_array *const *in, jx_array **out) {
+  RpJvp *c = ctx;
+  out[0] = reduce_precision_bits(in[0], c->bits.ebits, c->bits.mbits);
+  if (!out[0]) return jx_last_status();
+  return jx_call(c->lin, in + 1, out + 1);
+}
+
+/* A jx_fn running reduce_precision_bits with its own copy of b (rules may outlive the
+ * call, e.g. in a jitted function differentiated later). */
+static jx_fn *rp_fn(const char *name, RpBits b) {
+  RpBits *c = malloc(sizeof *c);
+  if (!c) {
+    error_set(JX_ERR_OOM, "jx_lax_reduce_precision: out of memory");
+    return NULL;
+  }
+  *c = b;
+  jx_fn *f = jx_fn_new_with_free(name, 1, 1, rp_impl, c, free);
+  if (!f) free(c);
+  return f;
+}
+
+jx_array *jx_lax_reduce_precision(jx_array *x, int exponent_bits, int mantissa_bits) {
+  const char *fn = "jx_lax_reduce_precision";
+  if (np_null_arg(fn, x, "x")) return NULL;
+  if (!dtype_is_floating(x->dtype) || dtype_is_complex(x->dtype)) {
+    char b[ARRAY_DESCRIBE_BUF];
+    error_set(JX_ERR_DTYPE, "%s: needs a real floating operand, got %s", fn, array_describe(b, x));
+    return NULL;
+  }
+  if (exponent_bits < 1 || mantissa_bits < 0) {
+    error_set(JX_ERR_VALUE, "%s: needs exponent_bits >= 1 and mantissa_bits >= 0, got %d and %d",
+              fn, exponent_bits, mantissa_bits);
+    return NULL;
+  }
+  RpBits b = {exponent_bits, mantissa_bits};
+  jx_fn *f = rp_fn("reduce_precision", b), *fwd = rp_fn("reduce_precision_fwd", b);
+  jx_fn *bwd = rp_fn("reduce_precision_bwd", b);
+  RpJvp *c = calloc(1, sizeof *c);
+  jx_fn *jvp = NULL, *g = NULL;
+  if (c) {
+    c->bits = b;
+    c->lin = f && fwd && bwd ? jx_custom_vjp(f, fwd, bwd) : NULL;
+    jvp = c->lin ? jx_fn_new_with_free("reduce_precision_jvp", 2, 2, rp_jvp, c, rpjvp_free) : NULL;
+    if (!jvp) rpjvp_free(c);
+  } else {
+    error_set(JX_ERR_OOM, "%s: out of memory", fn);
+  }
+  g = jvp ? jx_custom_jvp(f, jvp, 0, NULL) : NULL;
+  jx_array *out = NULL;
+  if (g && jx_call(g, &x, &out) != JX_OK) out = NULL;
+  jx_fn_free(g), jx_fn_free(jvp), jx_fn_free(bwd), jx_fn_free(fwd), jx_fn_free(f);
+  return out;
+}

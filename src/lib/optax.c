@@ -24,6 +24,12 @@ typedef enum TxKind {
   TX_RSS,       /* state: sum_of_squares[n] */
   TX_DECAY,     /* u + wd * p; no state */
   TX_CLIP_NORM, /* no state */
+  TX_LION,      /* state: count, mu[n] */
+  TX_TRUST,     /* scale_by_trust_ratio; no state */
+  TX_FACTORED,  /* scale_by_factored_rms; state: count, v_row[n], v_col[n], v[n] */
+  TX_BLOCK_CLIP, /* clip_by_block_rms; no state */
+  TX_PARAM_RMS, /* scale_by_param_block_rms; no state */
+  TX_EMA,       /* state: count, ema[n] */
   TX_CHAIN      /* the children's states, in order */
 } TxKind;
 
@@ -33,8 +39,14 @@ struct jx_optax_transform {
   double a, b, eps, eps_root; /* scale: a = step; schedule: a = sign; trace: a = decay;
                                  adam: a = b1, b = b2; rms: a = decay, b = initial_scale;
                                  rss: b = initial accumulator; decay: a = weight decay;
-                                 clip: a = max_norm */
-  bool nesterov;
+                                 clip: a = max_norm; lion: a = b1, b = b2; trust: a =
+                                 min_norm, b = trust_coefficient, eps; factored: a =
+                                 decay_rate, b = step_offset, eps, k = min_dim_size_to_factor,
+                                 flag = factored; block clip: a = threshold; param rms: a =
+                                 min_scale; ema: a = decay, flag = debias, k = 1 for a
+                                 float32 accumulator */
+  bool nesterov, flag;
+  int64_t k;
   jx_optax_schedule *sched;
   int n;
   jx_optax_transform **children;
@@ -309,7 +321,153 @@ jx_optax_transform *jx_optax_adagrad_sched(jx_optax_schedule *learning_rate,
                   eps);
 }
 
+jx_optax_transform *jx_optax_scale_by_lion(double b1, double b2) {
+  const char *fn = "jx_optax_scale_by_lion";
+  if (!check_range(fn, "b1", b1, 0, 1, false) || !check_range(fn, "b2", b2, 0, 1, false))
+    return NULL;
+  jx_optax_transform *t = tx_new(TX_LION);
+  if (t) t->a = b1, t->b = b2;
+  return t;
+}
+
+jx_optax_transform *jx_optax_scale_by_trust_ratio(double min_norm, double trust_coefficient,
+                                                  double eps) {
+  const char *fn = "jx_optax_scale_by_trust_ratio";
+  if (!check_nonneg(fn, "min_norm", min_norm) ||
+      !check_finite(fn, "trust_coefficient", trust_coefficient) || !check_nonneg(fn, "eps", eps))
+    return NULL;
+  jx_optax_transform *t = tx_new(TX_TRUST);
+  if (t) t->a = min_norm, t->b = trust_coefficient, t->eps = eps;
+  return t;
+}
+
+jx_optax_transform *jx_optax_scale_by_factored_rms(bool factored, double decay_rate,
+                                                   int64_t step_offset,
+                                                   int64_t min_dim_size_to_factor,
+                                                   double epsilon) {
+  const char *fn = "jx_optax_scale_by_factored_rms";
+  if (!check_finite(fn, "decay_rate", decay_rate) || !check_nonneg(fn, "epsilon", epsilon))
+    return NULL;
+  if (min_dim_size_to_factor < 0) {
+    error_set(JX_ERR_VALUE, "%s: min_dim_size_to_factor must be >= 0, got %lld", fn,
+              (long long)min_dim_size_to_factor);
+    return NULL;
+  }
+  jx_optax_transform *t = tx_new(TX_FACTORED);
+  if (t)
+    t->flag = factored, t->a = decay_rate, t->b = (double)step_offset, t->eps = epsilon,
+    t->k = min_dim_size_to_factor;
+  return t;
+}
+
+jx_optax_transform *jx_optax_clip_by_block_rms(double threshold) {
+  const char *fn = "jx_optax_clip_by_block_rms";
+  if (!(threshold > 0) || isinf(threshold)) {
+    error_set(JX_ERR_VALUE, "%s: threshold must be finite and > 0, got %g", fn, threshold);
+    return NULL;
+  }
+  jx_optax_transform *t = tx_new(TX_BLOCK_CLIP);
+  if (t) t->a = threshold;
+  return t;
+}
+
+jx_optax_transform *jx_optax_scale_by_param_block_rms(double min_scale) {
+  if (!check_nonneg("jx_optax_scale_by_param_block_rms", "min_scale", min_scale)) return NULL;
+  jx_optax_transform *t = tx_new(TX_PARAM_RMS);
+  if (t) t->a = min_scale;
+  return t;
+}
+
+static jx_optax_transform *ema_(const char *fn, double decay, bool debias, bool f32) {
+  if (!check_range(fn, "decay", decay, 0, 1, false)) return NULL;
+  jx_optax_transform *t = tx_new(TX_EMA);
+  if (t) t->a = decay, t->flag = debias, t->k = f32;
+  return t;
+}
+
+jx_optax_transform *jx_optax_ema(double decay, bool debias) {
+  return ema_("jx_optax_ema", decay, debias, false);
+}
+
+jx_optax_transform *jx_optax_lion(double learning_rate, double b1, double b2,
+                                  double weight_decay) {
+  const char *fn = "jx_optax_lion";
+  if (!check_finite(fn, "weight_decay", weight_decay)) return NULL;
+  jx_optax_transform *parts[3] = {jx_optax_scale_by_lion(b1, b2), NULL, NULL};
+  parts[1] = parts[0] ? jx_optax_add_decayed_weights(weight_decay) : NULL;
+  parts[2] = parts[1] ? lr_tx(fn, learning_rate, NULL, false) : NULL;
+  return chain_owned(3, parts);
+}
+
+jx_optax_transform *jx_optax_lamb(double learning_rate, double b1, double b2, double eps,
+                                  double eps_root, double weight_decay) {
+  const char *fn = "jx_optax_lamb";
+  if (!check_finite(fn, "weight_decay", weight_decay)) return NULL;
+  jx_optax_transform *parts[4] = {jx_optax_scale_by_adam(b1, b2, eps, eps_root, false)};
+  parts[1] = parts[0] ? jx_optax_add_decayed_weights(weight_decay) : NULL;
+  parts[2] = parts[1] ? jx_optax_scale_by_trust_ratio(0, 1, 0) : NULL;
+  parts[3] = parts[2] ? lr_tx(fn, learning_rate, NULL, false) : NULL;
+  return chain_owned(4, parts);
+}
+
+jx_optax_transform *jx_optax_adafactor(double learning_rate, int64_t min_dim_size_to_factor,
+                                       double decay_rate, int64_t decay_offset,
+                                       bool multiply_by_parameter_scale,
+                                       double clipping_threshold, double momentum,
+                                       double weight_decay_rate, double eps, bool factored) {
+  const char *fn = "jx_optax_adafactor";
+  if (!check_finite(fn, "learning_rate", learning_rate) ||
+      !check_finite(fn, "weight_decay_rate", weight_decay_rate) ||
+      !check_range(fn, "momentum", momentum, 0, 1, false))
+    return NULL;
+  if (!(clipping_threshold > 0)) {
+    error_set(JX_ERR_VALUE, "%s: clipping_threshold must be > 0 (INFINITY: none), got %g", fn,
+              clipping_threshold);
+    return NULL;
+  }
+  jx_optax_transform *parts[7] = {NULL};
+  int n = 0;
+  bool ok = (parts[n++] = jx_optax_scale_by_factored_rms(factored, decay_rate, decay_offset,
+                                                          min_dim_size_to_factor, eps)) != NULL;
+  if (ok && !isinf(clipping_threshold))
+    ok = (parts[n++] = jx_optax_clip_by_block_rms(clipping_threshold)) != NULL;
+  if (ok && learning_rate != 1) ok = (parts[n++] = jx_optax_scale(learning_rate)) != NULL;
+  if (ok && multiply_by_parameter_scale)
+    ok = (parts[n++] = jx_optax_scale_by_param_block_rms(1e-3)) != NULL;
+  if (ok && momentum != 0) ok = (parts[n++] = ema_(fn, momentum, false, true)) != NULL;
+  if (ok && weight_decay_rate != 0)
+    ok = (parts[n++] = jx_optax_add_decayed_weights(weight_decay_rate)) != NULL;
+  if (ok) parts[n++] = jx_optax_scale(-1);
+  return chain_owned(n, parts);
+}
+
 /* ----------------------------------------------------------------- state */
+
+/* optax's _factored_dims: for factored, >= 2-d shapes whose second largest dimension is
+ * at least min_dim_size_to_factor, d0 = the largest axis and d1 = the second largest
+ * (numpy's argsort of the shape: ties keep axis order). */
+static bool factored_dims(const jx_optax_transform *tx, const jx_array *p, int *d1, int *d0) {
+  if (!tx->flag || p->ndim < 2) return false;
+  int idx[JX_MAX_NDIM];
+  for (int i = 0; i < p->ndim; i++) idx[i] = i;
+  for (int i = 1; i < p->ndim; i++) /* stable insertion sort by size */
+    for (int j = i; j > 0 && p->shape[idx[j - 1]] > p->shape[idx[j]]; j--) {
+      int t = idx[j];
+      idx[j] = idx[j - 1], idx[j - 1] = t;
+    }
+  if (p->shape[idx[p->ndim - 2]] < tx->k) return false;
+  *d1 = idx[p->ndim - 2], *d0 = idx[p->ndim - 1];
+  return true;
+}
+
+/* zeros of p's shape without `axis` (optax's _zeros_like_no_axis). */
+static jx_array *zeros_without_axis(const jx_array *p, int axis) {
+  int64_t shape[JX_MAX_NDIM];
+  int m = 0;
+  for (int i = 0; i < p->ndim; i++)
+    if (i != axis) shape[m++] = p->shape[i];
+  return jx_zeros(m, shape, p->dtype);
+}
 
 /* Number of state arrays of tx for n parameters. */
 static int state_count(const jx_optax_transform *tx, int n) {
@@ -319,6 +477,9 @@ static int state_count(const jx_optax_transform *tx, int n) {
   case TX_RMS:
   case TX_RSS: return n;
   case TX_ADAM: return 1 + 2 * n;
+  case TX_LION:
+  case TX_EMA: return 1 + n;
+  case TX_FACTORED: return 1 + 3 * n;
   case TX_CHAIN: {
     int k = 0;
     for (int i = 0; i < tx->n; i++) k += state_count(tx->children[i], n);
@@ -345,6 +506,25 @@ static int init_node(const jx_optax_transform *tx, int n, jx_array *const *p, jx
   case TX_RSS:
     for (int i = 0; i < n; i++) out[k++] = jx_full_like(p[i], tx->b);
     break;
+  case TX_LION:
+  case TX_EMA:
+    out[k++] = jx_zeros(0, NULL, JX_INT32);
+    for (int i = 0; i < n; i++)
+      out[k++] = tx->k ? jx_zeros(p[i]->ndim, p[i]->shape, JX_FLOAT32) : jx_zeros_like(p[i]);
+    break;
+  case TX_FACTORED: { /* v_row[n], v_col[n], v[n]: (1,) zeros where unused */
+    int64_t one = 1;
+    out[k++] = jx_zeros(0, NULL, JX_INT32);
+    for (int j = 0; j < 3; j++)
+      for (int i = 0; i < n; i++) {
+        int d1, d0;
+        bool fac = factored_dims(tx, p[i], &d1, &d0);
+        if (j == 2) out[k++] = fac ? jx_zeros(1, &one, p[i]->dtype) : jx_zeros_like(p[i]);
+        else if (!fac) out[k++] = jx_zeros(1, &one, p[i]->dtype);
+        else out[k++] = zeros_without_axis(p[i], j == 0 ? d0 : d1);
+      }
+    break;
+  }
   case TX_CHAIN:
     for (int i = 0; i < tx->n; i++) k += init_node(tx->children[i], n, p, out + k);
     break;
@@ -473,6 +653,23 @@ static jx_array *like_old(jx_array *v, jx_array *old) {
   return v && jx_dtype_of(v) != old->dtype ? jx_astype(v, old->dtype) : v;
 }
 
+/* optax's numerics.safe_norm(x, min_norm) (the 2-norm of all of x). */
+static jx_array *safe_norm(jx_array *x, double min_norm) {
+  jx_array *norm = jx_sqrt(jx_sum(jx_square(x), 0, NULL, true));
+  jx_array *small = jx_less_equal(norm, wf(min_norm));
+  jx_array *xm = jx_where(small, jx_ones_like(x), x);
+  jx_array *masked = jx_sqrt(jx_sum(jx_square(xm), 0, NULL, false));
+  return jx_where(jx_reshape(small, 0, NULL), wf(min_norm), masked);
+}
+
+/* optax's numerics.safe_root_mean_squares(x, min_rms). */
+static jx_array *safe_rms(jx_array *x, double min_rms) {
+  jx_array *rms = jx_sqrt(jx_mean(jx_square(x), 0, NULL, false));
+  jx_array *small = jx_less_equal(rms, wf(min_rms));
+  jx_array *xm = jx_where(small, jx_ones_like(x), x);
+  return jx_where(small, wf(min_rms), jx_sqrt(jx_mean(jx_square(xm), 0, NULL, false)));
+}
+
 /* One node's update: u[0..n) in/out (scope references), st the node's state slice,
  * out its new state. Returns false with the error set. */
 static bool update_node(const char *fn, const jx_optax_transform *tx, int n, jx_array **u,
@@ -555,6 +752,104 @@ static bool update_node(const char *fn, const jx_optax_transform *tx, int n, jx_
     for (int i = 0; i < n; i++) {
       jx_array *scaled = jx_multiply(jx_divide(u[i], jx_astype(norm, jx_dtype_of(u[i]))), wf(tx->a));
       u[i] = jx_where(trigger, u[i], scaled);
+    }
+    return true;
+  }
+  case TX_LION: {
+    jx_array *const *mu = st + 1;
+    if (!check_count(fn, st[0])) return false;
+    out[0] = like_old(safe_increment(st[0]), st[0]);
+    for (int i = 0; i < n; i++) {
+      if (!check_like(fn, "mu", i, mu[i], u[i])) return false;
+      jx_array *g = u[i];
+      u[i] = jx_sign(jx_add(jx_multiply(wf(1.0 - tx->a), g), jx_multiply(wf(tx->a), mu[i])));
+      out[1 + i] = like_old(jx_add(jx_multiply(wf(1 - tx->b), g), jx_multiply(wf(tx->b), mu[i])),
+                            mu[i]);
+    }
+    return true;
+  }
+  case TX_EMA: {
+    jx_array *const *ema = st + 1;
+    if (!check_count(fn, st[0])) return false;
+    jx_array *count = safe_increment(st[0]);
+    jx_array *bc = tx->flag ? bias_correction(tx->a, count) : NULL;
+    out[0] = like_old(count, st[0]);
+    for (int i = 0; i < n; i++) {
+      if (!check_like(fn, "ema", i, ema[i], u[i])) return false;
+      jx_array *e = jx_add(jx_multiply(wf(1 - tx->a), u[i]), jx_multiply(wf(tx->a), ema[i]));
+      u[i] = tx->flag && e ? jx_divide(e, jx_astype(bc, jx_dtype_of(e))) : e;
+      out[1 + i] = like_old(e, ema[i]);
+    }
+    return true;
+  }
+  case TX_TRUST:
+  case TX_PARAM_RMS:
+    if (!params) {
+      error_set(JX_ERR_VALUE, "%s: %s needs the params (got NULL)", fn,
+                tx->kind == TX_TRUST ? "scale_by_trust_ratio" : "scale_by_param_block_rms");
+      return false;
+    }
+    for (int i = 0; i < n; i++) {
+      if (tx->kind == TX_TRUST) {
+        jx_array *pn = safe_norm(params[i], tx->a), *un = safe_norm(u[i], tx->a);
+        jx_array *ratio = jx_divide(jx_multiply(wf(tx->b), pn), jx_add(un, wf(tx->eps)));
+        jx_array *zero = jx_logical_or(jx_equal(pn, wf(0.0)), jx_equal(un, wf(0.0)));
+        jx_array *one = jx_astype(wf(1.0), params[i]->dtype);
+        u[i] = jx_multiply(u[i], jx_where(zero, one, ratio));
+      } else {
+        u[i] = jx_multiply(u[i], safe_rms(params[i], tx->a));
+      }
+    }
+    return true;
+  case TX_BLOCK_CLIP:
+    for (int i = 0; i < n; i++) {
+      jx_array *rms = jx_sqrt(jx_mean(jx_square(u[i]), 0, NULL, false));
+      u[i] = jx_divide(u[i], jx_maximum(wf(1.0), jx_divide(rms, wf(tx->a))));
+    }
+    return true;
+  case TX_FACTORED: {
+    jx_array *const *vr = st + 1, *const *vc = st + 1 + n, *const *vv = st + 1 + 2 * n;
+    if (!params) {
+      error_set(JX_ERR_VALUE, "%s: scale_by_factored_rms needs the params (got NULL)", fn);
+      return false;
+    }
+    if (!check_count(fn, st[0])) return false;
+    /* _decay_rate_pow(count - step_offset): 1 - float32(i + 1) ** -decay_rate */
+    jx_array *t = jx_astype(jx_add(jx_subtract(st[0], wi((int64_t)tx->b)), wi(1)), JX_FLOAT32);
+    jx_array *decay = jx_subtract(wf(1.0), jx_power(t, wf(-tx->a)));
+    jx_array *keep = jx_subtract(wf(1.0), decay);
+    out[0] = like_old(safe_increment(st[0]), st[0]);
+    int64_t one = 1;
+    for (int i = 0; i < n; i++) {
+      jx_array *g = u[i], *p = params[i];
+      jx_dtype dt = p->dtype;
+      int d1, d0;
+      bool fac = factored_dims(tx, p, &d1, &d0);
+      jx_array *gsq = jx_add(jx_square(g), wf(tx->eps));
+      if (fac) {
+        jx_array *wr = zeros_without_axis(p, d0), *wc = zeros_without_axis(p, d1);
+        if (!wr || !wc || !check_like(fn, "v_row", i, vr[i], wr) ||
+            !check_like(fn, "v_col", i, vc[i], wc))
+          return false;
+        jx_array *nr = jx_add(jx_multiply(decay, vr[i]), jx_multiply(keep, jx_mean(gsq, 1, &d0, false)));
+        jx_array *nc = jx_add(jx_multiply(decay, vc[i]), jx_multiply(keep, jx_mean(gsq, 1, &d1, false)));
+        nr = jx_astype(nr, dt), nc = jx_astype(nc, dt);
+        int rd1 = d1 > d0 ? d1 - 1 : d1;
+        jx_array *rcm = jx_mean(nr, 1, &rd1, true);
+        jx_array *rf = jx_power(jx_divide(nr, rcm), wf(-0.5));
+        jx_array *cf = jx_power(nc, wf(-0.5));
+        u[i] = jx_multiply(jx_multiply(g, jx_expand_dims(rf, d0)), jx_expand_dims(cf, d1));
+        out[1 + i] = like_old(nr, vr[i]);
+        out[1 + n + i] = like_old(nc, vc[i]);
+        out[1 + 2 * n + i] = jx_zeros(1, &one, dt);
+      } else {
+        if (!check_like(fn, "v", i, vv[i], g)) return false;
+        jx_array *nv = jx_astype(jx_add(jx_multiply(decay, vv[i]), jx_multiply(keep, gsq)), dt);
+        u[i] = jx_multiply(g, jx_power(nv, wf(-0.5)));
+        out[1 + i] = jx_zeros(1, &one, dt);
+        out[1 + n + i] = jx_zeros(1, &one, dt);
+        out[1 + 2 * n + i] = like_old(nv, vv[i]);
+      }
     }
     return true;
   }

@@ -147,3 +147,38 @@ bool custom_transpose_custom_lin(jx_array *const *cts, int nin, jx_array *const 
   free(args), free(res), free(want);
   return ok;
 }
+
+/* custom_vjp_call applied to linear values (e.g. a tangent map written as a custom_vjp
+ * function inside a custom_jvp rule, as jx_lax_reduce_precision does): a function with
+ * no residuals is transposed by its bwd on the output cotangents. With residuals they
+ * would come from fwd on the (unknown) linear inputs: unsupported. */
+bool custom_transpose_custom_vjp_call(jx_array *const *cts, int nin, jx_array *const *x,
+                                      const bool *lin, const Aval *in, const PrimParams *pp,
+                                      jx_array **out) {
+  (void)x, (void)in;
+  const Jaxpr *j = pp->jaxpr;
+  jx_fn *fwd = pp->fns[0], *bwd = pp->fns[1];
+  int nout = j->nout;
+  if (jx_fn_nout(fwd) != nout) {
+    error_set(JX_ERR_UNSUPPORTED, "transpose: custom_vjp(%s) with residuals applied to a "
+              "linear value", j->name ? j->name : "<lambda>");
+    return false;
+  }
+  jx_array **args = calloc((size_t)(nout + 1), sizeof *args);
+  jx_array **res = calloc((size_t)(nin + 1), sizeof *res);
+  Aval *want = jaxpr_avals(j, j->invars, j->nin);
+  bool ok = args && res && want;
+  if (!args || !res) error_set(JX_ERR_OOM, "custom_vjp: out of memory");
+  for (int o = 0; ok && o < nout; o++) {
+    Aval a = j->vars[j->outvars[o]];
+    a.weak = false;
+    ok = (args[o] = cts[o] ? cts[o] : tx_zeros(&a)) != NULL;
+  }
+  ok = ok && jx_call(bwd, args, res) == JX_OK;
+  char what[200];
+  snprintf(what, sizeof what, "custom_vjp(%s)", j->name ? j->name : "<lambda>");
+  ok = ok && custom_check_types(what, jx_fn_name(bwd), "cotangent output", j->nin, res, want, "primal input");
+  for (int i = 0; i < nin; i++) out[i] = ok && lin[i] ? res[i] : NULL;
+  free(args), free(res), free(want);
+  return ok;
+}

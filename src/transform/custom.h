@@ -11,6 +11,11 @@ jx_status custom_jvp_custom_jvp_call(int nin, jx_array *const *x, jx_array *cons
                                      const PrimParams *pp, int nout, jx_array **y, jx_array **ty);
 jx_status custom_jvp_custom_vjp_call(int nin, jx_array *const *x, jx_array *const *t,
                                      const PrimParams *pp, int nout, jx_array **y, jx_array **ty);
+/* custom_vjp_call applied to linear values, transposed by bwd when it has no residuals
+ * (transpose.c's TransposeRuleN; JX_ERR_UNSUPPORTED with residuals). */
+bool custom_transpose_custom_vjp_call(jx_array *const *cts, int nin, jx_array *const *x,
+                                      const bool *lin, const Aval *in, const PrimParams *pp,
+                                      jx_array **out);
 /* custom_lin's transpose (transpose.c's TransposeRuleN): bwd on the residuals and the
  * cotangents. */
 bool custom_transpose_custom_lin(jx_array *const *cts, int nin, jx_array *const *x, const bool *lin,

@@ -453,6 +453,7 @@ static const struct {
     [PRIM_cond] = {.many = t_cond},
     [PRIM_checkpoint] = {.many = t_call}, /* recomputes what the policy did not save */
     [PRIM_custom_lin] = {.many = custom_transpose_custom_lin}, /* bwd (transform/custom.c) */
+    [PRIM_custom_vjp_call] = {.many = custom_transpose_custom_vjp_call}, /* bwd, no residuals */
     [PRIM_while] = {.many = loops_transpose_while},
     [PRIM_scan] = {.many = loops_transpose_scan},
     [PRIM_psum] = {t_psum},

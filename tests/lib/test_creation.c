@@ -176,10 +176,34 @@ static void test_integer_fills(void) {
   jx_scope_end(0, NULL);
 }
 
+/* jnp.linspace(-3.3, 7.1, 7, endpoint=False) bit for bit (float32 words from JAX 0.10.2),
+ * num 0 / 1, endpoint=True unchanged, and num < 0. */
+static void test_linspace_endpoint(void) {
+  static const uint32_t want[7] = {3226678067u, 3219667587u, 3198696064u, 1066671429u,
+                                   1076438164u, 1082400067u, 1085515836u};
+  jx_scope_begin();
+  jx_array *r = jx_linspace_endpoint(-3.3, 7.1, 7, false, JX_FLOAT32);
+  uint32_t got[7] = {0};
+  CHECK(r && jx_read(r, got, sizeof got) == JX_OK);
+  for (int i = 0; i < 7; i++) CHECK_MSG(got[i] == want[i], "element %d: %u != %u", i, got[i], want[i]);
+  jx_array *one = jx_linspace_endpoint(2.5, 9, 1, false, JX_FLOAT32);
+  float v = 0;
+  CHECK(one && jx_shape(one)[0] == 1 && jx_read(one, &v, 4) == JX_OK && v == 2.5f);
+  jx_array *zero = jx_linspace_endpoint(0, 1, 0, false, JX_FLOAT32);
+  CHECK(zero && jx_shape(zero)[0] == 0);
+  jx_array *e = jx_linspace_endpoint(0, 1, 5, true, JX_FLOAT32);
+  float ev[5] = {0};
+  CHECK(e && jx_read(e, ev, sizeof ev) == JX_OK && ev[4] == 1.0f && ev[2] == 0.5f);
+  CHECK(jx_linspace_endpoint(0, 1, -1, false, JX_FLOAT32) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_linspace_endpoint: number of samples -1 must be non-negative");
+  jx_scope_end(0, NULL);
+}
+
 int main(void) {
   cases = golden_load("reduce_movement.txt", &ncases);
   TEST_RUN(test_golden_creation);
   TEST_RUN(test_shape_errors);
+  TEST_RUN(test_linspace_endpoint);
   TEST_RUN(test_range_errors);
   golden_free(cases, ncases);
   TEST_RUN(test_integer_fills);

@@ -35,6 +35,13 @@ static int axis_param(const GoldenCase *c) {
 }
 
 /* Runs a case of lax.c's functions; *known is false for other functions. */
+/* reduce_precision(in[0], ctx[0], ctx[1]) as a jx_fn (for its jvp / vjp cases). */
+static jx_status rp_call(void *ctx, jx_array *const *in, jx_array **out) {
+  const int *em = ctx;
+  out[0] = jx_lax_reduce_precision(in[0], em[0], em[1]);
+  return out[0] ? JX_OK : jx_last_status();
+}
+
 static jx_array *call_case(const GoldenCase *c, jx_array **in, bool *known) {
   const char *f = c->fn;
   int axis = axis_param(c);
@@ -74,6 +81,22 @@ static jx_array *call_case(const GoldenCase *c, jx_array **in, bool *known) {
     const char *m = golden_param(c, "mode");
     return jx_take_along_axis(in[0], in[1], axis,
                               !strcmp(m, "clip") ? JX_INDEX_CLIP : JX_INDEX_FILL);
+  }
+  if (!strncmp(f, "reduce_precision", 16)) {
+    int e = (int)golden_param_int(c, "e", 8), m = (int)golden_param_int(c, "m", 7);
+    if (!strcmp(f, "reduce_precision")) return jx_lax_reduce_precision(in[0], e, m);
+    int em[2] = {e, m};
+    jx_fn *fr = jx_fn_new("rp", 1, 1, rp_call, em);
+    jx_array *po = NULL, *to = NULL;
+    if (!strcmp(f, "reduce_precision_jvp")) {
+      if (jx_jvp(fr, in, in + 1, &po, &to) != JX_OK) to = NULL;
+    } else {
+      jx_fn *b = jx_vjp(fr, in, &po);
+      if (!b || jx_call(b, in + 1, &to) != JX_OK) to = NULL;
+      jx_fn_free(b);
+    }
+    jx_fn_free(fr);
+    return to;
   }
   if (!strcmp(f, "erf")) return jx_lax_erf(in[0]);
   if (!strcmp(f, "erfc")) return jx_lax_erfc(in[0]);
@@ -495,6 +518,12 @@ static void test_errors(void) {
   CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_round: needs a floating operand, got int32[]");
   CHECK(jx_lax_round(a, (jx_rounding_method)3) == NULL);
   CHECK_ERROR(JX_ERR_VALUE, "unknown rounding method 3");
+  CHECK(jx_lax_reduce_precision(NULL, 8, 7) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_lax_reduce_precision: x is NULL");
+  CHECK(jx_lax_reduce_precision(i0, 8, 7) == NULL);
+  CHECK_ERROR(JX_ERR_DTYPE, "jx_lax_reduce_precision: needs a real floating operand, got int32[]");
+  CHECK(jx_lax_reduce_precision(a, 0, 3) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "needs exponent_bits >= 1 and mantissa_bits >= 0, got 0 and 3");
 
   CHECK(jx_take_along_axis(a, iv, 1, JX_INDEX_FILL) == NULL);
   CHECK_ERROR(JX_ERR_SHAPE, "indices int32[2] and arr float32[2,3] must have the same rank");

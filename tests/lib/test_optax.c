@@ -1,6 +1,7 @@
 /* test_optax.c -- optax (src/lib/optax*.c) against goldens from optax itself
  * (tests/golden/optax.txt, tools/golden_optax.py): 20-step trajectories of every
- * optimizer and of chains with global-norm clipping on a small quadratic, eagerly and
+ * optimizer (lion, lamb and adafactor -- factored and not -- included) and of chains
+ * with global-norm clipping on a small quadratic, eagerly and
  * as a jitted step, with their final states in jaxc's documented layout; schedules;
  * losses and their gradients. Then the state API, vmap of a step against a loop,
  * numeric gradients of the losses, and bad inputs.
@@ -70,6 +71,14 @@ static jx_optax_transform *optimizer_of(const GoldenCase *c) {
   if (pis(c, "opt", "adagrad"))
     t = s ? jx_optax_adagrad_sched(s, pd(c, "init_acc", 0.1), eps)
           : jx_optax_adagrad(lr, pd(c, "init_acc", 0.1), eps);
+  if (pis(c, "opt", "lion")) t = jx_optax_lion(lr, b1, b2, pd(c, "wd", 0));
+  if (pis(c, "opt", "lamb"))
+    t = jx_optax_lamb(lr, b1, b2, eps, pd(c, "eps_root", 0), pd(c, "wd", 0));
+  if (pis(c, "opt", "adafactor")) /* clip_thr=inf parses as INFINITY: optax's None */
+    t = jx_optax_adafactor(lr, golden_param_int(c, "min_dim", 128), pd(c, "decay_rate", 0.8),
+                           golden_param_int(c, "decay_offset", 0),
+                           golden_param_int(c, "param_scale", 1) != 0, pd(c, "clip_thr", 1),
+                           mom, pd(c, "wd", 0), eps, golden_param_int(c, "factored", 1) != 0);
   jx_optax_schedule_free(s);
   double clip = pd(c, "clip", 0);
   if (t && clip > 0) {
@@ -162,7 +171,7 @@ static void test_golden_optimizers(void) {
       run_optimizer(&cases[i], true);
       n++;
     }
-  CHECK_MSG(n >= 15, "only %d optimizer cases", n);
+  CHECK_MSG(n >= 23, "only %d optimizer cases", n);
   printf("%d golden optimizer trajectories (eager and jit)\n", n);
   CHECK_EQ_INT(jx_live_fns(), fns);
 }
@@ -606,6 +615,76 @@ static void test_bad_updates(void) {
   jx_scope_end(0, NULL);
 }
 
+/* lion / lamb / adafactor: hyper-parameter errors as documented, params required where
+ * optax requires them, and adafactor's state layout for factored (3-d, ties) and
+ * unfactored arrays (optax's _factored_dims). */
+static void test_lion_lamb_adafactor(void) {
+  CHECK(jx_optax_lion(0.1, 1.5, 0.99, 0) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_scale_by_lion: b1 must be in [0, 1], got 1.5");
+  CHECK(jx_optax_lion(NAN, 0.9, 0.99, 0) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_lion: learning_rate must be finite, got nan");
+  CHECK(jx_optax_lion(0.1, 0.9, 0.99, INFINITY) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_lion: weight_decay must be finite");
+  CHECK(jx_optax_lamb(0.1, 0.9, 1.0, 1e-6, 0, 0) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_scale_by_adam: b2 must be in [0, 1), got 1");
+  CHECK(jx_optax_lamb(0.1, 0.9, 0.999, -1, 0, 0) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "eps must be finite and >= 0, got -1");
+  CHECK(jx_optax_scale_by_trust_ratio(-1, 1, 0) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_scale_by_trust_ratio: min_norm must be finite and >= 0");
+  CHECK(jx_optax_adafactor(1, 128, 0.8, 0, true, 0, 0, 0, 1e-30, true) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_adafactor: clipping_threshold must be > 0 (INFINITY: none), got 0");
+  CHECK(jx_optax_adafactor(1, -1, 0.8, 0, true, 1, 0, 0, 1e-30, true) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_scale_by_factored_rms: min_dim_size_to_factor must be >= 0, got -1");
+  CHECK(jx_optax_adafactor(1, 128, 0.8, 0, true, 1, 1.5, 0, 1e-30, true) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_adafactor: momentum must be in [0, 1], got 1.5");
+  CHECK(jx_optax_adafactor(NAN, 128, 0.8, 0, true, 1, 0, 0, 1e-30, true) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_adafactor: learning_rate must be finite, got nan");
+  CHECK(jx_optax_adafactor(1, 128, 0.8, 0, true, 1, 0, 0, -1, true) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_scale_by_factored_rms: epsilon must be finite and >= 0");
+  CHECK(jx_optax_clip_by_block_rms(0) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_clip_by_block_rms: threshold must be finite and > 0, got 0");
+  CHECK(jx_optax_scale_by_param_block_rms(-1) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_scale_by_param_block_rms: min_scale must be finite and >= 0");
+  CHECK(jx_optax_ema(2, false) == NULL);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_ema: decay must be in [0, 1], got 2");
+
+  jx_scope_begin();
+  jx_array *p[3] = {jx_ones(3, (int64_t[]){3, 4, 5}, JX_FLOAT32), jx_ones(1, (int64_t[]){6}, JX_FLOAT32),
+                    jx_ones(2, (int64_t[]){4, 4}, JX_FLOAT32)};
+  jx_array *u[3] = {NULL};
+  /* params are needed */
+  jx_optax_transform *lamb = jx_optax_lamb(0.1, 0.9, 0.999, 1e-6, 0, 0);
+  jx_optax_state *ls = jx_optax_init(lamb, 3, p);
+  CHECK_EQ_INT(jx_optax_state_size(ls), 7);
+  CHECK(jx_optax_update(lamb, ls, 3, p, NULL, u) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_update: add_decayed_weights needs the params");
+  jx_optax_transform *tr = jx_optax_scale_by_trust_ratio(0, 1, 0);
+  jx_optax_state *ts = jx_optax_init(tr, 3, p);
+  CHECK(jx_optax_update(tr, ts, 3, p, NULL, u) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "jx_optax_update: scale_by_trust_ratio needs the params");
+  jx_optax_state_free(ts), jx_optax_transform_free(tr);
+  jx_optax_transform *ada = jx_optax_adafactor(1, 4, 0.8, 0, false, 1, 0.9, 0, 1e-30, true);
+  jx_optax_state *as = jx_optax_init(ada, 3, p);
+  /* {count, v_row[3], v_col[3], v[3]} then the ema's {count, ema[3]} */
+  CHECK_EQ_INT(jx_optax_state_size(as), 14);
+  int ns;
+  jx_array *const *sa = jx_optax_state_arrays(as, &ns);
+  static const int64_t want[10][3] = {{-1}, {3, 4}, {1}, {4}, {3, 5}, {1}, {4}, {1}, {6}, {1}};
+  static const int wnd[10] = {0, 2, 1, 1, 2, 1, 1, 1, 1, 1};
+  for (int i = 0; i < 10 && i < ns; i++) {
+    CHECK_MSG(jx_ndim(sa[i]) == wnd[i], "state[%d] ndim %d", i, jx_ndim(sa[i]));
+    for (int d = 0; d < wnd[i] && jx_ndim(sa[i]) == wnd[i]; d++)
+      CHECK_MSG(jx_shape(sa[i])[d] == want[i][d], "state[%d] dim %d", i, d);
+  }
+  CHECK(jx_optax_update(ada, as, 3, p, NULL, u) == JX_ERR_VALUE);
+  CHECK_ERROR(JX_ERR_VALUE, "scale_by_factored_rms needs the params");
+  CHECK(jx_optax_update(ada, as, 3, p, p, u) == JX_OK);
+  CHECK(u[0] && jx_ndim(u[0]) == 3 && u[2] && jx_ndim(u[2]) == 2);
+  jx_optax_state_free(ls), jx_optax_state_free(as);
+  jx_optax_transform_free(lamb), jx_optax_transform_free(ada);
+  jx_scope_end(0, NULL);
+}
+
 int main(void) {
   int64_t fns = jx_live_fns();
   cases = golden_load("optax.txt", &ncases);
@@ -619,6 +698,7 @@ int main(void) {
   TEST_RUN(test_numeric_loss_grads);
   TEST_RUN(test_bad_hyperparameters);
   TEST_RUN(test_bad_updates);
+  TEST_RUN(test_lion_lamb_adafactor);
   golden_free(cases, ncases);
   CHECK_MSG(jx_live_fns() == fns, "leaked %lld functions", (long long)(jx_live_fns() - fns));
   return test_finish();

@@ -111,8 +111,9 @@ jx_array *jx_arange(double start, double stop, double step, jx_dtype dtype) {
  * r) into iota * (stop * r); it keeps the division for bfloat16 (observed with jax 0.10 /
  * XLA CPU: these forms reproduce its float16 and bfloat16 results exactly). float32 and
  * float64: see linspace_fma. */
-static jx_array *linspace_body(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd) {
-  int64_t div = num - 1, one = 1;
+static jx_array *linspace_body(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd,
+                               bool endpoint) {
+  int64_t div = endpoint ? num - 1 : num, one = 1;
   int none[1] = {0};
   jx_array *io = prim_iota(cd, 1, &div, 0), *step, *b;
   if (cd == JX_BFLOAT16) {
@@ -127,7 +128,7 @@ static jx_array *linspace_body(jx_array *start, jx_array *stop, int64_t num, jx_
   jx_array *one_m = prim_binary(PRIM_sub, const_shaped(1, cd, false, 1, &div), step);
   jx_array *a = prim_binary(PRIM_mul, prim_broadcast_in_dim(start, 1, &div, none), one_m);
   jx_array *parts[2] = {prim_binary(PRIM_add, a, b), prim_reshape(stop, 1, &one)};
-  return prim_concatenate(2, parts, 0);
+  return endpoint ? prim_concatenate(2, parts, 0) : parts[0];
 }
 
 /* float32 / float64 linspace bit for bit as XLA's CPU backend computes the graph above,
@@ -154,8 +155,8 @@ static const LinspaceRegimes linspace_f32_regimes = {35, 223, 8, 4442};
 static const LinspaceRegimes linspace_f64_regimes = {33, 175, 16, 65533};
 
 static jx_array *linspace_fma(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd,
-                              const LinspaceRegimes *g) {
-  int64_t n = num - 1, one = 1;
+                              const LinspaceRegimes *g, bool endpoint) {
+  int64_t n = endpoint ? num - 1 : num, one = 1;
   int none[1] = {0};
   jx_array *io = prim_iota(cd, 1, &n, 0);
   jx_array *r = prim_binary(PRIM_div, np_constant(1, cd), np_constant((double)n, cd));
@@ -171,32 +172,43 @@ static jx_array *linspace_fma(jx_array *start, jx_array *stop, int64_t num, jx_d
     body = prim_select(first, prim_fma(s, U, srb), folded);
   } else if (n <= g->unrolled_max) {
     body = folded;
-  } else if (n < g->parallel_min) {
+  } else if (n < g->parallel_min - (!endpoint && cd == JX_FLOAT32)) {
+    /* float32 endpoint=False goes parallel one value earlier (observed) */
     int64_t nv = n / g->block * g->block;
     body = nv == n ? vec : prim_select(prim_binary(PRIM_lt, io, const_shaped((double)nv, cd, false, 1, &n)), vec, folded);
   } else {
     body = n % 2 == 0 ? vec : prim_fma(s, u, prim_binary(PRIM_mul, io, srb));
   }
   jx_array *parts[2] = {body, prim_reshape(stop, 1, &one)};
-  return prim_concatenate(2, parts, 0);
+  return endpoint ? prim_concatenate(2, parts, 0) : body;
 }
 
 /* array_creation._linspace of 0-d start and stop of the computation dtype cd (a real
  * floating dtype), endpoint=True, num >= 1: (num,) in cd, as XLA's CPU backend computes
  * it. jx_linspace and jnp.histogram_bin_edges (histogram.c) use it. */
-jx_array *np_linspace(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd) {
+static jx_array *linspace_ep(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd,
+                             bool endpoint) {
   if (!start || !stop) return NULL;
-  if (num == 1) {
+  if (num == 1 && endpoint) {
     int64_t one = 1;
     return prim_reshape(start, 1, &one);
   }
-  if (cd == JX_FLOAT32) return linspace_fma(start, stop, num, cd, &linspace_f32_regimes);
-  if (cd == JX_FLOAT64) return linspace_fma(start, stop, num, cd, &linspace_f64_regimes);
-  return linspace_body(start, stop, num, cd);
+  if (cd == JX_FLOAT32) return linspace_fma(start, stop, num, cd, &linspace_f32_regimes, endpoint);
+  if (cd == JX_FLOAT64) return linspace_fma(start, stop, num, cd, &linspace_f64_regimes, endpoint);
+  return linspace_body(start, stop, num, cd, endpoint);
+}
+
+jx_array *np_linspace(jx_array *start, jx_array *stop, int64_t num, jx_dtype cd) {
+  return linspace_ep(start, stop, num, cd, true);
 }
 
 jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype) {
-  const char *fn = "jx_linspace";
+  return jx_linspace_endpoint(start, stop, num, true, dtype);
+}
+
+jx_array *jx_linspace_endpoint(double start, double stop, int64_t num, bool endpoint,
+                               jx_dtype dtype) {
+  const char *fn = endpoint ? "jx_linspace" : "jx_linspace_endpoint";
   if (!user_dtype(fn, &dtype)) return NULL;
   if (num < 0) {
     error_set(JX_ERR_VALUE, "%s: number of samples %lld must be non-negative", fn,
@@ -209,7 +221,8 @@ jx_array *jx_linspace(double start, double stop, int64_t num, jx_dtype dtype) {
   jx_dtype cd = dtype_real_part(dtype_to_inexact(dtype));
   jx_scope_begin();
   jx_array *out = num == 0 ? const_shaped(start, cd, false, 1, &num)
-                           : np_linspace(np_constant(start, cd), np_constant(stop, cd), num, cd);
+                           : linspace_ep(np_constant(start, cd), np_constant(stop, cd), num, cd,
+                                         endpoint);
   if (out && dtype_is_integer(dtype)) out = prim_unary(PRIM_floor, out);
   return np_scope_return(out ? np_convert(out, dtype, false) : NULL);
 }
