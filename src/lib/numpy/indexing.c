@@ -446,16 +446,23 @@ static Plan *plan_new(const char *fn) {
   return p;
 }
 
-static jx_array *get_entry(const char *fn, jx_array *x, int n, const jx_index *idx,
-                           jx_index_mode mode, double fill) {
-  if (mode == JX_INDEX_WRAP) { /* JAX's gather and scatter have no wrap mode */
+/* The gather/scatter modes: FILL, CLIP, PROMISE_IN_BOUNDS (JAX's gather and scatter have
+ * no wrap mode: JX_INDEX_WRAP is jnp.take's only). */
+static bool mode_ok(const char *fn, jx_index_mode mode) {
+  if (mode == JX_INDEX_WRAP) {
     error_set(JX_ERR_VALUE, "%s: mode JX_INDEX_WRAP is jnp.take's only (JAX: Unknown gather mode \"wrap\")", fn);
-    return NULL;
+    return false;
   }
   if ((int)mode < 0 || mode > JX_INDEX_PROMISE_IN_BOUNDS) {
     error_set(JX_ERR_VALUE, "%s: unknown index mode %d", fn, (int)mode);
-    return NULL;
+    return false;
   }
+  return true;
+}
+
+static jx_array *get_entry(const char *fn, jx_array *x, int n, const jx_index *idx,
+                           jx_index_mode mode, double fill) {
+  if (!mode_ok(fn, mode)) return NULL;
   Plan *p = plan_new(fn);
   if (!p) return NULL;
   jx_scope_begin();
@@ -491,14 +498,7 @@ typedef jx_array *(*AtFn)(jx_array *, jx_array *, jx_array *, int, jx_index_mode
 static jx_array *update_entry(const char *fn, AtFn op, jx_array *x, int n, const jx_index *idx,
                               jx_array *y, jx_index_mode mode) {
   if (np_null_arg(fn, x, "x") || np_null_arg(fn, y, "y")) return NULL;
-  if (mode == JX_INDEX_WRAP) { /* JAX's gather and scatter have no wrap mode */
-    error_set(JX_ERR_VALUE, "%s: mode JX_INDEX_WRAP is jnp.take's only (JAX: Unknown gather mode \"wrap\")", fn);
-    return NULL;
-  }
-  if ((int)mode < 0 || mode > JX_INDEX_PROMISE_IN_BOUNDS) {
-    error_set(JX_ERR_VALUE, "%s: unknown index mode %d", fn, (int)mode);
-    return NULL;
-  }
+  if (!mode_ok(fn, mode)) return NULL;
   Plan *p = plan_new(fn);
   if (!p) return NULL;
   jx_scope_begin();
