@@ -216,7 +216,7 @@ static jx_status f_value(void *ctx, jx_array *const *x, jx_array **out) {
 /* 0.5 * sum(f(x)^2), the loss the grad=1 cases differentiate */
 static jx_status f_loss(void *ctx, jx_array *const *x, jx_array **out) {
   const GoldenCase *c = ctx;
-  jx_array *o[1] = {NULL};
+  jx_array *o[16] = {NULL}; /* room for every output of a multi-output function (histogram: 2) */
   if (!apply(c, x, o) || !o[0]) return jx_last_status() ? jx_last_status() : JX_ERR_UNSUPPORTED;
   jx_array *y = o[0];
   /* ramp=1: the generator multiplies the output by arange(size) (shaped like the output) */
